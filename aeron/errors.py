@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Exception hierarchy and Aeron's ErrorCode.
+
+Back pressure, admin action and not-connected are return codes on the hot path, never exceptions.
+Exceptions here also inherit a builtin where one fits, so ``except TimeoutError`` or
+``except ValueError`` keeps working for callers who do not know Aeron's names.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class Category(enum.IntEnum):
+    """Severity of an AeronError, as Aeron's ``AeronException.Category``."""
+
+    FATAL = 0
+    ERROR = 1
+    WARN = 2
+
+
+class ErrorCode(enum.IntEnum):
+    """Error codes carried by the driver's ON_ERROR response (Aeron ``ErrorCode``)."""
+
+    UNKNOWN_CODE_VALUE = -1
+    UNUSED = 0
+    INVALID_CHANNEL = 1
+    UNKNOWN_SUBSCRIPTION = 2
+    UNKNOWN_PUBLICATION = 3
+    CHANNEL_ENDPOINT_ERROR = 4
+    UNKNOWN_COUNTER = 5
+    UNKNOWN_COMMAND_TYPE_ID = 6
+    MALFORMED_COMMAND = 7
+    NOT_SUPPORTED = 8
+    UNKNOWN_HOST = 9
+    RESOURCE_TEMPORARILY_UNAVAILABLE = 10
+    GENERIC_ERROR = 11
+    STORAGE_SPACE = 12
+    IMAGE_REJECTED = 13
+    PUBLICATION_REVOKED = 14
+
+    @classmethod
+    def of(cls, value: int) -> "ErrorCode":
+        """Map a number off the wire to a code, UNKNOWN_CODE_VALUE when it is not one we know."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.UNKNOWN_CODE_VALUE
+
+
+class AeronError(Exception):
+    """Base of every error raised by this package."""
+
+    category: Category = Category.ERROR
+
+    def __init__(self, *args: object, category: Category | None = None) -> None:
+        super().__init__(*args)
+        if category is not None:
+            self.category = category
+
+
+class RegistrationError(AeronError):
+    """The driver refused a command (add publication, subscription, counter, ...)."""
+
+    def __init__(self, error_code: int, message: str = "", correlation_id: int = -1) -> None:
+        self.error_code = ErrorCode.of(error_code)
+        self.raw_error_code = error_code
+        self.correlation_id = correlation_id
+        super().__init__(f"{self.error_code.name} ({error_code}): {message}" if message else self.error_code.name)
+
+
+class ConfigurationError(AeronError, ValueError):
+    """Invalid configuration value or channel URI."""
+
+
+class InvalidArgumentError(AeronError, ValueError):
+    """An argument out of range: a length, an offset, a stream position."""
+
+
+class OutOfBoundsError(AeronError, IndexError):
+    """An offset or length falls outside the buffer it refers to."""
+
+
+class IllegalStateError(AeronError, RuntimeError):
+    """An operation that is not valid in the object's current state (e.g. a claim committed twice)."""
+
+
+class CorruptFileError(AeronError, ValueError):
+    """A file (cnc.dat, log buffer, catalog, ...) is truncated or its contents are inconsistent."""
+
+    def __init__(self, message: str, path: object = None, offset: int | None = None) -> None:
+        self.path = path
+        self.offset = offset
+        where = ""
+        if path is not None:
+            where += f" [{path}"
+            where += f" @ offset {offset}]" if offset is not None else "]"
+        elif offset is not None:
+            where = f" [offset {offset}]"
+        super().__init__(message + where)
+
+
+class AeronTimeoutError(AeronError, TimeoutError):
+    """Something did not happen in time."""
+
+
+class DriverTimeoutError(AeronTimeoutError):
+    """The media driver stopped heartbeating (or never started)."""
+
+    category = Category.FATAL
+
+
+class ClientTimeoutError(AeronTimeoutError):
+    """The driver timed this client out for missing keepalives."""
+
+    category = Category.FATAL
+
+
+class ConductorServiceTimeoutError(AeronTimeoutError):
+    """The client conductor was not serviced within its interval."""
+
+    category = Category.FATAL
+
+
+class ChannelEndpointError(AeronError):
+    """A channel endpoint failed (bind, resolve, send)."""
+
+
+class StorageSpaceError(AeronError):
+    """Not enough space to create a file (log buffer, recording segment)."""
+
+
+class PublicationClosedError(AeronError):
+    """Offer on a closed publication, or its stream reached its maximum position."""
+
+
+class ArchiveError(AeronError):
+    """Error reported by Aeron Archive, with its code."""
+
+    def __init__(self, message: str = "", code: int = 0, correlation_id: int = -1) -> None:
+        self.code = code
+        self.correlation_id = correlation_id
+        super().__init__(message)
+
+
+class ClusterError(AeronError):
+    """Error reported by Aeron Cluster."""
+
+
+__all__ = [
+    "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError",
+    "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError",
+    "AeronTimeoutError", "DriverTimeoutError", "ClientTimeoutError", "ConductorServiceTimeoutError",
+    "ChannelEndpointError", "StorageSpaceError", "PublicationClosedError", "ArchiveError", "ClusterError",
+]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# One entry point for a fresh machine: creates .venv, installs what pyproject.toml lists, builds the
+# Cython extensions in place, then runs the chosen job. Safe and quick to run again.
+#   ./run.sh demo [args]     end-to-end demo
+#   ./run.sh test [pytest args]
+#   ./run.sh bench [args]    pyperf benchmarks in perf/
+#   ./run.sh build           set-up and build only
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+VENV=${AERON_PY_VENV:-$ROOT/.venv}
+PY=${PYTHON:-python3}
+
+setup_venv() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PY" -m venv "$VENV"
+    fi
+    local stamp="$VENV/.stamp-deps" want
+    want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
+        # Dependencies come from pyproject.toml alone (build, test and perf extras).
+        "$VENV/bin/python" - <<'PYEOF' > "$VENV/.requirements.txt"
+import tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))
+extras = p["project"]["optional-dependencies"]
+deps = set(p["project"]["dependencies"])
+for name in ("build", "test", "perf"):
+    deps.update(extras[name])
+print("\n".join(sorted(deps)))
+PYEOF
+        "$VENV/bin/python" -m pip install -q -r "$VENV/.requirements.txt" 2>&1 | { grep -v "is ignored: it is neither" || true; }
+        echo "$want" > "$stamp"
+    fi
+}
+
+build() {
+    # flock: concurrent builds in one tree would race on the generated .c files.
+    AERON_PY_BUILD_TESTS=1 flock "$ROOT/.build.lock" \
+        "$VENV/bin/python" setup.py -q build_ext --inplace -j 2 >"$VENV/.build.log" 2>&1 \
+        || { cat "$VENV/.build.log"; echo "build failed" >&2; exit 1; }
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+    build) setup_venv; build ;;
+    test)  setup_venv; build; exec "$VENV/bin/python" -m pytest "$@" ;;
+    demo)  setup_venv; build; exec "$VENV/bin/python" -m aeron.samples.demo "$@" ;;
+    bench) setup_venv; build; exec "$VENV/bin/python" perf/run_all.py "$@" ;;
+    *) echo "usage: $0 {demo|test|bench|build} [args]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Build: one extension per aeron/_core/**/*.pyx (and tests/**/*.pyx with AERON_PY_BUILD_TESTS=1).
+
+Switches (as asyncpg/uvloop): ``build_ext --cython-always --cython-annotate
+--cython-directives=k=v,...``. Environment: ``AERON_PY_DEBUG=1`` (annotate, linetrace, -Og -g,
+debug checks on), ``AERON_PY_OPT_CFLAGS`` (default ``-O2``), ``AERON_PY_SANITIZE=1`` (ASan/UBSan),
+``AERON_PY_BUILD_ONLY=mod1,mod2`` (build a subset while developing).
+"""
+import os
+import pathlib
+import shlex
+import sys
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext as _build_ext
+
+HERE = pathlib.Path(__file__).parent.resolve()
+DEBUG = os.environ.get("AERON_PY_DEBUG", "") not in ("", "0")
+SANITIZE = os.environ.get("AERON_PY_SANITIZE", "") not in ("", "0")
+OPT_CFLAGS = shlex.split(os.environ.get("AERON_PY_OPT_CFLAGS", "-Og -g" if DEBUG else "-O2"))
+BUILD_TESTS = os.environ.get("AERON_PY_BUILD_TESTS", "") not in ("", "0")
+BUILD_ONLY = {m for m in os.environ.get("AERON_PY_BUILD_ONLY", "").split(",") if m}
+INCLUDE_DIRS = [str(HERE / "aeron" / "_core" / "include")]
+
+
+def _module_name(pyx: pathlib.Path) -> str:
+    return ".".join(pyx.relative_to(HERE).with_suffix("").parts)
+
+
+def _extensions():
+    roots = ["aeron/_core"] + (["tests"] if BUILD_TESTS else [])
+    cflags = OPT_CFLAGS + ["-fno-omit-frame-pointer", "-Wall", "-Wsign-compare", "-Wconversion",
+                           "-Wno-unused-function", "-Wno-unreachable-code"]
+    ldflags = []
+    macros = [("CYTHON_TRACE", "1"), ("CYTHON_TRACE_NOGIL", "1"), ("AERON_PY_DEBUG", "1")] if DEBUG else []
+    if SANITIZE:
+        cflags += ["-fsanitize=address,undefined"]
+        ldflags += ["-fsanitize=address,undefined"]
+    exts = []
+    for root in roots:
+        for pyx in sorted((HERE / root).rglob("*.pyx")):
+            name = _module_name(pyx)
+            if BUILD_ONLY and name.rsplit(".", 1)[-1] not in BUILD_ONLY and name not in BUILD_ONLY:
+                continue
+            exts.append(Extension(name, [str(pyx.relative_to(HERE))], include_dirs=INCLUDE_DIRS,
+                                  extra_compile_args=cflags, extra_link_args=ldflags,
+                                  define_macros=macros))
+    return exts
+
+
+class build_ext(_build_ext):
+    user_options = _build_ext.user_options + [
+        ("cython-always", None, "always cythonize, even if .c files are newer"),
+        ("cython-annotate", None, "write Cython annotate HTML next to the sources"),
+        ("cython-directives=", None, "comma separated Cython directives, k=v,..."),
+    ]
+    boolean_options = _build_ext.boolean_options + ["cython-always", "cython-annotate"]
+
+    def initialize_options(self):
+        super().initialize_options()
+        self.cython_always = False
+        self.cython_annotate = False
+        self.cython_directives = None
+
+    def finalize_options(self):
+        if getattr(self, "_cythonized", False):
+            return super().finalize_options()
+        from Cython.Build import cythonize
+
+        directives = {"language_level": "3", "embedsignature": True}
+        if DEBUG:
+            directives["linetrace"] = True
+            self.cython_always = self.cython_annotate = True
+        if self.cython_directives:
+            for pair in self.cython_directives.split(","):
+                key, _, value = pair.partition("=")
+                directives[key.strip()] = value.strip()
+        self.distribution.ext_modules[:] = cythonize(
+            self.distribution.ext_modules,
+            compiler_directives=directives,
+            annotate=self.cython_annotate,
+            force=self.cython_always,
+            include_path=[str(HERE)],
+            nthreads=int(os.environ.get("AERON_PY_CYTHON_JOBS", "0")),
+            quiet=True,
+        )
+        self._cythonized = True
+        super().finalize_options()
+
+
+if __name__ == "__main__":
+    if sys.version_info < (3, 10):
+        raise SystemExit("aeron for Python needs Python 3.10 or newer")
+    setup(ext_modules=_extensions(), cmdclass={"build_ext": build_ext})
