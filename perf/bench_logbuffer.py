@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: Apache-2.0
+"""pyperf: offer from a Python loop into concurrent and exclusive term appenders (32 B, 1 KiB) and
+poll the messages back with a TermReader; pyzmq PUSH over ipc:// as the reference point.
+
+Threads that spin: none in the appender/reader benchmarks (one thread offers or polls); the pyzmq
+benchmark has a receiver process blocked in recv (zmq's I/O threads do the work).
+
+Run through ``./run.sh bench`` (summary with ratios) or directly with pyperf options.
+"""
+import os
+import time
+
+import pyperf
+
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender, ExclusiveTermAppender
+from aeron._core.term_reader import TermReader
+from aeron._core.term_scanner import clean_term
+
+TERM_LENGTH = 16 * 1024 * 1024
+APPENDERS = {"concurrent": ConcurrentTermAppender, "exclusive": ExclusiveTermAppender}
+
+
+def make_log():
+    return LogBuffers.create(term_length=TERM_LENGTH, initial_term_id=7, session_id=42, stream_id=1001,
+                             is_connected=1)
+
+
+def clean_partition(log, index):
+    # The driver conductor zeroes a partition before it is reused; here we do it outside the clock.
+    clean_term(log.term_buffer(index), 0, TERM_LENGTH)
+
+
+def bench_offer(loops, kind, size):
+    log = make_log()
+    appender = APPENDERS[kind](log)
+    offer = appender.offer
+    msg = bytes(size)
+    spent = 0.0
+    t0 = time.perf_counter()
+    for _ in range(loops):
+        if offer(msg) == ADMIN_ACTION:   # term rotated: clean the next partition off the clock
+            t1 = time.perf_counter()
+            clean_partition(log, (log.active_term_count + 1) % 3)
+            spent += time.perf_counter() - t1
+            offer(msg)
+    elapsed = time.perf_counter() - t0 - spent
+    appender.close()
+    return elapsed
+
+
+def _noop(buffer, offset, length, header):
+    pass
+
+
+def bench_poll(loops, size):
+    # Fill (off the clock) then poll everything back with a Python handler.
+    log = make_log()
+    appender = ExclusiveTermAppender(log)
+    reader = TermReader(log)
+    msg = bytes(size)
+    per_term = TERM_LENGTH // ((size + 32 + 31) & ~31)
+    elapsed = 0.0
+    remaining = loops
+    while remaining > 0:
+        batch = min(remaining, per_term - 1)
+        for _ in range(batch):
+            appender.offer(msg)
+        t0 = time.perf_counter()
+        got = 0
+        while got < batch:
+            got += reader.poll(_noop, 1 << 30)
+        elapsed += time.perf_counter() - t0
+        remaining -= batch
+        # start the next batch on a fresh log so every batch polls from a term start
+        appender.close()
+        reader.close()
+        log.close()
+        log = make_log()
+        appender = ExclusiveTermAppender(log)
+        reader = TermReader(log)
+    return elapsed
+
+
+def _zmq_sink(endpoint, count):
+    import zmq
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PULL)
+    s.connect(endpoint)
+    for _ in range(count):
+        s.recv(copy=False)
+    s.close(linger=0)
+    ctx.term()
+
+
+def bench_zmq_send(loops, size):
+    import multiprocessing as mp
+    import tempfile
+    import zmq
+    endpoint = f"ipc://{tempfile.gettempdir()}/aeron-py-bench-{os.getpid()}.ipc"
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.PUSH)
+    s.setsockopt(zmq.SNDHWM, 100_000)
+    s.bind(endpoint)
+    p = mp.get_context("spawn").Process(target=_zmq_sink, args=(endpoint, loops))
+    p.start()
+    msg = bytes(size)
+    send = s.send
+    t0 = time.perf_counter()
+    for _ in range(loops):
+        send(msg, copy=True)
+    elapsed = time.perf_counter() - t0
+    p.join(60)
+    s.close(linger=0)
+    ctx.term()
+    return elapsed
+
+
+def main():
+    runner = pyperf.Runner()
+    runner.metadata["spinning_threads"] = "0 (single-threaded offer/poll loops)"
+    for kind in ("concurrent", "exclusive"):
+        for size in (32, 1024):
+            runner.bench_time_func(f"offer_{kind}_{size}B", bench_offer, kind, size)
+    for size in (32, 1024):
+        runner.bench_time_func(f"poll_{size}B", bench_poll, size)
+    if not os.environ.get("AERON_PY_BENCH_NO_ZMQ"):
+        runner.bench_time_func("pyzmq_push_ipc_32B", bench_zmq_send, 32)
+
+
+if __name__ == "__main__":
+    main()
