@@ -99,6 +99,16 @@ class CorruptFileError(AeronError, ValueError):
         super().__init__(message + where)
 
 
+class CncNotInitialisedError(IllegalStateError):
+    """cnc.dat exists but its version field is still 0: the driver has not finished creating it."""
+
+
+class CncVersionError(AeronError):
+    """cnc.dat has a major version this client does not understand (fatal, as upstream)."""
+
+    category = Category.FATAL
+
+
 class AeronTimeoutError(AeronError, TimeoutError):
     """Something did not happen in time."""
 
@@ -149,6 +159,7 @@ class ClusterError(AeronError):
 __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError",
+    "CncNotInitialisedError", "CncVersionError",
     "AeronTimeoutError", "DriverTimeoutError", "ClientTimeoutError", "ConductorServiceTimeoutError",
     "ChannelEndpointError", "StorageSpaceError", "PublicationClosedError", "ArchiveError", "ClusterError",
 ]
