@@ -1,0 +1,666 @@
+# SPDX-License-Identifier: Apache-2.0
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Append side of a log buffer: concurrent and exclusive term appenders.
+
+Port of the offer/claim paths of Aeron's ConcurrentPublication / ExclusivePublication (C:
+aeron_publication.c, aeron_exclusive_publication.c); reference wire-and-logbuffers.md §3-4. The
+kernels are nogil functions over raw pointers (declared in term_appender.pxd) so the driver, the
+publication classes and test extensions can call them without the GIL; the classes below check
+arguments once at the Python edge and call them.
+
+GIL policy: a small offer keeps the GIL. Dropping and re-taking an uncontended GIL costs roughly
+0.1-0.3 us, more than the whole append of a small message (a 32-byte offer is ~50-100 ns of C), and
+with other Python threads waiting it costs a thread switch. A copy of 64 KiB takes several
+microseconds (memcpy runs at ~10-20 GB/s), so from APPEND_GIL_RELEASE_THRESHOLD on the release is
+cheap relative to the copy and lets other threads run while we copy.
+"""
+cimport cython
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.string cimport memcpy
+
+from aeron._core.atomic cimport (fence_release, get_and_add_i64, load_acquire_i64, store_relaxed_i64,
+                                 store_release_i32, store_release_i64)
+from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
+from aeron._core.buffer_claim cimport BufferClaim
+from aeron._core cimport frame_descriptor as fd
+from aeron._core cimport logbuffer_descriptor as ld
+from aeron._core.logbuffer cimport LogBuffers
+from aeron.errors import IllegalStateError, InvalidArgumentError
+
+NOT_CONNECTED = APPEND_NOT_CONNECTED
+BACK_PRESSURED = APPEND_BACK_PRESSURED
+ADMIN_ACTION = APPEND_ADMIN_ACTION
+CLOSED = APPEND_CLOSED
+MAX_POSITION_EXCEEDED = APPEND_MAX_POSITION_EXCEEDED
+GIL_RELEASE_THRESHOLD = APPEND_GIL_RELEASE_THRESHOLD
+
+
+# ------------------------------------------------------------------------------------------------
+# Frame writers
+# ------------------------------------------------------------------------------------------------
+cdef void frame_header_write(uint8_t *term, int32_t offset, int32_t frame_length, int32_t term_id,
+                             int32_t session_id, int32_t stream_id) noexcept nogil:
+    cdef uint8_t *h = term + offset
+    # Negative length first: readers treat <= 0 as "nothing here yet". The fence keeps the field
+    # stores below from being made visible before it (C header writer order, §4.5).
+    store_release_i32(<int32_t *>h, -frame_length)
+    fence_release()
+    h[fd.VERSION_FIELD_OFFSET] = fd.CURRENT_VERSION
+    h[fd.FLAGS_FIELD_OFFSET] = fd.UNFRAGMENTED
+    (<uint16_t *>(h + fd.TYPE_FIELD_OFFSET))[0] = fd.HDR_TYPE_DATA
+    (<int32_t *>(h + fd.TERM_OFFSET_FIELD_OFFSET))[0] = offset
+    (<int32_t *>(h + fd.SESSION_ID_FIELD_OFFSET))[0] = session_id
+    (<int32_t *>(h + fd.STREAM_ID_FIELD_OFFSET))[0] = stream_id
+    (<int32_t *>(h + fd.TERM_ID_FIELD_OFFSET))[0] = term_id
+
+
+cdef void frame_padding_write(uint8_t *term, int32_t offset, int32_t frame_length, int32_t term_id,
+                              int32_t session_id, int32_t stream_id) noexcept nogil:
+    frame_header_write(term, offset, frame_length, term_id, session_id, stream_id)
+    (<uint16_t *>(term + offset + fd.TYPE_FIELD_OFFSET))[0] = fd.HDR_TYPE_PAD
+    store_release_i32(<int32_t *>(term + offset), frame_length)
+
+
+cdef void term_fragments_write(uint8_t *term, int32_t term_offset, const appender_iov_t *iov,
+                               int32_t length, int32_t max_payload_length, int32_t term_id,
+                               int32_t session_id, int32_t stream_id, bint commit) noexcept nogil:
+    cdef int32_t remaining = length
+    cdef int32_t frame_offset = term_offset
+    cdef int32_t chunk, frame_length, written
+    cdef Py_ssize_t n, avail
+    cdef Py_ssize_t iov_index = 0, iov_offset = 0
+    cdef uint8_t flags = fd.BEGIN_FRAG_FLAG
+    cdef uint8_t *dst
+    while True:
+        chunk = remaining if remaining < max_payload_length else max_payload_length
+        frame_length = chunk + fd.HEADER_LENGTH
+        frame_header_write(term, frame_offset, frame_length, term_id, session_id, stream_id)
+        dst = term + frame_offset + fd.HEADER_LENGTH
+        written = 0
+        while written < chunk:          # gather from the parts; a part may span fragments
+            avail = iov[iov_index].length - iov_offset
+            n = chunk - written
+            if avail < n:
+                n = avail
+            memcpy(dst + written, iov[iov_index].base + iov_offset, <size_t>n)
+            written += <int32_t>n
+            iov_offset += n
+            if iov_offset == iov[iov_index].length:
+                iov_index += 1
+                iov_offset = 0
+        if remaining <= max_payload_length:
+            flags |= fd.END_FRAG_FLAG
+        term[frame_offset + fd.FLAGS_FIELD_OFFSET] = flags
+        if commit:
+            store_release_i32(<int32_t *>(term + frame_offset), frame_length)
+        remaining -= chunk
+        if remaining <= 0:
+            break
+        flags = 0
+        frame_offset += fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+
+
+cdef int32_t framed_length_of(int32_t length, int32_t max_payload_length) noexcept nogil:
+    if length <= max_payload_length:
+        return fd.align_i32(length + fd.HEADER_LENGTH, fd.FRAME_ALIGNMENT)
+    return fd.compute_fragmented_length(length, max_payload_length)
+
+
+cdef int64_t back_pressure_status(const appender_state_t *s, int64_t position, int32_t length) noexcept nogil:
+    # Java's test for both publication kinds; C's exclusive publication omits header and alignment (§8.4).
+    if position + fd.align_i64(<int64_t>length + fd.HEADER_LENGTH, fd.FRAME_ALIGNMENT) >= s.max_possible_position:
+        return APPEND_MAX_POSITION_EXCEEDED
+    if ld.is_connected_volatile(s.meta):
+        return APPEND_BACK_PRESSURED
+    return APPEND_NOT_CONNECTED
+
+
+# ------------------------------------------------------------------------------------------------
+# Concurrent (port of aeron_publication_offer and its helpers)
+# ------------------------------------------------------------------------------------------------
+cdef int64_t concurrent_reserve(appender_state_t *s, int32_t length, int32_t framed_length,
+                                appender_span_t *span) noexcept nogil:
+    cdef int64_t limit = load_acquire_i64(s.position_limit)
+    cdef int32_t term_count = ld.active_term_count_volatile(s.meta)
+    cdef int32_t index = ld.index_by_term_count(term_count)
+    cdef int64_t raw_tail = ld.raw_tail_volatile(s.meta, index)
+    cdef int32_t term_id = ld.term_id_of(raw_tail)
+    cdef int32_t term_offset = ld.term_offset_of(raw_tail, s.term_length)
+    if term_count != ld.term_count_of(term_id, s.initial_term_id):
+        return APPEND_ADMIN_ACTION      # a rotation is under way
+    cdef int64_t position = ld.compute_position(term_id, term_offset, s.position_bits_to_shift, s.initial_term_id)
+    if position >= limit:
+        return back_pressure_status(s, position, length)
+    # The limit was checked before the add, so each concurrent writer may overshoot it by one
+    # message; that is upstream's design (§4.3).
+    raw_tail = get_and_add_i64(ld.tail_counter_ptr(s.meta, index), framed_length)
+    term_id = ld.term_id_of(raw_tail)
+    term_offset = ld.term_offset_of(raw_tail, s.term_length)
+    cdef int32_t resulting_offset = term_offset + framed_length
+    position = ld.compute_position(term_id, resulting_offset, s.position_bits_to_shift, s.initial_term_id)
+    if resulting_offset > s.term_length:
+        # §4.7: the writer whose reservation starts inside the term "trips" it and pads to the end;
+        # writers that start past the end write nothing. Everyone helps rotate (idempotent CASes).
+        if term_offset < s.term_length:
+            frame_padding_write(s.terms[index], term_offset, s.term_length - term_offset, term_id,
+                                s.session_id, s.stream_id)
+        if position >= s.max_possible_position:
+            return APPEND_MAX_POSITION_EXCEEDED
+        ld.rotate_log(s.meta, ld.term_count_of(term_id, s.initial_term_id), term_id)
+        return APPEND_ADMIN_ACTION
+    span.term = s.terms[index]
+    span.partition_index = index
+    span.term_offset = term_offset
+    span.term_id = term_id
+    return position
+
+
+cdef int64_t concurrent_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil:
+    cdef appender_span_t span
+    cdef int64_t result = concurrent_reserve(s, length, framed_length_of(length, s.max_payload_length), &span)
+    if result > 0:
+        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length, span.term_id,
+                             s.session_id, s.stream_id, True)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# Exclusive (port of aeron_exclusive_publication_offer and its helpers)
+# ------------------------------------------------------------------------------------------------
+cdef void exclusive_rotate_term(appender_state_t *s) noexcept nogil:
+    cdef int32_t next_term_id = <int32_t>(<uint32_t>s.term_id + 1)
+    cdef int32_t next_term_count = ld.term_count_of(next_term_id, s.initial_term_id)
+    cdef int32_t next_index = ld.index_by_term_count(next_term_count)
+    s.term_id = next_term_id
+    s.term_offset = 0
+    s.active_partition_index = next_index
+    s.term_begin_position += s.term_length
+    # Single writer, so no CAS: the tail store may be relaxed because the release store of the
+    # active term count below publishes it.
+    store_relaxed_i64(ld.tail_counter_ptr(s.meta, next_index), ld.pack_tail(next_term_id, 0))
+    store_release_i32(<int32_t *>(s.meta + ld.LOG_ACTIVE_TERM_COUNT_OFFSET), next_term_count)
+
+
+cdef void exclusive_init_from_tail(appender_state_t *s) noexcept nogil:
+    cdef int32_t term_count = ld.active_term_count_volatile(s.meta)
+    cdef int32_t index = ld.index_by_term_count(term_count)
+    cdef int64_t raw_tail = ld.raw_tail_volatile(s.meta, index)
+    s.active_partition_index = index
+    s.term_id = ld.term_id_of(raw_tail)
+    # Clamped, unlike C's raw low word: a tail left past the end by concurrent writers then just
+    # trips on the first offer (same outcome) and position never reports past the term.
+    s.term_offset = ld.term_offset_of(raw_tail, s.term_length)
+    s.term_begin_position = ld.compute_term_begin_position(s.term_id, s.position_bits_to_shift, s.initial_term_id)
+
+
+cdef int64_t exclusive_reserve(appender_state_t *s, int32_t length, int32_t framed_length,
+                               appender_span_t *span) noexcept nogil:
+    cdef int64_t limit = load_acquire_i64(s.position_limit)
+    cdef int64_t position = s.term_begin_position + s.term_offset
+    if position >= limit:
+        return back_pressure_status(s, position, length)
+    cdef int32_t index = s.active_partition_index
+    cdef int32_t term_offset = s.term_offset
+    cdef int32_t resulting_offset = term_offset + framed_length
+    # The tail is published before the frames are written, as upstream does.
+    store_release_i64(ld.tail_counter_ptr(s.meta, index), ld.pack_tail(s.term_id, resulting_offset))
+    if resulting_offset > s.term_length:
+        if term_offset < s.term_length:
+            frame_padding_write(s.terms[index], term_offset, s.term_length - term_offset, s.term_id,
+                                s.session_id, s.stream_id)
+        if s.term_begin_position + s.term_length >= s.max_possible_position:
+            return APPEND_MAX_POSITION_EXCEEDED
+        exclusive_rotate_term(s)
+        return APPEND_ADMIN_ACTION
+    span.term = s.terms[index]
+    span.partition_index = index
+    span.term_offset = term_offset
+    span.term_id = s.term_id
+    s.term_offset = resulting_offset
+    return s.term_begin_position + resulting_offset
+
+
+cdef int64_t exclusive_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil:
+    cdef appender_span_t span
+    cdef int64_t result = exclusive_reserve(s, length, framed_length_of(length, s.max_payload_length), &span)
+    if result > 0:
+        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length, span.term_id,
+                             s.session_id, s.stream_id, True)
+    return result
+
+
+# ------------------------------------------------------------------------------------------------
+# Python face
+# ------------------------------------------------------------------------------------------------
+cdef class TermAppender:
+    """Common part of ConcurrentTermAppender and ExclusiveTermAppender (not for direct use)."""
+
+    def __cinit__(self):
+        self._has_log_pin = False
+        self._has_limit_pin = False
+        # Closed until __init__ has resolved the pointers: an uninitialised subclass instance
+        # returns CLOSED instead of touching NULL memory.
+        self.closed = True
+        self.log = None
+        self._term_buffers = None
+
+    def __init__(self, LogBuffers log not None, AtomicBuffer position_limit=None,
+                 Py_ssize_t position_limit_offset=0):
+        """Append to ``log``. ``position_limit`` is the publication-limit counter (an AtomicBuffer
+        and the offset of its 64-bit value), read with acquire on every offer; None means no limit."""
+        if self.log is not None:
+            raise IllegalStateError("appender already initialised")
+        log.check_open()
+        cdef appender_state_t *s = &self.state
+        if position_limit is not None:
+            position_limit.check_aligned(position_limit_offset, 8)
+            PyObject_GetBuffer(position_limit, &self._limit_pin, PyBUF_SIMPLE)
+            self._has_limit_pin = True
+            self._limit_buffer = position_limit
+            s.position_limit = <const int64_t *>(position_limit.data + position_limit_offset)
+        else:
+            s.no_limit = INT64_MAX
+            s.position_limit = &s.no_limit
+        PyObject_GetBuffer(log.buffer, &self._log_pin, PyBUF_SIMPLE)
+        self._has_log_pin = True
+        cdef int i
+        for i in range(ld.PARTITION_COUNT):
+            s.terms[i] = log.terms[i]
+        s.meta = log.meta
+        s.term_length = log.term_length
+        s.position_bits_to_shift = log.position_bits_to_shift
+        s.initial_term_id = log.initial_term_id
+        s.max_possible_position = log.max_possible_position
+        s.max_message_length = log.max_message_length
+        s.max_payload_length = log.mtu_length - fd.HEADER_LENGTH
+        s.session_id = ld.meta_i32(log.meta, ld.LOG_DEFAULT_FRAME_HEADER_OFFSET + fd.SESSION_ID_FIELD_OFFSET)
+        s.stream_id = ld.meta_i32(log.meta, ld.LOG_DEFAULT_FRAME_HEADER_OFFSET + fd.STREAM_ID_FIELD_OFFSET)
+        s.term_id = 0
+        s.term_offset = 0
+        s.term_begin_position = 0
+        s.active_partition_index = 0
+        self.log = log
+        self.closed = False
+
+    def __dealloc__(self):
+        if self._has_log_pin:
+            PyBuffer_Release(&self._log_pin)
+            self._has_log_pin = False
+        if self._has_limit_pin:
+            PyBuffer_Release(&self._limit_pin)
+            self._has_limit_pin = False
+
+    cdef int _release_pins(self) except -1:
+        if self._has_log_pin:
+            PyBuffer_Release(&self._log_pin)
+            self._has_log_pin = False
+        if self._has_limit_pin:
+            PyBuffer_Release(&self._limit_pin)
+            self._has_limit_pin = False
+        self._limit_buffer = None
+        return 0
+
+    cdef int64_t _reserve(self, int32_t length, int32_t framed_length, appender_span_t *span) noexcept nogil:
+        return APPEND_CLOSED
+
+    cdef int64_t _append(self, const appender_iov_t *iov, int32_t length, object supplier) except? -100:
+        cdef appender_state_t *s = &self.state
+        cdef appender_span_t span
+        cdef int32_t framed = framed_length_of(length, s.max_payload_length)
+        cdef int64_t result
+        if supplier is None:
+            if length >= APPEND_GIL_RELEASE_THRESHOLD:
+                # Safe without the GIL: the caller holds the source Py_buffers and we pin the log.
+                with nogil:
+                    result = self._reserve(length, framed, &span)
+                    if result > 0:
+                        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
+                                             span.term_id, s.session_id, s.stream_id, True)
+                return result
+            result = self._reserve(length, framed, &span)
+            if result > 0:
+                term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
+                                     span.term_id, s.session_id, s.stream_id, True)
+            return result
+        result = self._reserve(length, framed, &span)
+        if result > 0:
+            term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
+                                 span.term_id, s.session_id, s.stream_id, False)
+            self._commit_with_supplier(&span, length, supplier)
+        return result
+
+    cdef int _commit_with_supplier(self, appender_span_t *span, int32_t length, object supplier) except -1:
+        # Java semantics: the supplier sees each fragment's own frame offset and length (C's
+        # non-vectored path passes the first fragment for all, §8.5).
+        cdef appender_state_t *s = &self.state
+        cdef uint8_t *term = span.term
+        cdef int32_t frame_offset = span.term_offset
+        cdef int32_t remaining = length
+        cdef int32_t chunk, frame_length
+        cdef int64_t reserved
+        term_buffer = self._term_buffer(span.partition_index)
+        while True:
+            chunk = remaining if remaining < s.max_payload_length else s.max_payload_length
+            frame_length = chunk + fd.HEADER_LENGTH
+            try:
+                reserved = supplier(term_buffer, frame_offset, frame_length)
+            except BaseException:
+                # Do not leave claimed frames behind (they would block the stream until the
+                # driver's unblocker fires): the rest of the message becomes padding.
+                self._pad_uncommitted(term, frame_offset, remaining)
+                raise
+            memcpy(term + frame_offset + fd.RESERVED_VALUE_FIELD_OFFSET, &reserved, 8)
+            store_release_i32(<int32_t *>(term + frame_offset), frame_length)
+            remaining -= chunk
+            if remaining <= 0:
+                return 0
+            frame_offset += fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+
+    cdef void _pad_uncommitted(self, uint8_t *term, int32_t frame_offset, int32_t remaining) noexcept:
+        cdef int32_t chunk, frame_length
+        cdef int32_t max_payload = self.state.max_payload_length
+        while True:
+            chunk = remaining if remaining < max_payload else max_payload
+            frame_length = chunk + fd.HEADER_LENGTH
+            (<uint16_t *>(term + frame_offset + fd.TYPE_FIELD_OFFSET))[0] = fd.HDR_TYPE_PAD
+            store_release_i32(<int32_t *>(term + frame_offset), frame_length)
+            remaining -= chunk
+            if remaining <= 0:
+                return
+            frame_offset += fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+
+    cdef object _term_buffer(self, int32_t index):
+        # Made on first use and kept: they pin the log like we do, and are dropped by close().
+        if self._term_buffers is None:
+            self._term_buffers = (self.log.term_buffer(0), self.log.term_buffer(1), self.log.term_buffer(2))
+        return self._term_buffers[index]
+
+    cdef int _check_length(self, Py_ssize_t length) except -1:
+        if length > self.state.max_message_length:
+            raise InvalidArgumentError(
+                f"message length {length} > max_message_length {self.state.max_message_length}")
+        return 0
+
+    def offer(self, buffer, Py_ssize_t offset=0, Py_ssize_t length=-1, reserved_value_supplier=None):
+        """Append ``buffer[offset:offset + length]`` (any buffer-protocol object; ``length=-1`` means
+        to the end) as one message, fragmenting it over ``max_payload_length``.
+
+        ``reserved_value_supplier(term_buffer, term_offset, frame_length) -> int`` is called per
+        fragment before it is committed; its result is stored in the frame's reserved value.
+
+        Returns the new stream position (> 0) or NOT_CONNECTED, BACK_PRESSURED, ADMIN_ACTION (retry),
+        CLOSED or MAX_POSITION_EXCEEDED. Raises InvalidArgumentError (too long, bad length) or
+        OutOfBoundsError (range outside ``buffer``).
+        """
+        if self.closed:
+            return APPEND_CLOSED
+        cdef Py_buffer view
+        cdef appender_iov_t iov
+        PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
+        try:
+            if length < 0:
+                if length != -1:
+                    raise InvalidArgumentError(f"length must be >= 0, got {length}")
+                length = view.len - offset
+            check_bounds(offset, length, view.len)
+            self._check_length(length)
+            iov.base = <const uint8_t *>view.buf + offset
+            iov.length = length
+            return self._append(&iov, <int32_t>length, reserved_value_supplier)
+        finally:
+            PyBuffer_Release(&view)
+
+    def offerv(self, buffers, reserved_value_supplier=None):
+        """Append the concatenation of ``buffers`` (a sequence of buffer-protocol objects) as one
+        message without joining them first. Returns as ``offer``."""
+        if self.closed:
+            return APPEND_CLOSED
+        cdef Py_ssize_t count = len(buffers)
+        cdef Py_buffer stack_views[APPEND_STACK_IOV]
+        cdef appender_iov_t stack_iov[APPEND_STACK_IOV]
+        cdef Py_buffer *views = stack_views
+        cdef appender_iov_t *iov = stack_iov
+        cdef Py_ssize_t acquired = 0, i
+        cdef Py_ssize_t total = 0
+        if count > APPEND_STACK_IOV:
+            views = <Py_buffer *>PyMem_Malloc(<size_t>count * sizeof(Py_buffer))
+            iov = <appender_iov_t *>PyMem_Malloc(<size_t>count * sizeof(appender_iov_t))
+            if views == NULL or iov == NULL:
+                PyMem_Free(views)
+                PyMem_Free(iov)
+                raise MemoryError()
+        try:
+            for i in range(count):
+                PyObject_GetBuffer(buffers[i], &views[i], PyBUF_SIMPLE)
+                acquired += 1
+                iov[i].base = <const uint8_t *>views[i].buf
+                iov[i].length = views[i].len
+                total += views[i].len
+            self._check_length(total)
+            return self._append(iov, <int32_t>total, reserved_value_supplier)
+        finally:
+            for i in range(acquired):
+                PyBuffer_Release(&views[i])
+            if views != stack_views:
+                PyMem_Free(views)
+                PyMem_Free(iov)
+
+    def try_claim(self, int32_t length, BufferClaim claim not None):
+        """Reserve a frame of ``length`` payload bytes (<= ``max_payload_length``) and hand it to
+        ``claim`` for writing in place; publish it with ``claim.commit()`` or drop it with
+        ``claim.abort()``.
+
+        Returns the new position (> 0) or a status code as ``offer``. Raises InvalidArgumentError
+        for a bad length and IllegalStateError if ``claim`` still holds an open claim.
+        """
+        cdef appender_state_t *s = &self.state
+        if length < 0 or length > s.max_payload_length:
+            raise InvalidArgumentError(f"claim length {length} not in [0, max_payload_length={s.max_payload_length}]")
+        if claim.active:
+            raise IllegalStateError("BufferClaim still holds an open claim; commit or abort it first")
+        if self.closed:
+            return APPEND_CLOSED
+        cdef appender_span_t span
+        cdef int32_t frame_length = length + fd.HEADER_LENGTH
+        cdef int64_t result = self._reserve(length, fd.align_i32(frame_length, fd.FRAME_ALIGNMENT), &span)
+        if result > 0:
+            frame_header_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
+            claim.wrap(self.log.buffer, span.term, span.term_offset, length)
+        return result
+
+    def close(self):
+        """Stop appending: later offers return CLOSED. The log itself is left open."""
+        self.closed = True
+        self._term_buffers = None
+        self._release_pins()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def is_closed(self):
+        return self.closed
+
+    @property
+    def is_connected(self):
+        """True when not closed and the driver marks the log connected."""
+        return not self.closed and ld.is_connected_volatile(self.state.meta)
+
+    @property
+    def position_limit(self):
+        """Current publication limit (CLOSED once closed)."""
+        if self.closed:
+            return APPEND_CLOSED
+        return load_acquire_i64(self.state.position_limit)
+
+    @property
+    def max_payload_length(self):
+        return self.state.max_payload_length
+
+    @property
+    def max_message_length(self):
+        return self.state.max_message_length
+
+    @property
+    def max_possible_position(self):
+        return self.state.max_possible_position
+
+    @property
+    def position_bits_to_shift(self):
+        return self.state.position_bits_to_shift
+
+    @property
+    def session_id(self):
+        return self.state.session_id
+
+    @property
+    def stream_id(self):
+        return self.state.stream_id
+
+    @property
+    def initial_term_id(self):
+        return self.state.initial_term_id
+
+    @property
+    def term_buffer_length(self):
+        return self.state.term_length
+
+
+cdef class ConcurrentTermAppender(TermAppender):
+    """Appender safe for any number of threads and processes sharing one log (concurrent
+    publication semantics: tails advanced with fetch-and-add, rotation by CAS)."""
+
+    cdef int64_t _reserve(self, int32_t length, int32_t framed_length, appender_span_t *span) noexcept nogil:
+        return concurrent_reserve(&self.state, length, framed_length, span)
+
+    @property
+    def position(self):
+        """Position of the active tail (where the next message would go), or CLOSED."""
+        if self.closed:
+            return APPEND_CLOSED
+        cdef appender_state_t *s = &self.state
+        cdef int32_t index = ld.index_by_term_count(ld.active_term_count_volatile(s.meta))
+        cdef int64_t raw_tail = ld.raw_tail_volatile(s.meta, index)
+        return ld.compute_position(ld.term_id_of(raw_tail), ld.term_offset_of(raw_tail, s.term_length),
+                                   s.position_bits_to_shift, s.initial_term_id)
+
+
+cdef class ExclusiveTermAppender(TermAppender):
+    """Appender for a single writer (exclusive publication semantics: local term id and offset,
+    tail published with a release store, rotation without CAS). Not thread-safe."""
+
+    def __init__(self, LogBuffers log not None, AtomicBuffer position_limit=None,
+                 Py_ssize_t position_limit_offset=0):
+        TermAppender.__init__(self, log, position_limit, position_limit_offset)
+        exclusive_init_from_tail(&self.state)
+
+    cdef int64_t _reserve(self, int32_t length, int32_t framed_length, appender_span_t *span) noexcept nogil:
+        return exclusive_reserve(&self.state, length, framed_length, span)
+
+    @property
+    def position(self):
+        """Position after the last appended frame, or CLOSED."""
+        if self.closed:
+            return APPEND_CLOSED
+        return self.state.term_begin_position + self.state.term_offset
+
+    @property
+    def term_id(self):
+        return self.state.term_id
+
+    @property
+    def term_offset(self):
+        return self.state.term_offset
+
+    @property
+    def term_begin_position(self):
+        return self.state.term_begin_position
+
+    def append_padding(self, int32_t length):
+        """Append a PAD frame with ``length`` payload bytes (frame length ``length + 32``) to
+        advance the stream without data. Returns as ``offer``."""
+        cdef appender_state_t *s = &self.state
+        cdef int32_t max_framed = fd.compute_fragmented_length(s.max_message_length, s.max_payload_length)
+        if length < 0 or length > max_framed:
+            raise InvalidArgumentError(f"padding length {length} not in [0, {max_framed}]")
+        if self.closed:
+            return APPEND_CLOSED
+        cdef appender_span_t span
+        cdef int32_t frame_length = length + fd.HEADER_LENGTH
+        cdef int64_t result = exclusive_reserve(s, length, fd.align_i32(frame_length, fd.FRAME_ALIGNMENT), &span)
+        if result > 0:
+            frame_padding_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
+        return result
+
+    def offer_block(self, buffer, Py_ssize_t offset=0, Py_ssize_t length=-1):
+        """Append a pre-built run of frames ``buffer[offset:offset + length]`` verbatim. The first
+        frame must be a DATA frame carrying this publication's session id, stream id, current term id
+        and term offset; the block must fit in what is left of the term and be 32-byte aligned.
+
+        Returns as ``offer``; raises InvalidArgumentError for a malformed block.
+        """
+        if self.closed:
+            return APPEND_CLOSED
+        cdef appender_state_t *s = &self.state
+        if s.term_offset >= s.term_length:
+            exclusive_rotate_term(s)
+        cdef Py_buffer view
+        cdef const uint8_t *src
+        cdef uint8_t *dst
+        cdef int64_t limit, position, word
+        cdef int32_t resulting_offset
+        PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
+        try:
+            if length < 0:
+                if length != -1:
+                    raise InvalidArgumentError(f"length must be >= 0, got {length}")
+                length = view.len - offset
+            check_bounds(offset, length, view.len)
+            limit = load_acquire_i64(s.position_limit)
+            position = s.term_begin_position + s.term_offset
+            if position >= limit:
+                return back_pressure_status(s, position, <int32_t>min(length, s.term_length))
+            if length > s.term_length - s.term_offset:
+                raise InvalidArgumentError(
+                    f"invalid block length {length}, remaining space in term is {s.term_length - s.term_offset}")
+            if length < fd.HEADER_LENGTH or length % fd.FRAME_ALIGNMENT:
+                raise InvalidArgumentError(f"block length {length} must be a positive multiple of {fd.FRAME_ALIGNMENT}")
+            src = <const uint8_t *>view.buf + offset
+            self._check_first_frame(src)
+            dst = s.terms[s.active_partition_index] + s.term_offset
+            resulting_offset = s.term_offset + <int32_t>length
+            store_release_i64(ld.tail_counter_ptr(s.meta, s.active_partition_index),
+                              ld.pack_tail(s.term_id, resulting_offset))
+            # Body first, then header words 3, 2, 1, and the length/version/flags/type word last
+            # with a release store: that store publishes the first frame (§4.9).
+            memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
+            memcpy(dst + 24, src + 24, 8)
+            memcpy(dst + 16, src + 16, 8)
+            memcpy(dst + 8, src + 8, 8)
+            memcpy(&word, src, 8)
+            store_release_i64(<int64_t *>dst, word)
+            s.term_offset = resulting_offset
+            return s.term_begin_position + resulting_offset
+        finally:
+            PyBuffer_Release(&view)
+
+    cdef int _check_first_frame(self, const uint8_t *src) except -1:
+        cdef appender_state_t *s = &self.state
+        cdef int32_t term_offset = fd.frame_i32(src, fd.TERM_OFFSET_FIELD_OFFSET)
+        cdef int32_t session_id = fd.frame_i32(src, fd.SESSION_ID_FIELD_OFFSET)
+        cdef int32_t stream_id = fd.frame_i32(src, fd.STREAM_ID_FIELD_OFFSET)
+        cdef int32_t term_id = fd.frame_i32(src, fd.TERM_ID_FIELD_OFFSET)
+        cdef uint16_t frame_type = fd.frame_type(src, 0)
+        if (term_offset != s.term_offset or session_id != s.session_id or stream_id != s.stream_id
+                or term_id != s.term_id or frame_type != fd.HDR_TYPE_DATA):
+            raise InvalidArgumentError(
+                f"improperly formatted block: term_offset={term_offset} (expected {s.term_offset}), "
+                f"session_id={session_id} (expected {s.session_id}), stream_id={stream_id} "
+                f"(expected {s.stream_id}), term_id={term_id} (expected {s.term_id}), "
+                f"frame_type={frame_type} (expected {fd.HDR_TYPE_DATA})")
+        return 0
