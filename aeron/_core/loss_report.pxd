@@ -18,5 +18,6 @@ cdef enum:
 cdef class LossReport:
     cdef readonly AtomicBuffer buffer       # whole loss report
     cdef readonly Py_ssize_t next_record_offset
+    cdef set entry_offsets                  # offsets handed out by create_entry
 
     cdef int check_entry(self, Py_ssize_t offset) except -1

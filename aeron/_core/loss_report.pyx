@@ -53,6 +53,7 @@ cdef class LossReport:
             raise InvalidArgumentError("loss report buffer must be 8-byte aligned")
         self.buffer = buffer
         self.next_record_offset = 0
+        self.entry_offsets = set()
 
     def create_entry(self, int64_t initial_bytes_lost, int64_t timestamp_ms, int32_t session_id,
                      int32_t stream_id, channel, source):
@@ -86,11 +87,12 @@ cdef class LossReport:
         # The count is the entry's commit: readers stop at a count <= 0.
         store_release_i64(<int64_t *>(p + LOSS_REPORT_OBSERVATION_COUNT_OFFSET), 1)
         self.next_record_offset = offset + length
+        self.entry_offsets.add(offset)
         return offset
 
     cdef int check_entry(self, Py_ssize_t offset) except -1:
         self.buffer.check_open()
-        if offset < 0 or offset >= self.next_record_offset or offset % ENTRY_ALIGNMENT != 0:
+        if offset not in self.entry_offsets:
             raise OutOfBoundsError(f"no loss report entry at offset {offset}")
         return 0
 
