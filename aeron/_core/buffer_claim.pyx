@@ -57,7 +57,11 @@ cdef class BufferClaim:
     cdef int finish(self, bint commit) except -1:
         self.check_active()
         if self._view is not None:
-            self._view.release()      # raises BufferError if something still exports the view itself
+            try:
+                self._view.release()
+            except BufferError:
+                raise IllegalStateError("the claimed payload view is still exported (e.g. to numpy); "
+                                        "release that before commit/abort") from None
             self._view = None
         if self.exports > 0:
             # A slice of `buffer` (or a view derived from it) is still alive and would keep writing
