@@ -491,3 +491,46 @@ def test_header_wrap_and_copy():
     assert isinstance(e.value, IndexError)
     with pytest.raises(InvalidArgumentError):
         Header(0, 31)
+
+
+# -- nogil kernels, cimported by a C consumer (tests/cython/term_reader_kernels.pyx) ------------
+
+def test_kernel_read_frames_skips_padding_and_packs_outcome():
+    from tests.cython import term_reader_kernels as k
+    term = AtomicBuffer(bytearray(TERM))
+    off = write_frame(term, 0, b"a" * 10)
+    off = write_pad(term, off, 64)
+    off = write_frame(term, off, b"b" * 40)
+    write_frame(term, off, b"", frame_length=-40)
+    assert k.read_frames(term, 0, TERM, 10) == (224, 2, [(0, 42), (128, 72)])
+    assert k.read_frames(term, 0, TERM, 1) == (64, 1, [(0, 42)])
+    assert k.read_frames(term, 0, TERM, 10, stop_after=1) == (64, 1, [(0, 42)])
+    # frames starting below the limit are read whole; padding before the limit is skipped
+    assert k.read_frames(term, 64, 129, 10) == (224, 1, [(128, 72)])
+    assert k.read_frames(term, 64, 128, 10) == (128, 0, [])
+    assert k.read_frames(term, 0, 64, 10) == (64, 1, [(0, 42)])
+    # a corrupt frame stops the kernel before it
+    write_frame(term, 224, b"", frame_length=TERM)
+    assert k.read_frames(term, 0, TERM, 10)[:2] == (224, 2)
+    assert k.block_scan(term, 0, TERM) == 64          # stops at the PAD
+    assert k.block_scan(term, 64, TERM) == 128        # PAD first: consumed alone
+    assert k.block_scan(term, 128, TERM) == 224       # corrupt frame not included
+
+
+def test_kernel_concurrent_writer_and_reader_see_only_complete_frames():
+    import threading
+    from tests.cython import term_reader_kernels as k
+    term = AtomicBuffer(bytearray(1 << 20))
+    count = 5000
+    result = {}
+    reader = threading.Thread(target=lambda: result.setdefault("r", k.read_concurrently(term, count, 50_000_000)))
+    writer = threading.Thread(target=lambda: result.setdefault("w", k.write_frames(term, count)))
+    reader.start()
+    writer.start()
+    writer.join(20)
+    reader.join(20)
+    assert not writer.is_alive() and not reader.is_alive()
+    assert result["w"] == count
+    frames, errors, batches = result["r"]
+    assert (frames, errors) == (count, 0)
+    assert batches >= 1
