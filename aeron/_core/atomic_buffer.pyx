@@ -26,7 +26,10 @@ cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity)
     return 0
 
 
+# no_gc_clear: in a reference cycle the owner must outlive our Py_buffer on it, so the cycle
+# collector may not drop `owner` before __dealloc__ releases the buffer.
 @cython.final
+@cython.no_gc_clear
 cdef class AtomicBuffer:
     """A bounded window over writable memory with plain and ordered (acquire/release) accessors.
 

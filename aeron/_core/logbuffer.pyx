@@ -526,6 +526,8 @@ def _init_metadata(meta, *, term_length, initial_term_id, session_id, stream_id,
     tails = [0, 0, 0]
     tails[active] = ld.pack_tail(term_id, term_offset)
     for k in (1, 2):
-        tails[(active + k) % ld.PARTITION_COUNT] = ld.pack_tail(<int32_t>(<uint32_t>term_id + k - 3), 0)
+        # wrapping 32-bit arithmetic: term ids run from -2^31 to 2^31-1
+        previous_term_id = ((term_id + k - 3 + 0x80000000) & 0xFFFFFFFF) - 0x80000000
+        tails[(active + k) % ld.PARTITION_COUNT] = ld.pack_tail(previous_term_id, 0)
     _struct.pack_into("<3q", meta, ld.TERM_TAIL_COUNTERS_OFFSET, *tails)
     _struct.pack_into("<i", meta, ld.LOG_ACTIVE_TERM_COUNT_OFFSET, count)
