@@ -281,13 +281,7 @@ def test_in_memory_corrupt_has_offset():
 
 
 # -- LogBuffers.create ----------------------------------------------------------------------------------
-NEGATIVE_TERM_ID_BUG = pytest.mark.xfail(
-    strict=True, raises=OverflowError,
-    reason="logbuffer._init_metadata casts a negative Python int to uint32_t (reported; not this module)")
-
-
-@pytest.mark.parametrize("name", ["ipc-c-aeronmd", "udp-unicast-pub",
-                                  pytest.param("udp-multicast-pub", marks=NEGATIVE_TERM_ID_BUG)])
+@pytest.mark.parametrize("name", ["ipc-c-aeronmd", "udp-unicast-pub", "udp-multicast-pub"])
 def test_create_matches_golden_metadata(golden_dir, name, tmp_path):
     _, session_id, initial, expected = GOLDEN[name]
     golden = golden_bytes(golden_dir, name)

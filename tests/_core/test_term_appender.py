@@ -640,3 +640,17 @@ def test_golden_log_byte_for_byte(golden_dir, shm_dir, name, kind):
         assert ours[META + 497] == 1 and golden[META + 497] == 0
         ours = ours[:META + 497] + b"\x00" + ours[META + 498:]
     assert ours == golden
+
+
+@pytest.mark.parametrize("initial,term_id", [(-7, -7), (-(2**31), -(2**31) + 4), (2**31 - 2, -(2**31))])
+def test_raw_log_helper_agrees_with_create(initial, term_id):
+    # the struct-packed helper used by the property tests lays out what LogBuffers.create does
+    ours = make_raw_log(TERM, initial, -99, 7, term_id=term_id, term_offset=96)
+    created = LogBuffers.create(term_length=TERM, initial_term_id=initial, session_id=-99, stream_id=7,
+                                term_id=term_id, term_offset=96, start_at_position=True, is_connected=1)
+    a, b = ours.metadata(), created.metadata()
+    for field in ("term_tail_counters", "active_term_count", "initial_term_id", "default_frame_header",
+                  "term_length", "mtu_length", "is_connected"):
+        assert a[field] == b[field], field
+    ours.close()
+    created.close()
