@@ -33,6 +33,9 @@ PYEOF
         "$VENV/bin/python" -m pip install -q -r "$VENV/.requirements.txt" 2>&1 | { grep -v "is ignored: it is neither" || true; }
         echo "$want" > "$stamp"
     fi
+    # Make the in-place build importable from anywhere (perf scripts, pyperf workers, samples),
+    # as an editable install would, without building twice.
+    "$VENV/bin/python" -c "import site, sys; open(site.getsitepackages()[0] + '/aeron-py-dev.pth', 'w').write(sys.argv[1] + chr(10))" "$ROOT"
 }
 
 build() {
