@@ -15,9 +15,11 @@ cdef class BufferBuilder:
     cdef int32_t limit                 # bytes appended so far
     cdef int32_t next_term_offset      # where the next fragment must start, -1 when idle
     cdef int32_t first_term_offset     # term offset of the BEGIN fragment
-    cdef Header complete_header        # header of the assembled message over its own 32 bytes
+    cdef Header complete_header        # header of the assembled message over header_storage
+    cdef bytearray header_storage      # the 32 bytes complete_header shows; owned here, not by its view
 
     cdef void reset(self) noexcept
+    cdef int ensure_views(self) except -1
     cdef int capture_header(self, Header header) except -1
     cdef int append(self, const uint8_t *src, int32_t length) except -1
     cdef Header complete(self, Header last)

@@ -38,7 +38,9 @@ cdef class BufferBuilder:
         self.capacity = initial_capacity if initial_capacity > MIN_CAPACITY else MIN_CAPACITY
         self.storage = bytearray(self.capacity)
         self.buffer = AtomicBuffer(self.storage)
+        self.header_storage = bytearray(fd.HEADER_LENGTH)
         self.complete_header = Header.__new__(Header, 0, 16)
+        self.complete_header._buffer = AtomicBuffer(self.header_storage)
         self.reset()
 
     cdef void reset(self) noexcept:
@@ -48,9 +50,19 @@ cdef class BufferBuilder:
         self.complete_header._fragmented_frame_length = -1
         self.complete_header.context = None
 
+    cdef int ensure_views(self) except -1:
+        # The delegate is handed `buffer` and complete_header.buffer and may close() them; we keep
+        # raw pointers into both, so re-wrap the storage (which we own) rather than copy to NULL.
+        if self.buffer.closed:
+            self.buffer = AtomicBuffer(self.storage)
+        if self.complete_header._buffer.closed:
+            self.complete_header._buffer = AtomicBuffer(self.header_storage)
+        return 0
+
     cdef int capture_header(self, Header header) except -1:
         cdef const uint8_t *frame = header.frame()
         cdef Header ch = self.complete_header
+        self.ensure_views()
         ch._initial_term_id = header._initial_term_id
         ch._position_bits_to_shift = header._position_bits_to_shift
         memcpy(ch._buffer.data, frame, fd.HEADER_LENGTH)
@@ -64,6 +76,7 @@ cdef class BufferBuilder:
         cdef bytearray grown
         if required > MAX_CAPACITY:
             return 1
+        self.ensure_views()
         if required > self.capacity:
             new_capacity = self.capacity
             while new_capacity < required:
@@ -72,7 +85,7 @@ cdef class BufferBuilder:
                 new_capacity = MAX_CAPACITY
             # A fresh bytearray, never an in-place resize: a delegate may still hold a view of the old one.
             grown = bytearray(<Py_ssize_t>new_capacity)
-            memcpy(<uint8_t *><char *>grown, self.buffer.data, <size_t>self.limit)
+            memcpy(<uint8_t *><char *>grown, <uint8_t *><char *>self.storage, <size_t>self.limit)
             self.storage = grown
             self.buffer = AtomicBuffer(grown)
             self.capacity = <int32_t>new_capacity
@@ -84,6 +97,7 @@ cdef class BufferBuilder:
     cdef Header complete(self, Header last):
         cdef Header ch = self.complete_header
         cdef const uint8_t *last_frame = last.frame()
+        self.ensure_views()
         cdef uint8_t *frame = ch._buffer.data
         cdef int32_t frame_length = fd.HEADER_LENGTH + self.limit
         memcpy(frame + fd.FRAME_LENGTH_FIELD_OFFSET, &frame_length, 4)

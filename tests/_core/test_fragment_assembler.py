@@ -303,3 +303,47 @@ def test_buffer_builder_validation():
     with pytest.raises(InvalidArgumentError):
         BufferBuilder(-1)
     assert BufferBuilder(0).capacity == 64
+
+
+# -- a delegate closing what it was handed --------------------------------------------------------
+
+@pytest.mark.parametrize("kind", [FragmentAssembler, ImageFragmentAssembler, ControlledFragmentAssembler])
+@pytest.mark.parametrize("what", ["buffer", "header"])
+def test_delegate_closing_its_buffer_or_header_does_not_break_the_builder(kind, what):
+    # The builder keeps raw pointers into its storage and its complete header. A delegate that
+    # closes the AtomicBuffer it was handed (or header.buffer) must not leave those pointers NULL:
+    # the next message used to be copied to address 0 (segfault).
+    f = Fragments()
+    got = []
+
+    def delegate(buffer, offset, length, header):
+        got.append((buffer.get_bytes(offset, length), header.term_offset, header.frame_length,
+                    header.flags, header.position))
+        (buffer if what == "buffer" else header.buffer).close()
+        return CONTINUE
+
+    asm = kind(delegate)
+    for start, text in ((0, b"first"), (256, b"second")):
+        f.deliver(asm, f.frame(start, text[:2], BEGIN))
+        f.deliver(asm, f.frame(start + 64, text[2:4], 0))
+        f.deliver(asm, f.frame(start + 128, text[4:], END))
+    assert got == [(b"first", 0, 37, 0xC0, 192), (b"second", 256, 38, 0xC0, 448)]
+
+
+def test_controlled_abort_after_delegate_closed_header_redelivers_intact():
+    # ABORT keeps the message for redelivery; the redelivered header must still carry the BEGIN
+    # fragment's fields even though the delegate closed header.buffer the first time.
+    f = Fragments()
+    got = []
+
+    def delegate(buffer, offset, length, header):
+        got.append((buffer.get_bytes(offset, length), header.term_offset, header.frame_length, header.flags))
+        header.buffer.close()
+        return ABORT if len(got) == 1 else CONTINUE
+
+    asm = ControlledFragmentAssembler(delegate)
+    f.deliver(asm, f.frame(0, b"ab", BEGIN))
+    end = f.frame(64, b"cd", END)
+    assert f.deliver(asm, end) == ABORT
+    assert f.deliver(asm, end) == CONTINUE
+    assert got == [(b"abcd", 0, 36, 0xC0)] * 2
