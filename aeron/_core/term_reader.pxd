@@ -141,6 +141,7 @@ cdef class TermReader:
     cdef bint closed                         # after close() every use raises IllegalStateError
 
     cdef int check_open(self) except -1
+    cdef AtomicBuffer open_term_buffer(self, int32_t index)
     cdef int read(self, object handler, int64_t limit_position, int fragment_limit,
                   bint controlled) except -1
     cdef int corrupt(self, int32_t index, int32_t term_offset, int64_t position) except -1

@@ -293,6 +293,14 @@ cdef class TermReader:
             f"frame_length {fd.frame_i32(self.terms[index], term_offset)} does not fit the term",
             path=self.log.buffer.path, offset=<Py_ssize_t>index * self._term_length + term_offset)
 
+    cdef AtomicBuffer open_term_buffer(self, int32_t index):
+        # The term views are what pin the log mapping, and handlers are handed them: once a handler
+        # has closed one, `terms[index]` may point at unmapped memory, so never read through it.
+        cdef AtomicBuffer buffer = <AtomicBuffer>self.term_buffers[index]
+        if buffer.closed:
+            raise IllegalStateError(f"term buffer {index} was closed (by a handler?); this reader cannot read it")
+        return buffer
+
     cdef int read(self, object handler, int64_t limit_position, int fragment_limit, bint controlled) except -1:
         self.check_open()
         if fragment_limit < 0:
@@ -309,7 +317,7 @@ cdef class TermReader:
         cdef int64_t limit64 = limit_position - initial_position + offset
         cdef int32_t limit_offset = capacity if limit64 > capacity else <int32_t>limit64
         cdef const uint8_t *term = self.terms[index]
-        cdef AtomicBuffer buffer = <AtomicBuffer>self.term_buffers[index]
+        cdef AtomicBuffer buffer = self.open_term_buffer(index)
         cdef Header header = self.header
         cdef int fragments = 0
         cdef int32_t frame_length = 0
@@ -330,11 +338,11 @@ cdef class TermReader:
                 header._offset = frame_offset
                 if not controlled:
                     handler(buffer, frame_offset + fd.HEADER_LENGTH, frame_length - fd.HEADER_LENGTH, header)
-                    if self.closed:
+                    if self.closed or buffer.closed:
                         break
                     continue
                 action = handler(buffer, frame_offset + fd.HEADER_LENGTH, frame_length - fd.HEADER_LENGTH, header)
-                if self.closed:
+                if self.closed or buffer.closed:
                     break
                 if action == CONTROLLED_ACTION_ABORT:
                     fragments -= 1
@@ -399,6 +407,7 @@ cdef class TermReader:
         cdef int32_t capacity = self._term_length
         cdef int32_t limit_offset = (capacity if block_length_limit > capacity - offset
                                      else offset + block_length_limit)
+        cdef AtomicBuffer buffer = self.open_term_buffer(index)
         cdef const uint8_t *term = self.terms[index]
         cdef int32_t resulting = term_block_scan(term, offset, limit_offset, capacity)
         cdef int32_t length = resulting - offset
@@ -411,7 +420,7 @@ cdef class TermReader:
             return 0
         cdef int32_t term_id = fd.frame_i32(term + offset, fd.TERM_ID_FIELD_OFFSET)
         try:
-            block_handler(self.term_buffers[index], offset, length, self.session_id, term_id)
+            block_handler(buffer, offset, length, self.session_id, term_id)
         finally:
             if not self.closed:
                 store_release_i64(self.position_ptr, position + length)

@@ -211,6 +211,61 @@ def test_handler_closing_reader_stops_cleanly(log, writer):
         reader.poll(handler, 10)
 
 
+@pytest.mark.parametrize("controlled", [False, True])
+def test_handler_closing_its_term_view_stops_and_later_polls_refuse(log, writer, controlled):
+    # The term view handed to handlers pins the log; once a handler closes it the reader must not
+    # go on reading raw term memory that may be unmapped. It stops after that fragment (position
+    # committed through it) and later polls raise instead of reading.
+    reader = TermReader(log)
+    for p in (b"1", b"2", b"3"):
+        writer.frame(p)
+    got = []
+
+    def handler(buffer, offset, length, header):
+        got.append(buffer.get_bytes(offset, length))
+        buffer.close()
+        return CONTINUE
+
+    poll = reader.controlled_poll if controlled else reader.poll
+    assert poll(handler, 10) == 1
+    assert got == [b"1"] and reader.position == 64
+    with pytest.raises(IllegalStateError):
+        poll(handler, 10)
+    with pytest.raises(IllegalStateError):
+        reader.block_poll(lambda *a: None, 1000)
+    assert got == [b"1"] and reader.position == 64
+    reader.close()
+
+
+def test_handler_closing_every_view_then_the_log_cannot_crash_the_reader(shm_dir):
+    # File-backed log: closing the three term views lets log.close() unmap the file. A reader that
+    # kept walking its cached term pointers after that used to segfault.
+    log = LogBuffers.create(shm_dir / "1.logbuffer", term_length=TERM, initial_term_id=0, session_id=1,
+                            stream_id=2)
+    for i in range(3):
+        term = log.term_buffer(i)
+        write_frame(term, 0, b"abc", session_id=1, stream_id=2, term_id=i)
+        write_pad(term, 64, TERM - 64, session_id=1, stream_id=2, term_id=i)
+        term.close()
+    reader = TermReader(log)
+    views = []
+
+    def handler(buffer, offset, length, header):
+        views.append(buffer)
+
+    for _ in range(3):
+        assert reader.poll(handler, 10) == 1      # the frame, then the PAD to the end of the term
+    assert reader.position == 3 * TERM and len({id(v) for v in views}) == 3
+    for v in views:
+        v.close()
+    log.close()                                   # nothing pins the mapping any more
+    with pytest.raises(IllegalStateError):
+        reader.poll(handler, 10)
+    with pytest.raises(IllegalStateError):
+        reader.block_poll(lambda *a: None, 1000)
+    reader.close()
+
+
 # -- controlled poll ---------------------------------------------------------------------------
 
 def test_action_constants():
