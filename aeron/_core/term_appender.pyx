@@ -311,9 +311,21 @@ cdef class TermAppender:
         cdef appender_span_t span
         cdef int32_t framed = framed_length_of(length, s.max_payload_length)
         cdef int64_t result
-        if supplier is None:
-            if length >= APPEND_GIL_RELEASE_THRESHOLD:
-                # Safe without the GIL: the caller holds the source Py_buffers and we pin the log.
+        cdef Py_buffer pin
+        if supplier is None and length < APPEND_GIL_RELEASE_THRESHOLD:
+            # The common case: the GIL is held throughout, so nothing can close the log meanwhile.
+            result = self._reserve(length, framed, &span)
+            if result > 0:
+                term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
+                                     span.term_id, s.session_id, s.stream_id, True)
+            return result
+        # Other Python code runs before we are done (another thread while the GIL is released, or
+        # the supplier itself) and may call close() and then close the log. Our own export keeps the
+        # mapping alive until the last store: log.close() is refused instead of unmapping under us.
+        PyObject_GetBuffer(self.log.buffer, &pin, PyBUF_SIMPLE)
+        try:
+            if supplier is None:
+                # Safe without the GIL: the caller holds the source Py_buffers and `pin` holds the log.
                 with nogil:
                     result = self._reserve(length, framed, &span)
                     if result > 0:
@@ -323,14 +335,11 @@ cdef class TermAppender:
             result = self._reserve(length, framed, &span)
             if result > 0:
                 term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
-                                     span.term_id, s.session_id, s.stream_id, True)
+                                     span.term_id, s.session_id, s.stream_id, False)
+                self._commit_with_supplier(&span, length, supplier)
             return result
-        result = self._reserve(length, framed, &span)
-        if result > 0:
-            term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
-                                 span.term_id, s.session_id, s.stream_id, False)
-            self._commit_with_supplier(&span, length, supplier)
-        return result
+        finally:
+            PyBuffer_Release(&pin)
 
     cdef int _commit_with_supplier(self, appender_span_t *span, int32_t length, object supplier) except -1:
         # Java semantics: the supplier sees each fragment's own frame offset and length (C's

@@ -473,6 +473,70 @@ def test_supplier_error_pads_the_message_and_propagates(kind):
     log.close()
 
 
+@pytest.mark.parametrize("kind", APPENDERS)
+def test_supplier_cannot_unmap_the_log_under_the_append(kind, shm_dir):
+    # The supplier is Python code running between the copy and the commit. Closing the term view it
+    # is handed, the appender and then the log used to unmap the file under the pending reserved
+    # value and commit stores (segfault). The log must stay pinned for the whole append.
+    log = LogBuffers.create(shm_dir / "1.logbuffer", term_length=TERM, initial_term_id=5, session_id=0x1234,
+                            stream_id=10, is_connected=1, log_type=LOG_TYPE[kind])
+    app = kind(log)
+
+    def closing(term_buffer, term_offset, frame_length):
+        term_buffer.close()
+        app.close()
+        log.close()
+        return 7
+
+    with pytest.raises(IllegalStateError):
+        app.offer(b"abc", reserved_value_supplier=closing)
+    # the claimed frame was turned into padding, not left blocking the stream
+    assert header_at(raw(log), 0)[:4] == (35, 0, 0xC0, 0)
+    log.close()                                   # nothing pins it any more
+
+
+@pytest.mark.parametrize("kind", APPENDERS)
+def test_close_racing_a_nogil_offer_cannot_unmap_the_log(kind, shm_dir):
+    # Offers of GIL_RELEASE_THRESHOLD bytes or more copy without the GIL, so another thread can run
+    # close() and log.close() meanwhile. The copy must keep the mapping pinned: log.close() is then
+    # refused (IllegalStateError) until the copy is done, instead of unmapping under it (segfault).
+    import threading
+    term_length = 1 << 20
+    log = LogBuffers.create(shm_dir / "1.logbuffer", term_length=term_length, initial_term_id=5,
+                            session_id=0x1234, stream_id=10, is_connected=1, log_type=LOG_TYPE[kind])
+    app = kind(log)
+    msg = bytes(term_length // 8)
+    started = threading.Event()
+    results = []
+
+    def offer_until_closed():
+        started.set()
+        for _ in range(100000):
+            result = app.offer(msg)
+            if result == CLOSED:
+                return
+            if result == ADMIN_ACTION:
+                continue
+            results.append(result)
+
+    t = threading.Thread(target=offer_until_closed, daemon=True)
+    t.start()
+    assert started.wait(10)
+    while len(results) < 3:
+        t.join(0.001)
+    app.close()
+    refused = 0
+    for _ in range(100000):
+        try:
+            log.close()
+            break
+        except IllegalStateError:
+            refused += 1
+    t.join(10)
+    assert not t.is_alive() and log.is_closed
+    assert all(r > 0 for r in results)
+
+
 # -- offerv (§4.9) ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_offerv_matches_offer(kind):
