@@ -8,7 +8,7 @@ handler call ``handler(buffer, offset, length, header)`` over a long-lived term 
 reusable Header.
 
 Corrupt terms: a committed frame whose length is below 32 or runs past the end of its term is never
-read. The poll delivers and commits everything before it, then raises CorruptFileError naming the
+read, nor is a term at a negative or unaligned subscriber position. The poll delivers and commits everything before it, then raises CorruptFileError naming the
 file offset; the position stays on the corrupt frame, so every later poll raises again.
 """
 cimport cython
@@ -306,8 +306,8 @@ cdef class TermReader:
         if fragment_limit < 0:
             raise InvalidArgumentError(f"fragment limit must be >= 0, got {fragment_limit}")
         cdef int64_t initial_position = load_acquire_i64(self.position_ptr)
-        if initial_position < 0:
-            raise CorruptFileError(f"subscriber position is negative: {initial_position}")
+        if initial_position < 0 or initial_position & (fd.FRAME_ALIGNMENT - 1):
+            raise CorruptFileError(f"subscriber position {initial_position} is negative or not 32-aligned")
         if initial_position >= limit_position:
             return 0
         cdef int32_t index = ld.index_by_position(initial_position, self._position_bits_to_shift)
@@ -400,8 +400,8 @@ cdef class TermReader:
         if block_length_limit < 0:
             raise InvalidArgumentError(f"block length limit must be >= 0, got {block_length_limit}")
         cdef int64_t position = load_acquire_i64(self.position_ptr)
-        if position < 0:
-            raise CorruptFileError(f"subscriber position is negative: {position}")
+        if position < 0 or position & (fd.FRAME_ALIGNMENT - 1):
+            raise CorruptFileError(f"subscriber position {position} is negative or not 32-aligned")
         cdef int32_t index = ld.index_by_position(position, self._position_bits_to_shift)
         cdef int32_t offset = <int32_t>(position & self.term_length_mask)
         cdef int32_t capacity = self._term_length

@@ -526,6 +526,21 @@ def test_negative_subscriber_position_is_rejected(log):
     reader.close()
 
 
+@pytest.mark.parametrize("position", [TERM - 1, TERM - 4, 33])
+def test_unaligned_subscriber_position_is_rejected(log, position):
+    # Frames start on 32-byte boundaries; an unaligned sub-pos (corrupt counter) would make the
+    # reader load frame lengths unaligned and, at TERM - 1, read bytes past the end of the term.
+    counter = AtomicBuffer(bytearray(8))
+    reader = TermReader(log, counter)
+    counter.put_i64(0, position)
+    with pytest.raises(CorruptFileError):
+        reader.poll(Recorder(), 1)
+    with pytest.raises(CorruptFileError):
+        reader.block_poll(Recorder(), 1000)
+    assert counter.get_i64(0) == position
+    reader.close()
+
+
 # -- Header ------------------------------------------------------------------------------------
 
 def test_header_wrap_and_copy():
