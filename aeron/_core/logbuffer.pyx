@@ -193,6 +193,9 @@ cdef class LogBuffers:
             raise InvalidArgumentError("LogBuffers needs the log's memory")
         cdef AtomicBuffer buf = memory if isinstance(memory, AtomicBuffer) else AtomicBuffer(memory)
         buf.check_open()
+        if (<size_t>buf.data) % 8 != 0:
+            # tails, term count and frame lengths are atomics and need natural alignment
+            raise InvalidArgumentError("log buffer memory must start 8-byte aligned")
         cdef object path = buf.path
         cdef Py_ssize_t n = buf.length
         if n < 3 * ld.TERM_MIN_LENGTH + ld.LOG_META_DATA_LENGTH:

@@ -280,6 +280,22 @@ def test_in_memory_corrupt_has_offset():
     assert info.value.offset == META + 276
 
 
+@pytest.mark.parametrize("shift", [1, 4])
+def test_misaligned_log_memory_is_rejected(shift):
+    # Tails, active term count and frame lengths are accessed with atomics, which need natural
+    # alignment; a log window that does not start 8-aligned would make every one of them misaligned.
+    from aeron._core.atomic_buffer import AtomicBuffer
+    good = LogBuffers.create(term_length=65536, initial_term_id=0, session_id=1, stream_id=2)
+    n = good.log_length
+    data = bytearray(n + 8)
+    data[shift:shift + n] = good.buffer.get_bytes(0, n)
+    window = AtomicBuffer(data, shift, n)
+    assert window.address % 8 != 0
+    with pytest.raises(InvalidArgumentError):
+        LogBuffers(window)
+    window.close()
+
+
 # -- LogBuffers.create ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["ipc-c-aeronmd", "udp-unicast-pub", "udp-multicast-pub"])
 def test_create_matches_golden_metadata(golden_dir, name, tmp_path):
