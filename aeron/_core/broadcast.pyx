@@ -402,7 +402,12 @@ cdef class CopyBroadcastReceiver:
         cdef int32_t record_offset = receiver.r.record_offset
         cdef int32_t length = _length_ptr(receiver.b.buffer, record_offset)[0] - BCAST_RECORD_HEADER_LENGTH
         cdef int32_t msg_type_id = _type_ptr(receiver.b.buffer, record_offset)[0]
-        if length > self._scratch_length:
+        if length > self._scratch_length or length < 0:
+            # A length that cannot be right is what a lap looks like mid-read: the transmitter
+            # overwrote the header after receive_next read it. Report the lap, not the size.
+            fence_acquire()
+            if not broadcast_receiver_validate_at(&receiver.b, receiver.r.cursor):
+                raise IllegalStateError("unable to keep up with broadcast")
             raise IllegalStateError(
                 f"scratch buffer too small, required: {length}, found: {self._scratch_length}")
         if length > 0:
