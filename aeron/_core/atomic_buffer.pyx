@@ -301,3 +301,8 @@ cdef class AtomicBuffer:
     def __repr__(self):
         state = "closed" if self.closed else f"capacity={self.length}"
         return f"<AtomicBuffer {state}{' path=' + repr(self.path) if self.path else ''}>"
+
+
+# Agrona's name for the same thing: every accessor here is bounds-checked at the Python edge and the
+# ordered ones are atomic, so one class serves both roles.
+UnsafeBuffer = AtomicBuffer
