@@ -7,6 +7,7 @@ benchmark has a receiver process blocked in recv (zmq's I/O threads do the work)
 
 Run through ``./run.sh bench`` (summary with ratios) or directly with pyperf options.
 """
+import atexit
 import os
 import sys
 import time
@@ -117,7 +118,21 @@ def _zmq_setup():
     push.send(b"")          # wait until the sink is connected and draining
     ack.recv()
     _zmq = (ctx, push, ack, sink)
+    atexit.register(_zmq_teardown, base)
     return _zmq
+
+
+def _zmq_teardown(base):
+    ctx, push, ack, sink = _zmq
+    sink.kill()
+    push.close(linger=0)
+    ack.close(linger=0)
+    ctx.term()
+    for suffix in (".data", ".ack"):
+        try:
+            os.unlink(base[len("ipc://"):] + suffix)
+        except FileNotFoundError:
+            pass
 
 
 def bench_zmq_send(loops, size):
