@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Interop tests run official Aeron C binaries from $AERON_C_BIN and skip cleanly without them."""
+import os
+import pathlib
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def aeron_c_bin() -> pathlib.Path:
+    value = os.environ.get("AERON_C_BIN")
+    if not value:
+        pytest.skip("AERON_C_BIN is not set: official Aeron C binaries are not available")
+    path = pathlib.Path(value)
+    if not path.is_dir():
+        pytest.skip(f"AERON_C_BIN={value} is not a directory")
+    return path
+
+
+@pytest.fixture
+def official(aeron_c_bin):
+    """Path of one official binary, skipping when that binary was not built."""
+    def find(name: str) -> str:
+        exe = aeron_c_bin / name
+        if not os.access(exe, os.X_OK):
+            pytest.skip(f"{name} not found in AERON_C_BIN={aeron_c_bin}")
+        return str(exe)
+    return find
