@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the tools share: locating the Aeron directory and attaching to cnc.dat as the C tools do."""
+from __future__ import annotations
+
+import getpass
+import os
+import time
+
+from aeron._core.cnc import CncFile
+from aeron.errors import CncNotInitialisedError, CorruptFileError, DriverTimeoutError
+
+CNC_FILE = "cnc.dat"
+LOSS_REPORT_FILE = "loss-report.dat"
+
+
+def default_aeron_dir() -> str:
+    """$AERON_DIR, else /dev/shm/aeron-<user> (the C client's default on Linux)."""
+    env = os.environ.get("AERON_DIR")
+    if env:
+        return env
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
+    return os.path.join(base, f"aeron-{getpass.getuser()}")
+
+
+def map_cnc(aeron_dir: str | None, timeout_ms: int = 1000) -> CncFile:
+    """Map ``<aeron_dir>/cnc.dat``, waiting up to ``timeout_ms`` for a driver that is still starting
+    (file missing, too short or version not yet written), as the C tools' ``-t`` option does."""
+    path = os.path.join(aeron_dir or default_aeron_dir(), CNC_FILE)
+    deadline = time.monotonic() + timeout_ms / 1000.0
+    while True:
+        try:
+            return CncFile.map_existing(path)
+        except (FileNotFoundError, CncNotInitialisedError, CorruptFileError) as e:
+            if time.monotonic() >= deadline:
+                if isinstance(e, FileNotFoundError):
+                    raise DriverTimeoutError(f"CnC file not found: {path}") from None
+                raise
+            time.sleep(0.016)

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ErrorStat: the driver's distinct error log, as data (`read_errors`) or text (CLI).
+
+    python -m aeron.tools.error_stat [-d dir] [-t timeout_ms] [-f error_file [-o offset]]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+
+from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.error_log import ErrorLogRecord, format_error_log, read_error_log
+from aeron.tools._common import map_cnc
+
+
+def read_errors(aeron_dir: str | None = None, timeout_ms: int = 1000,
+                since_timestamp_ms: int = 0) -> list[ErrorLogRecord]:
+    """Distinct errors recorded by the driver in ``aeron_dir`` (oldest first)."""
+    cnc = map_cnc(aeron_dir, timeout_ms)
+    section = cnc.error_log_buffer()
+    try:
+        return list(read_error_log(section, since_timestamp_ms))
+    finally:
+        section.close()
+        cnc.close()
+
+
+def read_errors_from_file(path: str, offset: int = 0) -> list[ErrorLogRecord]:
+    """Distinct errors from a saved error log file (the driver keeps one on restart), from ``offset``."""
+    buf = AtomicBuffer.map_file(path)
+    try:
+        section = AtomicBuffer(buf, offset)
+        try:
+            return list(read_error_log(section))
+        finally:
+            section.close()
+    finally:
+        buf.close()
+
+
+def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aeron.tools.error_stat",
+                                     description="Print the distinct errors a media driver recorded.")
+    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory")
+    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
+    parser.add_argument("-f", dest="error_file", default=None, help="read a saved distinct error log file")
+    parser.add_argument("-o", dest="offset", type=int, default=0, help="offset of the log in that file")
+    args = parser.parse_args(argv)
+    try:
+        if args.error_file:
+            records = read_errors_from_file(args.error_file, args.offset)
+        else:
+            records = read_errors(args.aeron_dir, args.timeout_ms)
+    except Exception as e:
+        print(f"ErrorStat: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(format_error_log(records, tz))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
