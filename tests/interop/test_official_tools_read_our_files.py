@@ -15,6 +15,7 @@ from aeron._core.counters import (CountersManager, DRIVER_PUBLISHER_LIMIT_TYPE_I
 from aeron._core.error_log import DistinctErrorLog
 from aeron._core.loss_report import LossReport
 from aeron._core.ring_buffer import ManyToOneRingBuffer
+from tests._reference.official_outputs import ERROR_STAT_LINES, write_reference_errors
 
 pytestmark = pytest.mark.interop
 MIB = 1024 * 1024
@@ -60,23 +61,10 @@ def test_aeron_stat_reads_our_counters(shm_dir, official):
 
 def test_error_stat_reads_our_distinct_error_log(shm_dir, official):
     cnc, ring = _make_cnc(shm_dir)
-    clock = iter([1_795_334_955_512, 1_795_334_955_600, 1_795_334_956_000]).__next__
-    log = DistinctErrorLog(cnc.error_log_buffer(), clock)
-    assert log.record("invalid channel: aeron:bogus", error_code=1)
-    assert log.record("invalid channel: aeron:bogus", error_code=1)      # same error: count 2
-    assert log.record("unknown command type 99", error_code=6)
+    log = write_reference_errors(lambda clock: DistinctErrorLog(cnc.error_log_buffer(), clock))
     out = _run(official("ErrorStat"), "-d", str(shm_dir))
-    # ErrorStat prints UTC timestamps of first and last observation, the count and "(code) text"
-    assert out.splitlines() == [
-        "***",
-        "2 observations from 2026-11-22 08:09:15.512+0000 to 2026-11-22 08:09:15.600+0000 for:",
-        " (1) invalid channel: aeron:bogus",
-        "***",
-        "1 observations from 2026-11-22 08:09:16.000+0000 to 2026-11-22 08:09:16.000+0000 for:",
-        " (6) unknown command type 99",
-        "",
-        "2 distinct errors observed.",
-    ]
+    # ErrorStat prints the first and last observation (UTC), the count and "(code) text"
+    assert out.splitlines() == ERROR_STAT_LINES
     del log, ring
     cnc.close()
 
