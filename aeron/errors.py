@@ -72,6 +72,25 @@ class ConfigurationError(AeronError, ValueError):
     """Invalid configuration value or channel URI."""
 
 
+class InvalidChannelError(ConfigurationError):
+    """A channel URI that does not parse or carries an invalid parameter value.
+
+    ``channel`` is the whole URI as given and ``part`` the piece that is wrong (a parameter, a key, the media),
+    so a driver can answer INVALID_CHANNEL with a message that points at it.
+    """
+
+    def __init__(self, message: str, channel: str = "", part: str = "") -> None:
+        self.channel = channel
+        self.part = part
+        shown = channel if len(channel) <= 200 else channel[:200] + "..."
+        super().__init__(f"{message}: {part!r} in channel {shown!r}" if part else f"{message}: {shown!r}")
+
+
+class AgentTerminationError(AeronError):
+    """Raised from ``Agent.do_work`` (or ``on_start``) to end its runner's loop cleanly (Agrona's
+    AgentTerminationException). Not an error to report: runners neither log nor count it."""
+
+
 class InvalidArgumentError(AeronError, ValueError):
     """An argument out of range: a length, an offset, a stream position."""
 
@@ -157,7 +176,8 @@ class ClusterError(AeronError):
 
 
 __all__ = [
-    "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError",
+    "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
+    "AgentTerminationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError",
     "CncNotInitialisedError", "CncVersionError",
     "AeronTimeoutError", "DriverTimeoutError", "ClientTimeoutError", "ConductorServiceTimeoutError",
