@@ -128,6 +128,10 @@ class CncVersionError(AeronError):
     category = Category.FATAL
 
 
+class ActiveDriverError(IllegalStateError):
+    """A media driver is already running in this Aeron directory (Aeron ``ActiveDriverException``)."""
+
+
 class AeronTimeoutError(AeronError, TimeoutError):
     """Something did not happen in time."""
 
@@ -179,7 +183,7 @@ __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
     "AgentTerminationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError",
-    "CncNotInitialisedError", "CncVersionError",
+    "CncNotInitialisedError", "CncVersionError", "ActiveDriverError",
     "AeronTimeoutError", "DriverTimeoutError", "ClientTimeoutError", "ConductorServiceTimeoutError",
     "ChannelEndpointError", "StorageSpaceError", "PublicationClosedError", "ArchiveError", "ClusterError",
 ]
