@@ -201,7 +201,7 @@ class ChannelUri:
         position += len(AERON_PREFIX)
         media, question, params_text = text[position:].partition("?")
         if media not in MEDIA:
-            raise InvalidChannelError("unknown media (expected 'udp' or 'ipc')", text, media)
+            raise InvalidChannelError("unknown media (expected 'udp' or 'ipc')", text, media or text)
         uri = cls.__new__(cls)
         uri._prefix = prefix
         uri._media = media
