@@ -1,0 +1,511 @@
+# SPDX-License-Identifier: Apache-2.0
+"""MediaDriver, its Context and ThreadingMode (port of MediaDriver.java / aeron_driver.c, IPC only).
+
+Configuration comes, lowest precedence first, from the ``AERON_*`` environment variables that
+``aeronmd`` reads, then from ``key=value`` properties (Aeron's Java names, ``aeron.dir=...``), then from
+keyword attributes (``term_buffer_length=65536``). Every value is validated when it is set; a bad one
+raises ConfigurationError naming the property.
+"""
+from __future__ import annotations
+
+import datetime
+import enum
+import getpass
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
+from aeron._core.error_log import format_error_log, read_error_log
+from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron.errors import ActiveDriverError, ConfigurationError, IllegalStateError
+
+# How the settings are spelt and parsed. ------------------------------------------------------------
+
+_TRUE = ("1", "on", "true", "yes")
+_FALSE = ("0", "off", "false", "no")
+
+
+class ThreadingMode(enum.Enum):
+    """Threads the driver runs (Aeron ``ThreadingMode``). Over IPC only the conductor has work, so
+    DEDICATED, SHARED_NETWORK and SHARED all run one conductor thread; INVOKER runs none."""
+
+    DEDICATED = "DEDICATED"
+    SHARED_NETWORK = "SHARED_NETWORK"
+    SHARED = "SHARED"
+    INVOKER = "INVOKER"
+
+
+def _parse_bool(text: str) -> bool:
+    # aeron_parse_bool: a prefix match on the usual spellings
+    value = text.strip().lower()
+    if value and any(word.startswith(value) for word in _TRUE):
+        return True
+    if value and any(word.startswith(value) for word in _FALSE):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _parse_int(text: str) -> int:
+    return int(text.strip(), 0)
+
+
+def _parse_size(text: str) -> int:
+    from aeron.client.channel_uri import parse_size
+    return parse_size(text)
+
+
+def _parse_duration_ns(text: str) -> int:
+    from aeron.client.channel_uri import parse_duration_ns
+    return parse_duration_ns(text)
+
+
+def _parse_threading_mode(text: str) -> ThreadingMode:
+    # C parses the exact upper-case names; accept any case
+    try:
+        return ThreadingMode[text.strip().upper()]
+    except KeyError:
+        raise ValueError(f"expected one of {', '.join(m.name for m in ThreadingMode)}") from None
+
+
+def _parse_idle(text: str) -> str:
+    from aeron.agent import idle_strategy_from_name
+    idle_strategy_from_name(text.strip())      # validate now, build when the driver starts
+    return text.strip()
+
+
+def _parse_validator(text: str) -> str:
+    value = text.strip().lower()
+    if value not in ("allow", "deny"):
+        raise ValueError("must be 'allow' or 'deny'")
+    return value
+
+
+def _parse_str(text: str) -> str:
+    return text
+
+
+class _Setting:
+    __slots__ = ("attr", "prop", "env", "default", "parse")
+
+    def __init__(self, attr: str, prop: str, default: Any, parse: Callable[[str], Any], env: str | None = None):
+        self.attr = attr
+        self.prop = prop
+        self.env = env or prop.upper().replace(".", "_")
+        self.default = default
+        self.parse = parse
+
+
+def _default_dir() -> str:
+    # aeron_default_path on Linux: /dev/shm/aeron-<user>
+    try:
+        user = os.environ.get("USER") or getpass.getuser()
+    except Exception:       # noqa: BLE001 - no passwd entry: C falls back to "default"
+        user = "default"
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.path.join(base, f"aeron-{user}")
+
+
+MIB = 1024 * 1024
+_SETTINGS: tuple[_Setting, ...] = (
+    _Setting("aeron_dir", "aeron.dir", None, _parse_str),
+    _Setting("dir_delete_on_start", "aeron.dir.delete.on.start", False, _parse_bool),
+    _Setting("dir_delete_on_shutdown", "aeron.dir.delete.on.shutdown", False, _parse_bool),
+    _Setting("dir_warn_if_exists", "aeron.dir.warn.if.exists", False, _parse_bool),
+    _Setting("threading_mode", "aeron.threading.mode", ThreadingMode.DEDICATED, _parse_threading_mode),
+    _Setting("term_buffer_length", "aeron.term.buffer.length", 16 * MIB, _parse_size),
+    _Setting("ipc_term_buffer_length", "aeron.ipc.term.buffer.length", 64 * MIB, _parse_size),
+    _Setting("term_buffer_sparse_file", "aeron.term.buffer.sparse.file", True, _parse_bool),
+    _Setting("mtu_length", "aeron.mtu.length", 1408, _parse_size),
+    _Setting("ipc_mtu_length", "aeron.ipc.mtu.length", 1408, _parse_size),
+    _Setting("ipc_publication_term_window_length", "aeron.ipc.publication.term.window.length", 0, _parse_size),
+    _Setting("file_page_size", "aeron.file.page.size", 4096, _parse_size),
+    _Setting("client_liveness_timeout_ns", "aeron.client.liveness.timeout", 10_000_000_000, _parse_duration_ns),
+    _Setting("publication_unblock_timeout_ns", "aeron.publication.unblock.timeout", 15_000_000_000,
+             _parse_duration_ns),
+    _Setting("publication_linger_timeout_ns", "aeron.publication.linger.timeout", 5_000_000_000,
+             _parse_duration_ns),
+    _Setting("untethered_window_limit_timeout_ns", "aeron.untethered.window.limit.timeout", 5_000_000_000,
+             _parse_duration_ns),
+    _Setting("untethered_resting_timeout_ns", "aeron.untethered.resting.timeout", 10_000_000_000,
+             _parse_duration_ns),
+    _Setting("timer_interval_ns", "aeron.timer.interval", 1_000_000_000, _parse_duration_ns),
+    _Setting("counters_free_to_reuse_timeout_ns", "aeron.counters.free.to.reuse.timeout", 1_000_000_000,
+             _parse_duration_ns),
+    _Setting("driver_timeout_ms", "aeron.driver.timeout", 10_000, _parse_int),
+    _Setting("counters_buffer_length", "aeron.counters.buffer.length", 8 * MIB, _parse_size),
+    _Setting("error_buffer_length", "aeron.error.buffer.length", 4 * MIB, _parse_size),
+    _Setting("conductor_buffer_length", "aeron.conductor.buffer.length", MIB + 768, _parse_size),
+    _Setting("clients_buffer_length", "aeron.clients.buffer.length", MIB + 128, _parse_size),
+    _Setting("loss_report_buffer_length", "aeron.loss.report.buffer.length", MIB, _parse_size),
+    _Setting("publication_reserved_session_id_low", "aeron.publication.reserved.session.id.low", -1, _parse_int),
+    _Setting("publication_reserved_session_id_high", "aeron.publication.reserved.session.id.high", 1000,
+             _parse_int),
+    _Setting("driver_termination_validator", "aeron.driver.termination.validator", "deny", _parse_validator),
+    _Setting("print_configuration", "aeron.print.configuration", False, _parse_bool),
+    _Setting("conductor_idle_strategy", "aeron.conductor.idle.strategy", "backoff", _parse_idle),
+    _Setting("sender_idle_strategy", "aeron.sender.idle.strategy", "backoff", _parse_idle),
+    _Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
+    _Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
+    _Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
+)
+_BY_ATTR = {s.attr: s for s in _SETTINGS}
+_BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
+
+
+class Context:
+    """MediaDriver configuration.
+
+    ``Context(properties=None, *, environ=None, **attributes)``: ``environ`` defaults to
+    ``os.environ`` (pass ``{}`` to ignore it); ``properties`` is a mapping or an iterable of
+    ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names. Attributes
+    (``ctx.term_buffer_length = 65536``) are validated when assigned.
+    """
+
+    def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
+        for setting in _SETTINGS:
+            object.__setattr__(self, setting.attr, setting.default)
+        self.termination_hook: Callable[[], None] | None = None
+        self.termination_validator: Callable[[bytes], bool] | None = None
+        self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
+        self.nano_clock: Callable[[], int] = time.monotonic_ns
+        environ = os.environ if environ is None else environ
+        for setting in _SETTINGS:
+            if setting.env in environ:
+                self.set(setting.env, environ[setting.env])
+        if properties is not None:
+            self.update(properties)
+        for name, value in attributes.items():
+            if name not in _BY_ATTR and name not in ("termination_hook", "termination_validator",
+                                                     "epoch_clock_ms", "nano_clock"):
+                raise ConfigurationError(f"unknown MediaDriver.Context attribute {name!r}")
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setting = _BY_ATTR.get(name)
+        if setting is not None:
+            value = self._coerce(setting, value)
+        object.__setattr__(self, name, value)
+
+    @staticmethod
+    def _coerce(setting: _Setting, value: Any) -> Any:
+        if value is None:
+            if setting.attr == "aeron_dir":
+                return None
+            raise ConfigurationError(f"{setting.prop} must not be None")
+        try:
+            if isinstance(value, str) or setting.attr == "aeron_dir":
+                return setting.parse(os.fspath(value) if setting.attr == "aeron_dir" else value)
+            if setting.attr == "threading_mode":
+                return value if isinstance(value, ThreadingMode) else _parse_threading_mode(str(value))
+            if isinstance(setting.default, bool):
+                if not isinstance(value, (bool, int)):
+                    raise ValueError(f"not a boolean: {value!r}")
+                return bool(value)
+            if isinstance(setting.default, int):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"not an integer: {value!r}")
+                return value
+            return setting.parse(str(value))
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{setting.prop} ({setting.env}): {exc}") from exc
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ConfigurationError(f"invalid {setting.prop} ({setting.env}) = {value!r}: {exc}") from exc
+
+    def set(self, name: str, value: Any) -> "Context":
+        """Set one value by Java property name, ``AERON_*`` name or attribute name."""
+        setting = _BY_NAME.get(name) or _BY_NAME.get(name.strip())
+        if setting is None:
+            raise ConfigurationError(f"unknown media driver property {name!r}")
+        setattr(self, setting.attr, value)
+        return self
+
+    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> "Context":
+        """Apply a mapping, or ``key=value`` strings (a leading ``-D`` is accepted as aeronmd does)."""
+        if isinstance(properties, Mapping):
+            items = list(properties.items())
+        else:
+            items = []
+            for text in properties:
+                if text.startswith("-D"):
+                    text = text[2:]
+                key, sep, value = text.partition("=")
+                if not sep:
+                    raise ConfigurationError(f"expected key=value, got {text!r}")
+                items.append((key.strip(), value))
+        for key, value in items:
+            self.set(key, value)
+        return self
+
+    # -- derived values ------------------------------------------------------------------------------
+    def resolved_dir(self) -> str:
+        return os.path.abspath(self.aeron_dir if self.aeron_dir else _default_dir())
+
+    def idle_strategy_name(self) -> str:
+        mode = self.threading_mode
+        if mode is ThreadingMode.SHARED:
+            return self.shared_idle_strategy
+        return self.conductor_idle_strategy
+
+    def as_properties(self) -> dict[str, str]:
+        """Every setting as ``{java property name: value}``, for logging."""
+        out = {}
+        for s in _SETTINGS:
+            value = getattr(self, s.attr)
+            if s.attr == "aeron_dir":
+                value = self.resolved_dir()
+            out[s.prop] = value.name if isinstance(value, ThreadingMode) else str(value)
+        return out
+
+    def conclude(self) -> "Context":
+        """Cross-field validation done at start (C ``aeron_driver_init``); raises ConfigurationError."""
+        from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
+        for attr in ("term_buffer_length", "ipc_term_buffer_length"):
+            try:
+                check_term_length(getattr(self, attr))
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"{_BY_ATTR[attr].prop}: {exc}") from exc
+        for attr in ("mtu_length", "ipc_mtu_length"):
+            try:
+                check_mtu_length(getattr(self, attr))
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"{_BY_ATTR[attr].prop}: {exc}") from exc
+        try:
+            check_page_size(self.file_page_size)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"aeron.file.page.size: {exc}") from exc
+        if not self.publication_unblock_timeout_ns > self.client_liveness_timeout_ns:
+            raise ConfigurationError(
+                "aeron.publication.unblock.timeout must be greater than aeron.client.liveness.timeout "
+                f"({self.publication_unblock_timeout_ns} <= {self.client_liveness_timeout_ns})")
+        if not self.client_liveness_timeout_ns > self.timer_interval_ns:
+            raise ConfigurationError(
+                "aeron.client.liveness.timeout must be greater than aeron.timer.interval "
+                f"({self.client_liveness_timeout_ns} <= {self.timer_interval_ns})")
+        if self.timer_interval_ns <= 0:
+            raise ConfigurationError("aeron.timer.interval must be > 0")
+        if self.driver_timeout_ms <= 0:
+            raise ConfigurationError("aeron.driver.timeout must be > 0")
+        if self.counters_buffer_length < 128 or self.counters_buffer_length % 128:
+            raise ConfigurationError(
+                f"aeron.counters.buffer.length must be a positive multiple of 128, got {self.counters_buffer_length}")
+        for attr, trailer in (("conductor_buffer_length", 768), ("clients_buffer_length", 128)):
+            capacity = getattr(self, attr) - trailer
+            if capacity < 8 or capacity & (capacity - 1):
+                raise ConfigurationError(
+                    f"{_BY_ATTR[attr].prop}: capacity {capacity} (length - {trailer}-byte trailer) "
+                    "must be a power of two >= 8")
+        if self.error_buffer_length < 1024 or self.error_buffer_length % 8:
+            raise ConfigurationError("aeron.error.buffer.length must be a multiple of 8 and >= 1024")
+        if self.loss_report_buffer_length <= 0:
+            raise ConfigurationError("aeron.loss.report.buffer.length must be > 0")
+        if self.ipc_publication_term_window_length < 0:
+            raise ConfigurationError("aeron.ipc.publication.term.window.length must be >= 0")
+        if self.publication_reserved_session_id_low > self.publication_reserved_session_id_high:
+            raise ConfigurationError("aeron.publication.reserved.session.id.low must be <= high")
+        return self
+
+    def __repr__(self) -> str:
+        return f"MediaDriver.Context({self.as_properties()!r})"
+
+
+# Directory rules. -----------------------------------------------------------------------------------
+
+def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None = None) -> bool:
+    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (§1.3)."""
+    path = os.path.join(aeron_dir, CNC_FILE)
+    if not os.path.exists(path):
+        return False
+    try:
+        cnc = CncFile.map_existing(path)
+    except Exception:       # noqa: BLE001 - unreadable, truncated or uninitialised: not active
+        return False
+    try:
+        if semantic_version_major(cnc.version) != 0 or not cnc.is_file_length_sufficient():
+            return False
+        section = cnc.to_driver_buffer()
+        try:
+            ring = ManyToOneRingBuffer(section)
+            heartbeat = ring.consumer_heartbeat_time
+            ring.close()
+        finally:
+            section.close()
+        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+        return heartbeat > 0 and now - heartbeat <= driver_timeout_ms
+    finally:
+        cnc.close()
+
+
+def _save_existing_errors(aeron_dir: str) -> str | None:
+    """Write the old error log beside the directory, as the C driver does (§8.3)."""
+    path = os.path.join(aeron_dir, CNC_FILE)
+    try:
+        cnc = CncFile.map_existing(path)
+    except Exception:       # noqa: BLE001 - nothing readable to save
+        return None
+    try:
+        if semantic_version_major(cnc.version) != 0:
+            return None
+        section = cnc.error_log_buffer()
+        try:
+            records = read_error_log(section)
+        finally:
+            section.close()
+        if not records:
+            return None
+        stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
+        stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
+        target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
+        with open(target, "w") as f:
+            f.write(format_error_log(records))
+        return target
+    finally:
+        cnc.close()
+
+
+def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = None) -> None:
+    """Port of aeron_driver_ensure_dir_is_recreated: refuse an active driver, replace a stale one."""
+    aeron_dir = ctx.resolved_dir()
+    if os.path.isdir(aeron_dir):
+        if ctx.dir_warn_if_exists and log is not None:
+            log(f"WARNING: {aeron_dir} exists")
+        if not ctx.dir_delete_on_start:
+            if is_driver_active(aeron_dir, ctx.driver_timeout_ms):
+                raise ActiveDriverError(f"Active media driver detected: {os.path.join(aeron_dir, CNC_FILE)}")
+            saved = _save_existing_errors(aeron_dir)
+            if saved and log is not None:
+                log(f"WARNING: Existing errors saved to: {saved}")
+        shutil.rmtree(aeron_dir, ignore_errors=True)
+    elif os.path.exists(aeron_dir):
+        raise ConfigurationError(f"aeron.dir {aeron_dir} exists and is not a directory")
+    for sub in ("", "publications", "images"):
+        os.makedirs(os.path.join(aeron_dir, sub), exist_ok=True)
+
+
+# The driver. ----------------------------------------------------------------------------------------
+
+class MediaDriver:
+    """A media driver (IPC only for now).
+
+    ``MediaDriver.launch(ctx)`` starts it (conductor on its own thread, or none in INVOKER mode, where
+    the application calls ``do_work()``); ``launch_embedded()`` uses a fresh directory under /dev/shm
+    removed on close. ``close()`` is idempotent; the driver is also a context manager.
+    """
+
+    Context = Context
+
+    def __init__(self, context: Context) -> None:
+        from aeron.agent import AgentInvoker, AgentRunner, idle_strategy_from_name
+        from aeron.driver.driver_conductor import DriverConductor
+
+        self._ctx = context.conclude()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._terminated = threading.Event()
+        self._aeron_dir = context.resolved_dir()
+        ensure_dir_is_recreated(context, log=_stderr)
+        self._conductor = DriverConductor(context, termination_hook=self._on_termination)
+        self._runner = None
+        self._invoker = None
+        try:
+            if context.threading_mode is ThreadingMode.INVOKER:
+                self._invoker = AgentInvoker(self._conductor, error_handler=self._conductor.on_agent_error)
+                self._invoker.start()
+            else:
+                idle = idle_strategy_from_name(context.idle_strategy_name())
+                # on_agent_error logs the error and bumps the errors counter itself
+                self._runner = AgentRunner(self._conductor, idle, error_handler=self._conductor.on_agent_error)
+                self._runner.start()
+        except BaseException:
+            self._conductor.on_close()
+            raise
+
+    @classmethod
+    def launch(cls, context: Context | None = None) -> "MediaDriver":
+        """Start a driver with ``context`` (a default Context when None)."""
+        return cls(context if context is not None else Context())
+
+    @classmethod
+    def launch_embedded(cls, context: Context | None = None) -> "MediaDriver":
+        """Start a driver in a fresh directory under /dev/shm, removed on close."""
+        ctx = context if context is not None else Context()
+        if not ctx.aeron_dir:
+            base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+            ctx.aeron_dir = os.path.join(base, f"aeron-{getpass.getuser()}-{uuid.uuid4().hex[:12]}")
+        ctx.dir_delete_on_shutdown = True
+        return cls(ctx)
+
+    @property
+    def aeron_dir(self) -> str:
+        return self._aeron_dir
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    @property
+    def conductor(self):
+        return self._conductor
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def do_work(self) -> int:
+        """One conductor duty cycle (INVOKER mode only). Returns the work count."""
+        if self._invoker is None:
+            raise IllegalStateError("do_work() is only for ThreadingMode.INVOKER")
+        if self._closed:
+            raise IllegalStateError("media driver is closed")
+        return self._invoker.invoke()
+
+    def _on_termination(self) -> None:
+        self._terminated.set()
+        hook = self._ctx.termination_hook
+        if hook is not None:
+            hook()
+
+    @property
+    def is_terminated(self) -> bool:
+        """True once a TERMINATE_DRIVER command was accepted."""
+        return self._terminated.is_set()
+
+    def wait_for_termination(self, timeout_s: float | None = None) -> bool:
+        return self._terminated.wait(timeout_s)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            if self._runner is not None:
+                self._runner.close()          # its agent's on_close releases the cnc, logs and files
+            elif self._invoker is not None:
+                self._invoker.close()
+        finally:
+            if not self._conductor.is_closed:
+                self._conductor.on_close()
+            if self._ctx.dir_delete_on_shutdown:
+                shutil.rmtree(self._aeron_dir, ignore_errors=True)
+
+    def __enter__(self) -> "MediaDriver":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "running"
+        return f"<MediaDriver {self._aeron_dir} {self._ctx.threading_mode.name} {state}>"
+
+
+def _stderr(text: str) -> None:
+    import sys
+    print(text, file=sys.stderr, flush=True)
