@@ -401,10 +401,10 @@ class MediaDriver:
     Context = Context
 
     def __init__(self, context: Context) -> None:
+        self._ctx = context.conclude()
         from aeron.agent import AgentInvoker, AgentRunner, idle_strategy_from_name
         from aeron.driver.driver_conductor import DriverConductor
 
-        self._ctx = context.conclude()
         self._closed = False
         self._lock = threading.Lock()
         self._terminated = threading.Event()
