@@ -118,6 +118,22 @@ class CorruptFileError(AeronError, ValueError):
         super().__init__(message + where)
 
 
+class MalformedMessageError(AeronError, ValueError):
+    """A control-protocol message (client command or driver response) that cannot be decoded: too short, a
+    string length that is negative or runs past the message, or an unknown message type.
+
+    ``type_id`` is the message type, ``offset`` where in the buffer the problem was found, and ``error_code``
+    the ErrorCode a driver logs for it (MALFORMED_COMMAND, or UNKNOWN_COMMAND_TYPE_ID for an unknown type).
+    """
+
+    def __init__(self, message: str, type_id: int | None = None, offset: int | None = None,
+                 error_code: int = ErrorCode.MALFORMED_COMMAND) -> None:
+        self.type_id = type_id
+        self.offset = offset
+        self.error_code = ErrorCode.of(error_code)
+        super().__init__(message)
+
+
 class CncNotInitialisedError(IllegalStateError):
     """cnc.dat exists but its version field is still 0: the driver has not finished creating it."""
 
@@ -182,7 +198,7 @@ class ClusterError(AeronError):
 __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
     "AgentTerminationError",
-    "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError",
+    "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError", "MalformedMessageError",
     "CncNotInitialisedError", "CncVersionError", "ActiveDriverError",
     "AeronTimeoutError", "DriverTimeoutError", "ClientTimeoutError", "ConductorServiceTimeoutError",
     "ChannelEndpointError", "StorageSpaceError", "PublicationClosedError", "ArchiveError", "ClusterError",
