@@ -246,8 +246,6 @@ class _MultiType(_Message):
         return getattr(self, "msg_type_id")
 
 
-_frozen = dataclasses.dataclass(frozen=True, slots=True)
-
 
 def _bytes_field(instance: object, name: str, maximum: int | None = None) -> None:
     """Store a bytes-like field as bytes (hashable, comparable after a round trip)."""
@@ -267,7 +265,7 @@ def _bytes_field(instance: object, name: str, maximum: int | None = None) -> Non
 # Commands (client -> driver). Every one starts with client id (int64 @0) and correlation id (int64 @8).
 # ============================================================================================================
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class CorrelatedCommand(_MultiType):
     """CLIENT_KEEPALIVE / CLIENT_CLOSE: the 16-byte correlated header only (Java CorrelatedMessageFlyweight)."""
 
@@ -293,7 +291,7 @@ class CorrelatedCommand(_MultiType):
 _PUBLICATION = struct.Struct("<qqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class PublicationCommand(_MultiType):
     """ADD_PUBLICATION / ADD_EXCLUSIVE_PUBLICATION (Java PublicationMessageFlyweight): 24 + channel."""
 
@@ -328,7 +326,7 @@ _REMOVE_PUBLICATION = struct.Struct("<qqqQ")
 _REMOVE = struct.Struct("<qqq")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class RemovePublicationCommand(_SingleType):
     """REMOVE_PUBLICATION (Java RemovePublicationFlyweight): 32 bytes, the last 8 are flags (bit 0 revoke).
 
@@ -361,7 +359,7 @@ class RemovePublicationCommand(_SingleType):
 _SUBSCRIPTION = struct.Struct("<qqqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class SubscriptionCommand(_SingleType):
     """ADD_SUBSCRIPTION (Java SubscriptionMessageFlyweight): 32 + channel.
 
@@ -389,7 +387,7 @@ class SubscriptionCommand(_SingleType):
         return cls(client_id, correlation_id, registration_correlation_id, stream_id, channel)
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class RemoveCommand(_MultiType):
     """REMOVE_SUBSCRIPTION / REMOVE_COUNTER (Java RemoveMessageFlyweight): 24 bytes."""
 
@@ -413,7 +411,7 @@ class RemoveCommand(_MultiType):
         return cls(client_id, correlation_id, registration_id, msg_type_id=reader.type_id)
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class DestinationCommand(_MultiType):
     """ADD/REMOVE_DESTINATION and ADD/REMOVE_RCV_DESTINATION (Java DestinationMessageFlyweight): 28 + channel.
 
@@ -447,7 +445,7 @@ class DestinationCommand(_MultiType):
 _DESTINATION_BY_ID = struct.Struct("<qqqq")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class DestinationByIdCommand(_SingleType):
     """REMOVE_DESTINATION_BY_ID (Java DestinationByIdMessageFlyweight): 32 bytes."""
 
@@ -477,7 +475,7 @@ class DestinationByIdCommand(_SingleType):
 _COUNTER = struct.Struct("<qqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class CounterCommand(_SingleType):
     """ADD_COUNTER (Java CounterMessageFlyweight): 28 + align(key, 4) + label.
 
@@ -513,7 +511,7 @@ class CounterCommand(_SingleType):
 _STATIC_COUNTER = struct.Struct("<qqqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class StaticCounterCommand(_SingleType):
     """ADD_STATIC_COUNTER (Java StaticCounterMessageFlyweight): 36 + align(key, 4) + label.
 
@@ -546,7 +544,7 @@ class StaticCounterCommand(_SingleType):
         return cls(client_id, correlation_id, registration_id, type_id, key, label)
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class TerminateDriverCommand(_SingleType):
     """TERMINATE_DRIVER (Java TerminateDriverFlyweight): 20 + token bytes."""
 
@@ -574,7 +572,7 @@ class TerminateDriverCommand(_SingleType):
 _REJECT_IMAGE = struct.Struct("<qqqq")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class RejectImageCommand(_SingleType):
     """REJECT_IMAGE (Java RejectImageFlyweight): 36 + reason.
 
@@ -606,7 +604,7 @@ class RejectImageCommand(_SingleType):
 _NEXT_SESSION_ID = struct.Struct("<qqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class NextSessionIdCommand(_SingleType):
     """GET_NEXT_AVAILABLE_SESSION_ID (Java GetNextAvailableSessionIdMessageFlyweight): 20 bytes."""
 
@@ -633,7 +631,7 @@ class NextSessionIdCommand(_SingleType):
 _ERROR = struct.Struct("<qi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class ErrorResponse(_SingleType):
     """ON_ERROR (Java ErrorResponseFlyweight): 16 + message.
 
@@ -671,7 +669,7 @@ class ErrorResponse(_SingleType):
 _IMAGE_READY = struct.Struct("<qiiqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class ImageReady(_SingleType):
     """ON_AVAILABLE_IMAGE (Java ImageBuffersReadyFlyweight): 32 + align(log file, 4) + 4 + source identity.
 
@@ -698,16 +696,17 @@ class ImageReady(_SingleType):
 
     @classmethod
     def _decode(cls, reader: _Reader) -> ImageReady:
-        fields = reader.fixed(_IMAGE_READY, 0)
+        correlation_id, session_id, stream_id, subscription_id, position_id = reader.fixed(_IMAGE_READY, 0)
         log_file_name, position = reader.text(28, "log file name", padded=True)
         source_identity, _ = reader.text(position, "source identity")
-        return cls(*fields, log_file_name, source_identity)
+        return cls(correlation_id, session_id, stream_id, subscription_id, position_id, log_file_name,
+                   source_identity)
 
 
 _PUBLICATION_READY = struct.Struct("<qqiiii")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class PublicationReady(_MultiType):
     """ON_PUBLICATION_READY / ON_EXCLUSIVE_PUBLICATION_READY (Java PublicationBuffersReadyFlyweight): 36 + log.
 
@@ -741,12 +740,14 @@ class PublicationReady(_MultiType):
 
     @classmethod
     def _decode(cls, reader: _Reader) -> PublicationReady:
-        fields = reader.fixed(_PUBLICATION_READY, 0)
+        correlation_id, registration_id, session_id, stream_id, limit_id, status_id = reader.fixed(
+            _PUBLICATION_READY, 0)
         log_file_name, _ = reader.text(32, "log file name")
-        return cls(reader.type_id, *fields, log_file_name)
+        return cls(reader.type_id, correlation_id, registration_id, session_id, stream_id, limit_id, status_id,
+                   log_file_name)
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class OperationSucceeded(_SingleType):
     """ON_OPERATION_SUCCESS (Java OperationSucceededFlyweight): correlation id, 8 bytes."""
 
@@ -767,7 +768,7 @@ class OperationSucceeded(_SingleType):
 _IMAGE_MESSAGE = struct.Struct("<qqi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class ImageUnavailable(_SingleType):
     """ON_UNAVAILABLE_IMAGE (Java ImageMessageFlyweight): 24 + the subscription's channel."""
 
@@ -786,15 +787,15 @@ class ImageUnavailable(_SingleType):
 
     @classmethod
     def _decode(cls, reader: _Reader) -> ImageUnavailable:
-        fields = reader.fixed(_IMAGE_MESSAGE, 0)
+        correlation_id, subscription_registration_id, stream_id = reader.fixed(_IMAGE_MESSAGE, 0)
         channel, _ = reader.text(20, "channel")
-        return cls(*fields, channel)
+        return cls(correlation_id, subscription_registration_id, stream_id, channel)
 
 
 _ID_AND_INT = struct.Struct("<qi")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class SubscriptionReady(_SingleType):
     """ON_SUBSCRIPTION_READY (Java SubscriptionReadyFlyweight): 12 bytes; status indicator -1 for IPC/spy."""
 
@@ -813,7 +814,7 @@ class SubscriptionReady(_SingleType):
         return cls(*reader.fixed(_ID_AND_INT, 0))
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class CounterUpdate(_MultiType):
     """ON_COUNTER_READY / ON_UNAVAILABLE_COUNTER (Java CounterUpdateFlyweight): 12 bytes.
 
@@ -838,7 +839,7 @@ class CounterUpdate(_MultiType):
         return cls(reader.type_id, *reader.fixed(_ID_AND_INT, 0))
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class ClientTimeout(_SingleType):
     """ON_CLIENT_TIMEOUT (Java ClientTimeoutFlyweight): client id, 8 bytes."""
 
@@ -856,7 +857,7 @@ class ClientTimeout(_SingleType):
         return cls(*reader.fixed(_I64, 0))
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class StaticCounterReply(_SingleType):
     """ON_STATIC_COUNTER (Java StaticCounterFlyweight): correlation id + counter id, 12 bytes."""
 
@@ -878,7 +879,7 @@ class StaticCounterReply(_SingleType):
 _PUBLICATION_ERROR = struct.Struct("<qqiiqqhH16si")
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class PublicationErrorFrame(_SingleType):
     """ON_PUBLICATION_ERROR (Java PublicationErrorFrameFlyweight): 68 + message.
 
@@ -924,12 +925,14 @@ class PublicationErrorFrame(_SingleType):
 
     @classmethod
     def _decode(cls, reader: _Reader) -> PublicationErrorFrame:
-        fields = reader.fixed(_PUBLICATION_ERROR, 0)
+        (registration_id, destination_id, session_id, stream_id, receiver_id, group_tag, address_type, port,
+         address, error_code) = reader.fixed(_PUBLICATION_ERROR, 0)
         message, _ = reader.text(64, "error message")
-        return cls(*fields, message)
+        return cls(registration_id, destination_id, session_id, stream_id, receiver_id, group_tag, address_type,
+                   port, address, error_code, message)
 
 
-@_frozen
+@dataclasses.dataclass(frozen=True, slots=True)
 class NextSessionIdReply(_SingleType):
     """ON_NEXT_AVAILABLE_SESSION_ID (Java NextAvailableSessionIdFlyweight): 12 bytes."""
 
