@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Standalone media driver, the counterpart of ``aeronmd``.
+
+    python -m aeron.driver [key=value ...] [-Dkey=value ...]
+
+Settings come from the ``AERON_*`` environment variables aeronmd reads, then from the arguments
+(``aeron.dir=/dev/shm/x``, ``aeron.threading.mode=SHARED``, ``AERON_DIR=/dev/shm/x``). The driver logs its
+settings at start and stops cleanly on SIGINT, SIGTERM, or an accepted TERMINATE_DRIVER command
+(``aeron.driver.termination.validator=allow``). Exit status: 0 after a clean stop, 1 when it cannot start.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+from aeron.driver.media_driver import Context, MediaDriver
+from aeron.errors import AeronError
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if any(arg in ("-h", "--help") for arg in args):
+        print(__doc__)
+        return 0
+    stop = threading.Event()
+
+    def on_signal(signum, _frame):
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        try:
+            ctx = Context(args)
+            ctx.termination_hook = stop.set
+            driver = MediaDriver.launch(ctx)
+        except (AeronError, OSError) as exc:
+            print(f"aeron.driver: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+            return 1
+        with driver:
+            print(f"aeron.driver: started in {driver.aeron_dir}, pid {os.getpid()}, settings:", flush=True)
+            for key, value in ctx.as_properties().items():
+                print(f"  {key}={value}", flush=True)
+            while not stop.wait(0.2):
+                pass
+            print("aeron.driver: shutting down", flush=True)
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,547 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our driver, embedded, driven with raw commands in its to-driver ring; responses, counters and files
+checked against the reference tables and the golden cnc.dat / log buffer of the C driver."""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import struct
+import time
+
+import pytest
+
+from aeron import command as cmd
+from aeron._core import counters as ctr
+from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.buffer_claim import BufferClaim
+from aeron._core.cnc import CncFile
+from aeron._core.counters import CountersReader, format_counter_line
+from aeron._core.error_log import read_error_log
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_appender import ConcurrentTermAppender
+from aeron.driver import Context, MediaDriver
+from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
+from aeron.errors import ErrorCode
+from tests.driver.rawclient import RawClient
+
+MIB = 1024 * 1024
+GOLDEN_SIZES = dict(counters_buffer_length=MIB, ipc_term_buffer_length=65536, term_buffer_length=65536)
+
+
+def make_context(aeron_dir, **overrides):
+    values = dict(aeron_dir=str(aeron_dir), threading_mode="SHARED", **GOLDEN_SIZES)
+    values.update(overrides)
+    return Context(environ={}, **values)
+
+
+@pytest.fixture
+def driver(shm_dir):
+    d = MediaDriver.launch(make_context(shm_dir / "driver"))
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def fast_driver(shm_dir):
+    """Short timers: 20 ms timer, 300 ms client liveness, 600 ms unblock, 200 ms linger."""
+    d = MediaDriver.launch(make_context(
+        shm_dir / "driver", timer_interval_ns=20_000_000, client_liveness_timeout_ns=300_000_000,
+        publication_unblock_timeout_ns=600_000_000, publication_linger_timeout_ns=200_000_000,
+        counters_free_to_reuse_timeout_ns=0))
+    try:
+        yield d
+    finally:
+        d.close()
+
+
+@pytest.fixture
+def client(driver):
+    c = RawClient(driver.aeron_dir)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+# -- command helpers (aeron.command encoders) ----------------------------------------------------------------
+
+def add_publication(c, stream_id=1001, channel="aeron:ipc", exclusive=False, client_id=None):
+    corr = c.next_id()
+    type_id = cmd.ADD_EXCLUSIVE_PUBLICATION if exclusive else cmd.ADD_PUBLICATION
+    c.send(type_id, cmd.PublicationCommand(client_id if client_id is not None else c.client_id, corr, stream_id,
+                                           channel, msg_type_id=type_id).encode())
+    return corr
+
+
+def add_subscription(c, stream_id=1001, channel="aeron:ipc", client_id=None):
+    corr = c.next_id()
+    c.send(cmd.ADD_SUBSCRIPTION, cmd.SubscriptionCommand(
+        client_id if client_id is not None else c.client_id, corr, -1, stream_id, channel).encode())
+    return corr
+
+
+def remove(c, type_id, registration_id):
+    corr = c.next_id()
+    if type_id == cmd.REMOVE_PUBLICATION:
+        payload = cmd.RemovePublicationCommand(c.client_id, corr, registration_id).encode()
+    else:
+        payload = cmd.RemoveCommand(c.client_id, corr, registration_id, msg_type_id=type_id).encode()
+    c.send(type_id, payload)
+    return corr
+
+
+def correlated(c, type_id, correlation_id=-1):
+    c.send(type_id, cmd.CorrelatedCommand(c.client_id, correlation_id, msg_type_id=type_id).encode())
+
+
+def golden_cnc(golden_dir):
+    data = bytearray(gzip.decompress((golden_dir / "cnc/c-aeronmd-ipc/cnc.dat.gz").read_bytes()))
+    return CncFile.from_buffer(AtomicBuffer(data))
+
+
+def mask_versions(label):
+    return re.sub(r"version=\S+ commit=\S+", "version=V commit=C", label)
+
+
+def wait_for(predicate, timeout_s=5.0, interval_s=0.005):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        time.sleep(interval_s)
+
+
+# -- cnc.dat and directory -------------------------------------------------------------------------------------
+
+def test_cnc_header_sections_and_system_counters_match_golden(driver, client, golden_dir):
+    ours, golden = client.cnc, golden_cnc(golden_dir)
+    for field in ("version", "to_driver_buffer_length", "to_clients_buffer_length", "counters_metadata_buffer_length",
+                  "counters_values_buffer_length", "error_log_buffer_length", "client_liveness_timeout_ns",
+                  "file_page_size", "file_length", "to_driver_buffer_offset", "to_clients_buffer_offset",
+                  "counters_metadata_buffer_offset", "counters_values_buffer_offset", "error_log_buffer_offset"):
+        assert getattr(ours, field) == getattr(golden, field), field
+    assert ours.pid == os.getpid()
+    assert abs(ours.start_timestamp_ms - time.time() * 1000) < 60_000
+    # the driver took correlation id 0 at start: the first client id is 1
+    assert client.client_id == 1
+    assert 0 <= time.time() * 1000 - client.ring.consumer_heartbeat_time < 5_000
+
+    golden_reader = CountersReader(golden.counters_metadata_buffer(), golden.counters_values_buffer())
+    theirs = {r.counter_id: r for r in golden_reader.counters()}
+    for record in client.counters.counters()[:46]:
+        expected = theirs[record.counter_id]
+        assert record.type_id == expected.type_id == 0
+        assert record.key == expected.key
+        assert (record.registration_id, record.owner_id, record.reference_id) == (record.counter_id, -1, 0)
+        assert mask_versions(record.label) == mask_versions(expected.label)
+    assert client.counters.get_counter_value(ctr.CONTROL_PROTOCOL_VERSION) == 65536
+    assert client.counters.get_counter_label(ctr.ERRORS) == f"Errors: version={DRIVER_VERSION} commit={DRIVER_COMMIT}"
+    assert client.counters.get_counter_state(46) == ctr.RECORD_UNUSED
+
+    aeron_dir = driver.aeron_dir
+    assert sorted(os.listdir(aeron_dir)) == ["cnc.dat", "images", "loss-report.dat", "publications"]
+    assert os.path.getsize(os.path.join(aeron_dir, "loss-report.dat")) == MIB
+    mapped = client.counters.get_counter_value(ctr.BYTES_CURRENTLY_MAPPED)
+    assert mapped == ours.file_length + MIB
+
+
+def test_golden_sequence_gives_the_golden_broadcast_records_and_counters(driver, golden_dir):
+    """The run behind the golden cnc.dat: subscriber client 1 subscribes (corr 2), publisher client 3 adds
+    the publication (corr 4) and sends five 14-byte messages that the subscriber consumes."""
+    sub_client = RawClient(driver.aeron_dir)
+    pub_client = None
+    try:
+        sub_corr = add_subscription(sub_client)
+        pub_client = RawClient(driver.aeron_dir)
+        pub_corr = add_publication(pub_client)
+        assert (sub_client.client_id, sub_corr, pub_client.client_id, pub_corr) == (1, 2, 3, 4)
+        _, ready = pub_client.await_correlated(pub_corr)
+        _, image = sub_client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+        records = broadcast_records(sub_client.cnc)
+        assert [(off, typ) for off, _, typ in records] == [
+            (0, 0x0F08), (24, 0x0F07), (48, 0x0F08), (72, 0x0F03), (72 + align8(36 + len(ready.log_file_name) + 8),
+                                                                     0x0F02)]
+        assert [length for _, length, _ in records][:3] == [20, 20, 20]
+        assert records[3][1] == 8 + 36 + len(ready.log_file_name)
+        assert ready.log_file_name == os.path.join(driver.aeron_dir, "publications", f"{pub_corr}.logbuffer")
+        assert (ready.registration_id, ready.stream_id, ready.position_limit_counter_id,
+                ready.channel_status_indicator_id) == (pub_corr, 1001, 48, -1)
+        assert (image.correlation_id, image.session_id, image.stream_id, image.subscription_registration_id,
+                image.subscriber_position_id, image.log_file_name, image.source_identity) == (
+            pub_corr, ready.session_id, 1001, sub_corr, 50, ready.log_file_name, "aeron:ipc")
+
+        # publish five messages and consume them as the C clients did
+        log = LogBuffers.map_existing(ready.log_file_name)
+        values = pub_client.cnc.counters_values_buffer()      # cached section, closed with the client
+        try:
+            pub = ConcurrentTermAppender(log, values, ready.position_limit_counter_id * 128)
+            for i in range(5):
+                assert pub.offer(f"Hello World! {i}".encode()) > 0
+            values.put_i64_ordered(50 * 128, 320)        # the subscriber's position after reading them
+            wait_for(lambda: sub_client.counters.get_counter_value(47) == 320)
+            pub.close()
+        finally:
+            log.close()
+
+        golden = golden_cnc(golden_dir)
+        golden_lines = (golden_dir / "cnc/c-aeronmd-ipc/aeronstat-c.txt").read_text().splitlines()[2:]
+        session = str(ready.session_id)
+        for counter_id, golden_line in zip(range(46, 51), golden_lines[46:51]):
+            record = sub_client.counters.counters()[counter_id]
+            line = format_counter_line(record.counter_id, record.value, record.label, 4)
+            golden_line = golden_line.replace("-1382497356", session)
+            if record.type_id == ctr.DRIVER_HEARTBEAT_TYPE_ID:
+                # clients append " name=... version=... commit=..." and keep writing the time: compare the rest
+                assert golden_line.split(" - ")[1].startswith(record.label + " name=")
+            else:
+                assert line == golden_line
+            golden_reader = CountersReader(golden.counters_metadata_buffer(), golden.counters_values_buffer())
+            expected = golden_reader.counters()[counter_id]
+            assert (record.type_id, record.registration_id, record.owner_id, record.reference_id) == (
+                expected.type_id, expected.registration_id, expected.owner_id, expected.reference_id)
+            if record.type_id != ctr.DRIVER_HEARTBEAT_TYPE_ID:
+                assert record.key[:20] == expected.key[:8] + struct.pack("<i", ready.session_id) + expected.key[12:20]
+                assert record.key[20:29] == b"aeron:ipc"
+
+        # the log metadata as the C driver writes it (golden log copied at the same moment)
+        golden_meta = LogBuffers(AtomicBuffer(bytearray(gzip.decompress(
+            (golden_dir / "logbuffers/ipc-c-aeronmd/4.logbuffer.gz").read_bytes())))).metadata()
+        with LogBuffers.map_existing(ready.log_file_name) as ours:
+            meta = ours.metadata()
+        for key in golden_meta:
+            if key in ("initial_term_id", "default_frame_header", "term_tail_counters"):
+                continue
+            assert meta[key] == golden_meta[key], key
+        assert meta["is_connected"] == 1
+    finally:
+        sub_client.close()
+        if pub_client is not None:
+            pub_client.close()
+
+
+def broadcast_records(cnc):
+    buf = cnc.to_clients_buffer()            # the cnc's cached section, owned by the RawClient
+    capacity = cnc.to_clients_buffer_length - 128
+    tail = buf.get_i64(capacity + 8)
+    out, offset = [], 0
+    while offset < tail:
+        length, type_id = buf.get_i32(offset), buf.get_i32(offset + 4)
+        out.append((offset, length, type_id))
+        offset += align8(length)
+    return out
+
+
+def align8(value):
+    return (value + 7) & ~7
+
+
+# -- responses ---------------------------------------------------------------------------------------------------
+
+def test_publication_without_subscriber_is_not_connected_then_limit_follows_subscriber(driver, client):
+    corr = add_publication(client)
+    _, ready = client.await_correlated(corr)
+    reader = client.counters
+    assert reader.get_counter_label(ready.position_limit_counter_id).startswith(f"pub-lmt: {corr} ")
+    time.sleep(0.05)
+    assert reader.get_counter_value(ready.position_limit_counter_id) == 0
+    with LogBuffers.map_existing(ready.log_file_name) as log:
+        assert not log.is_connected
+        sub_corr = add_subscription(client)
+        client.await_correlated(sub_corr)
+        _, image = client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+        wait_for(lambda: reader.get_counter_value(ready.position_limit_counter_id) == 32768)
+        assert log.is_connected
+        assert reader.get_counter_label(image.subscriber_position_id) == \
+            f"sub-pos: {sub_corr} {ready.session_id} 1001 aeron:ipc @0"
+        assert reader.get_counter_reference_id(image.subscriber_position_id) == corr
+        rm = remove(client, cmd.REMOVE_SUBSCRIPTION, sub_corr)
+        assert client.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
+        wait_for(lambda: not log.is_connected)
+        wait_for(lambda: reader.get_counter_value(ready.position_limit_counter_id) == 0)
+        assert reader.get_counter_state(image.subscriber_position_id) == ctr.RECORD_RECLAIMED
+
+
+def test_concurrent_publications_are_shared_exclusive_ones_are_not(driver, client):
+    first = add_publication(client, stream_id=7)
+    _, a = client.await_correlated(first)
+    second = add_publication(client, stream_id=7)
+    t2, b = client.await_correlated(second)
+    assert t2 == cmd.ON_PUBLICATION_READY
+    assert (b.registration_id, b.session_id, b.position_limit_counter_id, b.log_file_name) == (
+        first, a.session_id, a.position_limit_counter_id, a.log_file_name)
+    third = add_publication(client, stream_id=7, exclusive=True)
+    t3, c = client.await_correlated(third)
+    assert t3 == cmd.ON_EXCLUSIVE_PUBLICATION_READY
+    assert c.registration_id == third and c.session_id != a.session_id
+    assert client.counters.get_counter_label(c.position_limit_counter_id - 1).startswith("pub-pos (exclusive): ")
+    with LogBuffers.map_existing(c.log_file_name) as log:
+        assert log.metadata()["type"] == 1
+    conflict = add_publication(client, stream_id=7, channel="aeron:ipc?term-length=128k")
+    t4, err = client.await_correlated(conflict)
+    assert t4 == cmd.ON_ERROR and err.error_code == ErrorCode.INVALID_CHANNEL
+    assert "term length" in err.error_message
+
+
+@pytest.mark.parametrize("channel, code, text", [
+    ("aeron:bogus", ErrorCode.INVALID_CHANNEL, "invalid channel"),
+    ("aeron:ipc?term-length=1000", ErrorCode.INVALID_CHANNEL, "term length"),
+    ("aeron:udp?endpoint=localhost:40123", ErrorCode.NOT_SUPPORTED, "UDP channels are not supported yet"),
+])
+def test_bad_or_unsupported_publication_channel(client, channel, code, text):
+    corr = add_publication(client, channel=channel)
+    type_id, err = client.await_correlated(corr)
+    assert type_id == cmd.ON_ERROR
+    assert err.error_code == code
+    assert err.error_message.startswith(f"({-int(code)}) ")
+    assert text in err.error_message
+    records = read_error_log(client.error_log_buffer)
+    assert any(text in r.text for r in records)
+    assert client.counters.get_counter_value(ctr.ERRORS) >= 1
+
+
+def test_spy_and_udp_subscriptions_are_refused(client):
+    for channel in ("aeron-spy:aeron:udp?endpoint=localhost:40123", "aeron:udp?endpoint=localhost:40123"):
+        corr = add_subscription(client, channel=channel)
+        type_id, err = client.await_correlated(corr)
+        assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.NOT_SUPPORTED)
+
+
+def test_unknown_resources_answer_their_error_codes(client):
+    for type_id, code in ((cmd.REMOVE_PUBLICATION, ErrorCode.UNKNOWN_PUBLICATION),
+                          (cmd.REMOVE_SUBSCRIPTION, ErrorCode.UNKNOWN_SUBSCRIPTION),
+                          (cmd.REMOVE_COUNTER, ErrorCode.UNKNOWN_COUNTER)):
+        corr = remove(client, type_id, 99999)
+        response_type, err = client.await_correlated(corr)
+        assert (response_type, err.error_code) == (cmd.ON_ERROR, code)
+
+
+def test_malformed_and_unknown_commands_get_no_response_but_an_error_log_entry(driver, client):
+    client.send(cmd.ADD_PUBLICATION, struct.pack("<qq", client.client_id, client.next_id()))   # 16 < 24 bytes
+    client.send(cmd.ADD_SUBSCRIPTION, struct.pack("<qqqii", client.client_id, client.next_id(), -1, 1, 500) + b"x")
+    client.send(0x99, struct.pack("<qq", client.client_id, client.next_id()))
+    assert client.drain(0.3) == []
+    records = read_error_log(client.error_log_buffer)
+    texts = [r.text for r in records]
+    assert sum(t.startswith("(-7) malformed command") for t in texts) >= 1
+    assert any(t.startswith("(-6) unknown command type id") and "command=153 unknown" in t for t in texts)
+    assert client.counters.get_counter_value(ctr.ERRORS) == 3
+    # still alive
+    corr = add_publication(client)
+    assert client.await_correlated(corr)[0] == cmd.ON_PUBLICATION_READY
+
+
+def test_counters_static_counters_and_session_ids(client):
+    corr = client.next_id()
+    client.send(cmd.ADD_COUNTER, cmd.CounterCommand(client.client_id, corr, 1001, b"\x01" * 8,
+                                                    "my-counter: test").encode())
+    _, ready = client.await_correlated(corr)
+    counter_id = ready.counter_id
+    reader = client.counters
+    assert (reader.get_counter_type_id(counter_id), reader.get_counter_label(counter_id),
+            reader.get_counter_registration_id(counter_id), reader.get_counter_owner_id(counter_id)) == (
+        1001, "my-counter: test", corr, client.client_id)
+    assert reader.get_counter_key(counter_id)[:8] == b"\x01" * 8
+
+    static_corr = client.next_id()
+    client.send(cmd.ADD_STATIC_COUNTER, cmd.StaticCounterCommand(client.client_id, static_corr, 424242, 1002, b"",
+                                                                 "static").encode())
+    t, static = client.await_correlated(static_corr)
+    assert t == cmd.ON_STATIC_COUNTER
+    again = client.next_id()
+    client.send(cmd.ADD_STATIC_COUNTER, cmd.StaticCounterCommand(client.client_id, again, 424242, 1002, b"",
+                                                                 "static").encode())
+    assert client.await_correlated(again)[1].counter_id == static.counter_id
+    assert reader.get_counter_owner_id(static.counter_id) == -1
+
+    rm = remove(client, cmd.REMOVE_COUNTER, corr)
+    assert client.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
+    t, gone = client.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_COUNTER)
+    assert (gone.correlation_id, gone.counter_id) == (corr, counter_id)
+    assert reader.get_counter_state(counter_id) == ctr.RECORD_RECLAIMED
+
+    ids = []
+    for _ in range(2):
+        session_corr = client.next_id()
+        client.send(cmd.GET_NEXT_AVAILABLE_SESSION_ID, cmd.NextAvailableSessionIdCommand(
+            client.client_id, session_corr, 77).encode())
+        ids.append(client.await_correlated(session_corr)[1].next_session_id)
+    assert ids[1] == ids[0] + 1 or ids[1] > 1000
+
+
+def test_keepalive_moves_the_heartbeat_counter(driver, client):
+    corr = add_subscription(client)
+    client.await_correlated(corr)
+    _, hb = client.await_response(lambda t, m: t == cmd.ON_COUNTER_READY and m.correlation_id == client.client_id)
+    reader = client.counters
+    assert reader.get_counter_type_id(hb.counter_id) == ctr.DRIVER_HEARTBEAT_TYPE_ID
+    assert reader.get_counter_label(hb.counter_id) == f"client-heartbeat: id={client.client_id}"
+    assert reader.get_counter_key(hb.counter_id)[:8] == struct.pack("<q", client.client_id)
+    before = reader.get_counter_value(hb.counter_id)
+    time.sleep(0.02)
+    correlated(client, cmd.CLIENT_KEEPALIVE, 0)
+    wait_for(lambda: reader.get_counter_value(hb.counter_id) > before)
+
+
+# -- liveness, linger, unblocking ---------------------------------------------------------------------------------
+
+def test_client_timeout_releases_everything(fast_driver):
+    observer = RawClient(fast_driver.aeron_dir)
+    dead = RawClient(fast_driver.aeron_dir)
+    try:
+        sub = add_subscription(observer, stream_id=5)
+        observer.await_correlated(sub)
+        pub = add_publication(dead, stream_id=5)
+        _, ready = dead.await_correlated(pub)
+        counter_corr = dead.next_id()
+        dead.send(cmd.ADD_COUNTER, cmd.CounterCommand(dead.client_id, counter_corr, 1001, b"", "doomed").encode())
+        _, counter = dead.await_correlated(counter_corr)
+        # observer keeps its heartbeat fresh, the other client never does
+        hb_id = observer.counters.find_by_type_id_and_registration_id(ctr.DRIVER_HEARTBEAT_TYPE_ID, observer.client_id)
+        values = observer.cnc.counters_values_buffer()
+        deadline = time.monotonic() + 5
+        seen = []
+        while time.monotonic() < deadline and not any(t == cmd.ON_UNAVAILABLE_IMAGE for t, _ in seen):
+            values.put_i64_ordered(hb_id * 128, int(time.time() * 1000))
+            observer.poll()
+            seen.extend(observer.received)
+            observer.received.clear()
+            time.sleep(0.01)
+        kinds = [(t, getattr(m, "correlation_id", None)) for t, m in seen]
+        assert (cmd.ON_CLIENT_TIMEOUT, dead.client_id) in kinds or any(
+            t == cmd.ON_CLIENT_TIMEOUT and m.client_id == dead.client_id for t, m in seen)
+        assert (cmd.ON_UNAVAILABLE_COUNTER, dead.client_id) in kinds
+        assert (cmd.ON_UNAVAILABLE_COUNTER, counter_corr) in kinds
+        assert any(t == cmd.ON_UNAVAILABLE_IMAGE and m.correlation_id == pub for t, m in seen)
+        reader = observer.counters
+        assert reader.get_counter_value(ctr.CLIENT_TIMEOUTS) == 1
+        assert reader.get_counter_state(counter.counter_id) == ctr.RECORD_RECLAIMED
+        # the publication lingers 200 ms, then its log file goes
+        wait_for(lambda: not os.path.exists(ready.log_file_name), timeout_s=5)
+        assert reader.get_counter_state(ready.position_limit_counter_id) == ctr.RECORD_RECLAIMED
+    finally:
+        observer.close()
+        dead.close()
+
+
+def test_client_close_releases_without_timeout_event(fast_driver):
+    c = RawClient(fast_driver.aeron_dir)
+    try:
+        corr = add_publication(c)
+        _, ready = c.await_correlated(corr)
+        correlated(c, cmd.CLIENT_CLOSE, -1)
+        _, gone = c.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_COUNTER and m.correlation_id == c.client_id)
+        assert not any(t == cmd.ON_CLIENT_TIMEOUT for t, _ in c.drain(0.1))
+        assert c.counters.get_counter_value(ctr.CLIENT_TIMEOUTS) == 0
+        wait_for(lambda: not os.path.exists(ready.log_file_name))
+    finally:
+        c.close()
+
+
+def test_publisher_dead_mid_claim_is_unblocked(fast_driver):
+    c = RawClient(fast_driver.aeron_dir)
+    values = c.cnc.counters_values_buffer()
+    pubs = []
+    try:
+        sub = add_subscription(c, stream_id=9)
+        c.await_correlated(sub)
+        corr = add_publication(c, stream_id=9)
+        _, ready = c.await_correlated(corr)
+        _, image = c.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+        wait_for(lambda: c.counters.get_counter_value(ready.position_limit_counter_id) > 0)
+        hb = c.counters.find_by_type_id_and_registration_id(ctr.DRIVER_HEARTBEAT_TYPE_ID, c.client_id)
+        with LogBuffers.map_existing(ready.log_file_name) as log:
+            pub = ConcurrentTermAppender(log, values, ready.position_limit_counter_id * 128)
+            pubs.append(pub)
+            claim = BufferClaim()
+            assert pub.try_claim(100, claim) > 0    # the "dead" publisher: claimed, never committed
+            claim = None                            # abandoned: stays uncommitted, only our pin goes
+            assert pub.offer(b"after the hole") > 0
+            term = log.term_buffer(0)
+            try:
+                assert term.get_i32_volatile(0) < 0
+                deadline = time.monotonic() + 5
+                while term.get_i32_volatile(0) < 0:
+                    values.put_i64_ordered(hb * 128, int(time.time() * 1000))
+                    assert time.monotonic() < deadline, "not unblocked"
+                    time.sleep(0.02)
+                assert (term.get_i32(0), term.get_bytes(4, 4)) == (132, b"\x00\xc0\x00\x00")   # PAD over the claimed 32 + 100 bytes
+                assert c.counters.get_counter_value(ctr.UNBLOCKED_PUBLICATIONS) == 1
+            finally:
+                term.close()
+                pub.close()
+    finally:
+        for pub in pubs:
+            pub.close()
+        c.close()
+
+
+# -- lifecycle ----------------------------------------------------------------------------------------------------
+
+def test_terminate_driver_needs_an_allowing_validator(shm_dir):
+    for validator, expected in (("deny", False), ("allow", True)):
+        d = MediaDriver.launch(make_context(shm_dir / validator, driver_termination_validator=validator))
+        try:
+            c = RawClient(d.aeron_dir)
+            try:
+                c.send(cmd.TERMINATE_DRIVER, cmd.TerminateDriverCommand(c.client_id, -1, b"").encode())
+                assert d.wait_for_termination(0.5) is expected
+            finally:
+                c.close()
+        finally:
+            d.close()
+
+
+def test_limit_advances_with_the_slowest_subscriber_and_terms_are_cleaned_behind_it(driver, client):
+    sub_a, sub_b = add_subscription(client, stream_id=3), add_subscription(client, stream_id=3)
+    corr = add_publication(client, stream_id=3)
+    _, ready = client.await_correlated(corr)
+    positions = []
+    for _ in range(2):
+        _, image = client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+        positions.append(image.subscriber_position_id * 128)
+    values = client.cnc.counters_values_buffer()
+    limit_id = ready.position_limit_counter_id
+    wait_for(lambda: client.counters.get_counter_value(limit_id) == 32768)
+    message = bytes(range(256)) * 3 + bytes(224)         # 992 bytes: 1024-byte frames, 64 per term
+    term_length = 65536
+    target = 3 * term_length + 8192
+    with LogBuffers.map_existing(ready.log_file_name) as log:
+        pub = ConcurrentTermAppender(log, values, limit_id * 128)
+        try:
+            position = 0
+            deadline = time.monotonic() + 10
+            while position < target:
+                assert time.monotonic() < deadline
+                result = pub.offer(message)
+                if result > 0:
+                    position = result
+                    continue
+                # back pressured: the slow subscriber (b) holds the limit until it catches up too
+                values.put_i64_ordered(positions[0], position)
+                time.sleep(0.002)
+                assert client.counters.get_counter_value(limit_id) <= values.get_i64_volatile(positions[1]) + 32768
+                values.put_i64_ordered(positions[1], position)
+                wait_for(lambda: client.counters.get_counter_value(limit_id) > position or
+                         client.counters.get_counter_value(limit_id) >= position + 32768 - 4096)
+            for p in positions:
+                values.put_i64_ordered(p, position)
+            wait_for(lambda: client.counters.get_counter_value(limit_id - 1) == position)
+            time.sleep(0.05)
+            terms = [log.term_buffer(i) for i in range(3)]
+            try:
+                # term 1 lies wholly more than one term behind the subscribers: cleaned
+                assert terms[1].get_bytes(0, term_length) == bytes(term_length)
+                # term 2 is cleaned only up to one term behind them: later frames are still there
+                cleaned_to = position - term_length - 2 * term_length
+                assert terms[2].get_bytes(0, cleaned_to - 4096) == bytes(cleaned_to - 4096)
+                assert terms[2].get_i32(16384) == 1024
+                # term 3 lives in partition 0 now
+                assert terms[0].get_i32(0) == 1024
+            finally:
+                for term in terms:
+                    term.close()
+        finally:
+            pub.close()
