@@ -31,7 +31,7 @@ from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.term_scanner import LogBufferUnblocker, clean_term
 from aeron.agent import Agent
 from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
-from aeron.errors import AeronError, ConfigurationError, ErrorCode, MalformedMessageError
+from aeron.errors import AeronError, ConfigurationError, ErrorCode, InvalidArgumentError, MalformedMessageError
 
 COMMAND_DRAIN_LIMIT = 10                     # AERON_COMMAND_DRAIN_LIMIT
 IPC_SOURCE_IDENTITY = "aeron:ipc"
@@ -523,6 +523,17 @@ class DriverConductor(Agent):
         except (ValueError, ConfigurationError) as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"invalid {key}={text!r}: {exc}") from exc
 
+    def _uri_bool(self, uri: ChannelUri, key: str, default: bool) -> bool:
+        text = uri.get(key)
+        if text is None:
+            return default
+        value = text.strip().lower()
+        if value and "true".startswith(value):
+            return True
+        if value and "false".startswith(value):
+            return False
+        raise CommandError(ErrorCode.INVALID_CHANNEL, f"invalid {key}={text!r}: expected true or false")
+
     def _add_ipc_publication(self, command, is_exclusive: bool) -> None:
         channel = command.channel
         uri = self._parse_channel(channel)
@@ -533,8 +544,10 @@ class DriverConductor(Agent):
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
         session_id = self._uri_int(uri, "session-id", int, None)
         linger_ns = self._uri_int(uri, "linger", parse_duration_ns, ctx.publication_linger_timeout_ns)
-        sparse_text = uri.get("sparse")
-        sparse = ctx.term_buffer_sparse_file if sparse_text is None else sparse_text.lower().startswith("t")
+        window = self._uri_int(uri, "pub-wnd", parse_size, None)
+        start = [self._uri_int(uri, key, int, None) for key in ("init-term-id", "term-id", "term-offset")]
+        sparse = self._uri_bool(uri, "sparse", ctx.term_buffer_sparse_file)
+        signal_eos = self._uri_bool(uri, "eos", True)
         try:
             if term_length is not None:
                 check_term_length(term_length)
@@ -542,6 +555,11 @@ class DriverConductor(Agent):
                 check_mtu_length(mtu_length)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
+        if any(value is not None for value in start) and not all(value is not None for value in start):
+            raise CommandError(ErrorCode.INVALID_CHANNEL,
+                               f"{channel}: init-term-id, term-id and term-offset must be given together")
+        if window is not None and window <= 0:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: pub-wnd must be > 0")
 
         publication = None
         if not is_exclusive:
@@ -559,6 +577,10 @@ class DriverConductor(Agent):
                 raise CommandError(ErrorCode.INVALID_CHANNEL,
                                    f"existing publication has different MTU length: existing="
                                    f"{publication.mtu_length} requested={mtu_length}")
+            if start[0] is not None:
+                raise CommandError(ErrorCode.INVALID_CHANNEL,
+                                   "existing publication cannot be joined at a given init-term-id/term-id/"
+                                   "term-offset")
             publication.ref_count += 1
             client = self.get_or_add_client(command.client_id)
             client.publication_links.append(publication)
@@ -577,7 +599,7 @@ class DriverConductor(Agent):
             session_id = self._allocate_session_id(stream_id)
         publication = self._create_ipc_publication(
             command, session_id, term_length or ctx.ipc_term_buffer_length, mtu_length or ctx.ipc_mtu_length,
-            linger_ns, sparse, is_exclusive)
+            linger_ns, sparse, is_exclusive, window, start, signal_eos)
         client = self.get_or_add_client(command.client_id)
         client.publication_links.append(publication)
         response_type = cmd.ON_EXCLUSIVE_PUBLICATION_READY if is_exclusive else cmd.ON_PUBLICATION_READY
@@ -600,23 +622,32 @@ class DriverConductor(Agent):
             return session_id
 
     def _create_ipc_publication(self, command, session_id, term_length, mtu_length, linger_ns, sparse,
-                                is_exclusive) -> IpcPublication:
+                                is_exclusive, window, start, signal_eos) -> IpcPublication:
         ctx = self._ctx
         registration_id = command.correlation_id
         stream_id = command.stream_id
         channel = command.channel
-        window = term_length // 2
-        if ctx.ipc_publication_term_window_length > 0:
-            window = min(window, ctx.ipc_publication_term_window_length)
+        # effective window: min(configured, term length / 2), the URI's pub-wnd first (aeron_producer_window_length)
+        configured = window if window is not None else ctx.ipc_publication_term_window_length
+        window = min(configured, term_length // 2) if configured > 0 else term_length // 2
+        init_term_id, term_id, term_offset = start
+        at_position = init_term_id is not None
         path = os.path.join(self.aeron_dir, "publications", f"{registration_id}.logbuffer")
-        log = LogBuffers.create(
-            path, term_length=term_length, initial_term_id=_wrap32(random.getrandbits(32)),
-            session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=ctx.file_page_size,
-            correlation_id=registration_id, log_type=LOG_TYPE_EXCLUSIVE if is_exclusive else LOG_TYPE_CONCURRENT,
-            sparse=sparse, publication_window_length=window, linger_timeout_ns=linger_ns,
-            untethered_window_limit_timeout_ns=ctx.untethered_window_limit_timeout_ns,
-            untethered_resting_timeout_ns=ctx.untethered_resting_timeout_ns,
-            os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf)
+        try:
+            log = LogBuffers.create(
+                path, term_length=term_length,
+                initial_term_id=init_term_id if at_position else _wrap32(random.getrandbits(32)),
+                session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=ctx.file_page_size,
+                correlation_id=registration_id,
+                log_type=LOG_TYPE_EXCLUSIVE if is_exclusive else LOG_TYPE_CONCURRENT,
+                term_id=term_id if at_position else 0, term_offset=term_offset if at_position else 0,
+                start_at_position=at_position, sparse=sparse, publication_window_length=window,
+                linger_timeout_ns=linger_ns, signal_eos=1 if signal_eos else 0,
+                untethered_window_limit_timeout_ns=ctx.untethered_window_limit_timeout_ns,
+                untethered_resting_timeout_ns=ctx.untethered_resting_timeout_ns,
+                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf)
+        except InvalidArgumentError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
         counter_ids = []
         try:
             key = ctr.stream_counter_key_encode(registration_id, session_id, stream_id, channel)
@@ -660,7 +691,16 @@ class DriverConductor(Agent):
                                                               f"registration_id={registration_id}")
         client.publication_links.remove(publication)
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
-        self._decref_publication(publication, self._nano_clock())
+        now_ns = self._nano_clock()
+        self._decref_publication(publication, now_ns)
+        if command.revoke and publication.state in (ACTIVE, DRAINING):
+            # revoked: the stream ends where it is, subscribers see it go at once (§6.12)
+            producer_position = publication.producer_position()
+            publication.log.is_publication_revoked = True
+            publication.log.end_of_stream_position = producer_position
+            publication.pub_lmt.set_ordered(producer_position)
+            self._begin_linger(publication, now_ns)
+            self.system[ctr.PUBLICATIONS_REVOKED].increment_ordered()
 
     def _decref_publication(self, publication: IpcPublication, now_ns: int) -> None:
         publication.ref_count -= 1

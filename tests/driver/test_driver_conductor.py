@@ -545,3 +545,70 @@ def test_limit_advances_with_the_slowest_subscriber_and_terms_are_cleaned_behind
                     term.close()
         finally:
             pub.close()
+
+
+def test_publication_started_at_a_position_and_with_a_window(driver, client):
+    channel = "aeron:ipc?init-term-id=100|term-id=102|term-offset=1024|pub-wnd=8k|eos=false|linger=0"
+    corr = add_publication(client, stream_id=11, channel=channel, exclusive=True)
+    _, ready = client.await_correlated(corr)
+    start = 2 * 65536 + 1024
+    with LogBuffers.map_existing(ready.log_file_name) as log:
+        meta = log.metadata()
+        assert (meta["initial_term_id"], meta["active_term_count"], meta["publication_window_length"],
+                meta["signal_eos"], meta["linger_timeout_ns"], meta["type"]) == (100, 2, 8192, 0, 0, 1)
+        assert log.raw_tails()[2] == (102 << 32) | 1024
+    assert client.counters.get_counter_value(ready.position_limit_counter_id - 1) == start
+    sub = add_subscription(client, stream_id=11)
+    client.await_correlated(sub)
+    _, image = client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+    assert client.counters.get_counter_label(image.subscriber_position_id).endswith(f" @{start}")
+    assert client.counters.get_counter_value(image.subscriber_position_id) == start
+    wait_for(lambda: client.counters.get_counter_value(ready.position_limit_counter_id) == start + 8192)
+    for bad in ("aeron:ipc?init-term-id=1|term-id=2", "aeron:ipc?init-term-id=1|term-id=2|term-offset=3",
+                "aeron:ipc?eos=maybe", "aeron:ipc?mtu=1000"):
+        bad_corr = add_publication(client, stream_id=12, channel=bad)
+        t, err = client.await_correlated(bad_corr)
+        assert (t, err.error_code) == (cmd.ON_ERROR, ErrorCode.INVALID_CHANNEL), bad
+
+
+def test_revoked_publication_ends_at_once(driver, client):
+    sub = add_subscription(client, stream_id=13)
+    client.await_correlated(sub)
+    corr = add_publication(client, stream_id=13, exclusive=True)
+    _, ready = client.await_correlated(corr)
+    client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+    rm = client.next_id()
+    client.send(cmd.REMOVE_PUBLICATION, cmd.RemovePublicationCommand(
+        client.client_id, rm, corr, cmd.REMOVE_PUBLICATION_FLAG_REVOKE).encode())
+    assert client.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
+    _, gone = client.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE)
+    assert (gone.correlation_id, gone.subscription_registration_id, gone.stream_id, gone.channel) == (
+        corr, sub, 13, "aeron:ipc")
+    with LogBuffers.map_existing(ready.log_file_name) as log:
+        assert log.is_publication_revoked and log.end_of_stream_position == 0
+    assert client.counters.get_counter_value(ctr.PUBLICATIONS_REVOKED) == 1
+
+
+def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fast_driver):
+    c = RawClient(fast_driver.aeron_dir)
+    try:
+        sub = add_subscription(c, stream_id=21)
+        c.await_correlated(sub)
+        first, second = add_publication(c, stream_id=21), add_publication(c, stream_id=21)
+        _, ready = c.await_correlated(first)
+        assert c.await_correlated(second)[1].registration_id == first
+        c.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+        for _ in range(2):
+            rm = remove(c, cmd.REMOVE_PUBLICATION, first)
+            assert c.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
+            if _ == 0:
+                time.sleep(0.1)             # several timer ticks: still one user, nothing happens
+                assert not any(t == cmd.ON_UNAVAILABLE_IMAGE for t, _m in c.drain(0.05))
+        _, gone = c.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE)
+        assert gone.correlation_id == first
+        assert os.path.exists(ready.log_file_name)          # lingering (200 ms)
+        wait_for(lambda: not os.path.exists(ready.log_file_name))
+        again = remove(c, cmd.REMOVE_PUBLICATION, first)
+        assert c.await_correlated(again)[1].error_code == ErrorCode.UNKNOWN_PUBLICATION
+    finally:
+        c.close()
