@@ -149,3 +149,32 @@ def test_errors_of_a_stale_driver_are_saved_beside_the_directory(shm_dir):
         assert len(saved) == 1, os.listdir(shm_dir)
         text = (shm_dir / saved[0]).read_text()
         assert "command=119 unknown" in text and "1 distinct errors observed." in text
+
+
+def test_python_m_aeron_driver_stops_on_an_accepted_terminate_driver_command(shm_dir):
+    from aeron import command as cmd
+    from tests.driver.rawclient import RawClient
+    aeron_dir = shm_dir / "cli"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    env["PYTHONPATH"] = str(PROJECT_ROOT)
+    proc = subprocess.Popen([sys.executable, "-m", "aeron.driver", f"aeron.dir={aeron_dir}",
+                             "aeron.counters.buffer.length=1m", "aeron.driver.termination.validator=allow"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while not (aeron_dir / "cnc.dat").exists():
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        c = RawClient(str(aeron_dir))
+        try:
+            c.send(cmd.TERMINATE_DRIVER, cmd.TerminateDriverCommand(c.client_id, -1, b"").encode())
+        finally:
+            c.close()
+        out, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0, err
+        assert "shutting down" in out
+        assert heartbeat_of(str(aeron_dir)) == -1        # directory kept: delete-on-shutdown is off
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=5)
