@@ -152,3 +152,35 @@ def test_cping_cpong_over_ipc(official, shm_dir):
     finally:
         _stop(pong)
         _stop(driver)
+
+
+def test_killed_official_client_is_timed_out_and_its_resources_released(official, shm_dir):
+    aeron_dir = str(shm_dir / "driver")
+    driver = subscriber = None
+    try:
+        driver = _start_driver(aeron_dir, "aeron.client.liveness.timeout=1s", "aeron.timer.interval=100ms",
+                               "aeron.publication.unblock.timeout=2s")
+        subscriber = subprocess.Popen([official("basic_subscriber"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_client_env())
+        deadline = time.monotonic() + 10
+        while True:
+            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+            if "client-heartbeat: id=" in stat.stdout:
+                break
+            assert time.monotonic() < deadline, stat.stdout
+            time.sleep(0.2)
+        subscriber.kill()                                   # kill -9: no CLIENT_CLOSE
+        _stop(subscriber)
+        deadline = time.monotonic() + 10
+        while True:
+            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+            line_24 = next(line for line in stat.stdout.splitlines() if line.endswith(" - Client liveness timeouts"))
+            if line_24.split(" - ")[0].split(":")[1].strip() == "1":
+                break
+            assert time.monotonic() < deadline, stat.stdout
+            time.sleep(0.2)
+        assert "client-heartbeat" not in stat.stdout
+    finally:
+        if subscriber is not None and subscriber.returncode is None:
+            _stop(subscriber, signal.SIGKILL)
+        _stop(driver)
