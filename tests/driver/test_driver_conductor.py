@@ -612,3 +612,17 @@ def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fa
         assert c.await_correlated(again)[1].error_code == ErrorCode.UNKNOWN_PUBLICATION
     finally:
         c.close()
+
+
+def test_client_dead_between_claim_and_commit_does_not_block_the_ring(fast_driver):
+    c = RawClient(fast_driver.aeron_dir)
+    try:
+        c.ring.try_claim(cmd.ADD_PUBLICATION, 64)      # never committed: the driver cannot read past it
+        corr = add_publication(c, stream_id=31)
+        time.sleep(0.1)
+        assert c.drain(0.05) == []
+        type_id, _ = c.await_correlated(corr, timeout_s=5)  # after the client liveness timeout (300 ms)
+        assert type_id == cmd.ON_PUBLICATION_READY
+        assert c.counters.get_counter_value(ctr.UNBLOCKED_COMMANDS) == 1
+    finally:
+        c.close()
