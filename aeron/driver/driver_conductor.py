@@ -31,12 +31,13 @@ from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.term_scanner import LogBufferUnblocker, clean_term
 from aeron.agent import Agent
 from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
-from aeron.errors import AeronError, ConfigurationError, ErrorCode, InvalidArgumentError, MalformedMessageError
+from aeron.errors import (
+    AeronError, ConfigurationError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError,
+)
 
 COMMAND_DRAIN_LIMIT = 10                     # AERON_COMMAND_DRAIN_LIMIT
 IPC_SOURCE_IDENTITY = "aeron:ipc"
 NULL_CHANNEL_STATUS_ID = -1                  # IPC resources have no channel endpoint status counter
-CONTROL_PROTOCOL_VERSION = semantic_version_compose(1, 0, 0)
 DRIVER_VERSION = _package_version            # shown in the "Errors" and "Aeron software" labels
 DRIVER_COMMIT = "aeron-py"
 CYCLE_THRESHOLD_NS = 100_000_000             # aeron.driver.conductor.cycle.threshold default
@@ -304,11 +305,12 @@ class DriverConductor(Agent):
             allocated = self.counters.allocate(
                 label + suffixes.get(counter_id, ""), ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID,
                 ctr.system_counter_key_encode(counter_id), registration_id=counter_id, owner_id=-1)
-            assert allocated == counter_id
+            if allocated != counter_id:
+                raise IllegalStateError(f"system counter {counter_id} got id {allocated}: counters not empty")
             self.system[counter_id] = AtomicCounter(self.counters_values, counter_id)
         version = _semantic_version(DRIVER_VERSION)
         self.system[ctr.AERON_VERSION].set_ordered(version)
-        self.system[ctr.CONTROL_PROTOCOL_VERSION].set_ordered(CONTROL_PROTOCOL_VERSION)
+        self.system[ctr.CONTROL_PROTOCOL_VERSION].set_ordered(cmd.CONTROL_PROTOCOL_SEMANTIC_VERSION)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].set_ordered(self.cnc.file_length + loss_length)
         self.errors_counter = self.system[ctr.ERRORS]
 

@@ -292,9 +292,10 @@ class Context:
             raise ConfigurationError("aeron.timer.interval must be > 0")
         if self.driver_timeout_ms <= 0:
             raise ConfigurationError("aeron.driver.timeout must be > 0")
-        if self.counters_buffer_length < 128 or self.counters_buffer_length % 128:
+        if self.counters_buffer_length < 8192 or self.counters_buffer_length % 128:
+            # room for the 46 system counters and some more; the C driver's minimum is 1 MiB
             raise ConfigurationError(
-                f"aeron.counters.buffer.length must be a positive multiple of 128, got {self.counters_buffer_length}")
+                f"aeron.counters.buffer.length must be a multiple of 128 and >= 8192, got {self.counters_buffer_length}")
         for attr, trailer in (("conductor_buffer_length", 768), ("clients_buffer_length", 128)):
             capacity = getattr(self, attr) - trailer
             if capacity < 8 or capacity & (capacity - 1):
