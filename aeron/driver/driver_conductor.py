@@ -75,29 +75,43 @@ class ClientSession:
 
 
 class IpcSubscription:
-    __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "links")
+    __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "links", "tether",
+                 "rejoin", "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns")
 
     def __init__(self, registration_id: int, client_id: int, stream_id: int, channel: str,
-                 session_id: int | None) -> None:
+                 session_id: int | None, tether: bool = True, rejoin: bool = True,
+                 window_limit_timeout_ns: int = 0, linger_timeout_ns: int = 0, resting_timeout_ns: int = 0) -> None:
         self.registration_id = registration_id
         self.client_id = client_id
         self.stream_id = stream_id
         self.channel = channel
         self.session_id = session_id
         self.links: dict[int, IpcPublication] = {}              # publication registration id -> publication
+        self.tether = tether                                     # False: may fall behind without holding back
+        self.rejoin = rejoin                                     # untethered: come back after resting
+        self.window_limit_timeout_ns = window_limit_timeout_ns
+        self.linger_timeout_ns = linger_timeout_ns
+        self.resting_timeout_ns = resting_timeout_ns
 
     def matches(self, publication: "IpcPublication") -> bool:
         return publication.stream_id == self.stream_id and (
             self.session_id is None or self.session_id == publication.session_id)
 
 
-class SubscriberPosition:
-    __slots__ = ("subscription", "counter_id", "position")
+TETHER_ACTIVE, TETHER_LINGER, TETHER_RESTING = "ACTIVE", "LINGER", "RESTING"
 
-    def __init__(self, subscription: IpcSubscription, counter_id: int, position: AtomicCounter) -> None:
+
+class SubscriberPosition:
+    """A subscriber's position on a publication (aeron_tetherable_position_t)."""
+
+    __slots__ = ("subscription", "counter_id", "position", "state", "state_change_ns")
+
+    def __init__(self, subscription: IpcSubscription, counter_id: int, position: AtomicCounter, now_ns: int) -> None:
         self.subscription = subscription
         self.counter_id = counter_id
         self.position = position
+        self.state = TETHER_ACTIVE          # untethered subscribers move through LINGER and RESTING (§6.13)
+        self.state_change_ns = now_ns
 
 
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
@@ -151,11 +165,13 @@ class IpcPublication:
     def join_position(self) -> int:
         position = self.consumer_position
         for sub in self.subscribers.values():
-            position = min(position, sub.position.get_volatile())
+            if sub.state != TETHER_RESTING:
+                position = min(position, sub.position.get_volatile())
         return position
 
     def is_drained(self, producer_position: int) -> bool:
-        return all(sub.position.get_volatile() >= producer_position for sub in self.subscribers.values())
+        return all(sub.position.get_volatile() >= producer_position for sub in self.subscribers.values()
+                   if sub.state != TETHER_RESTING)
 
     def clean_buffer_to(self, target: int) -> None:
         """Zero consumed terms up to ``target`` so a partition is clean before it is reused (§3.5)."""
@@ -176,16 +192,17 @@ class IpcPublication:
             return 0
         work = 0
         self.pub_pos.set_ordered(self.producer_position())
-        subscribers = self.subscribers
-        if subscribers:
-            min_pos = _INT64_MAX
-            max_pos = self.consumer_position
-            for sub in subscribers.values():
-                position = sub.position.get_volatile()
-                if position < min_pos:
-                    min_pos = position
-                if position > max_pos:
-                    max_pos = position
+        min_pos = _INT64_MAX
+        max_pos = self.consumer_position
+        for sub in self.subscribers.values():
+            if sub.state == TETHER_RESTING:
+                continue                # an untethered subscriber that fell behind holds nothing back
+            position = sub.position.get_volatile()
+            if position < min_pos:
+                min_pos = position
+            if position > max_pos:
+                max_pos = position
+        if min_pos != _INT64_MAX:
             new_limit = min_pos + self.window_length
             if new_limit >= self.trip_limit:
                 self.clean_buffer_to(min_pos - self.term_length)
@@ -204,8 +221,9 @@ class IpcPublication:
     def check_for_blocked_publisher(self, producer_position: int, now_ns: int) -> bool:
         """Unblock a claim left by a dead publisher after the unblock timeout (§3.6). True if unblocked."""
         consumer_position = self.consumer_position
-        if self.subscribers:
-            consumer_position = min(sub.position.get_volatile() for sub in self.subscribers.values())
+        positions = [sub.position.get_volatile() for sub in self.subscribers.values() if sub.state != TETHER_RESTING]
+        if positions:
+            consumer_position = min(positions)
         if consumer_position == self.last_consumer_position and producer_position > consumer_position:
             if now_ns > self.time_of_last_consumer_change_ns + self.unblock_timeout_ns:
                 if LogBufferUnblocker.unblock(self.log, consumer_position):
@@ -726,7 +744,8 @@ class DriverConductor(Agent):
             reference_id=publication.registration_id)
         position = AtomicCounter(self.counters_values, counter_id)
         position.set_ordered(join_position)
-        publication.subscribers[subscription.registration_id] = SubscriberPosition(subscription, counter_id, position)
+        publication.subscribers[subscription.registration_id] = SubscriberPosition(
+            subscription, counter_id, position, self._nano_clock())
         subscription.links[publication.registration_id] = publication
         publication.log.is_connected = True
         self._transmit(cmd.ImageReady(
@@ -748,9 +767,17 @@ class DriverConductor(Agent):
         uri = self._parse_channel(channel)
         self._require_ipc(uri, channel, "subscription")
         session_id = self._uri_int(uri, "session-id", int, None)
+        ctx = self._ctx
+        window_limit_ns = self._uri_int(uri, "untethered-window-limit-timeout", parse_duration_ns,
+                                        ctx.untethered_window_limit_timeout_ns)
+        subscription = IpcSubscription(
+            command.correlation_id, command.client_id, command.stream_id, channel, session_id,
+            tether=self._uri_bool(uri, "tether", True), rejoin=self._uri_bool(uri, "rejoin", True),
+            window_limit_timeout_ns=window_limit_ns,
+            linger_timeout_ns=self._uri_int(uri, "untethered-linger-timeout", parse_duration_ns, window_limit_ns),
+            resting_timeout_ns=self._uri_int(uri, "untethered-resting-timeout", parse_duration_ns,
+                                             ctx.untethered_resting_timeout_ns))
         client = self.get_or_add_client(command.client_id)
-        subscription = IpcSubscription(command.correlation_id, command.client_id, command.stream_id, channel,
-                                       session_id)
         self.subscriptions.append(subscription)
         client.subscriptions[subscription.registration_id] = subscription
         self._transmit(cmd.SubscriptionReady(command.correlation_id, NULL_CHANNEL_STATUS_ID))
@@ -869,6 +896,7 @@ class DriverConductor(Agent):
         for publication in list(self.publications):
             state = publication.state
             if state == ACTIVE:
+                work += self._check_untethered_subscriptions(publication, now_ns)
                 if publication.check_for_blocked_publisher(publication.producer_position(), now_ns):
                     self.system[ctr.UNBLOCKED_PUBLICATIONS].increment_ordered()
             elif state == DRAINING:
@@ -888,13 +916,50 @@ class DriverConductor(Agent):
                 work += 1
         return work
 
+    def _check_untethered_subscriptions(self, publication: IpcPublication, now_ns: int) -> int:
+        """Port of aeron_ipc_publication_check_untethered_subscriptions (§6.13)."""
+        window = publication.window_length
+        window_limit = publication.consumer_position - window + (window >> 2)
+        work = 0
+        for link in list(publication.subscribers.values()):
+            subscription = link.subscription
+            if subscription.tether:
+                link.state_change_ns = now_ns
+                continue
+            if link.state == TETHER_ACTIVE:
+                if link.position.get_volatile() > window_limit:
+                    link.state_change_ns = now_ns
+                elif now_ns > link.state_change_ns + subscription.window_limit_timeout_ns:
+                    self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
+                                                        publication.stream_id, subscription.channel))
+                    link.state, link.state_change_ns = TETHER_LINGER, now_ns
+                    work += 1
+            elif link.state == TETHER_LINGER:
+                if now_ns > link.state_change_ns + subscription.linger_timeout_ns:
+                    if subscription.rejoin:
+                        link.state, link.state_change_ns = TETHER_RESTING, now_ns
+                    else:
+                        self._unlink(subscription, publication)
+                    work += 1
+            elif now_ns > link.state_change_ns + subscription.resting_timeout_ns:
+                # rejoin where the others are, as a new image on the same counter
+                join_position = publication.consumer_position
+                link.position.set_ordered(join_position)
+                link.state, link.state_change_ns = TETHER_ACTIVE, now_ns
+                self._transmit(cmd.ImageReady(
+                    publication.registration_id, publication.session_id, publication.stream_id,
+                    subscription.registration_id, link.counter_id, publication.log_path, IPC_SOURCE_IDENTITY))
+                work += 1
+        return work
+
     def _begin_linger(self, publication: IpcPublication, now_ns: int) -> None:
         publication.state = LINGER
         publication.state_change_ns = now_ns
         for link in list(publication.subscribers.values()):
             subscription = link.subscription
-            self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
-                                            publication.stream_id, subscription.channel))
+            if link.state == TETHER_ACTIVE:         # untethered ones in LINGER/RESTING were told already
+                self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
+                                                    publication.stream_id, subscription.channel))
             self._unlink(subscription, publication)
 
     def _delete_publication_files(self, publication: IpcPublication) -> None:

@@ -39,6 +39,8 @@ class RawClient:
         self.error_log_buffer = self._sections[4]
         self.client_id = self.ring.next_correlation_id()
         self.received: list[tuple[int, object]] = []
+        self.heartbeat = True               # poll() keeps our heartbeat counter fresh, as a live client does
+        self._heartbeat_offset = -1
 
     def next_id(self) -> int:
         return self.ring.next_correlation_id()
@@ -46,7 +48,18 @@ class RawClient:
     def send(self, type_id: int, payload: bytes) -> None:
         assert self.ring.write(type_id, payload), "to-driver ring full"
 
+    def keepalive(self) -> None:
+        if not self.heartbeat:
+            return
+        if self._heartbeat_offset < 0:
+            counter_id = self.counters.find_by_type_id_and_registration_id(11, self.client_id)
+            if counter_id < 0:
+                return
+            self._heartbeat_offset = counter_id * 128
+        self._sections[3].put_i64_ordered(self._heartbeat_offset, int(time.time() * 1000))
+
     def poll(self) -> int:
+        self.keepalive()
         def handler(type_id, buffer, offset, length):
             self.received.append((type_id, cmd.decode_response(type_id, buffer, offset, length)))
         count = 0

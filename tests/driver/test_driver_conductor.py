@@ -94,6 +94,8 @@ def remove(c, type_id, registration_id):
 
 
 def correlated(c, type_id, correlation_id=-1):
+    if type_id == cmd.CLIENT_CLOSE:
+        c.heartbeat = False
     c.send(type_id, cmd.CorrelatedCommand(c.client_id, correlation_id, msg_type_id=type_id).encode())
 
 
@@ -375,6 +377,7 @@ def test_keepalive_moves_the_heartbeat_counter(driver, client):
     corr = add_subscription(client)
     client.await_correlated(corr)
     _, hb = client.await_response(lambda t, m: t == cmd.ON_COUNTER_READY and m.correlation_id == client.client_id)
+    client.heartbeat = False                # only the driver moves it from here on
     reader = client.counters
     assert reader.get_counter_type_id(hb.counter_id) == ctr.DRIVER_HEARTBEAT_TYPE_ID
     assert reader.get_counter_label(hb.counter_id) == f"client-heartbeat: id={client.client_id}"
@@ -624,5 +627,43 @@ def test_client_dead_between_claim_and_commit_does_not_block_the_ring(fast_drive
         type_id, _ = c.await_correlated(corr, timeout_s=5)  # after the client liveness timeout (300 ms)
         assert type_id == cmd.ON_PUBLICATION_READY
         assert c.counters.get_counter_value(ctr.UNBLOCKED_COMMANDS) == 1
+    finally:
+        c.close()
+
+
+def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(fast_driver):
+    c = RawClient(fast_driver.aeron_dir)
+    try:
+        tethered = add_subscription(c, stream_id=41)
+        untethered = add_subscription(c, stream_id=41, channel=(
+            "aeron:ipc?tether=false|untethered-window-limit-timeout=100ms|untethered-linger-timeout=100ms"
+            "|untethered-resting-timeout=300ms"))
+        corr = add_publication(c, stream_id=41)
+        _, ready = c.await_correlated(corr)
+        images = {}
+        for _ in range(2):
+            _, image = c.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+            images[image.subscription_registration_id] = image.subscriber_position_id
+        values = c.cnc.counters_values_buffer()
+        limit_id = ready.position_limit_counter_id
+        wait_for(lambda: c.counters.get_counter_value(limit_id) == 32768)
+        with LogBuffers.map_existing(ready.log_file_name) as log:
+            pub = ConcurrentTermAppender(log, values, limit_id * 128)
+            try:
+                position = 0
+                while (result := pub.offer(bytes(992))) > 0:
+                    position = result
+                assert position == 32768
+                values.put_i64_ordered(images[tethered] * 128, position)     # only the tethered one keeps up
+                _, gone = c.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE)
+                assert (gone.correlation_id, gone.subscription_registration_id) == (corr, untethered)
+                # once it rests it no longer holds the publisher back
+                wait_for(lambda: c.counters.get_counter_value(limit_id) == position + 32768)
+                assert pub.offer(bytes(992)) > position
+                _, back = c.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
+                assert (back.subscription_registration_id, back.subscriber_position_id) == (untethered, images[untethered])
+                assert c.counters.get_counter_value(images[untethered]) == position
+            finally:
+                pub.close()
     finally:
         c.close()
