@@ -23,7 +23,7 @@ from typing import Any
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.errors import ActiveDriverError, ConfigurationError, IllegalStateError
+from aeron.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -323,10 +323,18 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
     path = os.path.join(aeron_dir, CNC_FILE)
     if not os.path.exists(path):
         return False
-    try:
-        cnc = CncFile.map_existing(path)
-    except Exception:       # noqa: BLE001 - unreadable, truncated or uninitialised: not active
-        return False
+    deadline = time.monotonic() + driver_timeout_ms / 1000.0
+    while True:
+        try:
+            cnc = CncFile.map_existing(path)
+            break
+        except CncNotInitialisedError:
+            # a driver may be creating it right now: wait for its version, up to the driver timeout
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        except Exception:       # noqa: BLE001 - unreadable, truncated or another major version: not active
+            return False
     try:
         if semantic_version_major(cnc.version) != 0 or not cnc.is_file_length_sufficient():
             return False

@@ -184,3 +184,38 @@ def test_killed_official_client_is_timed_out_and_its_resources_released(official
         if subscriber is not None and subscriber.returncode is None:
             _stop(subscriber, signal.SIGKILL)
         _stop(driver)
+
+
+def test_aeronmd_and_our_driver_each_refuse_the_others_live_directory(official, shm_dir):
+    aeron_dir = str(shm_dir / "driver")
+    ours = theirs = None
+    try:
+        ours = _start_driver(aeron_dir)
+        env = _client_env()
+        env.update(AERON_DIR=aeron_dir, AERON_THREADING_MODE="SHARED", AERON_SHARED_IDLE_STRATEGY="backoff")
+        second = subprocess.run([official("aeronmd")], capture_output=True, text=True, timeout=20, env=env)
+        assert second.returncode != 0
+        assert "Active media driver detected" in second.stdout + second.stderr
+        _stop(ours)
+        ours = None
+
+        env.update(AERON_DIR_DELETE_ON_SHUTDOWN="1", AERON_COUNTERS_BUFFER_LENGTH="1m")
+        theirs = subprocess.Popen([official("aeronmd")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=env)
+        deadline = time.monotonic() + 10
+        while True:
+            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+            if stat.returncode == 0 and "heartbeat age" in stat.stdout and "Bytes sent" in stat.stdout:
+                break
+            assert theirs.poll() is None and time.monotonic() < deadline, stat.stdout + stat.stderr
+            time.sleep(0.1)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+        env["PYTHONPATH"] = str(PROJECT_ROOT)
+        mine = subprocess.run([sys.executable, "-m", "aeron.driver", f"aeron.dir={aeron_dir}",
+                               "aeron.counters.buffer.length=1m"], capture_output=True, text=True, timeout=30,
+                              env=env)
+        assert mine.returncode == 1
+        assert "ActiveDriverError: Active media driver detected" in mine.stderr
+    finally:
+        _stop(ours)
+        _stop(theirs)
