@@ -66,21 +66,28 @@ def _run(args, timeout=20.0):
 
 def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
     aeron_dir = str(shm_dir / "driver")
-    driver = subscriber = None
+    driver = subscriber = publisher = None
     try:
         driver = _start_driver(aeron_dir)
         subscriber = subprocess.Popen(
             ["stdbuf", "-oL", official("basic_subscriber"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_client_env())
         time.sleep(0.5)
-        publisher = _run([official("basic_publisher"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM,
-                          "-m", "5", "-l", "1s"], timeout=30)
-        # (the official basic_publisher exits with status 1 even after a clean run, aeronmd or ours)
-        assert publisher.stdout.count("yay!") == 5, publisher.stdout + publisher.stderr
-        assert "Done sending." in publisher.stdout
-
-        # while the subscriber is still attached: the counters as the official AeronStat shows them
-        stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+        publisher = subprocess.Popen([official("basic_publisher"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM,
+                                      "-m", "5", "-l", "2s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=_client_env())
+        # while both clients are attached (the publisher sends one message a second, then lingers 2 s):
+        # the counters as the official AeronStat shows them, once all five messages are consumed
+        pattern = (r"^\s*(?P<pubpos>\d+):\s+320 - pub-pos \(concurrent\): (?P<reg>\d+) (?P<session>-?\d+) 1001 aeron:ipc$"
+                   r"\n\s*(?P<publmt>\d+):\s+32,768 - pub-lmt: (?P=reg) (?P=session) 1001 aeron:ipc$")
+        deadline = time.monotonic() + 20
+        while True:
+            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+            found = re.search(pattern, stat.stdout, re.M)
+            if found and re.search(r" 320 - sub-pos: \d+ " + found["session"], stat.stdout):
+                break
+            assert publisher.poll() is None and time.monotonic() < deadline, stat.stdout
+            time.sleep(0.2)
         assert stat.returncode == 0, stat.stderr
         lines = stat.stdout.splitlines()
         assert re.match(r".* - Aeron Stat \(CnC v0\.2\.0\), pid \d+, heartbeat age \d+ms$", lines[0])
@@ -88,10 +95,17 @@ def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
         assert labels[0] == "Bytes sent" and labels[43] == "Control protocol version"
         assert labels[15].startswith("Errors: version=")
         assert labels[26] == "Conductor max cycle time doing its work in ns: SHARED"
-        assert any(re.fullmatch(r"client-heartbeat: id=\d+ name=.*version=.*", lbl) for lbl in labels), labels
-        sub_pos = [line for line in lines if re.search(r" - sub-pos: \d+ -?\d+ 1001 aeron:ipc @0$", line)]
-        assert sub_pos, stat.stdout
-        assert re.search(r"^\s*\d+:\s+320 - sub-pos:", sub_pos[0]), sub_pos   # 5 x 64-byte frames consumed
+        heartbeats = [lbl for lbl in labels if lbl.startswith("client-heartbeat: ")]
+        assert len(heartbeats) == 2, labels
+        assert all(re.fullmatch(r"client-heartbeat: id=\d+ name=.* version=\S+ commit=\S+", h) for h in heartbeats)
+        sub_pos = [line for line in lines if " - sub-pos: " in line]
+        assert len(sub_pos) == 1 and re.search(
+            r"^\s*\d+:\s+320 - sub-pos: \d+ " + found["session"] + r" 1001 aeron:ipc @0$", sub_pos[0]), sub_pos
+
+        out, err = publisher.communicate(timeout=20)
+        # (the official basic_publisher exits with status 1 even after a clean run, aeronmd or ours)
+        assert out.count("yay!") == 5, out + err
+        assert "Done sending." in out
 
         errors = _run([official("ErrorStat"), "-d", aeron_dir])
         assert errors.returncode == 0, errors.stderr
@@ -103,7 +117,7 @@ def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
 
         # the publisher has closed: within a timer tick or two the driver drains the publication and tells
         # the subscriber its image went away
-        time.sleep(3.0)
+        time.sleep(2.5)
         subscriber.send_signal(signal.SIGINT)
         out, err = subscriber.communicate(timeout=10)
         messages = re.findall(r"<<Hello World! (\d)>>", out)
@@ -112,8 +126,9 @@ def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
                          r"term-length=65536 from aeron:ipc", out), out
         assert re.search(r"Unavailable image on aeron:ipc streamId=1001 sessionId=-?\d+", out), out
     finally:
-        if subscriber is not None and subscriber.returncode is None:
-            _stop(subscriber, signal.SIGKILL)
+        for proc in (publisher, subscriber):
+            if proc is not None and proc.returncode is None:
+                _stop(proc, signal.SIGKILL)
         _stop(driver)
 
 
