@@ -398,10 +398,9 @@ class DriverConductor(Agent):
                 obj.close()
         for counter in getattr(self, "system", {}).values():
             counter.close()
-        self.counters = None
-        self.error_log = None
-        self.errors_counter = None
-        self.loss_report = None
+        # drop every holder of a section before closing the sections themselves
+        for name in ("counters", "error_log", "errors_counter", "loss_report"):
+            setattr(self, name, None)
         for view in self._views:
             view.close()
         self._views = []
@@ -414,11 +413,11 @@ class DriverConductor(Agent):
     def _log_error(self, code: int, detail: str, exc: BaseException | None = None) -> str:
         """Record ``detail`` in the distinct error log as the C driver formats it, naming the function
         that raised (or the conductor), and count it (system counter 15). Returns the text."""
-        where = {"function": "on_command", "filename": "driver_conductor.py", "line": 0}
+        function, filename, line = "on_command", "driver_conductor.py", 0
         if exc is not None and exc.__traceback__ is not None:
             frame = traceback.extract_tb(exc.__traceback__)[-1]
-            where = {"function": frame.name, "filename": os.path.basename(frame.filename), "line": frame.lineno or 0}
-        text = cmd.format_driver_error(code, detail, **where)
+            function, filename, line = frame.name, os.path.basename(frame.filename), frame.lineno or 0
+        text = cmd.format_driver_error(code, detail, function=function, filename=filename, line=line)
         if self.error_log is not None:
             self.error_log.record(text)
             self.errors_counter.increment_ordered()
@@ -543,6 +542,10 @@ class DriverConductor(Agent):
         except (ValueError, ConfigurationError) as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"invalid {key}={text!r}: {exc}") from exc
 
+    def _uri_duration(self, uri: ChannelUri, key: str, default: int) -> int:
+        value = self._uri_int(uri, key, parse_duration_ns, default)
+        return default if value is None else value
+
     def _uri_bool(self, uri: ChannelUri, key: str, default: bool) -> bool:
         text = uri.get(key)
         if text is None:
@@ -563,7 +566,7 @@ class DriverConductor(Agent):
         term_length = self._uri_int(uri, "term-length", parse_size, None)
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
         session_id = self._uri_int(uri, "session-id", int, None)
-        linger_ns = self._uri_int(uri, "linger", parse_duration_ns, ctx.publication_linger_timeout_ns)
+        linger_ns = self._uri_duration(uri, "linger", ctx.publication_linger_timeout_ns)
         window = self._uri_int(uri, "pub-wnd", parse_size, None)
         start = [self._uri_int(uri, key, int, None) for key in ("init-term-id", "term-id", "term-offset")]
         sparse = self._uri_bool(uri, "sparse", ctx.term_buffer_sparse_file)
@@ -706,7 +709,7 @@ class DriverConductor(Agent):
                 if candidate.registration_id == registration_id:
                     publication = candidate
                     break
-        if publication is None:
+        if client is None or publication is None:
             raise CommandError(ErrorCode.UNKNOWN_PUBLICATION, f"unknown publication client_id={command.client_id} "
                                                               f"registration_id={registration_id}")
         client.publication_links.remove(publication)
@@ -768,15 +771,15 @@ class DriverConductor(Agent):
         self._require_ipc(uri, channel, "subscription")
         session_id = self._uri_int(uri, "session-id", int, None)
         ctx = self._ctx
-        window_limit_ns = self._uri_int(uri, "untethered-window-limit-timeout", parse_duration_ns,
-                                        ctx.untethered_window_limit_timeout_ns)
+        window_limit_ns = self._uri_duration(uri, "untethered-window-limit-timeout",
+                                             ctx.untethered_window_limit_timeout_ns)
         subscription = IpcSubscription(
             command.correlation_id, command.client_id, command.stream_id, channel, session_id,
             tether=self._uri_bool(uri, "tether", True), rejoin=self._uri_bool(uri, "rejoin", True),
             window_limit_timeout_ns=window_limit_ns,
-            linger_timeout_ns=self._uri_int(uri, "untethered-linger-timeout", parse_duration_ns, window_limit_ns),
-            resting_timeout_ns=self._uri_int(uri, "untethered-resting-timeout", parse_duration_ns,
-                                             ctx.untethered_resting_timeout_ns))
+            linger_timeout_ns=self._uri_duration(uri, "untethered-linger-timeout", window_limit_ns),
+            resting_timeout_ns=self._uri_duration(uri, "untethered-resting-timeout",
+                                                  ctx.untethered_resting_timeout_ns))
         client = self.get_or_add_client(command.client_id)
         self.subscriptions.append(subscription)
         client.subscriptions[subscription.registration_id] = subscription

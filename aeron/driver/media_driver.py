@@ -167,6 +167,42 @@ class Context:
     (``ctx.term_buffer_length = 65536``) are validated when assigned.
     """
 
+    # typed settings (values, defaults and property names in _SETTINGS)
+    aeron_dir: str | None
+    dir_delete_on_start: bool
+    dir_delete_on_shutdown: bool
+    dir_warn_if_exists: bool
+    threading_mode: ThreadingMode
+    term_buffer_length: int
+    ipc_term_buffer_length: int
+    term_buffer_sparse_file: bool
+    mtu_length: int
+    ipc_mtu_length: int
+    ipc_publication_term_window_length: int
+    file_page_size: int
+    client_liveness_timeout_ns: int
+    publication_unblock_timeout_ns: int
+    publication_linger_timeout_ns: int
+    untethered_window_limit_timeout_ns: int
+    untethered_resting_timeout_ns: int
+    timer_interval_ns: int
+    counters_free_to_reuse_timeout_ns: int
+    driver_timeout_ms: int
+    counters_buffer_length: int
+    error_buffer_length: int
+    conductor_buffer_length: int
+    clients_buffer_length: int
+    loss_report_buffer_length: int
+    publication_reserved_session_id_low: int
+    publication_reserved_session_id_high: int
+    driver_termination_validator: str
+    print_configuration: bool
+    conductor_idle_strategy: str
+    sender_idle_strategy: str
+    receiver_idle_strategy: str
+    sharednetwork_idle_strategy: str
+    shared_idle_strategy: str
+
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
         for setting in _SETTINGS:
@@ -399,6 +435,9 @@ def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = No
 
 # The driver. ----------------------------------------------------------------------------------------
 
+_Context = Context
+
+
 class MediaDriver:
     """A media driver (IPC only for now).
 
@@ -409,7 +448,7 @@ class MediaDriver:
 
     Context = Context
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: _Context) -> None:
         self._ctx = context.conclude()
         from aeron.agent import AgentInvoker, AgentRunner, idle_strategy_from_name
         from aeron.driver.driver_conductor import DriverConductor
@@ -436,14 +475,14 @@ class MediaDriver:
             raise
 
     @classmethod
-    def launch(cls, context: Context | None = None) -> "MediaDriver":
+    def launch(cls, context: _Context | None = None) -> "MediaDriver":
         """Start a driver with ``context`` (a default Context when None)."""
-        return cls(context if context is not None else Context())
+        return cls(context if context is not None else _Context())
 
     @classmethod
-    def launch_embedded(cls, context: Context | None = None) -> "MediaDriver":
+    def launch_embedded(cls, context: _Context | None = None) -> "MediaDriver":
         """Start a driver in a fresh directory under /dev/shm, removed on close."""
-        ctx = context if context is not None else Context()
+        ctx = context if context is not None else _Context()
         if not ctx.aeron_dir:
             base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
             ctx.aeron_dir = os.path.join(base, f"aeron-{getpass.getuser()}-{uuid.uuid4().hex[:12]}")
@@ -455,7 +494,7 @@ class MediaDriver:
         return self._aeron_dir
 
     @property
-    def context(self) -> Context:
+    def context(self) -> _Context:
         return self._ctx
 
     @property
