@@ -189,6 +189,8 @@ def test_golden_sequence_gives_the_golden_broadcast_records_and_counters(driver,
             log.close()
 
         golden = golden_cnc(golden_dir)
+        # cnc + loss report + one 64 KiB-term log: the golden "Bytes currently mapped" exactly
+        assert sub_client.counters.get_counter_value(ctr.BYTES_CURRENTLY_MAPPED) == 12_787_712
         golden_lines = (golden_dir / "cnc/c-aeronmd-ipc/aeronstat-c.txt").read_text().splitlines()[2:]
         session = str(ready.session_id)
         for counter_id, golden_line in zip(range(46, 51), golden_lines[46:51]):
