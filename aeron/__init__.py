@@ -4,4 +4,21 @@ from aeron.errors import *  # noqa: F401,F403
 from aeron.errors import __all__ as _errors_all
 
 __version__ = "0.1.0.dev0"
-__all__ = list(_errors_all)
+
+_CLIENT_NAMES = (
+    "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",
+    "Counter", "ExclusivePublication", "FragmentAssembler", "Header", "Image", "ImageFragmentAssembler",
+    "Publication", "Subscription",
+)
+__all__ = list(_errors_all) + list(_CLIENT_NAMES) + ["MediaDriver"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy: `import aeron` stays cheap and works before the extensions are built (for the build itself).
+    if name in _CLIENT_NAMES:
+        import aeron.client as client
+        return getattr(client, name)
+    if name == "MediaDriver":
+        from aeron.driver import MediaDriver
+        return MediaDriver
+    raise AttributeError(f"module 'aeron' has no attribute {name!r}")

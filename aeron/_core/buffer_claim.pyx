@@ -33,6 +33,7 @@ cdef class BufferClaim:
         self.active = False
         self.exports = 0
         self._view = None
+        self.position = 0
 
     def __dealloc__(self):
         # An abandoned claim is left uncommitted (the driver's unblocker repairs it, §3.6); we only
@@ -76,6 +77,10 @@ cdef class BufferClaim:
         self.frame = NULL
         PyBuffer_Release(&self._pin)
         return 0
+
+    def __bool__(self):
+        """True while a claim is open: ``if claim := pub.try_claim(n): ...``."""
+        return self.active
 
     def commit(self):
         """Publish the frame. Raises IllegalStateError if no claim is open."""

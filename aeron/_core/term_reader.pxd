@@ -139,6 +139,7 @@ cdef class TermReader:
     cdef int64_t _own_position               # the position when no counter is given
     cdef Header header                       # re-pointed per fragment, never reallocated
     cdef bint closed                         # after close() every use raises IllegalStateError
+    cdef bint retired                        # taken out of service: polls deliver nothing, memory stays
 
     cdef int check_open(self) except -1
     cdef AtomicBuffer open_term_buffer(self, int32_t index)

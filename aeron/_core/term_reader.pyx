@@ -217,6 +217,7 @@ cdef class TermReader:
         store_release_i64(self.position_ptr, initial_position)
         self.header = Header.__new__(Header, self._initial_term_id, self._position_bits_to_shift)
         self.closed = False
+        self.retired = False
 
     cdef int check_open(self) except -1:
         if self.closed:
@@ -236,6 +237,16 @@ cdef class TermReader:
             (<AtomicBuffer>b).close()
         if self.position_view is not None:
             self.position_view.close()
+
+    def retire(self):
+        """Take the reader out of service without unmapping: every later poll delivers nothing and
+        returns 0 (Aeron's closed Image), while a poll already running on another thread finishes on
+        memory that stays mapped until ``close()``. Idempotent."""
+        self.retired = True
+
+    @property
+    def is_retired(self):
+        return self.retired
 
     def __enter__(self):
         return self
@@ -302,6 +313,8 @@ cdef class TermReader:
         return buffer
 
     cdef int read(self, object handler, int64_t limit_position, int fragment_limit, bint controlled) except -1:
+        if self.retired:
+            return 0
         self.check_open()
         if fragment_limit < 0:
             raise InvalidArgumentError(f"fragment limit must be >= 0, got {fragment_limit}")
@@ -396,6 +409,8 @@ cdef class TermReader:
 
         Returns the number of bytes consumed (0 when nothing is available).
         """
+        if self.retired:
+            return 0
         self.check_open()
         if block_length_limit < 0:
             raise InvalidArgumentError(f"block length limit must be >= 0, got {block_length_limit}")

@@ -69,7 +69,9 @@ class ClientSession:
         self.client_id = client_id
         self.heartbeat_counter_id = heartbeat_counter_id
         self.closed_by_command = False
-        self.publication_links: list[IpcPublication] = []       # one entry per ADD_*PUBLICATION
+        # one entry per ADD_*PUBLICATION, keyed by that command's correlation id: a shared publication is
+        # removed by the id its adder got (C aeron_publication_link_t), not only by its original id
+        self.publication_links: dict[int, IpcPublication] = {}
         self.subscriptions: dict[int, IpcSubscription] = {}     # by registration id
         self.counters: dict[int, int] = {}                      # ADD_COUNTER registration id -> counter id
 
@@ -507,7 +509,7 @@ class DriverConductor(Agent):
             self._remove_subscription(subscription)
         client.subscriptions.clear()
         now_ns = self._nano_clock()
-        for publication in client.publication_links:
+        for publication in client.publication_links.values():
             self._decref_publication(publication, now_ns)
         client.publication_links.clear()
 
@@ -606,7 +608,7 @@ class DriverConductor(Agent):
                                    "term-offset")
             publication.ref_count += 1
             client = self.get_or_add_client(command.client_id)
-            client.publication_links.append(publication)
+            client.publication_links[command.correlation_id] = publication
             self._transmit(cmd.PublicationReady(
                 cmd.ON_PUBLICATION_READY, command.correlation_id, publication.registration_id,
                 publication.session_id, stream_id, publication.pub_lmt_id, NULL_CHANNEL_STATUS_ID,
@@ -624,7 +626,7 @@ class DriverConductor(Agent):
             command, session_id, term_length or ctx.ipc_term_buffer_length, mtu_length or ctx.ipc_mtu_length,
             linger_ns, sparse, is_exclusive, window, start, signal_eos)
         client = self.get_or_add_client(command.client_id)
-        client.publication_links.append(publication)
+        client.publication_links[command.correlation_id] = publication
         response_type = cmd.ON_EXCLUSIVE_PUBLICATION_READY if is_exclusive else cmd.ON_PUBLICATION_READY
         self._transmit(cmd.PublicationReady(
             response_type, command.correlation_id, publication.registration_id, session_id, stream_id,
@@ -703,16 +705,10 @@ class DriverConductor(Agent):
     def on_remove_publication(self, command) -> None:
         client = self.clients.get(command.client_id)
         registration_id = command.registration_id
-        publication = None
-        if client is not None:
-            for candidate in client.publication_links:
-                if candidate.registration_id == registration_id:
-                    publication = candidate
-                    break
-        if client is None or publication is None:
+        publication = client.publication_links.pop(registration_id, None) if client is not None else None
+        if publication is None:
             raise CommandError(ErrorCode.UNKNOWN_PUBLICATION, f"unknown publication client_id={command.client_id} "
                                                               f"registration_id={registration_id}")
-        client.publication_links.remove(publication)
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
         now_ns = self._nano_clock()
         self._decref_publication(publication, now_ns)

@@ -23,6 +23,7 @@ from typing import Any
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron.client.context import default_aeron_dir
 from aeron.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
@@ -101,14 +102,7 @@ class _Setting:
         self.parse = parse
 
 
-def _default_dir() -> str:
-    # aeron_default_path on Linux: /dev/shm/aeron-<user>
-    try:
-        user = os.environ.get("USER") or getpass.getuser()
-    except Exception:       # noqa: BLE001 - no passwd entry: C falls back to "default"
-        user = "default"
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    return os.path.join(base, f"aeron-{user}")
+_default_dir = default_aeron_dir        # aeron_default_path: shared with the client
 
 
 MIB = 1024 * 1024

@@ -603,8 +603,9 @@ def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fa
         _, ready = c.await_correlated(first)
         assert c.await_correlated(second)[1].registration_id == first
         c.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
-        for _ in range(2):
-            rm = remove(c, cmd.REMOVE_PUBLICATION, first)
+        # each link is removed by the correlation id its ADD got, as in the C driver
+        for _, link in enumerate((second, first)):
+            rm = remove(c, cmd.REMOVE_PUBLICATION, link)
             assert c.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
             if _ == 0:
                 time.sleep(0.1)             # several timer ticks: still one user, nothing happens

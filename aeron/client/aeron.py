@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Aeron: the client entry point. ``Aeron.connect(Context(...))`` attaches to a running media driver (ours or
+the official ``aeronmd``) through its cnc.dat and starts the client conductor."""
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_version_major
+from aeron._core.counters import CountersReader
+from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron.agent import AgentInvoker, AgentRunner, epoch_ms
+from aeron.client.client_conductor import ClientConductor
+from aeron.client.context import Context
+from aeron.client.counter import Counter
+from aeron.client.publication import ExclusivePublication, Publication
+from aeron.client.subscription import ImageHandler, Subscription
+from aeron.errors import (
+    CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
+
+
+def _sleep_until(deadline_ns: int, seconds: float, what: str) -> None:
+    if time.monotonic_ns() + int(seconds * 1e9) > deadline_ns:
+        raise DriverTimeoutError(what)
+    time.sleep(seconds)
+
+
+def connect_to_driver(ctx: Context) -> CncFile:
+    """Attach to the driver's cnc.dat as the C and Java clients do (cnc-and-driver.md §2.6).
+
+    Waits up to the driver timeout for the file, its version, its full length and a fresh driver heartbeat;
+    raises DriverTimeoutError when it does not come, CncVersionError for an incompatible major version.
+    """
+    path = os.path.join(ctx.aeron_dir or "", CNC_FILE)
+    timeout_ms = ctx.driver_timeout_ms
+    deadline = time.monotonic_ns() + timeout_ms * 1_000_000
+    while True:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = -1
+        if size <= META_DATA_LENGTH:
+            _sleep_until(deadline, 0.016, f"CnC file not created: {path}")
+            continue
+        try:
+            cnc = CncFile.map_existing(path)
+        except CorruptFileError:
+            _sleep_until(deadline, 0.001, f"CnC file is created but not fully written: {path}")
+            continue
+        except OSError:
+            _sleep_until(deadline, 0.016, f"CnC file not created: {path}")
+            continue
+        version = cnc.version
+        if version == 0:
+            cnc.close()
+            _sleep_until(deadline, 0.001, f"CnC file is created but not initialised: {path}")
+            continue
+        if semantic_version_major(version) != 0:
+            cnc.close()
+            raise CncVersionError(f"CnC version not compatible: app=0.2.0 file=major {semantic_version_major(version)}")
+        if cnc.buffer.capacity < cnc.required_length:
+            cnc.close()
+            _sleep_until(deadline, 0.001, f"CnC file is created but not fully sized: {path}")
+            continue
+        section = cnc.to_driver_buffer()
+        ring = ManyToOneRingBuffer(section)
+        try:
+            while (heartbeat := ring.consumer_heartbeat_time) == 0:
+                _sleep_until(deadline, 0.001, f"no driver heartbeat detected: {path}")
+        except BaseException:
+            ring.close()
+            section.close()
+            cnc.close()
+            raise
+        ring.close()
+        section.close()
+        age_ms = epoch_ms() - heartbeat
+        if heartbeat < 0 or age_ms > timeout_ms:
+            cnc.close()
+            _sleep_until(deadline, 0.1, f"no driver heartbeat detected: {path} (age {age_ms} ms)")
+            continue
+        return cnc
+
+
+class Aeron:
+    """A connected client. Use ``Aeron.connect(ctx)`` (also a context manager); ``close()`` is idempotent and
+    closes every publication, subscription and counter made by it.
+
+    ``add_publication``/``add_exclusive_publication``/``add_subscription``/``add_counter`` wait for the driver;
+    each ``async_add_*`` returns a registration id at once, and ``get_*(registration_id)`` returns the resource
+    once the driver answered (None before), or raises the driver's RegistrationError.
+    """
+
+    def __init__(self, context: Context) -> None:
+        ctx = context.conclude()
+        self._ctx = ctx
+        cnc = connect_to_driver(ctx)
+        try:
+            self._conductor = ClientConductor(ctx, cnc)
+        except BaseException:
+            cnc.close()
+            raise
+        self._runner: AgentRunner | None = None
+        self._invoker: AgentInvoker | None = None
+        if ctx.use_conductor_agent_invoker:
+            self._invoker = AgentInvoker(self._conductor, error_handler=ctx.error_handler)
+            self._invoker.start()
+        else:
+            self._runner = AgentRunner(self._conductor, ctx.idle_strategy, error_handler=ctx.error_handler)
+            self._runner.start()
+
+    @classmethod
+    def connect(cls, context: Context | None = None, **settings: Any) -> "Aeron":
+        """Connect with ``context`` or, without one, a Context built from ``settings``."""
+        if context is None:
+            context = Context(**settings)
+        elif settings:
+            raise IllegalStateError("pass either a Context or keyword settings, not both")
+        return cls(context)
+
+    # -- identity ---------------------------------------------------------------------------------------
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    @property
+    def client_id(self) -> int:
+        return self._conductor.client_id
+
+    @property
+    def conductor_agent_invoker(self) -> AgentInvoker | None:
+        """The invoker to call when ``use_conductor_agent_invoker`` is set (None otherwise)."""
+        return self._invoker
+
+    @property
+    def counters_reader(self) -> CountersReader:
+        self._conductor.ensure_open()
+        return self._conductor.counters_reader
+
+    @property
+    def is_closed(self) -> bool:
+        return self._conductor.is_closed or self._conductor.is_terminating
+
+    def next_correlation_id(self) -> int:
+        self._conductor.ensure_open()
+        return self._conductor.next_correlation_id()
+
+    def next_session_id(self, stream_id: int) -> int:
+        """A session id the driver will not hand out to another publication on ``stream_id`` (driver ≥ 1.x with
+        control protocol GET_NEXT_AVAILABLE_SESSION_ID)."""
+        return int(self._conductor.next_session_id(stream_id))
+
+    # -- publications -------------------------------------------------------------------------------------
+
+    def add_publication(self, channel: str, stream_id: int) -> Publication:
+        c = self._conductor
+        return c.await_result(c.async_add_publication(channel, stream_id))     # type: ignore[no-any-return]
+
+    def add_exclusive_publication(self, channel: str, stream_id: int) -> ExclusivePublication:
+        c = self._conductor
+        return c.await_result(c.async_add_publication(channel, stream_id, exclusive=True))  # type: ignore[no-any-return]
+
+    def async_add_publication(self, channel: str, stream_id: int) -> int:
+        return self._conductor.async_add_publication(channel, stream_id)
+
+    def async_add_exclusive_publication(self, channel: str, stream_id: int) -> int:
+        return self._conductor.async_add_publication(channel, stream_id, exclusive=True)
+
+    def get_publication(self, registration_id: int) -> Publication | None:
+        return self._conductor.poll_result(registration_id, "publication")   # type: ignore[no-any-return]
+
+    def get_exclusive_publication(self, registration_id: int) -> ExclusivePublication | None:
+        return self._conductor.poll_result(registration_id, "exclusive publication")  # type: ignore[no-any-return]
+
+    # -- subscriptions ------------------------------------------------------------------------------------
+
+    def add_subscription(self, channel: str, stream_id: int, available_image_handler: ImageHandler | None = None,
+                         unavailable_image_handler: ImageHandler | None = None) -> Subscription:
+        c = self._conductor
+        corr = c.async_add_subscription(channel, stream_id, available_image_handler, unavailable_image_handler)
+        return c.await_result(corr)      # type: ignore[no-any-return]
+
+    def async_add_subscription(self, channel: str, stream_id: int,
+                               available_image_handler: ImageHandler | None = None,
+                               unavailable_image_handler: ImageHandler | None = None) -> int:
+        return self._conductor.async_add_subscription(channel, stream_id, available_image_handler,
+                                                      unavailable_image_handler)
+
+    def get_subscription(self, registration_id: int) -> Subscription | None:
+        return self._conductor.poll_result(registration_id, "subscription")  # type: ignore[no-any-return]
+
+    # -- counters -----------------------------------------------------------------------------------------
+
+    def add_counter(self, type_id: int, label: str, key: bytes = b"") -> Counter:
+        c = self._conductor
+        return c.await_result(c.async_add_counter(type_id, label, key))      # type: ignore[no-any-return]
+
+    def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
+        return self._conductor.async_add_counter(type_id, label, key)
+
+    def get_counter(self, registration_id: int) -> Counter | None:
+        return self._conductor.poll_result(registration_id, "counter")        # type: ignore[no-any-return]
+
+    def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
+        """A counter that outlives this client (ADD_STATIC_COUNTER); returns its counter id."""
+        return int(self._conductor.add_static_counter(type_id, label, registration_id, key))
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every resource, tell the driver and stop the conductor. Idempotent; raises IllegalStateError
+        when called from inside one of this client's callbacks."""
+        conductor = self._conductor
+        conductor._ensure_not_reentrant()
+        if self._runner is not None:
+            self._runner.close()          # the runner calls conductor.on_close() on its own thread
+        if self._invoker is not None:
+            self._invoker.close()
+        conductor.close()
+        handler = self._ctx.close_handler
+        if handler is not None and not getattr(self, "_close_notified", False):
+            self._close_notified = True
+            handler()
+
+    def __enter__(self) -> "Aeron":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else "connected"
+        return f"<Aeron client_id={self.client_id} dir={self._ctx.aeron_dir!r} {state}>"

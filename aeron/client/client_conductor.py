@@ -1,0 +1,664 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ClientConductor: the client's agent. It sends commands to the driver, turns the driver's broadcast responses
+into Publications, Subscriptions, Images and Counters, heartbeats, watches the driver's liveness and releases
+lingering resources (Aeron ``ClientConductor``; cnc-and-driver.md §6.8 and §10.2).
+
+One re-entrant lock serialises the conductor's duty cycle and the application's calls (add, close), as Aeron's
+client lock does: a synchronous ``add_*`` sends its command and then runs the duty cycle itself until the
+driver answers, so in invoker mode nothing else has to run. User callbacks (image and counter handlers) run
+inside the duty cycle; calling back into the client from one raises, as upstream.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aeron import command as cmd
+from aeron._core.broadcast import BroadcastReceiver, CopyBroadcastReceiver
+from aeron._core.cnc import CncFile
+from aeron._core.counters import (
+    DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron.agent import Agent, epoch_ms, nano_time
+from aeron.client.counter import Counter
+from aeron.client.image import Image
+from aeron.client.publication import ExclusivePublication, Publication
+from aeron.client.subscription import Subscription
+from aeron.errors import (
+    AeronError, AgentTerminationError, ClientTimeoutError, ConductorServiceTimeoutError, DriverTimeoutError,
+    IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError)
+
+if TYPE_CHECKING:
+    from aeron._core.atomic_buffer import AtomicBuffer
+    from aeron.client.context import Context
+
+MS = 1_000_000
+COUNTER_VALUE_LENGTH = 128
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
+_CLIENT_VERSION = "0.1.0"
+
+_PUBLICATION, _EXCLUSIVE, _SUBSCRIPTION, _COUNTER, _STATIC_COUNTER, _REMOVE, _SESSION_ID = range(7)
+
+
+class _Pending:
+    """A command awaiting its response; ``result`` or ``error`` is set when the response arrives."""
+
+    __slots__ = ("kind", "channel", "stream_id", "handlers", "done", "result", "error", "deadline_ns")
+
+    def __init__(self, kind: int, deadline_ns: int, channel: str = "", stream_id: int = 0,
+                 handlers: Any = None) -> None:
+        self.kind = kind
+        self.deadline_ns = deadline_ns
+        self.channel = channel
+        self.stream_id = stream_id
+        self.handlers = handlers
+        self.done = False
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+def _check_stream_id(stream_id: object) -> int:
+    if not isinstance(stream_id, int) or isinstance(stream_id, bool) or not INT32_MIN <= stream_id <= INT32_MAX:
+        raise InvalidArgumentError(f"stream id must be an int32, got {stream_id!r}")
+    return stream_id
+
+
+def _check_channel(channel: object) -> str:
+    from aeron.client.channel_uri import ChannelUri
+    if not isinstance(channel, str):
+        raise InvalidArgumentError(f"channel must be a str, got {type(channel).__name__}")
+    ChannelUri.parse(channel)       # InvalidChannelError naming the bad part, before the driver sees it
+    return channel
+
+
+class ClientConductor(Agent):
+    role_name = "aeron-client-conductor"
+
+    def __init__(self, ctx: Context, cnc: CncFile) -> None:
+        self._ctx = ctx
+        self._cnc = cnc
+        self._sections: list[AtomicBuffer] = [
+            cnc.to_driver_buffer(), cnc.to_clients_buffer(), cnc.counters_metadata_buffer(),
+            cnc.counters_values_buffer()]
+        self._ring = ManyToOneRingBuffer(self._sections[0])
+        # positioned at `latest` now, before the first command, so no response of ours can be missed (§2.6)
+        self._receiver = CopyBroadcastReceiver(BroadcastReceiver(self._sections[1]))
+        self._metadata = self._sections[2]
+        self._values = self._sections[3]
+        self.counters_reader = CountersReader(self._metadata, self._values)
+        self.client_id = self._ring.next_correlation_id()
+        self.lock = threading.RLock()
+        self._in_callback = False
+        self._closed = False
+        self._terminating = False
+        self.termination_error: BaseException | None = None
+        self._resources: dict[int, Any] = {}                  # registration (add correlation) id -> resource
+        self._pending: dict[int, _Pending] = {}
+        self._async_commands: set[int] = set()                # fire-and-forget commands: errors -> handler
+        self._logs: dict[str, list[Any]] = {}                 # log file -> [LogBuffers, references]
+        self._lingering: list[tuple[int, Image]] = []         # (release deadline ns, retired image)
+        self._heartbeat_counter_id = -1
+        self._inter_service_timeout_ns = cnc.client_liveness_timeout_ns
+        self._driver_timeout_ns = ctx.driver_timeout_ms * MS
+        now = nano_time()
+        self._time_of_last_service_ns = now
+        self._time_of_last_keepalive_ns = now
+        self._on_close_hooks: list[Callable[[], Any]] = []
+
+    # -- Agent ------------------------------------------------------------------------------------------
+
+    def do_work(self) -> int:
+        if self._closed or self._terminating:
+            raise AgentTerminationError("client conductor closed")
+        if not self.lock.acquire(blocking=False):
+            return 0            # the application is running the duty cycle itself (awaiting a response)
+        try:
+            return self._service()
+        finally:
+            self.lock.release()
+
+    def on_close(self) -> None:
+        self.close()
+
+    # -- duty cycle --------------------------------------------------------------------------------------
+
+    def _service(self) -> int:
+        if self._terminating or self._closed:
+            return 0
+        try:
+            work = self._check_timeouts(nano_time())
+            work += self._poll_driver_events()
+        except AgentTerminationError:
+            raise
+        except _Terminated:
+            return 1
+        return work
+
+    def _poll_driver_events(self) -> int:
+        count = 0
+        while count < RESPONSES_PER_DUTY_CYCLE:
+            try:
+                if not self._receiver.receive(self._on_message):
+                    break
+            except IllegalStateError as exc:
+                # lapped by the broadcast: responses were lost; awaited requests will time out
+                self._report(exc)
+                if self._terminating:
+                    raise _Terminated() from None
+            count += 1
+        return count
+
+    def _check_timeouts(self, now_ns: int) -> int:
+        if now_ns - self._time_of_last_service_ns > self._inter_service_timeout_ns:
+            gap_ms = (now_ns - self._time_of_last_service_ns) // MS
+            self._terminate(ConductorServiceTimeoutError(
+                f"service interval exceeded: {gap_ms} ms > {self._inter_service_timeout_ns // MS} ms"))
+        self._time_of_last_service_ns = now_ns
+        if now_ns - self._time_of_last_keepalive_ns < self._ctx.keepalive_interval_ns:
+            return 0
+        self._time_of_last_keepalive_ns = now_ns
+        self._check_driver_heartbeat()
+        self._heartbeat()
+        self._release_lingering(now_ns)
+        return 1
+
+    def _check_driver_heartbeat(self) -> None:
+        heartbeat_ms = self._ring.consumer_heartbeat_time
+        if heartbeat_ms == -1:
+            self._terminate(DriverTimeoutError("MediaDriver has been shutdown"))
+        age_ms = epoch_ms() - heartbeat_ms
+        if age_ms > self._ctx.driver_timeout_ms:
+            self._terminate(DriverTimeoutError(
+                f"MediaDriver keepalive: age={age_ms}ms > timeout={self._ctx.driver_timeout_ms}ms"))
+
+    def _heartbeat(self) -> None:
+        reader = self.counters_reader
+        counter_id = self._heartbeat_counter_id
+        if counter_id < 0:
+            counter_id = reader.find_by_type_id_and_registration_id(DRIVER_HEARTBEAT_TYPE_ID, self.client_id)
+            if counter_id < 0:
+                return          # nothing sent yet: the driver has no record of us (§6.8.1)
+            self._heartbeat_counter_id = counter_id
+            self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
+            self._append_to_heartbeat_label(counter_id)
+            return
+        if (reader.get_counter_state(counter_id) != RECORD_ALLOCATED
+                or reader.get_counter_type_id(counter_id) != DRIVER_HEARTBEAT_TYPE_ID
+                or reader.get_counter_registration_id(counter_id) != self.client_id):
+            self._terminate(ClientTimeoutError(
+                f"unexpected close of heartbeat timestamp counter: {counter_id}"))
+        self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
+
+    def _append_to_heartbeat_label(self, counter_id: int) -> None:
+        # Parity with Aeron's clients, which append their identity to the driver's label (§6.8.1).
+        offset = counter_id * METADATA_LENGTH + LABEL_OFFSET
+        length = self._metadata.get_i32_volatile(offset)
+        name = self._ctx.client_name
+        suffix = f" name={name} version={_CLIENT_VERSION} commit=python".encode()
+        if not 0 <= length <= MAX_LABEL_LENGTH:
+            return
+        suffix = suffix[:MAX_LABEL_LENGTH - length]
+        if suffix:
+            self._metadata.put_bytes(offset + 4 + length, suffix)
+            self._metadata.put_i32_ordered(offset, length + len(suffix))
+
+    # -- responses -------------------------------------------------------------------------------------
+
+    def _on_message(self, type_id: int, buffer: AtomicBuffer, offset: int, length: int) -> None:
+        try:
+            message = cmd.decode_response(type_id, buffer, offset, length)
+        except MalformedMessageError as exc:
+            if exc.error_code != exc.error_code.UNKNOWN_COMMAND_TYPE_ID:
+                self._report(exc)          # unknown types are ignorable (a newer driver), garbage is not
+            return
+        handler = _DISPATCH.get(type_id)
+        if handler is not None:
+            handler(self, message)
+
+    def _on_error(self, message: cmd.ErrorResponse) -> None:
+        corr = message.correlation_id
+        pending = self._pending.get(corr)
+        error = RegistrationError(message.error_code, message.error_message, corr)
+        if pending is not None:
+            pending.error = error
+            pending.done = True
+        elif corr in self._async_commands:
+            self._async_commands.discard(corr)
+            self._report(error)
+
+    def _on_publication_ready(self, message: cmd.PublicationReady) -> None:
+        corr = message.correlation_id
+        pending = self._pending.get(corr)
+        if pending is None or pending.kind not in (_PUBLICATION, _EXCLUSIVE):
+            return
+        exclusive = message.msg_type_id == cmd.ON_EXCLUSIVE_PUBLICATION_READY
+        try:
+            log = self._map_log(message.log_file_name)
+        except AeronError as exc:
+            pending.error, pending.done = exc, True
+            self._async_commands.add(self._send(cmd.RemovePublicationCommand(
+                self.client_id, self._ring.next_correlation_id(), corr)))
+            return
+        cls = ExclusivePublication if exclusive else Publication
+        publication = cls(log, self._values, message.position_limit_counter_id * COUNTER_VALUE_LENGTH)
+        publication._init_identity(self, pending.channel, corr, message.registration_id,
+                                   message.channel_status_indicator_id, message.position_limit_counter_id,
+                                   message.log_file_name)
+        self._resources[corr] = publication
+        pending.result, pending.done = publication, True
+
+    def _on_subscription_ready(self, message: cmd.SubscriptionReady) -> None:
+        corr = message.correlation_id
+        pending = self._pending.get(corr)
+        if pending is None or pending.kind != _SUBSCRIPTION:
+            return
+        available, unavailable = pending.handlers
+        subscription = Subscription(self, pending.channel, pending.stream_id, corr,
+                                    available or self._ctx.available_image_handler,
+                                    unavailable or self._ctx.unavailable_image_handler)
+        subscription.channel_status_id = message.channel_status_indicator_id
+        self._resources[corr] = subscription
+        pending.result, pending.done = subscription, True
+
+    def _on_available_image(self, message: cmd.ImageReady) -> None:
+        subscription = self._resources.get(message.subscription_registration_id)
+        if not isinstance(subscription, Subscription) or subscription.is_closed:
+            return
+        if subscription._has_image(message.correlation_id):
+            return
+        try:
+            log = self._map_log(message.log_file_name)
+        except AeronError as exc:
+            self._report(exc)
+            return
+        try:
+            image = Image.create(subscription, log, self._values, message.subscriber_position_id,
+                          message.correlation_id, message.session_id, message.source_identity,
+                          message.log_file_name)
+        except BaseException:
+            self._release_log(message.log_file_name)
+            raise
+        subscription._add_image(image)
+        handler = subscription.available_image_handler
+        if handler is not None:
+            self._callback(handler, image)
+
+    def _on_unavailable_image(self, message: cmd.ImageUnavailable) -> None:
+        subscription = self._resources.get(message.subscription_registration_id)
+        if not isinstance(subscription, Subscription):
+            return
+        image = subscription._remove_image(message.correlation_id)
+        if image is None:
+            return
+        image._retire()
+        self._linger(image)
+        handler = subscription.unavailable_image_handler
+        if handler is not None:
+            self._callback(handler, image)
+
+    def _on_counter_ready(self, message: cmd.CounterUpdate) -> None:
+        corr, counter_id = message.correlation_id, message.counter_id
+        if message.msg_type_id == cmd.ON_UNAVAILABLE_COUNTER:
+            resource = self._resources.get(corr)
+            if isinstance(resource, Counter) and resource.counter_id == counter_id:
+                del self._resources[corr]
+                resource._internal_close()
+            if self._ctx.unavailable_counter_handler is not None:
+                self._callback(self._ctx.unavailable_counter_handler, self.counters_reader, corr, counter_id)
+            return
+        pending = self._pending.get(corr)
+        if pending is not None and pending.kind == _COUNTER:
+            counter = Counter(self, self._values, corr, counter_id)
+            self._resources[corr] = counter
+            pending.result, pending.done = counter, True
+        if corr == self.client_id and self._heartbeat_counter_id < 0:
+            self._heartbeat_counter_id = counter_id
+            self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
+            self._append_to_heartbeat_label(counter_id)
+        if self._ctx.available_counter_handler is not None:
+            self._callback(self._ctx.available_counter_handler, self.counters_reader, corr, counter_id)
+
+    def _on_static_counter(self, message: cmd.StaticCounterReply) -> None:
+        pending = self._pending.get(message.correlation_id)
+        if pending is not None and pending.kind == _STATIC_COUNTER:
+            pending.result, pending.done = message.counter_id, True
+
+    def _on_operation_success(self, message: cmd.OperationSucceeded) -> None:
+        corr = message.correlation_id
+        pending = self._pending.get(corr)
+        if pending is not None and pending.kind == _REMOVE:
+            pending.done = True
+        self._async_commands.discard(corr)
+
+    def _on_client_timeout(self, message: cmd.ClientTimeout) -> None:
+        if message.client_id == self.client_id:
+            self._terminate(ClientTimeoutError("client timeout from driver"))
+
+    def _on_next_session_id(self, message: cmd.NextSessionIdReply) -> None:
+        pending = self._pending.get(message.correlation_id)
+        if pending is not None and pending.kind == _SESSION_ID:
+            pending.result, pending.done = message.next_session_id, True
+
+    def _on_publication_error(self, message: cmd.PublicationErrorFrame) -> None:
+        handler = self._ctx.publication_error_frame_handler
+        if handler is not None and message.registration_id in {
+                getattr(r, "original_registration_id", None) for r in self._resources.values()}:
+            self._callback(handler, message)
+
+    # -- application side ---------------------------------------------------------------------------------
+
+    def ensure_open(self) -> None:
+        error = self.termination_error
+        if error is not None:
+            # a fresh exception of the same kind each time (DriverTimeoutError, ClientTimeoutError, ...)
+            raise type(error)(f"Aeron client terminated: {error}")
+        if self._closed:
+            raise IllegalStateError("Aeron client is closed")
+
+    def _ensure_not_reentrant(self) -> None:
+        if self._in_callback:
+            raise IllegalStateError("reentrant calls not permitted during callbacks")
+
+    def _send(self, message: Any) -> int:
+        """Write a command to the to-driver ring; the ring full for the driver timeout is a driver timeout."""
+        payload = message.encode()
+        if not self._ring.write(message.msg_type_id, payload):
+            deadline = nano_time() + self._driver_timeout_ns
+            while not self._ring.write(message.msg_type_id, payload):
+                if nano_time() > deadline:
+                    raise DriverTimeoutError("could not write to the to-driver ring buffer: driver not consuming")
+                time.sleep(0.001)
+        return int(message.correlation_id)
+
+    def _begin(self, kind: int, message: Any, channel: str = "", stream_id: int = 0, handlers: Any = None) -> int:
+        with self.lock:
+            self.ensure_open()
+            self._ensure_not_reentrant()
+            corr = int(message.correlation_id)
+            self._pending[corr] = _Pending(kind, nano_time() + self._driver_timeout_ns, channel, stream_id, handlers)
+            try:
+                self._send(message)
+            except BaseException:
+                del self._pending[corr]
+                raise
+            return corr
+
+    def next_correlation_id(self) -> int:
+        return self._ring.next_correlation_id()
+
+    def async_add_publication(self, channel: str, stream_id: int, exclusive: bool = False) -> int:
+        channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
+        msg_type = cmd.ADD_EXCLUSIVE_PUBLICATION if exclusive else cmd.ADD_PUBLICATION
+        message = cmd.PublicationCommand(self.client_id, self._ring.next_correlation_id(), stream_id, channel,
+                                         msg_type_id=msg_type)
+        return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, message, channel, stream_id)
+
+    def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
+                               unavailable: Any = None) -> int:
+        channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
+        message = cmd.SubscriptionCommand(self.client_id, self._ring.next_correlation_id(), -1, stream_id, channel)
+        return self._begin(_SUBSCRIPTION, message, channel, stream_id, (available, unavailable))
+
+    def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
+        if not isinstance(type_id, int) or not INT32_MIN <= type_id <= INT32_MAX:
+            raise InvalidArgumentError(f"counter type id must be an int32, got {type_id!r}")
+        message = cmd.CounterCommand(self.client_id, self._ring.next_correlation_id(), type_id, bytes(key), label)
+        return self._begin(_COUNTER, message)
+
+    def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
+        message = cmd.StaticCounterCommand(self.client_id, self._ring.next_correlation_id(), registration_id,
+                                           type_id, bytes(key), label)
+        return self.await_result(self._begin(_STATIC_COUNTER, message))
+
+    def next_session_id(self, stream_id: int) -> int:
+        message = cmd.NextSessionIdCommand(self.client_id, self._ring.next_correlation_id(),
+                                           _check_stream_id(stream_id))
+        return self.await_result(self._begin(_SESSION_ID, message))
+
+    def poll_result(self, correlation_id: int, kind_name: str) -> Any:
+        """The resource for an async add, None while the driver has not answered; raises its error."""
+        with self.lock:
+            self.ensure_open()
+            self._ensure_not_reentrant()
+            pending = self._pending.get(correlation_id)
+            if pending is None:
+                raise InvalidArgumentError(f"no pending {kind_name} with registration id {correlation_id}")
+            if not pending.done:
+                self._service()
+                self.ensure_open()
+            if not pending.done:
+                if nano_time() > pending.deadline_ns:
+                    del self._pending[correlation_id]
+                    raise DriverTimeoutError(f"no response from the driver for {kind_name} {correlation_id}")
+                return None
+            del self._pending[correlation_id]
+            if pending.error is not None:
+                raise pending.error
+            return pending.result
+
+    def await_result(self, correlation_id: int) -> Any:
+        """Run the duty cycle until the driver answers ``correlation_id`` (or the driver timeout passes)."""
+        with self.lock:
+            pending = self._pending[correlation_id]
+            deadline = pending.deadline_ns
+            spins = 0
+            try:
+                while True:
+                    self._service()
+                    self.ensure_open()
+                    if pending.done:
+                        if pending.error is not None:
+                            raise pending.error
+                        return pending.result
+                    if nano_time() > deadline:
+                        raise DriverTimeoutError(
+                            f"no response from MediaDriver within {self._ctx.driver_timeout_ms} ms "
+                            f"(correlation id {correlation_id})")
+                    spins += 1
+                    # the driver answers within a duty cycle or two: yield first, then nap briefly
+                    if spins < 50:
+                        os.sched_yield()
+                    else:
+                        time.sleep(0.0002 if spins < 500 else 0.001)
+            finally:
+                self._pending.pop(correlation_id, None)
+
+    # -- releasing ----------------------------------------------------------------------------------------
+
+    def _release(self, resource: Any, message: Any) -> None:
+        with self.lock:
+            if self._closed or self._terminating:
+                return
+            self._ensure_not_reentrant()
+            if self._resources.get(resource.registration_id) is not resource:
+                return
+            del self._resources[resource.registration_id]
+            self._async_commands.add(self._send(message))
+
+    def release_publication(self, publication: Publication | ExclusivePublication) -> None:
+        with self.lock:
+            if publication.is_closed:
+                return
+            publication._internal_close()
+            self._release_log(publication.log_file_name)
+            self._release(publication, cmd.RemovePublicationCommand(
+                self.client_id, self._ring.next_correlation_id(), publication.registration_id))
+
+    def release_subscription(self, subscription: Subscription) -> None:
+        with self.lock:
+            if subscription.is_closed:
+                return
+            self._ensure_not_reentrant()
+            for image in subscription._internal_close():
+                self._linger(image)
+            self._release(subscription, cmd.RemoveCommand(
+                self.client_id, self._ring.next_correlation_id(), subscription.registration_id,
+                msg_type_id=cmd.REMOVE_SUBSCRIPTION))
+
+    def release_counter(self, counter: Counter) -> None:
+        with self.lock:
+            if counter.is_closed:
+                return
+            counter._internal_close()
+            self._release(counter, cmd.RemoveCommand(
+                self.client_id, self._ring.next_correlation_id(), counter.registration_id,
+                msg_type_id=cmd.REMOVE_COUNTER))
+
+    def counter_value(self, counter_id: int) -> int:
+        return self.counters_reader.get_counter_value(counter_id)
+
+    # -- log buffers -------------------------------------------------------------------------------------
+
+    def _map_log(self, path: str) -> LogBuffers:
+        entry = self._logs.get(path)
+        if entry is None:
+            entry = [LogBuffers.map_existing(path), 0]
+            self._logs[path] = entry
+        entry[1] += 1
+        return entry[0]
+
+    def _release_log(self, path: str) -> None:
+        entry = self._logs.get(path)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del self._logs[path]
+            try:
+                entry[0].close()
+            except IllegalStateError as exc:       # a view the application still holds pins the mapping
+                self._report(exc)
+
+    def _linger(self, image: Image) -> None:
+        self._lingering.append((nano_time() + self._ctx.resource_linger_duration_ns, image))
+
+    def _release_lingering(self, now_ns: int) -> None:
+        if not self._lingering:
+            return
+        keep = []
+        for deadline, image in self._lingering:
+            if now_ns >= deadline:
+                self._release_image(image)
+            else:
+                keep.append((deadline, image))
+        self._lingering = keep
+
+    def _release_image(self, image: Image) -> None:
+        try:
+            image._release()
+        except IllegalStateError as exc:
+            self._report(exc)
+        self._release_log(image.log_file_name)
+
+    # -- callbacks, errors, termination ---------------------------------------------------------------------
+
+    def _callback(self, handler: Callable[..., Any], *args: Any) -> None:
+        self._in_callback = True
+        try:
+            handler(*args)
+        except Exception as exc:        # noqa: BLE001 - a user's handler must not stop the conductor
+            self._report(exc)
+        finally:
+            self._in_callback = False
+
+    def _report(self, error: BaseException) -> None:
+        handler = self._ctx.error_handler
+        if handler is not None:
+            try:
+                handler(error)
+            except Exception:           # noqa: BLE001 - nothing sensible left to do with it
+                pass
+
+    def _terminate(self, error: BaseException) -> None:
+        """Driver or client timeout: every resource is closed, the error reported once, the client unusable."""
+        if self._terminating:
+            raise _Terminated()
+        self._terminating = True
+        self.termination_error = error
+        self._force_close_resources()
+        self._report(error)
+        for pending in self._pending.values():
+            if not pending.done:
+                pending.error, pending.done = error, True
+        raise _Terminated()
+
+    def _force_close_resources(self) -> None:
+        for resource in list(self._resources.values()):
+            if isinstance(resource, (Publication, ExclusivePublication)):
+                resource._internal_close()
+            elif isinstance(resource, Subscription):
+                for image in resource._internal_close():
+                    self._linger(image)
+            elif isinstance(resource, Counter):
+                resource._internal_close()
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    @property
+    def is_terminating(self) -> bool:
+        return self._terminating
+
+    def close(self) -> None:
+        """Tell the driver (CLIENT_CLOSE), close every resource and unmap everything. Idempotent."""
+        with self.lock:
+            if self._closed:
+                return
+            self._ensure_not_reentrant()
+            if not self._terminating:
+                try:
+                    self._send(cmd.CorrelatedCommand(self.client_id, -1, msg_type_id=cmd.CLIENT_CLOSE))
+                except AeronError as exc:
+                    self._report(exc)
+            self._closed = True
+            self._force_close_resources()
+            for resource in self._resources.values():
+                if isinstance(resource, (Publication, ExclusivePublication)):
+                    self._release_log(resource.log_file_name)
+            self._resources.clear()
+            for _, image in self._lingering:
+                self._release_image(image)
+            self._lingering.clear()
+            for path, (log, _refs) in list(self._logs.items()):
+                try:
+                    log.close()
+                except IllegalStateError as exc:
+                    self._report(exc)
+            self._logs.clear()
+            self._receiver = None       # type: ignore[assignment]
+            self._ring.close()
+            for section in self._sections:
+                try:
+                    section.close()
+                except IllegalStateError as exc:
+                    self._report(exc)
+            self._cnc.close()
+            for hook in self._on_close_hooks:
+                hook()
+
+
+class _Terminated(Exception):
+    """Unwinds a duty cycle after termination; never leaves the conductor."""
+
+
+_DISPATCH: dict[int, Callable[[ClientConductor, Any], None]] = {
+    cmd.ON_ERROR: ClientConductor._on_error,
+    cmd.ON_PUBLICATION_READY: ClientConductor._on_publication_ready,
+    cmd.ON_EXCLUSIVE_PUBLICATION_READY: ClientConductor._on_publication_ready,
+    cmd.ON_SUBSCRIPTION_READY: ClientConductor._on_subscription_ready,
+    cmd.ON_AVAILABLE_IMAGE: ClientConductor._on_available_image,
+    cmd.ON_UNAVAILABLE_IMAGE: ClientConductor._on_unavailable_image,
+    cmd.ON_COUNTER_READY: ClientConductor._on_counter_ready,
+    cmd.ON_UNAVAILABLE_COUNTER: ClientConductor._on_counter_ready,
+    cmd.ON_STATIC_COUNTER: ClientConductor._on_static_counter,
+    cmd.ON_OPERATION_SUCCESS: ClientConductor._on_operation_success,
+    cmd.ON_CLIENT_TIMEOUT: ClientConductor._on_client_timeout,
+    cmd.ON_NEXT_AVAILABLE_SESSION_ID: ClientConductor._on_next_session_id,
+    cmd.ON_PUBLICATION_ERROR: ClientConductor._on_publication_error,
+}

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Client configuration (Aeron ``Aeron.Context``), with the defaults and environment variables of the C client."""
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aeron.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from aeron.agent import IdleStrategy
+    from aeron.client.image import Image
+    from aeron._core.counters import CountersReader
+
+ErrorHandler = Callable[[BaseException], Any]
+ImageHandler = Callable[["Image"], Any]
+CounterHandler = Callable[["CountersReader", int, int], Any]      # (reader, registration id, counter id)
+
+MS = 1_000_000
+NULL_VALUE = -1
+
+
+def default_aeron_dir() -> str:
+    """aeron_default_path on Linux: ``/dev/shm/aeron-<user>`` (the temp dir when there is no /dev/shm)."""
+    try:
+        user = os.environ.get("USER") or getpass.getuser()
+    except Exception:       # noqa: BLE001 - no passwd entry: C falls back to "default"
+        user = "default"
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.path.join(base, f"aeron-{user}")
+
+
+def _env_int(name: str, default: int, scale: int = 1) -> int:
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    from aeron.client.channel_uri import parse_duration_ns
+    try:
+        if scale == 1:
+            return parse_duration_ns(text)
+        return int(text) * scale
+    except (ValueError, ConfigurationError) as exc:
+        raise ConfigurationError(f"{name}={text!r}: {exc}") from None
+
+
+def default_error_handler(error: BaseException) -> None:
+    """Print to stderr, as Aeron's default error handler does."""
+    print(f"aeron client error: {error!r}", file=sys.stderr, flush=True)
+    if error.__traceback__ is not None:
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+
+
+class Context:
+    """Settings of one :class:`aeron.Aeron` client. Attributes may be set by keyword or afterwards, until
+    ``Aeron.connect`` concludes the context.
+
+    ``aeron_dir`` (``AERON_DIR``), ``driver_timeout_ms`` (``AERON_DRIVER_TIMEOUT``, 10 s: the attach deadline,
+    the longest a request waits, and the oldest driver heartbeat accepted), ``keepalive_interval_ns`` (500 ms),
+    ``resource_linger_duration_ns`` (``AERON_CLIENT_RESOURCE_LINGER_DURATION``, 3 s: how long a closed image's
+    log stays mapped for a poll that is still running), ``idle_sleep_duration_ns``
+    (``AERON_CLIENT_IDLE_SLEEP_DURATION``, 16 ms: the conductor thread's idle sleep),
+    ``use_conductor_agent_invoker`` (no conductor thread: the application calls ``Aeron.conductor_agent_invoker
+    .invoke()``), ``idle_strategy`` (overrides the sleep), handlers for errors, images and counters,
+    ``client_name`` (appended to the heartbeat counter's label).
+    """
+
+    __slots__ = ("aeron_dir", "driver_timeout_ms", "keepalive_interval_ns", "resource_linger_duration_ns",
+                 "idle_sleep_duration_ns", "use_conductor_agent_invoker", "idle_strategy", "error_handler",
+                 "available_image_handler", "unavailable_image_handler", "available_counter_handler",
+                 "unavailable_counter_handler", "close_handler", "publication_error_frame_handler",
+                 "client_name", "pre_touch_mapped_memory", "_concluded")
+
+    def __init__(self, aeron_dir: str | os.PathLike[str] | None = None, *,
+                 driver_timeout_ms: int | None = None,
+                 keepalive_interval_ns: int = 500 * MS,
+                 resource_linger_duration_ns: int | None = None,
+                 idle_sleep_duration_ns: int | None = None,
+                 use_conductor_agent_invoker: bool = False,
+                 idle_strategy: IdleStrategy | None = None,
+                 error_handler: ErrorHandler | None = None,
+                 available_image_handler: ImageHandler | None = None,
+                 unavailable_image_handler: ImageHandler | None = None,
+                 available_counter_handler: CounterHandler | None = None,
+                 unavailable_counter_handler: CounterHandler | None = None,
+                 close_handler: Callable[[], Any] | None = None,
+                 publication_error_frame_handler: Callable[[Any], Any] | None = None,
+                 client_name: str = "",
+                 pre_touch_mapped_memory: bool = False) -> None:
+        self.aeron_dir = os.fspath(aeron_dir) if aeron_dir is not None else (os.environ.get("AERON_DIR") or None)
+        self.driver_timeout_ms = (driver_timeout_ms if driver_timeout_ms is not None
+                                  else _env_int("AERON_DRIVER_TIMEOUT", 10_000 * MS, scale=MS) // MS)
+        self.keepalive_interval_ns = keepalive_interval_ns
+        self.resource_linger_duration_ns = (
+            resource_linger_duration_ns if resource_linger_duration_ns is not None
+            else _env_int("AERON_CLIENT_RESOURCE_LINGER_DURATION", 3_000 * MS))
+        self.idle_sleep_duration_ns = (
+            idle_sleep_duration_ns if idle_sleep_duration_ns is not None
+            else _env_int("AERON_CLIENT_IDLE_SLEEP_DURATION", 16 * MS))
+        self.use_conductor_agent_invoker = use_conductor_agent_invoker
+        self.idle_strategy = idle_strategy
+        self.error_handler = error_handler
+        self.available_image_handler = available_image_handler
+        self.unavailable_image_handler = unavailable_image_handler
+        self.available_counter_handler = available_counter_handler
+        self.unavailable_counter_handler = unavailable_counter_handler
+        self.close_handler = close_handler
+        self.publication_error_frame_handler = publication_error_frame_handler
+        self.client_name = client_name
+        self.pre_touch_mapped_memory = pre_touch_mapped_memory
+        self._concluded = False
+
+    def conclude(self) -> "Context":
+        """Validate and fill defaults; a context is used by one client only."""
+        if self._concluded:
+            from aeron.errors import IllegalStateError
+            raise IllegalStateError("Context already used by a client; make a new one")
+        if not self.aeron_dir:
+            self.aeron_dir = default_aeron_dir()
+        self.aeron_dir = os.path.abspath(os.fspath(self.aeron_dir))
+        for name in ("driver_timeout_ms", "keepalive_interval_ns", "resource_linger_duration_ns",
+                     "idle_sleep_duration_ns"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigurationError(f"{name} must be a non-negative int, got {value!r}")
+        if self.driver_timeout_ms == 0 or self.keepalive_interval_ns == 0:
+            raise ConfigurationError("driver_timeout_ms and keepalive_interval_ns must be > 0")
+        if self.error_handler is None:
+            self.error_handler = default_error_handler
+        if self.idle_strategy is None:
+            from aeron.agent import SleepingIdleStrategy
+            self.idle_strategy = SleepingIdleStrategy(self.idle_sleep_duration_ns)
+        self._concluded = True
+        return self
+
+    @property
+    def cnc_file_name(self) -> str:
+        return os.path.join(self.aeron_dir or default_aeron_dir(), "cnc.dat")
+
+    def __repr__(self) -> str:
+        return (f"Context(aeron_dir={self.aeron_dir!r}, driver_timeout_ms={self.driver_timeout_ms}, "
+                f"use_conductor_agent_invoker={self.use_conductor_agent_invoker})")

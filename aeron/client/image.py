@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Image: one publisher's stream as seen by one subscription, read by the compiled TermReader."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aeron._core.term_reader import TermReader
+from aeron.errors import IllegalStateError
+
+if TYPE_CHECKING:
+    from aeron._core.logbuffer import LogBuffers
+    from aeron._core.atomic_buffer import AtomicBuffer
+    from aeron.client.subscription import Subscription
+
+
+class Image(TermReader):
+    """``poll``, ``controlled_poll``, ``bounded_poll``, ``bounded_controlled_poll`` and ``block_poll`` are the
+    TermReader's compiled loops; each fragment goes to ``handler(buffer, offset, length, header)`` and the
+    subscriber position counter advances as the driver expects.
+
+    Once the driver reports the image unavailable (or its subscription closes) the image is closed: polls
+    return 0 and deliver nothing, while its memory stays mapped for the client's resource linger so that a
+    poll already running on another thread finishes safely.
+    """
+
+    __slots__ = ("correlation_id", "session_id", "subscription_registration_id", "source_identity",
+                 "subscriber_position_id", "join_position", "log_file_name", "_subscription", "_final_position")
+
+    @classmethod
+    def create(cls, subscription: Subscription, log: LogBuffers, values: AtomicBuffer,
+               subscriber_position_id: int, correlation_id: int, session_id: int, source_identity: str,
+               log_file_name: str) -> "Image":
+        """The conductor's constructor (the compiled base takes the log and position arguments itself)."""
+        offset = subscriber_position_id * 128
+        join_position = values.get_i64_volatile(offset)
+        self = cls(log, values, offset, join_position)
+        self.correlation_id = correlation_id
+        self.session_id = session_id
+        self.subscription_registration_id = subscription.registration_id
+        self.source_identity = source_identity
+        self.subscriber_position_id = subscriber_position_id
+        self.join_position = join_position
+        self.log_file_name = log_file_name
+        self._subscription = subscription
+        self._final_position = join_position
+        return self
+
+    @property
+    def subscription(self) -> Subscription:
+        return self._subscription
+
+    @property
+    def stream_id(self) -> int:
+        return self._subscription.stream_id
+
+    @property
+    def is_closed(self) -> bool:        # type: ignore[override]
+        """True once the image is out of service (unavailable or its subscription closed)."""
+        return self.is_retired
+
+    @property
+    def position(self) -> int:          # type: ignore[override]
+        """The subscriber position; after close, the last position reached."""
+        if self.is_retired:
+            return self._final_position
+        return TermReader.position.__get__(self)       # type: ignore[attr-defined,no-any-return]
+
+    @position.setter
+    def position(self, new_position: int) -> None:
+        if self.is_retired:
+            return
+        TermReader.position.__set__(self, new_position)      # type: ignore[attr-defined]
+
+    def _retire(self) -> None:
+        """Out of service now; the mapping is released later by the conductor (linger)."""
+        if not self.is_retired:
+            self._final_position = TermReader.position.__get__(self)    # type: ignore[attr-defined]
+            self.retire()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_retired else "open"
+        return (f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r} "
+                f"correlation={self.correlation_id} {state}>")
+
+    def close(self) -> None:
+        """Images belong to their subscription, which closes them; the conductor unmaps them later."""
+        raise IllegalStateError("an Image is closed by its Subscription (or the driver), not directly")
+
+    def _release(self) -> None:
+        """Unmap (conductor only, after the linger)."""
+        self._retire()
+        TermReader.close(self)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None

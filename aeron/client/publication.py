@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Publication and ExclusivePublication: the compiled appenders plus the client-side identity and lifecycle.
+
+The offer/claim paths are the Cython appenders' own methods (no Python frame per message); what is here is
+cold: identity, close, channel status and the reusable claim for ``try_claim(length)``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aeron._core import term_appender as _ta
+from aeron._core.buffer_claim import BufferClaim
+from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
+from aeron._core.term_appender import ConcurrentTermAppender, ExclusiveTermAppender
+
+if TYPE_CHECKING:
+    from aeron.client.client_conductor import ClientConductor
+
+NULL_COUNTER_ID = -1
+
+
+class _PublicationMixin:
+    """Shared cold half of both publication kinds (the appender base supplies the hot half)."""
+
+    __slots__ = ()
+    NOT_CONNECTED = _ta.NOT_CONNECTED
+    BACK_PRESSURED = _ta.BACK_PRESSURED
+    ADMIN_ACTION = _ta.ADMIN_ACTION
+    CLOSED = _ta.CLOSED
+    MAX_POSITION_EXCEEDED = _ta.MAX_POSITION_EXCEEDED
+
+    _conductor: ClientConductor
+    channel: str
+    registration_id: int
+    original_registration_id: int
+    channel_status_id: int
+    log_file_name: str
+    _claim: BufferClaim
+
+    def _init_identity(self, conductor: ClientConductor, channel: str, registration_id: int,
+                       original_registration_id: int, channel_status_id: int, position_limit_id: int,
+                       log_file_name: str) -> None:
+        self._conductor = conductor
+        self.channel = channel
+        self.registration_id = registration_id
+        self.original_registration_id = original_registration_id
+        self.channel_status_id = channel_status_id
+        self.position_limit_id = position_limit_id
+        self.log_file_name = log_file_name
+        self._claim = BufferClaim()
+
+    @property
+    def channel_status(self) -> int:
+        """The send channel's status counter (ACTIVE, ERRORED, ...); IPC has none and is ACTIVE while open."""
+        if self.is_closed:      # type: ignore[attr-defined]
+            return CHANNEL_ENDPOINT_STATUS_ERRORED
+        if self.channel_status_id == NULL_COUNTER_ID:
+            return CHANNEL_ENDPOINT_STATUS_ACTIVE
+        return self._conductor.counter_value(self.channel_status_id)
+
+    def try_claim(self, length: int, claim: BufferClaim | None = None) -> Any:
+        """Claim ``length`` bytes in the log to write in place.
+
+        With ``claim`` given this is Aeron's ``tryClaim``: it returns the new position (> 0) or a status code.
+        Without it the publication's own reusable claim is returned, open (true) on success or closed (false)
+        with the status code in ``claim.position``; ``with pub.try_claim(n) as claim:`` commits on exit and
+        raises IllegalStateError when nothing could be claimed.
+        """
+        if claim is not None:
+            return self._append_claim(length, claim)
+        own = self._claim
+        own.position = self._append_claim(length, own)
+        return own
+
+    if TYPE_CHECKING:       # supplied by each concrete class, bound to its appender
+        def _append_claim(self, length: int, claim: BufferClaim) -> int: ...
+        def _internal_close(self) -> None: ...
+
+    def close(self) -> None:
+        """Stop offering and tell the driver. Idempotent; later offers return CLOSED."""
+        self._conductor.release_publication(self)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.is_closed else "open"      # type: ignore[attr-defined]
+        return (f"<{type(self).__name__} {self.channel!r} stream={self.stream_id} "   # type: ignore[attr-defined]
+                f"session={self.session_id} reg={self.registration_id} {state}>")     # type: ignore[attr-defined]
+
+
+class Publication(_PublicationMixin, ConcurrentTermAppender):
+    """A concurrent publication: any thread may offer; the driver may share its log with other adders.
+
+    ``offer(buffer, offset=0, length=-1, reserved_value_supplier=None)`` takes any buffer-protocol object
+    without copying it first and returns the new stream position (> 0) or NOT_CONNECTED, BACK_PRESSURED,
+    ADMIN_ACTION, CLOSED or MAX_POSITION_EXCEEDED. ``offerv(buffers)`` gathers several buffers into one message.
+    """
+
+    __slots__ = ("_conductor", "channel", "registration_id", "original_registration_id", "channel_status_id",
+                 "position_limit_id", "log_file_name", "_claim")
+
+    def _append_claim(self, length: int, claim: BufferClaim) -> int:
+        return ConcurrentTermAppender.try_claim(self, length, claim)
+
+    def _internal_close(self) -> None:
+        ConcurrentTermAppender.close(self)
+
+
+class ExclusivePublication(_PublicationMixin, ExclusiveTermAppender):
+    """A publication used by one thread at a time, never shared: a cheaper offer, plus ``offer_block`` and
+    ``append_padding``; ``term_id``, ``term_offset`` expose where the next message goes."""
+
+    __slots__ = ("_conductor", "channel", "registration_id", "original_registration_id", "channel_status_id",
+                 "position_limit_id", "log_file_name", "_claim")
+
+    def _append_claim(self, length: int, claim: BufferClaim) -> int:
+        return ExclusiveTermAppender.try_claim(self, length, claim)
+
+    def _internal_close(self) -> None:
+        ExclusiveTermAppender.close(self)

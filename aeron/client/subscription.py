@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Subscription: the images of one channel and stream, polled in turn (Aeron ``Subscription``)."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
+from aeron.errors import IllegalStateError
+
+if TYPE_CHECKING:
+    from aeron.client.client_conductor import ClientConductor
+    from aeron.client.image import Image
+
+NULL_COUNTER_ID = -1
+ImageHandler = Callable[["Image"], Any]
+
+
+class Subscription:
+    """``poll(handler, fragment_limit)`` reads up to ``fragment_limit`` fragments across the images, starting
+    with a different image each call so that no publisher starves the others. The image list is replaced
+    (never mutated) by the conductor, so polling from one thread needs no lock. Polling a closed subscription
+    raises IllegalStateError; an image the driver closed meanwhile simply delivers nothing.
+    """
+
+    __slots__ = ("_conductor", "channel", "stream_id", "registration_id", "channel_status_id", "_images",
+                 "_round_robin_index", "_closed", "available_image_handler", "unavailable_image_handler",
+                 "__weakref__")
+
+    def __init__(self, conductor: ClientConductor, channel: str, stream_id: int, registration_id: int,
+                 available_image_handler: ImageHandler | None = None,
+                 unavailable_image_handler: ImageHandler | None = None) -> None:
+        self._conductor = conductor
+        self.channel = channel
+        self.stream_id = stream_id
+        self.registration_id = registration_id
+        self.channel_status_id = NULL_COUNTER_ID
+        self._images: tuple[Image, ...] = ()
+        self._round_robin_index = 0
+        self._closed = False
+        self.available_image_handler = available_image_handler
+        self.unavailable_image_handler = unavailable_image_handler
+
+    # -- polling (one Python call per image; per fragment work is in the compiled reader) ----------------
+
+    def poll(self, handler: Callable[..., Any], fragment_limit: int) -> int:
+        if self._closed:
+            raise IllegalStateError("Subscription is closed")
+        images = self._images
+        count = len(images)
+        if count == 0:
+            return 0
+        start = self._round_robin_index + 1
+        if start >= count:
+            start = 0
+        self._round_robin_index = start
+        fragments = 0
+        i = start
+        while True:
+            fragments += images[i].poll(handler, fragment_limit - fragments)
+            if fragments >= fragment_limit:
+                break
+            i += 1
+            if i == count:
+                i = 0
+            if i == start:
+                break
+        return fragments
+
+    def controlled_poll(self, handler: Callable[..., int], fragment_limit: int) -> int:
+        if self._closed:
+            raise IllegalStateError("Subscription is closed")
+        images = self._images
+        count = len(images)
+        if count == 0:
+            return 0
+        start = self._round_robin_index + 1
+        if start >= count:
+            start = 0
+        self._round_robin_index = start
+        fragments = 0
+        i = start
+        while True:
+            fragments += images[i].controlled_poll(handler, fragment_limit - fragments)
+            if fragments >= fragment_limit:
+                break
+            i += 1
+            if i == count:
+                i = 0
+            if i == start:
+                break
+        return fragments
+
+    def block_poll(self, block_handler: Callable[..., Any], block_length_limit: int) -> int:
+        """Each image in turn delivers at most one block of up to ``block_length_limit`` bytes."""
+        if self._closed:
+            raise IllegalStateError("Subscription is closed")
+        consumed = 0
+        for image in self._images:
+            consumed += image.block_poll(block_handler, block_length_limit)
+        return consumed
+
+    # -- images ---------------------------------------------------------------------------------------
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        return self._images
+
+    @property
+    def image_count(self) -> int:
+        return len(self._images)
+
+    def image_by_session_id(self, session_id: int) -> Image | None:
+        for image in self._images:
+            if image.session_id == session_id:
+                return image
+        return None
+
+    def image_at_index(self, index: int) -> Image:
+        return self._images[index]
+
+    @property
+    def is_connected(self) -> bool:
+        """True when at least one image is connected (open and not at end of stream)."""
+        return any(not image.is_closed for image in self._images)
+
+    def has_no_images(self) -> bool:
+        return not self._images
+
+    def _add_image(self, image: Image) -> None:
+        self._images = self._images + (image,)
+
+    def _remove_image(self, correlation_id: int) -> Image | None:
+        for image in self._images:
+            if image.correlation_id == correlation_id:
+                self._images = tuple(i for i in self._images if i is not image)
+                return image
+        return None
+
+    def _has_image(self, correlation_id: int) -> bool:
+        return any(image.correlation_id == correlation_id for image in self._images)
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    @property
+    def channel_status(self) -> int:
+        if self._closed:
+            return CHANNEL_ENDPOINT_STATUS_ERRORED
+        if self.channel_status_id == NULL_COUNTER_ID:
+            return CHANNEL_ENDPOINT_STATUS_ACTIVE
+        return self._conductor.counter_value(self.channel_status_id)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        """Close the subscription and its images; tell the driver. Idempotent."""
+        self._conductor.release_subscription(self)
+
+    def _internal_close(self) -> tuple[Image, ...]:
+        self._closed = True
+        images, self._images = self._images, ()
+        for image in images:
+            image._retire()
+        return images
+
+    def __enter__(self) -> Subscription:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return (f"<Subscription {self.channel!r} stream={self.stream_id} reg={self.registration_id} "
+                f"images={len(self._images)} {state}>")
