@@ -14,54 +14,15 @@ import time
 
 import pytest
 
+from tests import procs
 from tests.conftest import PROJECT_ROOT
 
 STREAM = "1001"
-DRIVER_WAIT_S = 10.0
 
-
-def _start_driver(aeron_dir, *extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_") or k == "AERON_C_BIN"}
-    env["PYTHONPATH"] = str(PROJECT_ROOT)
-    args = [sys.executable, "-m", "aeron.driver", f"aeron.dir={aeron_dir}", "aeron.dir.delete.on.start=true",
-            "aeron.dir.delete.on.shutdown=true", "aeron.threading.mode=SHARED", "aeron.shared.idle.strategy=backoff",
-            "aeron.ipc.term.buffer.length=64k", "aeron.counters.buffer.length=1m", *extra]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    cnc = os.path.join(aeron_dir, "cnc.dat")
-    deadline = time.monotonic() + DRIVER_WAIT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out, err = proc.communicate(timeout=5)
-            pytest.fail(f"driver exited early rc={proc.returncode}\n{out}\n{err}")
-        if os.path.exists(cnc) and os.path.getsize(cnc) > 0:
-            with open(cnc, "rb") as f:
-                if f.read(4) != b"\0\0\0\0":
-                    return proc
-        time.sleep(0.05)
-    _stop(proc)
-    pytest.fail("our driver did not create cnc.dat in time")
-    return None
-
-
-def _stop(proc, sig=signal.SIGINT, timeout=10.0):
-    """Stop a process we started and close its pipes; returns (stdout, stderr)."""
-    if proc is None:
-        return "", ""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    try:
-        return proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.communicate(timeout=5)
-
-
-def _client_env():
-    return {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-
-
-def _run(args, timeout=20.0):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=_client_env())
+_start_driver = procs.start_our_driver
+_stop = procs.stop
+_client_env = procs.client_env
+_run = procs.run
 
 
 def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):

@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What the samples share, mirroring the official C samples (aeron-samples/src/main/c): option syntax and
+defaults (samples_configuration.h), the SIGINT flag, image printers, the once-a-second rate reporter and
+the latency percentile print."""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from array import array
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import aeron
+from aeron.client.channel_uri import parse_duration_ns, parse_size
+from aeron.errors import ConfigurationError
+
+DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
+DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"
+DEFAULT_PONG_CHANNEL = "aeron:udp?endpoint=localhost:20124"
+DEFAULT_STREAM_ID = 1001
+DEFAULT_PING_STREAM_ID = 1002
+DEFAULT_PONG_STREAM_ID = 1003
+DEFAULT_NUMBER_OF_WARM_UP_MESSAGES = 100_000
+DEFAULT_NUMBER_OF_MESSAGES = 10_000_000
+DEFAULT_MESSAGE_LENGTH = 32
+DEFAULT_LINGER_TIMEOUT_MS = 0
+DEFAULT_FRAGMENT_COUNT_LIMIT = 10
+
+
+class Running:
+    """Cleared by SIGINT/SIGTERM, as the C samples' `running` flag."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._event.set()
+
+    def __bool__(self) -> bool:
+        return self._event.is_set()
+
+    def stop(self, *_: Any) -> None:
+        self._event.clear()
+
+    def install(self) -> "Running":
+        signal.signal(signal.SIGINT, self.stop)
+        signal.signal(signal.SIGTERM, self.stop)
+        return self
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _duration_ns(text: str) -> int:
+    try:
+        return parse_duration_ns(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _stream_id(text: str) -> int:
+    # strtoul(optarg, NULL, 0) then (int32_t): any base prefix, wraps into int32
+    try:
+        value = int(text, 0) & 0xFFFFFFFF
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid stream id: {text!r}") from None
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+class _Version(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"{parser.prog} <{aeron.__version__}> aeron for Python")
+        parser.exit(0)
+
+
+def parser(prog: str, options: str) -> argparse.ArgumentParser:
+    """A parser with the C samples' single-letter options; ``options`` lists which ones this sample takes."""
+    p = argparse.ArgumentParser(prog=f"python -m aeron.samples.{prog}", allow_abbrev=False)
+    p.add_argument("-v", action=_Version, nargs=0, help="show version and exit")
+    table: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+        "c": (("-c",), dict(dest="channel", metavar="uri", help="use channel specified in uri")),
+        "C": (("-C",), dict(dest="pong_channel", metavar="uri", default=DEFAULT_PONG_CHANNEL,
+                            help="use channel specified in uri for pong channel")),
+        "p": (("-p",), dict(dest="prefix", metavar="prefix", default=None,
+                            help="aeron.dir location specified as prefix")),
+        "s": (("-s",), dict(dest="stream_id", metavar="stream-id", type=_stream_id, help="stream-id to use")),
+        "S": (("-S",), dict(dest="pong_stream_id", metavar="stream-id", type=_stream_id,
+                            default=DEFAULT_PONG_STREAM_ID, help="stream-id to use for pong channel")),
+        "m": (("-m",), dict(dest="messages", metavar="messages", type=_size, default=DEFAULT_NUMBER_OF_MESSAGES,
+                            help="number of messages to send")),
+        "l": (("-l",), dict(dest="linger_ns", metavar="linger", type=_duration_ns,
+                            default=DEFAULT_LINGER_TIMEOUT_MS * 1_000_000,
+                            help="linger at end of publishing for linger seconds")),
+        "L": (("-L",), dict(dest="length", metavar="length", type=_size, default=DEFAULT_MESSAGE_LENGTH,
+                            help="use message length of length bytes")),
+        "w": (("-w",), dict(dest="warm_up", metavar="messages", type=_size,
+                            default=DEFAULT_NUMBER_OF_WARM_UP_MESSAGES, help="number of warm up messages to send")),
+        "f": (("-f",), dict(dest="fill_mtu", action="store_true",
+                            help="use a message that will fill the whole MTU")),
+        "F": (("-f",), dict(dest="fragment_limit", metavar="limit", type=_size, default=DEFAULT_FRAGMENT_COUNT_LIMIT,
+                            help="limit to fragments per poll")),
+    }
+    for letter in options:
+        args, kwargs = table[letter]
+        p.add_argument(*args, **kwargs)
+    return p
+
+
+def connect(prefix: str | None, **settings: Any) -> aeron.Aeron:
+    ctx = aeron.Context(prefix, **settings) if prefix else aeron.Context(**settings)
+    return aeron.Aeron.connect(ctx)
+
+
+def print_available_image(image: Any) -> None:
+    sub = image.subscription
+    log = image.log_buffers
+    print(f"Available image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id} "
+          f"mtu={log.mtu_length} term-length={log.term_length} from {image.source_identity}", flush=True)
+
+
+def print_unavailable_image(image: Any) -> None:
+    sub = image.subscription
+    print(f"Unavailable image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id}",
+          flush=True)
+
+
+def print_rate_report(duration_ns: int, mps: float, bps: float, total_messages: int, total_bytes: int) -> None:
+    print(f"{duration_ns // 1_000_000}ms, {mps:.4g} msgs/sec, {bps:.4g} bytes/sec, totals {total_messages} "
+          f"messages {total_bytes // (1024 * 1024)} MB payloads", flush=True)
+
+
+class RateReporter:
+    """Counts in the hot loop (two int adds), reports once a second from its own thread (the C samples'
+    rate reporter agent with a 1 s sleeping idle)."""
+
+    def __init__(self, on_report: Callable[[int, float, float, int, int], Any] = print_rate_report,
+                 interval_s: float = 1.0) -> None:
+        self.total_messages = 0
+        self.total_bytes = 0
+        self._on_report = on_report
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="rate reporter", daemon=True)
+        self._last = (time.monotonic_ns(), 0, 0)
+
+    def on_message(self, length: int) -> None:
+        self.total_messages += 1
+        self.total_bytes += length
+
+    def start(self) -> "RateReporter":
+        self._last = (time.monotonic_ns(), 0, 0)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval_s):
+            self.report()
+
+    def report(self) -> None:
+        now = time.monotonic_ns()
+        messages, total_bytes = self.total_messages, self.total_bytes
+        last_ns, last_messages, last_bytes = self._last
+        duration = max(1, now - last_ns)
+        self._on_report(duration, (messages - last_messages) * 1e9 / duration,
+                        (total_bytes - last_bytes) * 1e9 / duration, messages, total_bytes)
+        self._last = (now, messages, total_bytes)
+
+    def halt(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(2.0)
+
+
+PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99, 100.0)
+
+
+def percentiles(samples_ns: Sequence[int] | array, points: Sequence[float] = PERCENTILES) -> dict[float, int]:
+    """Nearest-rank percentiles of the recorded values (ns)."""
+    ordered = sorted(samples_ns)
+    if not ordered:
+        return {}
+    n = len(ordered)
+    out = {}
+    for p in points:
+        rank = max(1, min(n, -(-int(p * n * 1000) // 100_000)))     # ceil(p/100 * n) without float drift
+        out[p] = ordered[rank - 1]
+    return out
+
+
+def print_percentiles(samples_ns: Sequence[int] | array, out: Any = None) -> dict[float, int]:
+    """The percentile lines of an HdrHistogram print in microseconds (the C cping prints its histogram with a
+    1000 scaling ratio)."""
+    out = out or sys.stdout
+    table = percentiles(samples_ns)
+    print(f"{'Value(us)':>12} {'Percentile':>14} {'TotalCount':>10}", file=out)
+    n = len(samples_ns)
+    for p, value in table.items():
+        print(f"{value / 1000.0:12.3f} {p / 100.0:14.6f} {int(n * p / 100):10d}", file=out)
+    if n:
+        mean = sum(samples_ns) / n
+        print(f"#[Mean    = {mean / 1000.0:12.3f}, Max     = {max(samples_ns) / 1000.0:12.3f}]", file=out)
+        print(f"#[Total count    = {n:12d}]", file=out)
+    out.flush()
+    return table
+
+
+def wait_for_image(subscription: Any, running: Running) -> Any:
+    while running and subscription.image_count == 0:
+        time.sleep(0.001)
+    return subscription.image_at_index(0) if subscription.image_count else None
+
+
+def main_guard(main: Callable[[Sequence[str] | None], int]) -> None:
+    try:
+        sys.exit(main(None))
+    except aeron.AeronError as exc:
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Port of the C sample cping: round-trip latency against a pong (``aeron.samples.pong`` or the official
+``cpong``), printed as percentiles in microseconds.
+
+    python -m aeron.samples.ping [-C uri] [-c uri] [-L length] [-m messages] [-p prefix] [-S stream-id]
+                                 [-s stream-id] [-w messages]
+
+Spins while waiting for each pong, as cping does (one spinning thread here, one in the pong).
+"""
+from __future__ import annotations
+
+import time
+from array import array
+from collections.abc import Sequence
+from typing import Any
+
+from aeron.client import ImageFragmentAssembler
+from aeron.samples import _common as c
+
+
+class _PongHandler:
+    """Records each round trip into a preallocated array: nothing allocated per message."""
+
+    __slots__ = ("rtts", "count")
+
+    def __init__(self, capacity: int) -> None:
+        self.rtts = array("q", bytes(8 * max(1, capacity)))
+        self.count = 0
+
+    def __call__(self, buffer: Any, offset: int, length: int, header: Any) -> None:
+        self.rtts[self.count] = time.perf_counter_ns() - buffer.get_i64(offset)
+        self.count += 1
+
+
+def send_ping_and_receive_pong(publication: Any, image: Any, handler: _PongHandler, poll_handler: Any,
+                               messages: int, message: bytearray, running: c.Running) -> None:
+    handler.count = 0
+    offer = publication.offer
+    poll = image.poll
+    clock = time.perf_counter_ns
+    stamp = memoryview(message).cast("q")       # the first 8 bytes carry the send time
+    limit = c.DEFAULT_FRAGMENT_COUNT_LIMIT
+    for i in range(messages):
+        if not running:
+            break
+        stamp[0] = clock()
+        while offer(message) < 0:
+            stamp[0] = clock()
+        while handler.count < i + 1:
+            poll(poll_handler, limit)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = c.parser("ping", "cCLmpsSw").parse_args(argv)
+    ping_channel = args.channel or c.DEFAULT_PING_CHANNEL
+    ping_stream_id = c.DEFAULT_PING_STREAM_ID if args.stream_id is None else args.stream_id
+    if args.length < 8:
+        print("message length must be at least 8 bytes (it carries the timestamp)")
+        return 1
+    running = c.Running().install()
+    print(f"Publishing Ping at channel {ping_channel} on Stream ID {ping_stream_id}")
+    print(f"Subscribing Pong at channel {args.pong_channel} on Stream ID {args.pong_stream_id}", flush=True)
+    with c.connect(args.prefix) as client:
+        subscription = client.add_subscription(args.pong_channel, args.pong_stream_id, c.print_available_image,
+                                               c.print_unavailable_image)
+        print(f"Subscription channel status {subscription.channel_status}")
+        publication = client.add_exclusive_publication(ping_channel, ping_stream_id)
+        print(f"Publication channel status {publication.channel_status}", flush=True)
+        while running and not (subscription.is_connected and publication.is_connected):
+            time.sleep(0.001)
+        image = c.wait_for_image(subscription, running)
+        if image is None:
+            return 1
+        message = bytearray(args.length)
+        handler = _PongHandler(max(args.messages, args.warm_up))
+        poll_handler = handler if args.length <= publication.max_payload_length else ImageFragmentAssembler(handler)
+        print(f"Warming up the media driver with {args.warm_up} messages of length {args.length} bytes", flush=True)
+        start = time.perf_counter_ns()
+        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.warm_up, message, running)
+        print(f"Warm up complete in {time.perf_counter_ns() - start}ns")
+        print(f"Pinging {args.messages} messages of length {args.length} bytes", flush=True)
+        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.messages, message, running)
+        c.print_percentiles(handler.rtts[:handler.count])
+        print("Shutting down...", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    c.main_guard(main)

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Port of the C sample rate_subscriber: counts messages and reports the rate every second until SIGINT.
+
+    python -m aeron.samples.rate_subscriber [-c uri] [-f limit] [-p prefix] [-s stream-id]
+
+Spins on the subscription, as the C sample does (one spinning thread plus the 1 s rate reporter).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aeron.client import FragmentAssembler
+from aeron.samples import _common as c
+
+
+class _Counter:
+    __slots__ = ("reporter",)
+
+    def __init__(self, reporter: c.RateReporter) -> None:
+        self.reporter = reporter
+
+    def __call__(self, buffer: Any, offset: int, length: int, header: Any) -> None:
+        reporter = self.reporter
+        reporter.total_messages += 1
+        reporter.total_bytes += length
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = c.parser("rate_subscriber", "cFps").parse_args(argv)
+    channel = args.channel or c.DEFAULT_CHANNEL
+    stream_id = c.DEFAULT_STREAM_ID if args.stream_id is None else args.stream_id
+    running = c.Running().install()
+    print(f"Subscribing to channel {channel} on Stream ID {stream_id}", flush=True)
+    with c.connect(args.prefix) as client:
+        subscription = client.add_subscription(channel, stream_id, c.print_available_image,
+                                               c.print_unavailable_image)
+        print(f"Subscription channel status {subscription.channel_status}", flush=True)
+        reporter = c.RateReporter().start()
+        handler = FragmentAssembler(_Counter(reporter))
+        poll = subscription.poll
+        limit = args.fragment_limit
+        while running:
+            poll(handler, limit)
+        print("Shutting down...", flush=True)
+        reporter.halt()
+    return 0
+
+
+if __name__ == "__main__":
+    c.main_guard(main)
