@@ -1,217 +1,226 @@
 # SPDX-License-Identifier: Apache-2.0
-"""End-to-end demo over the core: two processes share one log buffer file under /dev/shm.
+"""End-to-end demo on an embedded media driver: publish and receive over IPC, then measure round trips.
 
-The publisher offers timestamped messages through a ConcurrentTermAppender, bounded by a publisher
-limit counter; the subscriber polls them with a TermReader that stores its position in a counter.
-The parent plays the media driver conductor's part for IPC: it moves the publisher limit to
-subscriber position + window (flow control) and cleans the partition behind the subscriber, which is
-exactly what the driver does for an IPC publication. Phase 1 measures throughput, phase 2 measures
-latency at a paced rate.
+This process launches a MediaDriver in a fresh /dev/shm directory (its conductor on one thread, backoff
+idle). Two client processes connect to it with the Aeron client:
 
-Spinning threads: the publisher and the subscriber busy-poll with a backoff idle strategy (spin,
-then yield, then sleep), the parent sleeps 1 ms between duty cycles.
+1. throughput: the publisher streams ``--messages`` messages of ``--size`` bytes (sequence number in the
+   first 8 bytes) through a Publication; the subscriber polls them and checks that every one arrives, in
+   order. Both sides print msgs/s.
+2. latency: the publisher sends ``--pings`` pings on an ExclusivePublication, the subscriber echoes each from
+   the log memory straight back (no copy), and the publisher prints round-trip percentiles.
 
-    python -m aeron.samples.demo [--messages N] [--size BYTES] [--term-length BYTES] [--rate MSG_PER_S]
+Spinning threads: the publisher and the subscriber busy-poll (two spinning threads); the driver's conductor
+backs off (spin, yield, then park up to 1 ms).
+
+    python -m aeron.samples.demo [--messages N] [--size BYTES] [--pings N] [--term-length BYTES] [--timeout S]
 """
 from __future__ import annotations
 
 import argparse
-import array
 import multiprocessing as mp
-import os
-import shutil
-import struct
+import queue
 import sys
 import time
+from array import array
+from typing import Any
 
-from aeron._core.atomic_buffer import AtomicBuffer
-from aeron._core.logbuffer import LogBuffers
-from aeron._core.term_appender import ADMIN_ACTION, BACK_PRESSURED, NOT_CONNECTED, ConcurrentTermAppender
-from aeron._core.term_reader import TermReader
-from aeron._core.term_scanner import clean_term
-
-PUB_LMT_OFFSET = 0      # positions file: one 128-byte slot per counter, as in cnc.dat's values section
-SUB_POS_OFFSET = 128
-DONE_OFFSET = 256       # publisher sets this to the number of messages once it has offered them all
+CHANNEL = "aeron:ipc"
+STREAM_ID, PING_STREAM_ID, PONG_STREAM_ID = 1001, 1002, 1003
+STOP = -1               # ping sequence number that ends the pong loop
 
 
-class BackoffIdle:
-    """Spin, then yield, then sleep: two busy processes share the machine's two cores."""
-
-    __slots__ = ("spins",)
-
-    def __init__(self):
-        self.spins = 0
-
-    def idle(self, work_count):
-        if work_count > 0:
-            self.spins = 0
-            return
-        self.spins += 1
-        if self.spins < 100:
-            return
-        if self.spins < 200:
-            os.sched_yield()
-            return
-        time.sleep(0.0001)
+def _connect(aeron_dir: str) -> Any:
+    from aeron import Aeron, Context
+    return Aeron.connect(Context(aeron_dir))
 
 
-def _publisher(log_path, positions_path, messages, size, rate, phase_gap_s):
-    log = LogBuffers.map_existing(log_path)
-    positions = AtomicBuffer.map_file(positions_path)
-    pub = ConcurrentTermAppender(log, positions, PUB_LMT_OFFSET)
-    msg = bytearray(size)
-    pack_into = struct.Struct("<qq").pack_into
-    idle = BackoffIdle()
-    now = time.perf_counter_ns
-    offer = pub.offer
-    total = 2 * messages
-    sent = 0
-    next_send = 0
-    interval_ns = int(1e9 / rate) if rate > 0 else 0
-    while sent < total:
-        paced = sent >= messages
-        if paced:
-            if sent == messages:
-                time.sleep(phase_gap_s)   # let the subscriber drain phase 1 before timing phase 2
-                next_send = now()
-            t = now()
-            if t < next_send:
-                continue
-            next_send += interval_ns
-        pack_into(msg, 0, sent, now())
-        result = offer(msg)
-        while result < 0:
-            if result != ADMIN_ACTION and result not in (BACK_PRESSURED, NOT_CONNECTED):
-                raise SystemExit(f"publisher: offer failed with {result}")
-            idle.idle(0)
-            pack_into(msg, 0, sent, now())
-            result = offer(msg)
-        sent += 1
-    positions.put_i64_ordered(DONE_OFFSET, total)
-    pub.close()
-    del pub
-    log.close()
-    positions.close()
+def _await_connected(*resources: Any, deadline: float) -> None:
+    while not all(r.is_connected for r in resources):
+        if time.monotonic() > deadline:
+            raise TimeoutError("publication/subscription did not connect in time")
+        time.sleep(0.001)
 
 
-def _subscriber(log_path, positions_path, messages, result_queue):
-    log = LogBuffers.map_existing(log_path)
-    positions = AtomicBuffer.map_file(positions_path)
-    reader = TermReader(log, positions, SUB_POS_OFFSET)
-    latencies = array.array("q", bytes(8 * messages))
-    state = [0, 0, 0]      # received, out-of-order count, first phase-1 receive time
-    now = time.perf_counter_ns
+class _Receiver:
+    """Counts messages and checks their sequence numbers; allocates nothing per message."""
 
-    def on_fragment(buffer, offset, length, header):
-        seq = buffer.get_i64(offset)
-        if seq != state[0]:
-            state[1] += 1
-        if seq >= messages:
-            latencies[seq - messages] = now() - buffer.get_i64(offset + 8)
-        elif seq == 0:
-            state[2] = now()
-        state[0] = seq + 1
-        if seq == messages - 1:
-            state.append(now())
+    __slots__ = ("count", "out_of_order", "expected")
 
-    idle = BackoffIdle()
-    poll = reader.poll
-    total = 2 * messages
-    while state[0] < total:
-        idle.idle(poll(on_fragment, 256))
-    result_queue.put({"received": state[0], "out_of_order": state[1],
-                      "phase1_ns": state[3] - state[2], "latencies": latencies.tobytes()})
-    reader.close()
-    del reader
-    log.close()
-    positions.close()
+    def __init__(self) -> None:
+        self.count = 0
+        self.out_of_order = 0
+        self.expected = 0
+
+    def __call__(self, buffer: Any, offset: int, length: int, header: Any) -> None:
+        if buffer.get_i64(offset) != self.expected:
+            self.out_of_order += 1
+        self.expected += 1
+        self.count += 1
 
 
-def _percentile(sorted_values, q):
-    if not sorted_values:
-        return float("nan")
-    k = min(len(sorted_values) - 1, int(round(q / 100.0 * (len(sorted_values) - 1))))
-    return sorted_values[k]
+def subscriber_main(aeron_dir: str, messages: int, timeout_s: float, results: Any) -> None:
+    deadline = time.monotonic() + timeout_s
+    with _connect(aeron_dir) as client:
+        subscription = client.add_subscription(CHANNEL, STREAM_ID)
+        pings = client.add_subscription(CHANNEL, PING_STREAM_ID)
+        pongs = client.add_exclusive_publication(CHANNEL, PONG_STREAM_ID)
+        results.put(("subscriber-ready",))
+        receiver = _Receiver()
+        poll = subscription.poll
+        started = 0
+        while receiver.count < messages:
+            if poll(receiver, 256) == 0:
+                if time.monotonic() > deadline:
+                    break
+            elif started == 0:
+                started = time.perf_counter_ns()
+        elapsed = time.perf_counter_ns() - started if started else 0
+        results.put(("received", receiver.count, receiver.out_of_order, elapsed))
+
+        offer = pongs.offer
+        state = {"stop": False}
+
+        def echo(buffer: Any, offset: int, length: int, header: Any) -> None:
+            if buffer.get_i64(offset + 8) == STOP:
+                state["stop"] = True
+                return
+            while offer(buffer, offset, length) < 0:     # the ping's own bytes, straight from the log
+                pass
+
+        _await_connected(pings, pongs, deadline=deadline)
+        poll = pings.poll
+        while not state["stop"] and time.monotonic() < deadline:
+            poll(echo, 16)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=1_000_000, help="messages per phase")
+def publisher_main(aeron_dir: str, messages: int, size: int, pings: int, timeout_s: float, results: Any) -> None:
+    deadline = time.monotonic() + timeout_s
+    with _connect(aeron_dir) as client:
+        publication = client.add_publication(CHANNEL, STREAM_ID)
+        _await_connected(publication, deadline=deadline)
+        message = bytearray(size)
+        sequence = memoryview(message).cast("q")
+        offer = publication.offer
+        back_pressured = 0
+        start = time.perf_counter_ns()
+        for i in range(messages):
+            sequence[0] = i
+            while offer(message) < 0:
+                back_pressured += 1
+                if back_pressured & 0xFFFF == 0 and time.monotonic() > deadline:
+                    raise TimeoutError("publisher back pressured past the deadline")
+        elapsed = time.perf_counter_ns() - start
+        results.put(("sent", messages, elapsed, back_pressured))
+
+        ping = client.add_exclusive_publication(CHANNEL, PING_STREAM_ID)
+        pong = client.add_subscription(CHANNEL, PONG_STREAM_ID)
+        _await_connected(ping, pong, deadline=deadline)
+        rtts = array("q", bytes(8 * max(1, pings)))
+        received = [0]
+
+        def on_pong(buffer: Any, offset: int, length: int, header: Any) -> None:
+            rtts[received[0]] = time.perf_counter_ns() - buffer.get_i64(offset)
+            received[0] += 1
+
+        stamp = memoryview(message).cast("q")           # [0] send time, [1] ping number
+        ping_offer, pong_poll = ping.offer, pong.poll
+        for i in range(pings):
+            stamp[1] = i
+            stamp[0] = time.perf_counter_ns()
+            while ping_offer(message) < 0:
+                stamp[0] = time.perf_counter_ns()
+            while received[0] <= i:
+                pong_poll(on_pong, 16)
+                if received[0] <= i and time.monotonic() > deadline:
+                    raise TimeoutError("no pong before the deadline")
+        stamp[1] = STOP
+        while ping_offer(message) < 0 and time.monotonic() < deadline:
+            pass
+        results.put(("rtts", rtts[:received[0]].tobytes()))
+
+
+def _wait(results: Any, kind: str, deadline: float, children: list[Any], early: dict[str, Any]) -> Any:
+    """The next result of ``kind``; results of other kinds that arrive first are kept in ``early``."""
+    while kind not in early:
+        try:
+            item = results.get(timeout=0.2)
+        except queue.Empty:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"demo: no {kind!r} result in time") from None
+            if any(p.exitcode not in (None, 0) for p in children):
+                raise RuntimeError(f"demo: a client process failed while waiting for {kind!r}") from None
+            continue
+        early[item[0]] = item
+    return early.pop(kind)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aeron.samples.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=2_000_000, help="messages in the throughput phase")
     parser.add_argument("--size", type=int, default=32, help="message length in bytes (>= 16)")
-    parser.add_argument("--term-length", type=int, default=16 * 1024 * 1024)
-    parser.add_argument("--rate", type=int, default=100_000, help="phase 2 paced rate, msg/s")
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--pings", type=int, default=100_000, help="round trips in the latency phase")
+    parser.add_argument("--term-length", type=int, default=16 * 1024 * 1024, help="IPC term length")
+    parser.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds")
     args = parser.parse_args(argv)
     if args.size < 16:
-        parser.error("--size must be at least 16 (sequence number + timestamp)")
+        parser.error("--size must be at least 16 (sequence number and timestamp)")
+    if args.messages < 1 or args.pings < 1:
+        parser.error("--messages and --pings must be at least 1")
 
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
-    aeron_dir = os.path.join(base, f"aeron-py-demo-{os.getpid()}")
-    os.makedirs(os.path.join(aeron_dir, "publications"))
+    from aeron._core.logbuffer import check_term_length
+    from aeron.driver import Context as DriverContext
+    from aeron.driver import MediaDriver
+    from aeron.errors import ConfigurationError
+    from aeron.samples._common import percentiles
     try:
-        log_path = os.path.join(aeron_dir, "publications", "1.logbuffer")
-        positions_path = os.path.join(aeron_dir, "positions.dat")
-        log = LogBuffers.create(log_path, term_length=args.term_length, initial_term_id=0,
-                                session_id=int.from_bytes(os.urandom(4), "little", signed=True),
-                                stream_id=1001, correlation_id=1, is_connected=1)
-        positions = AtomicBuffer.map_file(positions_path, 4096, create=True)
-        window = log.term_length // 2
-        positions.put_i64_ordered(PUB_LMT_OFFSET, window)
-        print(f"aeron dir {aeron_dir}: term length {log.term_length}, window {window}, "
-              f"{args.messages} messages of {args.size} B per phase")
+        check_term_length(args.term_length)
+    except ConfigurationError as exc:
+        parser.error(f"--term-length: {exc}")
 
-        ctx = mp.get_context("spawn")
-        queue = ctx.Queue()
-        sub = ctx.Process(target=_subscriber, args=(log_path, positions_path, args.messages, queue))
-        pub = ctx.Process(target=_publisher, args=(log_path, positions_path, args.messages, args.size,
-                                                   args.rate, 0.5))
-        sub.start()
-        pub.start()
-
-        # Conductor duty cycle: publisher limit from the subscriber position, clean behind it.
-        term_length = log.term_length
-        clean_position = 0
-        deadline = time.monotonic() + args.timeout
-        result = None
-        while result is None:
-            sub_pos = positions.get_i64_volatile(SUB_POS_OFFSET)
-            positions.put_i64_ordered(PUB_LMT_OFFSET, sub_pos + window)
-            clean_to = sub_pos - term_length
-            while clean_to > clean_position:
-                index = (clean_position // term_length) % 3
-                offset = clean_position % term_length
-                length = min(clean_to - clean_position, term_length - offset)
-                clean_term(log.term_buffer(index), offset, length)
-                clean_position += length
-            try:
-                result = queue.get(timeout=0.001)
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise SystemExit("demo timed out")
-                if not sub.is_alive() and sub.exitcode not in (None, 0):
-                    raise SystemExit(f"subscriber failed with exit code {sub.exitcode}")
-                if not pub.is_alive() and pub.exitcode not in (None, 0):
-                    raise SystemExit(f"publisher failed with exit code {pub.exitcode}")
-        pub.join(10)
-        sub.join(10)
-
-        lat = array.array("q")
-        lat.frombytes(result["latencies"])
-        lat = sorted(lat)
-        rate = args.messages / (result["phase1_ns"] / 1e9) if result["phase1_ns"] > 0 else float("nan")
-        print(f"received {result['received']} messages, {result['out_of_order']} out of order")
-        print(f"phase 1 throughput: {rate / 1e6:.2f} M msg/s "
-              f"({rate * args.size / 1e6:.1f} MB/s payload)")
-        print(f"phase 2 latency at {args.rate} msg/s (publisher offer to subscriber handler):")
-        for q in (50, 90, 99, 99.9):
-            print(f"  p{q:<5} {_percentile(lat, q) / 1000:8.2f} us")
-        print(f"  max    {lat[-1] / 1000:8.2f} us")
-        log.close()
-        positions.close()
-        return 0 if result["out_of_order"] == 0 and result["received"] == 2 * args.messages else 1
-    finally:
-        shutil.rmtree(aeron_dir, ignore_errors=True)
+    deadline = time.monotonic() + args.timeout
+    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff",
+                               ipc_term_buffer_length=args.term_length)
+    spawn = mp.get_context("spawn")         # children start clean: no driver thread forked into them
+    with MediaDriver.launch_embedded(driver_ctx) as driver:
+        print(f"media driver (embedded, SHARED, backoff idle) in {driver.aeron_dir}, IPC term "
+              f"{args.term_length // 1024} KiB", flush=True)
+        results = spawn.Queue()
+        subscriber = spawn.Process(target=subscriber_main, name="subscriber",
+                                   args=(driver.aeron_dir, args.messages, args.timeout, results))
+        publisher = spawn.Process(target=publisher_main, name="publisher",
+                                  args=(driver.aeron_dir, args.messages, args.size, args.pings, args.timeout,
+                                        results))
+        children = [subscriber, publisher]
+        early: dict[str, Any] = {}
+        try:
+            subscriber.start()
+            _wait(results, "subscriber-ready", deadline, children, early)
+            publisher.start()
+            _, sent, sent_ns, back_pressured = _wait(results, "sent", deadline, children, early)
+            _, received, out_of_order, received_ns = _wait(results, "received", deadline, children, early)
+            print(f"throughput: {args.messages} messages of {args.size} bytes over {CHANNEL}")
+            print(f"  publisher  {sent * 1e9 / max(1, sent_ns):,.0f} msgs/s "
+                  f"({back_pressured} back-pressured offers retried)")
+            print(f"  subscriber {received * 1e9 / max(1, received_ns):,.0f} msgs/s, "
+                  f"received {received} messages, {out_of_order} out of order", flush=True)
+            _, raw = _wait(results, "rtts", deadline, children, early)
+            rtts = array("q")
+            rtts.frombytes(raw)
+            table = percentiles(rtts, (50.0, 90.0, 99.0, 99.9))
+            print(f"latency: {len(rtts)} round trips ping → pong → ping, {args.size}-byte messages")
+            print("  " + "  ".join(f"p{p:g} {v / 1000:.2f} µs" for p, v in table.items()), flush=True)
+        finally:
+            for child in children:
+                child.join(max(0.1, min(10.0, deadline - time.monotonic())))
+                if child.is_alive():
+                    child.kill()
+                    child.join(5)
+            results.close()
+            results.join_thread()
+    ok = received == args.messages and out_of_order == 0 and len(rtts) == args.pings
+    print("demo: OK" if ok else "demo: FAILED", flush=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
