@@ -30,6 +30,8 @@ from aeron._core.loss_report import LOSS_REPORT_FILE, LossReport
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.term_scanner import LogBufferUnblocker, clean_term
 from aeron.agent import Agent
+from aeron.driver.network_conductor import NetworkConductor, NetworkSubscription
+from aeron.driver.network_publication import NetworkPublication
 from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
 from aeron.errors import (
     AeronError, ConfigurationError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError,
@@ -249,7 +251,7 @@ class IpcPublication:
 
 # The conductor --------------------------------------------------------------------------------------
 
-class DriverConductor(Agent):
+class DriverConductor(NetworkConductor, Agent):
     """The driver's conductor agent. ``DriverConductor(ctx, termination_hook=None)`` creates the driver
     files in ``ctx.resolved_dir()`` (which must exist and be empty) and signals cnc.dat ready."""
 
@@ -344,6 +346,7 @@ class DriverConductor(Agent):
         self._ring_last_change_ns = now_ns
         self._handlers = self._build_handlers()
         self._os_sndbuf, self._os_rcvbuf = _os_default_socket_buffers()
+        self._init_network()
 
         # ready protocol (§1.4): correlation counter starts at 1, heartbeat fresh, version last
         self.to_driver.next_correlation_id()
@@ -370,6 +373,10 @@ class DriverConductor(Agent):
             work += self.on_timer_event(start_ns, self._epoch_clock())
         for publication in self.publications:
             work += publication.update_pub_pos_and_lmt()
+        if self._setup_requests:
+            work += self._drain_setup_requests(start_ns)
+        work += self._on_network_publication_timers(start_ns)
+        work += self._on_image_timers(start_ns)
         cycle_ns = self._nano_clock() - start_ns
         self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME].propose_max_ordered(cycle_ns)
         if cycle_ns > CYCLE_THRESHOLD_NS:
@@ -387,7 +394,10 @@ class DriverConductor(Agent):
         for publication in self.publications:
             self._delete_publication_files(publication)
         self.publications = []
-        self._release_files()
+        try:
+            self._close_network()
+        finally:
+            self._release_files()
 
     def on_agent_error(self, exc: BaseException) -> None:
         """Error handler for the runner: log it distinctly and count it (counter 15)."""
@@ -510,30 +520,34 @@ class DriverConductor(Agent):
         client.subscriptions.clear()
         now_ns = self._nano_clock()
         for publication in client.publication_links.values():
-            self._decref_publication(publication, now_ns)
+            if isinstance(publication, NetworkPublication):
+                self._decref_network_publication(publication, now_ns)
+            else:
+                self._decref_publication(publication, now_ns)
         client.publication_links.clear()
 
     # -- publications --------------------------------------------------------------------------------
     def on_add_publication(self, command) -> None:
-        self._add_ipc_publication(command, is_exclusive=False)
+        self._add_publication(command, is_exclusive=False)
 
     def on_add_exclusive_publication(self, command) -> None:
-        self._add_ipc_publication(command, is_exclusive=True)
+        self._add_publication(command, is_exclusive=True)
+
+    def _add_publication(self, command, is_exclusive: bool) -> None:
+        uri = self._parse_channel(command.channel)
+        if uri.is_spy:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"aeron-spy channels are for subscriptions only: "
+                                                          f"{command.channel}")
+        if uri.media == "udp":
+            self._add_network_publication(command, uri, is_exclusive)
+        else:
+            self._add_ipc_publication(command, is_exclusive)
 
     def _parse_channel(self, channel: str) -> ChannelUri:
         try:
             return ChannelUri.parse(channel)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"invalid channel {channel!r}: {exc}") from exc
-
-    def _require_ipc(self, uri: ChannelUri, channel: str, what: str) -> None:
-        if uri.prefix:
-            raise CommandError(ErrorCode.NOT_SUPPORTED,
-                               f"{what} on {channel!r}: spy subscriptions are not supported yet by this driver")
-        if uri.media != "ipc":
-            raise CommandError(ErrorCode.NOT_SUPPORTED,
-                               f"{what} on {channel!r}: UDP channels are not supported yet by this driver "
-                               "(aeron:ipc only)")
 
     def _uri_int(self, uri: ChannelUri, key: str, parse: Callable[[str], int], default: int | None) -> int | None:
         text = uri.get(key)
@@ -562,7 +576,6 @@ class DriverConductor(Agent):
     def _add_ipc_publication(self, command, is_exclusive: bool) -> None:
         channel = command.channel
         uri = self._parse_channel(channel)
-        self._require_ipc(uri, channel, "publication")
         ctx = self._ctx
         stream_id = command.stream_id
         term_length = self._uri_int(uri, "term-length", parse_size, None)
@@ -711,6 +724,9 @@ class DriverConductor(Agent):
                                                               f"registration_id={registration_id}")
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
         now_ns = self._nano_clock()
+        if isinstance(publication, NetworkPublication):
+            self._decref_network_publication(publication, now_ns, revoke=bool(command.revoke))
+            return
         self._decref_publication(publication, now_ns)
         if command.revoke and publication.state in (ACTIVE, DRAINING):
             # revoked: the stream ends where it is, subscribers see it go at once (§6.12)
@@ -764,7 +780,9 @@ class DriverConductor(Agent):
     def on_add_subscription(self, command) -> None:
         channel = command.channel
         uri = self._parse_channel(channel)
-        self._require_ipc(uri, channel, "subscription")
+        if uri.media == "udp":
+            self._add_network_subscription(command, uri)
+            return
         session_id = self._uri_int(uri, "session-id", int, None)
         ctx = self._ctx
         window_limit_ns = self._uri_duration(uri, "untethered-window-limit-timeout",
@@ -795,6 +813,9 @@ class DriverConductor(Agent):
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
 
     def _remove_subscription(self, subscription: IpcSubscription) -> None:
+        if isinstance(subscription, NetworkSubscription):
+            self._remove_network_subscription(subscription)
+            return
         for publication in list(subscription.links.values()):
             self._unlink(subscription, publication)
         if subscription in self.subscriptions:
@@ -846,8 +867,12 @@ class DriverConductor(Agent):
 
     # -- the rest of §6.2 ----------------------------------------------------------------------------
     def on_destination(self, command) -> None:
+        if command.msg_type_id in (cmd.ADD_DESTINATION, cmd.REMOVE_DESTINATION):
+            self._on_network_destination(command)
+            return
         raise CommandError(ErrorCode.NOT_SUPPORTED,
-                           "destinations need UDP channels, which this driver does not support yet")
+                           "receive destinations (multi-destination subscriptions) and removal by id are not "
+                           "supported yet by this driver")
 
     def on_reject_image(self, command) -> None:
         raise CommandError(ErrorCode.NOT_SUPPORTED,

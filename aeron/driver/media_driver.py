@@ -147,6 +147,23 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
     _Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
     _Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
+    # UDP (wire-and-logbuffers.md §6.1)
+    _Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, _parse_duration_ns),
+    _Setting("publication_connection_timeout_ns", "aeron.publication.connection.timeout", 5_000_000_000,
+             _parse_duration_ns),
+    _Setting("status_message_timeout_ns", "aeron.rcv.status.message.timeout", 200_000_000, _parse_duration_ns),
+    _Setting("initial_window_length", "aeron.rcv.initial.window.length", 128 * 1024, _parse_size),
+    _Setting("socket_rcvbuf", "aeron.socket.so_rcvbuf", 128 * 1024, _parse_size),
+    _Setting("socket_sndbuf", "aeron.socket.so_sndbuf", 0, _parse_size),
+    _Setting("publication_term_window_length", "aeron.publication.term.window.length", 0, _parse_size),
+    _Setting("nak_unicast_delay_ns", "aeron.nak.unicast.delay", 1_000, _parse_duration_ns),
+    _Setting("nak_unicast_retry_delay_ratio", "aeron.nak.unicast.retry.delay.ratio", 100, _parse_int),
+    _Setting("nak_multicast_max_backoff_ns", "aeron.nak.multicast.max.backoff", 10_000_000, _parse_duration_ns),
+    _Setting("nak_multicast_group_size", "aeron.nak.multicast.group.size", 10, _parse_int),
+    _Setting("max_resend", "aeron.max.resend", 16, _parse_int),
+    _Setting("multicast_flow_control_strategy", "aeron.multicast.flow.control.strategy", "max", _parse_str,
+             env="AERON_MULTICAST_FLOWCONTROL_SUPPLIER"),
+    _Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, _parse_bool),
 )
 _BY_ATTR = {s.attr: s for s in _SETTINGS}
 _BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
@@ -196,6 +213,20 @@ class Context:
     receiver_idle_strategy: str
     sharednetwork_idle_strategy: str
     shared_idle_strategy: str
+    image_liveness_timeout_ns: int
+    publication_connection_timeout_ns: int
+    status_message_timeout_ns: int
+    initial_window_length: int
+    socket_rcvbuf: int
+    socket_sndbuf: int
+    publication_term_window_length: int
+    nak_unicast_delay_ns: int
+    nak_unicast_retry_delay_ratio: int
+    nak_multicast_max_backoff_ns: int
+    nak_multicast_group_size: int
+    max_resend: int
+    multicast_flow_control_strategy: str
+    spies_simulate_connection: bool
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
@@ -205,6 +236,9 @@ class Context:
         self.termination_validator: Callable[[bytes], bool] | None = None
         self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
         self.nano_clock: Callable[[], int] = time.monotonic_ns
+        # tests: a loss generator for received datagrams, ``should_drop(buffer, length) -> bool`` built per
+        # receive endpoint by this factory (aeron's loss generator transport bindings); None in production
+        self.receive_loss_generator: Callable[[], Callable[[Any, int], bool]] | None = None
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS:
             if setting.env in environ:
@@ -213,7 +247,7 @@ class Context:
             self.update(properties)
         for name, value in attributes.items():
             if name not in _BY_ATTR and name not in ("termination_hook", "termination_validator",
-                                                     "epoch_clock_ms", "nano_clock"):
+                                                     "epoch_clock_ms", "nano_clock", "receive_loss_generator"):
                 raise ConfigurationError(f"unknown MediaDriver.Context attribute {name!r}")
             setattr(self, name, value)
 
@@ -444,7 +478,7 @@ class MediaDriver:
 
     def __init__(self, context: _Context) -> None:
         self._ctx = context.conclude()
-        from aeron.agent import AgentInvoker, AgentRunner, idle_strategy_from_name
+        from aeron.agent import AgentInvoker, CompositeAgent
         from aeron.driver.driver_conductor import DriverConductor
 
         self._closed = False
@@ -453,20 +487,38 @@ class MediaDriver:
         self._aeron_dir = context.resolved_dir()
         ensure_dir_is_recreated(context, log=_stderr)
         self._conductor = DriverConductor(context, termination_hook=self._on_termination)
-        self._runner = None
+        self._runners: list[Any] = []
         self._invoker = None
+        conductor = self._conductor
+        on_error = conductor.on_agent_error          # logs the error and bumps the errors counter itself
         try:
-            if context.threading_mode is ThreadingMode.INVOKER:
-                self._invoker = AgentInvoker(self._conductor, error_handler=self._conductor.on_agent_error)
+            mode = context.threading_mode
+            if mode is ThreadingMode.INVOKER:
+                self._invoker = AgentInvoker(CompositeAgent(conductor, conductor.sender, conductor.receiver),
+                                             error_handler=on_error)
                 self._invoker.start()
+            elif mode is ThreadingMode.SHARED:
+                self._start(CompositeAgent(conductor, conductor.sender, conductor.receiver),
+                            context.shared_idle_strategy, on_error)
+            elif mode is ThreadingMode.SHARED_NETWORK:
+                self._start(conductor, context.conductor_idle_strategy, on_error)
+                self._start(CompositeAgent(conductor.sender, conductor.receiver),
+                            context.sharednetwork_idle_strategy, on_error)
             else:
-                idle = idle_strategy_from_name(context.idle_strategy_name())
-                # on_agent_error logs the error and bumps the errors counter itself
-                self._runner = AgentRunner(self._conductor, idle, error_handler=self._conductor.on_agent_error)
-                self._runner.start()
+                self._start(conductor, context.conductor_idle_strategy, on_error)
+                self._start(conductor.sender, context.sender_idle_strategy, on_error)
+                self._start(conductor.receiver, context.receiver_idle_strategy, on_error)
         except BaseException:
-            self._conductor.on_close()
+            for runner in self._runners:
+                runner.close()
+            conductor.on_close()
             raise
+
+    def _start(self, agent: Any, idle_name: str, on_error: Callable[[BaseException], None]) -> None:
+        from aeron.agent import AgentRunner, idle_strategy_from_name
+        runner = AgentRunner(agent, idle_strategy_from_name(idle_name), error_handler=on_error)
+        self._runners.append(runner)
+        runner.start()
 
     @classmethod
     def launch(cls, context: _Context | None = None) -> "MediaDriver":
@@ -527,9 +579,10 @@ class MediaDriver:
                 return
             self._closed = True
         try:
-            if self._runner is not None:
-                self._runner.close()          # its agent's on_close releases the cnc, logs and files
-            elif self._invoker is not None:
+            # network agents first, the conductor (whose on_close releases cnc, logs, files, sockets) last
+            for runner in reversed(self._runners):
+                runner.close()
+            if self._invoker is not None:
                 self._invoker.close()
         finally:
             if not self._conductor.is_closed:

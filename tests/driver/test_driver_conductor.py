@@ -292,7 +292,9 @@ def test_concurrent_publications_are_shared_exclusive_ones_are_not(driver, clien
 @pytest.mark.parametrize("channel, code, text", [
     ("aeron:bogus", ErrorCode.INVALID_CHANNEL, "invalid channel"),
     ("aeron:ipc?term-length=1000", ErrorCode.INVALID_CHANNEL, "term length"),
-    ("aeron:udp?endpoint=localhost:40123", ErrorCode.NOT_SUPPORTED, "UDP channels are not supported yet"),
+    ("aeron:udp?endpoint=localhost:99999", ErrorCode.INVALID_CHANNEL, "port out of range"),
+    ("aeron:udp?interface=127.0.0.1", ErrorCode.INVALID_CHANNEL, "needs an endpoint"),
+    ("aeron-spy:aeron:udp?endpoint=localhost:40123", ErrorCode.INVALID_CHANNEL, "subscriptions only"),
 ])
 def test_bad_or_unsupported_publication_channel(client, channel, code, text):
     corr = add_publication(client, channel=channel)
@@ -306,11 +308,14 @@ def test_bad_or_unsupported_publication_channel(client, channel, code, text):
     assert client.counters.get_counter_value(ctr.ERRORS) >= 1
 
 
-def test_spy_and_udp_subscriptions_are_refused(client):
-    for channel in ("aeron-spy:aeron:udp?endpoint=localhost:40123", "aeron:udp?endpoint=localhost:40123"):
+def test_bad_udp_subscription_channels_are_refused_naming_the_part(client):
+    for channel, text in (("aeron:udp?endpoint=localhost:99999", "port out of range"),
+                          ("aeron:udp?endpoint=127.0.0.1:40999|cc=vegas", "unknown congestion control"),
+                          ("aeron:udp?endpoint=224.0.1.2:40999", "multicast data address must be odd")):
         corr = add_subscription(client, channel=channel)
         type_id, err = client.await_correlated(corr)
-        assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.NOT_SUPPORTED)
+        assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.INVALID_CHANNEL), err
+        assert text in err.error_message
 
 
 def test_unknown_resources_answer_their_error_codes(client):

@@ -98,16 +98,16 @@ def test_error_stat_reads_our_error_log(official, shm_dir):
     driver = None
     try:
         driver = _start_driver(aeron_dir)
-        # an official client asking for a UDP publication: our driver answers with an error and logs it
-        pub = _run([official("basic_publisher"), "-p", aeron_dir, "-c", "aeron:udp?endpoint=localhost:40123",
+        # an official client asking for a publication on a bad channel: our driver answers with an error and logs it
+        pub = _run([official("basic_publisher"), "-p", aeron_dir, "-c", "aeron:udp?endpoint=localhost:99999",
                     "-s", STREAM, "-m", "1", "-l", "0"], timeout=30)
         assert "yay!" not in pub.stdout
-        assert "(-8) not supported" in pub.stderr and "UDP channels are not supported yet" in pub.stderr
+        assert "(-1) invalid channel" in pub.stderr and "port out of range" in pub.stderr
         errors = _run([official("ErrorStat"), "-d", aeron_dir])
         assert errors.returncode == 0, errors.stderr
         assert "1 distinct errors observed." in errors.stdout, errors.stdout
-        assert "(-8) not supported" in errors.stdout
-        assert "UDP channels are not supported yet" in errors.stdout
+        assert "(-1) invalid channel" in errors.stdout
+        assert "port out of range 0..65535: 'endpoint=localhost:99999'" in errors.stdout
     finally:
         _stop(driver)
 

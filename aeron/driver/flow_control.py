@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Sender flow control strategies (wire-and-logbuffers.md §6.7; aeron_flow_control.c, aeron_min_flow_control.c,
+aeron_max_flow_control.c, aeron_tagged_flow_control.c).
+
+Each strategy turns status messages into the sender limit (snd-lmt): the position up to which the sender may
+send. ``on_status_message`` and ``on_idle`` return the new limit; ``has_required_receivers`` gates the
+publication's connected state.
+"""
+from __future__ import annotations
+
+from aeron.client.channel_uri import parse_duration_ns
+from aeron.errors import ConfigurationError, InvalidChannelError
+
+DEFAULT_RECEIVER_TIMEOUT_NS = 5_000_000_000
+DEFAULT_INITIAL_WINDOW = 128 * 1024          # the default receiver window used for retransmit sizing (§6.7)
+UNICAST_RRWM, MULTICAST_RRWM = 16, 4
+
+
+def max_retransmission_length(term_offset: int, resend_length: int, term_length: int, mtu: int,
+                              rrwm: int) -> int:
+    """How much of a NAKed range one retransmit action covers."""
+    receiver_window = min(DEFAULT_INITIAL_WINDOW, term_length // 2)
+    estimate = receiver_window * rrwm
+    to_end = term_length - term_offset
+    return min(to_end, resend_length) if to_end < estimate else min(estimate, resend_length)
+
+
+class FlowControl:
+    """Unicast max / multicast max: the limit follows the farthest receiver and never decreases."""
+
+    name = "max"
+
+    def __init__(self, rrwm: int = UNICAST_RRWM, receiver_timeout_ns: int = DEFAULT_RECEIVER_TIMEOUT_NS) -> None:
+        self.rrwm = rrwm
+        self.receiver_timeout_ns = receiver_timeout_ns
+
+    def on_status_message(self, sender_limit: int, position: int, window: int, receiver_id: int,
+                          group_tag: int | None, is_eos: bool, now_ns: int) -> int:
+        return max(sender_limit, position + window)
+
+    def on_setup(self, sender_limit: int, now_ns: int) -> None:
+        pass
+
+    def on_error(self, receiver_id: int) -> None:
+        pass
+
+    def on_idle(self, now_ns: int, sender_limit: int, sender_position: int, is_eos: bool) -> int:
+        return sender_limit
+
+    def has_required_receivers(self) -> bool:
+        return True
+
+    def receiver_count(self) -> int:
+        return -1
+
+    def max_retransmission_length(self, term_offset: int, resend_length: int, term_length: int, mtu: int) -> int:
+        return max_retransmission_length(term_offset, resend_length, term_length, mtu, self.rrwm)
+
+
+class _Receiver:
+    __slots__ = ("receiver_id", "last_position", "last_position_plus_window", "time_of_last_sm_ns", "eos")
+
+    def __init__(self, receiver_id: int, position: int, window: int, now_ns: int) -> None:
+        self.receiver_id = receiver_id
+        self.last_position = position
+        self.last_position_plus_window = position + window
+        self.time_of_last_sm_ns = now_ns
+        self.eos = False
+
+
+class MinFlowControl(FlowControl):
+    """The limit follows the slowest live receiver (receivers time out after ``t:``); with ``g:/N`` it waits
+    for N receivers. ``TaggedFlowControl`` counts only receivers whose status messages carry its tag."""
+
+    name = "min"
+
+    def __init__(self, rrwm: int = MULTICAST_RRWM, receiver_timeout_ns: int = DEFAULT_RECEIVER_TIMEOUT_NS,
+                 group_tag: int | None = None, group_min_size: int = 0) -> None:
+        super().__init__(rrwm, receiver_timeout_ns)
+        self.group_tag = group_tag
+        self.group_min_size = group_min_size
+        self.receivers: dict[int, _Receiver] = {}
+        self._last_setup_limit = 0
+        self._time_of_last_setup_ns = -(1 << 62)
+
+    def _matches(self, group_tag: int | None) -> bool:
+        return True
+
+    def on_status_message(self, sender_limit: int, position: int, window: int, receiver_id: int,
+                          group_tag: int | None, is_eos: bool, now_ns: int) -> int:
+        if self._matches(group_tag):
+            receiver = self.receivers.get(receiver_id)
+            if receiver is not None:
+                receiver.last_position = position
+                receiver.last_position_plus_window = position + window
+                receiver.time_of_last_sm_ns = now_ns
+                receiver.eos = is_eos
+            elif not is_eos:
+                current_min = min((r.last_position_plus_window for r in self.receivers.values()), default=None)
+                if current_min is None or position + window >= current_min - window:
+                    self.receivers[receiver_id] = _Receiver(receiver_id, position, window, now_ns)
+        return self._limit(sender_limit, position + window, now_ns)
+
+    def _limit(self, sender_limit: int, proposed: int, now_ns: int) -> int:
+        live = [r for r in self.receivers.values() if not r.eos]
+        if len(live) < self.group_min_size:
+            return sender_limit
+        if not live:
+            limit = max(sender_limit, proposed)
+        else:
+            limit = max(sender_limit, min(r.last_position_plus_window for r in live))
+        if now_ns - self._time_of_last_setup_ns < self.receiver_timeout_ns:
+            # a late joiner elicited a SETUP: do not run away from it before it reports
+            limit = min(limit, max(sender_limit, self._last_setup_limit))
+        return limit
+
+    def on_setup(self, sender_limit: int, now_ns: int) -> None:
+        self._last_setup_limit = sender_limit
+        self._time_of_last_setup_ns = now_ns
+
+    def on_error(self, receiver_id: int) -> None:
+        receiver = self.receivers.get(receiver_id)
+        if receiver is not None:
+            receiver.eos = True
+
+    def on_idle(self, now_ns: int, sender_limit: int, sender_position: int, is_eos: bool) -> int:
+        timeout = self.receiver_timeout_ns
+        for receiver_id in [r.receiver_id for r in self.receivers.values()
+                            if r.eos or now_ns - r.time_of_last_sm_ns > timeout]:
+            del self.receivers[receiver_id]
+        if len(self.receivers) < self.group_min_size or not self.receivers:
+            return sender_limit
+        return min(r.last_position_plus_window for r in self.receivers.values())
+
+    def has_required_receivers(self) -> bool:
+        return len(self.receivers) >= self.group_min_size
+
+    def receiver_count(self) -> int:
+        return len(self.receivers)
+
+
+class TaggedFlowControl(MinFlowControl):
+    name = "tagged"
+
+    def _matches(self, group_tag: int | None) -> bool:
+        return group_tag is not None and group_tag == self.group_tag
+
+
+def _parse_options(text: str, channel: str) -> dict[str, str]:
+    options = {}
+    for part in text.split(",")[1:]:
+        key, sep, value = part.partition(":")
+        if not sep or key not in ("g", "t", "rrwm"):
+            raise InvalidChannelError("invalid flow control option", channel, f"fc={text}")
+        options[key] = value
+    return options
+
+
+def flow_control_for(channel: str, fc: str | None, has_group_semantics: bool,
+                     default_multicast: str = "max") -> FlowControl:
+    """The strategy a publication on ``channel`` uses: unicast max unless the channel is multicast or MDC,
+    then the ``fc`` parameter or the configured multicast default. Raises InvalidChannelError."""
+    if not has_group_semantics:
+        return FlowControl(UNICAST_RRWM)
+    text = fc if fc is not None else default_multicast
+    kind = text.split(",")[0]
+    options = _parse_options(text, channel)
+    rrwm = MULTICAST_RRWM
+    timeout = DEFAULT_RECEIVER_TIMEOUT_NS
+    try:
+        if "rrwm" in options:
+            rrwm = int(options["rrwm"])
+        if "t" in options:
+            timeout = parse_duration_ns(options["t"])
+    except (ValueError, ConfigurationError):
+        raise InvalidChannelError("invalid flow control option value", channel, f"fc={text}") from None
+    if kind == "max":
+        return FlowControl(rrwm, timeout)
+    tag: int | None = None
+    min_size = 0
+    group = options.get("g")
+    if group is not None:
+        tag_text, _, size_text = group.partition("/")
+        try:
+            tag = int(tag_text) if tag_text else None
+            min_size = int(size_text) if size_text else 0
+        except ValueError:
+            raise InvalidChannelError("invalid flow control group", channel, f"fc={text}") from None
+    if kind == "min":
+        return MinFlowControl(rrwm, timeout, None, min_size)
+    if kind == "tagged":
+        if tag is None:
+            tag = -1
+        return TaggedFlowControl(rrwm, timeout, tag, min_size)
+    raise InvalidChannelError("unknown flow control strategy (max, min or tagged)", channel, f"fc={text}")

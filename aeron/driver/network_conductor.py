@@ -1,0 +1,728 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The DriverConductor's UDP half (aeron_driver_conductor.c, network parts): send and receive channel endpoints,
+network publications, network and spy subscriptions, publication images, their counters and lifecycles, and the
+hand-offs to the Sender and Receiver agents. Mixed into DriverConductor, which owns the counters, the broadcast
+to clients and the client sessions."""
+from __future__ import annotations
+
+import collections
+import os
+import random
+import socket
+from typing import Any
+
+from aeron import command as cmd
+from aeron._core import counters as ctr
+from aeron._core.counters import AtomicCounter
+from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LogBuffers
+from aeron.client.channel_uri import ChannelUri, parse_size
+from aeron.driver import network_publication as np_
+from aeron.driver import publication_image as pi
+from aeron.driver.congestion_control import congestion_control_for
+from aeron.driver.flow_control import flow_control_for
+from aeron.driver.loss_detector import OptimalMulticastDelayGenerator, StaticDelayGenerator
+from aeron.driver.network_publication import NetworkPublication
+from aeron.driver.publication_image import PublicationImage
+from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
+from aeron.driver.receiver import Receiver
+from aeron.driver.send_channel_endpoint import SendChannelEndpoint
+from aeron.driver.sender import Sender
+from aeron.driver.udp_channel import UdpChannel, format_address
+from aeron.driver.udp_channel_transport import LossyTransport, UdpChannelTransport
+from aeron.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
+
+IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
+
+
+def _wrap32(value: int) -> int:
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+class NetworkSubscription:
+    """A subscription on a UDP channel (or a spy on a local network publication)."""
+
+    __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "endpoint", "is_spy",
+                 "is_reliable", "rejoin", "tether", "cc", "group", "links", "udp_channel",
+                 "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns")
+
+    def __init__(self, registration_id: int, client_id: int, stream_id: int, channel: str, session_id: int | None,
+                 endpoint: ReceiveChannelEndpoint | None, udp_channel: UdpChannel, is_spy: bool, is_reliable: bool,
+                 rejoin: bool, tether: bool, cc: str | None, group: str | None) -> None:
+        self.registration_id = registration_id
+        self.client_id = client_id
+        self.stream_id = stream_id
+        self.channel = channel
+        self.session_id = session_id
+        self.endpoint = endpoint
+        self.udp_channel = udp_channel
+        self.is_spy = is_spy
+        self.is_reliable = is_reliable
+        self.rejoin = rejoin
+        self.tether = tether
+        self.cc = cc
+        self.group = group
+        self.links: dict[int, Any] = {}                  # image correlation / publication registration id -> it
+        self.window_limit_timeout_ns = 0
+        self.linger_timeout_ns = 0
+        self.resting_timeout_ns = 0
+
+    def matches(self, resource: Any) -> bool:
+        return resource.stream_id == self.stream_id and (
+            self.session_id is None or self.session_id == resource.session_id)
+
+
+class NetworkConductor:
+    """Mixin: needs the DriverConductor's ``_ctx``, ``counters``, ``counters_values``, ``system``,
+    ``_transmit``, ``_nano_clock``, ``aeron_dir``, ``get_or_add_client``, ``_allocate_session_id``,
+    ``_uri_int``/``_uri_bool``/``_uri_duration``, ``loss_report``, ``to_driver`` and CommandError."""
+
+    def _init_network(self) -> None:
+        self.sender = Sender(self._nano_clock, self.system)
+        self.receiver = Receiver(self._nano_clock, self.system)
+        self.send_endpoints: dict[str, SendChannelEndpoint] = {}
+        self.receive_endpoints: dict[str, ReceiveChannelEndpoint] = {}
+        self.network_publications: list[NetworkPublication] = []
+        self.network_subscriptions: list[NetworkSubscription] = []
+        self.images: list[PublicationImage] = []
+        self._setup_requests: collections.deque = collections.deque()
+        self._closing_send_endpoints: list[SendChannelEndpoint] = []
+        self._closing_receive_endpoints: list[ReceiveChannelEndpoint] = []
+
+    # -- helpers -------------------------------------------------------------------------------------------------
+    def _udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
+        from aeron.driver.driver_conductor import CommandError
+        try:
+            if uri.is_spy:      # a spy names the publication's channel: parse it as the publication does
+                return UdpChannel.parse(channel[len("aeron-spy:"):], is_subscription=False)
+            return UdpChannel.parse(channel, uri, is_subscription=is_subscription)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"{exc}") from exc
+
+    def _socket_buffers(self, uri: ChannelUri) -> tuple[int, int]:
+        ctx = self._ctx
+        rcvbuf = self._uri_int(uri, "so-rcvbuf", parse_size, None)
+        sndbuf = self._uri_int(uri, "so-sndbuf", parse_size, None)
+        return (ctx.socket_rcvbuf if rcvbuf is None else rcvbuf, ctx.socket_sndbuf if sndbuf is None else sndbuf)
+
+    def _channel_counters(self, kind: str, channel: str, registration_id: int, bound: tuple) -> tuple[int, int]:
+        """snd-channel/rcv-channel status counter and its local-sockaddr counter (§5.6, §5.7)."""
+        type_id = ctr.DRIVER_SEND_CHANNEL_STATUS_TYPE_ID if kind == "snd" else ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID
+        address = format_address(bound)
+        status_id = self.counters.allocate(
+            f"{kind}-channel: {channel} {address}"[:ctr.MAX_LABEL_LENGTH], type_id,
+            ctr.channel_status_key_encode(channel), registration_id=registration_id)
+        sockaddr_id = self.counters.allocate(
+            f"{kind}-local-sockaddr: {status_id} {address}", ctr.DRIVER_LOCAL_SOCKET_ADDRESS_STATUS_TYPE_ID,
+            ctr.local_sockaddr_key_encode(status_id, address), registration_id=registration_id)
+        self.counters.set_counter_value(sockaddr_id, ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
+        return status_id, sockaddr_id
+
+    def _stream_counters(self, names: list[tuple[str, int]], registration_id: int, session_id: int, stream_id: int,
+                         channel: str, owner_id: int) -> dict[str, tuple[int, AtomicCounter]]:
+        key = ctr.stream_counter_key_encode(registration_id, session_id, stream_id, channel)
+        out: dict[str, tuple[int, AtomicCounter]] = {}
+        try:
+            for name, type_id in names:
+                counter_id = self.counters.allocate(
+                    ctr.stream_counter_label(name, registration_id, session_id, stream_id, channel), type_id, key,
+                    registration_id=registration_id, owner_id=owner_id)
+                out[name.split(" ")[0]] = (counter_id, AtomicCounter(self.counters_values, counter_id))
+        except BaseException:
+            self._free_counters(out)
+            raise
+        return out
+
+    def _free_counters(self, counters: dict[str, tuple[int, AtomicCounter]]) -> None:
+        for counter_id, counter in counters.values():
+            counter.close()
+            self.counters.free(counter_id)
+
+    # -- publications --------------------------------------------------------------------------------------------
+    def _add_network_publication(self, command, uri: ChannelUri, is_exclusive: bool) -> None:
+        from aeron.driver.driver_conductor import CommandError
+        ctx = self._ctx
+        channel = command.channel
+        udp_channel = self._udp_channel(channel, uri, is_subscription=False)
+        if udp_channel.remote_data is None and not udp_channel.is_multi_destination:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"publication channel needs an endpoint: {channel}")
+        stream_id = command.stream_id
+        term_length = self._uri_int(uri, "term-length", parse_size, None)
+        mtu_length = self._uri_int(uri, "mtu", parse_size, None)
+        session_id = self._uri_int(uri, "session-id", int, None)
+        endpoint = self.send_endpoints.get(udp_channel.canonical_form)
+        if not is_exclusive and endpoint is not None:
+            for publication in self.network_publications:
+                if (publication.endpoint is endpoint and publication.stream_id == stream_id and
+                        publication.state == np_.ACTIVE and not publication.is_exclusive and
+                        (session_id is None or session_id == publication.session_id)):
+                    if term_length is not None and term_length != publication.term_length:
+                        raise CommandError(ErrorCode.INVALID_CHANNEL,
+                                           f"existing publication has different term length: existing="
+                                           f"{publication.term_length} requested={term_length}")
+                    if mtu_length is not None and mtu_length != publication.mtu:
+                        raise CommandError(ErrorCode.INVALID_CHANNEL,
+                                           f"existing publication has different MTU length: existing="
+                                           f"{publication.mtu} requested={mtu_length}")
+                    publication.ref_count += 1
+                    client = self.get_or_add_client(command.client_id)
+                    client.publication_links[command.correlation_id] = publication
+                    self._transmit(cmd.PublicationReady(
+                        cmd.ON_PUBLICATION_READY, command.correlation_id, publication.registration_id,
+                        publication.session_id, stream_id, publication.pub_lmt_id, endpoint.status_counter_id,
+                        publication.log_path))
+                    return
+        term_length = term_length or ctx.term_buffer_length
+        mtu_length = mtu_length or ctx.mtu_length
+        from aeron._core.logbuffer import check_mtu_length, check_term_length
+        try:
+            check_term_length(term_length)
+            check_mtu_length(mtu_length)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
+        if session_id is not None:
+            for other in self.network_publications:
+                if other.stream_id == stream_id and other.session_id == session_id and other.state != np_.DONE \
+                        and other.endpoint is endpoint:
+                    raise CommandError(ErrorCode.GENERIC_ERROR,
+                                       f"existing publication has clashing session id: {session_id}")
+        else:
+            session_id = self._allocate_session_id(stream_id)
+        start = (self._uri_int(uri, "init-term-id", int, None), self._uri_int(uri, "term-id", int, None),
+                 self._uri_int(uri, "term-offset", parse_size, None))
+        if any(v is not None for v in start) and not all(v is not None for v in start):
+            raise CommandError(ErrorCode.INVALID_CHANNEL,
+                               "init-term-id, term-id and term-offset must be given together")
+        try:
+            flow_control = flow_control_for(channel, uri.get("fc"), udp_channel.has_group_semantics,
+                                            ctx.multicast_flow_control_strategy)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+        created_endpoint = endpoint is None
+        if endpoint is None:
+            endpoint = self._open_send_endpoint(udp_channel, uri, command.correlation_id)
+        try:
+            publication = self._create_network_publication(
+                command, endpoint, udp_channel, uri, session_id, term_length, mtu_length, start, is_exclusive,
+                flow_control)
+        except BaseException:
+            if created_endpoint:
+                self._close_send_endpoint(endpoint)
+            raise
+        endpoint.ref_count += 1
+        client = self.get_or_add_client(command.client_id)
+        client.publication_links[command.correlation_id] = publication
+        response_type = cmd.ON_EXCLUSIVE_PUBLICATION_READY if is_exclusive else cmd.ON_PUBLICATION_READY
+        self._transmit(cmd.PublicationReady(
+            response_type, command.correlation_id, publication.registration_id, session_id, stream_id,
+            publication.pub_lmt_id, endpoint.status_counter_id, publication.log_path))
+        for subscription in self.network_subscriptions:
+            if subscription.is_spy and self._spy_matches(subscription, publication):
+                self._link_spy(subscription, publication)
+
+    def _open_send_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri, registration_id: int) -> SendChannelEndpoint:
+        from aeron.driver.driver_conductor import CommandError
+        rcvbuf, sndbuf = self._socket_buffers(uri)
+        try:
+            if udp_channel.is_multicast:
+                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_control,
+                                                multicast_group=udp_channel.local_control,
+                                                interface=udp_channel.interface, ttl=udp_channel.ttl,
+                                                so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
+            else:
+                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
+                                                so_sndbuf=sndbuf, name=udp_channel.original)
+        except ChannelEndpointError as exc:
+            raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
+        status_id, sockaddr_id = self._channel_counters("snd", udp_channel.original, registration_id,
+                                                        transport.bound_address)
+        endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
+                                       AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system)
+        endpoint.sender_released = False
+        self.send_endpoints[udp_channel.canonical_form] = endpoint
+        self.sender.commands.append(lambda s: s.add_endpoint(endpoint))
+        return endpoint
+
+    def _close_send_endpoint(self, endpoint: SendChannelEndpoint) -> None:
+        self.send_endpoints.pop(endpoint.udp_channel.canonical_form, None)
+        endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+
+        def release(sender: Sender) -> None:
+            sender.remove_endpoint(endpoint)
+        self.sender.commands.append(release)
+        self._closing_send_endpoints.append(endpoint)
+
+    def _create_network_publication(self, command, endpoint: SendChannelEndpoint, udp_channel: UdpChannel,
+                                    uri: ChannelUri, session_id: int, term_length: int, mtu_length: int, start,
+                                    is_exclusive: bool, flow_control) -> NetworkPublication:
+        from aeron.driver.driver_conductor import CommandError
+        ctx = self._ctx
+        registration_id = command.correlation_id
+        stream_id = command.stream_id
+        channel = command.channel
+        configured = self._uri_int(uri, "pub-wnd", parse_size, None) or ctx.publication_term_window_length
+        window = min(configured, term_length // 2) if configured > 0 else term_length // 2
+        init_term_id, term_id, term_offset = start
+        at_position = init_term_id is not None
+        linger_ns = self._uri_duration(uri, "linger", ctx.publication_linger_timeout_ns)
+        path = os.path.join(self.aeron_dir, "publications", f"{registration_id}.logbuffer")
+        try:
+            log = LogBuffers.create(
+                path, term_length=term_length,
+                initial_term_id=init_term_id if at_position else _wrap32(random.getrandbits(32)),
+                session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=ctx.file_page_size,
+                correlation_id=registration_id, log_type=LOG_TYPE_EXCLUSIVE if is_exclusive else LOG_TYPE_CONCURRENT,
+                term_id=term_id if at_position else 0, term_offset=term_offset if at_position else 0,
+                start_at_position=at_position, sparse=self._uri_bool(uri, "sparse", ctx.term_buffer_sparse_file),
+                publication_window_length=window, linger_timeout_ns=linger_ns,
+                signal_eos=1 if self._uri_bool(uri, "eos", True) else 0,
+                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf)
+        except InvalidArgumentError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
+        try:
+            counters = self._stream_counters(
+                [("pub-pos (exclusive)" if is_exclusive else "pub-pos (concurrent)", ctr.DRIVER_PUBLISHER_POS_TYPE_ID),
+                 ("pub-lmt", ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID), ("snd-pos", ctr.DRIVER_SENDER_POSITION_TYPE_ID),
+                 ("snd-lmt", ctr.DRIVER_SENDER_LIMIT_TYPE_ID), ("snd-bpe", ctr.DRIVER_SENDER_BPE_TYPE_ID),
+                 ("snd-naks-received", ctr.DRIVER_SENDER_NAKS_RECEIVED_TYPE_ID)],
+                registration_id, session_id, stream_id, channel, command.client_id)
+        except BaseException:
+            log.close()
+            os.unlink(path)
+            raise
+        max_resend = 1 if not udp_channel.has_group_semantics else (
+            self._uri_int(uri, "max-resend", int, None) or ctx.max_resend)
+        publication = NetworkPublication(
+            registration_id=registration_id, owner_client_id=command.client_id, session_id=session_id,
+            stream_id=stream_id, channel=channel, is_exclusive=is_exclusive, log=log, log_path=path,
+            endpoint=endpoint, counters=counters, flow_control=flow_control, window_length=window,
+            linger_timeout_ns=linger_ns, unblock_timeout_ns=ctx.publication_unblock_timeout_ns,
+            connection_timeout_ns=ctx.publication_connection_timeout_ns,
+            signal_eos=self._uri_bool(uri, "eos", True),
+            spies_simulate_connection=self._uri_bool(uri, "ssc", ctx.spies_simulate_connection),
+            max_retransmits=max_resend, ttl=udp_channel.ttl if udp_channel.is_multicast else 0,
+            is_group=udp_channel.has_group_semantics, now_ns=self._nano_clock())
+        publication.sender_released = False
+        endpoint.publications[(session_id, stream_id)] = publication
+        self.network_publications.append(publication)
+        self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
+        self.sender.commands.append(lambda s: s.add_publication(publication))
+        return publication
+
+    def _decref_network_publication(self, publication: NetworkPublication, now_ns: int, revoke: bool = False) -> None:
+        publication.ref_count -= 1
+        if publication.ref_count <= 0 and publication.state == np_.ACTIVE:
+            producer_position = publication.producer_position()
+            publication.pub_lmt.set_ordered(producer_position)
+            publication.log.end_of_stream_position = producer_position
+            if revoke:
+                publication.log.is_publication_revoked = True
+                publication.is_revoked = True
+                publication.is_end_of_stream = True
+                self.system[ctr.PUBLICATIONS_REVOKED].increment_ordered()
+                self._network_publication_to_linger(publication, now_ns)
+            else:
+                publication.state = np_.DRAINING
+                publication.state_change_ns = now_ns
+
+    def _network_publication_to_linger(self, publication: NetworkPublication, now_ns: int) -> None:
+        publication.state = np_.LINGER
+        publication.state_change_ns = now_ns
+        for link in list(publication.spies.values()):
+            subscription = link.subscription
+            self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
+                                                publication.stream_id, subscription.channel))
+            self._unlink_spy(subscription, publication)
+
+    def _on_network_publication_timers(self, now_ns: int) -> int:
+        work = 0
+        for publication in list(self.network_publications):
+            state = publication.state
+            if state == np_.ACTIVE:
+                work += publication.update_pub_pos_and_lmt()
+            elif state == np_.DRAINING:
+                producer_position = publication.producer_position()
+                publication.pub_pos.set_ordered(producer_position)
+                snd_pos = publication.snd_pos.get_volatile()
+                if snd_pos >= producer_position:
+                    publication.is_end_of_stream = True
+                    if all(link.position.get_volatile() >= producer_position
+                           for link in publication.spies.values()):
+                        self._network_publication_to_linger(publication, now_ns)
+                        work += 1
+                elif not publication.has_receivers:
+                    self._network_publication_to_linger(publication, now_ns)
+                    work += 1
+            elif state == np_.LINGER:
+                if now_ns - publication.state_change_ns > publication.linger_timeout_ns:
+                    publication.state = np_.DONE
+                    self.sender.commands.append(lambda s, pub=publication: s.remove_publication(pub))
+                    work += 1
+            elif state == np_.DONE and getattr(publication, "sender_released", False):
+                self._delete_network_publication(publication)
+                work += 1
+        for endpoint in list(self._closing_send_endpoints):
+            if endpoint.sender_released:
+                self._closing_send_endpoints.remove(endpoint)
+                endpoint.close()
+                self.counters.free(endpoint.local_sockaddr_counter_id)
+                self.counters.free(endpoint.status_counter_id)
+        for endpoint in list(self._closing_receive_endpoints):
+            if endpoint.receiver_released:
+                self._closing_receive_endpoints.remove(endpoint)
+                endpoint.close()
+                self.counters.free(endpoint.local_sockaddr_counter_id)
+                self.counters.free(endpoint.status_counter_id)
+        return work
+
+    def _delete_network_publication(self, publication: NetworkPublication) -> None:
+        self.network_publications.remove(publication)
+        endpoint = publication.endpoint
+        endpoint.publications.pop((publication.session_id, publication.stream_id), None)
+        length = publication.log.log_length
+        try:
+            publication.close()
+        finally:
+            try:
+                os.unlink(publication.log_path)
+            except FileNotFoundError:
+                pass
+            self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(-length)
+        for counter_id in publication.counter_ids.values():
+            self.counters.free(counter_id)
+        for name in ("pub_pos", "pub_lmt", "snd_pos", "snd_lmt", "snd_bpe", "snd_naks"):
+            getattr(publication, name).close()
+        endpoint.ref_count -= 1
+        if endpoint.ref_count <= 0:
+            self._close_send_endpoint(endpoint)
+
+    # -- subscriptions -------------------------------------------------------------------------------------------
+    def _add_network_subscription(self, command, uri: ChannelUri) -> None:
+        from aeron.driver.driver_conductor import CommandError
+        channel = command.channel
+        is_spy = uri.is_spy
+        udp_channel = self._udp_channel(channel, uri, is_subscription=not is_spy)
+        session_id = self._uri_int(uri, "session-id", int, None)
+        cc = uri.get("cc")
+        if cc not in (None, "static", "cubic"):
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"unknown congestion control cc={cc} in {channel}")
+        group = uri.get("group")
+        if group not in (None, "true", "false", "infer"):
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"invalid group={group} in {channel}")
+        endpoint = None
+        if not is_spy:
+            endpoint = self.receive_endpoints.get(udp_channel.canonical_form)
+            if endpoint is None:
+                endpoint = self._open_receive_endpoint(udp_channel, uri, command.correlation_id)
+            endpoint.ref_count += 1
+        subscription = NetworkSubscription(
+            command.correlation_id, command.client_id, command.stream_id, channel, session_id, endpoint, udp_channel,
+            is_spy, self._uri_bool(uri, "reliable", True), self._uri_bool(uri, "rejoin", True),
+            self._uri_bool(uri, "tether", True), cc, group)
+        client = self.get_or_add_client(command.client_id)
+        self.network_subscriptions.append(subscription)
+        client.subscriptions[subscription.registration_id] = subscription
+        status_id = endpoint.status_counter_id if endpoint is not None else -1
+        self._transmit(cmd.SubscriptionReady(command.correlation_id, status_id))
+        if is_spy:
+            for publication in self.network_publications:
+                if publication.state == np_.ACTIVE and self._spy_matches(subscription, publication):
+                    self._link_spy(subscription, publication)
+            return
+        stream_id, sid = command.stream_id, session_id
+        self.receiver.commands.append(lambda r: endpoint.add_subscription(stream_id, sid))
+        for image in self.images:
+            if image.endpoint is endpoint and image.state == pi.ACTIVE and subscription.matches(image):
+                self._link_image(subscription, image)
+
+    def _open_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
+                               registration_id: int) -> ReceiveChannelEndpoint:
+        from aeron.driver.driver_conductor import CommandError
+        rcvbuf, sndbuf = self._socket_buffers(uri)
+        try:
+            if udp_channel.is_multicast:
+                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data,
+                                                multicast_group=udp_channel.local_data,
+                                                interface=udp_channel.interface, ttl=udp_channel.ttl,
+                                                so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
+            else:
+                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
+                                                so_sndbuf=sndbuf, name=udp_channel.original)
+        except ChannelEndpointError as exc:
+            raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
+        loss = self._ctx.receive_loss_generator
+        if loss is not None:
+            transport = LossyTransport(transport, loss())
+        status_id, sockaddr_id = self._channel_counters("rcv", udp_channel.original, registration_id,
+                                                        transport.bound_address)
+        gtag = self._uri_int(uri, "gtag", int, None)
+        endpoint = ReceiveChannelEndpoint(udp_channel, transport, registration_id, status_id,
+                                          AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system,
+                                          self._on_setup_from_receiver, group_tag=gtag)
+        endpoint.receiver_released = False
+        self.receive_endpoints[udp_channel.canonical_form] = endpoint
+        self.receiver.commands.append(lambda r: r.add_endpoint(endpoint))
+        return endpoint
+
+    def _remove_network_subscription(self, subscription: NetworkSubscription) -> None:
+        if subscription in self.network_subscriptions:
+            self.network_subscriptions.remove(subscription)
+        if subscription.is_spy:
+            for publication in list(subscription.links.values()):
+                self._unlink_spy(subscription, publication)
+            return
+        for image in list(subscription.links.values()):
+            self._unlink_image(subscription, image)
+        endpoint = subscription.endpoint
+        assert endpoint is not None
+        stream_id, session_id = subscription.stream_id, subscription.session_id
+        self.receiver.commands.append(lambda r: endpoint.remove_subscription(stream_id, session_id))
+        endpoint.ref_count -= 1
+        if endpoint.ref_count <= 0:
+            self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
+            endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+            self.receiver.commands.append(lambda r: r.remove_endpoint(endpoint))
+            self._closing_receive_endpoints.append(endpoint)
+
+    # -- spies -----------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _spy_matches(subscription: NetworkSubscription, publication: NetworkPublication) -> bool:
+        return (publication.endpoint.udp_channel.canonical_form == subscription.udp_channel.canonical_form
+                and subscription.matches(publication))
+
+    def _link_spy(self, subscription: NetworkSubscription, publication: NetworkPublication) -> None:
+        from aeron.driver.driver_conductor import SubscriberPosition
+        join_position = publication.producer_position()
+        counter_id = self._sub_pos_counter(subscription, publication.session_id, publication.stream_id,
+                                           publication.registration_id, join_position)
+        position = AtomicCounter(self.counters_values, counter_id)
+        position.set_ordered(join_position)
+        publication.spies[subscription.registration_id] = SubscriberPosition(
+            subscription, counter_id, position, self._nano_clock())
+        subscription.links[publication.registration_id] = publication
+        publication.log.is_connected = publication.is_connected_now()
+        self._transmit(cmd.ImageReady(
+            publication.registration_id, publication.session_id, publication.stream_id,
+            subscription.registration_id, counter_id, publication.log_path, "aeron:ipc"))
+
+    def _unlink_spy(self, subscription: NetworkSubscription, publication: NetworkPublication) -> None:
+        link = publication.spies.pop(subscription.registration_id, None)
+        subscription.links.pop(publication.registration_id, None)
+        if link is not None:
+            link.position.close()
+            self.counters.free(link.counter_id)
+
+    def _sub_pos_counter(self, subscription: NetworkSubscription, session_id: int, stream_id: int,
+                         reference_id: int, join_position: int) -> int:
+        return self.counters.allocate(
+            ctr.stream_counter_label("sub-pos", subscription.registration_id, session_id, stream_id,
+                                     subscription.channel, f" @{join_position}"),
+            ctr.DRIVER_SUBSCRIBER_POSITION_TYPE_ID,
+            ctr.stream_counter_key_encode(subscription.registration_id, session_id, stream_id, subscription.channel),
+            registration_id=subscription.registration_id, owner_id=subscription.client_id,
+            reference_id=reference_id)
+
+    # -- images ----------------------------------------------------------------------------------------------------
+    def _on_setup_from_receiver(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple,
+                                source: tuple) -> None:
+        """Runs on the receiver thread: queue the request for the conductor."""
+        self._setup_requests.append((endpoint, setup, control_address, source))
+
+    def _drain_setup_requests(self, now_ns: int) -> int:
+        work = 0
+        while self._setup_requests:
+            endpoint, setup, control_address, source = self._setup_requests.popleft()
+            work += 1
+            try:
+                self._create_image(endpoint, setup, control_address, source, now_ns)
+            except Exception as exc:    # noqa: BLE001 - a bad SETUP must not stop the conductor
+                self._log_error(ErrorCode.GENERIC_ERROR, f"cannot create image: {type(exc).__name__}: {exc}", exc)
+                stream_id, session_id = setup["stream_id"], setup["session_id"]
+                self.receiver.commands.append(
+                    lambda r, e=endpoint: e.on_image_init_failed(stream_id, session_id, now_ns))
+        return work
+
+    def _create_image(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple, source: tuple,
+                      now_ns: int) -> None:
+        ctx = self._ctx
+        stream_id, session_id = setup["stream_id"], setup["session_id"]
+        subscriptions = [s for s in self.network_subscriptions
+                         if s.endpoint is endpoint and s.stream_id == stream_id and
+                         (s.session_id is None or s.session_id == session_id)]
+        if not subscriptions:
+            self.receiver.commands.append(lambda r: endpoint.on_image_init_failed(stream_id, session_id, now_ns))
+            return
+        term_length, mtu = setup["term_length"], setup["mtu"]
+        rcvbuf = endpoint.transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+        window_length = min(ctx.initial_window_length, term_length // 2)
+        if mtu > window_length or mtu > rcvbuf:
+            raise ConfigurationError(f"sender MTU {mtu} exceeds the receiver window {window_length} or "
+                                     f"SO_RCVBUF {rcvbuf}")
+        correlation_id = self.to_driver.next_correlation_id()
+        path = os.path.join(self.aeron_dir, "images", f"{correlation_id}.logbuffer")
+        first = subscriptions[0]
+        log = LogBuffers.create(
+            path, term_length=term_length, initial_term_id=setup["initial_term_id"], session_id=session_id,
+            stream_id=stream_id, mtu_length=mtu, page_size=ctx.file_page_size, correlation_id=correlation_id,
+            term_id=setup["active_term_id"], term_offset=setup["term_offset"], start_at_position=True,
+            sparse=ctx.term_buffer_sparse_file, os_default_socket_sndbuf_length=self._os_sndbuf,
+            os_default_socket_rcvbuf_length=self._os_rcvbuf)
+        join_position = log.compute_position(setup["active_term_id"], setup["term_offset"])
+        channel = endpoint.udp_channel.original
+        try:
+            counters = self._stream_counters(
+                [("rcv-hwm", ctr.DRIVER_RECEIVER_HWM_TYPE_ID), ("rcv-pos", ctr.DRIVER_RECEIVER_POS_TYPE_ID),
+                 ("rcv-naks-sent", ctr.DRIVER_RECEIVER_NAKS_SENT_TYPE_ID)],
+                correlation_id, session_id, stream_id, channel, first.client_id)
+        except BaseException:
+            log.close()
+            os.unlink(path)
+            raise
+        is_multicast = endpoint.udp_channel.is_multicast or (
+            setup["flags"] & 0x40 and first.group in (None, "infer", "true"))
+        if first.group == "false":
+            is_multicast = False
+        if not first.is_reliable:
+            delay: Any = StaticDelayGenerator(0, 0)
+        elif is_multicast:
+            delay = OptimalMulticastDelayGenerator(ctx.nak_multicast_max_backoff_ns, ctx.nak_multicast_group_size)
+        else:
+            delay = StaticDelayGenerator(ctx.nak_unicast_delay_ns,
+                                         ctx.nak_unicast_delay_ns * ctx.nak_unicast_retry_delay_ratio)
+        cc = congestion_control_for(first.cc, term_length, mtu, ctx.initial_window_length)
+        image = PublicationImage(
+            correlation_id=correlation_id, session_id=session_id, stream_id=stream_id, endpoint=endpoint, log=log,
+            log_path=path, source_identity=format_address(source), control_address=control_address,
+            join_position=join_position, counters=counters, congestion_control=cc, loss_delay=delay,
+            is_reliable=first.is_reliable, liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self.system,
+            loss_report=self.loss_report, channel=channel, now_ns=now_ns)
+        image.receiver_released = False
+        image.rejoin = first.rejoin
+        self.images.append(image)
+        self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
+        for subscription in subscriptions:
+            self._link_image(subscription, image)
+        self.receiver.commands.append(lambda r: r.add_image(image))
+
+    def _link_image(self, subscription: NetworkSubscription, image: PublicationImage) -> None:
+        from aeron.driver.driver_conductor import SubscriberPosition
+        join_position = image.rcv_pos.get_volatile()
+        counter_id = self._sub_pos_counter(subscription, image.session_id, image.stream_id, image.correlation_id,
+                                           join_position)
+        position = AtomicCounter(self.counters_values, counter_id)
+        position.set_ordered(join_position)
+        image.subscribers[subscription.registration_id] = SubscriberPosition(
+            subscription, counter_id, position, self._nano_clock())
+        subscription.links[image.correlation_id] = image
+        self._transmit(cmd.ImageReady(image.correlation_id, image.session_id, image.stream_id,
+                                      subscription.registration_id, counter_id, image.log_path,
+                                      image.source_identity))
+
+    def _unlink_image(self, subscription: NetworkSubscription, image: PublicationImage) -> None:
+        link = image.subscribers.pop(subscription.registration_id, None)
+        subscription.links.pop(image.correlation_id, None)
+        if link is not None:
+            link.position.close()
+            self.counters.free(link.counter_id)
+
+    def _on_image_timers(self, now_ns: int) -> int:
+        work = 0
+        for image in list(self.images):
+            state = image.state
+            if state == pi.ACTIVE:
+                inactive = now_ns - image.time_of_last_packet_ns > image.liveness_timeout_ns
+                eos = image.is_end_of_stream and image.rcv_pos.get_volatile() >= image.rcv_hwm.get_volatile()
+                if inactive or eos or not image.subscribers:
+                    image.state = pi.DRAINING
+                    image.state_change_ns = now_ns
+                    image.sm_pending = True
+                    work += 1
+            elif state == pi.DRAINING:
+                if image.is_drained() or now_ns - image.state_change_ns > image.liveness_timeout_ns:
+                    image.state = pi.LINGER
+                    image.state_change_ns = now_ns
+                    for link in list(image.subscribers.values()):
+                        subscription = link.subscription
+                        self._transmit(cmd.ImageUnavailable(image.correlation_id, subscription.registration_id,
+                                                            image.stream_id, subscription.channel))
+                        self._unlink_image(subscription, image)
+                    rejoin = getattr(image, "rejoin", True)
+                    self.receiver.commands.append(lambda r, i=image, n=now_ns, j=rejoin: r.remove_image(i, n, j))
+                    work += 1
+            elif state == pi.LINGER:
+                if image.receiver_released and now_ns - image.state_change_ns > IMAGE_LINGER_NS:
+                    image.state = pi.DONE
+                    self._delete_image(image)
+                    work += 1
+        return work
+
+    def _delete_image(self, image: PublicationImage) -> None:
+        self.images.remove(image)
+        length = image.log.log_length
+        try:
+            image.close()
+        finally:
+            try:
+                os.unlink(image.log_path)
+            except FileNotFoundError:
+                pass
+            self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(-length)
+        for counter_id in image.counter_ids.values():
+            self.counters.free(counter_id)
+        for counter in (image.rcv_hwm, image.rcv_pos, image.naks_sent):
+            counter.close()
+
+    # -- destinations (manual MDC) -----------------------------------------------------------------------------------
+    def _on_network_destination(self, command) -> None:
+        from aeron.driver.driver_conductor import CommandError
+        client = self.clients.get(command.client_id)
+        publication = client.publication_links.get(command.registration_id) if client is not None else None
+        if not isinstance(publication, NetworkPublication):
+            raise CommandError(ErrorCode.UNKNOWN_PUBLICATION,
+                               f"unknown publication client_id={command.client_id} "
+                               f"registration_id={command.registration_id}")
+        endpoint = publication.endpoint
+        if not endpoint.udp_channel.is_manual_control_mode:
+            raise CommandError(ErrorCode.INVALID_CHANNEL,
+                               "destinations can only be added to or removed from control-mode=manual channels")
+        uri = self._parse_channel(command.channel)
+        try:
+            destination = UdpChannel.parse(command.channel, uri, is_subscription=False)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+        address = destination.remote_data
+        if address is None:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"destination needs an endpoint: {command.channel}")
+        now_ns = self._nano_clock()
+        if command.msg_type_id == cmd.ADD_DESTINATION:
+            corr = command.correlation_id
+            self.sender.commands.append(lambda s: endpoint.add_destination(address, corr, now_ns))
+        else:
+            self.sender.commands.append(lambda s: endpoint.remove_destination(address=address))
+        self._transmit(cmd.OperationSucceeded(command.correlation_id))
+
+    # -- shutdown ----------------------------------------------------------------------------------------------------
+    def _close_network(self) -> None:
+        for image in list(self.images):
+            try:
+                image.close()
+            finally:
+                try:
+                    os.unlink(image.log_path)
+                except FileNotFoundError:
+                    pass
+        self.images = []
+        for publication in list(self.network_publications):
+            try:
+                publication.close()
+            finally:
+                try:
+                    os.unlink(publication.log_path)
+                except FileNotFoundError:
+                    pass
+        self.network_publications = []
+        for endpoint in [*self.send_endpoints.values(), *self._closing_send_endpoints,
+                         *self.receive_endpoints.values(), *self._closing_receive_endpoints]:
+            endpoint.close()
+        self.send_endpoints.clear()
+        self.receive_endpoints.clear()

@@ -1,0 +1,309 @@
+# SPDX-License-Identifier: Apache-2.0
+"""NetworkPublication: a publication's log sent over UDP (port of aeron_network_publication.c).
+
+The Sender calls ``send`` (SETUP until the first status message, data within the sender limit in MTU-sized
+batches found by scan_for_availability, heartbeats when idle) and the control handlers ``on_status_message``,
+``on_nak``, ``on_rttm``, ``on_error``; the conductor calls ``update_pub_pos_and_lmt`` and runs the lifecycle
+(ACTIVE → DRAINING → LINGER → DONE). Datagrams are the log's own bytes, sent from the mapped term: no copy.
+Reference: wire-and-logbuffers.md §6.2-6.4, §6.9, §6.12.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_scanner import scan_for_availability
+from aeron.driver import protocol as p
+from aeron.driver.retransmit_handler import RetransmitHandler
+
+if TYPE_CHECKING:
+    from aeron.driver.flow_control import FlowControl
+    from aeron.driver.send_channel_endpoint import SendChannelEndpoint
+
+SETUP_INTERVAL_NS = 100_000_000
+HEARTBEAT_INTERVAL_NS = 100_000_000
+MAX_DATAGRAMS_PER_SEND = 2
+ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
+
+
+class NetworkPublication:
+    def __init__(self, *, registration_id: int, owner_client_id: int, session_id: int, stream_id: int,
+                 channel: str, is_exclusive: bool, log: LogBuffers, log_path: str, endpoint: SendChannelEndpoint,
+                 counters: dict[str, tuple[int, Any]], flow_control: FlowControl, window_length: int,
+                 linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
+                 signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
+                 is_group: bool, now_ns: int) -> None:
+        self.registration_id = registration_id
+        self.owner_client_id = owner_client_id
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self.channel = channel
+        self.is_exclusive = is_exclusive
+        self.log = log
+        self.log_path = log_path
+        self.endpoint = endpoint
+        self.terms = [log.term_buffer(i) for i in range(3)]
+        self.term_length = log.term_length
+        self.term_length_mask = log.term_length - 1
+        self.position_bits_to_shift = log.position_bits_to_shift
+        self.initial_term_id = log.initial_term_id
+        self.mtu = log.mtu_length
+        self.max_message_length = log.max_message_length
+        self.counter_ids = {name: counter_id for name, (counter_id, _) in counters.items()}
+        self.pub_pos = counters["pub-pos"][1]
+        self.pub_lmt = counters["pub-lmt"][1]
+        self.snd_pos = counters["snd-pos"][1]
+        self.snd_lmt = counters["snd-lmt"][1]
+        self.snd_bpe = counters["snd-bpe"][1]
+        self.snd_naks = counters["snd-naks-received"][1]
+        self.pub_pos_id = self.counter_ids["pub-pos"]
+        self.pub_lmt_id = self.counter_ids["pub-lmt"]
+        self.flow_control = flow_control
+        self.window_length = window_length
+        self.trip_gain = window_length // 8
+        self.linger_timeout_ns = linger_timeout_ns
+        self.unblock_timeout_ns = unblock_timeout_ns
+        self.connection_timeout_ns = connection_timeout_ns
+        self.signal_eos = signal_eos
+        self.spies_simulate_connection = spies_simulate_connection
+        self.ttl = ttl
+        self.setup_flags = p.SETUP_GROUP_FLAG if is_group else 0
+        self.retransmit_handler = RetransmitHandler(self.resend, max_retransmits)
+        self.ref_count = 1
+        self.state = ACTIVE
+        self.state_change_ns = now_ns
+        self.has_initial_connection = False
+        self.setup_elicited = False
+        self.has_receivers = False
+        self.is_end_of_stream = False
+        self.is_revoked = False
+        self.receivers: dict[int, int] = {}             # receiver id -> time of last status message
+        self.time_of_last_setup_ns = now_ns - SETUP_INTERVAL_NS - 1
+        self.time_of_last_data_or_heartbeat_ns = now_ns - HEARTBEAT_INTERVAL_NS - 1
+        self.spies: dict[int, Any] = {}                  # spy subscription registration id -> SubscriberPosition
+        self._setup = bytearray(p.SETUP_LENGTH)
+        self._heartbeat = bytearray(p.DATA_HEADER_LENGTH)
+        self._rttm = bytearray(p.RTTM_LENGTH)
+        start = self.producer_position()
+        self.snd_pos.set_ordered(start)
+        self.snd_lmt.set_ordered(start)
+        self.pub_pos.set_ordered(start)
+        self.pub_lmt.set_ordered(start)
+        self.clean_position = start
+        self.consumer_position = start
+        self.last_consumer_position = start
+        self.time_of_last_consumer_change_ns = now_ns
+        self.trip_limit = 0
+        self.bytes_sent = 0
+        self.short_sends = 0
+
+    # -- positions ---------------------------------------------------------------------------------------
+    def producer_position(self) -> int:
+        log = self.log
+        raw_tail = log.raw_tail_volatile(log.active_term_count % 3)
+        term_offset = min(raw_tail & 0xFFFFFFFF, self.term_length)
+        return log.compute_position(raw_tail >> 32, term_offset)
+
+    def _term_id(self, position: int) -> int:
+        return ((position >> self.position_bits_to_shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
+
+    # -- sender thread --------------------------------------------------------------------------------------
+    def send(self, now_ns: int) -> int:
+        snd_pos = self.snd_pos.get()
+        term_offset = snd_pos & self.term_length_mask
+        term_id = self._term_id(snd_pos)
+        if not self.has_initial_connection or self.setup_elicited:
+            self._setup_message_check(now_ns, term_id, term_offset)
+        sent = self._send_data(now_ns, snd_pos)
+        if sent == 0:
+            self._heartbeat_check(now_ns, snd_pos, term_id, term_offset)
+            self.snd_lmt.set_ordered(self.flow_control.on_idle(now_ns, self.snd_lmt.get(), snd_pos,
+                                                               self.is_end_of_stream))
+            self._expire_receivers(now_ns)
+        self.retransmit_handler.process_timeouts(now_ns)
+        return sent
+
+    def _setup_message_check(self, now_ns: int, term_id: int, term_offset: int) -> None:
+        if now_ns <= self.time_of_last_setup_ns + SETUP_INTERVAL_NS:
+            return
+        p.pack_setup(self._setup, self.setup_flags, term_offset, self.session_id, self.stream_id,
+                     self.initial_term_id, term_id, self.term_length, self.mtu, self.ttl)
+        if self.endpoint.send(self._setup) == p.SETUP_LENGTH:
+            self.time_of_last_setup_ns = now_ns
+            self.time_of_last_data_or_heartbeat_ns = now_ns
+            self.flow_control.on_setup(self.snd_lmt.get(), now_ns)
+            if self.has_receivers:
+                self.setup_elicited = False
+
+    def _heartbeat_check(self, now_ns: int, snd_pos: int, term_id: int, term_offset: int) -> None:
+        if not self.has_initial_connection or now_ns <= self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS:
+            return
+        flags = p.UNFRAGMENTED
+        if self.is_revoked:
+            flags |= p.EOS_FLAG | p.REVOKED_FLAG
+        elif self.signal_eos and self.is_end_of_stream:
+            flags |= p.EOS_FLAG
+        p.pack_heartbeat(self._heartbeat, flags, term_offset, self.session_id, self.stream_id, term_id)
+        if self.endpoint.send(self._heartbeat) == p.DATA_HEADER_LENGTH:
+            self.time_of_last_data_or_heartbeat_ns = now_ns
+
+    def _send_data(self, now_ns: int, snd_pos: int) -> int:
+        sender_limit = self.snd_lmt.get()
+        total = 0
+        position = snd_pos
+        datagrams = 0
+        while datagrams < MAX_DATAGRAMS_PER_SEND:
+            window = sender_limit - position
+            if window <= 0:
+                break
+            term_offset = position & self.term_length_mask
+            term = self.terms[(position >> self.position_bits_to_shift) % 3]
+            available, padding = scan_for_availability(term, term_offset, min(window, self.mtu))
+            if available <= 0:
+                break
+            with term.view(term_offset, available) as frames:
+                sent = self.endpoint.send(frames)
+            if sent != available:
+                self.short_sends += 1
+                break
+            total += available
+            position += available + padding
+            datagrams += 1
+        if position != snd_pos:
+            self.snd_pos.set_ordered(position)
+            self.time_of_last_data_or_heartbeat_ns = now_ns
+            self.bytes_sent += total
+        elif sender_limit <= snd_pos and self.producer_position() > snd_pos:
+            self.snd_bpe.increment_ordered()         # data waiting, window closed: back pressure
+        return total
+
+    def resend(self, term_id: int, term_offset: int, length: int) -> None:
+        """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log (§6.9)."""
+        snd_pos = self.snd_pos.get()
+        resend_position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
+        bottom = snd_pos - (self.term_length >> 1) - self.max_message_length
+        if not (bottom <= resend_position < snd_pos):
+            return
+        term = self.terms[(resend_position >> self.position_bits_to_shift) % 3]
+        remaining = length
+        offset = term_offset
+        while remaining > 0 and offset < self.term_length:
+            available, padding = scan_for_availability(term, offset, min(remaining, self.mtu))
+            if available <= 0:
+                break
+            with term.view(offset, available) as frames:
+                if self.endpoint.send(frames) != available:
+                    break
+            self.endpoint.retransmits_sent += 1
+            offset += available + padding
+            remaining -= available + padding
+
+    # -- control frames (sender thread) ---------------------------------------------------------------------
+    def on_status_message(self, flags: int, term_id: int, term_offset: int, window: int, receiver_id: int,
+                          group_tag: int | None, source: tuple, now_ns: int) -> None:
+        if window < 0 or window > self.term_length // 2:
+            return
+        if flags & p.SM_SEND_SETUP_FLAG:
+            if not self.is_end_of_stream:
+                self.setup_elicited = True
+            self.flow_control.on_setup(self.snd_lmt.get(), now_ns)
+            return
+        position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
+        snd_pos = self.snd_pos.get()
+        if abs(position - snd_pos) > self.term_length // 2 and self.has_initial_connection:
+            self.endpoint.status_messages_rejected += 1
+            return
+        is_eos = bool(flags & p.SM_EOS_FLAG)
+        if is_eos:
+            self.receivers.pop(receiver_id, None)
+        else:
+            self.receivers[receiver_id] = now_ns
+        self.has_initial_connection = True
+        limit = self.flow_control.on_status_message(self.snd_lmt.get(), position, window, receiver_id, group_tag,
+                                                    is_eos, now_ns)
+        self.snd_lmt.set_ordered(limit)
+        self._update_has_receivers()
+        if is_eos and self.state == LINGER and not self.receivers:
+            self.state_change_ns = 0                 # unicast: the receiver has gone, end the linger now
+
+    def on_nak(self, term_id: int, term_offset: int, length: int, now_ns: int) -> None:
+        self.snd_naks.increment_ordered()
+        fc = self.flow_control
+        self.retransmit_handler.on_nak(
+            term_id, term_offset, length, self.term_length, now_ns,
+            lambda offset, resend_length: fc.max_retransmission_length(offset, resend_length, self.term_length,
+                                                                        self.mtu))
+
+    def on_rttm(self, flags: int, echo_timestamp: int, receiver_id: int) -> None:
+        if flags & p.RTTM_REPLY_FLAG:
+            p.pack_rttm(self._rttm, 0, self.session_id, self.stream_id, echo_timestamp, 0, receiver_id)
+            self.endpoint.send(self._rttm)
+
+    def on_error(self, receiver_id: int, error_code: int, message: str) -> None:
+        self.receivers.pop(receiver_id, None)
+        self.flow_control.on_error(receiver_id)
+        self._update_has_receivers()
+
+    def _expire_receivers(self, now_ns: int) -> None:
+        if not self.receivers:
+            return
+        timeout = self.connection_timeout_ns
+        expired = [rid for rid, seen in self.receivers.items() if now_ns - seen > timeout]
+        for rid in expired:
+            del self.receivers[rid]
+        if expired:
+            self._update_has_receivers()
+
+    def _update_has_receivers(self) -> None:
+        has = bool(self.receivers)
+        if has != self.has_receivers:
+            self.has_receivers = has
+        self.log.is_connected = self.is_connected_now()
+
+    def is_connected_now(self) -> bool:
+        return (self.has_receivers and self.flow_control.has_required_receivers()) or (
+            self.spies_simulate_connection and bool(self.spies))
+
+    # -- conductor thread ------------------------------------------------------------------------------------
+    def update_pub_pos_and_lmt(self) -> int:
+        """Port of aeron_network_publication_update_pub_pos_and_lmt (§6.4)."""
+        if self.state != ACTIVE:
+            return 0
+        work = 0
+        snd_pos = self.snd_pos.get_volatile()
+        self.pub_pos.set_ordered(self.producer_position())
+        if self.is_connected_now():
+            min_pos = snd_pos
+            for spy in self.spies.values():
+                min_pos = min(min_pos, spy.position.get_volatile())
+            new_limit = min_pos + self.window_length
+            if new_limit >= self.trip_limit:
+                self.clean_buffer_to(min_pos - self.term_length)
+                self.pub_lmt.set_ordered(new_limit)
+                self.trip_limit = new_limit + self.trip_gain
+                work = 1
+            self.consumer_position = snd_pos
+        elif self.pub_lmt.get_volatile() > snd_pos:
+            self.log.is_connected = False
+            self.pub_lmt.set_ordered(snd_pos)
+            self.trip_limit = snd_pos
+            self.clean_buffer_to(snd_pos - self.term_length)
+            work = 1
+        return work
+
+    def clean_buffer_to(self, target: int) -> None:
+        from aeron._core.term_scanner import clean_term
+        while self.clean_position < target:
+            position = self.clean_position
+            offset = position & self.term_length_mask
+            length = min(target - position, self.term_length - offset)
+            if length < 8:
+                break
+            clean_term(self.terms[(position >> self.position_bits_to_shift) % 3], offset, length)
+            self.clean_position = position + length
+
+    def close(self) -> None:
+        for term in self.terms:
+            term.close()
+        self.terms = []
+        self.log.close()

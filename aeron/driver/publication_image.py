@@ -1,0 +1,271 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PublicationImage: a remote publication's stream rebuilt in a local log (port of aeron_publication_image.c).
+
+The Receiver inserts datagrams (``insert_packet``), tracks the rebuild (loss detection with NAKs, receiver
+position, status message scheduling: ``track_rebuild``) and sends status messages and NAKs to the sender's
+control address. The conductor links subscribers (sub-pos counters) and runs the lifecycle
+(ACTIVE → DRAINING → LINGER → DONE). Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aeron._core import counters as ctr
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_scanner import TermGapFiller, TermRebuilder
+from aeron.driver import protocol as p
+from aeron.driver.loss_detector import LossDetector
+
+if TYPE_CHECKING:
+    from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
+
+SM_TIMEOUT_NS = 200_000_000
+ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
+_INT64_MAX = (1 << 63) - 1
+
+
+class ImageConnection:
+    """Where status messages and NAKs for an image go (one per sender source)."""
+
+    __slots__ = ("control_address", "time_of_last_frame_ns", "is_eos", "eos_position")
+
+    def __init__(self, control_address: tuple, now_ns: int) -> None:
+        self.control_address = control_address
+        self.time_of_last_frame_ns = now_ns
+        self.is_eos = False
+        self.eos_position = 0
+
+
+class PublicationImage:
+    def __init__(self, *, correlation_id: int, session_id: int, stream_id: int, endpoint: ReceiveChannelEndpoint,
+                 log: LogBuffers, log_path: str, source_identity: str, control_address: tuple, join_position: int,
+                 counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
+                 is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
+                 channel: str, now_ns: int) -> None:
+        self.correlation_id = correlation_id
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self.endpoint = endpoint
+        self.log = log
+        self.log_path = log_path
+        self.source_identity = source_identity
+        self.channel = channel
+        self.terms = [log.term_buffer(i) for i in range(3)]
+        self.term_length = log.term_length
+        self.term_length_mask = log.term_length - 1
+        self.position_bits_to_shift = log.position_bits_to_shift
+        self.initial_term_id = log.initial_term_id
+        self.counter_ids = {name: counter_id for name, (counter_id, _) in counters.items()}
+        self.rcv_hwm = counters["rcv-hwm"][1]
+        self.rcv_pos = counters["rcv-pos"][1]
+        self.naks_sent = counters["rcv-naks-sent"][1]
+        self.congestion_control = congestion_control
+        self.is_reliable = is_reliable
+        self.liveness_timeout_ns = liveness_timeout_ns
+        self.system = system
+        self.loss_report = loss_report
+        self.loss_report_entry = -1
+        self.connections = [ImageConnection(control_address, now_ns)]
+        self.subscribers: dict[int, Any] = {}         # subscription registration id -> SubscriberPosition
+        self.state = ACTIVE
+        self.state_change_ns = now_ns
+        self.time_of_last_packet_ns = now_ns
+        self.is_end_of_stream = False
+        self.rcv_hwm.set_ordered(join_position)
+        self.rcv_pos.set_ordered(join_position)
+        self.join_position = join_position
+        self.last_sm_position = join_position
+        self.last_sm_window = congestion_control.initial_window_length()
+        self.next_sm_position = join_position
+        self.next_sm_window = self.last_sm_window
+        self.time_of_last_sm_ns = 0                   # the first SM goes out at once (§6.2 step 3)
+        self.sm_pending = True
+        self.clean_position = join_position
+        self.loss_found = False
+        self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
+        self._sm = bytearray(p.SM_WITH_GROUP_TAG_LENGTH)
+        self._nak = bytearray(p.NAK_LENGTH)
+        self._rttm = bytearray(p.RTTM_LENGTH)
+        self.receiver_id = endpoint.receiver_id
+        self.group_tag = endpoint.group_tag
+
+    def position_of(self, term_id: int, term_offset: int) -> int:
+        return (((term_id - self.initial_term_id) & 0xFFFFFFFF) << self.position_bits_to_shift) + term_offset
+
+    # -- receiver thread: data -------------------------------------------------------------------------------
+    def insert_packet(self, buffer, length: int, term_id: int, term_offset: int, is_heartbeat: bool,
+                      flags: int, source: tuple, now_ns: int) -> int:
+        if ((term_id - self.initial_term_id) & 0xFFFFFFFF) >= 1 << 31 or self.state == DONE:
+            return 0                                    # older than the initial term (wrap-aware), or gone
+        packet_position = self.position_of(term_id, term_offset)
+        proposed = packet_position + (0 if is_heartbeat else length)
+        last_sm = self.last_sm_position
+        if proposed > last_sm + (self.term_length >> 1):
+            self.system[ctr.FLOW_CONTROL_OVER_RUNS].increment_ordered()
+            return 0
+        connection = self._connection(source, now_ns)
+        if is_heartbeat:
+            if packet_position >= max(0, last_sm - self.term_length):
+                self.time_of_last_packet_ns = now_ns
+                self.system[ctr.HEARTBEATS_RECEIVED].increment_ordered()
+                if flags & p.EOS_FLAG:
+                    self._on_eos(connection, packet_position, bool(flags & p.REVOKED_FLAG))
+                if proposed > self.rcv_hwm.get():
+                    self.rcv_hwm.set_ordered(proposed)
+            else:
+                self.system[ctr.FLOW_CONTROL_UNDER_RUNS].increment_ordered()
+            return 0
+        if packet_position < last_sm:
+            self.system[ctr.FLOW_CONTROL_UNDER_RUNS].increment_ordered()
+            return 0
+        self.time_of_last_packet_ns = now_ns
+        term = self.terms[(packet_position >> self.position_bits_to_shift) % 3]
+        TermRebuilder.insert(term, term_offset, buffer, length)
+        if proposed > self.rcv_hwm.get():
+            self.rcv_hwm.set_ordered(proposed)
+        return length
+
+    def _connection(self, source: tuple, now_ns: int) -> ImageConnection:
+        for connection in self.connections:
+            if connection.control_address == source:
+                connection.time_of_last_frame_ns = now_ns
+                return connection
+        connection = ImageConnection(source, now_ns)
+        self.connections.append(connection)
+        return connection
+
+    def _on_eos(self, connection: ImageConnection, position: int, revoked: bool) -> None:
+        connection.is_eos = True
+        connection.eos_position = position
+        if all(c.is_eos for c in self.connections):
+            eos = max(c.eos_position for c in self.connections)
+            self.log.end_of_stream_position = eos
+            self.is_end_of_stream = True
+            if revoked:
+                self.log.is_publication_revoked = True
+
+    def on_rttm(self, now_ns: int, echo_timestamp: int, reception_delta: int) -> None:
+        rtt = now_ns - echo_timestamp - reception_delta
+        if rtt >= 0:
+            self.congestion_control.on_rttm(now_ns, rtt)
+
+    # -- receiver thread: rebuild tracking, status messages, NAKs ----------------------------------------------
+    def track_rebuild(self, now_ns: int) -> int:
+        """Loss scan from the rebuild position to the high-water mark, receiver position, SM scheduling."""
+        if self.state not in (ACTIVE, DRAINING) or not self.subscribers:
+            return 0
+        min_sub = _INT64_MAX
+        max_sub = 0
+        for link in self.subscribers.values():
+            position = link.position.get_volatile()
+            if position < min_sub:
+                min_sub = position
+            if position > max_sub:
+                max_sub = position
+        rcv_pos = self.rcv_pos.get()
+        rebuild = max(rcv_pos, max_sub)
+        hwm = self.rcv_hwm.get_volatile()
+        shift = self.position_bits_to_shift
+        rebuild_term_offset = rebuild & self.term_length_mask
+        rebuild_term_id = ((rebuild >> shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
+        hwm_term_id = ((hwm >> shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
+        term = self.terms[(rebuild >> shift) % 3]
+        end_offset, loss_found = self.loss_detector.scan(term, self.term_length, rebuild_term_id, rebuild_term_offset,
+                                                         hwm_term_id, hwm & self.term_length_mask, now_ns)
+        new_rebuild = rebuild - rebuild_term_offset + end_offset
+        if new_rebuild > rcv_pos:
+            self.rcv_pos.set_ordered(new_rebuild)
+        window, force = self.congestion_control.on_track_rebuild(now_ns, min_sub, self.next_sm_position, hwm,
+                                                                 loss_found)
+        work = 0
+        if force or min_sub > self.next_sm_position + (window >> 2) or window != self.next_sm_window:
+            self.clean_buffer_to(min_sub - self.term_length)
+            self.next_sm_position = min_sub
+            self.next_sm_window = window
+            self.sm_pending = True
+            work = 1
+        return work
+
+    def clean_buffer_to(self, target: int) -> None:
+        from aeron._core.term_scanner import clean_term
+        while self.clean_position < target:
+            position = self.clean_position
+            offset = position & self.term_length_mask
+            length = min(target - position, self.term_length - offset)
+            if length < 8:
+                break
+            clean_term(self.terms[(position >> self.position_bits_to_shift) % 3], offset, length)
+            self.clean_position = position + length
+
+    def send_pending_status_message(self, now_ns: int) -> int:
+        if self.state == DONE:
+            return 0
+        if not self.sm_pending and now_ns < self.time_of_last_sm_ns + SM_TIMEOUT_NS:
+            return 0
+        position = self.next_sm_position
+        window = self.next_sm_window
+        shift = self.position_bits_to_shift
+        term_id = ((position >> shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
+        flags = p.SM_EOS_FLAG if self.state != ACTIVE else 0
+        length = p.pack_status_message(self._sm, flags, self.session_id, self.stream_id, term_id,
+                                       position & self.term_length_mask, window, self.receiver_id, self.group_tag)
+        with memoryview(self._sm)[:length] as frame:
+            for connection in self._live_connections(now_ns):
+                self.endpoint.send_to(frame, connection.control_address)
+        self.system[ctr.STATUS_MESSAGES_SENT].increment_ordered()
+        self.last_sm_position = position
+        self.last_sm_window = window
+        self.time_of_last_sm_ns = now_ns
+        self.sm_pending = False
+        self.log.active_transport_count = len(self.connections)
+        if self.congestion_control.should_measure_rtt(now_ns):
+            p.pack_rttm(self._rttm, p.RTTM_REPLY_FLAG, self.session_id, self.stream_id, now_ns, 0, self.receiver_id)
+            for connection in self._live_connections(now_ns):
+                self.endpoint.send_to(self._rttm, connection.control_address)
+            self.congestion_control.on_rttm_sent(now_ns)
+        return 1
+
+    def _live_connections(self, now_ns: int) -> list[ImageConnection]:
+        control = self.endpoint.control_address
+        if control is not None:
+            return [ImageConnection(control, now_ns)]
+        live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= self.liveness_timeout_ns]
+        return live or self.connections[:1]
+
+    def _on_gap_timer(self, term_id: int, term_offset: int, length: int) -> None:
+        if not self.is_reliable:
+            term = self.terms[(self.position_of(term_id, term_offset) >> self.position_bits_to_shift) % 3]
+            if TermGapFiller.try_fill_gap(self.log, term, term_id, term_offset, length):
+                self.system[ctr.LOSS_GAP_FILLS].increment_ordered()
+            return
+        p.pack_nak(self._nak, self.session_id, self.stream_id, term_id, term_offset, length)
+        for connection in self._live_connections(self.time_of_last_packet_ns):
+            self.endpoint.send_to(self._nak, connection.control_address)
+        self.naks_sent.increment_ordered()
+        self.system[ctr.NAK_MESSAGES_SENT].increment_ordered()
+
+    def _on_loss(self, term_id: int, term_offset: int, length: int) -> None:
+        self.loss_found = True
+        report = self.loss_report
+        if report is None:
+            return
+        try:
+            if self.loss_report_entry < 0:
+                self.loss_report_entry = report.create_entry(
+                    length, self.time_of_last_packet_ns // 1_000_000, self.session_id, self.stream_id,
+                    self.channel, self.source_identity)
+            else:
+                report.record_observation(self.loss_report_entry, length, self.time_of_last_packet_ns // 1_000_000)
+        except Exception:        # noqa: BLE001 - a full loss report must not stop the receiver
+            pass
+
+    # -- conductor thread --------------------------------------------------------------------------------------
+    def is_drained(self) -> bool:
+        rcv_pos = self.rcv_pos.get_volatile()
+        return all(link.position.get_volatile() >= rcv_pos for link in self.subscribers.values())
+
+    def close(self) -> None:
+        for term in self.terms:
+            term.close()
+        self.terms = []
+        self.log.close()

@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ReceiveChannelEndpoint and its data packet dispatcher: the socket of one receive channel, the streams
+subscribed on it, and the images being rebuilt (aeron_receive_channel_endpoint.c,
+aeron_data_packet_dispatcher.c). DATA and PAD go to their image; a SETUP for a wanted stream asks the conductor
+for a new image; data from an unknown session elicits a SETUP with a status message (flag 0x80)."""
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any
+
+from aeron._core import counters as ctr
+from aeron.driver import protocol as p
+from aeron.driver.udp_channel import UdpChannel
+
+if TYPE_CHECKING:
+    from aeron.driver.publication_image import PublicationImage
+    from aeron.driver.udp_channel_transport import UdpChannelTransport
+
+DATA_DRAIN_LIMIT = 64
+PENDING_SETUP_TIMEOUT_NS = 1_000_000_000
+ELICIT_INTERVAL_NS = 1_000_000_000
+PENDING_SETUP, INIT_IN_PROGRESS, NO_INTEREST, COOL_DOWN = "PENDING_SETUP", "INIT_IN_PROGRESS", "NO_INTEREST", \
+    "COOL_DOWN"
+COOL_DOWN_TIMEOUT_NS = 1_000_000_000
+_next_receiver_id = random.getrandbits(63)
+
+
+def next_receiver_id() -> int:
+    global _next_receiver_id
+    _next_receiver_id = (_next_receiver_id + 1) & ((1 << 63) - 1)
+    return _next_receiver_id
+
+
+class StreamInterest:
+    __slots__ = ("subscription_count", "session_subscriptions", "sessions")
+
+    def __init__(self) -> None:
+        self.subscription_count = 0                   # subscriptions for every session of the stream
+        self.session_subscriptions: dict[int, int] = {}
+        self.sessions: dict[int, Any] = {}            # session id -> PublicationImage or (state, since_ns)
+
+    def wants(self, session_id: int) -> bool:
+        return self.subscription_count > 0 or self.session_subscriptions.get(session_id, 0) > 0
+
+
+class ReceiveChannelEndpoint:
+    def __init__(self, udp_channel: UdpChannel, transport: UdpChannelTransport, registration_id: int,
+                 status_counter_id: int, status: Any, local_sockaddr_counter_id: int, system: dict[int, Any],
+                 on_setup: Any, group_tag: int | None = None) -> None:
+        self.udp_channel = udp_channel
+        self.transports = [transport]
+        self.registration_id = registration_id
+        self.status_counter_id = status_counter_id
+        self.status = status
+        self.local_sockaddr_counter_id = local_sockaddr_counter_id
+        self.system = system
+        self.receiver_id = next_receiver_id()
+        self.group_tag = group_tag
+        self.streams: dict[int, StreamInterest] = {}
+        self.images: list[PublicationImage] = []
+        self.ref_count = 0
+        self._on_setup = on_setup                     # (endpoint, transport, fields, source) -> conductor
+        self._elicit = bytearray(p.SM_LENGTH)
+        # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
+        self.control_address = udp_channel.remote_control
+        self._time_of_last_elicit_ns = 0
+        self._bytes_received = system[ctr.BYTES_RECEIVED]
+        self._bytes_sent = system[ctr.BYTES_SENT]
+        self._invalid = system[ctr.INVALID_PACKETS]
+        self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
+
+    @property
+    def transport(self) -> UdpChannelTransport:
+        return self.transports[0]
+
+    # -- interest (receiver thread, on conductor commands) -----------------------------------------------------
+    def add_subscription(self, stream_id: int, session_id: int | None) -> None:
+        interest = self.streams.setdefault(stream_id, StreamInterest())
+        if session_id is None:
+            interest.subscription_count += 1
+        else:
+            interest.session_subscriptions[session_id] = interest.session_subscriptions.get(session_id, 0) + 1
+        for sid, state in list(interest.sessions.items()):
+            if isinstance(state, tuple) and state[0] == NO_INTEREST and interest.wants(sid):
+                del interest.sessions[sid]
+
+    def remove_subscription(self, stream_id: int, session_id: int | None) -> None:
+        interest = self.streams.get(stream_id)
+        if interest is None:
+            return
+        if session_id is None:
+            interest.subscription_count = max(0, interest.subscription_count - 1)
+        else:
+            left = interest.session_subscriptions.get(session_id, 0) - 1
+            if left > 0:
+                interest.session_subscriptions[session_id] = left
+            else:
+                interest.session_subscriptions.pop(session_id, None)
+        if interest.subscription_count == 0 and not interest.session_subscriptions:
+            del self.streams[stream_id]
+
+    def add_image(self, image: PublicationImage) -> None:
+        interest = self.streams.get(image.stream_id)
+        if interest is not None:
+            interest.sessions[image.session_id] = image
+        self.images.append(image)
+
+    def remove_image(self, image: PublicationImage, now_ns: int, rejoin: bool = True) -> None:
+        if image in self.images:
+            self.images.remove(image)
+        interest = self.streams.get(image.stream_id)
+        if interest is not None and interest.sessions.get(image.session_id) is image:
+            if rejoin:
+                del interest.sessions[image.session_id]
+            else:
+                interest.sessions[image.session_id] = (COOL_DOWN, now_ns)
+
+    def on_image_init_failed(self, stream_id: int, session_id: int, now_ns: int) -> None:
+        interest = self.streams.get(stream_id)
+        if interest is not None:
+            interest.sessions[session_id] = (COOL_DOWN, now_ns)
+
+    # -- data path (receiver thread) ----------------------------------------------------------------------------
+    def poll(self, now_ns: int) -> int:
+        work = 0
+        for transport in self.transports:
+            buffer = transport.receive_buffer
+            count = 0
+            while count < DATA_DRAIN_LIMIT:
+                length, source = transport.receive()
+                if length == 0:
+                    break
+                count += 1
+                self._bytes_received.get_and_add(length)
+                frame_type = p.frame_type(buffer, length)
+                if frame_type == p.HDR_TYPE_DATA or frame_type == p.HDR_TYPE_PAD:
+                    work += self._on_data(buffer, length, source, now_ns)
+                elif frame_type == p.HDR_TYPE_SETUP:
+                    self._on_setup_frame(transport, buffer, source, now_ns)
+                elif frame_type == p.HDR_TYPE_RTTM:
+                    self._on_rttm(transport, buffer, source, now_ns)
+                elif frame_type < 0:
+                    self._invalid.increment_ordered()
+            work += count
+        return work
+
+    def _on_data(self, buffer, length: int, source: tuple, now_ns: int) -> int:
+        frame_length, _, flags, _, term_offset, session_id, stream_id, term_id, _ = p.DATA_HEADER.unpack_from(buffer, 0)
+        interest = self.streams.get(stream_id)
+        if interest is None:
+            return 0
+        state = interest.sessions.get(session_id)
+        if state is not None and not isinstance(state, tuple):
+            image = state
+            if term_offset < 0 or term_offset & 31 or term_offset >= image.term_length or \
+                    not self._frames_valid(buffer, length, term_offset, image.term_length):
+                self._invalid.increment_ordered()
+                return 0
+            is_heartbeat = length == p.DATA_HEADER_LENGTH and frame_length == 0
+            return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns)
+        if not interest.wants(session_id):
+            interest.sessions[session_id] = (NO_INTEREST, now_ns)
+            return 0
+        if state is not None:
+            kind, since = state
+            if kind == INIT_IN_PROGRESS or kind == NO_INTEREST:
+                return 0
+            if now_ns - since < (COOL_DOWN_TIMEOUT_NS if kind == COOL_DOWN else PENDING_SETUP_TIMEOUT_NS):
+                return 0
+        if flags & p.EOS_FLAG:
+            return 0
+        # an unknown session of a wanted stream: ask its sender for a SETUP
+        interest.sessions[session_id] = (PENDING_SETUP, now_ns)
+        p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0, self.receiver_id)
+        self.send_to(self._elicit, self.control_address or source)
+        return 1
+
+    @staticmethod
+    def _frames_valid(buffer, length: int, term_offset: int, term_length: int) -> bool:
+        """Every frame of the datagram is DATA or PAD at the running offset, inside the term (§1.4)."""
+        offset = 0
+        running = term_offset
+        while offset < length:
+            frame_length, _, _, frame_type, frame_term_offset = p.DATA_HEADER.unpack_from(buffer, offset)[:5]
+            if frame_type not in (p.HDR_TYPE_DATA, p.HDR_TYPE_PAD) or frame_term_offset != running:
+                return False
+            if frame_length == 0 and length == p.DATA_HEADER_LENGTH:
+                return True                             # heartbeat
+            if frame_type == p.HDR_TYPE_PAD:
+                return running + frame_length <= term_length
+            if frame_length < p.DATA_HEADER_LENGTH:
+                return False
+            aligned = (frame_length + 31) & ~31
+            if offset + aligned > length or running + aligned > term_length:
+                return False
+            offset += aligned
+            running += aligned
+        return True
+
+    def _on_setup_frame(self, transport, buffer, source: tuple, now_ns: int) -> None:
+        fields = p.SETUP.unpack_from(buffer, 0)
+        (_, _, flags, _, term_offset, session_id, stream_id, initial_term_id, active_term_id, term_length, mtu,
+         ttl) = fields
+        interest = self.streams.get(stream_id)
+        if interest is None or not interest.wants(session_id):
+            return
+        state = interest.sessions.get(session_id)
+        if state is not None and not isinstance(state, tuple):
+            state._connection(source, now_ns)          # another source for an existing image (MDC)
+            return
+        if state is not None and state[0] in (INIT_IN_PROGRESS, NO_INTEREST):
+            return
+        if state is not None and state[0] == COOL_DOWN and now_ns - state[1] < COOL_DOWN_TIMEOUT_NS:
+            return
+        if term_length < 65536 or term_length > 1 << 30 or term_length & (term_length - 1) or \
+                term_offset < 0 or term_offset >= term_length or term_offset & 31 or \
+                mtu < 32 or mtu > 65504 or mtu & 31:
+            self._invalid.increment_ordered()
+            return
+        if self.udp_channel.is_multicast and ttl > self.udp_channel.ttl > 0:
+            self.system[ctr.POSSIBLE_TTL_ASYMMETRY].increment_ordered()
+        interest.sessions[session_id] = (INIT_IN_PROGRESS, now_ns)
+        self._on_setup(self, {
+            "flags": flags, "term_offset": term_offset, "session_id": session_id, "stream_id": stream_id,
+            "initial_term_id": initial_term_id, "active_term_id": active_term_id, "term_length": term_length,
+            "mtu": mtu, "ttl": ttl}, self.control_address or source, source)
+
+    def _on_rttm(self, transport, buffer, source: tuple, now_ns: int) -> None:
+        _, _, flags, _, session_id, stream_id, echo, delta, receiver_id = p.RTTM.unpack_from(buffer, 0)
+        if receiver_id not in (0, self.receiver_id):
+            return
+        interest = self.streams.get(stream_id)
+        image = interest.sessions.get(session_id) if interest is not None else None
+        if image is None or isinstance(image, tuple):
+            return
+        if flags & p.RTTM_REPLY_FLAG:
+            reply = bytearray(p.RTTM_LENGTH)
+            p.pack_rttm(reply, 0, session_id, stream_id, echo, 0, self.receiver_id)
+            self.send_to(reply, self.control_address or source)
+        else:
+            image.on_rttm(now_ns, echo, delta)
+
+    def send_to(self, data, address: tuple) -> int:
+        sent = self.transport.send(data, address)
+        if sent > 0:
+            self._bytes_sent.get_and_add(sent)
+        return sent
+
+    def elicit_setups(self, now_ns: int) -> int:
+        """Explicit-control subscriptions announce themselves (SM 0x80, session 0, stream 0) every second."""
+        if self.control_address is None or self.udp_channel.is_multicast or not self.streams:
+            return 0
+        if now_ns - self._time_of_last_elicit_ns < ELICIT_INTERVAL_NS:
+            return 0
+        self._time_of_last_elicit_ns = now_ns
+        p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, 0, 0, 0, 0, 0, self.receiver_id)
+        self.send_to(self._elicit, self.control_address)
+        return 1
+
+    def close(self) -> None:
+        self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+        for transport in self.transports:
+            transport.close()

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: Apache-2.0
+"""UdpChannelTransport: one non-blocking UDP socket of a channel endpoint (aeron_udp_channel_transport.c).
+
+Receives into one preallocated buffer (no allocation per datagram beyond the source address), sends any
+buffer-protocol object. "Nothing this time" (EAGAIN, EINTR, ECONNREFUSED) is 0, other failures raise
+ChannelEndpointError. Loss generators (aeron_loss_generator) wrap a transport for tests: they are chosen once at
+construction, the data path has no test branch.
+"""
+from __future__ import annotations
+
+import errno
+import random
+import socket
+import struct
+from collections.abc import Callable
+
+from aeron.errors import ChannelEndpointError
+
+MAX_UDP_PAYLOAD_LENGTH = 65504
+_NOTHING = (errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR, errno.ECONNREFUSED)
+
+
+class UdpChannelTransport:
+    def __init__(self, family: int, bind_address: tuple, *, multicast_group: tuple | None = None,
+                 interface: tuple | None = None, ttl: int = 0, so_rcvbuf: int = 0, so_sndbuf: int = 0,
+                 name: str = "") -> None:
+        self.name = name
+        self.family = family
+        sock = socket.socket(family, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
+        try:
+            sock.setblocking(False)
+            if so_rcvbuf > 0:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, so_rcvbuf)
+            if so_sndbuf > 0:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, so_sndbuf)
+            if multicast_group is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(multicast_group[:2] if family == socket.AF_INET else multicast_group)
+                iface = (interface or ("0.0.0.0", 0))[0]
+                if family == socket.AF_INET:
+                    mreq = socket.inet_aton(multicast_group[0]) + socket.inet_aton(iface)
+                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(iface))
+                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+                    if ttl > 0:
+                        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
+                else:
+                    mreq = socket.inet_pton(socket.AF_INET6, multicast_group[0]) + struct.pack("@I", 0)
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, mreq)
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 1)
+                    if ttl > 0:
+                        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, ttl)
+            else:
+                sock.bind(bind_address)
+        except OSError as exc:
+            sock.close()
+            raise ChannelEndpointError(f"{name}: cannot open UDP socket at {bind_address}: {exc}") from exc
+        self.socket = sock
+        self.bound_address = sock.getsockname()
+        self.receive_buffer = bytearray(MAX_UDP_PAYLOAD_LENGTH)
+        self._recv_into = sock.recvfrom_into
+        self._sendto = sock.sendto
+
+    def fileno(self) -> int:
+        return self.socket.fileno()
+
+    def receive(self) -> tuple[int, tuple | None]:
+        """(length, source) of the next datagram in ``receive_buffer``, or (0, None) when there is none."""
+        try:
+            return self._recv_into(self.receive_buffer)
+        except OSError as exc:
+            if exc.errno in _NOTHING:
+                return 0, None
+            raise ChannelEndpointError(f"{self.name}: recvfrom failed: {exc}") from exc
+
+    def send(self, data, address: tuple) -> int:
+        """Bytes sent, 0 when the socket would block (the caller retries next duty cycle)."""
+        try:
+            return self._sendto(data, address)
+        except OSError as exc:
+            if exc.errno in _NOTHING:
+                return 0
+            raise ChannelEndpointError(f"{self.name}: sendto {address} failed: {exc}") from exc
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+class LossyTransport:
+    """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
+    transport seam); counts what it dropped."""
+
+    def __init__(self, transport: UdpChannelTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
+        self._transport = transport
+        self._should_drop = should_drop
+        self.dropped = 0
+        self.receive_buffer = transport.receive_buffer
+        self.bound_address = transport.bound_address
+        self.socket = transport.socket
+        self.name = transport.name
+        self.send = transport.send
+        self.fileno = transport.fileno
+        self.close = transport.close
+
+    def receive(self) -> tuple[int, tuple | None]:
+        while True:
+            length, source = self._transport.receive()
+            if length == 0 or not self._should_drop(self.receive_buffer, length):
+                return length, source
+            self.dropped += 1
+
+
+def random_loss(rate: float, seed: int | None = None, data_only: bool = True) -> Callable[[bytearray, int], bool]:
+    """Drop each (data) datagram with probability ``rate``."""
+    rng = random.Random(seed)
+
+    def should_drop(buffer: bytearray, length: int) -> bool:
+        if data_only and (length < 8 or buffer[6] not in (0, 1)):
+            return False
+        return rng.random() < rate
+    return should_drop
+
+
+def fixed_loss(term_id: int, term_offset: int, length: int) -> Callable[[bytearray, int], bool]:
+    """Drop, once, the data datagram that starts in [term_offset, term_offset + length) of ``term_id``."""
+    state = {"done": False}
+    header = struct.Struct("<i")
+
+    def should_drop(buffer: bytearray, datagram_length: int) -> bool:
+        if state["done"] or datagram_length < 32 or buffer[6] != 1 or header.unpack_from(buffer, 0)[0] == 0:
+            return False
+        offset = header.unpack_from(buffer, 8)[0]
+        if header.unpack_from(buffer, 20)[0] == term_id and term_offset <= offset < term_offset + length:
+            state["done"] = True
+            return True
+        return False
+    return should_drop
+
+
+def multi_gap_loss(term_id: int, gap_radix: int, gap_length: int, total_gaps: int) -> Callable[[bytearray, int], bool]:
+    """Drop, once each, data datagrams at offsets k·gap_radix .. + gap_length of ``term_id`` (k = 1..total_gaps)."""
+    dropped: set[int] = set()
+    header = struct.Struct("<i")
+
+    def should_drop(buffer: bytearray, datagram_length: int) -> bool:
+        if datagram_length < 32 or buffer[6] != 1 or header.unpack_from(buffer, 0)[0] == 0:
+            return False
+        if header.unpack_from(buffer, 20)[0] != term_id:
+            return False
+        offset = header.unpack_from(buffer, 8)[0]
+        k, within = divmod(offset, gap_radix)
+        if 1 <= k <= total_gaps and within < gap_length and k not in dropped:
+            dropped.add(k)
+            return True
+        return False
+    return should_drop
