@@ -169,3 +169,36 @@ cdef inline void term_clean(uint8_t *term, int32_t offset, int32_t length) noexc
     frame-length word becomes 0 last (§3.5). Requires length >= 8 and offset 8-aligned."""
     memset(term + offset + 8, 0, <size_t>(length - 8))
     store_release_i64(<int64_t *>(term + offset), 0)
+
+
+cdef inline int32_t data_packet_validate(const uint8_t *packet, int32_t length, int32_t term_offset,
+                                         int32_t term_length) noexcept nogil:
+    """Port of aeron_publication_image_validate_packet (§1.4): every frame of a received DATA/PAD datagram
+    is DATA or PAD, sits at the running term offset and stays inside the term; trailing bytes are allowed
+    only after a PAD. Returns the bytes the datagram covers in the term (0 for a heartbeat), or -1."""
+    cdef int32_t offset = 0
+    cdef int32_t running = term_offset
+    cdef int32_t frame_length, aligned
+    cdef uint16_t frame_type
+    if term_offset < 0 or term_offset >= term_length or term_offset & (FRAME_ALIGNMENT - 1):
+        return -1
+    while offset + HEADER_LENGTH <= length:
+        frame_length = (<const int32_t *>(packet + offset))[0]
+        frame_type = (<const uint16_t *>(packet + offset + TYPE_FIELD_OFFSET))[0]
+        if (frame_type != HDR_TYPE_PAD and frame_type != 1) or \
+                (<const int32_t *>(packet + offset + TERM_OFFSET_FIELD_OFFSET))[0] != running:
+            return -1
+        if frame_length == 0 and length == HEADER_LENGTH:
+            return 0                                  # heartbeat
+        if frame_type == HDR_TYPE_PAD:
+            if frame_length < HEADER_LENGTH or frame_length > term_length - running:
+                return -1
+            return length                             # a PAD ends the datagram: only its header travels
+        if frame_length < HEADER_LENGTH:
+            return -1
+        aligned = <int32_t>align_i64(frame_length, FRAME_ALIGNMENT)
+        if aligned > length - offset or aligned > term_length - running:
+            return -1
+        offset += aligned
+        running += aligned
+    return length if offset == length else -1

@@ -72,6 +72,24 @@ def scan_for_availability(AtomicBuffer term not None, int32_t offset, int32_t ma
     return available, padding
 
 
+def validate_data_packet(packet, Py_ssize_t length, int32_t term_offset, int32_t term_length):
+    """Check a received DATA/PAD datagram's frames (§1.4) before it is inserted.
+
+    Returns the term bytes it covers (``length``), 0 for a heartbeat, -1 when it is invalid (count and drop it).
+    """
+    cdef Py_buffer view
+    PyObject_GetBuffer(packet, &view, PyBUF_ANY_CONTIGUOUS)
+    try:
+        if length < 0 or length > view.len or length > 0x7FFFFFFF:
+            raise InvalidArgumentError(f"length {length} must be in [0, {view.len}]")
+        if term_length <= 0:
+            raise InvalidArgumentError(f"term length must be positive, got {term_length}")
+        # at most an MTU of frames: cheaper than releasing the GIL
+        return data_packet_validate(<const uint8_t *>view.buf, <int32_t>length, term_offset, term_length)
+    finally:
+        PyBuffer_Release(&view)
+
+
 cdef class TermRebuilder:
     """Port of TermRebuilder: insert received datagrams into a term."""
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 SETUP_INTERVAL_NS = 100_000_000
 HEARTBEAT_INTERVAL_NS = 100_000_000
-MAX_DATAGRAMS_PER_SEND = 2
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
 
 
@@ -32,7 +31,7 @@ class NetworkPublication:
                  counters: dict[str, tuple[int, Any]], flow_control: FlowControl, window_length: int,
                  linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
                  signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
-                 is_group: bool, now_ns: int) -> None:
+                 is_group: bool, now_ns: int, max_messages_per_send: int = 2) -> None:
         self.registration_id = registration_id
         self.owner_client_id = owner_client_id
         self.session_id = session_id
@@ -69,6 +68,7 @@ class NetworkPublication:
         self.ttl = ttl
         self.setup_flags = p.SETUP_GROUP_FLAG if is_group else 0
         self.retransmit_handler = RetransmitHandler(self.resend, max_retransmits)
+        self.max_messages_per_send = max(1, max_messages_per_send)
         self.ref_count = 1
         self.state = ACTIVE
         self.state_change_ns = now_ns
@@ -152,7 +152,8 @@ class NetworkPublication:
         total = 0
         position = snd_pos
         datagrams = 0
-        while datagrams < MAX_DATAGRAMS_PER_SEND:
+        max_datagrams = self.max_messages_per_send
+        while datagrams < max_datagrams:
             window = sender_limit - position
             if window <= 0:
                 break

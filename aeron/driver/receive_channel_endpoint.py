@@ -9,6 +9,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.term_scanner import validate_data_packet
 from aeron.driver import protocol as p
 from aeron.driver.udp_channel import UdpChannel
 
@@ -152,8 +153,7 @@ class ReceiveChannelEndpoint:
         state = interest.sessions.get(session_id)
         if state is not None and not isinstance(state, tuple):
             image = state
-            if term_offset < 0 or term_offset & 31 or term_offset >= image.term_length or \
-                    not self._frames_valid(buffer, length, term_offset, image.term_length):
+            if validate_data_packet(buffer, length, term_offset, image.term_length) < 0:
                 self._invalid.increment_ordered()
                 return 0
             is_heartbeat = length == p.DATA_HEADER_LENGTH and frame_length == 0
@@ -174,28 +174,6 @@ class ReceiveChannelEndpoint:
         p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0, self.receiver_id)
         self.send_to(self._elicit, self.control_address or source)
         return 1
-
-    @staticmethod
-    def _frames_valid(buffer, length: int, term_offset: int, term_length: int) -> bool:
-        """Every frame of the datagram is DATA or PAD at the running offset, inside the term (§1.4)."""
-        offset = 0
-        running = term_offset
-        while offset < length:
-            frame_length, _, _, frame_type, frame_term_offset = p.DATA_HEADER.unpack_from(buffer, offset)[:5]
-            if frame_type not in (p.HDR_TYPE_DATA, p.HDR_TYPE_PAD) or frame_term_offset != running:
-                return False
-            if frame_length == 0 and length == p.DATA_HEADER_LENGTH:
-                return True                             # heartbeat
-            if frame_type == p.HDR_TYPE_PAD:
-                return running + frame_length <= term_length
-            if frame_length < p.DATA_HEADER_LENGTH:
-                return False
-            aligned = (frame_length + 31) & ~31
-            if offset + aligned > length or running + aligned > term_length:
-                return False
-            offset += aligned
-            running += aligned
-        return True
 
     def _on_setup_frame(self, transport, buffer, source: tuple, now_ns: int) -> None:
         fields = p.SETUP.unpack_from(buffer, 0)
