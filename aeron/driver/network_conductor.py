@@ -302,7 +302,7 @@ class NetworkConductor:
             spies_simulate_connection=self._uri_bool(uri, "ssc", ctx.spies_simulate_connection),
             max_retransmits=max_resend, ttl=udp_channel.ttl if udp_channel.is_multicast else 0,
             is_group=udp_channel.has_group_semantics, now_ns=self._nano_clock(),
-            max_messages_per_send=ctx.network_publication_max_messages_per_send)
+            max_messages_per_send=ctx.network_publication_max_messages_per_send, system=self.system)
         publication.sender_released = False
         endpoint.publications[(session_id, stream_id)] = publication
         self.network_publications.append(publication)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from aeron._core import counters as ctr
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
 from aeron.driver import protocol as p
@@ -31,7 +32,8 @@ class NetworkPublication:
                  counters: dict[str, tuple[int, Any]], flow_control: FlowControl, window_length: int,
                  linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
                  signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
-                 is_group: bool, now_ns: int, max_messages_per_send: int = 2) -> None:
+                 is_group: bool, now_ns: int, max_messages_per_send: int = 2,
+                 system: dict[int, Any] | None = None) -> None:
         self.registration_id = registration_id
         self.owner_client_id = owner_client_id
         self.session_id = session_id
@@ -69,6 +71,10 @@ class NetworkPublication:
         self.setup_flags = p.SETUP_GROUP_FLAG if is_group else 0
         self.retransmit_handler = RetransmitHandler(self.resend, max_retransmits)
         self.max_messages_per_send = max(1, max_messages_per_send)
+        system = system or {}
+        self._heartbeats_sent = system.get(ctr.HEARTBEATS_SENT)
+        self._retransmits_sent = system.get(ctr.RETRANSMITS_SENT)
+        self._retransmitted_bytes = system.get(ctr.RETRANSMITTED_BYTES)
         self.ref_count = 1
         self.state = ACTIVE
         self.state_change_ns = now_ns
@@ -146,6 +152,8 @@ class NetworkPublication:
         p.pack_heartbeat(self._heartbeat, flags, term_offset, self.session_id, self.stream_id, term_id)
         if self.endpoint.send(self._heartbeat) == p.DATA_HEADER_LENGTH:
             self.time_of_last_data_or_heartbeat_ns = now_ns
+            if self._heartbeats_sent is not None:
+                self._heartbeats_sent.increment_ordered()
 
     def _send_data(self, now_ns: int, snd_pos: int) -> int:
         sender_limit = self.snd_lmt.get()
@@ -195,7 +203,9 @@ class NetworkPublication:
             with term.view(offset, available) as frames:
                 if self.endpoint.send(frames) != available:
                     break
-            self.endpoint.retransmits_sent += 1
+            if self._retransmits_sent is not None:
+                self._retransmits_sent.increment_ordered()
+                self._retransmitted_bytes.get_and_add(available)
             offset += available + padding
             remaining -= available + padding
 

@@ -46,7 +46,6 @@ class SendChannelEndpoint:
         self.is_mdc = udp_channel.is_multi_destination
         self.is_dynamic = udp_channel.is_dynamic_control_mode
         self.remote = udp_channel.remote_data
-        self.retransmits_sent = 0
         self.status_messages_rejected = 0
         self._bytes_sent = system[ctr.BYTES_SENT]
         self._bytes_received = system[ctr.BYTES_RECEIVED]
