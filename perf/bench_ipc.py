@@ -106,11 +106,12 @@ def _clients(kind: str, bin_dir: str | None) -> dict[str, list[str]]:
         ("publisher", "streaming_publisher"), ("subscriber", "rate_subscriber"), ("ping", "ping"), ("pong", "pong"))}
 
 
-def stream(driver: Driver, clients: dict[str, list[str]], messages: int, length: int) -> float:
-    sub = _popen([*clients["subscriber"], "-p", driver.dir, "-c", "aeron:ipc"])
+def stream(driver: Driver, clients: dict[str, list[str]], messages: int, length: int,
+           channel: str = "aeron:ipc") -> float:
+    sub = _popen([*clients["subscriber"], "-p", driver.dir, "-c", channel])
     try:
         time.sleep(0.5)
-        pub = subprocess.run([*clients["publisher"], "-p", driver.dir, "-c", "aeron:ipc", "-m", str(messages), "-L",
+        pub = subprocess.run([*clients["publisher"], "-p", driver.dir, "-c", channel, "-m", str(messages), "-L",
                               str(length)], capture_output=True, text=True, timeout=300, env=_env())
     finally:
         _stop(sub)
@@ -123,8 +124,9 @@ def stream(driver: Driver, clients: dict[str, list[str]], messages: int, length:
 _TARGETS = (50.0, 90.0, 99.0, 99.9)
 
 
-def rtt(driver: Driver, clients: dict[str, list[str]], messages: int, warm_up: int) -> dict[float, float]:
-    args = ["-p", driver.dir, "-c", "aeron:ipc", "-C", "aeron:ipc"]
+def rtt(driver: Driver, clients: dict[str, list[str]], messages: int, warm_up: int,
+        channels: tuple[str, str] = ("aeron:ipc", "aeron:ipc")) -> dict[float, float]:
+    args = ["-p", driver.dir, "-c", channels[0], "-C", channels[1]]
     pong = _popen([*clients["pong"], *args])
     try:
         time.sleep(0.5)
@@ -147,27 +149,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smaller message counts")
     args = parser.parse_args(argv)
+    scale = 0.2 if args.quick else 1.0
+    cases = [("stream-C-32B", "C", "stream", int(60e6 * scale), 32),
+             ("stream-C-1KiB", "C", "stream", int(10e6 * scale), 1024),
+             ("rtt-C-32B", "C", "rtt", int(500e3 * scale), 50_000),
+             ("stream-py-32B", "py", "stream", int(10e6 * scale), 32),
+             ("rtt-py-32B", "py", "rtt", int(200e3 * scale), 20_000)]
+    return run_cases(cases, args.runs, "ipc", "aeron:ipc", ("aeron:ipc", "aeron:ipc"),
+                     "targets: stream >= 0.8x aeronmd (DESIGN §5)")
+
+
+def run_cases(cases: list[tuple[str, str, str, int, int]], runs: int, name: str, channel: str,
+              rtt_channels: tuple[str, str], targets: str) -> int:
+    """Run each case on each driver ``runs`` times (interleaved), print medians and ratios, save JSON."""
     bin_dir = os.environ.get("AERON_C_BIN")
     have_c = bool(bin_dir) and os.access(os.path.join(bin_dir or "", "aeronmd"), os.X_OK)
     drivers = ["ours", "aeronmd"] if have_c else ["ours"]
-    scale = 0.2 if args.quick else 1.0
-    cases = []
-    if have_c:
-        cases += [("stream-C-32B", "C", "stream", int(60e6 * scale), 32),
-                  ("stream-C-1KiB", "C", "stream", int(10e6 * scale), 1024),
-                  ("rtt-C-32B", "C", "rtt", int(500e3 * scale), 50_000)]
-    cases += [("stream-py-32B", "py", "stream", int(10e6 * scale), 32),
-              ("rtt-py-32B", "py", "rtt", int(200e3 * scale), 20_000)]
+    if not have_c:
+        cases = [c for c in cases if c[1] != "C"]
+        print("AERON_C_BIN not set: official clients and aeronmd skipped")
     results: dict[str, dict[str, object]] = {}
     for name, client_kind, what, count, extra in cases:
         clients = _clients(client_kind, bin_dir)
         samples: dict[str, list] = {kind: [] for kind in drivers}
-        for _ in range(args.runs):
+        for _ in range(runs):
             for kind in drivers:            # interleaved, so background noise hits both drivers alike
                 driver = Driver(kind, bin_dir)
                 try:
-                    samples[kind].append(stream(driver, clients, count, extra) if what == "stream"
-                                         else rtt(driver, clients, count, extra))
+                    samples[kind].append(stream(driver, clients, count, extra, channel) if what == "stream"
+                                         else rtt(driver, clients, count, extra, rtt_channels))
                 finally:
                     driver.close()
         for kind in drivers:
@@ -188,9 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                      if theirs else "-")
         print(f"{name:15s} {_fmt(ours):>34s} {_fmt(theirs):>34s} {ratio:>14s}")
     print("\nspinning threads: 2 (the two sample clients); drivers SHARED + backoff idle; median of "
-          f"{args.runs} runs; targets: stream >= 0.8x aeronmd (DESIGN §5)")
+          f"{runs} runs; {targets}")
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "ipc.json").write_text(json.dumps(
+    (RESULTS / f"{name}.json").write_text(json.dumps(
         {k: {d: (v if isinstance(v, float) else {str(p): x for p, x in v.items()})   # type: ignore[union-attr]
              for d, v in by.items()} for k, by in results.items()}, indent=1))
     return 0
