@@ -2,7 +2,6 @@
 """What the tools share: locating the Aeron directory and attaching to cnc.dat as the C tools do."""
 from __future__ import annotations
 
-import getpass
 import os
 import time
 
@@ -15,11 +14,8 @@ LOSS_REPORT_FILE = "loss-report.dat"
 
 def default_aeron_dir() -> str:
     """$AERON_DIR, else /dev/shm/aeron-<user> (the C client's default on Linux)."""
-    env = os.environ.get("AERON_DIR")
-    if env:
-        return env
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"
-    return os.path.join(base, f"aeron-{getpass.getuser()}")
+    from aeron.client.context import default_aeron_dir as platform_default
+    return os.environ.get("AERON_DIR") or platform_default()
 
 
 def map_cnc(aeron_dir: str | None, timeout_ms: int = 1000) -> CncFile:

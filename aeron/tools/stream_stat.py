@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""StreamStat: the driver's stream positions grouped by stream, as data (`read_streams`) or text (CLI), in the
+format of Aeron's Java StreamStat sample (there is no C one).
+
+    python -m aeron.tools.stream_stat [-d dir] [-t timeout_ms]
+
+One line per (session id, stream id, channel), sorted that way:
+``sessionId=<s> streamId=<t> channel=<channel> : <name>:<registrationId>:<value> ...`` with the positions in
+counter id order, the channel as the longest one any of its counter labels shows (sub-pos without ``@join``).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from aeron._core import counters as ctr
+from aeron.tools.stat import read_stat
+
+STREAM_COUNTER_TYPES = frozenset((
+    ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID, ctr.DRIVER_SENDER_POSITION_TYPE_ID, ctr.DRIVER_RECEIVER_HWM_TYPE_ID,
+    ctr.DRIVER_SUBSCRIBER_POSITION_TYPE_ID, ctr.DRIVER_RECEIVER_POS_TYPE_ID, ctr.DRIVER_SENDER_LIMIT_TYPE_ID,
+    ctr.DRIVER_PUBLISHER_POS_TYPE_ID, ctr.DRIVER_SENDER_BPE_TYPE_ID, ctr.DRIVER_SENDER_NAKS_RECEIVED_TYPE_ID,
+    ctr.DRIVER_RECEIVER_NAKS_SENT_TYPE_ID))
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamPosition:
+    name: str                    # the label up to ':' (pub-pos (concurrent), sub-pos, rcv-hwm, ...)
+    registration_id: int
+    value: int
+
+
+@dataclasses.dataclass
+class Stream:
+    session_id: int
+    stream_id: int
+    channel: str                 # the channel in the counter keys (truncated to 92 chars there)
+    full_channel: str            # the longest channel seen in the labels
+    positions: list[StreamPosition]
+
+
+def _label_channel(type_id: int, label: str, channel: str) -> str:
+    start = label.find("aeron:")
+    if start < 0:
+        return channel
+    if type_id == ctr.DRIVER_SUBSCRIBER_POSITION_TYPE_ID:
+        join = label.rfind(" @")
+        if join > start:
+            return label[start:join]
+    return label[start:]
+
+
+def read_streams(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[Stream]:
+    """The stream counters of the driver in ``aeron_dir`` grouped by stream."""
+    snapshot = read_stat(aeron_dir, timeout_ms)
+    streams: dict[tuple[int, int, str], Stream] = {}
+    for record in snapshot.counters:
+        if record.type_id not in STREAM_COUNTER_TYPES:
+            continue
+        registration_id, session_id, stream_id, channel = ctr.stream_counter_key_decode(record.key)
+        key = (session_id, stream_id, channel)
+        stream = streams.get(key)
+        if stream is None:
+            stream = streams[key] = Stream(session_id, stream_id, channel, channel, [])
+        stream.positions.append(StreamPosition(record.label.split(":", 1)[0], registration_id, record.value))
+        full = _label_channel(record.type_id, record.label, channel)
+        if len(full) > len(stream.full_channel):
+            stream.full_channel = full
+    return [streams[k] for k in sorted(streams)]
+
+
+def format_streams(streams: list[Stream]) -> str:
+    lines = []
+    for s in streams:
+        positions = "".join(f" {p.name}:{p.registration_id}:{p.value}" for p in s.positions)
+        lines.append(f"sessionId={s.session_id} streamId={s.stream_id} channel={s.full_channel} :{positions}")
+    return "".join(line + "\n" for line in lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aeron.tools.stream_stat",
+                                     description="Print the positions of every stream of a media driver.")
+    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory")
+    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
+    args = parser.parse_args(argv)
+    try:
+        streams = read_streams(args.aeron_dir, args.timeout_ms)
+    except Exception as e:
+        print(f"StreamStat: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(format_streams(streams))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
