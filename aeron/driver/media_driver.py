@@ -166,6 +166,11 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, _parse_bool),
     # C defaults to 2 datagrams per publication per sender cycle; a Python duty cycle costs ~10x a C one, so we
     # send up to 8 per cycle to amortise it (same batching limit otherwise, still bounded per cycle)
+    # loss generators on received datagrams, as the C driver's interceptors (tests and demos only)
+    _Setting("udp_channel_incoming_interceptors", "aeron.udp.channel.incoming.interceptors", "", _parse_str),
+    _Setting("loss_args", "aeron.udp.channel.transport.bindings.loss.args", "", _parse_str),
+    _Setting("fixed_loss_args", "aeron.udp.channel.transport.bindings.fixed.loss.args", "", _parse_str),
+    _Setting("multi_gap_loss_args", "aeron.udp.channel.transport.bindings.multi.gap.loss.args", "", _parse_str),
     _Setting("network_publication_max_messages_per_send", "aeron.network.publication.max.messages.per.send", 8,
              _parse_int),
 )
@@ -232,6 +237,10 @@ class Context:
     multicast_flow_control_strategy: str
     spies_simulate_connection: bool
     network_publication_max_messages_per_send: int
+    udp_channel_incoming_interceptors: str
+    loss_args: str
+    fixed_loss_args: str
+    multi_gap_loss_args: str
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
@@ -315,6 +324,44 @@ class Context:
     # -- derived values ------------------------------------------------------------------------------
     def resolved_dir(self) -> str:
         return os.path.abspath(self.aeron_dir if self.aeron_dir else _default_dir())
+
+    def loss_generator_factory(self) -> Callable[[], Callable[[Any, int], bool]] | None:
+        """The receive loss generator: ``receive_loss_generator`` if set, else the one the C driver's
+        interceptor settings name (``loss``: rate, seed, recv-msg-mask; ``fixed-loss``: term-id, term-offset,
+        length; ``multi-gap-loss``: term-id, gap-radix, gap-length, total-gaps)."""
+        if self.receive_loss_generator is not None:
+            return self.receive_loss_generator
+        names = [n.strip() for n in self.udp_channel_incoming_interceptors.split(",") if n.strip()]
+        if not names:
+            return None
+        from aeron.driver import udp_channel_transport as t
+
+        def args(text: str, setting: str) -> dict[str, str]:
+            out = {}
+            for part in filter(None, text.split("|")):
+                key, sep, value = part.partition("=")
+                if not sep:
+                    raise ConfigurationError(f"{setting}: expected key=value, got {part!r}")
+                out[key.strip()] = value.strip()
+            return out
+        try:
+            name = names[0]
+            if name == "loss":
+                a = args(self.loss_args, "loss args")
+                mask = int(a.get("recv-msg-mask", "0xFFFF"), 16)
+                rate, seed = float(a.get("rate", "0")), int(a.get("seed", "0")) or None
+                return lambda: t.random_loss(rate, seed, msg_type_mask=mask)
+            if name == "fixed-loss":
+                a = args(self.fixed_loss_args, "fixed loss args")
+                term_id, offset, length = int(a["term-id"]), int(a["term-offset"]), int(a["length"])
+                return lambda: t.fixed_loss(term_id, offset, length)
+            if name == "multi-gap-loss":
+                a = args(self.multi_gap_loss_args, "multi gap loss args")
+                values = (int(a["term-id"]), int(a["gap-radix"]), int(a["gap-length"]), int(a["total-gaps"]))
+                return lambda: t.multi_gap_loss(*values)
+        except (KeyError, ValueError) as exc:
+            raise ConfigurationError(f"loss generator {names[0]}: missing or bad argument {exc}") from None
+        raise ConfigurationError(f"unknown incoming interceptor {names[0]!r} (loss, fixed-loss, multi-gap-loss)")
 
     def idle_strategy_name(self) -> str:
         mode = self.threading_mode

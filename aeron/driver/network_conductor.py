@@ -451,7 +451,7 @@ class NetworkConductor:
                                                 so_sndbuf=sndbuf, name=udp_channel.original)
         except ChannelEndpointError as exc:
             raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
-        loss = self._ctx.receive_loss_generator
+        loss = self._ctx.loss_generator_factory()
         if loss is not None:
             transport = LossyTransport(transport, loss())
         status_id, sockaddr_id = self._channel_counters("rcv", udp_channel.original, registration_id,

@@ -110,12 +110,16 @@ class LossyTransport:
             self.dropped += 1
 
 
-def random_loss(rate: float, seed: int | None = None, data_only: bool = True) -> Callable[[bytearray, int], bool]:
-    """Drop each (data) datagram with probability ``rate``."""
+def random_loss(rate: float, seed: int | None = None, data_only: bool = True,
+                msg_type_mask: int | None = None) -> Callable[[bytearray, int], bool]:
+    """Drop each datagram whose frame type bit is in ``msg_type_mask`` with probability ``rate`` (the C "loss"
+    binding's rate and recv-msg-mask); without a mask: DATA and PAD only, or every type when not ``data_only``."""
     rng = random.Random(seed)
+    if msg_type_mask is None:
+        msg_type_mask = 0x3 if data_only else 0xFFFF
 
     def should_drop(buffer: bytearray, length: int) -> bool:
-        if data_only and (length < 8 or buffer[6] not in (0, 1)):
+        if length < 8 or not (1 << (buffer[6] & 0xF)) & msg_type_mask:
             return False
         return rng.random() < rate
     return should_drop
