@@ -125,36 +125,58 @@ def random_loss(rate: float, seed: int | None = None, data_only: bool = True,
     return should_drop
 
 
+_DATA_HEADER = struct.Struct("<iBBhiiii")      # frame length, version, flags, type, term offset, session, stream,
+#                                                  term id
+
+
 def fixed_loss(term_id: int, term_offset: int, length: int) -> Callable[[bytearray, int], bool]:
-    """Drop, once, the data datagram that starts in [term_offset, term_offset + length) of ``term_id``."""
-    state = {"done": False}
-    header = struct.Struct("<i")
+    """The C "fixed-loss" interceptor: per stream and session, from the first DATA datagram (heartbeats
+    included) of ``term_id``, drop consecutive datagrams until the tracked offset reaches
+    ``term_offset + length``."""
+    tracking: dict[tuple[int, int], int] = {}
 
     def should_drop(buffer: bytearray, datagram_length: int) -> bool:
-        if state["done"] or datagram_length < 32 or buffer[6] != 1 or header.unpack_from(buffer, 0)[0] == 0:
+        if datagram_length < 32 or buffer[6] != 1 or buffer[7] != 0:
             return False
-        offset = header.unpack_from(buffer, 8)[0]
-        if header.unpack_from(buffer, 20)[0] == term_id and term_offset <= offset < term_offset + length:
-            state["done"] = True
+        _, _, _, _, offset, session_id, stream_id, frame_term_id = _DATA_HEADER.unpack_from(buffer, 0)
+        if frame_term_id != term_id:
+            return False
+        key = (stream_id, session_id)
+        tracked = tracking.setdefault(key, offset)
+        if tracked < term_offset + length and offset <= tracked < offset + datagram_length:
+            tracking[key] = offset + datagram_length
             return True
         return False
     return should_drop
 
 
 def multi_gap_loss(term_id: int, gap_radix: int, gap_length: int, total_gaps: int) -> Callable[[bytearray, int], bool]:
-    """Drop, once each, data datagrams at offsets k·gap_radix .. + gap_length of ``term_id`` (k = 1..total_gaps)."""
-    dropped: set[int] = set()
-    header = struct.Struct("<i")
+    """The C "multi-gap-loss" interceptor: in ``term_id``, drop the data at every multiple of ``gap_radix`` (a
+    power of two) for ``gap_length`` bytes, ``total_gaps`` times, once each (a retransmit gets through)."""
+    if gap_radix <= 0 or gap_radix & (gap_radix - 1):
+        raise ValueError(f"gap-radix must be a power of two, got {gap_radix}")
+    radix_bits = gap_radix.bit_length() - 1
+    radix_mask = ~(gap_radix - 1)
+    last_gap_limit = total_gaps * gap_radix + gap_length
+    tracking: dict[tuple[int, int], int] = {}
 
     def should_drop(buffer: bytearray, datagram_length: int) -> bool:
-        if datagram_length < 32 or buffer[6] != 1 or header.unpack_from(buffer, 0)[0] == 0:
+        if datagram_length < 32 or buffer[6] != 1 or buffer[7] != 0:
             return False
-        if header.unpack_from(buffer, 20)[0] != term_id:
+        _, _, _, _, offset, session_id, stream_id, frame_term_id = _DATA_HEADER.unpack_from(buffer, 0)
+        if frame_term_id != term_id or offset > last_gap_limit:
             return False
-        offset = header.unpack_from(buffer, 8)[0]
-        k, within = divmod(offset, gap_radix)
-        if 1 <= k <= total_gaps and within < gap_length and k not in dropped:
-            dropped.add(k)
+        key = (stream_id, session_id)
+        if tracking.setdefault(key, offset) > offset:
+            return False
+        frame_limit = offset + datagram_length
+        trailing_zeros = (offset & -offset).bit_length() - 1 if offset else 0
+        previous_gap = offset & radix_mask
+        next_gap = ((offset >> radix_bits) + 1) << radix_bits
+        if (offset != 0 and trailing_zeros >= radix_bits) or \
+                (previous_gap > 0 and offset < previous_gap + gap_length) or \
+                (frame_limit > next_gap and offset < next_gap + gap_length):
+            tracking[key] = frame_limit
             return True
         return False
     return should_drop
