@@ -32,6 +32,31 @@ from aeron.driver.udp_channel_transport import LossyTransport, UdpChannelTranspo
 from aeron.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
+# parameters Aeron defines that this driver does not implement on UDP channels: refused, naming the parameter
+UNSUPPORTED_UDP_PARAMS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset",
+                          "response-correlation-id")
+
+
+def check_supported_udp_params(uri: ChannelUri, channel: str, is_subscription: bool) -> None:
+    """Raise CommandError(INVALID_CHANNEL) naming the first parameter we cannot honour."""
+    from aeron.driver.driver_conductor import CommandError
+    for key in UNSUPPORTED_UDP_PARAMS:
+        if uri.has(key):
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"parameter {key} is not supported by this driver: {channel}")
+    if uri.get("control-mode") == "response":
+        raise CommandError(ErrorCode.INVALID_CHANNEL,
+                           f"parameter control-mode=response (response channels) is not supported by this driver: "
+                           f"{channel}")
+    if (uri.get("ats") or "false").lower().startswith("t"):
+        raise CommandError(ErrorCode.INVALID_CHANNEL, f"parameter ats=true (transport security) is not supported: "
+                                                      f"{channel}")
+    if uri.is_session_id_tagged():
+        raise CommandError(ErrorCode.INVALID_CHANNEL,
+                           f"parameter session-id=tag:... (publication reuse by tag) is not supported by this driver: "
+                           f"{channel}")
+    if is_subscription and (uri.get("tether") or "true").lower().startswith("f"):
+        raise CommandError(ErrorCode.INVALID_CHANNEL,
+                           f"parameter tether=false is supported on IPC subscriptions only by this driver: {channel}")
 
 
 def _wrap32(value: int) -> int:
@@ -43,7 +68,8 @@ class NetworkSubscription:
     """A subscription on a UDP channel (or a spy on a local network publication)."""
 
     __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "endpoint", "is_spy",
-                 "is_reliable", "rejoin", "tether", "cc", "group", "links", "udp_channel",
+                 "is_reliable", "rejoin", "tether", "cc", "group", "links", "udp_channel", "receiver_window",
+                 "nak_delay_ns",
                  "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns")
 
     def __init__(self, registration_id: int, client_id: int, stream_id: int, channel: str, session_id: int | None,
@@ -63,6 +89,8 @@ class NetworkSubscription:
         self.cc = cc
         self.group = group
         self.links: dict[int, Any] = {}                  # image correlation / publication registration id -> it
+        self.receiver_window: int | None = None          # rcv-wnd
+        self.nak_delay_ns: int | None = None             # nak-delay
         self.window_limit_timeout_ns = 0
         self.linger_timeout_ns = 0
         self.resting_timeout_ns = 0
@@ -143,6 +171,7 @@ class NetworkConductor:
         from aeron.driver.driver_conductor import CommandError
         ctx = self._ctx
         channel = command.channel
+        check_supported_udp_params(uri, channel, is_subscription=False)
         udp_channel = self._udp_channel(channel, uri, is_subscription=False)
         if udp_channel.remote_data is None and not udp_channel.is_multi_destination:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"publication channel needs an endpoint: {channel}")
@@ -400,8 +429,10 @@ class NetworkConductor:
     # -- subscriptions -------------------------------------------------------------------------------------------
     def _add_network_subscription(self, command, uri: ChannelUri) -> None:
         from aeron.driver.driver_conductor import CommandError
+        ctx = self._ctx
         channel = command.channel
         is_spy = uri.is_spy
+        check_supported_udp_params(uri, channel, is_subscription=True)
         udp_channel = self._udp_channel(channel, uri, is_subscription=not is_spy)
         session_id = self._uri_int(uri, "session-id", int, None)
         cc = uri.get("cc")
@@ -420,6 +451,9 @@ class NetworkConductor:
             command.correlation_id, command.client_id, command.stream_id, channel, session_id, endpoint, udp_channel,
             is_spy, self._uri_bool(uri, "reliable", True), self._uri_bool(uri, "rejoin", True),
             self._uri_bool(uri, "tether", True), cc, group)
+        subscription.receiver_window = self._uri_int(uri, "rcv-wnd", parse_size, None)
+        if uri.has("nak-delay"):
+            subscription.nak_delay_ns = self._uri_duration(uri, "nak-delay", ctx.nak_unicast_delay_ns)
         client = self.get_or_add_client(command.client_id)
         self.network_subscriptions.append(subscription)
         client.subscriptions[subscription.registration_id] = subscription
@@ -555,13 +589,14 @@ class NetworkConductor:
             return
         term_length, mtu = setup["term_length"], setup["mtu"]
         rcvbuf = endpoint.transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
-        window_length = min(ctx.initial_window_length, term_length // 2)
+        first = subscriptions[0]
+        initial_window = first.receiver_window or ctx.initial_window_length
+        window_length = min(initial_window, term_length // 2)
         if mtu > window_length or mtu > rcvbuf:
             raise ConfigurationError(f"sender MTU {mtu} exceeds the receiver window {window_length} or "
                                      f"SO_RCVBUF {rcvbuf}")
         correlation_id = self.to_driver.next_correlation_id()
         path = os.path.join(self.aeron_dir, "images", f"{correlation_id}.logbuffer")
-        first = subscriptions[0]
         log = LogBuffers.create(
             path, term_length=term_length, initial_term_id=setup["initial_term_id"], session_id=session_id,
             stream_id=stream_id, mtu_length=mtu, page_size=ctx.file_page_size, correlation_id=correlation_id,
@@ -588,9 +623,9 @@ class NetworkConductor:
         elif is_multicast:
             delay = OptimalMulticastDelayGenerator(ctx.nak_multicast_max_backoff_ns, ctx.nak_multicast_group_size)
         else:
-            delay = StaticDelayGenerator(ctx.nak_unicast_delay_ns,
-                                         ctx.nak_unicast_delay_ns * ctx.nak_unicast_retry_delay_ratio)
-        cc = congestion_control_for(first.cc, term_length, mtu, ctx.initial_window_length)
+            nak_delay = first.nak_delay_ns if first.nak_delay_ns is not None else ctx.nak_unicast_delay_ns
+            delay = StaticDelayGenerator(nak_delay, nak_delay * ctx.nak_unicast_retry_delay_ratio)
+        cc = congestion_control_for(first.cc, term_length, mtu, initial_window)
         image = PublicationImage(
             correlation_id=correlation_id, session_id=session_id, stream_id=stream_id, endpoint=endpoint, log=log,
             log_path=path, source_identity=format_address(source), control_address=control_address,
