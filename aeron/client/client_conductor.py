@@ -389,34 +389,36 @@ class ClientConductor(Agent):
             return corr
 
     def next_correlation_id(self) -> int:
-        return self._ring.next_correlation_id()
+        with self.lock:
+            self.ensure_open()          # after termination or close the ring is unmapped
+            return self._ring.next_correlation_id()
 
     def async_add_publication(self, channel: str, stream_id: int, exclusive: bool = False) -> int:
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
         msg_type = cmd.ADD_EXCLUSIVE_PUBLICATION if exclusive else cmd.ADD_PUBLICATION
-        message = cmd.PublicationCommand(self.client_id, self._ring.next_correlation_id(), stream_id, channel,
+        message = cmd.PublicationCommand(self.client_id, self.next_correlation_id(), stream_id, channel,
                                          msg_type_id=msg_type)
         return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, message, channel, stream_id)
 
     def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
                                unavailable: Any = None) -> int:
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
-        message = cmd.SubscriptionCommand(self.client_id, self._ring.next_correlation_id(), -1, stream_id, channel)
+        message = cmd.SubscriptionCommand(self.client_id, self.next_correlation_id(), -1, stream_id, channel)
         return self._begin(_SUBSCRIPTION, message, channel, stream_id, (available, unavailable))
 
     def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
         if not isinstance(type_id, int) or not INT32_MIN <= type_id <= INT32_MAX:
             raise InvalidArgumentError(f"counter type id must be an int32, got {type_id!r}")
-        message = cmd.CounterCommand(self.client_id, self._ring.next_correlation_id(), type_id, bytes(key), label)
+        message = cmd.CounterCommand(self.client_id, self.next_correlation_id(), type_id, bytes(key), label)
         return self._begin(_COUNTER, message)
 
     def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
-        message = cmd.StaticCounterCommand(self.client_id, self._ring.next_correlation_id(), registration_id,
+        message = cmd.StaticCounterCommand(self.client_id, self.next_correlation_id(), registration_id,
                                            type_id, bytes(key), label)
         return self.await_result(self._begin(_STATIC_COUNTER, message))
 
     def next_session_id(self, stream_id: int) -> int:
-        message = cmd.NextSessionIdCommand(self.client_id, self._ring.next_correlation_id(),
+        message = cmd.NextSessionIdCommand(self.client_id, self.next_correlation_id(),
                                            _check_stream_id(stream_id))
         return self.await_result(self._begin(_SESSION_ID, message))
 
