@@ -25,7 +25,7 @@ def client_env() -> dict[str, str]:
     return env
 
 
-def _wait_for_cnc(proc: subprocess.Popen, aeron_dir: str, what: str) -> subprocess.Popen:
+def wait_for_cnc(proc: subprocess.Popen, aeron_dir: str, what: str) -> subprocess.Popen:
     cnc = os.path.join(aeron_dir, "cnc.dat")
     deadline = time.monotonic() + DRIVER_WAIT_S
     while time.monotonic() < deadline:
@@ -50,7 +50,7 @@ def start_our_driver(aeron_dir: str, *extra: str) -> subprocess.Popen:
             "aeron.dir.delete.on.shutdown=true", "aeron.threading.mode=SHARED", "aeron.shared.idle.strategy=backoff",
             "aeron.ipc.term.buffer.length=64k", "aeron.counters.buffer.length=1m", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=client_env())
-    return _wait_for_cnc(proc, aeron_dir, "our driver")
+    return wait_for_cnc(proc, aeron_dir, "our driver")
 
 
 def start_aeronmd(exe: str, aeron_dir: str, **settings: str) -> subprocess.Popen:
@@ -62,7 +62,7 @@ def start_aeronmd(exe: str, aeron_dir: str, **settings: str) -> subprocess.Popen
                AERON_COUNTERS_BUFFER_LENGTH="1048576")
     env.update(settings)
     proc = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    proc = _wait_for_cnc(proc, aeron_dir, "aeronmd")
+    proc = wait_for_cnc(proc, aeron_dir, "aeronmd")
     time.sleep(0.2)         # its first heartbeat: the client attach wants a non-zero one
     return proc
 
