@@ -502,6 +502,17 @@ class ClientConductor(Agent):
                 self.client_id, self._ring.next_correlation_id(), subscription.registration_id,
                 msg_type_id=cmd.REMOVE_SUBSCRIPTION))
 
+    def destination(self, publication: Any, channel: str, add: bool) -> None:
+        """ADD_DESTINATION / REMOVE_DESTINATION for a manual multi-destination-cast publication; waits for the
+        driver and raises its RegistrationError."""
+        channel = _check_channel(channel)
+        if publication.is_closed:
+            raise IllegalStateError("publication is closed")
+        message = cmd.DestinationCommand(
+            self.client_id, self.next_correlation_id(), publication.registration_id, channel,
+            msg_type_id=cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION)
+        self.await_result(self._begin(_REMOVE, message))
+
     def release_counter(self, counter: Counter) -> None:
         with self.lock:
             if counter.is_closed:

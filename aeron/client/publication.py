@@ -76,6 +76,14 @@ class _PublicationMixin:
         def _append_claim(self, length: int, claim: BufferClaim) -> int: ...
         def _internal_close(self) -> None: ...
 
+    def add_destination(self, endpoint_channel: str) -> None:
+        """Add a destination (``aeron:udp?endpoint=host:port``) to a ``control-mode=manual`` publication."""
+        self._conductor.destination(self, endpoint_channel, add=True)
+
+    def remove_destination(self, endpoint_channel: str) -> None:
+        """Stop sending to a destination added with :meth:`add_destination`."""
+        self._conductor.destination(self, endpoint_channel, add=False)
+
     def close(self) -> None:
         """Stop offering and tell the driver. Idempotent; later offers return CLOSED."""
         self._conductor.release_publication(self)

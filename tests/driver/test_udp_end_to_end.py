@@ -338,3 +338,33 @@ def test_garbage_at_both_endpoints_is_counted_and_the_stream_goes_on(client):
             attacker.sendto(bytes(junk), ("127.0.0.1", port if i % 2 == 0 else source_port))
     stream(pub, [sub], 500, 64)
     assert client.counters_reader.get_counter_value(ctr.INVALID_PACKETS) > 0
+
+
+def test_manual_mdc_destinations_added_and_removed_mid_stream(shm_dir):
+    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "p"))) as p, \
+            MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "a"))) as a, \
+            MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "b"))) as b, \
+            Aeron.connect(Context(p.aeron_dir)) as cp, Aeron.connect(Context(a.aeron_dir)) as ca, \
+            Aeron.connect(Context(b.aeron_dir)) as cb:
+        ports = [free_port(), free_port()]
+        subs = [c.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1001) for c, port in zip((ca, cb), ports)]
+        pub = cp.add_exclusive_publication("aeron:udp?control-mode=manual", 1001)
+        pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[0]}")
+        wait_for(lambda: pub.is_connected and subs[0].image_count == 1)
+        first = stream(pub, [subs[0]], 200, 64)[0]
+        pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[1]}")       # joins mid-stream
+        wait_for(lambda: subs[1].image_count == 1, step=lambda: pub.offer(bytes(64)) and time.sleep(0.001))
+        assert subs[1].images[0].join_position > 0
+        pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[0]}")
+        time.sleep(0.2)                                  # the sender applies the removal on its next cycle
+        hwm = counter_value(ca, "rcv-hwm:")
+        for _ in range(50):
+            while pub.offer(bytes(64)) < 0:
+                subs[1].poll(Collector(), 64)
+            subs[1].poll(Collector(), 64)
+        time.sleep(0.2)
+        assert counter_value(ca, "rcv-hwm:") == hwm     # the removed destination gets no more data
+        assert counter_value(cb, "rcv-hwm:") >= pub.position
+        with pytest.raises(Exception) as info:
+            pub.remove_destination("aeron:udp?endpoint=127.0.0.1:1|bogus")
+        assert "bogus" in str(info.value)
