@@ -28,7 +28,7 @@ from aeron.driver.receiver import Receiver
 from aeron.driver.send_channel_endpoint import SendChannelEndpoint
 from aeron.driver.sender import Sender
 from aeron.driver.udp_channel import UdpChannel, format_address
-from aeron.driver.udp_channel_transport import LossyTransport, UdpChannelTransport
+from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
 from aeron.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
@@ -254,12 +254,12 @@ class NetworkConductor:
         rcvbuf, sndbuf = self._socket_buffers(uri)
         try:
             if udp_channel.is_multicast:
-                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_control,
+                transport = open_udp_transport(udp_channel.family, udp_channel.local_control,
                                                 multicast_group=udp_channel.local_control,
                                                 interface=udp_channel.interface, ttl=udp_channel.ttl,
                                                 so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
             else:
-                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
+                transport = open_udp_transport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
                                                 so_sndbuf=sndbuf, name=udp_channel.original)
         except ChannelEndpointError as exc:
             raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
@@ -476,12 +476,12 @@ class NetworkConductor:
         rcvbuf, sndbuf = self._socket_buffers(uri)
         try:
             if udp_channel.is_multicast:
-                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data,
+                transport = open_udp_transport(udp_channel.family, udp_channel.local_data,
                                                 multicast_group=udp_channel.local_data,
                                                 interface=udp_channel.interface, ttl=udp_channel.ttl,
                                                 so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
             else:
-                transport = UdpChannelTransport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
+                transport = open_udp_transport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
                                                 so_sndbuf=sndbuf, name=udp_channel.original)
         except ChannelEndpointError as exc:
             raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc

@@ -157,27 +157,22 @@ class NetworkPublication:
 
     def _send_data(self, now_ns: int, snd_pos: int) -> int:
         sender_limit = self.snd_lmt.get()
-        total = 0
         position = snd_pos
-        datagrams = 0
-        max_datagrams = self.max_messages_per_send
-        while datagrams < max_datagrams:
-            window = sender_limit - position
-            if window <= 0:
-                break
+        total = 0
+        budget = self.max_messages_per_send
+        # one scan-and-sendmmsg pass per term the window touches (at most two)
+        while budget > 0 and sender_limit > position:
             term_offset = position & self.term_length_mask
             term = self.terms[(position >> self.position_bits_to_shift) % 3]
-            available, padding = scan_for_availability(term, term_offset, min(window, self.mtu))
-            if available <= 0:
+            sent, advance = self.endpoint.send_term_batch(term, term_offset, sender_limit - position, self.mtu,
+                                                          budget)
+            if advance == 0:
                 break
-            with term.view(term_offset, available) as frames:
-                sent = self.endpoint.send(frames)
-            if sent != available:
-                self.short_sends += 1
-                break
-            total += available
-            position += available + padding
-            datagrams += 1
+            total += sent
+            position += advance
+            budget -= max(1, -(-sent // self.mtu))
+            if position & self.term_length_mask:
+                break                                   # stopped inside the term: nothing more to send now
         if position != snd_pos:
             self.snd_pos.set_ordered(position)
             self.time_of_last_data_or_heartbeat_ns = now_ns

@@ -15,7 +15,7 @@ from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
     from aeron.driver.publication_image import PublicationImage
-    from aeron.driver.udp_channel_transport import UdpChannelTransport
+    from aeron._core.udp_transport import UdpTransport
 
 DATA_DRAIN_LIMIT = 64
 PENDING_SETUP_TIMEOUT_NS = 1_000_000_000
@@ -45,7 +45,7 @@ class StreamInterest:
 
 
 class ReceiveChannelEndpoint:
-    def __init__(self, udp_channel: UdpChannel, transport: UdpChannelTransport, registration_id: int,
+    def __init__(self, udp_channel: UdpChannel, transport: UdpTransport, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int, system: dict[int, Any],
                  on_setup: Any, group_tag: int | None = None) -> None:
         self.udp_channel = udp_channel
@@ -71,7 +71,7 @@ class ReceiveChannelEndpoint:
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
     @property
-    def transport(self) -> UdpChannelTransport:
+    def transport(self) -> UdpTransport:
         return self.transports[0]
 
     # -- interest (receiver thread, on conductor commands) -----------------------------------------------------
@@ -125,23 +125,28 @@ class ReceiveChannelEndpoint:
     def poll(self, now_ns: int) -> int:
         work = 0
         for transport in self.transports:
-            buffer = transport.receive_buffer
             count = 0
             while count < DATA_DRAIN_LIMIT:
-                length, source = transport.receive()
-                if length == 0:
+                received = transport.receive_batch()          # one recvmmsg, GIL released
+                if received == 0:
                     break
-                count += 1
-                self._bytes_received.get_and_add(length)
-                frame_type = p.frame_type(buffer, length)
-                if frame_type == p.HDR_TYPE_DATA or frame_type == p.HDR_TYPE_PAD:
-                    work += self._on_data(buffer, length, source, now_ns)
-                elif frame_type == p.HDR_TYPE_SETUP:
-                    self._on_setup_frame(transport, buffer, source, now_ns)
-                elif frame_type == p.HDR_TYPE_RTTM:
-                    self._on_rttm(transport, buffer, source, now_ns)
-                elif frame_type < 0:
-                    self._invalid.increment_ordered()
+                count += received
+                slots = transport.slots
+                for i in range(received):
+                    length = transport.length(i)
+                    if length == 0:
+                        continue                              # dropped by a loss generator
+                    buffer = slots[i]
+                    self._bytes_received.get_and_add(length)
+                    frame_type = p.frame_type(buffer, length)
+                    if frame_type == p.HDR_TYPE_DATA or frame_type == p.HDR_TYPE_PAD:
+                        work += self._on_data(buffer, length, transport.source(i), now_ns)
+                    elif frame_type == p.HDR_TYPE_SETUP:
+                        self._on_setup_frame(transport, buffer, transport.source(i), now_ns)
+                    elif frame_type == p.HDR_TYPE_RTTM:
+                        self._on_rttm(transport, buffer, transport.source(i), now_ns)
+                    elif frame_type < 0:
+                        self._invalid.increment_ordered()
             work += count
         return work
 

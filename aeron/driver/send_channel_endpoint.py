@@ -13,7 +13,7 @@ from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
     from aeron.driver.network_publication import NetworkPublication
-    from aeron.driver.udp_channel_transport import UdpChannelTransport
+    from aeron._core.udp_transport import UdpTransport
 
 CONTROL_DRAIN_LIMIT = 64
 DESTINATION_TIMEOUT_NS = 5_000_000_000
@@ -30,7 +30,7 @@ class Destination:
 
 
 class SendChannelEndpoint:
-    def __init__(self, udp_channel: UdpChannel, transport: UdpChannelTransport, registration_id: int,
+    def __init__(self, udp_channel: UdpChannel, transport: UdpTransport, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int,
                  system: dict[int, Any]) -> None:
         self.udp_channel = udp_channel
@@ -75,6 +75,27 @@ class SendChannelEndpoint:
             self._short_sends.increment_ordered()
         return sent
 
+    def send_term_batch(self, term, term_offset: int, window: int, mtu: int, max_datagrams: int) -> tuple[int, int]:
+        """Scan and send up to ``max_datagrams`` MTU-sized datagrams of ``term`` in one sendmmsg per destination;
+        (bytes sent, sender position advance), as UdpTransport.send_term_batch."""
+        transport = self.transport
+        if not self.is_mdc:
+            if self.remote is None:
+                return 0, 0
+            sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.remote)
+        else:
+            sent = advance = 0
+            for destination in self.destinations:
+                result = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams,
+                                                   destination.address)
+                if result[1] > advance:
+                    sent, advance = result
+            if not self.destinations:
+                return 0, 0
+        if sent > 0:
+            self._bytes_sent.get_and_add(sent)
+        return sent, advance
+
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
         self.destinations.append(Destination(address, registration_id, 0, now_ns))
 
@@ -88,28 +109,33 @@ class SendChannelEndpoint:
     # -- receiving control frames ------------------------------------------------------------------------------
     def poll_control(self, now_ns: int) -> int:
         transport = self.transport
-        buffer = transport.receive_buffer
         work = 0
         while work < CONTROL_DRAIN_LIMIT:
-            length, source = transport.receive()
-            if length == 0:
+            received = transport.receive_batch()              # one recvmmsg, GIL released
+            if received == 0:
                 break
-            work += 1
-            self._bytes_received.get_and_add(length)
-            frame_type = p.frame_type(buffer, length)
-            if frame_type == p.HDR_TYPE_SM:
-                self._on_status_message(buffer, length, source, now_ns)
-            elif frame_type == p.HDR_TYPE_NAK:
-                self._on_nak(buffer, now_ns)
-            elif frame_type == p.HDR_TYPE_RTTM:
-                _, _, flags, _, session_id, stream_id, echo, _delta, receiver_id = p.RTTM.unpack_from(buffer, 0)
-                publication = self.publications.get((session_id, stream_id))
-                if publication is not None:
-                    publication.on_rttm(flags, echo, receiver_id)
-            elif frame_type == p.HDR_TYPE_ERR:
-                self._on_error(buffer, length)
-            elif frame_type < 0:
-                self._invalid.increment_ordered()
+            work += received
+            slots = transport.slots
+            for i in range(received):
+                length = transport.length(i)
+                if length == 0:
+                    continue
+                buffer = slots[i]
+                self._bytes_received.get_and_add(length)
+                frame_type = p.frame_type(buffer, length)
+                if frame_type == p.HDR_TYPE_SM:
+                    self._on_status_message(buffer, length, transport.source(i), now_ns)
+                elif frame_type == p.HDR_TYPE_NAK:
+                    self._on_nak(buffer, now_ns)
+                elif frame_type == p.HDR_TYPE_RTTM:
+                    _, _, flags, _, session_id, stream_id, echo, _delta, receiver_id = p.RTTM.unpack_from(buffer, 0)
+                    publication = self.publications.get((session_id, stream_id))
+                    if publication is not None:
+                        publication.on_rttm(flags, echo, receiver_id)
+                elif frame_type == p.HDR_TYPE_ERR:
+                    self._on_error(buffer, length)
+                elif frame_type < 0:
+                    self._invalid.increment_ordered()
         return work
 
     def _on_status_message(self, buffer, length: int, source: tuple, now_ns: int) -> None:

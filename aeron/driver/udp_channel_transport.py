@@ -1,106 +1,90 @@
 # SPDX-License-Identifier: Apache-2.0
-"""UdpChannelTransport: one non-blocking UDP socket of a channel endpoint (aeron_udp_channel_transport.c).
-
-Receives into one preallocated buffer (no allocation per datagram beyond the source address), sends any
-buffer-protocol object. "Nothing this time" (EAGAIN, EINTR, ECONNREFUSED) is 0, other failures raise
-ChannelEndpointError. Loss generators (aeron_loss_generator) wrap a transport for tests: they are chosen once at
-construction, the data path has no test branch.
-"""
+"""Opening a channel endpoint's UDP socket (aeron_udp_channel_transport.c: bind, multicast membership and
+interface, TTL, buffer sizes) and handing it to the compiled batching transport (aeron._core.udp_transport), plus
+the loss generators (aeron_udp_channel_transport_loss.c and friends) that wrap a transport for tests: chosen once
+at construction, so the data path has no test branch."""
 from __future__ import annotations
 
-import errno
 import random
 import socket
 import struct
 from collections.abc import Callable
 
+from aeron._core.udp_transport import UdpTransport
 from aeron.errors import ChannelEndpointError
 
-MAX_UDP_PAYLOAD_LENGTH = 65504
-_NOTHING = (errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR, errno.ECONNREFUSED)
 
 
-class UdpChannelTransport:
-    def __init__(self, family: int, bind_address: tuple, *, multicast_group: tuple | None = None,
-                 interface: tuple | None = None, ttl: int = 0, so_rcvbuf: int = 0, so_sndbuf: int = 0,
-                 name: str = "") -> None:
-        self.name = name
-        self.family = family
-        sock = socket.socket(family, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
-        try:
-            sock.setblocking(False)
-            if so_rcvbuf > 0:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, so_rcvbuf)
-            if so_sndbuf > 0:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, so_sndbuf)
-            if multicast_group is not None:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind(multicast_group[:2] if family == socket.AF_INET else multicast_group)
-                iface = (interface or ("0.0.0.0", 0))[0]
-                if family == socket.AF_INET:
-                    mreq = socket.inet_aton(multicast_group[0]) + socket.inet_aton(iface)
-                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
-                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(iface))
-                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
-                    if ttl > 0:
-                        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
-                else:
-                    mreq = socket.inet_pton(socket.AF_INET6, multicast_group[0]) + struct.pack("@I", 0)
-                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, mreq)
-                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 1)
-                    if ttl > 0:
-                        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, ttl)
+def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tuple | None = None,
+                       interface: tuple | None = None, ttl: int = 0, so_rcvbuf: int = 0, so_sndbuf: int = 0,
+                       name: str = "", batch: int = 16) -> UdpTransport:
+    """A configured, bound, non-blocking UDP socket wrapped in the compiled batching transport."""
+    sock = socket.socket(family, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
+    try:
+        sock.setblocking(False)
+        if so_rcvbuf > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, so_rcvbuf)
+        if so_sndbuf > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, so_sndbuf)
+        if multicast_group is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(multicast_group[:2] if family == socket.AF_INET else multicast_group)
+            iface = (interface or ("0.0.0.0", 0))[0]
+            if family == socket.AF_INET:
+                mreq = socket.inet_aton(multicast_group[0]) + socket.inet_aton(iface)
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, mreq)
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(iface))
+                sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 1)
+                if ttl > 0:
+                    sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
             else:
-                sock.bind(bind_address)
-        except OSError as exc:
-            sock.close()
-            raise ChannelEndpointError(f"{name}: cannot open UDP socket at {bind_address}: {exc}") from exc
-        self.socket = sock
-        self.bound_address = sock.getsockname()
-        self.receive_buffer = bytearray(MAX_UDP_PAYLOAD_LENGTH)
-        self._recv_into = sock.recvfrom_into
-        self._sendto = sock.sendto
-
-    def fileno(self) -> int:
-        return self.socket.fileno()
-
-    def receive(self) -> tuple[int, tuple | None]:
-        """(length, source) of the next datagram in ``receive_buffer``, or (0, None) when there is none."""
-        try:
-            return self._recv_into(self.receive_buffer)
-        except OSError as exc:
-            if exc.errno in _NOTHING:
-                return 0, None
-            raise ChannelEndpointError(f"{self.name}: recvfrom failed: {exc}") from exc
-
-    def send(self, data, address: tuple) -> int:
-        """Bytes sent, 0 when the socket would block (the caller retries next duty cycle)."""
-        try:
-            return self._sendto(data, address)
-        except OSError as exc:
-            if exc.errno in _NOTHING:
-                return 0
-            raise ChannelEndpointError(f"{self.name}: sendto {address} failed: {exc}") from exc
-
-    def close(self) -> None:
-        self.socket.close()
+                mreq = socket.inet_pton(socket.AF_INET6, multicast_group[0]) + struct.pack("@I", 0)
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, mreq)
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_LOOP, 1)
+                if ttl > 0:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, ttl)
+        else:
+            sock.bind(bind_address)
+        return UdpTransport(sock, batch=batch, name=name)
+    except OSError as exc:
+        sock.close()
+        raise ChannelEndpointError(f"{name}: cannot open UDP socket at {bind_address}: {exc}") from exc
 
 
 class LossyTransport:
     """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
-    transport seam); counts what it dropped."""
+    transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through."""
 
-    def __init__(self, transport: UdpChannelTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
+    def __init__(self, transport: UdpTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
         self._transport = transport
         self._should_drop = should_drop
+        self._lengths: list[int] = []
         self.dropped = 0
+        self.slots = transport.slots
         self.receive_buffer = transport.receive_buffer
         self.bound_address = transport.bound_address
         self.socket = transport.socket
         self.name = transport.name
         self.send = transport.send
+        self.send_term_batch = transport.send_term_batch
+        self.source = transport.source
         self.fileno = transport.fileno
         self.close = transport.close
+
+    def receive_batch(self) -> int:
+        count = self._transport.receive_batch()
+        lengths = []
+        for i in range(count):
+            length = self._transport.length(i)
+            if self._should_drop(self.slots[i], length):
+                self.dropped += 1
+                length = 0
+            lengths.append(length)
+        self._lengths = lengths
+        return count
+
+    def length(self, slot: int) -> int:
+        return self._lengths[slot]
 
     def receive(self) -> tuple[int, tuple | None]:
         while True:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 
 import pytest
 
@@ -19,6 +20,7 @@ from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import AtomicCounter
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ConcurrentTermAppender
+from aeron._core.udp_transport import UdpTransport
 from aeron.driver.congestion_control import congestion_control_for
 from aeron.driver.flow_control import flow_control_for
 from aeron.driver.loss_detector import StaticDelayGenerator
@@ -71,12 +73,38 @@ class _Counters:
 
 
 class _CaptureEndpoint:
+    """A send endpoint over a real loopback socket pair: what the publication sends (send and the batched
+    scan-and-sendmmsg path) is read back from the receiving socket, byte for byte."""
+
     def __init__(self):
-        self.sent = []
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sender.bind(("127.0.0.1", 0))
+        self.transport = UdpTransport(sender, name="capture")
+        self.inbox = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.inbox.bind(("127.0.0.1", 0))
+        self.inbox.settimeout(1.0)
+        self.address = self.inbox.getsockname()
+        self._sent = []
 
     def send(self, data):
-        self.sent.append(bytes(data))
-        return len(self.sent[-1])
+        return self.transport.send(data, self.address)
+
+    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams):
+        return self.transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.address)
+
+    @property
+    def sent(self):
+        self.inbox.setblocking(False)
+        try:
+            while True:
+                self._sent.append(self.inbox.recv(65536))
+        except BlockingIOError:
+            pass
+        return self._sent
+
+    def close(self):
+        self.transport.close()
+        self.inbox.close()
 
 
 def _publication(tmp_path, cfg, counters):
@@ -145,21 +173,33 @@ def test_sender_emits_the_captured_frames(golden_dir, tmp_path, run):
     assert publication.snd_naks.get() == 1
     appender.close()
     publication.close()
+    endpoint.close()
 
 
 class _FakeTransport:
+    """The receive side of UdpTransport's batch API, fed from a list (one datagram per batch)."""
+
     def __init__(self, bound):
         self.receive_buffer = bytearray(65504)
+        self.slots = [self.receive_buffer]
         self.bound_address = bound
         self.inbox = []
         self.sent = []
+        self._current = (0, None)
 
-    def receive(self):
+    def receive_batch(self):
         if not self.inbox:
-            return 0, None
+            return 0
         datagram, source = self.inbox.pop(0)
         self.receive_buffer[:len(datagram)] = datagram
-        return len(datagram), source
+        self._current = (len(datagram), source)
+        return 1
+
+    def length(self, slot):
+        return self._current[0]
+
+    def source(self, slot):
+        return self._current[1]
 
     def send(self, data, address):
         self.sent.append((bytes(data), address))

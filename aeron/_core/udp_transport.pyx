@@ -1,0 +1,356 @@
+# SPDX-License-Identifier: Apache-2.0
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""UdpTransport: batched UDP I/O for the driver's channel endpoints (aeron_udp_channel_transport.c and its
+recvmmsg/sendmmsg batching).
+
+The socket is created, bound and configured in Python (``socket`` module, cold path); this class owns its file
+descriptor for the data path. ``receive_batch()`` fills up to ``batch`` preallocated slots with one ``recvmmsg``
+(the GIL released around it); ``send_term_batch()`` scans a term for whole frames and sends up to ``max_datagrams``
+MTU-sized datagrams straight from the term memory with one ``sendmmsg``. ``send()`` sends one buffer. EAGAIN,
+EWOULDBLOCK, EINTR and ECONNREFUSED are "nothing this time" (0); other errors raise ChannelEndpointError.
+With ``use_mmsg=False`` (or where the kernel lacks the calls) the same methods loop over recvfrom/sendto.
+"""
+from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
+from libc.errno cimport EAGAIN, EINTR, ENOSYS, errno
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.term_scanner cimport term_scanner_scan_for_availability
+from aeron._core.udp_transport cimport *
+
+import socket as _socket
+
+from aeron.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
+
+MAX_DATAGRAM_LENGTH = 65504
+
+
+cdef inline bint _nothing(int err) noexcept nogil:
+    return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
+
+
+cdef int _to_sockaddr(object address, int family, sockaddr_storage *out, socklen_t *length) except -1:
+    """Python (host, port[, flow, scope]) → C sockaddr (numeric hosts only: endpoints are resolved earlier)."""
+    cdef sockaddr_in *v4
+    cdef sockaddr_in6 *v6
+    memset(out, 0, sizeof(sockaddr_storage))
+    host, port = address[0], address[1]
+    if family == AF_INET:
+        v4 = <sockaddr_in *>out
+        v4.sin_family = AF_INET
+        v4.sin_port = htons(<unsigned short>port)
+        packed = _socket.inet_pton(_socket.AF_INET, host)
+        memcpy(&v4.sin_addr, <const char *>packed, 4)
+        length[0] = sizeof(sockaddr_in)
+    else:
+        v6 = <sockaddr_in6 *>out
+        v6.sin6_family = AF_INET6
+        v6.sin6_port = htons(<unsigned short>port)
+        packed = _socket.inet_pton(_socket.AF_INET6, host.split("%")[0])
+        memcpy(&v6.sin6_addr, <const char *>packed, 16)
+        if len(address) > 3:
+            v6.sin6_scope_id = <unsigned int>address[3]
+        length[0] = sizeof(sockaddr_in6)
+    return 0
+
+
+cdef object _from_sockaddr(sockaddr_storage *address):
+    cdef sockaddr_in *v4
+    cdef sockaddr_in6 *v6
+    if address.ss_family == AF_INET:
+        v4 = <sockaddr_in *>address
+        return (_socket.inet_ntop(_socket.AF_INET, (<char *>&v4.sin_addr)[:4]), ntohs(v4.sin_port))
+    if address.ss_family == AF_INET6:
+        v6 = <sockaddr_in6 *>address
+        return (_socket.inet_ntop(_socket.AF_INET6, (<char *>&v6.sin6_addr)[:16]), ntohs(v6.sin6_port),
+                v6.sin6_flowinfo, v6.sin6_scope_id)
+    return None
+
+
+cdef class UdpTransport:
+    """``UdpTransport(sock, batch=16, slot_length=65504, use_mmsg=True)`` takes over a bound, non-blocking UDP
+    socket (the caller keeps it for options and closing; ``close()`` here closes it).
+
+    Receive slots are preallocated bytearrays (``slots``), so a slot can be handed to Python parsers and to the
+    term rebuilder without a copy or an allocation per datagram.
+    """
+
+    def __cinit__(self):
+        self.slot_data = NULL
+        self.rx = NULL
+        self.rx_iov = NULL
+        self.rx_addr = NULL
+        self.rx_len = NULL
+        self.tx = NULL
+        self.tx_iov = NULL
+        self.slot_views = NULL
+        self.pinned = 0
+        self.closed = True
+
+    def __init__(self, sock, int batch=16, int slot_length=MAX_DATAGRAM_LENGTH, bint use_mmsg=True, name=""):
+        if batch < 1 or batch > MAX_BATCH:
+            raise InvalidArgumentError(f"batch must be in 1..{MAX_BATCH}, got {batch}")
+        if slot_length < 64 or slot_length > MAX_DATAGRAM_LENGTH:
+            raise InvalidArgumentError(f"slot_length must be in 64..{MAX_DATAGRAM_LENGTH}, got {slot_length}")
+        if sock.type != _socket.SOCK_DGRAM:
+            raise InvalidArgumentError("a UDP (SOCK_DGRAM) socket is required")
+        sock.setblocking(False)
+        self.socket = sock
+        self.fd = sock.fileno()
+        self.family = sock.family
+        self.batch = batch
+        self.slot_length = slot_length
+        self.use_mmsg = use_mmsg
+        self.name = name
+        self.bound_address = sock.getsockname()
+        self.slots = [bytearray(slot_length) for _ in range(batch)]
+        self.receive_buffer = self.slots[0]
+        self.slot_data = <uint8_t **>calloc(batch, sizeof(uint8_t *))
+        self.slot_views = <Py_buffer *>calloc(batch, sizeof(Py_buffer))
+        self.rx = <mmsghdr *>calloc(batch, sizeof(mmsghdr))
+        self.rx_iov = <iovec *>calloc(batch, sizeof(iovec))
+        self.rx_addr = <sockaddr_storage *>calloc(batch, sizeof(sockaddr_storage))
+        self.rx_len = <int *>calloc(batch, sizeof(int))
+        self.tx = <mmsghdr *>calloc(MAX_BATCH, sizeof(mmsghdr))
+        self.tx_iov = <iovec *>calloc(MAX_BATCH, sizeof(iovec))
+        if not (self.slot_data and self.slot_views and self.rx and self.rx_iov and self.rx_addr and self.rx_len
+                and self.tx and self.tx_iov):
+            raise MemoryError()
+        cdef int i
+        for i in range(batch):
+            # pin each slot: an exported bytearray cannot be resized, so its pointer stays valid
+            PyObject_GetBuffer(self.slots[i], &self.slot_views[i], PyBUF_ANY_CONTIGUOUS)
+            self.pinned = i + 1
+            self.slot_data[i] = <uint8_t *>self.slot_views[i].buf
+            self.rx_iov[i].iov_base = self.slot_data[i]
+            self.rx_iov[i].iov_len = <size_t>slot_length
+        self.received = 0
+        self.destination_key = None
+        self.closed = False
+
+    def __dealloc__(self):
+        self._release()
+
+    cdef void _release(self) noexcept:
+        cdef int i
+        if self.slot_views != NULL:
+            for i in range(self.pinned):
+                PyBuffer_Release(&self.slot_views[i])
+            self.pinned = 0
+            free(self.slot_views)
+            self.slot_views = NULL
+        free(self.slot_data)
+        free(self.rx)
+        free(self.rx_iov)
+        free(self.rx_addr)
+        free(self.rx_len)
+        free(self.tx)
+        free(self.tx_iov)
+        self.slot_data = NULL
+        self.rx = NULL
+        self.rx_iov = NULL
+        self.rx_addr = NULL
+        self.rx_len = NULL
+        self.tx = NULL
+        self.tx_iov = NULL
+
+    cdef int _check(self) except -1:
+        if self.closed:
+            raise IllegalStateError(f"transport {self.name} is closed")
+        return 0
+
+    def fileno(self):
+        return self.fd
+
+    # -- receiving ----------------------------------------------------------------------------------------------
+    def receive_batch(self):
+        """Receive up to ``batch`` datagrams into the slots; returns how many (0 when none are waiting)."""
+        self._check()
+        cdef int i, n, err = 0
+        cdef socklen_t alen
+        cdef ssize_t got
+        with nogil:
+            if self.use_mmsg:
+                for i in range(self.batch):
+                    self.rx[i].msg_hdr.msg_name = &self.rx_addr[i]
+                    self.rx[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage)
+                    self.rx[i].msg_hdr.msg_iov = &self.rx_iov[i]
+                    self.rx[i].msg_hdr.msg_iovlen = 1
+                    self.rx[i].msg_hdr.msg_control = NULL
+                    self.rx[i].msg_hdr.msg_controllen = 0
+                    self.rx[i].msg_hdr.msg_flags = 0
+                n = recvmmsg(self.fd, self.rx, <unsigned int>self.batch, MSG_DONTWAIT, NULL)
+                if n < 0:
+                    err = errno
+                else:
+                    for i in range(n):
+                        self.rx_len[i] = <int>self.rx[i].msg_len
+            else:
+                n = 0
+                while n < self.batch:
+                    alen = sizeof(sockaddr_storage)
+                    got = recvfrom(self.fd, self.slot_data[n], <size_t>self.slot_length, MSG_DONTWAIT,
+                                   <sockaddr *>&self.rx_addr[n], &alen)
+                    if got < 0:
+                        if n == 0:
+                            err = errno
+                            n = -1
+                        break
+                    self.rx_len[n] = <int>got
+                    n += 1
+        if n < 0:
+            self.received = 0
+            if err == ENOSYS and self.use_mmsg:
+                self.use_mmsg = False           # no recvmmsg here: single-message fallback from now on
+                return self.receive_batch()
+            if _nothing(err):
+                return 0
+            raise ChannelEndpointError(f"{self.name}: recvmmsg failed: errno {err}")
+        self.received = n
+        return n
+
+    def length(self, int slot):
+        """Length of the datagram in ``slot`` after the last receive_batch."""
+        if slot < 0 or slot >= self.received:
+            raise InvalidArgumentError(f"slot {slot} not filled (received {self.received})")
+        return self.rx_len[slot]
+
+    def source(self, int slot):
+        """Source address (host, port[, flowinfo, scope]) of the datagram in ``slot``."""
+        if slot < 0 or slot >= self.received:
+            raise InvalidArgumentError(f"slot {slot} not filled (received {self.received})")
+        return _from_sockaddr(&self.rx_addr[slot])
+
+    def receive(self):
+        """One datagram into ``receive_buffer``: (length, source), or (0, None) when none is waiting."""
+        self._check()
+        cdef socklen_t alen = sizeof(sockaddr_storage)
+        cdef ssize_t got
+        cdef int err = 0
+        with nogil:
+            got = recvfrom(self.fd, self.slot_data[0], <size_t>self.slot_length, MSG_DONTWAIT,
+                           <sockaddr *>&self.rx_addr[0], &alen)
+            if got < 0:
+                err = errno
+        if got < 0:
+            if _nothing(err):
+                return 0, None
+            raise ChannelEndpointError(f"{self.name}: recvfrom failed: errno {err}")
+        self.received = 1
+        self.rx_len[0] = <int>got
+        return <int>got, _from_sockaddr(&self.rx_addr[0])
+
+    # -- sending ------------------------------------------------------------------------------------------------
+    cdef int _destination(self, object address) except -1:
+        if address is not self.destination_key and address != self.destination_key:
+            _to_sockaddr(address, self.family, &self.destination, &self.destination_length)
+            self.destination_key = address
+        return 0
+
+    def send(self, data, address):
+        """Send one datagram; returns the bytes sent, 0 when the socket would block."""
+        self._check()
+        self._destination(address)
+        cdef Py_buffer view
+        cdef ssize_t sent
+        cdef int err = 0
+        PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)
+        try:
+            with nogil:
+                sent = sendto(self.fd, view.buf, <size_t>view.len, 0, <sockaddr *>&self.destination,
+                              self.destination_length)
+                if sent < 0:
+                    err = errno
+        finally:
+            PyBuffer_Release(&view)
+        if sent < 0:
+            if _nothing(err):
+                return 0
+            raise ChannelEndpointError(f"{self.name}: sendto {address} failed: errno {err}")
+        return sent
+
+    def send_term_batch(self, AtomicBuffer term not None, int32_t term_offset, int32_t window, int32_t mtu,
+                        int max_datagrams, address):
+        """Scan ``term`` from ``term_offset`` for whole frames (scan_for_availability, at most ``mtu`` per datagram,
+        at most ``window`` bytes in all) and send up to ``max_datagrams`` datagrams from the term memory in one
+        sendmmsg. Returns (bytes sent, bytes the sender position advances by: sent + skipped padding).
+
+        A datagram the socket did not take ends the batch; the position covers only what went out.
+        """
+        self._check()
+        term.check(0, 0)
+        if term_offset < 0 or term_offset >= term.length or term_offset & 31:
+            raise InvalidArgumentError(f"term offset {term_offset} must be 32-aligned and in [0, {term.length})")
+        if mtu < 32 or max_datagrams < 1 or max_datagrams > MAX_BATCH:
+            raise InvalidArgumentError(f"bad mtu {mtu} or max_datagrams {max_datagrams} (1..{MAX_BATCH})")
+        self._destination(address)
+        cdef int count = 0, i, n = 0, err = 0
+        cdef int32_t offset = term_offset, available, padding, limit
+        cdef int32_t remaining = window
+        cdef int32_t term_length = <int32_t>term.length
+        cdef int32_t paddings[MAX_BATCH]
+        cdef int64_t sent_bytes = 0, advance = 0
+        cdef uint8_t *data = term.data
+        cdef bint single = not self.use_mmsg
+        with nogil:
+            while count < max_datagrams and remaining > 0 and offset < term_length:
+                limit = mtu if mtu < remaining else remaining
+                available = term_scanner_scan_for_availability(data + offset, term_length - offset, limit, &padding)
+                if available <= 0:
+                    break
+                self.tx_iov[count].iov_base = data + offset
+                self.tx_iov[count].iov_len = <size_t>available
+                paddings[count] = padding
+                count += 1
+                offset += available + padding
+                remaining -= available + padding
+            if count > 0:
+                if not single:
+                    for i in range(count):
+                        self.tx[i].msg_hdr.msg_name = &self.destination
+                        self.tx[i].msg_hdr.msg_namelen = self.destination_length
+                        self.tx[i].msg_hdr.msg_iov = &self.tx_iov[i]
+                        self.tx[i].msg_hdr.msg_iovlen = 1
+                        self.tx[i].msg_hdr.msg_control = NULL
+                        self.tx[i].msg_hdr.msg_controllen = 0
+                        self.tx[i].msg_hdr.msg_flags = 0
+                    n = sendmmsg(self.fd, self.tx, <unsigned int>count, 0)
+                    if n < 0:
+                        err = errno
+                else:
+                    n = 0
+                    while n < count:
+                        if sendto(self.fd, self.tx_iov[n].iov_base, self.tx_iov[n].iov_len, 0,
+                                  <sockaddr *>&self.destination, self.destination_length) < 0:
+                            if n == 0:
+                                err = errno
+                                n = -1
+                            break
+                        n += 1
+                for i in range(n if n > 0 else 0):
+                    sent_bytes += <int64_t>self.tx_iov[i].iov_len
+                    advance += <int64_t>self.tx_iov[i].iov_len + paddings[i]
+        if n < 0:
+            if err == ENOSYS and self.use_mmsg:
+                self.use_mmsg = False
+                return self.send_term_batch(term, term_offset, window, mtu, max_datagrams, address)
+            if _nothing(err):
+                return 0, 0
+            raise ChannelEndpointError(f"{self.name}: sendmmsg to {address} failed: errno {err}")
+        return sent_bytes, advance
+
+    def close(self):
+        """Release the slots and close the socket. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self._release()
+        self.receive_buffer = None
+        self.slots = []
+        self.socket.close()
+
+    @property
+    def is_closed(self):
+        return self.closed
