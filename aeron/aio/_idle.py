@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Waiting without a file descriptor: shared memory gives the loop nothing to select on, so an await that has to
+wait backs off (sleep(0) a few times, then doubling sleeps up to a cap) and resets when work shows up."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from aeron.errors import AeronTimeoutError
+
+DEFAULT_SPINS = 8                  # sleep(0) rounds: let other tasks run, come straight back
+DEFAULT_MIN_SLEEP_S = 50e-6
+DEFAULT_MAX_SLEEP_S = 1e-3         # the cap: 1 ms of extra latency at worst once idle
+
+
+class AsyncBackoffIdleStrategy:
+    __slots__ = ("_spins", "_min", "_max", "_count", "_sleep")
+
+    def __init__(self, spins: int = DEFAULT_SPINS, min_sleep_s: float = DEFAULT_MIN_SLEEP_S,
+                 max_sleep_s: float = DEFAULT_MAX_SLEEP_S) -> None:
+        self._spins = spins
+        self._min = min_sleep_s
+        self._max = max_sleep_s
+        self._count = 0
+        self._sleep = min_sleep_s
+
+    def reset(self) -> None:
+        self._count = 0
+        self._sleep = self._min
+
+    async def idle(self, work_count: int = 0) -> None:
+        if work_count > 0:
+            self.reset()
+            await asyncio.sleep(0)
+            return
+        if self._count < self._spins:
+            self._count += 1
+            await asyncio.sleep(0)
+            return
+        await asyncio.sleep(self._sleep)
+        self._sleep = min(self._sleep * 2, self._max)
+
+
+@contextlib.asynccontextmanager
+async def deadline(timeout: float | None, what: str) -> AsyncIterator[None]:
+    """``async with deadline(t, "offer accepted"):`` — AeronTimeoutError (a TimeoutError) when ``t`` seconds pass."""
+    try:
+        async with asyncio.timeout(timeout):
+            yield
+    except TimeoutError as exc:
+        if isinstance(exc, AeronTimeoutError):
+            raise
+        raise AeronTimeoutError(f"{what}: not within {timeout} s") from None

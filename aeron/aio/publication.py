@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: Apache-2.0
+"""AsyncPublication: the sync Publication plus waiting. An offer that succeeds returns without suspending."""
+from __future__ import annotations
+
+from typing import Any
+
+from aeron._core.buffer_claim import BufferClaim
+from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED
+from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.errors import PublicationClosedError
+
+
+def _closed_error(result: int, publication: Any) -> PublicationClosedError:
+    reason = "closed" if result == CLOSED else "at its maximum position"
+    return PublicationClosedError(f"publication {publication.registration_id} is {reason} ({result})")
+
+
+class AsyncPublication:
+    """``await offer(...)`` returns the new position. Back pressure, admin action and not connected are waited out
+    with a loop-friendly backoff; CLOSED and MAX_POSITION_EXCEEDED raise PublicationClosedError; a ``timeout``
+    (seconds) that expires raises AeronTimeoutError (also a TimeoutError). Cancelling an offer that has not
+    succeeded leaves nothing in the stream."""
+
+    __slots__ = ("publication", "_idle")
+
+    def __init__(self, publication: Any) -> None:
+        self.publication = publication
+        self._idle = AsyncBackoffIdleStrategy()
+
+    async def offer(self, buffer: Any, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
+        result = self.publication.offer(buffer, offset, length)
+        if result > 0:
+            return result                               # fast path: nothing awaited
+        if result == CLOSED or result == MAX_POSITION_EXCEEDED:
+            raise _closed_error(result, self.publication)
+        return await self._offer_slow(buffer, offset, length, timeout)
+
+    async def _offer_slow(self, buffer: Any, offset: int, length: int, timeout: float | None) -> int:
+        idle = AsyncBackoffIdleStrategy()
+        offer = self.publication.offer
+        async with deadline(timeout, "offer accepted"):
+            while True:
+                await idle.idle(0)
+                result = offer(buffer, offset, length)
+                if result > 0:
+                    return result
+                if result == CLOSED or result == MAX_POSITION_EXCEEDED:
+                    raise _closed_error(result, self.publication)
+        raise AssertionError("unreachable")
+
+    def try_claim(self, length: int, timeout: float | None = None) -> "_AsyncClaim":
+        """``async with pub.try_claim(n) as claim:`` waits for the claim, commits on exit (aborts on error)."""
+        return _AsyncClaim(self.publication, length, timeout)
+
+    async def wait_connected(self, timeout: float | None = None) -> None:
+        idle = AsyncBackoffIdleStrategy()
+        async with deadline(timeout, "publication connected"):
+            while not self.publication.is_connected:
+                if self.publication.is_closed:
+                    raise PublicationClosedError(f"publication {self.publication.registration_id} is closed")
+                await idle.idle(0)
+
+    def __getattr__(self, name: str) -> Any:
+        # position, position_limit, is_connected, session_id, ... come from the sync publication
+        return getattr(self.publication, name)
+
+    def close(self) -> None:
+        self.publication.close()
+
+    def __repr__(self) -> str:
+        return f"<AsyncPublication {self.publication!r}>"
+
+
+class _AsyncClaim:
+    __slots__ = ("_publication", "_length", "_timeout", "_claim")
+
+    def __init__(self, publication: Any, length: int, timeout: float | None) -> None:
+        self._publication = publication
+        self._length = length
+        self._timeout = timeout
+        self._claim = BufferClaim()
+
+    async def __aenter__(self) -> BufferClaim:
+        claim = self._claim
+        result = self._publication.try_claim(self._length, claim)
+        if result > 0:
+            return claim
+        idle = AsyncBackoffIdleStrategy()
+        async with deadline(self._timeout, f"claim of {self._length} bytes granted"):
+            while True:
+                if result == CLOSED or result == MAX_POSITION_EXCEEDED:
+                    raise _closed_error(result, self._publication)
+                await idle.idle(0)
+                result = self._publication.try_claim(self._length, claim)
+                if result > 0:
+                    return claim
+        raise AssertionError("unreachable")
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if self._claim.is_active:
+            if exc_type is None:
+                self._claim.commit()
+            else:
+                self._claim.abort()
+        return False

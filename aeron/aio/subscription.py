@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+"""AsyncSubscription: the sync Subscription plus waiting, and assembled messages as an async iterator.
+
+There is no queue between the log and the user: each ``receive``/``__anext__`` polls exactly one assembled
+message out of the log (a controlled poll that stops after it), so a slow consumer back-pressures its publishers
+exactly as a slow sync subscriber does, and cancelling an await never loses a message (nothing is polled until it
+is returned). The payload is a memoryview of the log (or of the assembler's buffer for a fragmented message),
+valid until the next step; ``Message.copy()`` detaches it. Image events go through a bounded queue: when it is
+full the oldest event is dropped and ``image_events_dropped`` counts it (the slow-consumer signal).
+"""
+from __future__ import annotations
+
+import collections
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from aeron._core.fragment_assembler import ControlledFragmentAssembler
+from aeron._core.term_reader import BREAK
+from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.errors import IllegalStateError
+
+IMAGE_EVENT_QUEUE_CAPACITY = 1024
+
+
+class Message:
+    """One assembled message: ``payload`` (memoryview, valid for this step), ``length``, and the header fields
+    of its first fragment."""
+
+    __slots__ = ("payload", "session_id", "stream_id", "term_id", "term_offset", "position", "reserved_value",
+                 "flags")
+
+    def __init__(self, payload: memoryview, session_id: int, stream_id: int, term_id: int, term_offset: int,
+                 position: int, reserved_value: int, flags: int) -> None:
+        self.payload = payload
+        self.session_id = session_id
+        self.stream_id = stream_id
+        self.term_id = term_id
+        self.term_offset = term_offset
+        self.position = position
+        self.reserved_value = reserved_value
+        self.flags = flags
+
+    @property
+    def length(self) -> int:
+        return self.payload.nbytes
+
+    def copy(self) -> "Message":
+        """The same message over its own bytes: valid for as long as you keep it."""
+        return Message(memoryview(self.payload.tobytes()), self.session_id, self.stream_id, self.term_id,
+                       self.term_offset, self.position, self.reserved_value, self.flags)
+
+    def release(self) -> None:
+        self.payload.release()
+
+    def __bytes__(self) -> bytes:
+        return self.payload.tobytes()
+
+    def __repr__(self) -> str:
+        return f"<Message session={self.session_id} stream={self.stream_id} position={self.position} " \
+               f"length={self.payload.nbytes}>"
+
+
+class ImageEvent:
+    __slots__ = ("available", "image")
+
+    def __init__(self, available: bool, image: Any) -> None:
+        self.available = available
+        self.image = image
+
+    def __repr__(self) -> str:
+        return f"<ImageEvent {'available' if self.available else 'unavailable'} {self.image!r}>"
+
+
+class AsyncSubscription:
+    __slots__ = ("subscription", "_assembler", "_taken", "_current", "_events", "image_events_dropped",
+                 "__weakref__")
+
+    def __init__(self, subscription: Any) -> None:
+        self.subscription = subscription
+        self._assembler = ControlledFragmentAssembler(self._on_message)
+        self._taken: Message | None = None
+        self._current: Message | None = None
+        self._events: collections.deque[ImageEvent] = collections.deque()
+        self.image_events_dropped = 0
+
+    # -- the one-message poll --------------------------------------------------------------------------------
+    def _on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
+        if self._taken is not None:
+            return BREAK            # not reached: the poll stops after one message
+        self._taken = Message(buffer.view(offset, length), header.session_id, header.stream_id, header.term_id,
+                              header.term_offset, header.position, header.reserved_value, header.flags)
+        return BREAK
+
+    def _poll_one(self) -> Message | None:
+        previous = self._current
+        if previous is not None:            # the last step's view is no longer valid
+            previous.release()
+            self._current = None
+        self._taken = None
+        self.subscription.controlled_poll(self._assembler, 64)
+        message, self._taken = self._taken, None
+        self._current = message
+        return message
+
+    def receive_nowait(self) -> Message | None:
+        """The next message if one is in the log, else None (never waits)."""
+        return self._poll_one()
+
+    async def receive(self, timeout: float | None = None) -> Message:
+        message = self._poll_one()
+        if message is not None:
+            return message                  # fast path: nothing awaited
+        idle = AsyncBackoffIdleStrategy()
+        async with deadline(timeout, "message received"):
+            while True:
+                await idle.idle(0)
+                message = self._poll_one()
+                if message is not None:
+                    return message
+        raise AssertionError("unreachable")
+
+    async def receive_many(self, max_messages: int, timeout: float | None = None) -> list[Message]:
+        """Between 1 and ``max_messages`` messages, each copied (they outlive the step); waits for the first."""
+        if max_messages < 1:
+            raise ValueError(f"max_messages must be >= 1, got {max_messages}")
+        first = await self.receive(timeout)
+        out = [first.copy()]
+        while len(out) < max_messages:
+            message = self._poll_one()
+            if message is None:
+                break
+            out.append(message.copy())
+        self._release_current()
+        return out
+
+    def _release_current(self) -> None:
+        if self._current is not None:
+            self._current.release()
+            self._current = None
+
+    async def poll(self, handler: Callable[..., Any], fragment_limit: int, timeout: float | None = None) -> int:
+        """``subscription.poll(handler, limit)``, waiting until at least one fragment was delivered."""
+        count = self.subscription.poll(handler, fragment_limit)
+        if count:
+            return count
+        idle = AsyncBackoffIdleStrategy()
+        async with deadline(timeout, "fragment polled"):
+            while True:
+                await idle.idle(0)
+                count = self.subscription.poll(handler, fragment_limit)
+                if count:
+                    return count
+        raise AssertionError("unreachable")
+
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self
+
+    async def __anext__(self) -> Message:
+        if self.subscription.is_closed:
+            self._release_current()
+            raise StopAsyncIteration
+        try:
+            return await self.receive()
+        except IllegalStateError:
+            if self.subscription.is_closed:
+                raise StopAsyncIteration from None
+            raise
+
+    # -- image events ------------------------------------------------------------------------------------------
+    def _on_image_event(self, available: bool, image: Any) -> None:
+        events = self._events
+        if len(events) >= IMAGE_EVENT_QUEUE_CAPACITY:
+            events.popleft()
+            self.image_events_dropped += 1
+        events.append(ImageEvent(available, image))
+
+    async def image_events(self, timeout: float | None = None) -> AsyncIterator[ImageEvent]:
+        """Image available/unavailable events as they happen; ends when the subscription closes."""
+        idle = AsyncBackoffIdleStrategy()
+        while not self.subscription.is_closed:
+            if self._events:
+                idle.reset()
+                yield self._events.popleft()
+                continue
+            await idle.idle(0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.subscription, name)
+
+    def close(self) -> None:
+        self._release_current()
+        self.subscription.close()
+
+    def __repr__(self) -> str:
+        return f"<AsyncSubscription {self.subscription!r}>"
