@@ -18,3 +18,14 @@ def test_readme_example_runs():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert out.getvalue().splitlines() == ["b'hello'", "b'world" + "\\x00" * 59 + "'"]
+
+
+@pytest.mark.timeout(60)
+def test_readme_async_echo_example_runs():
+    text = (PROJECT_ROOT / "README.md").read_text()
+    section = text[text.index("### With asyncio"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S)[1]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    assert out.getvalue().splitlines() == ["b'hello'", "b'world'"]
