@@ -196,3 +196,18 @@ async def test_install_uvloop_sets_the_policy():
 async def test_each_test_runs_on_both_loops(request):
     loop = asyncio.get_running_loop()
     assert ("uvloop" in type(loop).__module__) == request.node.name.endswith("[uvloop]")
+
+
+async def test_poll_waits_for_a_fragment_and_counters_register(client):
+    pub, sub = await connected_pair(client)
+    got = []
+    polling = asyncio.ensure_future(sub.poll(lambda b, o, l, h: got.append(b.get_bytes(o, l)), 10, timeout=5))
+    await asyncio.sleep(0.01)
+    assert not polling.done()
+    await pub.offer(b"polled")
+    assert await polling == 1 and got == [b"polled"]
+    counter = await client.add_counter(1001, "async counter", timeout=5)
+    counter.increment()
+    assert client.counters_reader.get_counter_value(counter.counter_id) == 1
+    assert client.counters_reader.get_counter_label(counter.counter_id) == "async counter"
+    counter.close()
