@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 DEFAULT_INITIAL_RTT_NS = 100_000
 CUBIC_C = 0.4
@@ -39,6 +40,9 @@ class StaticWindowCongestionControl:
     def initial_window_length(self) -> int:
         return self.window
 
+    def detach_counters(self) -> None:
+        pass
+
 
 class CubicCongestionControl:
     """CUBIC over the receiver window in MTU units: shrink by B on loss, grow as C·(t − K)³ since then."""
@@ -60,6 +64,19 @@ class CubicCongestionControl:
         self.last_update_ns = 0
         self.last_rtt_ns = 0
         self.rtt_timeout_ns = 4 * initial_rtt_ns
+        self._rtt_counter: Any = None            # rcv-cc-cubic-rtt (ns) and rcv-cc-cubic-wnd (bytes)
+        self._window_counter: Any = None
+
+    def attach_counters(self, rtt: Any, window: Any) -> None:
+        self._rtt_counter, self._window_counter = rtt, window
+        rtt.set_ordered(0)
+        window.set_ordered(self.cwnd * self.mtu)
+
+    def detach_counters(self) -> None:
+        for counter in (self._rtt_counter, self._window_counter):
+            if counter is not None:
+                counter.close()
+        self._rtt_counter = self._window_counter = None
 
     def should_measure_rtt(self, now_ns: int) -> bool:
         return self.measure_rtt and now_ns > self.last_rtt_ns + self.rtt_timeout_ns
@@ -70,6 +87,8 @@ class CubicCongestionControl:
     def on_rttm(self, now_ns: int, rtt_ns: int) -> None:
         self.rtt_ns = rtt_ns
         self.rtt_timeout_ns = max(rtt_ns, self.initial_rtt_ns) * 4
+        if self._rtt_counter is not None:
+            self._rtt_counter.set_ordered(rtt_ns)
 
     def on_track_rebuild(self, now_ns: int, new_consumption_position: int, last_sm_position: int,
                          hwm_position: int, loss_found: bool) -> tuple[int, bool]:
@@ -90,17 +109,21 @@ class CubicCongestionControl:
             self.last_update_ns = now_ns
         elif self.cwnd == 1 and new_consumption_position > last_sm_position:
             force = True
-        return self.cwnd * self.mtu, force
+        window = self.cwnd * self.mtu
+        if self._window_counter is not None:
+            self._window_counter.set_ordered(window)
+        return window, force
 
     def initial_window_length(self) -> int:
         return self.cwnd * self.mtu
 
 
 def congestion_control_for(cc: str | None, term_length: int, mtu: int, initial_window: int,
-                           measure_rtt: bool = False):
+                           measure_rtt: bool = False, initial_rtt_ns: int = DEFAULT_INITIAL_RTT_NS):
     from aeron.errors import InvalidChannelError
     if cc is None or cc == "static":
         return StaticWindowCongestionControl(term_length, mtu, initial_window)
     if cc == "cubic":
-        return CubicCongestionControl(term_length, mtu, initial_window, measure_rtt=measure_rtt)
+        return CubicCongestionControl(term_length, mtu, initial_window, measure_rtt=measure_rtt,
+                                      initial_rtt_ns=initial_rtt_ns)
     raise InvalidChannelError("unknown congestion control (static or cubic)", "", f"cc={cc}")

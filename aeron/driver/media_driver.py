@@ -166,6 +166,10 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, _parse_bool),
     # C defaults to 2 datagrams per publication per sender cycle; a Python duty cycle costs ~10x a C one, so we
     # send up to 8 per cycle to amortise it (same batching limit otherwise, still bounded per cycle)
+    _Setting("cubic_congestion_control_measure_rtt", "aeron.CubicCongestionControl.measureRtt", False, _parse_bool,
+             env="AERON_CUBICCONGESTIONCONTROL_MEASURERTT"),
+    _Setting("cubic_congestion_control_initial_rtt_ns", "aeron.CubicCongestionControl.initialRtt", 100_000,
+             _parse_duration_ns, env="AERON_CUBICCONGESTIONCONTROL_INITIALRTT"),
     # loss generators on received datagrams, as the C driver's interceptors (tests and demos only)
     _Setting("udp_channel_incoming_interceptors", "aeron.udp.channel.incoming.interceptors", "", _parse_str),
     _Setting("loss_args", "aeron.udp.channel.transport.bindings.loss.args", "", _parse_str),
@@ -238,6 +242,8 @@ class Context:
     spies_simulate_connection: bool
     network_publication_max_messages_per_send: int
     udp_channel_incoming_interceptors: str
+    cubic_congestion_control_measure_rtt: bool
+    cubic_congestion_control_initial_rtt_ns: int
     loss_args: str
     fixed_loss_args: str
     multi_gap_loss_args: str

@@ -605,12 +605,19 @@ class NetworkConductor:
             os_default_socket_rcvbuf_length=self._os_rcvbuf)
         join_position = log.compute_position(setup["active_term_id"], setup["term_offset"])
         channel = endpoint.udp_channel.original
+        cc_counters: dict[str, tuple[int, AtomicCounter]] = {}
         try:
+            if first.cc == "cubic":         # allocated first, as the C driver does (golden unicast-loss-rttm)
+                cc_counters = self._stream_counters(
+                    [("rcv-cc-cubic-rtt", ctr.DRIVER_PER_IMAGE_TYPE_ID),
+                     ("rcv-cc-cubic-wnd", ctr.DRIVER_PER_IMAGE_TYPE_ID)],
+                    correlation_id, session_id, stream_id, channel, -1)
             counters = self._stream_counters(
                 [("rcv-hwm", ctr.DRIVER_RECEIVER_HWM_TYPE_ID), ("rcv-pos", ctr.DRIVER_RECEIVER_POS_TYPE_ID),
                  ("rcv-naks-sent", ctr.DRIVER_RECEIVER_NAKS_SENT_TYPE_ID)],
                 correlation_id, session_id, stream_id, channel, first.client_id)
         except BaseException:
+            self._free_counters(cc_counters)
             log.close()
             os.unlink(path)
             raise
@@ -625,7 +632,12 @@ class NetworkConductor:
         else:
             nak_delay = first.nak_delay_ns if first.nak_delay_ns is not None else ctx.nak_unicast_delay_ns
             delay = StaticDelayGenerator(nak_delay, nak_delay * ctx.nak_unicast_retry_delay_ratio)
-        cc = congestion_control_for(first.cc, term_length, mtu, initial_window)
+        cc = congestion_control_for(first.cc, term_length, mtu, initial_window,
+                                    measure_rtt=ctx.cubic_congestion_control_measure_rtt,
+                                    initial_rtt_ns=ctx.cubic_congestion_control_initial_rtt_ns)
+        if cc_counters:
+            cc.attach_counters(cc_counters["rcv-cc-cubic-rtt"][1], cc_counters["rcv-cc-cubic-wnd"][1])
+            counters.update(cc_counters)
         image = PublicationImage(
             correlation_id=correlation_id, session_id=session_id, stream_id=stream_id, endpoint=endpoint, log=log,
             log_path=path, source_identity=format_address(source), control_address=control_address,
@@ -707,6 +719,7 @@ class NetworkConductor:
             self.counters.free(counter_id)
         for counter in (image.rcv_hwm, image.rcv_pos, image.naks_sent):
             counter.close()
+        image.congestion_control.detach_counters()
 
     # -- destinations (manual MDC) -----------------------------------------------------------------------------------
     def _on_network_destination(self, command) -> None:

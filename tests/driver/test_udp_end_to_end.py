@@ -368,3 +368,18 @@ def test_manual_mdc_destinations_added_and_removed_mid_stream(shm_dir):
         with pytest.raises(Exception) as info:
             pub.remove_destination("aeron:udp?endpoint=127.0.0.1:1|bogus")
         assert "bogus" in str(info.value)
+
+
+def test_cubic_congestion_control_measures_rtt_and_counts_it(shm_dir):
+    ctx = driver_context(aeron_dir=str(shm_dir / "cubic"), cubic_congestion_control_measure_rtt=True,
+                         cubic_congestion_control_initial_rtt_ns=1 * MS)
+    with MediaDriver.launch(ctx) as driver, Aeron.connect(Context(driver.aeron_dir)) as client:
+        channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+        sub = client.add_subscription(channel + "|cc=cubic", 1001)
+        pub = client.add_publication(channel, 1001)
+        wait_for(lambda: pub.is_connected and sub.image_count == 1)
+        stream(pub, [sub], 500, 100)
+        wait_for(lambda: counter_value(client, "rcv-cc-cubic-rtt:") > 0)      # RTTM request → reply → RTT
+        assert 0 < counter_value(client, "rcv-cc-cubic-wnd:") <= 32768
+        labels = [r.label for r in client.counters_reader.counters() if r.type_id == ctr.DRIVER_PER_IMAGE_TYPE_ID]
+        assert [label.split(":")[0] for label in labels] == ["rcv-cc-cubic-rtt", "rcv-cc-cubic-wnd"]

@@ -304,3 +304,19 @@ def test_multi_gap_loss_generator_drops_each_gap_once():
     dropped = [offset for offset in sent if should_drop(datagram(offset), 64)]
     assert dropped == [256, 512, 768]                      # gaps 1..3 at multiples of the radix, not 0 or 1024
     assert [o for o in (256, 512, 768) if should_drop(datagram(o), 64)] == []     # retransmits pass
+
+
+def test_sender_answers_the_captured_rtt_measurement_request_byte_for_byte(golden_dir, tmp_path):
+    cfg = RUNS["unicast-loss-rttm"]
+    datagrams = _datagrams(golden_dir, "unicast-loss-rttm")
+    request = next(d for d in datagrams if d["direction"] == "sub->pub" and d["frames"][0]["type"] == "RTTM")
+    reply = next(d for d in datagrams if d["direction"] == "pub->sub" and d["frames"][0]["type"] == "RTTM")
+    frame = request["frames"][0]
+    counters = _Counters()
+    log, endpoint, publication = _publication(tmp_path, cfg, counters)
+    publication.on_rttm(0x80, frame["echo_timestamp"], frame["receiver_id"])
+    assert endpoint.sent[-1] == bytes.fromhex(reply["hex"])
+    publication.on_rttm(0x00, frame["echo_timestamp"], frame["receiver_id"])      # a reply is not answered
+    assert len(endpoint.sent) == 1
+    publication.close()
+    endpoint.close()
