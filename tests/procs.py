@@ -5,9 +5,11 @@ what they started in a finally."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 
@@ -68,17 +70,38 @@ def start_aeronmd(exe: str, aeron_dir: str, **settings: str) -> subprocess.Popen
 
 
 def stop(proc: subprocess.Popen | None, sig: int = signal.SIGINT, timeout: float = 10.0) -> tuple[str, str]:
-    """Stop a process we started and close its pipes; returns (stdout, stderr)."""
+    """Stop a process we started and close its pipes; returns (stdout, stderr) not yet read."""
     if proc is None:
         return "", ""
     if proc.poll() is None:
         proc.send_signal(sig)
+    pump = getattr(proc, "pump", None)
+    if pump is None:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate(timeout=5)
+        return out or "", err or ""
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, err = proc.communicate(timeout=5)
-    return out or "", err or ""
+        proc.wait(5)
+    pump.join(5)
+    lines = []
+    while True:
+        try:
+            line = proc.line_queue.get_nowait()
+        except queue.Empty:
+            break
+        if line is not None:
+            lines.append(line)
+    err = proc.stderr.read() if proc.stderr is not None else ""
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    return "".join(lines), err or ""
 
 
 def run(args: Sequence[str], timeout: float = 20.0) -> subprocess.CompletedProcess:
@@ -91,26 +114,35 @@ def sample(name: str, *args: str) -> list[str]:
 
 
 def popen(args: Sequence[str]) -> subprocess.Popen:
-    """A client process with line-buffered text pipes."""
-    return subprocess.Popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    """A client process whose stdout lines a thread pumps into ``proc.line_queue`` (None at end of file), so
+    waiting for a line never stalls on text the pipe reader already buffered."""
+    proc = subprocess.Popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=client_env(), bufsize=1)
+    proc.line_queue = queue.Queue()         # type: ignore[attr-defined]
+
+    def pump() -> None:
+        for line in proc.stdout:            # type: ignore[union-attr]
+            proc.line_queue.put(line)       # type: ignore[attr-defined]
+        proc.line_queue.put(None)           # type: ignore[attr-defined]
+    proc.pump = threading.Thread(target=pump, name=f"pump-{proc.pid}", daemon=True)     # type: ignore[attr-defined]
+    proc.pump.start()                       # type: ignore[attr-defined]
+    return proc
 
 
 def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 10.0) -> list[str]:
-    """Read ``proc``'s stdout until a line containing ``needle``; returns the lines read. Fails on timeout."""
-    import selectors
+    """Read ``proc``'s stdout lines (from :func:`popen`) until one contains ``needle``; returns the lines read.
+    Fails on timeout or end of output."""
     lines: list[str] = []
     deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if not sel.select(timeout=max(0.0, deadline - time.monotonic())):
-                break
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if needle in line:
-                return lines
+    while True:
+        try:
+            line = proc.line_queue.get(timeout=max(0.0, deadline - time.monotonic()))   # type: ignore[attr-defined]
+        except queue.Empty:
+            break
+        if line is None:
+            break
+        lines.append(line)
+        if needle in line:
+            return lines
     pytest.fail(f"no line with {needle!r} within {timeout} s; got {lines!r}")
     raise AssertionError("unreachable")

@@ -95,6 +95,7 @@ def test_stream_across_two_namespaces_with_delay_and_loss(two_hosts, shm_dir):
     lossy = [] if netem else ["aeron.udp.channel.incoming.interceptors=loss",
                               "aeron.udp.channel.transport.bindings.loss.args=rate=0.05|seed=3|recv-msg-mask=0x2"]
     drivers = []
+    subscriber = None
     try:
         for ns, directory in ((a, dir_a), (b, dir_b)):
             drivers.append(subprocess.Popen(
@@ -109,11 +110,12 @@ def test_stream_across_two_namespaces_with_delay_and_loss(two_hosts, shm_dir):
         publisher = subprocess.run(_in(a, [sys.executable, "-c", PUBLISHER, dir_a]), capture_output=True, text=True,
                                    timeout=90, env=procs.client_env())
         assert "sent 2000" in publisher.stdout, publisher.stdout + publisher.stderr
-        out, err = subscriber.communicate(timeout=60)
-        assert "received 2000 in order True" in out, out + err
+        lines = procs.wait_for_line(subscriber, "received", timeout=60)
+        assert "received 2000 in order True" in lines[-1], lines
         stat = procs.run([sys.executable, "-m", "aeron.tools.stat", "-d", dir_b, "-w", "false"]).stdout
         naks = int(re.search(r"([\d,]+) - NAKs sent", stat)[1].replace(",", ""))
         assert naks > 0, f"netem={netem}"     # 5 % of the datagrams were lost and recovered
     finally:
+        procs.stop(subscriber)
         for driver in drivers:
             procs.stop(driver)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """UDP between our driver and the official `aeronmd` on loopback, both ways: official publisher → our
-subscriber, our publisher → official subscriber, cping ↔ our pong and our ping ↔ cpong, unicast and multicast.
-Needs AERON_C_BIN."""
+subscriber, our publisher → official subscriber (unicast, multicast, dynamic multi-destination-cast), cping ↔ our
+pong and our ping ↔ cpong. Needs AERON_C_BIN."""
 from __future__ import annotations
 
 import re
@@ -41,16 +41,25 @@ def _channels(kind: str) -> str:
     return f"aeron:udp?endpoint=224.0.1.{group}:{_free_port()}|interface=127.0.0.1"
 
 
-@pytest.mark.parametrize("kind", ["unicast", "multicast"])
+def _pub_sub_channels(kind: str) -> tuple[str, str]:
+    if kind == "mdc-dynamic":                       # the subscriber announces itself to the publisher's control
+        control = f"127.0.0.1:{_free_port()}"
+        return (f"aeron:udp?control={control}|control-mode=dynamic",
+                f"aeron:udp?endpoint=127.0.0.1:{_free_port()}|control={control}")
+    channel = _channels(kind)
+    return channel, channel
+
+
+@pytest.mark.parametrize("kind", ["unicast", "multicast", "mdc-dynamic"])
 @pytest.mark.parametrize("publisher_side,subscriber_side", [("official", "ours"), ("ours", "official")])
 def test_basic_publisher_to_basic_subscriber(drivers, official, kind, publisher_side, subscriber_side):
-    channel = _channels(kind)
+    pub_channel, channel = _pub_sub_channels(kind)
     sub_args = ("-p", drivers[subscriber_side], "-c", channel)
     subscriber = procs.popen(procs.sample("basic_subscriber", *sub_args) if subscriber_side == "ours"
                              else ["stdbuf", "-oL", official("basic_subscriber"), *sub_args])
     try:
         procs.wait_for_line(subscriber, "Subscription channel status 1", timeout=20)
-        pub_args = ("-p", drivers[publisher_side], "-c", channel, "-m", "5")
+        pub_args = ("-p", drivers[publisher_side], "-c", pub_channel, "-m", "5")
         publisher = procs.run(procs.sample("basic_publisher", *pub_args) if publisher_side == "ours"
                               else [official("basic_publisher"), *pub_args], timeout=40)
         delivered = [int(n) for n in re.findall(r"offering (\d)/5 - yay!", publisher.stdout)]
