@@ -20,7 +20,7 @@ from aeron import command as cmd
 from aeron._core.broadcast import BroadcastReceiver, CopyBroadcastReceiver
 from aeron._core.cnc import CncFile
 from aeron._core.counters import (
-    DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
+    DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_KEY_LENGTH, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.agent import Agent, epoch_ms, nano_time
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 MS = 1_000_000
 COUNTER_VALUE_LENGTH = 128
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
 _CLIENT_VERSION = "0.1.0"
 
@@ -68,6 +69,24 @@ def _check_stream_id(stream_id: object) -> int:
     return stream_id
 
 
+def _check_counter(type_id: object, label: object, key: object) -> tuple[int, bytes]:
+    """Counter arguments as Aeron's clients check them: the driver would otherwise truncate silently."""
+    if not isinstance(type_id, int) or isinstance(type_id, bool) or not INT32_MIN <= type_id <= INT32_MAX:
+        raise InvalidArgumentError(f"counter type id must be an int32, got {type_id!r}")
+    if not isinstance(label, str):
+        raise InvalidArgumentError(f"counter label must be a str, got {type(label).__name__}")
+    label_length = len(label.encode("utf-8"))
+    if label_length > MAX_LABEL_LENGTH:
+        raise InvalidArgumentError(f"counter label length {label_length} bytes > MAX_LABEL_LENGTH {MAX_LABEL_LENGTH}")
+    try:
+        key_bytes = bytes(memoryview(key))      # type: ignore[arg-type]
+    except TypeError:
+        raise InvalidArgumentError(f"counter key must be a bytes-like object, got {type(key).__name__}") from None
+    if len(key_bytes) > MAX_KEY_LENGTH:
+        raise InvalidArgumentError(f"counter key length {len(key_bytes)} > MAX_KEY_LENGTH {MAX_KEY_LENGTH}")
+    return type_id, key_bytes
+
+
 def _check_channel(channel: object) -> str:
     from aeron.client.channel_uri import ChannelUri
     if not isinstance(channel, str):
@@ -93,7 +112,7 @@ class ClientConductor(Agent):
         self.counters_reader = CountersReader(self._metadata, self._values)
         self.client_id = self._ring.next_correlation_id()
         self.lock = threading.RLock()
-        self._in_callback = False
+        self._callback_thread = 0                              # ident of the thread inside a user callback
         self._closed = False
         self._terminating = False
         self.termination_error: BaseException | None = None
@@ -361,7 +380,8 @@ class ClientConductor(Agent):
             raise IllegalStateError("Aeron client is closed")
 
     def _ensure_not_reentrant(self) -> None:
-        if self._in_callback:
+        # per thread: another thread calling while the conductor runs a callback is not reentrant, it waits
+        if self._callback_thread == threading.get_ident():
             raise IllegalStateError("reentrant calls not permitted during callbacks")
 
     def _send(self, message: Any) -> int:
@@ -407,14 +427,17 @@ class ClientConductor(Agent):
         return self._begin(_SUBSCRIPTION, message, channel, stream_id, (available, unavailable))
 
     def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
-        if not isinstance(type_id, int) or not INT32_MIN <= type_id <= INT32_MAX:
-            raise InvalidArgumentError(f"counter type id must be an int32, got {type_id!r}")
-        message = cmd.CounterCommand(self.client_id, self.next_correlation_id(), type_id, bytes(key), label)
+        type_id, key = _check_counter(type_id, label, key)
+        message = cmd.CounterCommand(self.client_id, self.next_correlation_id(), type_id, key, label)
         return self._begin(_COUNTER, message)
 
     def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
+        type_id, key = _check_counter(type_id, label, key)
+        if (not isinstance(registration_id, int) or isinstance(registration_id, bool)
+                or not INT64_MIN <= registration_id <= INT64_MAX):
+            raise InvalidArgumentError(f"registration id must be an int64, got {registration_id!r}")
         message = cmd.StaticCounterCommand(self.client_id, self.next_correlation_id(), registration_id,
-                                           type_id, bytes(key), label)
+                                           type_id, key, label)
         return self.await_result(self._begin(_STATIC_COUNTER, message))
 
     def next_session_id(self, stream_id: int) -> int:
@@ -486,6 +509,7 @@ class ClientConductor(Agent):
         with self.lock:
             if publication.is_closed:
                 return
+            self._ensure_not_reentrant()        # before anything changes: a refused close leaves it open
             publication._internal_close()
             self._release_log(publication.log_file_name)
             self._release(publication, cmd.RemovePublicationCommand(
@@ -517,6 +541,7 @@ class ClientConductor(Agent):
         with self.lock:
             if counter.is_closed:
                 return
+            self._ensure_not_reentrant()
             counter._internal_close()
             self._release(counter, cmd.RemoveCommand(
                 self.client_id, self._ring.next_correlation_id(), counter.registration_id,
@@ -571,13 +596,13 @@ class ClientConductor(Agent):
     # -- callbacks, errors, termination ---------------------------------------------------------------------
 
     def _callback(self, handler: Callable[..., Any], *args: Any) -> None:
-        self._in_callback = True
+        self._callback_thread = threading.get_ident()
         try:
             handler(*args)
         except Exception as exc:        # noqa: BLE001 - a user's handler must not stop the conductor
             self._report(exc)
         finally:
-            self._in_callback = False
+            self._callback_thread = 0
 
     def _report(self, error: BaseException) -> None:
         handler = self._ctx.error_handler

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fixtures of the client tests: our embedded driver with short timeouts (SHARED mode, backing off), a client
+on it whose errors are collected, and small bounded helpers."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron.driver import Context as DriverContext
+
+MS = 1_000_000
+TERM_LENGTH = 65536
+LIVENESS_NS = 1000 * MS                 # client liveness timeout of the test drivers
+UNBLOCK_NS = 1500 * MS                  # publication unblock timeout
+DRIVER_TIMEOUT_MS = 2000
+LINGER_NS = 100 * MS                    # client resource linger and driver publication linger
+
+
+def driver_context(**overrides: Any) -> DriverContext:
+    settings: dict[str, Any] = dict(
+        threading_mode="SHARED", shared_idle_strategy="backoff", ipc_term_buffer_length=TERM_LENGTH,
+        timer_interval_ns=50 * MS, publication_linger_timeout_ns=LINGER_NS, client_liveness_timeout_ns=LIVENESS_NS,
+        publication_unblock_timeout_ns=UNBLOCK_NS, driver_timeout_ms=DRIVER_TIMEOUT_MS,
+        counters_free_to_reuse_timeout_ns=0)
+    settings.update(overrides)
+    return DriverContext(environ={}, **settings)
+
+
+def client_context(aeron_dir: str, errors: list[BaseException] | None = None, **settings: Any) -> Context:
+    settings.setdefault("driver_timeout_ms", DRIVER_TIMEOUT_MS)
+    settings.setdefault("resource_linger_duration_ns", LINGER_NS)
+    settings.setdefault("keepalive_interval_ns", 100 * MS)
+    if errors is not None:
+        settings.setdefault("error_handler", errors.append)
+    return Context(aeron_dir, **settings)
+
+
+@pytest.fixture
+def driver():
+    with MediaDriver.launch_embedded(driver_context()) as d:
+        yield d
+
+
+@pytest.fixture
+def errors() -> list[BaseException]:
+    return []
+
+
+@pytest.fixture
+def client(driver, errors):
+    with Aeron.connect(client_context(driver.aeron_dir, errors)) as c:
+        yield c
+
+
+def wait_for(predicate: Callable[[], Any], timeout_s: float = 5.0, invoke: Callable[[], Any] | None = None,
+             what: str = "condition") -> None:
+    """Poll ``predicate`` (calling ``invoke`` between tries) until it is true or fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met within {timeout_s} s")
+        if invoke is not None:
+            invoke()
+        time.sleep(0.001)
+
+
+def connected_pair(client: Aeron, stream_id: int = 1001, channel: str = "aeron:ipc", exclusive: bool = False):
+    sub = client.add_subscription(channel, stream_id)
+    pub = (client.add_exclusive_publication if exclusive else client.add_publication)(channel, stream_id)
+    wait_for(lambda: pub.is_connected and sub.image_count == 1, what="publication connected")
+    return pub, sub
+
+
+def drain(sub: Any, limit: int = 100) -> list[bytes]:
+    """One poll of ``sub`` (a Subscription or an Image); the payloads copied out."""
+    got: list[bytes] = []
+    sub.poll(lambda b, o, l, h: got.append(b.get_bytes(o, l)), limit)
+    return got
+
+
+def receive(sub: Any, count: int, timeout_s: float = 5.0) -> list[bytes]:
+    """Poll until ``count`` messages arrived (bounded)."""
+    got: list[bytes] = []
+    handler = lambda b, o, l, h: got.append(b.get_bytes(o, l))      # noqa: E731
+    wait_for(lambda: sub.poll(handler, count - len(got)) >= 0 and len(got) >= count, timeout_s,
+             what=f"{count} messages")
+    return got
