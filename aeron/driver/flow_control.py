@@ -14,6 +14,7 @@ from aeron.errors import ConfigurationError, InvalidChannelError
 DEFAULT_RECEIVER_TIMEOUT_NS = 5_000_000_000
 DEFAULT_INITIAL_WINDOW = 128 * 1024          # the default receiver window used for retransmit sizing (§6.7)
 UNICAST_RRWM, MULTICAST_RRWM = 16, 4
+_NO_LIMIT = (1 << 63) - 1
 
 
 def max_retransmission_length(term_offset: int, resend_length: int, term_length: int, mtu: int,
@@ -39,7 +40,10 @@ class FlowControl:
         return max(sender_limit, position + window)
 
     def on_setup(self, sender_limit: int, now_ns: int) -> None:
-        pass
+        """A SETUP was sent with the limit at ``sender_limit``."""
+
+    def on_trigger_send_setup(self, group_tag: int | None, now_ns: int) -> None:
+        """A status message with the SETUP flag arrived (a receiver wants a SETUP)."""
 
     def on_error(self, receiver_id: int) -> None:
         pass
@@ -70,7 +74,8 @@ class _Receiver:
 
 class MinFlowControl(FlowControl):
     """The limit follows the slowest live receiver (receivers time out after ``t:``); with ``g:/N`` it waits
-    for N receivers. ``TaggedFlowControl`` counts only receivers whose status messages carry its tag."""
+    for N receivers. ``TaggedFlowControl`` counts only receivers whose status messages carry its tag.
+    Port of aeron_min_flow_control.c."""
 
     name = "min"
 
@@ -80,43 +85,58 @@ class MinFlowControl(FlowControl):
         self.group_tag = group_tag
         self.group_min_size = group_min_size
         self.receivers: dict[int, _Receiver] = {}
-        self._last_setup_limit = 0
-        self._time_of_last_setup_ns = -(1 << 62)
+        self._last_setup_limit = -1                  # -1: no SETUP hold in force
+        self._time_of_last_setup_ns = 0
+        self._setup_triggered = False                # a (matching) receiver asked for the next SETUP
 
     def _matches(self, group_tag: int | None) -> bool:
         return True
 
+    def _setup_hold(self, now_ns: int) -> int:
+        """The limit at the last elicited SETUP while it still holds, else no bound."""
+        if self._last_setup_limit != -1:
+            if self._time_of_last_setup_ns + self.receiver_timeout_ns - now_ns < 0:
+                self._last_setup_limit = -1
+            else:
+                return self._last_setup_limit
+        return _NO_LIMIT
+
     def on_status_message(self, sender_limit: int, position: int, window: int, receiver_id: int,
                           group_tag: int | None, is_eos: bool, now_ns: int) -> int:
-        if self._matches(group_tag):
-            receiver = self.receivers.get(receiver_id)
-            if receiver is not None:
-                receiver.last_position = position
-                receiver.last_position_plus_window = position + window
-                receiver.time_of_last_sm_ns = now_ns
-                receiver.eos = is_eos
-            elif not is_eos:
-                current_min = min((r.last_position_plus_window for r in self.receivers.values()), default=None)
-                if current_min is None or position + window >= current_min - window:
-                    self.receivers[receiver_id] = _Receiver(receiver_id, position, window, now_ns)
-        return self._limit(sender_limit, position + window, now_ns)
-
-    def _limit(self, sender_limit: int, proposed: int, now_ns: int) -> int:
-        live = [r for r in self.receivers.values() if not r.eos]
-        if len(live) < self.group_min_size:
+        matches = self._matches(group_tag)
+        proposed = position + window
+        min_position = self._setup_hold(now_ns)
+        existing = self.receivers.get(receiver_id) if matches else None
+        if existing is not None:
+            existing.eos = is_eos
+            existing.last_position = max(existing.last_position, position)    # a reordered SM never goes back
+            existing.last_position_plus_window = proposed
+            existing.time_of_last_sm_ns = now_ns
+        for receiver in self.receivers.values():
+            if receiver.last_position_plus_window < min_position:
+                min_position = receiver.last_position_plus_window
+        if existing is None and matches and not is_eos and (
+                not self.receivers or proposed >= min_position - window):
+            self.receivers[receiver_id] = _Receiver(receiver_id, position, window, now_ns)
+            min_position = min(min_position, proposed)
+            self._last_setup_limit = -1              # the receiver that asked for the SETUP has reported
+        if len(self.receivers) < self.group_min_size:
             return sender_limit
-        if not live:
-            limit = max(sender_limit, proposed)
-        else:
-            limit = max(sender_limit, min(r.last_position_plus_window for r in live))
-        if now_ns - self._time_of_last_setup_ns < self.receiver_timeout_ns:
-            # a late joiner elicited a SETUP: do not run away from it before it reports
-            limit = min(limit, max(sender_limit, self._last_setup_limit))
-        return limit
+        if not self.receivers:
+            return max(sender_limit, proposed)
+        return max(sender_limit, min_position)
+
+    def on_trigger_send_setup(self, group_tag: int | None, now_ns: int) -> None:
+        if not self._setup_triggered:
+            self._setup_triggered = self._matches(group_tag)
 
     def on_setup(self, sender_limit: int, now_ns: int) -> None:
-        self._last_setup_limit = sender_limit
-        self._time_of_last_setup_ns = now_ns
+        # only a SETUP elicited by a receiver while others are tracked holds the limit: a late joiner must not be
+        # overrun before it reports; SETUPs before the first status message hold nothing
+        if self._setup_triggered and self.receivers:
+            self._time_of_last_setup_ns = now_ns
+            self._last_setup_limit = sender_limit
+        self._setup_triggered = False
 
     def on_error(self, receiver_id: int) -> None:
         receiver = self.receivers.get(receiver_id)
@@ -124,13 +144,16 @@ class MinFlowControl(FlowControl):
             receiver.eos = True
 
     def on_idle(self, now_ns: int, sender_limit: int, sender_position: int, is_eos: bool) -> int:
+        min_position = self._setup_hold(now_ns)
         timeout = self.receiver_timeout_ns
-        for receiver_id in [r.receiver_id for r in self.receivers.values()
-                            if r.eos or now_ns - r.time_of_last_sm_ns > timeout]:
-            del self.receivers[receiver_id]
+        for receiver in list(self.receivers.values()):
+            if receiver.eos or receiver.time_of_last_sm_ns + timeout - now_ns < 0:
+                del self.receivers[receiver.receiver_id]
+            elif receiver.last_position_plus_window < min_position:
+                min_position = receiver.last_position_plus_window
         if len(self.receivers) < self.group_min_size or not self.receivers:
             return sender_limit
-        return min(r.last_position_plus_window for r in self.receivers.values())
+        return min_position
 
     def has_required_receivers(self) -> bool:
         return len(self.receivers) >= self.group_min_size

@@ -212,7 +212,7 @@ class NetworkPublication:
         if flags & p.SM_SEND_SETUP_FLAG:
             if not self.is_end_of_stream:
                 self.setup_elicited = True
-            self.flow_control.on_setup(self.snd_lmt.get(), now_ns)
+            self.flow_control.on_trigger_send_setup(group_tag, now_ns)
             return
         position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         snd_pos = self.snd_pos.get()
