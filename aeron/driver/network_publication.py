@@ -69,9 +69,11 @@ class NetworkPublication:
         self.spies_simulate_connection = spies_simulate_connection
         self.ttl = ttl
         self.setup_flags = p.SETUP_GROUP_FLAG if is_group else 0
-        self.retransmit_handler = RetransmitHandler(self.resend, max_retransmits)
         self.max_messages_per_send = max(1, max_messages_per_send)
         system = system or {}
+        overflow = system.get(ctr.RETRANSMIT_OVERFLOW)
+        self.retransmit_handler = RetransmitHandler(
+            self.resend, max_retransmits, on_overflow=overflow.increment_ordered if overflow is not None else None)
         self._heartbeats_sent = system.get(ctr.HEARTBEATS_SENT)
         self._retransmits_sent = system.get(ctr.RETRANSMITS_SENT)
         self._retransmitted_bytes = system.get(ctr.RETRANSMITTED_BYTES)

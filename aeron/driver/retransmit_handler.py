@@ -66,10 +66,11 @@ class RetransmitHandler:
     def process_timeouts(self, now_ns: int) -> int:
         work = 0
         for action in self._actions:
-            if action.state == DELAYED and now_ns >= action.expiry_ns:
+            # strictly past expiry, as aeron_retransmit_handler_process_timeouts
+            if action.state == DELAYED and now_ns > action.expiry_ns:
                 self._resend(action.term_id, action.term_offset, action.length)
                 action.state, action.expiry_ns = LINGERING, now_ns + self._linger_ns
                 work += 1
-            elif action.state == LINGERING and now_ns >= action.expiry_ns:
+            elif action.state == LINGERING and now_ns > action.expiry_ns:
                 action.state = INACTIVE
         return work
