@@ -76,8 +76,12 @@ class LossDetector:
         found = False
         if self._gap[2] > 0:
             length = self._gap[2]
-            if (rebuild_term_id, gap_offset, length) != (self.active_term_id, self.active_term_offset,
-                                                          self.active_length):
+            # the active gap, or what is left of it after data arrived at its end, keeps its timer and is not a
+            # new loss (as aeron_loss_detector_scan; counting it again would inflate the loss report)
+            if (rebuild_term_id == self.active_term_id and gap_offset == self.active_term_offset
+                    and length <= self.active_length):
+                self.active_length = length
+            else:
                 self.active_term_id, self.active_term_offset, self.active_length = rebuild_term_id, gap_offset, length
                 self.expiry_ns = now_ns + self._delay.first()
                 found = True
