@@ -570,6 +570,7 @@ class ClientConductor(Agent):
             try:
                 entry[0].close()
             except IllegalStateError as exc:       # a view the application still holds pins the mapping
+                # dropping our references is safe: the mapping goes when the last view does (refcounted)
                 self._report(exc)
 
     def _linger(self, image: Image) -> None:
