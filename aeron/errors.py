@@ -134,6 +134,16 @@ class MalformedMessageError(AeronError, ValueError):
         super().__init__(message)
 
 
+class MalformedFrameError(MalformedMessageError):
+    """A UDP datagram that is not a valid Aeron frame (aeron._core.frames): ``reason`` is the negative
+    FRAME_INVALID_* code of the check that failed, ``type_id`` the frame type code read from the header (when
+    there was one) and ``offset`` where in the datagram the problem was found."""
+
+    def __init__(self, message: str, reason: int = 0, type_id: int | None = None, offset: int | None = None) -> None:
+        self.reason = reason
+        super().__init__(message, type_id=type_id, offset=offset)
+
+
 class CncNotInitialisedError(IllegalStateError):
     """cnc.dat exists but its version field is still 0: the driver has not finished creating it."""
 
