@@ -179,11 +179,20 @@ class UdpChannel:
                     interface if interface is not None else (("0.0.0.0", 0) if family == socket.AF_INET
                                                               else ("::", 0)))
 
-        local_text = control if (control is not None and not is_multicast) else _format(local_data)
-        remote_text = endpoint if endpoint is not None else (_format(remote_data) if remote_data else "0.0.0.0:0")
-        canonical = f"UDP-{local_text}-{remote_text}"
-        wildcard = (remote_data is None and control is None) or (
-            is_subscription and local_data is not None and local_data[1] == 0 and not is_multicast)
+        # canonical form as aeron_uri_udp_canonicalise: the literal control/endpoint values where given, else the
+        # resolved interface (wildcard when absent); multicast always names the resolved interface and group
+        any_interface = ("0.0.0.0", 0) if family == socket.AF_INET else ("::", 0)
+        if is_multicast:
+            assert remote_data is not None and interface is not None
+            canonical = f"UDP-{_format(interface)}-{_format(remote_data)}"
+            wildcard = False
+        else:
+            local_text = control if control is not None else _format(interface or any_interface)
+            remote_text = endpoint if endpoint is not None else _format(any_interface)
+            canonical = f"UDP-{local_text}-{remote_text}"
+            wildcard = (endpoint is None and control is None) or (
+                remote_data is not None and remote_data[1] == 0) or (
+                control is not None and _split_host_port(control, channel, "control")[1] == 0)
         if wildcard:
             canonical += f"#{tag}" if tag is not None else f"-{next(_unique_ids)}"
         return cls(original=channel, uri=uri, family=family, remote_data=remote_data, local_data=local_data,
