@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Unicast UDP through our driver on loopback: counters (labels, values and ids as cnc-and-driver.md §5.7/§5.8),
+fragmentation at the MTU, two publications as two images, a stream started at a given position, term rotation,
+late joiners and end of stream. One embedded driver holds both ends; they talk over real sockets."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron._core import counters as ctr
+from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, numbered, offer, stream,
+                                      wait_for)
+
+pytestmark = pytest.mark.timeout(60)
+TERM = 65536
+
+
+@pytest.fixture
+def client():
+    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
+        yield c
+
+
+def connect(client, channel, stream_id=1001, exclusive=False):
+    sub = client.add_subscription(channel, stream_id)
+    add = client.add_exclusive_publication if exclusive else client.add_publication
+    pub = add(channel, stream_id)
+    wait_for(lambda: pub.is_connected and sub.image_count == 1)
+    return pub, sub
+
+
+def test_stream_counters_have_the_reference_labels_values_and_ids(client):
+    port = free_port()
+    channel = f"aeron:udp?endpoint=localhost:{port}"
+    pub, sub = connect(client, channel)
+    stream(pub, [sub], 100, 100)                              # 100 × 160-byte frames
+    image = sub.images[0]
+    position = 100 * 160
+    assert pub.position == position
+    wait_for(lambda: image.position == position and counter(client, "rcv-pos:").value == position)
+    reader = client.counters_reader
+    ids = f"{pub.registration_id} {pub.session_id} 1001 {channel}"
+    image_ids = f"{image.correlation_id} {pub.session_id} 1001 {channel}"
+    expected = {
+        "pub-pos (concurrent): " + ids: (ctr.DRIVER_PUBLISHER_POS_TYPE_ID, pub.registration_id, position),
+        "pub-lmt: " + ids: (ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID, pub.registration_id, pub.position_limit),
+        "snd-pos: " + ids: (ctr.DRIVER_SENDER_POSITION_TYPE_ID, pub.registration_id, position),
+        "snd-bpe: " + ids: (ctr.DRIVER_SENDER_BPE_TYPE_ID, pub.registration_id, 0),
+        "snd-naks-received: " + ids: (ctr.DRIVER_SENDER_NAKS_RECEIVED_TYPE_ID, pub.registration_id, 0),
+        "rcv-hwm: " + image_ids: (ctr.DRIVER_RECEIVER_HWM_TYPE_ID, image.correlation_id, position),
+        "rcv-pos: " + image_ids: (ctr.DRIVER_RECEIVER_POS_TYPE_ID, image.correlation_id, position),
+        "rcv-naks-sent: " + image_ids: (ctr.DRIVER_RECEIVER_NAKS_SENT_TYPE_ID, image.correlation_id, 0),
+        f"sub-pos: {sub.registration_id} {pub.session_id} 1001 {channel} @0":
+            (ctr.DRIVER_SUBSCRIBER_POSITION_TYPE_ID, sub.registration_id, position),
+    }
+    records = {r.label: r for r in reader.counters()}
+    for label, (type_id, registration_id, value) in expected.items():
+        record = records.get(label)
+        assert record is not None, (label, sorted(records))
+        assert (record.type_id, record.registration_id, record.value) == (type_id, registration_id, value), label
+        assert record.owner_id == client.client_id
+        # §5.6 stream key: registration id, session id, stream id, channel
+        assert ctr.stream_counter_key_decode(record.key) == (registration_id, pub.session_id, 1001, channel)
+    sub_pos = records[f"sub-pos: {sub.registration_id} {pub.session_id} 1001 {channel} @0"]
+    assert sub_pos.reference_id == image.correlation_id               # §5.8: sub-pos refers to the image
+    # the sender limit: the receiver's window (32 KiB for a 64 KiB term) past the last status message position
+    snd_lmt = records["snd-lmt: " + ids]
+    assert snd_lmt.type_id == ctr.DRIVER_SENDER_LIMIT_TYPE_ID
+    assert position <= snd_lmt.value and (snd_lmt.value - TERM // 2) % 32 == 0
+    assert snd_lmt.value - TERM // 2 <= position
+    # channel status counters: "snd-channel: <channel> <addr:port>" and the local socket address counters
+    rcv_channel = records[f"rcv-channel: {channel} 127.0.0.1:{port}"]
+    assert rcv_channel.type_id == ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID
+    assert rcv_channel.value == ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE
+    assert rcv_channel.registration_id == sub.registration_id and rcv_channel.owner_id == 0
+    assert ctr.channel_status_key_decode(rcv_channel.key) == channel
+    assert records[f"rcv-local-sockaddr: {rcv_channel.counter_id} 127.0.0.1:{port}"].type_id == \
+        ctr.DRIVER_LOCAL_SOCKET_ADDRESS_STATUS_TYPE_ID
+    snd_channel = next(r for r in reader.counters() if r.label.startswith(f"snd-channel: {channel} "))
+    assert snd_channel.value == ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE
+    assert snd_channel.registration_id == pub.registration_id
+    bound = snd_channel.label.rsplit(" ", 1)[1]
+    assert records[f"snd-local-sockaddr: {snd_channel.counter_id} {bound}"].key[:4] == \
+        snd_channel.counter_id.to_bytes(4, "little")
+    assert reader.get_counter_value(ctr.BYTES_SENT) >= position
+    assert reader.get_counter_value(ctr.BYTES_RECEIVED) >= position
+    assert reader.get_counter_value(ctr.STATUS_MESSAGES_RECEIVED) > 0
+    assert reader.get_counter_value(ctr.INVALID_PACKETS) == 0
+
+    # closing both ends frees every stream and channel counter
+    pub.close()
+    sub.close()
+    wait_for(lambda: not [r for r in reader.counters()
+                          if r.type_id not in (ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID, ctr.DRIVER_HEARTBEAT_TYPE_ID)],
+             timeout_s=10)
+
+
+def test_messages_fragment_at_the_mtu_and_reassemble(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}|mtu=1408"
+    pub, sub = connect(client, channel, exclusive=True)
+    assert pub.max_payload_length == 1408 - 32
+    frames = []
+    sub_handler = lambda buffer, offset, length, header: frames.append((length, header.flags))  # noqa: E731
+    sizes = [1376, 1377, 8000]             # 8000 < max message length (term / 8)
+    for size in sizes:
+        offer(pub, numbered(size, size))
+    wait_for(lambda: sub.poll(sub_handler, 100) >= 0 and len(frames) == 1 + 2 + 6, timeout_s=10)
+    assert frames[0] == (1376, 0xC0)                                   # fits one frame: unfragmented
+    assert frames[1:3] == [(1376, 0x80), (1, 0x40)]                    # one byte more: begin + end
+    assert [f[1] for f in frames[3:]] == [0x80] + [0x00] * 4 + [0x40]  # 8000 = 5 × 1376 + 1120
+    assert [f[0] for f in frames[3:]] == [1376] * 5 + [1120]
+    assert pub.position == 1408 + (1408 + 64) + 5 * 1408 + 1152    # frames aligned to 32 bytes
+    # and whole messages through the assembler, largest allowed included
+    stream(pub, [sub], 5, pub.max_message_length // 4)
+
+
+def test_two_publications_on_one_channel_are_two_images_each_complete_and_ordered(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    sub = client.add_subscription(channel, 1001)
+    pubs = [client.add_exclusive_publication(channel, 1001) for _ in range(2)]
+    wait_for(lambda: all(p.is_connected for p in pubs) and sub.image_count == 2)
+    assert {i.session_id for i in sub.images} == {p.session_id for p in pubs}
+    got = Collector()
+    for n in range(600):
+        offer(pubs[n % 2], numbered(n, 200), step=lambda: sub.poll(got, 64))
+        sub.poll(got, 64)
+    wait_for(lambda: sub.poll(got, 64) >= 0 and len(got.messages) == 600, timeout_s=15)
+    for k, pub in enumerate(pubs):
+        mine = [int.from_bytes(m[:8], "little") for m, s in zip(got.messages, got.sessions) if s == pub.session_id]
+        assert mine == list(range(k, 600, 2))
+    assert sorted(i.position for i in sub.images) == [300 * 256, 300 * 256]
+
+
+def test_a_stream_started_at_a_given_term_and_offset_joins_there_and_rotates_terms(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}|init-term-id=7|term-id=9|term-offset=1024"
+    pub, sub = connect(client, channel, exclusive=True)
+    start = 2 * TERM + 1024
+    assert pub.position == start
+    image = sub.images[0]
+    assert image.join_position == start and image.position == start
+    term_ids = set()
+    collector = Collector()
+
+    def handler(buffer, offset, length, header):
+        term_ids.add(header.term_id)
+        collector(buffer, offset, length, header)
+    for n in range(1200):                                     # 1200 × 256 bytes ≈ 4.7 terms
+        offer(pub, numbered(n, 224), step=lambda: sub.poll(handler, 64))
+        sub.poll(handler, 64)
+    wait_for(lambda: sub.poll(handler, 64) >= 0 and len(collector.messages) == 1200, timeout_s=15)
+    assert [int.from_bytes(m[:8], "little") for m in collector.messages] == list(range(1200))
+    # 256-byte frames tile the terms exactly: no padding, terms 9..13 (position 439296 is in term count 6)
+    assert pub.position == image.position == start + 1200 * 256 == 439296
+    assert sorted(term_ids) == [9, 10, 11, 12, 13]
+
+
+def test_a_late_subscriber_joins_at_the_current_position_not_at_zero(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    early = client.add_subscription(channel, 1001)
+    pub = client.add_exclusive_publication(channel, 1001)
+    wait_for(lambda: pub.is_connected and early.image_count == 1)
+    stream(pub, [early], 50, 96)
+    joined_at = pub.position
+    assert joined_at == 50 * 128
+    late = client.add_subscription(channel, 1001)            # same endpoint: joins the existing image
+    wait_for(lambda: late.image_count == 1)
+    assert late.images[0].join_position == early.images[0].position == joined_at
+    stream(pub, [early, late], 50, 96, first=50)
+
+
+def test_end_of_stream_after_the_publication_closes(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    gone = []
+    sub = client.add_subscription(channel, 1001, unavailable_image_handler=gone.append)
+    pub = client.add_exclusive_publication(channel, 1001)
+    wait_for(lambda: pub.is_connected and sub.image_count == 1)
+    stream(pub, [sub], 20, 64)
+    final = pub.position
+    image = sub.images[0]
+    pub.close()
+    wait_for(lambda: image.is_end_of_stream, timeout_s=10, step=lambda: sub.poll(Collector(), 10))
+    assert image.position == final
+    wait_for(lambda: gone, timeout_s=10, step=lambda: sub.poll(Collector(), 10))
+    assert gone[0] is image and sub.image_count == 0
+
+
+def test_a_subscription_started_after_the_publication_elicits_a_setup(client):
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    pub = client.add_exclusive_publication(channel, 1001)
+    time.sleep(0.25)                                         # SETUPs went unanswered
+    assert not pub.is_connected and pub.offer(b"x") == pub.NOT_CONNECTED
+    sub = client.add_subscription(channel, 1001)
+    wait_for(lambda: pub.is_connected and sub.image_count == 1)
+    assert sub.images[0].join_position == 0
+    stream(pub, [sub], 100, 64)

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Shared helpers for the UDP driver tests: free ports, embedded driver settings, bounded waits, streaming."""
+from __future__ import annotations
+
+import random
+import socket
+import time
+
+from aeron.client import FragmentAssembler
+from aeron.driver import Context as DriverContext
+
+MS = 1_000_000
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def multicast_group() -> str:
+    return f"224.0.1.{1 + 2 * random.randrange(1, 100)}"
+
+
+def multicast_available() -> bool:
+    """Whether the kernel lets us join a group on loopback (containers without multicast routes refuse)."""
+    group = multicast_group()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.bind(("", 0))
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                         socket.inet_aton(group) + socket.inet_aton("127.0.0.1"))
+        except OSError:
+            return False
+    return True
+
+
+def driver_context(**overrides) -> DriverContext:
+    settings = dict(threading_mode="SHARED", term_buffer_length=65536, timer_interval_ns=20 * MS,
+                    publication_linger_timeout_ns=200 * MS, image_liveness_timeout_ns=2_000 * MS,
+                    publication_connection_timeout_ns=2_000 * MS, client_liveness_timeout_ns=5_000 * MS)
+    settings.update(overrides)
+    return DriverContext(environ={}, **settings)
+
+
+def wait_for(predicate, timeout_s=10.0, step=None, message="condition not met in time"):
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(message)
+        if step is not None:
+            step()
+        else:
+            time.sleep(0.001)
+
+
+class Collector:
+    """Fragment handler keeping (payload, session id, term id, flags) of each message."""
+
+    def __init__(self):
+        self.messages = []
+        self.sessions = []
+
+    def __call__(self, buffer, offset, length, header):
+        self.messages.append(buffer.get_bytes(offset, length))
+        self.sessions.append(header.session_id)
+
+
+def numbered(n: int, size: int) -> bytes:
+    return (n.to_bytes(8, "little") * (size // 8 + 1))[:size]
+
+
+def offer(pub, body, timeout_s=10.0, step=None) -> int:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = pub.offer(body)
+        if result > 0:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"offer kept failing with {result}")
+        if step is not None:
+            step()
+        time.sleep(0)
+
+
+def stream(pub, subs, count, size=64, timeout_s=30.0, first=0):
+    """Offer ``count`` numbered messages, polling every subscription meanwhile; each subscription must receive all
+    of them, in order, each exactly ``size`` bytes. Returns the collectors."""
+    collectors = [Collector() for _ in subs]
+    assemblers = [FragmentAssembler(c) for c in collectors]
+    sent = 0
+    deadline = time.monotonic() + timeout_s
+    while any(len(c.messages) < count for c in collectors):
+        assert time.monotonic() < deadline, ([len(c.messages) for c in collectors], sent)
+        if sent < count:
+            if pub.offer(numbered(first + sent, size)) > 0:
+                sent += 1
+            else:
+                time.sleep(0)           # back pressure: let the embedded driver's thread have the GIL
+        for sub, assembler in zip(subs, assemblers):
+            sub.poll(assembler, 64)
+    for c in collectors:
+        assert [int.from_bytes(m[:8], "little") for m in c.messages] == list(range(first, first + count))
+        assert all(m == numbered(first + i, size) for i, m in enumerate(c.messages))
+    return collectors
+
+
+def counters_by_label(client) -> dict:
+    return {r.label.split(":")[0] if not r.label.startswith("pub-pos") else "pub-pos": r
+            for r in client.counters_reader.counters()}
+
+
+def counter(client, label_start):
+    for record in client.counters_reader.counters():
+        if record.label.startswith(label_start):
+            return record
+    raise AssertionError(f"no counter {label_start!r}")
