@@ -763,6 +763,9 @@ class DriverConductor(NetworkConductor, Agent):
             subscription, counter_id, position, self._nano_clock())
         subscription.links[publication.registration_id] = publication
         publication.log.is_connected = True
+        # the limit moves now, not at the next duty cycle: a client that offers the moment it learns of the
+        # publication must not see a connected log with no room (BACK_PRESSURED)
+        publication.update_pub_pos_and_lmt()
         self._transmit(cmd.ImageReady(
             publication.registration_id, publication.session_id, publication.stream_id,
             subscription.registration_id, counter_id, publication.log_path, IPC_SOURCE_IDENTITY))

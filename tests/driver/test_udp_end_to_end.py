@@ -112,7 +112,7 @@ def test_unicast_delivers_everything_in_order(client, size):
     stream(pub, [sub], 3000 if size < 5000 else 300, size)        # several 64 KiB terms: rotation
     image = sub.images[0]
     assert image.source_identity.startswith("127.0.0.1:")
-    assert counter_value(client, "snd-pos:") == pub.position
+    wait_for(lambda: counter_value(client, "snd-pos:") == pub.position)
     wait_for(lambda: counter_value(client, "rcv-hwm:") == counter_value(client, "rcv-pos:") == image.position)
 
 

@@ -59,6 +59,7 @@ def test_fill_mtu_message_fills_one_frame(driver_dir):
                                            "-f"), timeout=30)
         # max payload length: MTU 1408 - 32-byte header, as the C sample's -f
         assert "Using message of 1376 bytes" in publisher.stdout, publisher.stdout
+        assert "offering 0/1 - yay!" in publisher.stdout, publisher.stdout
         lines = procs.wait_for_line(subscriber, "[  1] This is a line of text", timeout=20)
     finally:
         procs.stop(subscriber)
