@@ -8,7 +8,8 @@
   (receive_batch, 16 slots per recvmmsg; or recvfrom_into). Datagrams/s and messages/s (32 B frames are 64
   bytes in the term, 22 per 1408-byte datagram);
 * ping-pong RTT of a 32-byte datagram between two processes, each busy-polling its socket (2 spinning
-  threads), for UdpTransport and for plain sockets.
+  threads), for UdpTransport and for plain sockets; and the same with both sides blocking in poll() until the
+  socket is readable (no spinning thread: the wake-up cost of the kernel's wait path is included).
 Results: perf/results/udp_raw.json.
 """
 from __future__ import annotations
@@ -127,14 +128,26 @@ def stream(kind: str, message_length: int, seconds: float) -> dict:
     return {"datagrams_per_s": datagrams / elapsed, "messages_per_s": total / frame / elapsed}
 
 
-def _pong(kind: str, port_queue, count: int) -> None:
+def _waiter(sock: socket.socket, wait: str):
+    """Called before each receive attempt: nothing when busy-polling, else block in poll() until readable."""
+    if wait == "spin":
+        return lambda: None
+    import select
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return lambda: poller.poll(1000)
+
+
+def _pong(kind: str, port_queue, count: int, wait: str = "spin") -> None:
     from aeron._core.udp_transport import UdpTransport
     sock = _socket()
     port_queue.put(sock.getsockname()[1])
+    ready = _waiter(sock, wait)
     if kind == "transport":
         t = UdpTransport(sock, batch=1)
         seen = 0
         while seen < count:
+            ready()
             if t.receive_batch():
                 t.send(memoryview(t.slots[0])[:t.length(0)], t.source(0))
                 seen += 1
@@ -143,6 +156,7 @@ def _pong(kind: str, port_queue, count: int) -> None:
         buffer = bytearray(64)
         seen = 0
         while seen < count:
+            ready()
             try:
                 length, source = sock.recvfrom_into(buffer)
             except BlockingIOError:
@@ -152,14 +166,15 @@ def _pong(kind: str, port_queue, count: int) -> None:
         sock.close()
 
 
-def rtt(kind: str, count: int) -> dict:
+def rtt(kind: str, count: int, wait: str = "spin") -> dict:
     from aeron._core.udp_transport import UdpTransport
     ctx = mp.get_context("spawn")
     ports = ctx.Queue()
-    proc = ctx.Process(target=_pong, args=(kind, ports, count))
+    proc = ctx.Process(target=_pong, args=(kind, ports, count, wait))
     proc.start()
     destination = ("127.0.0.1", ports.get(timeout=20))
     sock = _socket()
+    ready = _waiter(sock, wait)
     samples = []
     payload = bytes(32)
     if kind == "transport":
@@ -167,8 +182,9 @@ def rtt(kind: str, count: int) -> dict:
         for _ in range(count):
             start = time.perf_counter_ns()
             t.send(payload, destination)
+            ready()
             while not t.receive_batch():
-                pass
+                ready()
             samples.append(time.perf_counter_ns() - start)
         t.close()
     else:
@@ -177,6 +193,7 @@ def rtt(kind: str, count: int) -> dict:
             start = time.perf_counter_ns()
             sock.sendto(payload, destination)
             while True:
+                ready()
                 try:
                     sock.recvfrom_into(buffer)
                     break
@@ -201,12 +218,20 @@ def main(argv: list[str] | None = None) -> int:
             results[f"stream-{length}B-{kind}"] = r = stream(kind, length, args.seconds)
             print(f"stream {length:5d} B {kind:9s}: {r['datagrams_per_s'] / 1e3:8.1f} k datagrams/s "
                   f"{r['messages_per_s'] / 1e6:6.2f} M msg/s", flush=True)
-    for kind in ("transport", "socket"):
-        results[f"rtt-{kind}"] = r = rtt(kind, args.pings)
-        print(f"rtt {kind:9s}: p50 {r['p50_us']:.1f} µs  p90 {r['p90_us']:.1f} µs  p99 {r['p99_us']:.1f} µs",
-              flush=True)
+    for wait in ("spin", "poll"):
+        for kind in ("transport", "socket"):
+            key = f"rtt-{kind}" if wait == "spin" else f"rtt-{kind}-poll"
+            results[key] = r = rtt(kind, args.pings, wait)
+            print(f"rtt {kind:9s} {wait:4s}: p50 {r['p50_us']:.1f} µs  p90 {r['p90_us']:.1f} µs  "
+                  f"p99 {r['p99_us']:.1f} µs", flush=True)
     ratio = results["stream-32B-transport"]["messages_per_s"] / results["stream-32B-socket"]["messages_per_s"]
     print(f"UdpTransport / plain socket, 32 B stream: {ratio:.2f}x; spinning threads: 2 (sender, receiver)")
+    for wait in ("", "-poll"):
+        ratio = results[f"rtt-transport{wait}"]["p50_us"] / results[f"rtt-socket{wait}"]["p50_us"]
+        print(f"RTT p50 UdpTransport / plain socket ({'poll() wait, 0' if wait else 'busy poll, 2'} spinning "
+              f"threads): {ratio:.2f}x")
+    ratio = results["rtt-transport-poll"]["p50_us"] / results["rtt-transport"]["p50_us"]
+    print(f"RTT p50 UdpTransport poll() wait / busy poll: {ratio:.2f}x")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "udp_raw.json").write_text(json.dumps(results, indent=1))
     return 0
