@@ -40,10 +40,13 @@ MS = 1_000_000
 COUNTER_VALUE_LENGTH = 128
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+CLOSE_WAIT_NS = 100 * MS                # longest close() waits for an offer still copying into a log
 RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
 _CLIENT_VERSION = "0.1.0"
 
 _PUBLICATION, _EXCLUSIVE, _SUBSCRIPTION, _COUNTER, _STATIC_COUNTER, _REMOVE, _SESSION_ID = range(7)
+_KIND_NAMES = {_PUBLICATION: "publication", _EXCLUSIVE: "exclusive publication", _SUBSCRIPTION: "subscription",
+               _COUNTER: "counter"}            # what each get_* of Aeron asks for
 
 
 class _Pending:
@@ -121,6 +124,9 @@ class ClientConductor(Agent):
         self._async_commands: set[int] = set()                # fire-and-forget commands: errors -> handler
         self._logs: dict[str, list[Any]] = {}                 # log file -> [LogBuffers, references]
         self._lingering: list[tuple[int, Image]] = []         # (release deadline ns, retired image)
+        # logs whose unmap was refused: a view the application holds, or an offer copying without the GIL (it
+        # pins the log but reads its limit from cnc.dat, which must therefore stay mapped too); [log, reported]
+        self._refused_logs: list[list[Any]] = []
         self._heartbeat_counter_id = -1
         self._inter_service_timeout_ns = cnc.client_liveness_timeout_ns
         self._driver_timeout_ns = ctx.driver_timeout_ms * MS
@@ -184,6 +190,8 @@ class ClientConductor(Agent):
         self._check_driver_heartbeat()
         self._heartbeat()
         self._release_lingering(now_ns)
+        if self._refused_logs:
+            self._retry_refused_logs(report=True)
         return 1
 
     def _check_driver_heartbeat(self) -> None:
@@ -451,7 +459,7 @@ class ClientConductor(Agent):
             self.ensure_open()
             self._ensure_not_reentrant()
             pending = self._pending.get(correlation_id)
-            if pending is None:
+            if pending is None or _KIND_NAMES.get(pending.kind) != kind_name:
                 raise InvalidArgumentError(f"no pending {kind_name} with registration id {correlation_id}")
             if not pending.done:
                 self._service()
@@ -567,11 +575,25 @@ class ClientConductor(Agent):
         entry[1] -= 1
         if entry[1] <= 0:
             del self._logs[path]
+            self._close_log(entry[0])
+
+    def _close_log(self, log: LogBuffers) -> None:
+        try:
+            log.close()
+        except IllegalStateError:           # in use: retried on each keepalive and at close
+            self._refused_logs.append([log, False])
+
+    def _retry_refused_logs(self, report: bool) -> None:
+        still = []
+        for entry in self._refused_logs:
             try:
                 entry[0].close()
-            except IllegalStateError as exc:       # a view the application still holds pins the mapping
-                # dropping our references is safe: the mapping goes when the last view does (refcounted)
-                self._report(exc)
+            except IllegalStateError as exc:
+                if report and not entry[1]:
+                    entry[1] = True
+                    self._report(IllegalStateError(f"log buffers still in use after release, left mapped: {exc}"))
+                still.append(entry)
+        self._refused_logs = still
 
     def _linger(self, image: Image) -> None:
         self._lingering.append((nano_time() + self._ctx.resource_linger_duration_ns, image))
@@ -664,20 +686,35 @@ class ClientConductor(Agent):
             for _, image in self._lingering:
                 self._release_image(image)
             self._lingering.clear()
-            for path, (log, _refs) in list(self._logs.items()):
-                try:
-                    log.close()
-                except IllegalStateError as exc:
-                    self._report(exc)
+            for log, _refs in list(self._logs.values()):
+                self._close_log(log)
             self._logs.clear()
+            # an offer still copying (GIL released) finishes within moments: wait a little for it
+            deadline = nano_time() + CLOSE_WAIT_NS
+            while self._refused_logs:
+                self._retry_refused_logs(report=False)
+                if not self._refused_logs or nano_time() > deadline:
+                    break
+                time.sleep(0.001)
             self._receiver = None       # type: ignore[assignment]
             self._ring.close()
-            for section in self._sections:
+            if self._refused_logs:
+                # Unmapping cnc.dat now could pull a publication's limit from under such an offer. The mappings
+                # stay referenced by this conductor, which every publication and image references: they go
+                # when the last of those objects does.
+                self._report(IllegalStateError(
+                    f"{len(self._refused_logs)} log buffer(s) still in use at close (a view held or an offer in "
+                    "flight): they and cnc.dat stay mapped until released"))
+            else:
+                for section in self._sections:
+                    try:
+                        section.close()
+                    except IllegalStateError as exc:
+                        self._report(exc)
                 try:
-                    section.close()
+                    self._cnc.close()
                 except IllegalStateError as exc:
                     self._report(exc)
-            self._cnc.close()
             for hook in self._on_close_hooks:
                 hook()
 

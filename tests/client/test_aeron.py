@@ -174,6 +174,10 @@ def test_async_add_returns_none_until_the_driver_answers(shm_dir):
             assert client.get_subscription(sub_id) is None
             assert client.get_counter(counter_id) is None
             assert client.get_publication(bad_id) is None
+            with pytest.raises(InvalidArgumentError, match="no pending subscription"):
+                client.get_subscription(pub_id)         # the wrong getter does not consume the registration
+            with pytest.raises(InvalidArgumentError, match="no pending publication"):
+                client.get_publication(xpub_id)         # exclusive and concurrent are distinct kinds
             for _ in range(5):
                 driver.do_work()
             pub = client.get_publication(pub_id)
@@ -530,3 +534,59 @@ def test_invoker_mode_runs_everything_on_the_callers_thread(driver, errors):
 def test_runner_mode_has_no_invoker(client):
     assert client.conductor_agent_invoker is None
     assert [t for t in threading.enumerate() if t.name == "aeron-client-conductor"]
+
+
+def test_closing_the_client_while_other_threads_offer_and_poll_never_crashes(driver):
+    """A close racing offers (which release the GIL to copy large messages) and polls: those threads end with
+    CLOSED and IllegalStateError, the memory they were using is never pulled from under them."""
+    big = bytes(100_000)
+    for round_ in range(4):
+        errors = []
+        client = Aeron.connect(client_context(driver.aeron_dir, errors))
+        pub, sub = connected_pair(client, stream_id=40 + round_, channel="aeron:ipc?term-length=1m")
+        stop = threading.Event()
+        outcome = {"offer": None, "poll": None}
+
+        def offerer():
+            deadline = time.monotonic() + 5
+            while not stop.is_set() and time.monotonic() < deadline:
+                if pub.offer(big) == pub.CLOSED:
+                    outcome["offer"] = "CLOSED"
+                    return
+
+        def poller():
+            deadline = time.monotonic() + 5
+            try:
+                while not stop.is_set() and time.monotonic() < deadline:
+                    sub.poll(lambda b, o, l, h: b.get_bytes(o, l), 10)
+            except IllegalStateError:
+                outcome["poll"] = "closed"
+
+        threads = [threading.Thread(target=offerer), threading.Thread(target=poller)]
+        for t in threads:
+            t.start()
+        time.sleep(0.03 + 0.02 * round_)
+        client.close()
+        for t in threads:
+            t.join(5)
+        stop.set()
+        assert not any(t.is_alive() for t in threads)
+        assert outcome == {"offer": "CLOSED", "poll": "closed"}
+        # close waited for an offer still copying without the GIL instead of unmapping under it
+        assert errors == []
+
+
+def test_a_claim_open_across_client_close_keeps_its_memory(driver):
+    errors = []
+    client = Aeron.connect(client_context(driver.aeron_dir, errors))
+    pub, sub = connected_pair(client, stream_id=48)
+    claim = pub.try_claim(10)
+    assert claim and claim.position == 64
+    client.close()
+    # the claim pins the log: close reports it and leaves the mappings to go with the last reference
+    assert [type(e) for e in errors] == [IllegalStateError]
+    assert "1 log buffer(s) still in use at close" in str(errors[0])
+    claim.buffer[:] = b"0123456789"
+    claim.commit()
+    assert not claim
+    assert pub.offer(b"x") == pub.CLOSED
