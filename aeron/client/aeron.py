@@ -214,7 +214,11 @@ class Aeron:
         when called from inside one of this client's callbacks."""
         conductor = self._conductor
         conductor._ensure_not_reentrant()
-        if self._runner is not None:
+        if conductor.in_duty_cycle:
+            # from the error handler, on the conductor thread or on an application thread awaiting a response:
+            # the conductor finishes the close as the cycle unwinds; its thread then stops by itself
+            conductor.close()
+        elif self._runner is not None:
             self._runner.close()          # the runner calls conductor.on_close() on its own thread
         if self._invoker is not None:
             self._invoker.close()

@@ -116,6 +116,8 @@ class ClientConductor(Agent):
         self.client_id = self._ring.next_correlation_id()
         self.lock = threading.RLock()
         self._callback_thread = 0                              # ident of the thread inside a user callback
+        self._service_thread = 0                               # ident of the thread running the duty cycle
+        self._close_deferred = False                           # close() asked for from inside the duty cycle
         self._closed = False
         self._terminating = False
         self.termination_error: BaseException | None = None
@@ -138,7 +140,7 @@ class ClientConductor(Agent):
     # -- Agent ------------------------------------------------------------------------------------------
 
     def do_work(self) -> int:
-        if self._closed or self._terminating:
+        if self._closed or self._terminating or self._close_deferred:
             raise AgentTerminationError("client conductor closed")
         if not self.lock.acquire(blocking=False):
             return 0            # the application is running the duty cycle itself (awaiting a response)
@@ -153,8 +155,11 @@ class ClientConductor(Agent):
     # -- duty cycle --------------------------------------------------------------------------------------
 
     def _service(self) -> int:
-        if self._terminating or self._closed:
+        if self._terminating or self._closed or self._close_deferred:
             return 0
+        me = threading.get_ident()
+        outermost = self._service_thread != me
+        self._service_thread = me
         try:
             work = self._check_timeouts(nano_time())
             work += self._poll_driver_events()
@@ -162,6 +167,13 @@ class ClientConductor(Agent):
             raise
         except _Terminated:
             return 1
+        finally:
+            if outermost:
+                self._service_thread = 0
+                if self._close_deferred:
+                    # the error handler closed the client mid-cycle: unmap only now that nothing of the cycle
+                    # (a broadcast being read, a log being mapped) is on the stack any more
+                    self._close_now()
         return work
 
     def _poll_driver_events(self) -> int:
@@ -384,7 +396,7 @@ class ClientConductor(Agent):
         if error is not None:
             # a fresh exception of the same kind each time (DriverTimeoutError, ClientTimeoutError, ...)
             raise type(error)(f"Aeron client terminated: {error}")
-        if self._closed:
+        if self._closed or self._close_deferred:
             raise IllegalStateError("Aeron client is closed")
 
     def _ensure_not_reentrant(self) -> None:
@@ -505,7 +517,7 @@ class ClientConductor(Agent):
 
     def _release(self, resource: Any, message: Any) -> None:
         with self.lock:
-            if self._closed or self._terminating:
+            if self._closed or self._terminating or self._close_deferred:
                 return
             self._ensure_not_reentrant()
             if self._resources.get(resource.registration_id) is not resource:
@@ -623,9 +635,13 @@ class ClientConductor(Agent):
         try:
             handler(*args)
         except Exception as exc:        # noqa: BLE001 - a user's handler must not stop the conductor
-            self._report(exc)
+            error: BaseException | None = exc
+        else:
+            error = None
         finally:
             self._callback_thread = 0
+        if error is not None:
+            self._report(error)         # outside the callback: the error handler may close the client
 
     def _report(self, error: BaseException) -> None:
         handler = self._ctx.error_handler
@@ -660,18 +676,33 @@ class ClientConductor(Agent):
 
     @property
     def is_closed(self) -> bool:
-        return self._closed
+        return self._closed or self._close_deferred
+
+    @property
+    def in_duty_cycle(self) -> bool:
+        """True when the calling thread is inside this conductor's duty cycle (the error handler)."""
+        return self._service_thread == threading.get_ident()
 
     @property
     def is_terminating(self) -> bool:
         return self._terminating
 
     def close(self) -> None:
-        """Tell the driver (CLIENT_CLOSE), close every resource and unmap everything. Idempotent."""
+        """Tell the driver (CLIENT_CLOSE), close every resource and unmap everything. Idempotent. From inside the
+        duty cycle (the error handler) the work is done as the cycle unwinds; the client is closed at once."""
         with self.lock:
             if self._closed:
                 return
             self._ensure_not_reentrant()
+            if self._service_thread == threading.get_ident():
+                self._close_deferred = True
+                return
+            self._close_now()
+
+    def _close_now(self) -> None:
+        with self.lock:
+            if self._closed:
+                return
             if not self._terminating:
                 try:
                     self._send(cmd.CorrelatedCommand(self.client_id, -1, msg_type_id=cmd.CLIENT_CLOSE))

@@ -590,3 +590,63 @@ def test_a_claim_open_across_client_close_keeps_its_memory(driver):
     claim.commit()
     assert not claim
     assert pub.offer(b"x") == pub.CLOSED
+
+
+@pytest.mark.parametrize("use_invoker", [False, True])
+def test_the_error_handler_may_close_the_client_mid_cycle(driver, use_invoker):
+    """A handler error reaches the error handler inside the duty cycle (a broadcast being read); closing the
+    client there closes it at once and unmaps only once the cycle has unwound."""
+    seen, closed = [], []
+
+    def on_error(error):
+        seen.append(error)
+        client.close()
+
+    def on_image(image):
+        raise ValueError("handler failed")
+
+    ctx = client_context(driver.aeron_dir, error_handler=on_error, available_image_handler=on_image,
+                         use_conductor_agent_invoker=use_invoker, close_handler=lambda: closed.append(1))
+    client = Aeron.connect(ctx)
+    other = Aeron.connect(client_context(driver.aeron_dir))
+    try:
+        sub = client.add_subscription("aeron:ipc", 50)
+        other.add_publication("aeron:ipc", 50)      # the image event comes on client's own duty cycle
+        invoke = client.conductor_agent_invoker.invoke if use_invoker else None
+        wait_for(lambda: client.is_closed, invoke=invoke, what="closed from the error handler")
+        assert [(type(e), str(e)) for e in seen] == [(ValueError, "handler failed")]
+        assert sub.is_closed and closed == [1]
+        with pytest.raises(IllegalStateError, match="closed"):
+            client.add_subscription("aeron:ipc", 50)
+        with pytest.raises(IllegalStateError, match="Subscription is closed"):
+            sub.poll(lambda *a: None, 1)
+        if not use_invoker:
+            wait_for(lambda: not client._runner.thread.is_alive(), what="conductor thread ended by itself")
+    finally:
+        client.close()
+        other.close()
+    assert closed == [1]
+
+
+def test_the_error_handler_closing_during_a_sync_add_does_not_deadlock(driver):
+    for attempt in range(3):
+        def on_error(error):
+            client.close()
+
+        def on_image(image):
+            raise ValueError("handler failed")
+
+        client = Aeron.connect(client_context(driver.aeron_dir, error_handler=on_error,
+                                              available_image_handler=on_image))
+        try:
+            start = time.monotonic()
+            client.add_subscription("aeron:ipc", 51 + attempt)
+            try:
+                client.add_publication("aeron:ipc", 51 + attempt)   # its image event may be read right here
+            except IllegalStateError as exc:
+                assert "closed" in str(exc)
+            wait_for(lambda: client.is_closed, timeout_s=3)
+            wait_for(lambda: not client._runner.thread.is_alive(), timeout_s=3)
+            assert time.monotonic() - start < 3
+        finally:
+            client.close()

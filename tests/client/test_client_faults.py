@@ -208,6 +208,31 @@ def test_driver_killed_under_a_client_raises_driver_timeout_without_hanging(shm_
         procs.stop(driver, signal.SIGKILL)
 
 
+def test_closing_the_client_from_the_error_handler_on_driver_timeout(shm_dir):
+    aeron_dir, driver = _driver_process(shm_dir)
+    seen = []
+    client = None
+    try:
+        def on_error(error):
+            seen.append(error)
+            client.close()              # the usual reaction to a dead driver, from the conductor thread
+
+        client = Aeron.connect(Context(aeron_dir, driver_timeout_ms=1000, keepalive_interval_ns=100_000_000,
+                                       error_handler=on_error))
+        pub = client.add_publication("aeron:ipc", 8)
+        kill9(driver)
+        wait_for(lambda: seen, timeout_s=5)
+        wait_for(lambda: not client._runner.thread.is_alive(), timeout_s=3, what="conductor thread ended")
+        assert [type(e) for e in seen] == [DriverTimeoutError]
+        assert client.is_closed and pub.is_closed and pub.offer(b"x") == pub.CLOSED
+        with pytest.raises(DriverTimeoutError):
+            client.add_publication("aeron:ipc", 8)
+    finally:
+        if client is not None:
+            client.close()
+        procs.stop(driver, signal.SIGKILL)
+
+
 def test_driver_stopped_cleanly_is_reported_as_shutdown(shm_dir):
     aeron_dir, driver = _driver_process(shm_dir, timeout_ms=5000)
     errors = []
