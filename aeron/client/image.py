@@ -24,7 +24,8 @@ class Image(TermReader):
     """
 
     __slots__ = ("correlation_id", "session_id", "subscription_registration_id", "source_identity",
-                 "subscriber_position_id", "join_position", "log_file_name", "_subscription", "_final_position")
+                 "subscriber_position_id", "join_position", "log_file_name", "_subscription", "_final_position",
+                 "_final_end_of_stream")
 
     @classmethod
     def create(cls, subscription: Subscription, log: LogBuffers, values: AtomicBuffer,
@@ -43,6 +44,7 @@ class Image(TermReader):
         self.log_file_name = log_file_name
         self._subscription = subscription
         self._final_position = join_position
+        self._final_end_of_stream = False
         return self
 
     @property
@@ -67,14 +69,24 @@ class Image(TermReader):
 
     @position.setter
     def position(self, new_position: int) -> None:
+        """Skip ahead within the current term (32-aligned); IllegalStateError once the image is closed."""
         if self.is_retired:
-            return
+            raise IllegalStateError("image is closed")
         TermReader.position.__set__(self, new_position)      # type: ignore[attr-defined]
+
+    @property
+    def is_end_of_stream(self) -> bool:                 # type: ignore[override]
+        """True once the publisher ended the stream and this image consumed all of it; after close, the value
+        at close (the log may be unmapped by then)."""
+        if self.is_retired:
+            return self._final_end_of_stream
+        return TermReader.is_end_of_stream.__get__(self)      # type: ignore[attr-defined,no-any-return]
 
     def _retire(self) -> None:
         """Out of service now; the mapping is released later by the conductor (linger)."""
         if not self.is_retired:
             self._final_position = TermReader.position.__get__(self)    # type: ignore[attr-defined]
+            self._final_end_of_stream = TermReader.is_end_of_stream.__get__(self)  # type: ignore[attr-defined]
             self.retire()
 
     def __repr__(self) -> str:

@@ -231,12 +231,16 @@ def test_retired_image_delivers_nothing_and_is_released_after_the_linger(driver,
         assert not sub.is_connected
         with pytest.raises(IllegalStateError, match="closed by its Subscription"):
             image.close()
+        with pytest.raises(IllegalStateError, match="image is closed"):
+            image.position = 96
+        assert image.is_end_of_stream is True                        # the publisher closed: end of stream
         log = image.log_buffers
         assert not log.is_closed                                     # still mapped during the linger
         wait_for(lambda: log.is_closed, timeout_s=3, what="log unmapped after the linger")
         assert time.monotonic() - retired_at >= LINGER_NS / 1e9 * 0.9
         assert image.poll(lambda *a: None, 10) == 0                  # still safe on unmapped memory
-        assert image.position == 64
+        assert image.block_poll(lambda *a: None, 1024) == 0
+        assert image.position == 64 and image.is_end_of_stream is True
         with open("/proc/self/maps") as f:
             assert image.log_file_name not in f.read()          # neither the image nor a publication maps it
     assert errors == []
@@ -312,3 +316,22 @@ def test_a_view_held_past_the_linger_keeps_the_memory_mapped(driver, errors):
             with open("/proc/self/maps") as f:
                 return name not in f.read()
         wait_for(unmapped, timeout_s=3, what="log unmapped once the view is gone")
+
+
+def test_image_position_can_skip_ahead_within_the_term(client):
+    pub, sub = connected_pair(client, stream_id=3017)
+    for i in range(4):
+        pub.offer(b"s%d" % i)
+    image = sub.images[0]
+    assert image.is_end_of_stream is False
+    image.position = 128                                  # skip the first two messages
+    assert image.position == 128
+    assert receive(sub, 2) == [b"s2", b"s3"]
+    from aeron.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match="not aligned"):
+        image.position = 264
+    with pytest.raises(InvalidArgumentError, match="out of range"):
+        image.position = 64                               # backwards
+    with pytest.raises(InvalidArgumentError, match="out of range"):
+        image.position = 65536 + 32                       # beyond the current term
+    assert image.position == 256
