@@ -650,3 +650,40 @@ def test_the_error_handler_closing_during_a_sync_add_does_not_deadlock(driver):
             assert time.monotonic() - start < 3
         finally:
             client.close()
+
+
+# -- context from the environment ------------------------------------------------------------------------------
+
+def test_context_reads_the_c_clients_environment_variables(monkeypatch, tmp_path):
+    monkeypatch.setenv("AERON_DIR", str(tmp_path / "from-env"))
+    monkeypatch.setenv("AERON_DRIVER_TIMEOUT", "1500")
+    monkeypatch.setenv("AERON_CLIENT_RESOURCE_LINGER_DURATION", "200ms")
+    monkeypatch.setenv("AERON_CLIENT_IDLE_SLEEP_DURATION", "2ms")
+    ctx = Context()
+    assert ctx.aeron_dir == str(tmp_path / "from-env")
+    assert (ctx.driver_timeout_ms, ctx.resource_linger_duration_ns, ctx.idle_sleep_duration_ns) == (
+        1500, 200_000_000, 2_000_000)
+    explicit = Context(str(tmp_path), driver_timeout_ms=700)
+    assert (explicit.aeron_dir, explicit.driver_timeout_ms) == (str(tmp_path), 700)
+
+
+def test_context_defaults_without_environment(monkeypatch):
+    for name in ("AERON_DIR", "AERON_DRIVER_TIMEOUT", "AERON_CLIENT_RESOURCE_LINGER_DURATION",
+                 "AERON_CLIENT_IDLE_SLEEP_DURATION"):
+        monkeypatch.delenv(name, raising=False)
+    from aeron.client import default_aeron_dir
+    ctx = Context()
+    assert ctx.aeron_dir is None
+    assert (ctx.driver_timeout_ms, ctx.keepalive_interval_ns, ctx.resource_linger_duration_ns,
+            ctx.idle_sleep_duration_ns) == (10_000, 500_000_000, 3_000_000_000, 16_000_000)
+    ctx.conclude()
+    assert ctx.aeron_dir == default_aeron_dir() == f"/dev/shm/aeron-{__import__('getpass').getuser()}"
+
+
+@pytest.mark.parametrize("name, value", [("AERON_DRIVER_TIMEOUT", "soon"),
+                                         ("AERON_CLIENT_RESOURCE_LINGER_DURATION", "3 parsecs")])
+def test_bad_environment_values_name_the_variable(monkeypatch, name, value):
+    from aeron.errors import ConfigurationError
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigurationError, match=name):
+        Context()
