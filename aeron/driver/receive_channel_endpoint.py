@@ -197,7 +197,10 @@ class ReceiveChannelEndpoint:
             return
         if term_length < 65536 or term_length > 1 << 30 or term_length & (term_length - 1) or \
                 term_offset < 0 or term_offset >= term_length or term_offset & 31 or \
-                mtu < 32 or mtu > 65504 or mtu & 31:
+                mtu <= 32 or mtu > 65504 or mtu & 31 or \
+                (active_term_id - initial_term_id) & 0xFFFFFFFF >= 0x80000000:
+            # the last check: an active term before the initial term (wrap-aware) gives a negative join position,
+            # which no sender can reach; counted here instead of failing the image creation as a driver error
             self._invalid.increment_ordered()
             return
         if self.udp_channel.is_multicast and ttl > self.udp_channel.ttl > 0:
