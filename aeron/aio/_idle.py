@@ -12,6 +12,11 @@ from aeron.errors import AeronTimeoutError
 DEFAULT_SPINS = 8                  # sleep(0) rounds: let other tasks run, come straight back
 DEFAULT_MIN_SLEEP_S = 50e-6
 DEFAULT_MAX_SLEEP_S = 1e-3         # the cap: 1 ms of extra latency at worst once idle
+# An await that finds its work done returns without suspending; a loop of such awaits (``async for`` over a
+# backlog, offers into a large window) would never give the loop a turn. So every YIELD_EVERY consecutive
+# results that did not suspend, the next one yields once (sleep(0)): timers and other tasks run at least every
+# ~YIELD_EVERY messages (a few hundred microseconds), at a cost of one loop turn per YIELD_EVERY messages.
+YIELD_EVERY = 256
 
 
 class AsyncBackoffIdleStrategy:

@@ -2,11 +2,12 @@
 """AsyncPublication: the sync Publication plus waiting. An offer that succeeds returns without suspending."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED
-from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
 from aeron.errors import PublicationClosedError
 
 
@@ -19,17 +20,22 @@ class AsyncPublication:
     """``await offer(...)`` returns the new position. Back pressure, admin action and not connected are waited out
     with a loop-friendly backoff; CLOSED and MAX_POSITION_EXCEEDED raise PublicationClosedError; a ``timeout``
     (seconds) that expires raises AeronTimeoutError (also a TimeoutError). Cancelling an offer that has not
-    succeeded leaves nothing in the stream."""
+    succeeded leaves nothing in the stream. Every ``YIELD_EVERY`` (256) offers accepted in a row, the next one first
+    gives the loop a turn (sleep(0)), so a burst into a large window cannot starve the loop."""
 
-    __slots__ = ("publication", "_idle")
+    __slots__ = ("publication", "_unsuspended")
 
     def __init__(self, publication: Any) -> None:
         self.publication = publication
-        self._idle = AsyncBackoffIdleStrategy()
+        self._unsuspended = 0       # offers accepted in a row without suspending (fairness, see _idle.YIELD_EVERY)
 
     async def offer(self, buffer: Any, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
+        if self._unsuspended >= YIELD_EVERY:
+            self._unsuspended = 0
+            await asyncio.sleep(0)                      # before the offer: a cancel here sends nothing
         result = self.publication.offer(buffer, offset, length)
         if result > 0:
+            self._unsuspended += 1
             return result                               # fast path: nothing awaited
         if result == CLOSED or result == MAX_POSITION_EXCEEDED:
             raise _closed_error(result, self.publication)
@@ -43,6 +49,7 @@ class AsyncPublication:
                 await idle.idle(0)
                 result = offer(buffer, offset, length)
                 if result > 0:
+                    self._unsuspended = 0
                     return result
                 if result == CLOSED or result == MAX_POSITION_EXCEEDED:
                     raise _closed_error(result, self.publication)

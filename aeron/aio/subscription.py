@@ -5,18 +5,21 @@ There is no queue between the log and the user: each ``receive``/``__anext__`` p
 message out of the log (a controlled poll that stops after it), so a slow consumer back-pressures its publishers
 exactly as a slow sync subscriber does, and cancelling an await never loses a message (nothing is polled until it
 is returned). The payload is a memoryview of the log (or of the assembler's buffer for a fragmented message),
-valid until the next step; ``Message.copy()`` detaches it. Image events go through a bounded queue: when it is
+valid until the next step; ``Message.copy()`` detaches it. A message already in the log is returned without
+suspending, except that every ``YIELD_EVERY`` (256) such results in a row the next one first gives the loop a turn,
+so draining a backlog cannot starve timers or other tasks. Image events go through a bounded queue: when it is
 full the oldest event is dropped and ``image_events_dropped`` counts it (the slow-consumer signal).
 """
 from __future__ import annotations
 
+import asyncio
 import collections
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aeron._core.fragment_assembler import ControlledFragmentAssembler
 from aeron._core.term_reader import BREAK
-from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
 from aeron.errors import IllegalStateError
 
 IMAGE_EVENT_QUEUE_CAPACITY = 1024
@@ -73,7 +76,7 @@ class ImageEvent:
 
 class AsyncSubscription:
     __slots__ = ("subscription", "_assembler", "_taken", "_current", "_events", "image_events_dropped",
-                 "__weakref__")
+                 "_unsuspended", "__weakref__")
 
     def __init__(self, subscription: Any) -> None:
         self.subscription = subscription
@@ -82,6 +85,7 @@ class AsyncSubscription:
         self._current: Message | None = None
         self._events: collections.deque[ImageEvent] = collections.deque()
         self.image_events_dropped = 0
+        self._unsuspended = 0       # results returned in a row without suspending (fairness, see _idle.YIELD_EVERY)
 
     # -- the one-message poll --------------------------------------------------------------------------------
     def _on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
@@ -107,15 +111,24 @@ class AsyncSubscription:
         return self._poll_one()
 
     async def receive(self, timeout: float | None = None) -> Message:
-        message = self._poll_one()
-        if message is not None:
-            return message                  # fast path: nothing awaited
+        if self._unsuspended < YIELD_EVERY:
+            message = self._poll_one()
+            if message is not None:
+                self._unsuspended += 1
+                return message              # fast path: nothing awaited
+        else:
+            self._unsuspended = 0
+            await asyncio.sleep(0)          # a long backlog still lets the loop run (polls nothing: loses nothing)
+            message = self._poll_one()
+            if message is not None:
+                return message
         idle = AsyncBackoffIdleStrategy()
         async with deadline(timeout, "message received"):
             while True:
                 await idle.idle(0)
                 message = self._poll_one()
                 if message is not None:
+                    self._unsuspended = 0
                     return message
         raise AssertionError("unreachable")
 
@@ -140,15 +153,24 @@ class AsyncSubscription:
 
     async def poll(self, handler: Callable[..., Any], fragment_limit: int, timeout: float | None = None) -> int:
         """``subscription.poll(handler, limit)``, waiting until at least one fragment was delivered."""
-        count = self.subscription.poll(handler, fragment_limit)
-        if count:
-            return count
+        if self._unsuspended < YIELD_EVERY:
+            count = self.subscription.poll(handler, fragment_limit)
+            if count:
+                self._unsuspended += 1
+                return count
+        else:
+            self._unsuspended = 0
+            await asyncio.sleep(0)
+            count = self.subscription.poll(handler, fragment_limit)
+            if count:
+                return count
         idle = AsyncBackoffIdleStrategy()
         async with deadline(timeout, "fragment polled"):
             while True:
                 await idle.idle(0)
                 count = self.subscription.poll(handler, fragment_limit)
                 if count:
+                    self._unsuspended = 0
                     return count
         raise AssertionError("unreachable")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 
 import pytest
@@ -37,6 +38,41 @@ async def test_a_successful_offer_returns_without_suspending(client):
     with pytest.raises(StopIteration) as done:
         coroutine.send(None)
     assert bytes(done.value.value) == b"again"
+
+
+async def test_a_backlog_still_gives_the_loop_a_turn(client):
+    """Results that need no wait return at once, yet every YIELD_EVERY of them in a row the loop gets one turn:
+    an ``async for`` over a backlog or a burst of offers cannot starve timers and other tasks."""
+    from aeron.aio._idle import YIELD_EVERY
+    pub, sub = await connected_pair(client)
+    turns = 0
+
+    async def ticker():
+        nonlocal turns
+        while True:
+            turns += 1
+            await asyncio.sleep(0)
+    ticking = asyncio.ensure_future(ticker())
+    await asyncio.sleep(0)
+    try:
+        start = turns
+        count = 2 * YIELD_EVERY - 1                       # 511 x 64 B frames: inside the 32 KiB window, no back pressure
+        for i in range(count):
+            await pub.offer(i.to_bytes(4, "little"))
+        offer_turns = turns - start
+        start = turns
+        got = []
+        async for message in sub:
+            got.append(int.from_bytes(message.payload, "little"))
+            if len(got) == count:
+                break
+        receive_turns = turns - start
+    finally:
+        ticking.cancel()
+    assert got == list(range(count))
+    assert pub.position == count * 64
+    # exactly one turn each (at the 257th result): nothing suspended otherwise
+    assert (offer_turns, receive_turns) == (1, 1)
 
 
 async def test_back_pressure_is_waited_out(client):
@@ -153,19 +189,33 @@ async def test_reentrant_client_calls_from_a_handler_raise(client):
     assert outcome == ["reentrant calls not permitted during callbacks"]
 
 
+def _run_delay_s() -> float:
+    """Time this thread spent runnable but not running (waiting for a CPU), from the scheduler's statistics."""
+    with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+        return int(f.read().split()[1]) / 1e9
+
+
 async def test_the_loop_stays_responsive_while_draining_a_fast_publisher(client):
     sub = await client.add_subscription("aeron:ipc", 5005)
     publisher = procs.popen([sys.executable, "-m", "aeron.samples.streaming_publisher", "-p",
                              client.aeron.context.aeron_dir, "-c", "aeron:ipc", "-s", "5005", "-m", "300000"])
-    lags = []
+    lags = []           # how late each 10 ms tick fired (wall clock)
+    own_lags = []       # the same minus the time the loop thread waited for a CPU meanwhile: the loop's own doing
 
     async def probe():
         loop = asyncio.get_running_loop()
         expected = loop.time() + 0.01
+        waited = _run_delay_s()
         while True:
             await asyncio.sleep(max(0.0, expected - loop.time()))
-            lags.append(loop.time() - expected)
+            lag = loop.time() - expected
+            now_waited = _run_delay_s()
+            lags.append(lag)
+            own_lags.append(max(0.0, lag - (now_waited - waited)))
+            waited = now_waited
             expected += 0.01
+            if lag > 0.01:
+                expected = loop.time() + 0.01       # a late tick is one sample, not a burst of catch-up ticks
     probing = asyncio.ensure_future(probe())
     try:
         count = 0
@@ -176,12 +226,15 @@ async def test_the_loop_stays_responsive_while_draining_a_fast_publisher(client)
     finally:
         probing.cancel()
         procs.stop(publisher)
-    lags.sort()
     assert len(lags) > 10
-    p95 = lags[int(len(lags) * 0.95) - 1]
-    # a 10 ms timer fires within 5 ms of schedule (p95) while the loop drains ~300k messages, and never more
-    # than 50 ms late, on a 2-core box shared with the publisher process and the driver
-    assert p95 < 0.005 and lags[-1] < 0.05, (p95, lags[-1])
+    lags.sort()
+    own_lags.sort()
+    p99 = own_lags[int(len(own_lags) * 0.99) - 1]
+    wall = (lags[len(lags) // 2], lags[int(len(lags) * 0.99) - 1], lags[-1])
+    # The 10 ms timer fires within 5 ms of schedule (p99), never more than 50 ms late, counting the loop's own
+    # delays: the time its thread stood in the run queue (2 cores shared with the spinning publisher, the driver
+    # and whatever else runs) is taken out, as no event loop can fire a timer while the OS does not run it.
+    assert p99 < 0.005 and own_lags[-1] < 0.05, (p99, own_lags[-1], "wall p50/p99/max", wall)
 
 
 async def test_install_uvloop_sets_the_policy():
