@@ -265,3 +265,24 @@ async def test_poll_waits_for_a_fragment_and_counters_register(client):
     assert client.counters_reader.get_counter_value(counter.counter_id) == 1
     assert client.counters_reader.get_counter_label(counter.counter_id) == "async counter"
     counter.close()
+
+
+async def test_a_driver_that_goes_away_ends_waits_with_typed_errors(loop_errors):
+    from aeron.driver import Context as DriverContext
+    from aeron.driver import MediaDriver
+    from aeron.errors import DriverTimeoutError
+    driver = MediaDriver.launch_embedded(DriverContext(threading_mode="SHARED", environ={}))
+    reported = []
+    try:
+        async with aeron.aio.connect(driver.aeron_dir, driver_timeout_ms=1000, error_handler=reported.append) as c:
+            sub = await c.add_subscription("aeron:ipc", 6006, timeout=5)
+            driver.close()
+            started = time.monotonic()
+            with pytest.raises(IllegalStateError):      # the conductor task sees the shutdown and closes everything
+                await sub.receive(timeout=5)
+            assert time.monotonic() - started < 3
+            assert c.is_closed and isinstance(reported[0], DriverTimeoutError)
+            with pytest.raises(DriverTimeoutError):
+                await c.add_publication("aeron:ipc", 6007, timeout=2)
+    finally:
+        driver.close()
