@@ -68,7 +68,11 @@ class LossDetector:
     def scan(self, term, term_length: int, rebuild_term_id: int, rebuild_offset: int, hwm_term_id: int,
              hwm_offset: int, now_ns: int) -> tuple[int, bool]:
         """Returns (offset where contiguous data ends, whether a new gap was found)."""
-        if rebuild_term_id == hwm_term_id and rebuild_offset >= hwm_offset:
+        term_delta = (hwm_term_id - rebuild_term_id) & 0xFFFFFFFF
+        if term_delta >= 0x80000000 or (term_delta == 0 and rebuild_offset >= hwm_offset):
+            # rebuild position at or past the high-water mark: nothing to scan. It can be past it: a term-ending PAD
+            # arrives as a 32-byte datagram, so the hwm stops 32 bytes into the padding while the scan steps over
+            # the whole PAD frame into the next term (as in the C driver, which compares positions here)
             return rebuild_offset, False
         limit = hwm_offset if rebuild_term_id == hwm_term_id else term_length
         self._gap = (0, 0, 0)

@@ -117,6 +117,15 @@ def test_when_the_hwm_is_in_the_next_term_the_scan_runs_to_the_end_of_the_rebuil
     assert ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID + 1, 512, 1) == (TERM, False)
 
 
+def test_rebuild_past_the_hwm_after_a_term_ending_pad_is_not_a_loss(term):
+    # the PAD datagram is header-only: hwm = pad offset + 32, the rebuild steps over the whole PAD into the next term
+    memory, buffer = term
+    ld, rec = detector(delay_ns=0, retry_ns=0)
+    assert ld.scan(buffer, TERM, TERM_ID + 1, 0, TERM_ID, TERM - 736, 0) == (0, False)
+    assert ld.scan(buffer, TERM, -2**31, 0, 2**31 - 1, 64, 0) == (0, False)          # across the int32 wrap
+    assert rec.losses == [] and rec.naks == []
+
+
 # -- delay generators ------------------------------------------------------------------------------------------------
 
 def test_static_delay_generator():
