@@ -643,7 +643,7 @@ class NetworkConductor:
             log_path=path, source_identity=format_address(source), control_address=control_address,
             join_position=join_position, counters=counters, congestion_control=cc, loss_delay=delay,
             is_reliable=first.is_reliable, liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self.system,
-            loss_report=self.loss_report, channel=channel, now_ns=now_ns)
+            loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock)
         image.receiver_released = False
         image.rejoin = first.rejoin
         self.images.append(image)

@@ -8,6 +8,8 @@ control address. The conductor links subscribers (sub-pos counters) and runs the
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
@@ -41,8 +43,9 @@ class PublicationImage:
                  log: LogBuffers, log_path: str, source_identity: str, control_address: tuple, join_position: int,
                  counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
                  is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
-                 channel: str, now_ns: int) -> None:
+                 channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None) -> None:
         self.correlation_id = correlation_id
+        self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
         self.session_id = session_id
         self.stream_id = stream_id
         self.endpoint = endpoint
@@ -250,12 +253,13 @@ class PublicationImage:
         if report is None:
             return
         try:
+            # loss-report.dat timestamps are epoch milliseconds (§6.16), not the driver's nano clock
+            now_ms = self._epoch_clock_ms()
             if self.loss_report_entry < 0:
                 self.loss_report_entry = report.create_entry(
-                    length, self.time_of_last_packet_ns // 1_000_000, self.session_id, self.stream_id,
-                    self.channel, self.source_identity)
+                    length, now_ms, self.session_id, self.stream_id, self.channel, self.source_identity)
             else:
-                report.record_observation(self.loss_report_entry, length, self.time_of_last_packet_ns // 1_000_000)
+                report.record_observation(self.loss_report_entry, length, now_ms)
         except Exception:        # noqa: BLE001 - a full loss report must not stop the receiver
             pass
 
