@@ -125,6 +125,12 @@ class NetworkPublication:
         sent = self._send_data(now_ns, snd_pos)
         if sent == 0:
             self._heartbeat_check(now_ns, snd_pos, term_id, term_offset)
+            if self.spies_simulate_connection and self.spies and not self.has_receivers:
+                # nobody on the network: the sender position follows the farthest spy, or an ssc publication read
+                # only by spies would stall one window in (§6.3)
+                for spy in list(self.spies.values()):
+                    snd_pos = max(snd_pos, spy.position.get_volatile())
+                self.snd_pos.set_ordered(snd_pos)
             self.snd_lmt.set_ordered(self.flow_control.on_idle(now_ns, self.snd_lmt.get(), snd_pos,
                                                                self.is_end_of_stream))
             self._expire_receivers(now_ns)
