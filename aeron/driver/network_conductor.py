@@ -268,6 +268,12 @@ class NetworkConductor:
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
                                        AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system)
         endpoint.sender_released = False
+        if udp_channel.is_multi_destination:
+            # mdc-num-dest: the number of destinations of an MDC send endpoint (§5.5 type 18, plain channel label)
+            counter_id = self.counters.allocate(
+                f"mdc-num-dest: {udp_channel.original}"[:ctr.MAX_LABEL_LENGTH], ctr.MDC_DESTINATIONS_COUNTER_TYPE_ID,
+                ctr.channel_status_key_encode(udp_channel.original), registration_id=registration_id)
+            endpoint.attach_destinations_counter(counter_id, AtomicCounter(self.counters_values, counter_id))
         self.send_endpoints[udp_channel.canonical_form] = endpoint
         self.sender.commands.append(lambda s: s.add_endpoint(endpoint))
         return endpoint
@@ -397,6 +403,8 @@ class NetworkConductor:
                 endpoint.close()
                 self.counters.free(endpoint.local_sockaddr_counter_id)
                 self.counters.free(endpoint.status_counter_id)
+                if endpoint.destinations_counter_id is not None:
+                    self.counters.free(endpoint.destinations_counter_id)
         for endpoint in list(self._closing_receive_endpoints):
             if endpoint.receiver_released:
                 self._closing_receive_endpoints.remove(endpoint)

@@ -51,7 +51,19 @@ class SendChannelEndpoint:
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._invalid = system[ctr.INVALID_PACKETS]
         self._short_sends = system[ctr.SHORT_SENDS]
+        self.destinations_counter_id: int | None = None
+        self._destinations_counter: Any = None
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
+
+    def attach_destinations_counter(self, counter_id: int, counter: Any) -> None:
+        """The mdc-num-dest counter of an MDC endpoint, kept equal to the number of destinations."""
+        self.destinations_counter_id = counter_id
+        self._destinations_counter = counter
+        counter.set_ordered(len(self.destinations))
+
+    def _destinations_changed(self) -> None:
+        if self._destinations_counter is not None:
+            self._destinations_counter.set_ordered(len(self.destinations))
 
     # -- sending ---------------------------------------------------------------------------------------------
     def send(self, data) -> int:
@@ -98,12 +110,14 @@ class SendChannelEndpoint:
 
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
         self.destinations.append(Destination(address, registration_id, 0, now_ns))
+        self._destinations_changed()
 
     def remove_destination(self, address: tuple | None = None, registration_id: int | None = None) -> bool:
         before = len(self.destinations)
         self.destinations = [d for d in self.destinations
                              if not ((address is not None and d.address == address) or
                                      (registration_id is not None and d.registration_id == registration_id))]
+        self._destinations_changed()
         return len(self.destinations) != before
 
     # -- receiving control frames ------------------------------------------------------------------------------
@@ -164,12 +178,14 @@ class SendChannelEndpoint:
                 destination.time_of_last_activity_ns = now_ns
                 return
         self.destinations.append(Destination(source, 0, receiver_id, now_ns))
+        self._destinations_changed()
 
     def check_destinations(self, now_ns: int) -> None:
         """Dynamic MDC: forget receivers silent for 5 s."""
         if self.is_dynamic and self.destinations:
             self.destinations = [d for d in self.destinations
                                  if now_ns - d.time_of_last_activity_ns <= DESTINATION_TIMEOUT_NS]
+            self._destinations_changed()
 
     def _on_nak(self, buffer, now_ns: int) -> None:
         _, _, _, _, session_id, stream_id, term_id, term_offset, length = p.NAK.unpack_from(buffer, 0)
