@@ -641,12 +641,15 @@ class DriverConductor(NetworkConductor, Agent):
         client = self.get_or_add_client(command.client_id)
         client.publication_links[command.correlation_id] = publication
         response_type = cmd.ON_EXCLUSIVE_PUBLICATION_READY if is_exclusive else cmd.ON_PUBLICATION_READY
+        # link existing subscribers before answering, so the log is connected and has a limit by the time the
+        # client can offer; the image messages still follow the publication's, as in the C driver
+        images = [self._link(subscription, publication, transmit=False)
+                  for subscription in self.subscriptions if subscription.matches(publication)]
         self._transmit(cmd.PublicationReady(
             response_type, command.correlation_id, publication.registration_id, session_id, stream_id,
             publication.pub_lmt_id, NULL_CHANNEL_STATUS_ID, publication.log_path))
-        for subscription in self.subscriptions:
-            if subscription.matches(publication):
-                self._link(subscription, publication)
+        for message in images:
+            self._transmit(message)
 
     def _allocate_session_id(self, stream_id: int) -> int:
         low = self._ctx.publication_reserved_session_id_low
@@ -747,7 +750,9 @@ class DriverConductor(NetworkConductor, Agent):
             publication.state = DRAINING
             publication.state_change_ns = now_ns
 
-    def _link(self, subscription: IpcSubscription, publication: IpcPublication) -> None:
+    def _link(self, subscription: IpcSubscription, publication: IpcPublication, transmit: bool = True) -> object:
+        """Link a subscriber (sub-pos counter, connected log, limit). Returns the ON_AVAILABLE_IMAGE message,
+        transmitted here unless ``transmit`` is False (the caller sends it after its own response)."""
         join_position = publication.join_position()
         counter_id = self.counters.allocate(
             ctr.stream_counter_label("sub-pos", subscription.registration_id, publication.session_id,
@@ -766,9 +771,11 @@ class DriverConductor(NetworkConductor, Agent):
         # the limit moves now, not at the next duty cycle: a client that offers the moment it learns of the
         # publication must not see a connected log with no room (BACK_PRESSURED)
         publication.update_pub_pos_and_lmt()
-        self._transmit(cmd.ImageReady(
-            publication.registration_id, publication.session_id, publication.stream_id,
-            subscription.registration_id, counter_id, publication.log_path, IPC_SOURCE_IDENTITY))
+        message = cmd.ImageReady(publication.registration_id, publication.session_id, publication.stream_id,
+                                 subscription.registration_id, counter_id, publication.log_path, IPC_SOURCE_IDENTITY)
+        if transmit:
+            self._transmit(message)
+        return message
 
     def _unlink(self, subscription: IpcSubscription, publication: IpcPublication) -> None:
         link = publication.subscribers.pop(subscription.registration_id, None)

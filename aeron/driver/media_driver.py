@@ -340,34 +340,14 @@ class Context:
         names = [n.strip() for n in self.udp_channel_incoming_interceptors.split(",") if n.strip()]
         if not names:
             return None
-        from aeron.driver import udp_channel_transport as t
-
-        def args(text: str, setting: str) -> dict[str, str]:
-            out = {}
-            for part in filter(None, text.split("|")):
-                key, sep, value = part.partition("=")
-                if not sep:
-                    raise ConfigurationError(f"{setting}: expected key=value, got {part!r}")
-                out[key.strip()] = value.strip()
-            return out
-        try:
-            name = names[0]
-            if name == "loss":
-                a = args(self.loss_args, "loss args")
-                mask = int(a.get("recv-msg-mask", "0xFFFF"), 16)
-                rate, seed = float(a.get("rate", "0")), int(a.get("seed", "0")) or None
-                return lambda: t.random_loss(rate, seed, msg_type_mask=mask)
-            if name == "fixed-loss":
-                a = args(self.fixed_loss_args, "fixed loss args")
-                term_id, offset, length = int(a["term-id"]), int(a["term-offset"]), int(a["length"])
-                return lambda: t.fixed_loss(term_id, offset, length)
-            if name == "multi-gap-loss":
-                a = args(self.multi_gap_loss_args, "multi gap loss args")
-                values = (int(a["term-id"]), int(a["gap-radix"]), int(a["gap-length"]), int(a["total-gaps"]))
-                return lambda: t.multi_gap_loss(*values)
-        except (KeyError, ValueError) as exc:
-            raise ConfigurationError(f"loss generator {names[0]}: missing or bad argument {exc}") from None
-        raise ConfigurationError(f"unknown incoming interceptor {names[0]!r} (loss, fixed-loss, multi-gap-loss)")
+        from aeron._core.loss_generator import LossGenerator
+        name = names[0]
+        args = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
+                "multi-gap-loss": self.multi_gap_loss_args}.get(name)
+        if args is None:
+            raise ConfigurationError(f"unknown incoming interceptor {name!r} (loss, fixed-loss, multi-gap-loss)")
+        LossGenerator.from_args(name, args)          # bad arguments fail now, at configuration
+        return lambda: LossGenerator.from_args(name, args)
 
     def idle_strategy_name(self) -> str:
         mode = self.threading_mode

@@ -5,11 +5,11 @@ the loss generators (aeron_udp_channel_transport_loss.c and friends) that wrap a
 at construction, so the data path has no test branch."""
 from __future__ import annotations
 
-import random
 import socket
 import struct
 from collections.abc import Callable
 
+from aeron._core.loss_generator import LossGenerator
 from aeron._core.udp_transport import UdpTransport
 from aeron.errors import ChannelEndpointError
 
@@ -53,11 +53,13 @@ def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tup
 
 class LossyTransport:
     """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
-    transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through."""
+    transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through.
+    A compiled LossGenerator filters a whole batch in one nogil call."""
 
     def __init__(self, transport: UdpTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
         self._transport = transport
         self._should_drop = should_drop
+        self._compiled = should_drop if isinstance(should_drop, LossGenerator) else None
         self._lengths: list[int] = []
         self.dropped = 0
         self.slots = transport.slots
@@ -70,9 +72,14 @@ class LossyTransport:
         self.source = transport.source
         self.fileno = transport.fileno
         self.close = transport.close
+        if self._compiled is not None:
+            self.length = transport.length                  # filter_received zeroes dropped slots in place
 
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
+        if self._compiled is not None:
+            self.dropped += self._compiled.filter_received(self._transport)
+            return count
         lengths = []
         for i in range(count):
             length = self._transport.length(i)
@@ -85,82 +92,3 @@ class LossyTransport:
 
     def length(self, slot: int) -> int:
         return self._lengths[slot]
-
-    def receive(self) -> tuple[int, tuple | None]:
-        while True:
-            length, source = self._transport.receive()
-            if length == 0 or not self._should_drop(self.receive_buffer, length):
-                return length, source
-            self.dropped += 1
-
-
-def random_loss(rate: float, seed: int | None = None, data_only: bool = True,
-                msg_type_mask: int | None = None) -> Callable[[bytearray, int], bool]:
-    """Drop each datagram whose frame type bit is in ``msg_type_mask`` with probability ``rate`` (the C "loss"
-    binding's rate and recv-msg-mask); without a mask: DATA and PAD only, or every type when not ``data_only``."""
-    rng = random.Random(seed)
-    if msg_type_mask is None:
-        msg_type_mask = 0x3 if data_only else 0xFFFF
-
-    def should_drop(buffer: bytearray, length: int) -> bool:
-        if length < 8 or not (1 << (buffer[6] & 0xF)) & msg_type_mask:
-            return False
-        return rng.random() < rate
-    return should_drop
-
-
-_DATA_HEADER = struct.Struct("<iBBhiiii")      # frame length, version, flags, type, term offset, session, stream,
-#                                                  term id
-
-
-def fixed_loss(term_id: int, term_offset: int, length: int) -> Callable[[bytearray, int], bool]:
-    """The C "fixed-loss" interceptor: per stream and session, from the first DATA datagram (heartbeats
-    included) of ``term_id``, drop consecutive datagrams until the tracked offset reaches
-    ``term_offset + length``."""
-    tracking: dict[tuple[int, int], int] = {}
-
-    def should_drop(buffer: bytearray, datagram_length: int) -> bool:
-        if datagram_length < 32 or buffer[6] != 1 or buffer[7] != 0:
-            return False
-        _, _, _, _, offset, session_id, stream_id, frame_term_id = _DATA_HEADER.unpack_from(buffer, 0)
-        if frame_term_id != term_id:
-            return False
-        key = (stream_id, session_id)
-        tracked = tracking.setdefault(key, offset)
-        if tracked < term_offset + length and offset <= tracked < offset + datagram_length:
-            tracking[key] = offset + datagram_length
-            return True
-        return False
-    return should_drop
-
-
-def multi_gap_loss(term_id: int, gap_radix: int, gap_length: int, total_gaps: int) -> Callable[[bytearray, int], bool]:
-    """The C "multi-gap-loss" interceptor: in ``term_id``, drop the data at every multiple of ``gap_radix`` (a
-    power of two) for ``gap_length`` bytes, ``total_gaps`` times, once each (a retransmit gets through)."""
-    if gap_radix <= 0 or gap_radix & (gap_radix - 1):
-        raise ValueError(f"gap-radix must be a power of two, got {gap_radix}")
-    radix_bits = gap_radix.bit_length() - 1
-    radix_mask = ~(gap_radix - 1)
-    last_gap_limit = total_gaps * gap_radix + gap_length
-    tracking: dict[tuple[int, int], int] = {}
-
-    def should_drop(buffer: bytearray, datagram_length: int) -> bool:
-        if datagram_length < 32 or buffer[6] != 1 or buffer[7] != 0:
-            return False
-        _, _, _, _, offset, session_id, stream_id, frame_term_id = _DATA_HEADER.unpack_from(buffer, 0)
-        if frame_term_id != term_id or offset > last_gap_limit:
-            return False
-        key = (stream_id, session_id)
-        if tracking.setdefault(key, offset) > offset:
-            return False
-        frame_limit = offset + datagram_length
-        trailing_zeros = (offset & -offset).bit_length() - 1 if offset else 0
-        previous_gap = offset & radix_mask
-        next_gap = ((offset >> radix_bits) + 1) << radix_bits
-        if (offset != 0 and trailing_zeros >= radix_bits) or \
-                (previous_gap > 0 and offset < previous_gap + gap_length) or \
-                (frame_limit > next_gap and offset < next_gap + gap_length):
-            tracking[key] = frame_limit
-            return True
-        return False
-    return should_drop

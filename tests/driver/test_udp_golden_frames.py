@@ -279,33 +279,6 @@ def test_receiver_rebuilds_the_captured_image(golden_dir, tmp_path, run):
     image.close()
 
 
-def test_fixed_loss_generator_drops_what_the_c_interceptor_dropped(golden_dir):
-    from aeron.driver.udp_channel_transport import fixed_loss
-    datagrams = _datagrams(golden_dir, "unicast-loss-rttm")
-    should_drop = fixed_loss(1000, 64, 1)          # the run's term-id=1000|term-offset=64|length=1
-    dropped = [d["index"] for d in datagrams
-               if d["direction"] == "pub->sub" and should_drop(bytearray.fromhex(d["hex"]), d["length"])]
-    assert dropped == [d["index"] for d in datagrams if d.get("dropped_by_receiver_fixed_loss_interceptor")] \
-        == [3, 5, 6]
-
-
-def test_multi_gap_loss_generator_drops_each_gap_once():
-    from aeron.driver.udp_channel_transport import multi_gap_loss
-    should_drop = multi_gap_loss(7, 256, 64, 3)
-    header = bytearray(64)
-
-    def datagram(offset):
-        header[:] = bytes(64)
-        struct_pack = __import__("struct").Struct("<iBBhiiii")
-        struct_pack.pack_into(header, 0, 64, 0, 0xC0, 1, offset, 5, 1001, 7)
-        return header
-
-    sent = list(range(0, 1280, 64))
-    dropped = [offset for offset in sent if should_drop(datagram(offset), 64)]
-    assert dropped == [256, 512, 768]                      # gaps 1..3 at multiples of the radix, not 0 or 1024
-    assert [o for o in (256, 512, 768) if should_drop(datagram(o), 64)] == []     # retransmits pass
-
-
 def test_sender_answers_the_captured_rtt_measurement_request_byte_for_byte(golden_dir, tmp_path):
     cfg = RUNS["unicast-loss-rttm"]
     datagrams = _datagrams(golden_dir, "unicast-loss-rttm")
