@@ -80,7 +80,7 @@ def test_min_lets_the_sender_go_once_the_slow_receiver_leaves(shm_dir):
             assert held <= 2 * 32768                             # the slow receiver never consumed anything
         finally:
             slow_client.close()
-            slow_driver.close()                                  # its EOS status message or its silence (t:500ms) drops it
+            slow_driver.close()                  # its EOS status message or its silence (t:500ms) drops it
         sent = 0
         deadline = time.monotonic() + 10
         while counter(cp, "snd-lmt:").value < held + 4 * 32768:

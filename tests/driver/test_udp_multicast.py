@@ -32,7 +32,8 @@ def test_subscriptions_of_one_driver_share_the_multicast_endpoint(shm_dir):
         wait_for(lambda: pub.is_connected and all(s.image_count == 1 for s in subs))
         stream(pub, subs, 500, 200)
         group, port = ch.split("endpoint=")[1].split("|")[0].split(":")
-        channels = [rec for rec in cr.counters_reader.counters() if rec.type_id == ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID]
+        channels = [rec for rec in cr.counters_reader.counters()
+                    if rec.type_id == ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID]
         assert [rec.label for rec in channels] == [f"rcv-channel: {ch} {group}:{port}"]     # one endpoint, bound
         # one image, one rcv-hwm/rcv-pos, one sub-pos per subscription
         labels = [rec.label.split(":")[0] for rec in cr.counters_reader.counters()]

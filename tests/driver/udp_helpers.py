@@ -105,11 +105,6 @@ def stream(pub, subs, count, size=64, timeout_s=30.0, first=0):
     return collectors
 
 
-def counters_by_label(client) -> dict:
-    return {r.label.split(":")[0] if not r.label.startswith("pub-pos") else "pub-pos": r
-            for r in client.counters_reader.counters()}
-
-
 def counter(client, label_start):
     for record in client.counters_reader.counters():
         if record.label.startswith(label_start):
