@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import struct
 
+from aeron._core import frames
+
 HDR_TYPE_PAD, HDR_TYPE_DATA, HDR_TYPE_NAK, HDR_TYPE_SM, HDR_TYPE_ERR, HDR_TYPE_SETUP, HDR_TYPE_RTTM = range(7)
 HDR_TYPE_RES = 0x07
 HDR_TYPE_RSP_SETUP = 0x0B
@@ -64,48 +66,37 @@ def frame_type(datagram, length: int) -> int:
     return type_
 
 
+# The writers are the compiled frames module's (one implementation, checked byte for byte against the golden
+# captures); these keep the driver's argument order.
+
 def pack_setup(buffer, flags: int, term_offset: int, session_id: int, stream_id: int, initial_term_id: int,
                active_term_id: int, term_length: int, mtu: int, ttl: int) -> int:
-    SETUP.pack_into(buffer, 0, SETUP_LENGTH, 0, flags, HDR_TYPE_SETUP, term_offset, session_id, stream_id,
-                    initial_term_id, active_term_id, term_length, mtu, ttl)
-    return SETUP_LENGTH
+    return frames.encode_setup(buffer, 0, session_id, stream_id, initial_term_id, active_term_id, term_offset,
+                               term_length, mtu, ttl, flags)
 
 
 def pack_heartbeat(buffer, flags: int, term_offset: int, session_id: int, stream_id: int, term_id: int) -> int:
-    DATA_HEADER.pack_into(buffer, 0, 0, 0, flags, HDR_TYPE_DATA, term_offset, session_id, stream_id, term_id, 0)
-    return DATA_HEADER_LENGTH
+    return frames.encode_heartbeat(buffer, 0, session_id, stream_id, term_id, term_offset, flags)
 
 
 def pack_status_message(buffer, flags: int, session_id: int, stream_id: int, term_id: int, term_offset: int,
                         window: int, receiver_id: int, group_tag: int | None = None) -> int:
-    length = SM_LENGTH if group_tag is None else SM_WITH_GROUP_TAG_LENGTH
-    SM.pack_into(buffer, 0, length, 0, flags, HDR_TYPE_SM, session_id, stream_id, term_id, term_offset, window,
-                 receiver_id)
-    if group_tag is not None:
-        GROUP_TAG.pack_into(buffer, SM_LENGTH, group_tag)
-    return length
+    return frames.encode_status_message(buffer, 0, session_id, stream_id, term_id, term_offset, window, receiver_id,
+                                        group_tag, flags)
 
 
 def pack_nak(buffer, session_id: int, stream_id: int, term_id: int, term_offset: int, length: int) -> int:
-    NAK.pack_into(buffer, 0, NAK_LENGTH, 0, 0, HDR_TYPE_NAK, session_id, stream_id, term_id, term_offset, length)
-    return NAK_LENGTH
+    return frames.encode_nak(buffer, 0, session_id, stream_id, term_id, term_offset, length)
 
 
 def pack_rttm(buffer, flags: int, session_id: int, stream_id: int, echo_timestamp: int, reception_delta: int,
               receiver_id: int) -> int:
-    RTTM.pack_into(buffer, 0, RTTM_LENGTH, 0, flags, HDR_TYPE_RTTM, session_id, stream_id, echo_timestamp,
-                   reception_delta, receiver_id)
-    return RTTM_LENGTH
+    return frames.encode_rttm(buffer, 0, session_id, stream_id, echo_timestamp, reception_delta, receiver_id, flags)
 
 
 def pack_error(buffer, session_id: int, stream_id: int, receiver_id: int, group_tag: int | None,
                error_code: int, message: str) -> int:
-    text = message.encode("ascii", "replace")[:MAX_ERROR_MESSAGE_LENGTH]
-    flags = ERR_HAS_GROUP_TAG_FLAG if group_tag is not None else 0
-    ERR.pack_into(buffer, 0, ERR_HEADER_LENGTH + len(text), 0, flags, HDR_TYPE_ERR, session_id, stream_id,
-                  receiver_id, -1 if group_tag is None else group_tag, error_code, len(text))
-    buffer[ERR_HEADER_LENGTH:ERR_HEADER_LENGTH + len(text)] = text
-    return ERR_HEADER_LENGTH + len(text)
+    return frames.encode_error(buffer, 0, session_id, stream_id, receiver_id, error_code, message, group_tag)
 
 
 def sm_group_tag(datagram, frame_length: int) -> int | None:
