@@ -7,7 +7,6 @@ import struct
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

@@ -153,7 +153,7 @@ def test_every_compiled_module_is_listed():
 def test_stubs_and_marker_are_package_data():
     import fnmatch
 
-    tomllib = pytest.importorskip("tomllib")
+    import tomllib
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["*"]
     assert (ROOT / "aeron" / "py.typed").is_file()
     for name in ("counters.pyi", "py.typed"):

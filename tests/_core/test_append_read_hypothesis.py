@@ -2,9 +2,7 @@
 """Append then read, across modules: whatever the appenders write (fragmented, padded at term ends,
 rotated through all three partitions and cleaned behind the reader, as the driver does), the term
 reader with a fragment assembler hands back exactly, in order, with the right header fields."""
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from aeron._core.fragment_assembler import FragmentAssembler  # noqa: E402

@@ -5,7 +5,6 @@ import struct
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st
 
 from aeron._core.atomic_buffer import AtomicBuffer

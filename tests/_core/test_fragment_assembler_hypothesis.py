@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """FragmentAssembler with random interleavings of fragmented messages from several sessions."""
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from aeron._core.atomic_buffer import AtomicBuffer  # noqa: E402

@@ -6,9 +6,7 @@ import json
 import pathlib
 import struct
 
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 

@@ -35,7 +35,7 @@ def _libc_erand48():
     try:
         fn = libc.erand48
     except AttributeError:
-        pytest.skip("libc without erand48")
+        pytest.skip("this libc has no erand48, the generator the C driver seeds and this test compares against")
     fn.restype = ctypes.c_double
     fn.argtypes = [ctypes.POINTER(ctypes.c_ushort)]
     return fn

@@ -3,9 +3,7 @@
 claim rules in cnc-and-driver.md §3.3 (positions, padding, when the ring is full)."""
 import struct
 
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st
 
 from aeron._core.atomic_buffer import AtomicBuffer

@@ -3,9 +3,7 @@
 frames in plain Python (wire-and-logbuffers.md §3.1-3.2, §4.3-4.7)."""
 import struct
 
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import event, given, settings, strategies as st  # noqa: E402
 
 from aeron._core import logbuffer as lb  # noqa: E402

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Properties of TermReader over terms written by the independent tests/_core/framing.py writer."""
-import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from aeron._core.logbuffer import LogBuffers  # noqa: E402

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
