@@ -28,8 +28,9 @@ from aeron._core.logbuffer import (
 )
 from aeron._core.loss_report import LOSS_REPORT_FILE, LossReport
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron._core.term_scanner import LogBufferUnblocker, clean_term
+from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.agent import Agent
+from aeron.driver.driver_log import DriverLog
 from aeron.driver.network_conductor import NetworkConductor, NetworkSubscription
 from aeron.driver.network_publication import NetworkPublication
 from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
@@ -121,7 +122,7 @@ class SubscriberPosition:
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
 
 
-class IpcPublication:
+class IpcPublication(DriverLog):
     """Port of aeron_ipc_publication.c: one log shared by publishers and subscribers of a stream."""
 
     def __init__(self, *, registration_id: int, owner_client_id: int, session_id: int, stream_id: int,
@@ -134,10 +135,8 @@ class IpcPublication:
         self.stream_id = stream_id
         self.channel = channel
         self.is_exclusive = is_exclusive
-        self.log = log
+        self._init_log(log, 0)
         self.log_path = log_path
-        self.terms = [log.term_buffer(i) for i in range(3)]
-        self.term_length = log.term_length
         self.mtu_length = log.mtu_length
         self.pub_pos_id = pub_pos_id
         self.pub_pos = pub_pos
@@ -159,13 +158,6 @@ class IpcPublication:
         self.trip_limit = 0
 
     # -- positions -----------------------------------------------------------------------------------
-    def producer_position(self) -> int:
-        log = self.log
-        term_count = log.active_term_count
-        raw_tail = log.raw_tail_volatile(term_count % 3)
-        term_offset = min(raw_tail & 0xFFFFFFFF, self.term_length)
-        return log.compute_position(raw_tail >> 32, term_offset)
-
     def join_position(self) -> int:
         position = self.consumer_position
         for sub in self.subscribers.values():
@@ -176,19 +168,6 @@ class IpcPublication:
     def is_drained(self, producer_position: int) -> bool:
         return all(sub.position.get_volatile() >= producer_position for sub in self.subscribers.values()
                    if sub.state != TETHER_RESTING)
-
-    def clean_buffer_to(self, target: int) -> None:
-        """Zero consumed terms up to ``target`` so a partition is clean before it is reused (§3.5)."""
-        term_length = self.term_length
-        while target > self.clean_position:
-            clean_position = self.clean_position
-            offset = clean_position & (term_length - 1)
-            length = min(target - clean_position, term_length - offset)
-            if length < 8:
-                break
-            index = (clean_position // term_length) % 3
-            clean_term(self.terms[index], offset, length)
-            self.clean_position = clean_position + length
 
     def update_pub_pos_and_lmt(self) -> int:
         """Port of aeron_ipc_publication_update_pub_pos_and_lmt: limit = slowest subscriber + window."""
@@ -241,12 +220,9 @@ class IpcPublication:
     def close(self) -> None:
         self.pub_pos.close()
         self.pub_lmt.close()
-        for term in self.terms:
-            term.close()
-        self.terms = []
         for sub in self.subscribers.values():
             sub.position.close()
-        self.log.close()
+        super().close()
 
 
 # The conductor --------------------------------------------------------------------------------------
@@ -392,7 +368,7 @@ class DriverConductor(NetworkConductor, Agent):
         except Exception:           # noqa: BLE001 - closing anyway
             pass
         for publication in self.publications:
-            self._delete_publication_files(publication)
+            self._delete_log_files(publication)
         self.publications = []
         try:
             self._close_network()
@@ -944,7 +920,7 @@ class DriverConductor(NetworkConductor, Agent):
             elif state == LINGER and now_ns - publication.state_change_ns > publication.linger_timeout_ns:
                 publication.state = DONE
                 self.publications.remove(publication)
-                self._delete_publication_files(publication)
+                self._delete_log_files(publication)
                 self.counters.free(publication.pub_pos_id)
                 self.counters.free(publication.pub_lmt_id)
                 work += 1
@@ -996,13 +972,14 @@ class DriverConductor(NetworkConductor, Agent):
                                                     publication.stream_id, subscription.channel))
             self._unlink(subscription, publication)
 
-    def _delete_publication_files(self, publication: IpcPublication) -> None:
-        length = publication.log.log_length
+    def _delete_log_files(self, resource: DriverLog) -> None:
+        """Close a log the driver owns (publication or image), delete its file, stop counting its bytes."""
+        length = resource.log.log_length
         try:
-            publication.close()
+            resource.close()
         finally:
             try:
-                os.unlink(publication.log_path)
+                os.unlink(resource.log_path)            # type: ignore[attr-defined]
             except FileNotFoundError:
                 pass
             self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(-length)

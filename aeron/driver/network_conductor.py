@@ -417,15 +417,7 @@ class NetworkConductor:
         self.network_publications.remove(publication)
         endpoint = publication.endpoint
         endpoint.publications.pop((publication.session_id, publication.stream_id), None)
-        length = publication.log.log_length
-        try:
-            publication.close()
-        finally:
-            try:
-                os.unlink(publication.log_path)
-            except FileNotFoundError:
-                pass
-            self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(-length)
+        self._delete_log_files(publication)
         for counter_id in publication.counter_ids.values():
             self.counters.free(counter_id)
         for name in ("pub_pos", "pub_lmt", "snd_pos", "snd_lmt", "snd_bpe", "snd_naks"):
@@ -714,15 +706,7 @@ class NetworkConductor:
 
     def _delete_image(self, image: PublicationImage) -> None:
         self.images.remove(image)
-        length = image.log.log_length
-        try:
-            image.close()
-        finally:
-            try:
-                os.unlink(image.log_path)
-            except FileNotFoundError:
-                pass
-            self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(-length)
+        self._delete_log_files(image)
         for counter_id in image.counter_ids.values():
             self.counters.free(counter_id)
         for counter in (image.rcv_hwm, image.rcv_pos, image.naks_sent):
@@ -760,23 +744,9 @@ class NetworkConductor:
 
     # -- shutdown ----------------------------------------------------------------------------------------------------
     def _close_network(self) -> None:
-        for image in list(self.images):
-            try:
-                image.close()
-            finally:
-                try:
-                    os.unlink(image.log_path)
-                except FileNotFoundError:
-                    pass
+        for resource in [*self.images, *self.network_publications]:
+            self._delete_log_files(resource)
         self.images = []
-        for publication in list(self.network_publications):
-            try:
-                publication.close()
-            finally:
-                try:
-                    os.unlink(publication.log_path)
-                except FileNotFoundError:
-                    pass
         self.network_publications = []
         for endpoint in [*self.send_endpoints.values(), *self._closing_send_endpoints,
                          *self.receive_endpoints.values(), *self._closing_receive_endpoints]:

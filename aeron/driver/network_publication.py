@@ -15,6 +15,7 @@ from aeron._core import counters as ctr
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
 from aeron.driver import protocol as p
+from aeron.driver.driver_log import DriverLog
 from aeron.driver.retransmit_handler import RetransmitHandler
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ HEARTBEAT_INTERVAL_NS = 100_000_000
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
 
 
-class NetworkPublication:
+class NetworkPublication(DriverLog):
     def __init__(self, *, registration_id: int, owner_client_id: int, session_id: int, stream_id: int,
                  channel: str, is_exclusive: bool, log: LogBuffers, log_path: str, endpoint: SendChannelEndpoint,
                  counters: dict[str, tuple[int, Any]], flow_control: FlowControl, window_length: int,
@@ -40,13 +41,9 @@ class NetworkPublication:
         self.stream_id = stream_id
         self.channel = channel
         self.is_exclusive = is_exclusive
-        self.log = log
+        self._init_log(log, 0)
         self.log_path = log_path
         self.endpoint = endpoint
-        self.terms = [log.term_buffer(i) for i in range(3)]
-        self.term_length = log.term_length
-        self.term_length_mask = log.term_length - 1
-        self.position_bits_to_shift = log.position_bits_to_shift
         self.initial_term_id = log.initial_term_id
         self.mtu = log.mtu_length
         self.max_message_length = log.max_message_length
@@ -106,12 +103,6 @@ class NetworkPublication:
         self.short_sends = 0
 
     # -- positions ---------------------------------------------------------------------------------------
-    def producer_position(self) -> int:
-        log = self.log
-        raw_tail = log.raw_tail_volatile(log.active_term_count % 3)
-        term_offset = min(raw_tail & 0xFFFFFFFF, self.term_length)
-        return log.compute_position(raw_tail >> 32, term_offset)
-
     def _term_id(self, position: int) -> int:
         return ((position >> self.position_bits_to_shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
 
@@ -304,20 +295,3 @@ class NetworkPublication:
             self.clean_buffer_to(snd_pos - self.term_length)
             work = 1
         return work
-
-    def clean_buffer_to(self, target: int) -> None:
-        from aeron._core.term_scanner import clean_term
-        while self.clean_position < target:
-            position = self.clean_position
-            offset = position & self.term_length_mask
-            length = min(target - position, self.term_length - offset)
-            if length < 8:
-                break
-            clean_term(self.terms[(position >> self.position_bits_to_shift) % 3], offset, length)
-            self.clean_position = position + length
-
-    def close(self) -> None:
-        for term in self.terms:
-            term.close()
-        self.terms = []
-        self.log.close()

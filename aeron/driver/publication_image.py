@@ -16,6 +16,7 @@ from aeron._core import counters as ctr
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron.driver import protocol as p
+from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ class ImageConnection:
         self.eos_position = 0
 
 
-class PublicationImage:
+class PublicationImage(DriverLog):
     def __init__(self, *, correlation_id: int, session_id: int, stream_id: int, endpoint: ReceiveChannelEndpoint,
                  log: LogBuffers, log_path: str, source_identity: str, control_address: tuple, join_position: int,
                  counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
@@ -49,14 +50,10 @@ class PublicationImage:
         self.session_id = session_id
         self.stream_id = stream_id
         self.endpoint = endpoint
-        self.log = log
+        self._init_log(log, join_position)
         self.log_path = log_path
         self.source_identity = source_identity
         self.channel = channel
-        self.terms = [log.term_buffer(i) for i in range(3)]
-        self.term_length = log.term_length
-        self.term_length_mask = log.term_length - 1
-        self.position_bits_to_shift = log.position_bits_to_shift
         self.initial_term_id = log.initial_term_id
         self.counter_ids = {name: counter_id for name, (counter_id, _) in counters.items()}
         self.rcv_hwm = counters["rcv-hwm"][1]
@@ -189,17 +186,6 @@ class PublicationImage:
             work = 1
         return work
 
-    def clean_buffer_to(self, target: int) -> None:
-        from aeron._core.term_scanner import clean_term
-        while self.clean_position < target:
-            position = self.clean_position
-            offset = position & self.term_length_mask
-            length = min(target - position, self.term_length - offset)
-            if length < 8:
-                break
-            clean_term(self.terms[(position >> self.position_bits_to_shift) % 3], offset, length)
-            self.clean_position = position + length
-
     def send_pending_status_message(self, now_ns: int) -> int:
         if self.state == DONE:
             return 0
@@ -267,9 +253,3 @@ class PublicationImage:
     def is_drained(self) -> bool:
         rcv_pos = self.rcv_pos.get_volatile()
         return all(link.position.get_volatile() >= rcv_pos for link in self.subscribers.values())
-
-    def close(self) -> None:
-        for term in self.terms:
-            term.close()
-        self.terms = []
-        self.log.close()
