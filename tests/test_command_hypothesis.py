@@ -7,11 +7,11 @@ import struct
 
 import pytest
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from aeron import command as cmd  # noqa: E402
-from aeron.errors import MalformedMessageError  # noqa: E402
+from aeron import command as cmd
+from aeron.errors import MalformedMessageError
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -249,20 +249,23 @@ class NetworkConductor:
             if subscription.is_spy and self._spy_matches(subscription, publication):
                 self._link_spy(subscription, publication)
 
-    def _open_send_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri, registration_id: int) -> SendChannelEndpoint:
+    def _open_transport(self, udp_channel: UdpChannel, uri: ChannelUri, bind: tuple) -> Any:
+        """The endpoint's socket bound to ``bind``, joined to it as a group when the channel is multicast."""
         from aeron.driver.driver_conductor import CommandError
         rcvbuf, sndbuf = self._socket_buffers(uri)
+        multicast = udp_channel.is_multicast
         try:
-            if udp_channel.is_multicast:
-                transport = open_udp_transport(udp_channel.family, udp_channel.local_control,
-                                                multicast_group=udp_channel.local_control,
-                                                interface=udp_channel.interface, ttl=udp_channel.ttl,
-                                                so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
-            else:
-                transport = open_udp_transport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
-                                                so_sndbuf=sndbuf, name=udp_channel.original)
+            return open_udp_transport(udp_channel.family, bind, multicast_group=bind if multicast else None,
+                                      interface=udp_channel.interface if multicast else None,
+                                      ttl=udp_channel.ttl if multicast else 0, so_rcvbuf=rcvbuf, so_sndbuf=sndbuf,
+                                      name=udp_channel.original)
         except ChannelEndpointError as exc:
             raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
+
+    def _open_send_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri, registration_id: int) -> SendChannelEndpoint:
+        # a multicast sender binds the control group (status messages come back there), others their local address
+        transport = self._open_transport(udp_channel, uri, udp_channel.local_control if udp_channel.is_multicast
+                                         else udp_channel.local_data)
         status_id, sockaddr_id = self._channel_counters("snd", udp_channel.original, registration_id,
                                                         transport.bound_address)
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
@@ -472,19 +475,7 @@ class NetworkConductor:
 
     def _open_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
                                registration_id: int) -> ReceiveChannelEndpoint:
-        from aeron.driver.driver_conductor import CommandError
-        rcvbuf, sndbuf = self._socket_buffers(uri)
-        try:
-            if udp_channel.is_multicast:
-                transport = open_udp_transport(udp_channel.family, udp_channel.local_data,
-                                                multicast_group=udp_channel.local_data,
-                                                interface=udp_channel.interface, ttl=udp_channel.ttl,
-                                                so_rcvbuf=rcvbuf, so_sndbuf=sndbuf, name=udp_channel.original)
-            else:
-                transport = open_udp_transport(udp_channel.family, udp_channel.local_data, so_rcvbuf=rcvbuf,
-                                                so_sndbuf=sndbuf, name=udp_channel.original)
-        except ChannelEndpointError as exc:
-            raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
+        transport = self._open_transport(udp_channel, uri, udp_channel.local_data)
         loss = self._ctx.loss_generator_factory()
         if loss is not None:
             transport = LossyTransport(transport, loss())

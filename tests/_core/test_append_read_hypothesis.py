@@ -3,14 +3,14 @@
 rotated through all three partitions and cleaned behind the reader, as the driver does), the term
 reader with a fragment assembler hands back exactly, in order, with the right header fields."""
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings, strategies as st
 
-from aeron._core.fragment_assembler import FragmentAssembler  # noqa: E402
-from aeron._core.logbuffer import LogBuffers  # noqa: E402
-from aeron._core.term_appender import (ADMIN_ACTION, ConcurrentTermAppender,  # noqa: E402
+from aeron._core.fragment_assembler import FragmentAssembler
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_appender import (ADMIN_ACTION, ConcurrentTermAppender,
                                        ExclusiveTermAppender)
-from aeron._core.term_reader import TermReader  # noqa: E402
-from aeron._core.term_scanner import clean_term  # noqa: E402
+from aeron._core.term_reader import TermReader
+from aeron._core.term_scanner import clean_term
 
 TERM_LENGTH = 64 * 1024
 MTU = 1408

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """FragmentAssembler with random interleavings of fragmented messages from several sessions."""
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings, strategies as st
 
-from aeron._core.atomic_buffer import AtomicBuffer  # noqa: E402
-from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,  # noqa: E402
+from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,
                                             ImageFragmentAssembler)
-from aeron._core.term_reader import ABORT, CONTINUE, Header  # noqa: E402
+from aeron._core.term_reader import ABORT, CONTINUE, Header
 
-from .framing import BEGIN, END, align, write_frame  # noqa: E402
+from .framing import BEGIN, END, align, write_frame
 
 STREAM, INITIAL, SHIFT = 9, 100, 16
 

@@ -6,13 +6,12 @@ import json
 import pathlib
 import struct
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from aeron._core import frames as f  # noqa: E402
-from aeron.errors import MalformedFrameError  # noqa: E402
-from tests.conftest import GOLDEN  # noqa: E402
+from aeron._core import frames as f
+from aeron.errors import MalformedFrameError
+from tests.conftest import GOLDEN
 
 SETTINGS = settings(max_examples=200, deadline=None)
 FIXED = {2: 28, 3: 36, 4: 40, 5: 40, 6: 40, 11: 20}

@@ -3,7 +3,6 @@
 claim rules in cnc-and-driver.md §3.3 (positions, padding, when the ring is full)."""
 import struct
 
-
 from hypothesis import given, settings, strategies as st
 
 from aeron._core.atomic_buffer import AtomicBuffer

@@ -1,14 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Properties of positions/tails and of what the appenders leave in the terms, checked by walking the
 frames in plain Python (wire-and-logbuffers.md §3.1-3.2, §4.3-4.7)."""
-import struct
 
+from hypothesis import event, given, settings, strategies as st
 
-from hypothesis import event, given, settings, strategies as st  # noqa: E402
-
-from aeron._core import logbuffer as lb  # noqa: E402
-from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender, ExclusiveTermAppender  # noqa: E402
-from tests._core.test_term_appender import HEADER, align32, make_raw_log  # noqa: E402
+from aeron._core import logbuffer as lb
+from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender, ExclusiveTermAppender
+from tests._core.test_term_appender import HEADER, align32, make_raw_log
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 

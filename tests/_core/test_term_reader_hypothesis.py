@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Properties of TermReader over terms written by the independent tests/_core/framing.py writer."""
 
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings, strategies as st
 
-from aeron._core.logbuffer import LogBuffers  # noqa: E402
-from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, TermReader  # noqa: E402
+from aeron._core.logbuffer import LogBuffers
+from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, TermReader
 
-from .framing import TermWriter, align  # noqa: E402
+from .framing import TermWriter, align
 
 TERM = 65536
 SESSION, STREAM, INITIAL = 77, 3, 2**31 - 2   # near the wrap; LogBuffers.create rejects negatives (reported)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size  # noqa: E402
-from aeron.errors import ConfigurationError, InvalidChannelError  # noqa: E402
+from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
+from aeron.errors import ConfigurationError, InvalidChannelError
 
 SETTINGS = settings(max_examples=200, deadline=None)
 

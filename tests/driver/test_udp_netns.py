@@ -5,7 +5,6 @@ create namespaces (CAP_NET_ADMIN) or without `ip`/`tc`. Where the kernel has no 
 and the receiving driver's own loss generator ("loss" interceptor, 5 %) stands in for the lossy wire."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from tests import procs
 from tests.conftest import PROJECT_ROOT
