@@ -14,74 +14,11 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron._core.loss_report import read_loss_report
-from aeron.driver import Context as DriverContext
 from aeron._core.loss_generator import LossGenerator
+from tests.driver.udp_helpers import (MS, Collector, counter, driver_context, free_port, multicast_group, stream,
+                                      wait_for)
 
 pytestmark = pytest.mark.timeout(90)
-MS = 1_000_000
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def multicast_group() -> str:
-    return f"224.0.1.{1 + 2 * random.randrange(1, 100)}"
-
-
-def driver_context(**overrides) -> DriverContext:
-    settings = dict(threading_mode="SHARED", term_buffer_length=65536, timer_interval_ns=20 * MS,
-                    publication_linger_timeout_ns=200 * MS, image_liveness_timeout_ns=2_000 * MS,
-                    publication_connection_timeout_ns=2_000 * MS, client_liveness_timeout_ns=5_000 * MS)
-    settings.update(overrides)
-    return DriverContext(environ={}, **settings)
-
-
-def wait_for(predicate, timeout_s=10.0, step=None):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        if step is not None:
-            step()
-        else:
-            time.sleep(0.001)
-
-
-class Collector:
-    def __init__(self):
-        self.messages = []
-
-    def __call__(self, buffer, offset, length, header):
-        self.messages.append(buffer.get_bytes(offset, length))
-
-
-def stream(pub, subs, count, size=64, timeout_s=30.0):
-    """Offer ``count`` numbered messages, polling every subscription meanwhile; returns the collectors."""
-    collectors = [Collector() for _ in subs]
-    from aeron.client import FragmentAssembler
-    assemblers = [FragmentAssembler(c) for c in collectors]
-    sent = 0
-    deadline = time.monotonic() + timeout_s
-    while any(len(c.messages) < count for c in collectors):
-        assert time.monotonic() < deadline, ([len(c.messages) for c in collectors], sent,
-                                             [(i.position, i.is_closed) for s in subs for i in s.images])
-        if sent < count:
-            body = (sent.to_bytes(8, "little") * (size // 8 + 1))[:size]
-            if pub.offer(body) > 0:
-                sent += 1
-            else:
-                time.sleep(0)           # back pressure: let an embedded driver's threads have the GIL
-        for sub, assembler in zip(subs, assemblers):
-            sub.poll(assembler, 64)
-    for c in collectors:
-        assert [int.from_bytes(m[:8], "little") for m in c.messages] == list(range(count))
-        assert all(len(m) == size for m in c.messages)
-    return collectors
-
-
 @pytest.fixture
 def driver():
     with MediaDriver.launch_embedded(driver_context()) as d:
@@ -95,10 +32,7 @@ def client(driver):
 
 
 def counter_value(client, label_start):
-    for record in client.counters_reader.counters():
-        if record.label.startswith(label_start):
-            return record.value
-    raise AssertionError(f"no counter {label_start!r}")
+    return counter(client, label_start).value
 
 
 # -- unicast ------------------------------------------------------------------------------------------------------
