@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
+from aeron._core.term_reader import TermReader
 from aeron.errors import IllegalStateError
 
 if TYPE_CHECKING:
@@ -44,30 +45,13 @@ class Subscription:
     # -- polling (one Python call per image; per fragment work is in the compiled reader) ----------------
 
     def poll(self, handler: Callable[..., Any], fragment_limit: int) -> int:
-        if self._closed:
-            raise IllegalStateError("Subscription is closed")
-        images = self._images
-        count = len(images)
-        if count == 0:
-            return 0
-        start = self._round_robin_index + 1
-        if start >= count:
-            start = 0
-        self._round_robin_index = start
-        fragments = 0
-        i = start
-        while True:
-            fragments += images[i].poll(handler, fragment_limit - fragments)
-            if fragments >= fragment_limit:
-                break
-            i += 1
-            if i == count:
-                i = 0
-            if i == start:
-                break
-        return fragments
+        return self._poll_images(TermReader.poll, handler, fragment_limit)
 
     def controlled_poll(self, handler: Callable[..., int], fragment_limit: int) -> int:
+        return self._poll_images(TermReader.controlled_poll, handler, fragment_limit)
+
+    def _poll_images(self, read: Callable[..., int], handler: Callable[..., Any], fragment_limit: int) -> int:
+        """``read(image, handler, limit)`` over the images, each call starting one image further on."""
         if self._closed:
             raise IllegalStateError("Subscription is closed")
         images = self._images
@@ -81,7 +65,7 @@ class Subscription:
         fragments = 0
         i = start
         while True:
-            fragments += images[i].controlled_poll(handler, fragment_limit - fragments)
+            fragments += read(images[i], handler, fragment_limit - fragments)
             if fragments >= fragment_limit:
                 break
             i += 1
