@@ -233,11 +233,11 @@ class NetworkPublication(DriverLog):
 
     def on_nak(self, term_id: int, term_offset: int, length: int, now_ns: int) -> None:
         self.snd_naks.increment_ordered()
-        fc = self.flow_control
-        self.retransmit_handler.on_nak(
-            term_id, term_offset, length, self.term_length, now_ns,
-            lambda offset, resend_length: fc.max_retransmission_length(offset, resend_length, self.term_length,
-                                                                        self.mtu))
+        self.retransmit_handler.on_nak(term_id, term_offset, length, self.term_length, now_ns,
+                                       self._max_retransmission_length)
+
+    def _max_retransmission_length(self, term_offset: int, resend_length: int) -> int:
+        return self.flow_control.max_retransmission_length(term_offset, resend_length, self.term_length, self.mtu)
 
     def on_rttm(self, flags: int, echo_timestamp: int, receiver_id: int) -> None:
         if flags & p.RTTM_REPLY_FLAG:

@@ -88,6 +88,8 @@ class PublicationImage(DriverLog):
         self._rttm = bytearray(p.RTTM_LENGTH)
         self.receiver_id = endpoint.receiver_id
         self.group_tag = endpoint.group_tag
+        control = endpoint.control_address
+        self._control_connections = [ImageConnection(control, now_ns)] if control is not None else []
 
     def position_of(self, term_id: int, term_offset: int) -> int:
         return (((term_id - self.initial_term_id) & 0xFFFFFFFF) << self.position_bits_to_shift) + term_offset
@@ -215,9 +217,8 @@ class PublicationImage(DriverLog):
         return 1
 
     def _live_connections(self, now_ns: int) -> list[ImageConnection]:
-        control = self.endpoint.control_address
-        if control is not None:
-            return [ImageConnection(control, now_ns)]
+        if self._control_connections:
+            return self._control_connections       # multicast group / explicit control: one fixed address
         live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= self.liveness_timeout_ns]
         return live or self.connections[:1]
 

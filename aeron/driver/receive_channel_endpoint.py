@@ -62,6 +62,7 @@ class ReceiveChannelEndpoint:
         self.ref_count = 0
         self._on_setup = on_setup                     # (endpoint, transport, fields, source) -> conductor
         self._elicit = bytearray(p.SM_LENGTH)
+        self._rttm_reply = bytearray(p.RTTM_LENGTH)
         # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
         self.control_address = udp_channel.remote_control
         self._time_of_last_elicit_ns = 0
@@ -220,9 +221,8 @@ class ReceiveChannelEndpoint:
         if image is None or isinstance(image, tuple):
             return
         if flags & p.RTTM_REPLY_FLAG:
-            reply = bytearray(p.RTTM_LENGTH)
-            p.pack_rttm(reply, 0, session_id, stream_id, echo, 0, self.receiver_id)
-            self.send_to(reply, self.control_address or source)
+            p.pack_rttm(self._rttm_reply, 0, session_id, stream_id, echo, 0, self.receiver_id)
+            self.send_to(self._rttm_reply, self.control_address or source)
         else:
             image.on_rttm(now_ns, echo, delta)
 
