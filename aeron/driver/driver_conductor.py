@@ -583,14 +583,7 @@ class DriverConductor(NetworkConductor, Agent):
                     publication = candidate
                     break
         if publication is not None:
-            if term_length is not None and term_length != publication.term_length:
-                raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                   f"existing publication has different term length: existing="
-                                   f"{publication.term_length} requested={term_length}")
-            if mtu_length is not None and mtu_length != publication.mtu_length:
-                raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                   f"existing publication has different MTU length: existing="
-                                   f"{publication.mtu_length} requested={mtu_length}")
+            self._check_joins_existing(publication, term_length, mtu_length)
             if start[0] is not None:
                 raise CommandError(ErrorCode.INVALID_CHANNEL,
                                    "existing publication cannot be joined at a given init-term-id/term-id/"
@@ -626,6 +619,17 @@ class DriverConductor(NetworkConductor, Agent):
             publication.pub_lmt_id, NULL_CHANNEL_STATUS_ID, publication.log_path))
         for message in images:
             self._transmit(message)
+
+    @staticmethod
+    def _check_joins_existing(publication: DriverLog, term_length: int | None, mtu_length: int | None) -> None:
+        """A second ADD_PUBLICATION shares the log only if it asks for nothing the log does not have."""
+        if term_length is not None and term_length != publication.term_length:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"existing publication has different term length: "
+                                                          f"existing={publication.term_length} requested={term_length}")
+        mtu = publication.log.mtu_length
+        if mtu_length is not None and mtu_length != mtu:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"existing publication has different MTU length: "
+                                                          f"existing={mtu} requested={mtu_length}")
 
     def _allocate_session_id(self, stream_id: int) -> int:
         low = self._ctx.publication_reserved_session_id_low

@@ -185,14 +185,7 @@ class NetworkConductor:
                 if (publication.endpoint is endpoint and publication.stream_id == stream_id and
                         publication.state == np_.ACTIVE and not publication.is_exclusive and
                         (session_id is None or session_id == publication.session_id)):
-                    if term_length is not None and term_length != publication.term_length:
-                        raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                           f"existing publication has different term length: existing="
-                                           f"{publication.term_length} requested={term_length}")
-                    if mtu_length is not None and mtu_length != publication.mtu:
-                        raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                           f"existing publication has different MTU length: existing="
-                                           f"{publication.mtu} requested={mtu_length}")
+                    self._check_joins_existing(publication, term_length, mtu_length)
                     publication.ref_count += 1
                     client = self.get_or_add_client(command.client_id)
                     client.publication_links[command.correlation_id] = publication
