@@ -2,8 +2,7 @@
 """Aeron for Python: Aeron's transport, archive and cluster with a Cython core and an asyncio face."""
 from aeron.errors import *  # noqa: F401,F403
 from aeron.errors import __all__ as _errors_all
-
-__version__ = "0.1.0.dev0"
+from aeron.common.version import __version__  # noqa: F401
 
 _CLIENT_NAMES = (
     "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",

@@ -2,14 +2,13 @@
 """Client configuration (Aeron ``Aeron.Context``), with the defaults and environment variables of the C client."""
 from __future__ import annotations
 
-import getpass
 import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from aeron.common.paths import default_aeron_dir
 from aeron.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -23,16 +22,6 @@ CounterHandler = Callable[["CountersReader", int, int], Any]      # (reader, reg
 
 MS = 1_000_000
 NULL_VALUE = -1
-
-
-def default_aeron_dir() -> str:
-    """aeron_default_path on Linux: ``/dev/shm/aeron-<user>`` (the temp dir when there is no /dev/shm)."""
-    try:
-        user = os.environ.get("USER") or getpass.getuser()
-    except Exception:       # noqa: BLE001 - no passwd entry: C falls back to "default"
-        user = "default"
-    base = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    return os.path.join(base, f"aeron-{user}")
 
 
 def _env_int(name: str, default: int, scale: int = 1) -> int:
