@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Aeron for Python: Aeron's transport, archive and cluster with a Cython core and an asyncio face."""
-from aeron.errors import *  # noqa: F401,F403
-from aeron.errors import __all__ as _errors_all
+from aeron.common.errors import *  # noqa: F401,F403
+from aeron.common.errors import __all__ as _errors_all
 from aeron.common.version import __version__  # noqa: F401
 
 _CLIENT_NAMES = (

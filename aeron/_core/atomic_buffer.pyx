@@ -17,7 +17,7 @@ from libc.string cimport memcpy, memset, memcmp
 
 from aeron._core.atomic cimport (load_acquire_i32, load_acquire_i64, store_release_i32, store_release_i64,
                                  get_and_add_i32, get_and_add_i64, cas_i32, cas_i64)
-from aeron.errors import OutOfBoundsError, IllegalStateError, InvalidArgumentError, CorruptFileError
+from aeron.common.errors import OutOfBoundsError, IllegalStateError, InvalidArgumentError, CorruptFileError
 
 
 cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity) except -1:

@@ -16,7 +16,7 @@ from libc.string cimport memcpy
 
 from aeron._core.atomic cimport fence_acquire, fence_release, load_acquire_i64, store_release_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
-from aeron.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
 
 # -- layout constants (Python view of broadcast.pxd) ---------------------------------------------------
 TAIL_INTENT_COUNTER_OFFSET = BCAST_TAIL_INTENT_COUNTER_OFFSET

@@ -16,7 +16,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic cimport store_release_i32
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron._core cimport frame_descriptor as fd
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 
 cdef class BufferClaim:

@@ -11,7 +11,7 @@ from libc.string cimport memcpy
 
 from aeron._core.atomic cimport load_acquire_i32, store_release_i32
 from aeron._core.atomic_buffer cimport AtomicBuffer
-from aeron.errors import (CncNotInitialisedError, CncVersionError, ConfigurationError, CorruptFileError,
+from aeron.common.errors import (CncNotInitialisedError, CncVersionError, ConfigurationError, CorruptFileError,
                           IllegalStateError, InvalidArgumentError)
 
 CNC_FILE = "cnc.dat"

@@ -17,7 +17,7 @@ from libc.string cimport memcpy, memset
 from aeron._core.atomic cimport (load_acquire_i32, load_acquire_i64, store_release_i32, store_release_i64,
                                  get_and_add_i64)
 from aeron._core.atomic_buffer cimport AtomicBuffer
-from aeron.errors import CorruptFileError, IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError, OutOfBoundsError
 
 # -- layout constants (Python view of the cdef enum in counters.pxd) ----------------------------------
 COUNTER_LENGTH = COUNTERS_COUNTER_LENGTH

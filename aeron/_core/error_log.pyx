@@ -17,7 +17,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic cimport load_acquire_i32, load_acquire_i64, store_release_i32, store_release_i64, \
     get_and_add_i32
 from aeron._core.atomic_buffer cimport AtomicBuffer
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 LENGTH_OFFSET = ERROR_LOG_LENGTH_OFFSET
 OBSERVATION_COUNT_OFFSET = ERROR_LOG_OBSERVATION_COUNT_OFFSET

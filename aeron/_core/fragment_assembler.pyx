@@ -21,7 +21,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron._core.term_reader cimport Header, CONTROLLED_ACTION_ABORT, CONTROLLED_ACTION_CONTINUE
 from aeron._core cimport frame_descriptor as fd
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 DEFAULT_INITIAL_BUFFER_LENGTH = 4096
 cdef int32_t MIN_CAPACITY = 64

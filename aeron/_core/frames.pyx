@@ -13,7 +13,7 @@ from collections import namedtuple
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 
-from aeron.errors import MalformedFrameError, OutOfBoundsError
+from aeron.common.errors import MalformedFrameError, OutOfBoundsError
 
 # Constants for Python callers. The .pxd enums are C-only and, this module sharing the .pxd's name, a Python
 # global of the same name cannot be declared: publish them through the module dict instead.

@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
-from aeron.errors import ConfigurationError
+from aeron.common.errors import ConfigurationError
 
 PARTITION_COUNT = <int>ld.PARTITION_COUNT
 TERM_MIN_LENGTH = ld.TERM_MIN_LENGTH
@@ -174,7 +174,7 @@ from libc.string cimport memcpy, memset
 from aeron._core.atomic cimport (load_acquire_i32, load_acquire_i64, store_release_i32, store_release_i64,
                                  load_acquire_u8, store_release_u8)
 from aeron._core.atomic_buffer cimport AtomicBuffer
-from aeron.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 cdef object _DEFAULT_HEADER = _struct.Struct("<iBBhiiiiq")
 

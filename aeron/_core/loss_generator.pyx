@@ -19,7 +19,7 @@ from aeron._core.frame_descriptor cimport (HDR_TYPE_DATA, HEADER_LENGTH, TYPE_FI
                                            SESSION_ID_FIELD_OFFSET, STREAM_ID_FIELD_OFFSET, TERM_ID_FIELD_OFFSET)
 from aeron._core.udp_transport cimport UdpTransport
 
-from aeron.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
+from aeron.common.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
 
 RANDOM = LOSS_RANDOM
 FIXED = LOSS_FIXED

@@ -12,7 +12,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic cimport load_acquire_i64, store_release_i64, get_and_add_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core.error_log import format_timestamp
-from aeron.errors import InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import InvalidArgumentError, OutOfBoundsError
 
 LOSS_REPORT_FILE = "loss-report.dat"
 OBSERVATION_COUNT_OFFSET = LOSS_REPORT_OBSERVATION_COUNT_OFFSET

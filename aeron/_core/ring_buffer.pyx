@@ -18,7 +18,7 @@ from libc.string cimport memcpy, memset
 from aeron._core.atomic cimport (cas_i64, fence_release, get_and_add_i64, load_acquire_i32, load_acquire_i64,
                                  store_release_i32, store_release_i64)
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
-from aeron.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
 
 # -- layout constants (Python view of ring_buffer.pxd) ------------------------------------------------
 ALIGNMENT = RB_ALIGNMENT

@@ -28,7 +28,7 @@ from aeron._core.buffer_claim cimport BufferClaim
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
 from aeron._core.logbuffer cimport LogBuffers
-from aeron.errors import IllegalStateError, InvalidArgumentError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 NOT_CONNECTED = APPEND_NOT_CONNECTED
 BACK_PRESSURED = APPEND_BACK_PRESSURED

@@ -20,7 +20,7 @@ from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
-from aeron.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 ABORT = CONTROLLED_ACTION_ABORT
 BREAK = CONTROLLED_ACTION_BREAK

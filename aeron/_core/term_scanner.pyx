@@ -14,7 +14,7 @@ from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 NO_ACTION = TERM_UNBLOCKER_NO_ACTION
 UNBLOCKED = TERM_UNBLOCKER_UNBLOCKED

@@ -22,7 +22,7 @@ from aeron._core.udp_transport cimport *
 
 import socket as _socket
 
-from aeron.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 
 MAX_DATAGRAM_LENGTH = 65504
 

@@ -5,7 +5,7 @@ from aeron.aio._idle import AsyncBackoffIdleStrategy
 from aeron.aio.client import AsyncAeron, connect
 from aeron.aio.publication import AsyncPublication
 from aeron.aio.subscription import IMAGE_EVENT_QUEUE_CAPACITY, AsyncSubscription, ImageEvent, Message
-from aeron.errors import AeronTimeoutError, PublicationClosedError
+from aeron.common.errors import AeronTimeoutError, PublicationClosedError
 
 
 def install_uvloop() -> None:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from aeron.errors import AeronTimeoutError
+from aeron.common.errors import AeronTimeoutError
 
 DEFAULT_SPINS = 8                  # sleep(0) rounds: let other tasks run, come straight back
 DEFAULT_MIN_SLEEP_S = 50e-6

@@ -14,7 +14,7 @@ from aeron.aio.publication import AsyncPublication
 from aeron.aio.subscription import AsyncSubscription
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 
 class AsyncAeron:

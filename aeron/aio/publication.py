@@ -8,7 +8,7 @@ from typing import Any
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED
 from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
-from aeron.errors import PublicationClosedError
+from aeron.common.errors import PublicationClosedError
 
 
 def _closed_error(result: int, publication: Any) -> PublicationClosedError:

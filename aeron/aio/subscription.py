@@ -20,7 +20,7 @@ from typing import Any
 from aeron._core.fragment_assembler import ControlledFragmentAssembler
 from aeron._core.term_reader import BREAK
 from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 IMAGE_EVENT_QUEUE_CAPACITY = 1024
 

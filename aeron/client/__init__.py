@@ -4,12 +4,13 @@ from aeron._core.buffer_claim import BufferClaim
 from aeron._core.fragment_assembler import ControlledFragmentAssembler, FragmentAssembler, ImageFragmentAssembler
 from aeron._core.term_reader import ControlledPollAction, Header
 from aeron.client.aeron import Aeron, connect_to_driver
-from aeron.client.channel_uri import ChannelUri
-from aeron.client.context import Context, default_aeron_dir
+from aeron.client.context import Context
 from aeron.client.counter import Counter
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
+from aeron.common.channel_uri import ChannelUri
+from aeron.common.paths import default_aeron_dir
 
 __all__ = [
     "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",

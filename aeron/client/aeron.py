@@ -10,13 +10,13 @@ from typing import Any
 from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_version_major
 from aeron._core.counters import CountersReader
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.agent import AgentInvoker, AgentRunner, epoch_ms
+from aeron.common.agent import AgentInvoker, AgentRunner, epoch_ms
 from aeron.client.client_conductor import ClientConductor
 from aeron.client.context import Context
 from aeron.client.counter import Counter
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import ImageHandler, Subscription
-from aeron.errors import (
+from aeron.common.errors import (
     CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
 
 

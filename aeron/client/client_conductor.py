@@ -16,19 +16,20 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aeron import command as cmd
+from aeron.common import command as cmd
 from aeron._core.broadcast import BroadcastReceiver, CopyBroadcastReceiver
 from aeron._core.cnc import CncFile
 from aeron._core.counters import (
     DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_KEY_LENGTH, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.agent import Agent, epoch_ms, nano_time
+from aeron.common.agent import Agent, epoch_ms, nano_time
+from aeron.common.channel_uri import ChannelUri
 from aeron.client.counter import Counter
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
-from aeron.errors import (
+from aeron.common.errors import (
     AeronError, AgentTerminationError, ClientTimeoutError, ConductorServiceTimeoutError, DriverTimeoutError,
     IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError)
 
@@ -91,7 +92,6 @@ def _check_counter(type_id: object, label: object, key: object) -> tuple[int, by
 
 
 def _check_channel(channel: object) -> str:
-    from aeron.client.channel_uri import ChannelUri
     if not isinstance(channel, str):
         raise InvalidArgumentError(f"channel must be a str, got {type(channel).__name__}")
     ChannelUri.parse(channel)       # InvalidChannelError naming the bad part, before the driver sees it

@@ -8,11 +8,13 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from aeron.common.agent import SleepingIdleStrategy
+from aeron.common.channel_uri import parse_duration_ns
+from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.paths import default_aeron_dir
-from aeron.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from aeron.agent import IdleStrategy
+    from aeron.common.agent import IdleStrategy
     from aeron.client.image import Image
     from aeron._core.counters import CountersReader
 
@@ -28,7 +30,6 @@ def _env_int(name: str, default: int, scale: int = 1) -> int:
     text = os.environ.get(name)
     if text is None or text == "":
         return default
-    from aeron.client.channel_uri import parse_duration_ns
     try:
         if scale == 1:
             return parse_duration_ns(text)
@@ -106,7 +107,6 @@ class Context:
     def conclude(self) -> "Context":
         """Validate and fill defaults; a context is used by one client only."""
         if self._concluded:
-            from aeron.errors import IllegalStateError
             raise IllegalStateError("Context already used by a client; make a new one")
         if not self.aeron_dir:
             self.aeron_dir = default_aeron_dir()
@@ -121,7 +121,6 @@ class Context:
         if self.error_handler is None:
             self.error_handler = default_error_handler
         if self.idle_strategy is None:
-            from aeron.agent import SleepingIdleStrategy
             self.idle_strategy = SleepingIdleStrategy(self.idle_sleep_duration_ns)
         self._concluded = True
         return self

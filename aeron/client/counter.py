@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aeron._core.counters import AtomicCounter
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.term_reader import TermReader
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 if TYPE_CHECKING:
     from aeron._core.logbuffer import LogBuffers

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
 from aeron._core.term_reader import TermReader
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 if TYPE_CHECKING:
     from aeron.client.client_conductor import ClientConductor

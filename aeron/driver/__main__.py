@@ -16,7 +16,7 @@ import sys
 import threading
 
 from aeron.driver.media_driver import Context, MediaDriver
-from aeron.errors import AeronError
+from aeron.common.errors import AeronError
 
 
 def main(argv: list[str] | None = None) -> int:

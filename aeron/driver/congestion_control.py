@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from aeron.common.errors import InvalidChannelError
+
 DEFAULT_INITIAL_RTT_NS = 100_000
 CUBIC_C = 0.4
 CUBIC_B = 0.2
@@ -120,7 +122,6 @@ class CubicCongestionControl:
 
 def congestion_control_for(cc: str | None, term_length: int, mtu: int, initial_window: int,
                            measure_rtt: bool = False, initial_rtt_ns: int = DEFAULT_INITIAL_RTT_NS):
-    from aeron.errors import InvalidChannelError
     if cc is None or cc == "static":
         return StaticWindowCongestionControl(term_length, mtu, initial_window)
     if cc == "cubic":

@@ -15,8 +15,8 @@ import socket
 import traceback
 from collections.abc import Callable
 
-from aeron import __version__ as _package_version
-from aeron import command as cmd
+from aeron.common.version import __version__ as _package_version
+from aeron.common import command as cmd
 from aeron._core import counters as ctr
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.broadcast import BroadcastTransmitter
@@ -29,12 +29,12 @@ from aeron._core.logbuffer import (
 from aeron._core.loss_report import LOSS_REPORT_FILE, LossReport
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.term_scanner import LogBufferUnblocker
-from aeron.agent import Agent
+from aeron.common.agent import Agent
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.network_conductor import NetworkConductor, NetworkSubscription
 from aeron.driver.network_publication import NetworkPublication
-from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
-from aeron.errors import (
+from aeron.common.channel_uri import ChannelUri, parse_duration_ns, parse_size
+from aeron.common.errors import (
     AeronError, ConfigurationError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError,
 )
 

@@ -8,8 +8,8 @@ publication's connected state.
 """
 from __future__ import annotations
 
-from aeron.client.channel_uri import parse_duration_ns
-from aeron.errors import ConfigurationError, InvalidChannelError
+from aeron.common.channel_uri import parse_duration_ns
+from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 DEFAULT_RECEIVER_TIMEOUT_NS = 5_000_000_000
 DEFAULT_INITIAL_WINDOW = 128 * 1024          # the default receiver window used for retransmit sizing (§6.7)

@@ -23,8 +23,10 @@ from typing import Any
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.client.context import default_aeron_dir
-from aeron.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
+from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
+from aeron.common.channel_uri import parse_duration_ns, parse_size
+from aeron.common.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
+from aeron.common.paths import default_aeron_dir
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -57,12 +59,10 @@ def _parse_int(text: str) -> int:
 
 
 def _parse_size(text: str) -> int:
-    from aeron.client.channel_uri import parse_size
     return parse_size(text)
 
 
 def _parse_duration_ns(text: str) -> int:
-    from aeron.client.channel_uri import parse_duration_ns
     return parse_duration_ns(text)
 
 
@@ -75,7 +75,6 @@ def _parse_threading_mode(text: str) -> ThreadingMode:
 
 
 def _parse_idle(text: str) -> str:
-    from aeron.agent import idle_strategy_from_name
     idle_strategy_from_name(text.strip())      # validate now, build when the driver starts
     return text.strip()
 
@@ -516,7 +515,6 @@ class MediaDriver:
 
     def __init__(self, context: _Context) -> None:
         self._ctx = context.conclude()
-        from aeron.agent import AgentInvoker, CompositeAgent
         from aeron.driver.driver_conductor import DriverConductor
 
         self._closed = False
@@ -553,7 +551,6 @@ class MediaDriver:
             raise
 
     def _start(self, agent: Any, idle_name: str, on_error: Callable[[BaseException], None]) -> None:
-        from aeron.agent import AgentRunner, idle_strategy_from_name
         runner = AgentRunner(agent, idle_strategy_from_name(idle_name), error_handler=on_error)
         self._runners.append(runner)
         runner.start()

@@ -11,11 +11,11 @@ import random
 import socket
 from typing import Any
 
-from aeron import command as cmd
+from aeron.common import command as cmd
 from aeron._core import counters as ctr
 from aeron._core.counters import AtomicCounter
 from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LogBuffers
-from aeron.client.channel_uri import ChannelUri, parse_size
+from aeron.common.channel_uri import ChannelUri, parse_size
 from aeron.driver import network_publication as np_
 from aeron.driver import publication_image as pi
 from aeron.driver.congestion_control import congestion_control_for
@@ -29,7 +29,7 @@ from aeron.driver.send_channel_endpoint import SendChannelEndpoint
 from aeron.driver.sender import Sender
 from aeron.driver.udp_channel import UdpChannel, format_address
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
-from aeron.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
+from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
 # parameters Aeron defines that this driver does not implement on UDP channels: refused, naming the parameter

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
-from aeron.agent import Agent
+from aeron.common.agent import Agent
 
 CYCLE_THRESHOLD_NS = 100_000_000
 

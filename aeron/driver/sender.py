@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
-from aeron.agent import Agent
+from aeron.common.agent import Agent
 
 CONTROL_POLL_RATIO = 6                 # poll control frames every 6th cycle, and whenever nothing was sent
 CONTROL_POLL_INTERVAL_NS = 100_000_000

@@ -14,8 +14,8 @@ import itertools
 import socket
 from dataclasses import dataclass, field
 
-from aeron.client.channel_uri import ChannelUri
-from aeron.errors import InvalidChannelError
+from aeron.common.channel_uri import ChannelUri
+from aeron.common.errors import InvalidChannelError
 
 CONTROL_MODE_MANUAL = "manual"
 CONTROL_MODE_DYNAMIC = "dynamic"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.udp_transport import UdpTransport
-from aeron.errors import ChannelEndpointError
+from aeron.common.errors import ChannelEndpointError
 
 
 

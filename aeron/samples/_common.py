@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import aeron
-from aeron.client.channel_uri import parse_duration_ns, parse_size
-from aeron.errors import ConfigurationError
+from aeron.common.channel_uri import parse_duration_ns, parse_size
+from aeron.common.errors import ConfigurationError
 
 DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
 DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"

@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     from aeron._core.logbuffer import check_term_length
     from aeron.driver import Context as DriverContext
     from aeron.driver import MediaDriver
-    from aeron.errors import ConfigurationError
+    from aeron.common.errors import ConfigurationError
     from aeron.samples._common import percentiles
     try:
         check_term_length(args.term_length)

@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
-from aeron.errors import CorruptFileError, IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError, OutOfBoundsError
 
 
 def test_plain_accessors_are_little_endian():

@@ -12,7 +12,7 @@ import pytest
 from aeron._core import broadcast as bm
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.broadcast import BroadcastReceiver, BroadcastTransmitter, CopyBroadcastReceiver
-from aeron.errors import (ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError,
+from aeron.common.errors import (ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError,
                           OutOfBoundsError)
 
 TO_CLIENTS_OFFSET = 1_049_472

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.broadcast import BroadcastReceiver, BroadcastTransmitter, CopyBroadcastReceiver
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 
 CAPACITY = 256
 MAX_MSG = CAPACITY // 8

@@ -9,7 +9,7 @@ from aeron._core import cnc as cncmod
 from aeron._core.cnc import (CNC_VERSION, CncFile, compute_cnc_file_length, semantic_version_compose,
                              semantic_version_decompose, semantic_version_to_string)
 from aeron._core.counters import CountersReader
-from aeron.errors import (CncNotInitialisedError, CncVersionError, ConfigurationError, CorruptFileError,
+from aeron.common.errors import (CncNotInitialisedError, CncVersionError, ConfigurationError, CorruptFileError,
                           IllegalStateError, InvalidArgumentError)
 
 GOLDEN = {

@@ -10,7 +10,7 @@ from aeron._core import counters as C
 from aeron._core.counters import (AtomicCounter, CountersManager, CountersReader, format_counters,
                                   heartbeat_key_encode, stream_counter_key_decode, stream_counter_key_encode,
                                   system_counter_key_encode)
-from aeron.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
 
 GOLDEN_CNC = ["c-aeronmd-ipc", "java-mediadriver-ipc", "c-aeronmd-udp-unicast/publisher-driver",
               "c-aeronmd-udp-unicast/subscriber-driver"]
@@ -231,7 +231,7 @@ def test_corrupt_label_length_is_typed():
     meta, _, m = make_manager()
     m.allocate("a")
     struct.pack_into("<i", meta, 128, 9999)
-    from aeron.errors import CorruptFileError
+    from aeron.common.errors import CorruptFileError
     with pytest.raises(CorruptFileError):
         m.get_counter_label(0)
 

@@ -6,7 +6,7 @@ from aeron._core.fragment_assembler import (BufferBuilder, ControlledFragmentAss
                                             ImageFragmentAssembler)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, Header, TermReader
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 from .framing import BEGIN, END, UNFRAGMENTED, TermWriter, write_frame
 

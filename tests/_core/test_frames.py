@@ -11,7 +11,7 @@ import pytest
 from aeron._core import frames as f
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.term_scanner import TermRebuilder
-from aeron.errors import MalformedFrameError, MalformedMessageError, OutOfBoundsError
+from aeron.common.errors import MalformedFrameError, MalformedMessageError, OutOfBoundsError
 
 RUNS = ["unicast", "unicast-loss-rttm", "multicast"]
 TYPE_CODES = {"PAD": 0, "DATA": 1, "NAK": 2, "SM": 3, "ERR": 4, "SETUP": 5, "RTTM": 6, "RES": 7, "RSP_SETUP": 11}

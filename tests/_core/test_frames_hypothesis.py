@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aeron._core import frames as f
-from aeron.errors import MalformedFrameError
+from aeron.common.errors import MalformedFrameError
 from tests.conftest import GOLDEN
 
 SETTINGS = settings(max_examples=200, deadline=None)

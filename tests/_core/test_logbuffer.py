@@ -8,7 +8,7 @@ import pytest
 
 from aeron._core import logbuffer as lb
 from aeron._core.logbuffer import LogBuffers, read_metadata
-from aeron.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
 
 INT64_MAX = (1 << 63) - 1
 META = 200704 - 4096

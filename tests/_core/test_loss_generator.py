@@ -12,7 +12,7 @@ import pytest
 
 from aeron._core.loss_generator import TRACKING_CAPACITY, LossGenerator
 from aeron._core.udp_transport import UdpTransport
-from aeron.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
+from aeron.common.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
 
 HEADER = struct.Struct("<iBBhiiiiq")
 

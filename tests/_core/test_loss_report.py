@@ -8,7 +8,7 @@ import pytest
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core import loss_report as L
 from aeron._core.loss_report import LossReport, entry_length, format_loss_report, read_loss_report
-from aeron.errors import OutOfBoundsError
+from aeron.common.errors import OutOfBoundsError
 
 UTC = datetime.timezone.utc
 CHANNEL = "aeron:udp?endpoint=127.0.0.1:40611|cc=cubic"

@@ -13,7 +13,7 @@ import pytest
 from aeron._core import ring_buffer as rbm
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.errors import (ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError,
+from aeron.common.errors import (ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError,
                           OutOfBoundsError)
 
 TO_DRIVER_OFFSET = 128

@@ -11,7 +11,7 @@ from aeron._core.buffer_claim import BufferClaim
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import (ADMIN_ACTION, BACK_PRESSURED, CLOSED, MAX_POSITION_EXCEEDED, NOT_CONNECTED,
                                        ConcurrentTermAppender, ExclusiveTermAppender, GIL_RELEASE_THRESHOLD)
-from aeron.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
 
 HEADER = struct.Struct("<iBBhiiiiq")
 TERM = 65536

@@ -8,7 +8,7 @@ from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_reader import (ABORT, BREAK, COMMIT, CONTINUE, ControlledPollAction, Header,
                                      TermReader)
-from aeron.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 from .framing import BEGIN, END, HEADER, TermWriter, align, write_frame, write_pad
 

@@ -8,7 +8,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import (NO_ACTION, UNBLOCKED, UNBLOCKED_TO_END, LogBufferUnblocker, TermGapFiller,
                                       TermGapScanner, TermRebuilder, TermUnblocker, clean_term,
                                       scan_for_availability)
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 from .framing import HEADER, read_header, write_frame, write_pad
 

@@ -8,7 +8,7 @@ import pytest
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ExclusiveTermAppender
 from aeron._core.udp_transport import UdpTransport
-from aeron.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 
 
 def _bound(family=socket.AF_INET, host="127.0.0.1"):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aeron._core.term_scanner import validate_data_packet
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 
 HEADER = struct.Struct("<iBBhiiiiq")
 TERM = 65536

@@ -12,7 +12,7 @@ import pytest
 
 import aeron.aio
 from aeron.aio import AeronTimeoutError, PublicationClosedError
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 from tests import procs
 
 pytestmark = pytest.mark.timeout(60)
@@ -270,7 +270,7 @@ async def test_poll_waits_for_a_fragment_and_counters_register(client):
 async def test_a_driver_that_goes_away_ends_waits_with_typed_errors(loop_errors):
     from aeron.driver import Context as DriverContext
     from aeron.driver import MediaDriver
-    from aeron.errors import DriverTimeoutError
+    from aeron.common.errors import DriverTimeoutError
     driver = MediaDriver.launch_embedded(DriverContext(threading_mode="SHARED", environ={}))
     reported = []
     try:

@@ -13,7 +13,7 @@ import pytest
 from aeron import Aeron, Context, Counter, ExclusivePublication, MediaDriver, Publication, Subscription
 from aeron._core import counters as ctr
 from aeron._core.cnc import CncFile
-from aeron.errors import (
+from aeron.common.errors import (
     CncVersionError, DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError)
 from tests.client.conftest import client_context, connected_pair, drain, driver_context, receive, wait_for
 
@@ -87,7 +87,7 @@ def test_connect_with_keyword_settings(driver):
 @pytest.mark.parametrize("setting, value", [("driver_timeout_ms", 0), ("driver_timeout_ms", -1),
                                             ("keepalive_interval_ns", 0), ("resource_linger_duration_ns", 1.5)])
 def test_bad_context_settings_are_refused(driver, setting, value):
-    from aeron.errors import ConfigurationError
+    from aeron.common.errors import ConfigurationError
     with pytest.raises(ConfigurationError, match=setting):
         Aeron.connect(Context(driver.aeron_dir, **{setting: value}))
 
@@ -683,7 +683,7 @@ def test_context_defaults_without_environment(monkeypatch):
 @pytest.mark.parametrize("name, value", [("AERON_DRIVER_TIMEOUT", "soon"),
                                          ("AERON_CLIENT_RESOURCE_LINGER_DURATION", "3 parsecs")])
 def test_bad_environment_values_name_the_variable(monkeypatch, name, value):
-    from aeron.errors import ConfigurationError
+    from aeron.common.errors import ConfigurationError
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigurationError, match=name):
         Context()

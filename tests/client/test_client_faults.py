@@ -14,7 +14,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.errors import (
+from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, InvalidChannelError, RegistrationError)
 from tests import procs
 from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, driver_context, receive, wait_for
@@ -134,7 +134,7 @@ def test_killed_client_is_timed_out_and_its_resources_released(driver, errors):
 def test_a_client_that_stops_heartbeating_is_told_it_timed_out(driver):
     """In invoker mode a client that is not invoked stops heartbeating; the driver times it out and the
     client, once invoked again, learns it (ClientTimeoutError or its own service-interval check)."""
-    from aeron.errors import AeronTimeoutError
+    from aeron.common.errors import AeronTimeoutError
     errors = []
     client = Aeron.connect(client_context(driver.aeron_dir, errors, use_conductor_agent_invoker=True))
     try:

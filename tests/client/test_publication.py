@@ -10,7 +10,7 @@ import numpy
 import pytest
 
 from aeron import BufferClaim, ExclusivePublication, Publication
-from aeron.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
 from tests.client.conftest import TERM_LENGTH, connected_pair, drain, receive, wait_for
 
 pytestmark = pytest.mark.timeout(60)

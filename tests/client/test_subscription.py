@@ -12,7 +12,7 @@ import pytest
 from aeron import Aeron, ControlledPollAction, FragmentAssembler, Image
 from aeron._core import counters as ctr
 from aeron.client import ControlledFragmentAssembler
-from aeron.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError
 from tests.client.conftest import LINGER_NS, client_context, connected_pair, drain, receive, wait_for
 
 pytestmark = pytest.mark.timeout(60)
@@ -327,7 +327,7 @@ def test_image_position_can_skip_ahead_within_the_term(client):
     image.position = 128                                  # skip the first two messages
     assert image.position == 128
     assert receive(sub, 2) == [b"s2", b"s3"]
-    from aeron.errors import InvalidArgumentError
+    from aeron.common.errors import InvalidArgumentError
     with pytest.raises(InvalidArgumentError, match="not aligned"):
         image.position = 264
     with pytest.raises(InvalidArgumentError, match="out of range"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 
-from aeron import command as cmd
+from aeron.common import command as cmd
 from aeron._core.broadcast import BroadcastReceiver, CopyBroadcastReceiver
 from aeron._core.cnc import CncFile
 from aeron._core.counters import CountersReader

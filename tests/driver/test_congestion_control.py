@@ -10,7 +10,7 @@ import pytest
 from aeron.driver.congestion_control import (CUBIC_B, CUBIC_C, DEFAULT_INITIAL_RTT_NS, CubicCongestionControl,
                                              StaticWindowCongestionControl, congestion_control_for,
                                              receiver_window_length)
-from aeron.errors import InvalidChannelError
+from aeron.common.errors import InvalidChannelError
 
 KIB = 1024
 MTU = 1408

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from aeron import command as cmd
+from aeron.common import command as cmd
 from aeron._core import counters as ctr
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.buffer_claim import BufferClaim
@@ -22,7 +22,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ConcurrentTermAppender
 from aeron.driver import Context, MediaDriver
 from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
-from aeron.errors import ErrorCode
+from aeron.common.errors import ErrorCode
 from tests.driver.rawclient import RawClient
 
 MIB = 1024 * 1024

@@ -7,7 +7,7 @@ import pytest
 
 from aeron.driver.flow_control import (FlowControl, MinFlowControl, TaggedFlowControl, flow_control_for,
                                        max_retransmission_length)
-from aeron.errors import InvalidChannelError
+from aeron.common.errors import InvalidChannelError
 
 KIB, MIB = 1024, 1024 * 1024
 S = 1_000_000_000

@@ -14,7 +14,7 @@ import pytest
 from aeron._core.cnc import CncFile
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.driver import Context, MediaDriver, ThreadingMode, is_driver_active
-from aeron.errors import ActiveDriverError, IllegalStateError
+from aeron.common.errors import ActiveDriverError, IllegalStateError
 from tests.conftest import PROJECT_ROOT
 
 MIB = 1024 * 1024
@@ -152,7 +152,7 @@ def test_errors_of_a_stale_driver_are_saved_beside_the_directory(shm_dir):
 
 
 def test_python_m_aeron_driver_stops_on_an_accepted_terminate_driver_command(shm_dir):
-    from aeron import command as cmd
+    from aeron.common import command as cmd
     from tests.driver.rawclient import RawClient
     aeron_dir = shm_dir / "cli"
     env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}

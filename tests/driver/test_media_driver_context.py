@@ -3,7 +3,7 @@
 import pytest
 
 from aeron.driver import Context, ThreadingMode
-from aeron.errors import ConfigurationError
+from aeron.common.errors import ConfigurationError
 
 
 def test_defaults_match_the_c_driver():

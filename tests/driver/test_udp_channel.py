@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from aeron.driver.udp_channel import UdpChannel, format_address
-from aeron.errors import InvalidChannelError
+from aeron.common.errors import InvalidChannelError
 
 
 def parse(channel, sub=False):

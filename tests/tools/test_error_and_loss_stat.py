@@ -10,7 +10,7 @@ import pytest
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.cnc import CncFile
 from aeron._core.error_log import DistinctErrorLog
-from aeron.errors import DriverTimeoutError
+from aeron.common.errors import DriverTimeoutError
 from aeron.tools import error_stat, loss_stat
 from tests._reference.official_outputs import ERROR_STAT_LINES, write_reference_errors
 

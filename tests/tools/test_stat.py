@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from aeron.errors import DriverTimeoutError, CorruptFileError
+from aeron.common.errors import DriverTimeoutError, CorruptFileError
 from aeron.tools import stat
 
 CNC_SETS = ["c-aeronmd-ipc", "java-mediadriver-ipc", "c-aeronmd-udp-unicast/publisher-driver",

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.command against the layout tables of cnc-and-driver.md §6 and the golden to-clients buffer."""
+"""aeron.common.command against the layout tables of cnc-and-driver.md §6 and the golden to-clients buffer."""
 from __future__ import annotations
 
 import errno
@@ -9,9 +9,9 @@ import struct
 
 import pytest
 
-from aeron import command as cmd
+from aeron.common import command as cmd
 from aeron._core.atomic_buffer import AtomicBuffer
-from aeron.errors import ErrorCode, InvalidArgumentError, MalformedMessageError
+from aeron.common.errors import ErrorCode, InvalidArgumentError, MalformedMessageError
 
 # cnc.dat section of the to-clients broadcast buffer (golden README).
 TO_CLIENTS_OFFSET = 1_049_472

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.client.channel_uri: grammar (cnc-and-driver.md §9.1), typed parameters (§9.2), value syntax (§7.5)."""
+"""aeron.common.channel_uri: grammar (cnc-and-driver.md §9.1), typed parameters (§9.2), value syntax (§7.5)."""
 from __future__ import annotations
 
 import pytest
 
-from aeron.client.channel_uri import (
+from aeron.common.channel_uri import (
     INVALID_TAG, IPC_CHANNEL, MAX_URI_LENGTH, SPY_PREFIX, ChannelUri, parse_duration_ns, parse_size,
 )
-from aeron.errors import ConfigurationError, InvalidChannelError
+from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 INT64_MAX = (1 << 63) - 1
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Properties of aeron.command: round trips for every message type, truncation and garbage only ever raise
+"""Properties of aeron.common.command: round trips for every message type, truncation and garbage only ever raise
 MalformedMessageError."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aeron import command as cmd
-from aeron.errors import MalformedMessageError
+from aeron.common import command as cmd
+from aeron.common.errors import MalformedMessageError
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

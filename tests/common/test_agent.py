@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.agent: runner loop, error path, termination, invoker, composite, idle strategies, names, clocks."""
+"""aeron.common.agent: runner loop, error path, termination, invoker, composite, idle strategies, names, clocks."""
 from __future__ import annotations
 
 import threading
@@ -7,13 +7,13 @@ import time
 
 import pytest
 
-from aeron.agent import (
+from aeron.common.agent import (
     PARKING, SPINNING, YIELDING, NOT_IDLE, Agent, AgentInvoker, AgentRunner, AgentTerminationError,
     BackoffIdleStrategy, BusySpinIdleStrategy, CachedEpochClock, CachedNanoClock, CompositeAgent,
     NoOpIdleStrategy, SleepingIdleStrategy, SleepingMillisIdleStrategy, YieldingIdleStrategy, epoch_ms,
     idle_strategy_from_name, nano_time,
 )
-from aeron.errors import AeronError, AeronTimeoutError, ConfigurationError, IllegalStateError
+from aeron.common.errors import AeronError, AeronTimeoutError, ConfigurationError, IllegalStateError
 
 WAIT_S = 5.0
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aeron.client.channel_uri import ChannelUri, parse_duration_ns, parse_size
-from aeron.errors import ConfigurationError, InvalidChannelError
+from aeron.common.channel_uri import ChannelUri, parse_duration_ns, parse_size
+from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
