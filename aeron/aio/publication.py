@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aeron._core.buffer_claim import BufferClaim
-from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED
 from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
+from aeron.client import BufferClaim, Publication
 from aeron.common.errors import PublicationClosedError
+
+CLOSED = Publication.CLOSED                                     # the codes that end a publication's life
+MAX_POSITION_EXCEEDED = Publication.MAX_POSITION_EXCEEDED
 
 
 def _closed_error(result: int, publication: Any) -> PublicationClosedError:

@@ -17,10 +17,11 @@ import collections
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from aeron._core.fragment_assembler import ControlledFragmentAssembler
-from aeron._core.term_reader import BREAK
 from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
+from aeron.client import ControlledFragmentAssembler, ControlledPollAction
 from aeron.common.errors import IllegalStateError
+
+BREAK = ControlledPollAction.BREAK
 
 IMAGE_EVENT_QUEUE_CAPACITY = 1024
 

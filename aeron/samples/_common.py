@@ -13,9 +13,10 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import aeron
+from aeron.client import Aeron, Context
 from aeron.common.channel_uri import parse_duration_ns, parse_size
-from aeron.common.errors import ConfigurationError
+from aeron.common.errors import AeronError, ConfigurationError
+from aeron.common.version import __version__
 
 DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
 DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"
@@ -74,7 +75,7 @@ def _stream_id(text: str) -> int:
 
 class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        print(f"{parser.prog} <{aeron.__version__}> aeron for Python")
+        print(f"{parser.prog} <{__version__}> aeron for Python")
         parser.exit(0)
 
 
@@ -111,9 +112,9 @@ def parser(prog: str, options: str) -> argparse.ArgumentParser:
     return p
 
 
-def connect(prefix: str | None, **settings: Any) -> aeron.Aeron:
-    ctx = aeron.Context(prefix, **settings) if prefix else aeron.Context(**settings)
-    return aeron.Aeron.connect(ctx)
+def connect(prefix: str | None, **settings: Any) -> Aeron:
+    ctx = Context(prefix, **settings) if prefix else Context(**settings)
+    return Aeron.connect(ctx)
 
 
 def print_available_image(image: Any) -> None:
@@ -218,6 +219,6 @@ def wait_for_image(subscription: Any, running: Running) -> Any:
 def main_guard(main: Callable[[Sequence[str] | None], int]) -> None:
     try:
         sys.exit(main(None))
-    except aeron.AeronError as exc:
+    except AeronError as exc:
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -31,7 +31,7 @@ STOP = -1               # ping sequence number that ends the pong loop
 
 
 def _connect(aeron_dir: str) -> Any:
-    from aeron import Aeron, Context
+    from aeron.client import Aeron, Context
     return Aeron.connect(Context(aeron_dir))
 
 
@@ -168,19 +168,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.messages < 1 or args.pings < 1:
         parser.error("--messages and --pings must be at least 1")
 
-    from aeron._core.logbuffer import check_term_length
+    from aeron.common.errors import ConfigurationError
     from aeron.driver import Context as DriverContext
     from aeron.driver import MediaDriver
-    from aeron.common.errors import ConfigurationError
     from aeron.samples._common import percentiles
+    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff",
+                               ipc_term_buffer_length=args.term_length)
     try:
-        check_term_length(args.term_length)
+        driver_ctx.conclude()                   # the driver's own check of the term length, before any child starts
     except ConfigurationError as exc:
         parser.error(f"--term-length: {exc}")
 
     deadline = time.monotonic() + args.timeout
-    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff",
-                               ipc_term_buffer_length=args.term_length)
     spawn = mp.get_context("spawn")         # children start clean: no driver thread forked into them
     with MediaDriver.launch_embedded(driver_ctx) as driver:
         print(f"media driver (embedded, SHARED, backoff idle) in {driver.aeron_dir}, IPC term "

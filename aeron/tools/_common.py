@@ -6,7 +6,8 @@ import os
 import time
 
 from aeron._core.cnc import CncFile
-from aeron.errors import CncNotInitialisedError, CorruptFileError, DriverTimeoutError
+from aeron.common.errors import CncNotInitialisedError, CorruptFileError, DriverTimeoutError
+from aeron.common.paths import default_aeron_dir as platform_default
 
 CNC_FILE = "cnc.dat"
 LOSS_REPORT_FILE = "loss-report.dat"
@@ -14,7 +15,6 @@ LOSS_REPORT_FILE = "loss-report.dat"
 
 def default_aeron_dir() -> str:
     """$AERON_DIR, else /dev/shm/aeron-<user> (the C client's default on Linux)."""
-    from aeron.client.context import default_aeron_dir as platform_default
     return os.environ.get("AERON_DIR") or platform_default()
 
 
