@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """pyperf: offer from a Python loop into concurrent and exclusive term appenders (32 B, 1 KiB) and
-poll the messages back with a TermReader; pyzmq PUSH over ipc:// as the reference point.
+poll the messages back with a TermReader; offer vs try_claim + commit of 32 B through a client
+``Publication`` in the same run; pyzmq PUSH over ipc:// as the reference point.
 
 Threads that spin: none in the appender/reader benchmarks (one thread offers or polls); the pyzmq
 benchmark has a receiver process blocked in recv (zmq's I/O threads do the work).
@@ -18,6 +19,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender, ExclusiveTermAppender
 from aeron._core.term_reader import TermReader
 from aeron._core.term_scanner import clean_term
+from aeron.client import BufferClaim, Publication
 
 TERM_LENGTH = 16 * 1024 * 1024
 APPENDERS = {"concurrent": ConcurrentTermAppender, "exclusive": ExclusiveTermAppender}
@@ -48,6 +50,56 @@ def bench_offer(loops, kind, size):
             offer(msg)
     elapsed = time.perf_counter() - t0 - spent
     appender.close()
+    return elapsed
+
+
+def make_publication(log):
+    # Made as the client conductor makes one (appender over the log, then identity), minus the driver:
+    # no position limit, so nothing but the rotation (cleaned off the clock) interrupts the loop.
+    pub = Publication(log)
+    pub._init_identity(None, "aeron:ipc", 1, 1, -1, -1, "")
+    return pub
+
+
+def bench_publication(loops, how):
+    """32 B messages through a client Publication: ``offer``, ``try_claim(n)`` + commit (the publication's
+    own claim) or ``try_claim(n, claim)`` + commit (the caller's claim)."""
+    log = make_log()
+    pub = make_publication(log)
+    msg = bytes(32)
+    spent = 0.0
+    t0 = time.perf_counter()
+    if how == "offer":
+        offer = pub.offer
+        for _ in range(loops):
+            if offer(msg) == ADMIN_ACTION:
+                t1 = time.perf_counter()
+                clean_partition(log, (log.active_term_count + 1) % 3)
+                spent += time.perf_counter() - t1
+                offer(msg)
+    elif how == "try_claim_commit_own_claim":
+        try_claim = pub.try_claim
+        for _ in range(loops):
+            claim = try_claim(32)
+            if not claim:
+                t1 = time.perf_counter()
+                clean_partition(log, (log.active_term_count + 1) % 3)
+                spent += time.perf_counter() - t1
+                claim = try_claim(32)
+            claim.commit()
+    else:                               # "try_claim_commit": the caller's claim
+        try_claim = pub.try_claim
+        claim = BufferClaim()
+        commit = claim.commit
+        for _ in range(loops):
+            if try_claim(32, claim) == ADMIN_ACTION:
+                t1 = time.perf_counter()
+                clean_partition(log, (log.active_term_count + 1) % 3)
+                spent += time.perf_counter() - t1
+                try_claim(32, claim)
+            commit()
+    elapsed = time.perf_counter() - t0 - spent
+    ConcurrentTermAppender.close(pub)   # no conductor to tell: close the appender part only
     return elapsed
 
 
@@ -159,6 +211,8 @@ def main():
     benches = [(f"offer_{kind}_{size}B", bench_offer, (kind, size))
                for kind in ("concurrent", "exclusive") for size in (32, 1024)]
     benches += [(f"poll_{size}B", bench_poll, (size,)) for size in (32, 1024)]
+    benches += [(f"publication_{how}_32B", bench_publication, (how,))
+                for how in ("offer", "try_claim_commit", "try_claim_commit_own_claim")]
     if not os.environ.get("AERON_PY_BENCH_NO_ZMQ"):
         benches.append(("pyzmq_push_ipc_32B", bench_zmq_send, (32,)))
     for name, func, args in benches:

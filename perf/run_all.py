@@ -39,6 +39,11 @@ def main(argv):
     if zmq:
         for k in ("offer_concurrent_32B", "offer_exclusive_32B"):
             print(f"ratio {k} / pyzmq_push_ipc_32B = {rates[k] / zmq:.1f}x")
+    offer = rates.get("publication_offer_32B")
+    if offer:
+        for k in ("publication_try_claim_commit_32B", "publication_try_claim_commit_own_claim_32B"):
+            if k in rates:
+                print(f"ratio {k} time / offer time = {offer / rates[k]:.2f}")
     print("target: offer 32 B from Python >= 5 M msg/s (DESIGN §5)")
     alloc = subprocess.run([sys.executable, str(HERE / "alloc_check.py")], capture_output=True, text=True,
                            cwd=HERE.parent)
