@@ -13,7 +13,7 @@ cdef class BufferClaim:
     cdef Py_buffer _pin               # export on the log memory: the log cannot be unmapped mid-claim
     cdef object _view                 # memoryview handed out by `buffer`, released on commit/abort
     cdef Py_ssize_t exports           # live exports of the payload (the view and anything derived)
-    cdef public int64_t position      # result of the try_claim that last used this claim (set by Publication)
+    cdef public int64_t position      # result of the try_claim(length) that returned this claim (the appender's own)
 
     # Called by the appenders: take the claim over a frame whose header is written (length negative).
     cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1

@@ -5,6 +5,7 @@
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.buffer_claim cimport BufferClaim
 from aeron._core.logbuffer cimport LogBuffers
 
 cdef enum:
@@ -93,9 +94,11 @@ cdef class TermAppender:
     cdef bint _has_limit_pin
     cdef bint closed                   # after close() every offer returns CLOSED
     cdef tuple _term_buffers           # AtomicBuffers over the partitions, made for the first supplier call
+    cdef BufferClaim _claim            # the reusable claim try_claim(length) returns, made on first use
 
     cdef int64_t _reserve(self, int32_t length, int32_t framed_length, appender_span_t *span) noexcept nogil
     cdef int64_t _append(self, const appender_iov_t *iov, int32_t length, object supplier) except? -100
+    cdef int64_t _claim_into(self, int32_t length, BufferClaim claim) except? -100
     cdef int _commit_with_supplier(self, appender_span_t *span, int32_t length, object supplier) except -1
     cdef void _pad_uncommitted(self, uint8_t *term, int32_t frame_offset, int32_t remaining) noexcept
     cdef object _term_buffer(self, int32_t index)

@@ -246,6 +246,7 @@ cdef class TermAppender:
         self.closed = True
         self.log = None
         self._term_buffers = None
+        self._claim = None
 
     def __init__(self, LogBuffers log not None, AtomicBuffer position_limit=None,
                  Py_ssize_t position_limit_offset=0):
@@ -457,14 +458,28 @@ cdef class TermAppender:
                 PyMem_Free(views)
                 PyMem_Free(iov)
 
-    def try_claim(self, int32_t length, BufferClaim claim not None):
-        """Reserve a frame of ``length`` payload bytes (<= ``max_payload_length``) and hand it to
-        ``claim`` for writing in place; publish it with ``claim.commit()`` or drop it with
-        ``claim.abort()``.
+    def try_claim(self, int32_t length, BufferClaim claim=None):
+        """Claim a frame of ``length`` payload bytes (<= ``max_payload_length``) to write in place;
+        publish it with ``claim.commit()`` or drop it with ``claim.abort()``.
 
-        Returns the new position (> 0) or a status code as ``offer``. Raises InvalidArgumentError
-        for a bad length and IllegalStateError if ``claim`` still holds an open claim.
+        With ``claim`` given this is Aeron's ``tryClaim``: it returns the new position (> 0) or a status
+        code as ``offer``. Without it the appender's own reusable claim is returned, open (true) on
+        success or closed (false) with the status code in ``claim.position``; ``with pub.try_claim(n) as
+        claim:`` commits on exit and raises IllegalStateError when nothing could be claimed.
+
+        Raises InvalidArgumentError for a bad length and IllegalStateError if the claim used still holds
+        an open claim.
         """
+        if claim is not None:
+            return self._claim_into(length, claim)
+        # One C call for both forms: the reusable claim is ours, made on first use.
+        claim = self._claim
+        if claim is None:
+            claim = self._claim = BufferClaim()
+        claim.position = self._claim_into(length, claim)
+        return claim
+
+    cdef int64_t _claim_into(self, int32_t length, BufferClaim claim) except? -100:
         cdef appender_state_t *s = &self.state
         if length < 0 or length > s.max_payload_length:
             raise InvalidArgumentError(f"claim length {length} not in [0, max_payload_length={s.max_payload_length}]")

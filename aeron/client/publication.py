@@ -1,15 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Publication and ExclusivePublication: the compiled appenders plus the client-side identity and lifecycle.
 
-The offer/claim paths are the Cython appenders' own methods (no Python frame per message); what is here is
-cold: identity, close, channel status and the reusable claim for ``try_claim(length)``.
+The offer/claim paths, ``try_claim`` in both forms included, are the Cython appenders' own methods (no Python
+frame per message); what is here is cold: identity, close and channel status.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import term_appender as _ta
-from aeron._core.buffer_claim import BufferClaim
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
 from aeron._core.term_appender import ConcurrentTermAppender, ExclusiveTermAppender
 
@@ -35,7 +34,6 @@ class _PublicationMixin:
     original_registration_id: int
     channel_status_id: int
     log_file_name: str
-    _claim: BufferClaim
 
     def _init_identity(self, conductor: ClientConductor, channel: str, registration_id: int,
                        original_registration_id: int, channel_status_id: int, position_limit_id: int,
@@ -47,7 +45,6 @@ class _PublicationMixin:
         self.channel_status_id = channel_status_id
         self.position_limit_id = position_limit_id
         self.log_file_name = log_file_name
-        self._claim = BufferClaim()
 
     @property
     def channel_status(self) -> int:
@@ -58,22 +55,7 @@ class _PublicationMixin:
             return CHANNEL_ENDPOINT_STATUS_ACTIVE
         return self._conductor.counter_value(self.channel_status_id)
 
-    def try_claim(self, length: int, claim: BufferClaim | None = None) -> Any:
-        """Claim ``length`` bytes in the log to write in place.
-
-        With ``claim`` given this is Aeron's ``tryClaim``: it returns the new position (> 0) or a status code.
-        Without it the publication's own reusable claim is returned, open (true) on success or closed (false)
-        with the status code in ``claim.position``; ``with pub.try_claim(n) as claim:`` commits on exit and
-        raises IllegalStateError when nothing could be claimed.
-        """
-        if claim is not None:
-            return self._append_claim(length, claim)
-        own = self._claim
-        own.position = self._append_claim(length, own)
-        return own
-
     if TYPE_CHECKING:       # supplied by each concrete class, bound to its appender
-        def _append_claim(self, length: int, claim: BufferClaim) -> int: ...
         def _internal_close(self) -> None: ...
 
     def add_destination(self, endpoint_channel: str) -> None:
@@ -106,13 +88,12 @@ class Publication(_PublicationMixin, ConcurrentTermAppender):
     ``offer(buffer, offset=0, length=-1, reserved_value_supplier=None)`` takes any buffer-protocol object
     without copying it first and returns the new stream position (> 0) or NOT_CONNECTED, BACK_PRESSURED,
     ADMIN_ACTION, CLOSED or MAX_POSITION_EXCEEDED. ``offerv(buffers)`` gathers several buffers into one message.
+    ``try_claim(length, claim=None)`` claims a frame to write in place: the position with a caller's claim,
+    the publication's own reusable claim (status in ``claim.position``) without one.
     """
 
     __slots__ = ("_conductor", "channel", "registration_id", "original_registration_id", "channel_status_id",
-                 "position_limit_id", "log_file_name", "_claim")
-
-    def _append_claim(self, length: int, claim: BufferClaim) -> int:
-        return ConcurrentTermAppender.try_claim(self, length, claim)
+                 "position_limit_id", "log_file_name")
 
     def _internal_close(self) -> None:
         ConcurrentTermAppender.close(self)
@@ -123,10 +104,7 @@ class ExclusivePublication(_PublicationMixin, ExclusiveTermAppender):
     ``append_padding``; ``term_id``, ``term_offset`` expose where the next message goes."""
 
     __slots__ = ("_conductor", "channel", "registration_id", "original_registration_id", "channel_status_id",
-                 "position_limit_id", "log_file_name", "_claim")
-
-    def _append_claim(self, length: int, claim: BufferClaim) -> int:
-        return ExclusiveTermAppender.try_claim(self, length, claim)
+                 "position_limit_id", "log_file_name")
 
     def _internal_close(self) -> None:
         ExclusiveTermAppender.close(self)

@@ -191,3 +191,33 @@ def test_unused_claim_is_inert():
         with pytest.raises(IllegalStateError):
             op()
     assert "no open claim" in repr(claim)
+
+
+def test_claim_without_a_claim_returns_the_appenders_own(appender):
+    own = appender.try_claim(8)
+    assert isinstance(own, BufferClaim) and own and own.position == 64
+    with pytest.raises(IllegalStateError):
+        appender.try_claim(8)                           # still open: commit or abort first
+    assert own.position == 64 and own.is_active         # the refused call left it as it was
+    theirs = BufferClaim()
+    assert appender.try_claim(4, theirs) == 128         # a caller's claim is independent of the own one
+    assert theirs.position == 0                         # and its position is not touched (Aeron's tryClaim)
+    theirs.commit()
+    own.commit()
+    again = appender.try_claim(0)
+    assert again is own and again.position == 160 and again.length == 0
+    again.abort()
+    with pytest.raises(InvalidArgumentError):
+        appender.try_claim(-1)
+    assert appender.try_claim(8).position == 224
+    own.commit()
+    appender.close()
+    failed = appender.try_claim(8)
+    assert failed is own and not failed and failed.position == -4
+
+
+def test_claim_length_out_of_int32_range_is_refused(appender):
+    with pytest.raises(OverflowError):
+        appender.try_claim(1 << 31)
+    with pytest.raises(TypeError):
+        appender.try_claim(8, b"not a claim")

@@ -10,6 +10,7 @@ import numpy
 import pytest
 
 from aeron import BufferClaim, ExclusivePublication, Publication
+from aeron._core.term_appender import ConcurrentTermAppender, ExclusiveTermAppender
 from aeron.common.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
 from tests.client.conftest import TERM_LENGTH, connected_pair, drain, receive, wait_for
 
@@ -314,3 +315,10 @@ def test_concurrent_offers_from_threads_lose_nothing(client):
     for tag in "ab":
         assert [m for m in got if m.startswith(tag)] == [f"{tag}:{i}" for i in range(count)]
     drain(sub)
+
+
+def test_try_claim_is_the_compiled_method_in_both_forms():
+    # No Python frame between the user and the appender: the publications inherit the compiled try_claim.
+    assert Publication.try_claim is ConcurrentTermAppender.try_claim
+    assert ExclusivePublication.try_claim is ExclusiveTermAppender.try_claim
+    assert Publication.__slots__ and "_claim" not in Publication.__slots__
