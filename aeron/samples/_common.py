@@ -117,22 +117,50 @@ def connect(prefix: str | None, **settings: Any) -> Aeron:
     return Aeron.connect(ctx)
 
 
+NO_ID_ALLOCATED = -1     # AERON_COUNTER_CHANNEL_ENDPOINT_STATUS_NO_ID_ALLOCATED
+
+
+def channel_status(resource: Any) -> int:
+    """The channel status as the C client's ``aeron_publication_channel_status`` /
+    ``aeron_subscription_channel_status`` return it: the status counter's value, or NO_ID_ALLOCATED (-1)
+    when there is no counter (IPC, the driver sends counter id -1) or the resource is closed.
+
+    Our ``channel_status`` properties follow the Java client, which reports ACTIVE (1) for IPC; the samples
+    print what the C samples print, so they read the counter themselves.
+    """
+    if resource.is_closed or resource.channel_status_id == NO_ID_ALLOCATED:
+        return NO_ID_ALLOCATED
+    return int(resource.channel_status)
+
+
+def uint64(value: int) -> int:
+    """``value`` as C's ``printf("%" PRIu64)`` shows an int64_t: -1 is 18446744073709551615."""
+    return value & 0xFFFF_FFFF_FFFF_FFFF
+
+
+def println(line: str) -> None:
+    """Print ``line`` and its newline in one write, flushed: the image handlers and the rate reporter print
+    from other threads than the poll loop, and print() writes the text and the newline separately, so lines
+    could interleave (a C sample's printf of one line does not)."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def print_available_image(image: Any) -> None:
     sub = image.subscription
     log = image.log_buffers
-    print(f"Available image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id} "
-          f"mtu={log.mtu_length} term-length={log.term_length} from {image.source_identity}", flush=True)
+    println(f"Available image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id} "
+            f"mtu={log.mtu_length} term-length={log.term_length} from {image.source_identity}")
 
 
 def print_unavailable_image(image: Any) -> None:
     sub = image.subscription
-    print(f"Unavailable image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id}",
-          flush=True)
+    println(f"Unavailable image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id}")
 
 
 def print_rate_report(duration_ns: int, mps: float, bps: float, total_messages: int, total_bytes: int) -> None:
-    print(f"{duration_ns // 1_000_000}ms, {mps:.4g} msgs/sec, {bps:.4g} bytes/sec, totals {total_messages} "
-          f"messages {total_bytes // (1024 * 1024)} MB payloads", flush=True)
+    println(f"{duration_ns // 1_000_000}ms, {mps:.4g} msgs/sec, {bps:.4g} bytes/sec, totals {total_messages} "
+            f"messages {total_bytes // (1024 * 1024)} MB payloads")
 
 
 class RateReporter:

@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Publishing to channel {channel} on Stream ID {stream_id}", flush=True)
     with c.connect(args.prefix) as client:
         publication = client.add_publication(channel, stream_id)
-        print(f"Publication channel status {publication.channel_status}", flush=True)
+        print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
         large = None
         if args.fill_mtu:
             large = build_large_message(publication.max_payload_length)

@@ -22,18 +22,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     with c.connect(args.prefix) as client:
         subscription = client.add_subscription(channel, stream_id, c.print_available_image,
                                                c.print_unavailable_image)
-        print(f"Subscription channel status {subscription.channel_status}", flush=True)
+        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}", flush=True)
 
         def on_message(buffer: Any, offset: int, length: int, header: Any) -> None:
             text = buffer.get_bytes(offset, length).decode("utf-8", "replace")
-            print(f"Message to stream {stream_id} from session {header.session_id} ({length} bytes) <<{text}>>",
-                  flush=True)
+            c.println(f"Message to stream {stream_id} from session {header.session_id} ({length} bytes) <<{text}>>")
 
         assembler = FragmentAssembler(on_message)
         while running:
             if subscription.poll(assembler, c.DEFAULT_FRAGMENT_COUNT_LIMIT) == 0:
                 time.sleep(0.001)           # the C sample's 1 ms sleeping idle
-        print("Shutting down...", flush=True)
+        c.println("Shutting down...")
     return 0
 
 

@@ -63,9 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with c.connect(args.prefix) as client:
         subscription = client.add_subscription(args.pong_channel, args.pong_stream_id, c.print_available_image,
                                                c.print_unavailable_image)
-        print(f"Subscription channel status {subscription.channel_status}")
+        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}")
         publication = client.add_exclusive_publication(ping_channel, ping_stream_id)
-        print(f"Publication channel status {publication.channel_status}", flush=True)
+        print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
         while running and not (subscription.is_connected and publication.is_connected):
             time.sleep(0.001)
         image = c.wait_for_image(subscription, running)

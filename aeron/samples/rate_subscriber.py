@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with c.connect(args.prefix) as client:
         subscription = client.add_subscription(channel, stream_id, c.print_available_image,
                                                c.print_unavailable_image)
-        print(f"Subscription channel status {subscription.channel_status}", flush=True)
+        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}", flush=True)
         reporter = c.RateReporter().start()
         handler = FragmentAssembler(_Counter(reporter))
         poll = subscription.poll

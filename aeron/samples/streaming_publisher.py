@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{stream_id}", flush=True)
     with c.connect(args.prefix) as client:
         publication = client.add_publication(channel, stream_id)
-        print(f"Publication channel status {publication.channel_status}", flush=True)
+        # PRId64 here, unlike the other C samples (PRIu64): IPC prints -1
+        print(f"Publication channel status {c.channel_status(publication)}", flush=True)
         reporter = c.RateReporter().start()
         sequence = memoryview(message).cast("q")
         offer = publication.offer
