@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from aeron._core import term_appender as _ta
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
 from aeron._core.term_appender import ConcurrentTermAppender, ExclusiveTermAppender
+from aeron.client import local_socket_address_status
 
 if TYPE_CHECKING:
     from aeron.client.client_conductor import ClientConductor
@@ -54,6 +55,12 @@ class _PublicationMixin:
         if self.channel_status_id == NULL_COUNTER_ID:
             return CHANNEL_ENDPOINT_STATUS_ACTIVE
         return self._conductor.counter_value(self.channel_status_id)
+
+    def local_socket_addresses(self) -> list[str]:
+        """The addresses (``host:port``) the driver bound this publication's send channel to (the send socket;
+        a ``control=host:0`` wildcard shows its port here); empty for IPC or unless the channel is ACTIVE."""
+        return local_socket_address_status.find_addresses(
+            self._conductor.counters_reader, self.channel_status, self.channel_status_id)
 
     if TYPE_CHECKING:       # supplied by each concrete class, bound to its appender
         def _internal_close(self) -> None: ...

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
 from aeron._core.term_reader import TermReader
+from aeron.client import local_socket_address_status
+from aeron.common.channel_uri import CONTROL_MODE_MANUAL, ENDPOINT_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME, ChannelUri
 from aeron.common.errors import IllegalStateError
 
 if TYPE_CHECKING:
@@ -26,7 +28,7 @@ class Subscription:
 
     __slots__ = ("_conductor", "channel", "stream_id", "registration_id", "channel_status_id", "_images",
                  "_round_robin_index", "_closed", "available_image_handler", "unavailable_image_handler",
-                 "__weakref__")
+                 "_resolved_endpoint", "_resolved_channel", "__weakref__")
 
     def __init__(self, conductor: ClientConductor, channel: str, stream_id: int, registration_id: int,
                  available_image_handler: ImageHandler | None = None,
@@ -41,6 +43,8 @@ class Subscription:
         self._closed = False
         self.available_image_handler = available_image_handler
         self.unavailable_image_handler = unavailable_image_handler
+        self._resolved_endpoint: str | None = None
+        self._resolved_channel: str | None = None
 
     # -- polling (one Python call per image; per fragment work is in the compiled reader) ----------------
 
@@ -137,6 +141,40 @@ class Subscription:
     @property
     def is_closed(self) -> bool:
         return self._closed
+
+    # -- bound addresses ------------------------------------------------------------------------------
+
+    def local_socket_addresses(self) -> list[str]:
+        """The addresses (``host:port``) the driver bound this subscription's channel to: one per socket (a
+        multi-destination subscription has one per destination); empty for IPC or unless the channel is ACTIVE."""
+        return local_socket_address_status.find_addresses(
+            self._conductor.counters_reader, self.channel_status, self.channel_status_id)
+
+    @property
+    def resolved_endpoint(self) -> str | None:
+        """The first bound address of the channel (``host:port``, a wildcard port resolved), or None while there
+        is none (not ACTIVE yet, IPC, or a multi-destination subscription without destinations). Kept once found."""
+        if self._resolved_endpoint is None:
+            self._resolved_endpoint = local_socket_address_status.find_address(
+                self._conductor.counters_reader, self.channel_status, self.channel_status_id)
+        return self._resolved_endpoint
+
+    def try_resolve_channel_endpoint_port(self) -> str | None:
+        """The channel with a wildcard endpoint port (``endpoint=host:0``) replaced by the port the driver bound,
+        as Aeron's ``tryResolveChannelEndpointPort``: the channel unchanged when there is nothing to resolve (no
+        endpoint, a fixed port, ``control-mode=manual``), None while the port is not known yet."""
+        if self._resolved_channel is None:
+            uri = ChannelUri.parse(self.channel)
+            endpoint = uri.get(ENDPOINT_PARAM_NAME)
+            if (endpoint is None or not endpoint.endswith(":0")
+                    or uri.get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_MANUAL):
+                self._resolved_channel = self.channel
+            else:
+                resolved = self.resolved_endpoint
+                if resolved is not None:
+                    uri.replace_endpoint_wildcard_port(resolved)
+                    self._resolved_channel = str(uri)
+        return self._resolved_channel
 
     def close(self) -> None:
         """Close the subscription and its images; tell the driver. Idempotent."""

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 
-from aeron.common.errors import ConfigurationError, InvalidChannelError
+from aeron.common.errors import ConfigurationError, InvalidArgumentError, InvalidChannelError
 
 __all__ = [
     "ChannelUri", "parse_size", "parse_duration_ns", "InvalidChannelError",
@@ -339,6 +339,21 @@ class ChannelUri:
     @property
     def control_mode(self) -> str | None:
         return self._params.get(MDC_CONTROL_MODE_PARAM_NAME)
+
+    def replace_endpoint_wildcard_port(self, resolved_endpoint: str) -> None:
+        """Fill a wildcard endpoint (``host:0``) with the port of ``resolved_endpoint`` (``host:port`` as the
+        driver bound it), keeping the host as written; with no endpoint, set it to ``resolved_endpoint``; leave
+        any other endpoint as it is. Raises InvalidArgumentError if ``resolved_endpoint`` has no port or port 0."""
+        separator = resolved_endpoint.rfind(":")
+        if separator == -1:
+            raise InvalidArgumentError(f"no port in resolved endpoint {resolved_endpoint!r}")
+        if resolved_endpoint.endswith(":0"):
+            raise InvalidArgumentError(f"wildcard port in resolved endpoint {resolved_endpoint!r}")
+        existing = self._params.get(ENDPOINT_PARAM_NAME)
+        if existing is None:
+            self.put(ENDPOINT_PARAM_NAME, resolved_endpoint)
+        elif existing.endswith(":0"):
+            self.put(ENDPOINT_PARAM_NAME, existing[:-2] + resolved_endpoint[separator:])
 
     # ---- canonical form ------------------------------------------------------------------------------------
 
