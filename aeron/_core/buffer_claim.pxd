@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # BufferClaim: a frame reserved in a term by try_claim, written in place, then committed or aborted
 # (reference: wire-and-logbuffers.md §4.8).
-from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
 
@@ -10,7 +9,7 @@ cdef class BufferClaim:
     cdef int32_t claim_length         # payload bytes claimed (frame length = length + 32)
     cdef int32_t frame_term_offset    # offset of the frame in its term
     cdef bint active                  # claimed and not yet committed/aborted
-    cdef Py_buffer _pin               # export on the log memory: the log cannot be unmapped mid-claim
+    cdef AtomicBuffer _pinned         # the log while a claim is open, its export count raised: no unmap mid-claim
     cdef object _view                 # memoryview handed out by `buffer`, released on commit/abort
     cdef Py_ssize_t exports           # live exports of the payload (the view and anything derived)
     cdef public int64_t position      # result of the try_claim(length) that returned this claim (the appender's own)
@@ -19,3 +18,4 @@ cdef class BufferClaim:
     cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1
     cdef int check_active(self) except -1
     cdef int finish(self, bint commit) except -1
+    cdef void _unpin(self) noexcept

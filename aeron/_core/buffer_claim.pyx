@@ -9,7 +9,7 @@ is open, and the payload view is released on commit/abort so a stale reference r
 writing into the log.
 """
 cimport cython
-from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_FillInfo, PyBuffer_Release, PyObject_GetBuffer
+from cpython.buffer cimport PyBuffer_FillInfo
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libc.string cimport memcpy
 
@@ -33,17 +33,22 @@ cdef class BufferClaim:
         self.active = False
         self.exports = 0
         self._view = None
+        self._pinned = None
         self.position = 0
 
     def __dealloc__(self):
         # An abandoned claim is left uncommitted (the driver's unblocker repairs it, §3.6); we only
         # drop our pin so the log can be unmapped.
         if self.active:
-            PyBuffer_Release(&self._pin)
+            self._unpin()
             self.active = False
 
     cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1:
-        PyObject_GetBuffer(log_buffer, &self._pin, PyBUF_WRITABLE)
+        # Counted as an export of the log's buffer, exactly as a memoryview would be (AtomicBuffer.close()
+        # refuses while any is alive), without the cost of the buffer protocol on every claim.
+        log_buffer.check_open()
+        log_buffer.exports += 1
+        self._pinned = log_buffer
         self.frame = term + term_offset
         self.frame_term_offset = term_offset
         self.claim_length = length
@@ -75,8 +80,12 @@ cdef class BufferClaim:
         store_release_i32(<int32_t *>self.frame, self.claim_length + fd.HEADER_LENGTH)
         self.active = False
         self.frame = NULL
-        PyBuffer_Release(&self._pin)
+        self._unpin()
         return 0
+
+    cdef void _unpin(self) noexcept:
+        self._pinned.exports -= 1
+        self._pinned = None
 
     def __bool__(self):
         """True while a claim is open: ``if claim := pub.try_claim(n): ...``."""

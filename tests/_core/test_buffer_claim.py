@@ -221,3 +221,15 @@ def test_claim_length_out_of_int32_range_is_refused(appender):
         appender.try_claim(1 << 31)
     with pytest.raises(TypeError):
         appender.try_claim(8, b"not a claim")
+
+
+def test_an_abandoned_claim_unpins_the_log_when_collected():
+    log = LogBuffers.create(term_length=TERM, initial_term_id=5, session_id=1, stream_id=1, is_connected=1)
+    app = ExclusiveTermAppender(log)
+    claim = BufferClaim()
+    app.try_claim(8, claim)
+    app.close()
+    assert log.buffer.export_count == 1             # only the open claim holds the log now
+    del claim                                       # never committed: left for the driver's unblocker
+    assert log.buffer.export_count == 0
+    log.close()
