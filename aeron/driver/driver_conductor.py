@@ -33,6 +33,7 @@ from aeron.common.agent import Agent
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.network_conductor import NetworkConductor, NetworkSubscription
 from aeron.driver.network_publication import NetworkPublication
+from aeron.driver.proxies import COMMAND_DRAIN_LIMIT as DRIVER_COMMAND_DRAIN_LIMIT
 from aeron.common.channel_uri import ChannelUri, parse_duration_ns, parse_size
 from aeron.common.errors import (
     AeronError, ConfigurationError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError,
@@ -341,7 +342,9 @@ class DriverConductor(NetworkConductor, Agent):
         start_ns = self._nano_clock()
         work = 0
         try:
-            work += self.to_driver.read(self._on_command, COMMAND_DRAIN_LIMIT)
+            # no new client command while the sender or receiver is behind on the ones already handed on
+            if not (self.sender_proxy.is_applying_backpressure() or self.receiver_proxy.is_applying_backpressure()):
+                work += self.to_driver.read(self._on_command, COMMAND_DRAIN_LIMIT)
         except Exception as exc:        # noqa: BLE001 - a corrupt record must not stop the driver
             self.on_agent_error(exc)
         if start_ns >= self._next_timer_ns:
@@ -349,8 +352,7 @@ class DriverConductor(NetworkConductor, Agent):
             work += self.on_timer_event(start_ns, self._epoch_clock())
         for publication in self.publications:
             work += publication.update_pub_pos_and_lmt()
-        if self._setup_requests:
-            work += self._drain_setup_requests(start_ns)
+        work += self.command_queue.drain(DRIVER_COMMAND_DRAIN_LIMIT)      # DriverConductorProxy commands
         work += self._on_network_publication_timers(start_ns)
         work += self._on_image_timers(start_ns)
         cycle_ns = self._nano_clock() - start_ns

@@ -5,7 +5,6 @@ hand-offs to the Sender and Receiver agents. Mixed into DriverConductor, which o
 to clients and the client sessions."""
 from __future__ import annotations
 
-import collections
 import os
 import random
 import socket
@@ -22,6 +21,7 @@ from aeron.driver.congestion_control import congestion_control_for
 from aeron.driver.flow_control import flow_control_for
 from aeron.driver.loss_detector import OptimalMulticastDelayGenerator, StaticDelayGenerator
 from aeron.driver.network_publication import NetworkPublication
+from aeron.driver.proxies import CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy
 from aeron.driver.publication_image import PublicationImage
 from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
 from aeron.driver.receiver import Receiver
@@ -106,14 +106,20 @@ class NetworkConductor:
     ``_uri_int``/``_uri_bool``/``_uri_duration``, ``loss_report``, ``to_driver`` and CommandError."""
 
     def _init_network(self) -> None:
-        self.sender = Sender(self._nano_clock, self.system)
-        self.receiver = Receiver(self._nano_clock, self.system)
+        # agents on one thread (SHARED, INVOKER) cannot wait for each other when a command queue is full
+        one_thread = self._ctx.threading_mode.name in ("SHARED", "INVOKER")
+        self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
+        self.conductor_proxy = DriverConductorProxy(self.command_queue, self.on_create_publication_image,
+                                                    self.system[ctr.CONDUCTOR_PROXY_FAILS], one_thread)
+        self.sender = Sender(self._nano_clock, self.system, self.conductor_proxy)
+        self.receiver = Receiver(self._nano_clock, self.system, self.conductor_proxy)
+        self.sender_proxy = SenderProxy(self.sender, self.system[ctr.SENDER_PROXY_FAILS], one_thread)
+        self.receiver_proxy = ReceiverProxy(self.receiver, self.system[ctr.RECEIVER_PROXY_FAILS], one_thread)
         self.send_endpoints: dict[str, SendChannelEndpoint] = {}
         self.receive_endpoints: dict[str, ReceiveChannelEndpoint] = {}
         self.network_publications: list[NetworkPublication] = []
         self.network_subscriptions: list[NetworkSubscription] = []
         self.images: list[PublicationImage] = []
-        self._setup_requests: collections.deque = collections.deque()
         self._closing_send_endpoints: list[SendChannelEndpoint] = []
         self._closing_receive_endpoints: list[ReceiveChannelEndpoint] = []
 
@@ -263,7 +269,6 @@ class NetworkConductor:
                                                         transport.bound_address)
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
                                        AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system)
-        endpoint.sender_released = False
         if udp_channel.is_multi_destination:
             # mdc-num-dest: the number of destinations of an MDC send endpoint (§5.5 type 18, plain channel label)
             counter_id = self.counters.allocate(
@@ -271,16 +276,13 @@ class NetworkConductor:
                 ctr.channel_status_key_encode(udp_channel.original), registration_id=registration_id)
             endpoint.attach_destinations_counter(counter_id, AtomicCounter(self.counters_values, counter_id))
         self.send_endpoints[udp_channel.canonical_form] = endpoint
-        self.sender.commands.append(lambda s: s.add_endpoint(endpoint))
+        self.sender_proxy.add_endpoint(endpoint)
         return endpoint
 
     def _close_send_endpoint(self, endpoint: SendChannelEndpoint) -> None:
         self.send_endpoints.pop(endpoint.udp_channel.canonical_form, None)
         endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
-
-        def release(sender: Sender) -> None:
-            sender.remove_endpoint(endpoint)
-        self.sender.commands.append(release)
+        self.sender_proxy.remove_endpoint(endpoint)
         self._closing_send_endpoints.append(endpoint)
 
     def _create_network_publication(self, command, endpoint: SendChannelEndpoint, udp_channel: UdpChannel,
@@ -334,11 +336,10 @@ class NetworkConductor:
             max_retransmits=max_resend, ttl=udp_channel.ttl if udp_channel.is_multicast else 0,
             is_group=udp_channel.has_group_semantics, now_ns=self._nano_clock(),
             max_messages_per_send=ctx.network_publication_max_messages_per_send, system=self.system)
-        publication.sender_released = False
         endpoint.publications[(session_id, stream_id)] = publication
         self.network_publications.append(publication)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
-        self.sender.commands.append(lambda s: s.add_publication(publication))
+        self.sender_proxy.add_publication(publication)
         return publication
 
     def _decref_network_publication(self, publication: NetworkPublication, now_ns: int, revoke: bool = False) -> None:
@@ -388,9 +389,9 @@ class NetworkConductor:
             elif state == np_.LINGER:
                 if now_ns - publication.state_change_ns > publication.linger_timeout_ns:
                     publication.state = np_.DONE
-                    self.sender.commands.append(lambda s, pub=publication: s.remove_publication(pub))
+                    self.sender_proxy.remove_publication(publication)
                     work += 1
-            elif state == np_.DONE and getattr(publication, "sender_released", False):
+            elif state == np_.DONE and publication.sender_released:
                 self._delete_network_publication(publication)
                 work += 1
         for endpoint in list(self._closing_send_endpoints):
@@ -461,7 +462,7 @@ class NetworkConductor:
                     self._link_spy(subscription, publication)
             return
         stream_id, sid = command.stream_id, session_id
-        self.receiver.commands.append(lambda r: endpoint.add_subscription(stream_id, sid))
+        self.receiver_proxy.add_subscription(endpoint, stream_id, sid)
         for image in self.images:
             if image.endpoint is endpoint and image.state == pi.ACTIVE and subscription.matches(image):
                 self._link_image(subscription, image)
@@ -477,10 +478,9 @@ class NetworkConductor:
         gtag = self._uri_int(uri, "gtag", int, None)
         endpoint = ReceiveChannelEndpoint(udp_channel, transport, registration_id, status_id,
                                           AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system,
-                                          self._on_setup_from_receiver, group_tag=gtag)
-        endpoint.receiver_released = False
+                                          self.conductor_proxy.create_publication_image, group_tag=gtag)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
-        self.receiver.commands.append(lambda r: r.add_endpoint(endpoint))
+        self.receiver_proxy.add_endpoint(endpoint)
         return endpoint
 
     def _remove_network_subscription(self, subscription: NetworkSubscription) -> None:
@@ -495,12 +495,12 @@ class NetworkConductor:
         endpoint = subscription.endpoint
         assert endpoint is not None
         stream_id, session_id = subscription.stream_id, subscription.session_id
-        self.receiver.commands.append(lambda r: endpoint.remove_subscription(stream_id, session_id))
+        self.receiver_proxy.remove_subscription(endpoint, stream_id, session_id)
         endpoint.ref_count -= 1
         if endpoint.ref_count <= 0:
             self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
             endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
-            self.receiver.commands.append(lambda r: r.remove_endpoint(endpoint))
+            self.receiver_proxy.remove_endpoint(endpoint)
             self._closing_receive_endpoints.append(endpoint)
 
     # -- spies -----------------------------------------------------------------------------------------------------
@@ -542,24 +542,15 @@ class NetworkConductor:
             reference_id=reference_id)
 
     # -- images ----------------------------------------------------------------------------------------------------
-    def _on_setup_from_receiver(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple,
-                                source: tuple) -> None:
-        """Runs on the receiver thread: queue the request for the conductor."""
-        self._setup_requests.append((endpoint, setup, control_address, source))
-
-    def _drain_setup_requests(self, now_ns: int) -> int:
-        work = 0
-        while self._setup_requests:
-            endpoint, setup, control_address, source = self._setup_requests.popleft()
-            work += 1
-            try:
-                self._create_image(endpoint, setup, control_address, source, now_ns)
-            except Exception as exc:    # noqa: BLE001 - a bad SETUP must not stop the conductor
-                self._log_error(ErrorCode.GENERIC_ERROR, f"cannot create image: {type(exc).__name__}: {exc}", exc)
-                stream_id, session_id = setup["stream_id"], setup["session_id"]
-                self.receiver.commands.append(
-                    lambda r, e=endpoint: e.on_image_init_failed(stream_id, session_id, now_ns))
-        return work
+    def on_create_publication_image(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple,
+                                    source: tuple) -> None:
+        """DriverConductorProxy command from the receiver: a SETUP for a wanted stream."""
+        now_ns = self._nano_clock()
+        try:
+            self._create_image(endpoint, setup, control_address, source, now_ns)
+        except Exception as exc:    # noqa: BLE001 - a bad SETUP must not stop the conductor
+            self._log_error(ErrorCode.GENERIC_ERROR, f"cannot create image: {type(exc).__name__}: {exc}", exc)
+            self.receiver_proxy.image_init_failed(endpoint, setup["stream_id"], setup["session_id"], now_ns)
 
     def _create_image(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple, source: tuple,
                       now_ns: int) -> None:
@@ -569,7 +560,7 @@ class NetworkConductor:
                          if s.endpoint is endpoint and s.stream_id == stream_id and
                          (s.session_id is None or s.session_id == session_id)]
         if not subscriptions:
-            self.receiver.commands.append(lambda r: endpoint.on_image_init_failed(stream_id, session_id, now_ns))
+            self.receiver_proxy.image_init_failed(endpoint, stream_id, session_id, now_ns)
             return
         term_length, mtu = setup["term_length"], setup["mtu"]
         rcvbuf = endpoint.transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
@@ -627,14 +618,13 @@ class NetworkConductor:
             log_path=path, source_identity=format_address(source), control_address=control_address,
             join_position=join_position, counters=counters, congestion_control=cc, loss_delay=delay,
             is_reliable=first.is_reliable, liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self.system,
-            loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock)
-        image.receiver_released = False
-        image.rejoin = first.rejoin
+            loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock,
+            rejoin=first.rejoin)
         self.images.append(image)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
         for subscription in subscriptions:
             self._link_image(subscription, image)
-        self.receiver.commands.append(lambda r: r.add_image(image))
+        self.receiver_proxy.add_publication_image(image)
 
     def _link_image(self, subscription: NetworkSubscription, image: PublicationImage) -> None:
         from aeron.driver.driver_conductor import SubscriberPosition
@@ -678,8 +668,7 @@ class NetworkConductor:
                         self._transmit(cmd.ImageUnavailable(image.correlation_id, subscription.registration_id,
                                                             image.stream_id, subscription.channel))
                         self._unlink_image(subscription, image)
-                    rejoin = getattr(image, "rejoin", True)
-                    self.receiver.commands.append(lambda r, i=image, n=now_ns, j=rejoin: r.remove_image(i, n, j))
+                    self.receiver_proxy.remove_publication_image(image, now_ns, image.rejoin)
                     work += 1
             elif state == pi.LINGER:
                 if image.receiver_released and now_ns - image.state_change_ns > IMAGE_LINGER_NS:
@@ -721,9 +710,9 @@ class NetworkConductor:
         now_ns = self._nano_clock()
         if command.msg_type_id == cmd.ADD_DESTINATION:
             corr = command.correlation_id
-            self.sender.commands.append(lambda s: endpoint.add_destination(address, corr, now_ns))
+            self.sender_proxy.add_destination(endpoint, address, corr, now_ns)
         else:
-            self.sender.commands.append(lambda s: endpoint.remove_destination(address=address))
+            self.sender_proxy.remove_destination(endpoint, address)
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
 
     # -- shutdown ----------------------------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ class NetworkPublication(DriverLog):
         self._retransmitted_bytes = system.get(ctr.RETRANSMITTED_BYTES)
         self.ref_count = 1
         self.state = ACTIVE
+        self.sender_released = False                    # the sender has dropped it: the conductor may free it
         self.state_change_ns = now_ns
         self.has_initial_connection = False
         self.setup_elicited = False
@@ -270,6 +271,10 @@ class NetworkPublication(DriverLog):
             self.spies_simulate_connection and bool(self.spies))
 
     # -- conductor thread ------------------------------------------------------------------------------------
+    def sender_release(self) -> None:
+        """The sender no longer touches this publication (aeron_network_publication_sender_release)."""
+        self.sender_released = True
+
     def update_pub_pos_and_lmt(self) -> int:
         """Port of aeron_network_publication_update_pub_pos_and_lmt (§6.4)."""
         if self.state != ACTIVE:

@@ -44,7 +44,8 @@ class PublicationImage(DriverLog):
                  log: LogBuffers, log_path: str, source_identity: str, control_address: tuple, join_position: int,
                  counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
                  is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
-                 channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None) -> None:
+                 channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None,
+                 rejoin: bool = True) -> None:
         self.correlation_id = correlation_id
         self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
         self.session_id = session_id
@@ -69,6 +70,8 @@ class PublicationImage(DriverLog):
         self.subscribers: dict[int, Any] = {}         # subscription registration id -> SubscriberPosition
         self.state = ACTIVE
         self.state_change_ns = now_ns
+        self.rejoin = rejoin                          # False: the session cools down before a new image (rejoin=)
+        self.receiver_released = False                # the receiver has dropped it: the conductor may free it
         self.time_of_last_packet_ns = now_ns
         self.is_end_of_stream = False
         self.rcv_hwm.set_ordered(join_position)
@@ -251,6 +254,10 @@ class PublicationImage(DriverLog):
             pass
 
     # -- conductor thread --------------------------------------------------------------------------------------
+    def receiver_release(self) -> None:
+        """The receiver no longer inserts into this image (aeron_publication_image_receiver_release)."""
+        self.receiver_released = True
+
     def is_drained(self) -> bool:
         rcv_pos = self.rcv_pos.get_volatile()
         return all(link.position.get_volatile() >= rcv_pos for link in self.subscribers.values())

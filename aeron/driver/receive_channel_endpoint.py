@@ -60,6 +60,7 @@ class ReceiveChannelEndpoint:
         self.streams: dict[int, StreamInterest] = {}
         self.images: list[PublicationImage] = []
         self.ref_count = 0
+        self.receiver_released = False                # the receiver has dropped it: the conductor may close it
         self._on_setup = on_setup                     # (endpoint, transport, fields, source) -> conductor
         self._elicit = bytearray(p.SM_LENGTH)
         self._rttm_reply = bytearray(p.RTTM_LENGTH)
@@ -242,6 +243,10 @@ class ReceiveChannelEndpoint:
         p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, 0, 0, 0, 0, 0, self.receiver_id)
         self.send_to(self._elicit, self.control_address)
         return 1
+
+    def receiver_release(self) -> None:
+        """The receiver no longer polls this endpoint (conductor thread)."""
+        self.receiver_released = True
 
     def close(self) -> None:
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)

@@ -2,15 +2,19 @@
 """Receiver: the agent that reads receive channel endpoints into images and sends their status messages and
 NAKs (aeron_driver_receiver.c). Deviation from Aeron: the image's rebuild tracking (loss scan, receiver position,
 SM scheduling) also runs here rather than on the conductor, which saves a hand-off per cycle; the decisions are
-the same."""
+the same.
+
+The conductor hands it endpoints, stream interest and images through a ReceiverProxy (a bounded command queue
+drained COMMAND_DRAIN_LIMIT per cycle); it hands them back, and asks for new images, through the
+DriverConductorProxy."""
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 
 CYCLE_THRESHOLD_NS = 100_000_000
 
@@ -18,38 +22,47 @@ CYCLE_THRESHOLD_NS = 100_000_000
 class Receiver(Agent):
     role_name = "receiver"
 
-    def __init__(self, nano_clock: Callable[[], int], system: dict[int, Any]) -> None:
-        self.commands: collections.deque[Callable[[Receiver], None]] = collections.deque()
+    def __init__(self, nano_clock: Callable[[], int], system: dict[int, Any],
+                 conductor_proxy: DriverConductorProxy) -> None:
+        self.command_queue = CommandQueue()
         self.endpoints: list[Any] = []
         self.images: list[Any] = []
         self._nano_clock = nano_clock
         self._system = system
+        self._conductor_proxy = conductor_proxy
 
-    def add_endpoint(self, endpoint: Any) -> None:
+    # -- ReceiverProxy commands (receiver thread) ----------------------------------------------------------------
+    def on_add_endpoint(self, endpoint: Any) -> None:
         self.endpoints.append(endpoint)
 
-    def remove_endpoint(self, endpoint: Any) -> None:
+    def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
-        endpoint.receiver_released = True
+        self._conductor_proxy.receiver_released(endpoint)
 
-    def add_image(self, image: Any) -> None:
+    def on_add_subscription(self, endpoint: Any, stream_id: int, session_id: int | None) -> None:
+        endpoint.add_subscription(stream_id, session_id)
+
+    def on_remove_subscription(self, endpoint: Any, stream_id: int, session_id: int | None) -> None:
+        endpoint.remove_subscription(stream_id, session_id)
+
+    def on_add_publication_image(self, image: Any) -> None:
         self.images.append(image)
         image.endpoint.add_image(image)
 
-    def remove_image(self, image: Any, now_ns: int, rejoin: bool) -> None:
+    def on_remove_publication_image(self, image: Any, now_ns: int, rejoin: bool) -> None:
         if image in self.images:
             self.images.remove(image)
         image.endpoint.remove_image(image, now_ns, rejoin)
-        image.receiver_released = True
+        self._conductor_proxy.receiver_released(image)
 
+    def on_image_init_failed(self, endpoint: Any, stream_id: int, session_id: int, now_ns: int) -> None:
+        endpoint.on_image_init_failed(stream_id, session_id, now_ns)
+
+    # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()
-        work = 0
-        commands = self.commands
-        while commands:
-            commands.popleft()(self)
-            work += 1
+        work = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
             work += endpoint.elicit_setups(now)
@@ -61,3 +74,6 @@ class Receiver(Agent):
         if cycle > CYCLE_THRESHOLD_NS:
             self._system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work
+
+    def on_close(self) -> None:
+        self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

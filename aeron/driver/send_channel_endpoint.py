@@ -42,6 +42,7 @@ class SendChannelEndpoint:
         self.system = system
         self.publications: dict[tuple[int, int], NetworkPublication] = {}
         self.ref_count = 0
+        self.sender_released = False                  # the sender has dropped it: the conductor may close it
         self.destinations: list[Destination] = []
         self.is_mdc = udp_channel.is_multi_destination
         self.is_dynamic = udp_channel.is_dynamic_control_mode
@@ -212,6 +213,10 @@ class SendChannelEndpoint:
         if publication is not None:
             message = bytes(buffer[p.ERR_HEADER_LENGTH:p.ERR_HEADER_LENGTH + error_length]).decode("ascii", "replace")
             publication.on_error(receiver_id, error_code, message)
+
+    def sender_release(self) -> None:
+        """The sender no longer polls this endpoint (conductor thread, aeron_send_channel_endpoint_sender_release)."""
+        self.sender_released = True
 
     def close(self) -> None:
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)

@@ -1,17 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """Sender: the agent that sends network publications and reads their control frames (aeron_driver_sender.c).
 
-The conductor hands it publications and endpoints through ``commands`` (a deque: appends and pops are atomic),
-so the two never share a data structure while it is being changed.
+The conductor hands it publications, endpoints and destinations through a SenderProxy (a bounded command queue
+drained COMMAND_DRAIN_LIMIT per cycle), and it hands them back through the DriverConductorProxy once it has let
+go of them, so the two threads never share a collection while it changes.
 """
 from __future__ import annotations
 
-import collections
 from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 
 CONTROL_POLL_RATIO = 6                 # poll control frames every 6th cycle, and whenever nothing was sent
 CONTROL_POLL_INTERVAL_NS = 100_000_000
@@ -21,40 +22,45 @@ CYCLE_THRESHOLD_NS = 100_000_000
 class Sender(Agent):
     role_name = "sender"
 
-    def __init__(self, nano_clock: Callable[[], int], system: dict[int, Any]) -> None:
-        self.commands: collections.deque[Callable[[Sender], None]] = collections.deque()
+    def __init__(self, nano_clock: Callable[[], int], system: dict[int, Any],
+                 conductor_proxy: DriverConductorProxy) -> None:
+        self.command_queue = CommandQueue()
         self.publications: list[Any] = []
         self.endpoints: list[Any] = []
         self._nano_clock = nano_clock
         self._system = system
+        self._conductor_proxy = conductor_proxy
         self._round_robin = 0
         self._cycles = 0
         self._last_control_poll_ns = 0
 
-    # conductor → sender (executed on the sender thread)
-    def add_publication(self, publication: Any) -> None:
-        self.publications.append(publication)
-
-    def remove_publication(self, publication: Any) -> None:
-        if publication in self.publications:
-            self.publications.remove(publication)
-        publication.sender_released = True
-
-    def add_endpoint(self, endpoint: Any) -> None:
+    # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
+    def on_add_endpoint(self, endpoint: Any) -> None:
         self.endpoints.append(endpoint)
 
-    def remove_endpoint(self, endpoint: Any) -> None:
+    def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
-        endpoint.sender_released = True
+        self._conductor_proxy.sender_released(endpoint)
 
+    def on_add_publication(self, publication: Any) -> None:
+        self.publications.append(publication)
+
+    def on_remove_publication(self, publication: Any) -> None:
+        if publication in self.publications:
+            self.publications.remove(publication)
+        self._conductor_proxy.sender_released(publication)
+
+    def on_add_destination(self, endpoint: Any, address: tuple, registration_id: int, now_ns: int) -> None:
+        endpoint.add_destination(address, registration_id, now_ns)
+
+    def on_remove_destination(self, endpoint: Any, address: tuple) -> None:
+        endpoint.remove_destination(address=address)
+
+    # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         start = self._nano_clock()
-        work = 0
-        commands = self.commands
-        while commands:
-            commands.popleft()(self)
-            work += 1
+        work = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
         sent = 0
         publications = self.publications
         count = len(publications)
@@ -74,3 +80,6 @@ class Sender(Agent):
         if cycle > CYCLE_THRESHOLD_NS:
             self._system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work + (1 if sent else 0)
+
+    def on_close(self) -> None:
+        self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on
