@@ -2,10 +2,11 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """UDP frames (wire-and-logbuffers.md §1): the Python face of frames.pxd.
 
-``validate_frame`` is the receive-side check (a frame type or a negative FRAME_INVALID_* code); the
+``validate_frame`` is the receive-side check (a frame type or a negative FRAME_INVALID_* code) and
+``decode_data_header`` the DATA/PAD header read of the receive path, both called per datagram by the driver; the
 ``encode_*`` functions write one control frame (or heartbeat) into a caller's buffer at an offset and return its
-length; ``decode_frame`` / ``decode_datagram`` turn a datagram into named tuples for cold paths and tests (DATA
-payloads are memoryviews over the caller's buffer, not copies). Bad input raises MalformedFrameError; offsets or
+length; ``decode_frame`` / ``decode_datagram`` turn a datagram into named tuples for control frames, cold paths and
+tests (DATA payloads are memoryviews over the caller's buffer, not copies). Bad input raises MalformedFrameError; offsets or
 lengths outside the buffer raise OutOfBoundsError.
 """
 from collections import namedtuple
@@ -89,13 +90,33 @@ def validate_frame(buffer, Py_ssize_t offset=0, Py_ssize_t length=-1):
     """
     cdef Py_buffer view
     cdef Py_ssize_t n
-    cdef int rc
     PyObject_GetBuffer(buffer, &view, PyBUF_ANY_CONTIGUOUS)
     try:
         _span(&view, offset, length, &n)
-        with nogil:
-            rc = frame_validate(<const uint8_t *>view.buf + offset, n)
-        return rc
+        # a few header reads: the driver calls this per datagram, where dropping the GIL would cost more
+        return frame_validate(<const uint8_t *>view.buf + offset, n)
+    finally:
+        PyBuffer_Release(&view)
+
+
+def decode_data_header(buffer, Py_ssize_t offset=0):
+    """The header of the DATA or PAD frame at ``offset`` (first frame of a datagram validate_frame accepted) as a
+    plain tuple ``(frame_length, flags, term_offset, session_id, stream_id, term_id)``: the receive path's per-
+    datagram read, without the named tuple and payload view of decode_frame.
+
+    Raises OutOfBoundsError when fewer than 32 bytes follow ``offset``.
+    """
+    cdef Py_buffer view
+    cdef const uint8_t *p
+    PyObject_GetBuffer(buffer, &view, PyBUF_ANY_CONTIGUOUS)
+    try:
+        if offset < 0 or offset > view.len - DATA_HEADER_LENGTH:
+            raise OutOfBoundsError(f"a {DATA_HEADER_LENGTH}-byte header at offset {offset} does not fit a buffer "
+                                   f"of {view.len} bytes")
+        p = <const uint8_t *>view.buf + offset
+        return (frames_frame_length(p), p[FLAGS_FIELD_OFFSET], frames_get_i32(p, TERM_OFFSET_FIELD_OFFSET),
+                frames_get_i32(p, SESSION_ID_FIELD_OFFSET), frames_get_i32(p, STREAM_ID_FIELD_OFFSET),
+                frames_get_i32(p, TERM_ID_FIELD_OFFSET))
     finally:
         PyBuffer_Release(&view)
 

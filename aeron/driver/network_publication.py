@@ -12,9 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.frames import (
+    DATA_HEADER_LENGTH, EOS_FLAG, REVOKED_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SETUP_GROUP_FLAG,
+    SETUP_HEADER_LENGTH, SM_EOS_FLAG, SM_SEND_SETUP_FLAG, UNFRAGMENTED, encode_heartbeat, encode_rttm, encode_setup,
+)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
-from aeron.driver import protocol as p
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.retransmit_handler import RetransmitHandler
 
@@ -65,7 +68,7 @@ class NetworkPublication(DriverLog):
         self.signal_eos = signal_eos
         self.spies_simulate_connection = spies_simulate_connection
         self.ttl = ttl
-        self.setup_flags = p.SETUP_GROUP_FLAG if is_group else 0
+        self.setup_flags = SETUP_GROUP_FLAG if is_group else 0
         self.max_messages_per_send = max(1, max_messages_per_send)
         system = system or {}
         overflow = system.get(ctr.RETRANSMIT_OVERFLOW)
@@ -87,9 +90,9 @@ class NetworkPublication(DriverLog):
         self.time_of_last_setup_ns = now_ns - SETUP_INTERVAL_NS - 1
         self.time_of_last_data_or_heartbeat_ns = now_ns - HEARTBEAT_INTERVAL_NS - 1
         self.spies: dict[int, Any] = {}                  # spy subscription registration id -> SubscriberPosition
-        self._setup = bytearray(p.SETUP_LENGTH)
-        self._heartbeat = bytearray(p.DATA_HEADER_LENGTH)
-        self._rttm = bytearray(p.RTTM_LENGTH)
+        self._setup = bytearray(SETUP_HEADER_LENGTH)
+        self._heartbeat = bytearray(DATA_HEADER_LENGTH)
+        self._rttm = bytearray(RTTM_HEADER_LENGTH)
         start = self.producer_position()
         self.snd_pos.set_ordered(start)
         self.snd_lmt.set_ordered(start)
@@ -132,9 +135,9 @@ class NetworkPublication(DriverLog):
     def _setup_message_check(self, now_ns: int, term_id: int, term_offset: int) -> None:
         if now_ns <= self.time_of_last_setup_ns + SETUP_INTERVAL_NS:
             return
-        p.pack_setup(self._setup, self.setup_flags, term_offset, self.session_id, self.stream_id,
-                     self.initial_term_id, term_id, self.term_length, self.mtu, self.ttl)
-        if self.endpoint.send(self._setup) == p.SETUP_LENGTH:
+        encode_setup(self._setup, 0, self.session_id, self.stream_id, self.initial_term_id, term_id, term_offset,
+                     self.term_length, self.mtu, self.ttl, self.setup_flags)
+        if self.endpoint.send(self._setup) == SETUP_HEADER_LENGTH:
             self.time_of_last_setup_ns = now_ns
             self.time_of_last_data_or_heartbeat_ns = now_ns
             self.flow_control.on_setup(self.snd_lmt.get(), now_ns)
@@ -144,13 +147,13 @@ class NetworkPublication(DriverLog):
     def _heartbeat_check(self, now_ns: int, snd_pos: int, term_id: int, term_offset: int) -> None:
         if not self.has_initial_connection or now_ns <= self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS:
             return
-        flags = p.UNFRAGMENTED
+        flags = UNFRAGMENTED
         if self.is_revoked:
-            flags |= p.EOS_FLAG | p.REVOKED_FLAG
+            flags |= EOS_FLAG | REVOKED_FLAG
         elif self.signal_eos and self.is_end_of_stream:
-            flags |= p.EOS_FLAG
-        p.pack_heartbeat(self._heartbeat, flags, term_offset, self.session_id, self.stream_id, term_id)
-        if self.endpoint.send(self._heartbeat) == p.DATA_HEADER_LENGTH:
+            flags |= EOS_FLAG
+        encode_heartbeat(self._heartbeat, 0, self.session_id, self.stream_id, term_id, term_offset, flags)
+        if self.endpoint.send(self._heartbeat) == DATA_HEADER_LENGTH:
             self.time_of_last_data_or_heartbeat_ns = now_ns
             if self._heartbeats_sent is not None:
                 self._heartbeats_sent.increment_ordered()
@@ -209,7 +212,7 @@ class NetworkPublication(DriverLog):
                           group_tag: int | None, source: tuple, now_ns: int) -> None:
         if window < 0 or window > self.term_length // 2:
             return
-        if flags & p.SM_SEND_SETUP_FLAG:
+        if flags & SM_SEND_SETUP_FLAG:
             if not self.is_end_of_stream:
                 self.setup_elicited = True
             self.flow_control.on_trigger_send_setup(group_tag, now_ns)
@@ -219,7 +222,7 @@ class NetworkPublication(DriverLog):
         if abs(position - snd_pos) > self.term_length // 2 and self.has_initial_connection:
             self.endpoint.status_messages_rejected += 1
             return
-        is_eos = bool(flags & p.SM_EOS_FLAG)
+        is_eos = bool(flags & SM_EOS_FLAG)
         if is_eos:
             self.receivers.pop(receiver_id, None)
         else:
@@ -241,8 +244,8 @@ class NetworkPublication(DriverLog):
         return self.flow_control.max_retransmission_length(term_offset, resend_length, self.term_length, self.mtu)
 
     def on_rttm(self, flags: int, echo_timestamp: int, receiver_id: int) -> None:
-        if flags & p.RTTM_REPLY_FLAG:
-            p.pack_rttm(self._rttm, 0, self.session_id, self.stream_id, echo_timestamp, 0, receiver_id)
+        if flags & RTTM_REPLY_FLAG:
+            encode_rttm(self._rttm, 0, self.session_id, self.stream_id, echo_timestamp, 0, receiver_id)
             self.endpoint.send(self._rttm)
 
     def on_error(self, receiver_id: int, error_code: int, message: str) -> None:

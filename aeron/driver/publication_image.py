@@ -13,9 +13,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.frames import (
+    EOS_FLAG, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_EOS_FLAG,
+    SM_WITH_GROUP_TAG_LENGTH, encode_nak, encode_rttm, encode_status_message,
+)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
-from aeron.driver import protocol as p
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 
@@ -86,9 +89,9 @@ class PublicationImage(DriverLog):
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
-        self._sm = bytearray(p.SM_WITH_GROUP_TAG_LENGTH)
-        self._nak = bytearray(p.NAK_LENGTH)
-        self._rttm = bytearray(p.RTTM_LENGTH)
+        self._sm = bytearray(SM_WITH_GROUP_TAG_LENGTH)
+        self._nak = bytearray(NAK_HEADER_LENGTH)
+        self._rttm = bytearray(RTTM_HEADER_LENGTH)
         self.receiver_id = endpoint.receiver_id
         self.group_tag = endpoint.group_tag
         control = endpoint.control_address
@@ -113,8 +116,8 @@ class PublicationImage(DriverLog):
             if packet_position >= max(0, last_sm - self.term_length):
                 self.time_of_last_packet_ns = now_ns
                 self.system[ctr.HEARTBEATS_RECEIVED].increment_ordered()
-                if flags & p.EOS_FLAG:
-                    self._on_eos(connection, packet_position, bool(flags & p.REVOKED_FLAG))
+                if flags & EOS_FLAG:
+                    self._on_eos(connection, packet_position, bool(flags & REVOKED_FLAG))
                 if proposed > self.rcv_hwm.get():
                     self.rcv_hwm.set_ordered(proposed)
             else:
@@ -200,9 +203,10 @@ class PublicationImage(DriverLog):
         window = self.next_sm_window
         shift = self.position_bits_to_shift
         term_id = ((position >> shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
-        flags = p.SM_EOS_FLAG if self.state != ACTIVE else 0
-        length = p.pack_status_message(self._sm, flags, self.session_id, self.stream_id, term_id,
-                                       position & self.term_length_mask, window, self.receiver_id, self.group_tag)
+        flags = SM_EOS_FLAG if self.state != ACTIVE else 0
+        length = encode_status_message(self._sm, 0, self.session_id, self.stream_id, term_id,
+                                       position & self.term_length_mask, window, self.receiver_id, self.group_tag,
+                                       flags)
         with memoryview(self._sm)[:length] as frame:
             for connection in self._live_connections(now_ns):
                 self.endpoint.send_to(frame, connection.control_address)
@@ -213,7 +217,7 @@ class PublicationImage(DriverLog):
         self.sm_pending = False
         self.log.active_transport_count = len(self.connections)
         if self.congestion_control.should_measure_rtt(now_ns):
-            p.pack_rttm(self._rttm, p.RTTM_REPLY_FLAG, self.session_id, self.stream_id, now_ns, 0, self.receiver_id)
+            encode_rttm(self._rttm, 0, self.session_id, self.stream_id, now_ns, 0, self.receiver_id, RTTM_REPLY_FLAG)
             for connection in self._live_connections(now_ns):
                 self.endpoint.send_to(self._rttm, connection.control_address)
             self.congestion_control.on_rttm_sent(now_ns)
@@ -231,7 +235,7 @@ class PublicationImage(DriverLog):
             if TermGapFiller.try_fill_gap(self.log, term, term_id, term_offset, length):
                 self.system[ctr.LOSS_GAP_FILLS].increment_ordered()
             return
-        p.pack_nak(self._nak, self.session_id, self.stream_id, term_id, term_offset, length)
+        encode_nak(self._nak, 0, self.session_id, self.stream_id, term_id, term_offset, length)
         for connection in self._live_connections(self.time_of_last_packet_ns):
             self.endpoint.send_to(self._nak, connection.control_address)
         self.naks_sent.increment_ordered()

@@ -9,8 +9,12 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.frames import (
+    DATA_HEADER_LENGTH, EOS_FLAG, HDR_TYPE_DATA, HDR_TYPE_PAD, HDR_TYPE_RTTM, HDR_TYPE_SETUP, RTTM_HEADER_LENGTH,
+    RTTM_REPLY_FLAG, SM_HEADER_LENGTH, SM_SEND_SETUP_FLAG, RttmFrame, SetupFrame, decode_data_header, decode_frame,
+    encode_rttm, encode_status_message, validate_frame,
+)
 from aeron._core.term_scanner import validate_data_packet
-from aeron.driver import protocol as p
 from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
@@ -61,9 +65,10 @@ class ReceiveChannelEndpoint:
         self.images: list[PublicationImage] = []
         self.ref_count = 0
         self.receiver_released = False                # the receiver has dropped it: the conductor may close it
-        self._on_setup = on_setup                     # (endpoint, transport, fields, source) -> conductor
-        self._elicit = bytearray(p.SM_LENGTH)
-        self._rttm_reply = bytearray(p.RTTM_LENGTH)
+        # (endpoint, setup fields, control address, source): DriverConductorProxy.create_publication_image
+        self._on_setup = on_setup
+        self._elicit = bytearray(SM_HEADER_LENGTH)
+        self._rttm_reply = bytearray(RTTM_HEADER_LENGTH)
         # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
         self.control_address = udp_channel.remote_control
         self._time_of_last_elicit_ns = 0
@@ -140,20 +145,20 @@ class ReceiveChannelEndpoint:
                         continue                              # dropped by a loss generator
                     buffer = slots[i]
                     self._bytes_received.get_and_add(length)
-                    frame_type = p.frame_type(buffer, length)
-                    if frame_type == p.HDR_TYPE_DATA or frame_type == p.HDR_TYPE_PAD:
+                    frame_type = validate_frame(buffer, 0, length)      # §1.3 and the per-type header checks
+                    if frame_type == HDR_TYPE_DATA or frame_type == HDR_TYPE_PAD:
                         work += self._on_data(buffer, length, transport.source(i), now_ns)
-                    elif frame_type == p.HDR_TYPE_SETUP:
-                        self._on_setup_frame(transport, buffer, transport.source(i), now_ns)
-                    elif frame_type == p.HDR_TYPE_RTTM:
-                        self._on_rttm(transport, buffer, transport.source(i), now_ns)
+                    elif frame_type == HDR_TYPE_SETUP:
+                        self._on_setup_frame(decode_frame(buffer, 0, length), transport.source(i), now_ns)
+                    elif frame_type == HDR_TYPE_RTTM:
+                        self._on_rttm(decode_frame(buffer, 0, length), transport.source(i), now_ns)
                     elif frame_type < 0:
                         self._invalid.increment_ordered()
             work += count
         return work
 
     def _on_data(self, buffer, length: int, source: tuple, now_ns: int) -> int:
-        frame_length, _, flags, _, term_offset, session_id, stream_id, term_id, _ = p.DATA_HEADER.unpack_from(buffer, 0)
+        frame_length, flags, term_offset, session_id, stream_id, term_id = decode_data_header(buffer)
         interest = self.streams.get(stream_id)
         if interest is None:
             return 0
@@ -163,7 +168,7 @@ class ReceiveChannelEndpoint:
             if validate_data_packet(buffer, length, term_offset, image.term_length) < 0:
                 self._invalid.increment_ordered()
                 return 0
-            is_heartbeat = length == p.DATA_HEADER_LENGTH and frame_length == 0
+            is_heartbeat = length == DATA_HEADER_LENGTH and frame_length == 0
             return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns)
         if not interest.wants(session_id):
             interest.sessions[session_id] = (NO_INTEREST, now_ns)
@@ -174,18 +179,17 @@ class ReceiveChannelEndpoint:
                 return 0
             if now_ns - since < (COOL_DOWN_TIMEOUT_NS if kind == COOL_DOWN else PENDING_SETUP_TIMEOUT_NS):
                 return 0
-        if flags & p.EOS_FLAG:
+        if flags & EOS_FLAG:
             return 0
         # an unknown session of a wanted stream: ask its sender for a SETUP
         interest.sessions[session_id] = (PENDING_SETUP, now_ns)
-        p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, session_id, stream_id, 0, 0, 0, self.receiver_id)
+        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
+                              SM_SEND_SETUP_FLAG)
         self.send_to(self._elicit, self.control_address or source)
         return 1
 
-    def _on_setup_frame(self, transport, buffer, source: tuple, now_ns: int) -> None:
-        fields = p.SETUP.unpack_from(buffer, 0)
-        (_, _, flags, _, term_offset, session_id, stream_id, initial_term_id, active_term_id, term_length, mtu,
-         ttl) = fields
+    def _on_setup_frame(self, setup: SetupFrame, source: tuple, now_ns: int) -> None:
+        session_id, stream_id = setup.session_id, setup.stream_id
         interest = self.streams.get(stream_id)
         if interest is None or not interest.wants(session_id):
             return
@@ -197,35 +201,36 @@ class ReceiveChannelEndpoint:
             return
         if state is not None and state[0] == COOL_DOWN and now_ns - state[1] < COOL_DOWN_TIMEOUT_NS:
             return
-        if term_length < 65536 or term_length > 1 << 30 or term_length & (term_length - 1) or \
-                term_offset < 0 or term_offset >= term_length or term_offset & 31 or \
-                mtu <= 32 or mtu > 65504 or mtu & 31 or \
-                (active_term_id - initial_term_id) & 0xFFFFFFFF >= 0x80000000:
-            # the last check: an active term before the initial term (wrap-aware) gives a negative join position,
-            # which no sender can reach; counted here instead of failing the image creation as a driver error
+        # validate_frame checked term length, term offset and MTU as the C driver does; beyond it: a 32-byte MTU
+        # leaves no room for a payload, and an active term before the initial term (wrap-aware) gives a negative
+        # join position no sender can reach. Both are counted here instead of failing the image creation as a
+        # driver error.
+        behind = (setup.active_term_id - setup.initial_term_id) & 0xFFFFFFFF >= 0x80000000
+        if setup.mtu <= DATA_HEADER_LENGTH or behind:
             self._invalid.increment_ordered()
             return
-        if self.udp_channel.is_multicast and ttl > self.udp_channel.ttl > 0:
+        if self.udp_channel.is_multicast and setup.ttl > self.udp_channel.ttl > 0:
             self.system[ctr.POSSIBLE_TTL_ASYMMETRY].increment_ordered()
         interest.sessions[session_id] = (INIT_IN_PROGRESS, now_ns)
         self._on_setup(self, {
-            "flags": flags, "term_offset": term_offset, "session_id": session_id, "stream_id": stream_id,
-            "initial_term_id": initial_term_id, "active_term_id": active_term_id, "term_length": term_length,
-            "mtu": mtu, "ttl": ttl}, self.control_address or source, source)
+            "flags": setup.flags, "term_offset": setup.term_offset, "session_id": session_id, "stream_id": stream_id,
+            "initial_term_id": setup.initial_term_id, "active_term_id": setup.active_term_id,
+            "term_length": setup.term_length, "mtu": setup.mtu, "ttl": setup.ttl}, self.control_address or source,
+            source)
 
-    def _on_rttm(self, transport, buffer, source: tuple, now_ns: int) -> None:
-        _, _, flags, _, session_id, stream_id, echo, delta, receiver_id = p.RTTM.unpack_from(buffer, 0)
-        if receiver_id not in (0, self.receiver_id):
+    def _on_rttm(self, rttm: RttmFrame, source: tuple, now_ns: int) -> None:
+        if rttm.receiver_id not in (0, self.receiver_id):
             return
+        session_id, stream_id = rttm.session_id, rttm.stream_id
         interest = self.streams.get(stream_id)
         image = interest.sessions.get(session_id) if interest is not None else None
         if image is None or isinstance(image, tuple):
             return
-        if flags & p.RTTM_REPLY_FLAG:
-            p.pack_rttm(self._rttm_reply, 0, session_id, stream_id, echo, 0, self.receiver_id)
+        if rttm.flags & RTTM_REPLY_FLAG:
+            encode_rttm(self._rttm_reply, 0, session_id, stream_id, rttm.echo_timestamp, 0, self.receiver_id)
             self.send_to(self._rttm_reply, self.control_address or source)
         else:
-            image.on_rttm(now_ns, echo, delta)
+            image.on_rttm(now_ns, rttm.echo_timestamp, rttm.reception_delta)
 
     def send_to(self, data, address: tuple) -> int:
         sent = self.transport.send(data, address)
@@ -240,7 +245,7 @@ class ReceiveChannelEndpoint:
         if now_ns - self._time_of_last_elicit_ns < ELICIT_INTERVAL_NS:
             return 0
         self._time_of_last_elicit_ns = now_ns
-        p.pack_status_message(self._elicit, p.SM_SEND_SETUP_FLAG, 0, 0, 0, 0, 0, self.receiver_id)
+        encode_status_message(self._elicit, 0, 0, 0, 0, 0, 0, self.receiver_id, None, SM_SEND_SETUP_FLAG)
         self.send_to(self._elicit, self.control_address)
         return 1
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
-from aeron.driver import protocol as p
+from aeron._core.frames import (
+    HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RTTM, HDR_TYPE_SM, SM_SEND_SETUP_FLAG, ErrorFrame, NakFrame,
+    StatusMessageFrame, decode_frame, validate_frame,
+)
 from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
@@ -137,40 +140,40 @@ class SendChannelEndpoint:
                     continue
                 buffer = slots[i]
                 self._bytes_received.get_and_add(length)
-                frame_type = p.frame_type(buffer, length)
-                if frame_type == p.HDR_TYPE_SM:
-                    self._on_status_message(buffer, length, transport.source(i), now_ns)
-                elif frame_type == p.HDR_TYPE_NAK:
-                    self._on_nak(buffer, now_ns)
-                elif frame_type == p.HDR_TYPE_RTTM:
-                    _, _, flags, _, session_id, stream_id, echo, _delta, receiver_id = p.RTTM.unpack_from(buffer, 0)
-                    publication = self.publications.get((session_id, stream_id))
+                frame_type = validate_frame(buffer, 0, length)      # §1.3 and the per-type header checks
+                if frame_type == HDR_TYPE_SM:
+                    self._on_status_message(decode_frame(buffer, 0, length), transport.source(i), now_ns)
+                elif frame_type == HDR_TYPE_NAK:
+                    self._on_nak(decode_frame(buffer, 0, length), now_ns)
+                elif frame_type == HDR_TYPE_RTTM:
+                    rttm = decode_frame(buffer, 0, length)
+                    publication = self.publications.get((rttm.session_id, rttm.stream_id))
                     if publication is not None:
-                        publication.on_rttm(flags, echo, receiver_id)
-                elif frame_type == p.HDR_TYPE_ERR:
-                    self._on_error(buffer, length)
+                        publication.on_rttm(rttm.flags, rttm.echo_timestamp, rttm.receiver_id)
+                elif frame_type == HDR_TYPE_ERR:
+                    self._on_error(decode_frame(buffer, 0, length))
                 elif frame_type < 0:
                     self._invalid.increment_ordered()
         return work
 
-    def _on_status_message(self, buffer, length: int, source: tuple, now_ns: int) -> None:
-        frame_length, _, flags, _, session_id, stream_id, term_id, term_offset, window, receiver_id = \
-            p.SM.unpack_from(buffer, 0)
-        group_tag = p.sm_group_tag(buffer, frame_length) if length >= p.SM_WITH_GROUP_TAG_LENGTH else None
+    def _on_status_message(self, sm: StatusMessageFrame, source: tuple, now_ns: int) -> None:
+        flags, receiver_id, group_tag = sm.flags, sm.receiver_id, sm.group_tag
         self.system[ctr.STATUS_MESSAGES_RECEIVED].increment_ordered()
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
-        if session_id == 0 and stream_id == 0 and flags & p.SM_SEND_SETUP_FLAG:
+        if sm.session_id == 0 and sm.stream_id == 0 and flags & SM_SEND_SETUP_FLAG:
             for publication in self.publications.values():
                 publication.on_status_message(flags, 0, 0, 0, receiver_id, group_tag, source, now_ns)
             return
-        publication = self.publications.get((session_id, stream_id))
+        publication = self.publications.get((sm.session_id, sm.stream_id))
         if publication is None:
             return
-        if term_offset < 0 or term_offset >= publication.term_length or term_offset & 31:
+        term_offset = sm.consumption_term_offset         # validate_frame checked it is >= 0 and 32-aligned
+        if term_offset >= publication.term_length:
             self.system[ctr.STATUS_MESSAGES_REJECTED].increment_ordered()
             return
-        publication.on_status_message(flags, term_id, term_offset, window, receiver_id, group_tag, source, now_ns)
+        publication.on_status_message(flags, sm.consumption_term_id, term_offset, sm.receiver_window, receiver_id,
+                                      group_tag, source, now_ns)
 
     def _track_destination(self, source: tuple, receiver_id: int, now_ns: int) -> None:
         for destination in self.destinations:
@@ -188,31 +191,24 @@ class SendChannelEndpoint:
                                  if now_ns - d.time_of_last_activity_ns <= DESTINATION_TIMEOUT_NS]
             self._destinations_changed()
 
-    def _on_nak(self, buffer, now_ns: int) -> None:
-        _, _, _, _, session_id, stream_id, term_id, term_offset, length = p.NAK.unpack_from(buffer, 0)
+    def _on_nak(self, nak: NakFrame, now_ns: int) -> None:
         self.system[ctr.NAK_MESSAGES_RECEIVED].increment_ordered()
-        publication = self.publications.get((session_id, stream_id))
+        publication = self.publications.get((nak.session_id, nak.stream_id))
         if publication is None:
             return
+        # validate_frame checked the offset is >= 0 and 32-aligned and the length >= 0; the rest needs the term
         term_length = publication.term_length
-        if term_offset < 0 or term_offset >= term_length or term_offset & 31 or length < 0 or \
-                term_offset + length > term_length:
+        if nak.term_offset >= term_length or nak.term_offset + nak.length > term_length:
             self._invalid.increment_ordered()
             return
-        publication.on_nak(term_id, term_offset, length, now_ns)
+        publication.on_nak(nak.term_id, nak.term_offset, nak.length, now_ns)
 
-    def _on_error(self, buffer, length: int) -> None:
-        fields = p.ERR.unpack_from(buffer, 0)
-        frame_length, session_id, stream_id, receiver_id, error_code, error_length = (
-            fields[0], fields[4], fields[5], fields[6], fields[8], fields[9])
-        if not 0 <= error_length <= p.MAX_ERROR_MESSAGE_LENGTH or p.ERR_HEADER_LENGTH + error_length > frame_length:
-            self._invalid.increment_ordered()
-            return
+    def _on_error(self, error: ErrorFrame) -> None:
+        # validate_frame checked the text length (at most 1023 and within the frame)
         self.system[ctr.ERROR_FRAMES_RECEIVED].increment_ordered()
-        publication = self.publications.get((session_id, stream_id))
+        publication = self.publications.get((error.session_id, error.stream_id))
         if publication is not None:
-            message = bytes(buffer[p.ERR_HEADER_LENGTH:p.ERR_HEADER_LENGTH + error_length]).decode("ascii", "replace")
-            publication.on_error(receiver_id, error_code, message)
+            publication.on_error(error.receiver_id, error.error_code, error.error_message)
 
     def sender_release(self) -> None:
         """The sender no longer polls this endpoint (conductor thread, aeron_send_channel_endpoint_sender_release)."""

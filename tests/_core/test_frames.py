@@ -372,3 +372,21 @@ def test_encoders_and_decoders_check_the_buffer_edges():
     buffer = AtomicBuffer(bytearray(64))
     assert f.encode_nak(buffer, 8, 1, 2, 3, 64, 32) == 28                       # any writable buffer
     assert f.decode_frame(buffer, 8, 28).length == 32
+
+
+def test_decode_data_header_reads_what_decode_frame_reads(golden_dir):
+    for run in RUNS:
+        for datagram in _datagrams(golden_dir, run):
+            raw = bytes.fromhex(datagram["hex"])
+            if f.validate_frame(raw) not in (f.HDR_TYPE_DATA, f.HDR_TYPE_PAD):
+                continue
+            frame = f.decode_frame(raw)
+            assert f.decode_data_header(raw) == (frame.frame_length, frame.flags, frame.term_offset, frame.session_id,
+                                                 frame.stream_id, frame.term_id)
+    batch = bytearray(96) + _frame(64, 46)                                      # a header at an offset
+    assert f.decode_data_header(batch, 96) == (46, 0xC0, 64, 1, 2, 3)
+    assert f.decode_data_header(_with(_frame(0, 46), "<i", 8, -64)) == (46, 0xC0, -64, 1, 2, 3)   # no checks
+    with pytest.raises(OutOfBoundsError):
+        f.decode_data_header(b"\0" * 31)
+    with pytest.raises(OutOfBoundsError):
+        f.decode_data_header(b"\0" * 64, 40)

@@ -15,16 +15,17 @@ from hypothesis import strategies as st
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.driver import protocol as p
+from aeron._core import frames as f
 from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
+DATA_HEADER = struct.Struct("<iBBhiiiiq")     # length, version, flags, type, term offset, session, stream, term id, rsv
 HEADER_LENGTHS = {0x00: 32, 0x01: 32, 0x02: 28, 0x03: 36, 0x04: 40, 0x05: 40, 0x06: 40, 0x07: 22, 0x0B: 20}
 
 
 def invalid_by_reference(datagram: bytes) -> bool:
-    """§1.3, written out independently of aeron.driver.protocol."""
+    """§1.3, written out independently of aeron._core.frames."""
     if len(datagram) < 8:
         return True
     frame_length, version, _flags, frame_type = struct.unpack_from("<iBBH", datagram)
@@ -107,25 +108,25 @@ def templates(live: Live, session: int):
     """(to_control, frame) pairs: well-formed frames of every type, aimed where each type is dispatched."""
     pub_session = live.pub.session_id
     data = bytearray(64)
-    p.DATA_HEADER.pack_into(data, 0, 64, 0, 0xC0, p.HDR_TYPE_DATA, 0, session, 2002, 10, 0)
+    DATA_HEADER.pack_into(data, 0, 64, 0, 0xC0, f.HDR_TYPE_DATA, 0, session, 2002, 10, 0)
     pad = bytearray(64)
-    p.DATA_HEADER.pack_into(pad, 0, 64, 0, 0xC0, p.HDR_TYPE_PAD, 64, session, 2002, 10, 0)
+    DATA_HEADER.pack_into(pad, 0, 64, 0, 0xC0, f.HDR_TYPE_PAD, 64, session, 2002, 10, 0)
     heartbeat = bytearray(32)
-    p.pack_heartbeat(heartbeat, 0xC0, 128, session, 2002, 10)
-    setup = bytearray(p.SETUP_LENGTH)
-    p.pack_setup(setup, 0, 0, session, 2002, 10, 10, 65536, 1408, 0)
-    rttm = bytearray(p.RTTM_LENGTH)
-    p.pack_rttm(rttm, 0x80, session, 2002, 123, 0, 77)
-    sm = bytearray(p.SM_WITH_GROUP_TAG_LENGTH)
+    f.encode_heartbeat(heartbeat, 0, session, 2002, 10, 128, 0xC0)
+    setup = bytearray(f.SETUP_HEADER_LENGTH)
+    f.encode_setup(setup, 0, session, 2002, 10, 10, 0, 65536, 1408, 0, 0)
+    rttm = bytearray(f.RTTM_HEADER_LENGTH)
+    f.encode_rttm(rttm, 0, session, 2002, 123, 0, 77, 0x80)
+    sm = bytearray(f.SM_WITH_GROUP_TAG_LENGTH)
     # control frames for the live publication: its own term id, so mutations land near plausible values
     term_id = live.initial_term_id + (live.pub.position >> 16)
-    p.pack_status_message(sm, 0, pub_session, 1001, term_id, 0, 32768, session, 5)
-    nak = bytearray(p.NAK_LENGTH)
-    p.pack_nak(nak, pub_session, 1001, term_id, 0, 64)
-    err = bytearray(p.ERR_HEADER_LENGTH + 80)
-    p.pack_error(err, session, 1001, session, None, 2, "x" * 80)
+    f.encode_status_message(sm, 0, pub_session, 1001, term_id, 0, 32768, session, 5)
+    nak = bytearray(f.NAK_HEADER_LENGTH)
+    f.encode_nak(nak, 0, pub_session, 1001, term_id, 0, 64)
+    err = bytearray(f.ERR_HEADER_LENGTH + 80)
+    f.encode_error(err, 0, session, 1001, session, 2, "x" * 80)
     return [(False, data), (False, pad), (False, heartbeat), (False, setup), (False, rttm),
-            (True, sm[:p.SM_LENGTH]), (True, sm), (True, nak), (True, rttm), (True, err)]
+            (True, sm[:f.SM_HEADER_LENGTH]), (True, sm), (True, nak), (True, rttm), (True, err)]
 
 
 mutation = st.one_of(
@@ -185,15 +186,15 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
 def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
     live.stream_goes_on()
     wrong_version = bytearray(64)
-    p.DATA_HEADER.pack_into(wrong_version, 0, 64, 1, 0xC0, p.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
+    DATA_HEADER.pack_into(wrong_version, 0, 64, 1, 0xC0, f.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
     unknown_type = bytearray(64)
     struct.pack_into("<iBBH", unknown_type, 0, 64, 0, 0, 0x0C)
     negative_length = bytearray(64)
-    p.DATA_HEADER.pack_into(negative_length, 0, -64, 0, 0xC0, p.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
-    short_sm = bytearray(p.SM_LENGTH)
-    p.pack_status_message(short_sm, 0, live.pub.session_id, 1001, 0, 0, 32768, 9)
-    long_claim = bytearray(p.NAK_LENGTH)
-    p.pack_nak(long_claim, live.pub.session_id, 1001, 0, 0, 64)
+    DATA_HEADER.pack_into(negative_length, 0, -64, 0, 0xC0, f.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
+    short_sm = bytearray(f.SM_HEADER_LENGTH)
+    f.encode_status_message(short_sm, 0, live.pub.session_id, 1001, 0, 0, 32768, 9)
+    long_claim = bytearray(f.NAK_HEADER_LENGTH)
+    f.encode_nak(long_claim, 0, live.pub.session_id, 1001, 0, 0, 64)
     struct.pack_into("<i", long_claim, 0, 64)                    # frame length beyond the datagram
     cases = [
         (False, b"\0"), (True, b"\0" * 7),                       # shorter than a frame header
@@ -205,7 +206,7 @@ def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
         (True, bytes(long_claim)),
     ]
     ok_but_not_a_multiple = bytearray(48)
-    p.DATA_HEADER.pack_into(ok_but_not_a_multiple, 0, 48, 0, 0xC0, p.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
+    DATA_HEADER.pack_into(ok_but_not_a_multiple, 0, 48, 0, 0xC0, f.HDR_TYPE_DATA, 0, 5, 2002, 10, 0)
     cases.append((False, bytes(ok_but_not_a_multiple)))
     assert all(invalid_by_reference(d) for _, d in cases)
     for to_control, datagram in cases:
