@@ -16,7 +16,6 @@ import socket
 import pytest
 
 from aeron._core import counters as ctr
-from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import AtomicCounter
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ConcurrentTermAppender
@@ -28,6 +27,7 @@ from aeron.driver.network_publication import NetworkPublication
 from aeron.driver.publication_image import PublicationImage
 from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
 from aeron.driver.udp_channel import UdpChannel
+from tests.driver.fakes import Counters, FakeTransport
 
 RUNS = {
     "unicast": dict(session=-1814757439, initial_term_id=1569665970, receiver_id=234089743810026307,
@@ -54,22 +54,6 @@ def _golden_term0(golden_dir, run, side):
     folder = golden_dir / "logbuffers" / f"udp-{run}" / (
         "publisher-driver/publications/2.logbuffer.gz" if side == "pub" else "subscriber-driver/images/3.logbuffer.gz")
     return gzip.decompress(folder.read_bytes())[:TERM]
-
-
-class _Counters:
-    """A private values buffer: AtomicCounters for the system counters and for stream counters."""
-
-    def __init__(self):
-        self.values = AtomicBuffer(bytearray(128 * 256))
-        self.system = {i: AtomicCounter(self.values, i) for i in range(ctr.SYSTEM_COUNTER_COUNT)}
-        self._next = ctr.SYSTEM_COUNTER_COUNT
-
-    def stream(self, *names):
-        out = {}
-        for name in names:
-            out[name] = (self._next, AtomicCounter(self.values, self._next))
-            self._next += 1
-        return out
 
 
 class _CaptureEndpoint:
@@ -136,7 +120,7 @@ def test_sender_emits_the_captured_frames(golden_dir, tmp_path, run):
     for g in golden:
         if g[6] == 1 and g[:4] != b"\0\0\0\0" and g not in data:
             data.append(g)
-    counters = _Counters()
+    counters = Counters()
     log, endpoint, publication = _publication(tmp_path, cfg, counters)
     now = 1_000 * MS
     publication.send(now)                                           # first cycle: the SETUP
@@ -176,46 +160,13 @@ def test_sender_emits_the_captured_frames(golden_dir, tmp_path, run):
     endpoint.close()
 
 
-class _FakeTransport:
-    """The receive side of UdpTransport's batch API, fed from a list (one datagram per batch)."""
-
-    def __init__(self, bound):
-        self.receive_buffer = bytearray(65504)
-        self.slots = [self.receive_buffer]
-        self.bound_address = bound
-        self.inbox = []
-        self.sent = []
-        self._current = (0, None)
-
-    def receive_batch(self):
-        if not self.inbox:
-            return 0
-        datagram, source = self.inbox.pop(0)
-        self.receive_buffer[:len(datagram)] = datagram
-        self._current = (len(datagram), source)
-        return 1
-
-    def length(self, slot):
-        return self._current[0]
-
-    def source(self, slot):
-        return self._current[1]
-
-    def send(self, data, address):
-        self.sent.append((bytes(data), address))
-        return len(self.sent[-1][0])
-
-    def close(self):
-        pass
-
-
 @pytest.mark.parametrize("run", list(RUNS))
 def test_receiver_rebuilds_the_captured_image(golden_dir, tmp_path, run):
     cfg = RUNS[run]
     datagrams = _datagrams(golden_dir, run)
-    counters = _Counters()
+    counters = Counters()
     udp = UdpChannel.parse(cfg["sub"], is_subscription=True)
-    transport = _FakeTransport(udp.local_data)
+    transport = FakeTransport(udp.local_data)
     setups = []
     endpoint = ReceiveChannelEndpoint(udp, transport, 1, 200, AtomicCounter(counters.values, 200), 201,
                                       counters.system, lambda *args: setups.append(args))
@@ -227,7 +178,7 @@ def test_receiver_rebuilds_the_captured_image(golden_dir, tmp_path, run):
     for d in datagrams:
         if d["direction"] != "pub->sub" or d.get("dropped_by_receiver_fixed_loss_interceptor"):
             continue
-        transport.inbox.append((bytes.fromhex(d["hex"]), source))
+        transport.deliver(bytes.fromhex(d["hex"]), source)
         endpoint.poll(now)
         if setups and image is None:
             _, setup, control, _src = setups[0]
@@ -285,7 +236,7 @@ def test_sender_answers_the_captured_rtt_measurement_request_byte_for_byte(golde
     request = next(d for d in datagrams if d["direction"] == "sub->pub" and d["frames"][0]["type"] == "RTTM")
     reply = next(d for d in datagrams if d["direction"] == "pub->sub" and d["frames"][0]["type"] == "RTTM")
     frame = request["frames"][0]
-    counters = _Counters()
+    counters = Counters()
     log, endpoint, publication = _publication(tmp_path, cfg, counters)
     publication.on_rttm(0x80, frame["echo_timestamp"], frame["receiver_id"])
     assert endpoint.sent[-1] == bytes.fromhex(reply["hex"])

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Receiver without threads or sockets: its ReceiverProxy commands run one per duty cycle, SETUPs become
+DriverConductorProxy requests, images added that way are fed and send status messages, and what it lets go of
+goes back to the conductor (aeron_driver_receiver.c)."""
+from __future__ import annotations
+
+import pytest
+
+from aeron._core import frames as f
+from aeron.driver import receive_channel_endpoint as rce
+from tests.driver.fakes import (
+    MS, PUBLISHER, Agents, Counters, FakeTransport, ManualClock, data_frame, publication_image, receive_endpoint,
+    setup_frame,
+)
+
+
+@pytest.fixture
+def rig():
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    endpoint = receive_endpoint(counters, transport, agents.conductor_proxy.create_publication_image)
+    return counters, clock, transport, agents, endpoint
+
+
+def _cycles(agents, count):
+    for _ in range(count):
+        agents.receiver.do_work()
+
+
+def test_proxy_commands_run_one_per_duty_cycle_and_setups_go_to_the_conductor(rig):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    transport.deliver(setup_frame(session_id=9))
+    agents.receiver.do_work()
+    assert agents.receiver.endpoints == [endpoint] and endpoint.streams == {}
+    assert len(agents.conductor_queue) == 0                               # polled before the interest existed
+    agents.receiver.do_work()
+    transport.deliver(setup_frame(session_id=9))
+    agents.receiver.do_work()
+    assert agents.run_conductor_commands() == 1
+    [(handed_endpoint, setup, control_address, source)] = agents.image_requests
+    assert handed_endpoint is endpoint and setup["session_id"] == 9 and control_address == source == PUBLISHER
+
+
+def test_an_added_image_is_fed_and_sends_status_messages(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    _cycles(agents, 3)
+    assert agents.receiver.images == [image] and endpoint.images == [image]
+    [(sm, address)] = [(f.decode_frame(d), a) for d, a in transport.sent]
+    assert sm.type == f.HDR_TYPE_SM and address == PUBLISHER
+    transport.deliver(data_frame(0, b"a" * 32))
+    agents.receiver.do_work()
+    assert image.rcv_pos.get() == 64                                      # inserted and tracked in one cycle
+    image.close()
+
+
+def test_removed_images_and_endpoints_go_back_to_the_conductor(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, _ = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    _cycles(agents, 3)
+    agents.receiver_proxy.remove_publication_image(image, clock(), False)
+    agents.receiver_proxy.remove_subscription(endpoint, 1001, None)
+    agents.receiver_proxy.remove_endpoint(endpoint)
+    _cycles(agents, 3)
+    assert agents.receiver.images == [] and endpoint.images == [] and agents.receiver.endpoints == []
+    assert not image.receiver_released and not endpoint.receiver_released
+    assert agents.run_conductor_commands() == 2
+    assert image.receiver_released and endpoint.receiver_released
+    image.close()
+
+
+def test_a_removed_image_without_rejoin_cools_its_session_down(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, _ = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    agents.receiver_proxy.remove_publication_image(image, clock(), False)
+    _cycles(agents, 4)
+    assert endpoint.streams[1001].sessions[7] == (rce.COOL_DOWN, clock())
+    image.close()
+
+
+def test_a_failed_image_is_reported_back_to_the_endpoint(rig):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    _cycles(agents, 2)
+    transport.deliver(setup_frame(session_id=9))
+    agents.receiver.do_work()
+    assert endpoint.streams[1001].sessions[9][0] == rce.INIT_IN_PROGRESS
+    agents.receiver_proxy.image_init_failed(endpoint, 1001, 9, clock())
+    agents.receiver.do_work()
+    assert endpoint.streams[1001].sessions[9] == (rce.COOL_DOWN, clock())
+    clock.advance(1_001 * MS)
+    transport.deliver(setup_frame(session_id=9))
+    agents.receiver.do_work()
+    assert agents.run_conductor_commands() == 2                           # asked again after the cool-down

@@ -1,0 +1,93 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Sender without threads or sockets: its SenderProxy commands run one per duty cycle, publications added that
+way send over a recording transport, control frames are polled, and what it lets go of goes back through the
+DriverConductorProxy (aeron_driver_sender.c)."""
+from __future__ import annotations
+
+import pytest
+
+from aeron._core import counters as ctr
+from aeron._core import frames as f
+from tests.driver.fakes import (
+    MS, SUBSCRIBER, Agents, Counters, FakeTransport, ManualClock, network_publication, send_endpoint,
+    status_message,
+)
+
+
+@pytest.fixture
+def rig(tmp_path):
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    endpoint = send_endpoint(counters, transport)
+    publication, appender = network_publication(tmp_path, counters, endpoint, clock)
+    endpoint.publications[(7, 1001)] = publication
+    yield counters, clock, transport, agents, endpoint, publication
+    appender.close()
+    publication.close()
+
+
+def test_proxy_commands_run_one_per_duty_cycle(rig):
+    counters, clock, transport, agents, endpoint, publication = rig
+    agents.sender_proxy.add_endpoint(endpoint)
+    agents.sender_proxy.add_publication(publication)
+    assert len(agents.sender.command_queue) == 2 and agents.sender.endpoints == []
+    assert agents.sender.do_work() >= 1
+    assert agents.sender.endpoints == [endpoint] and agents.sender.publications == []
+    assert transport.sent == []
+    agents.sender.do_work()
+    assert agents.sender.publications == [publication]
+    assert len(transport.sent_of_type(f.HDR_TYPE_SETUP)) == 1           # sent in the cycle that added it
+    assert agents.sender.do_work() == 0 and len(agents.sender.command_queue) == 0
+
+
+def test_the_sender_polls_control_frames_when_it_has_nothing_to_send(rig):
+    counters, clock, transport, agents, endpoint, publication = rig
+    agents.sender_proxy.add_endpoint(endpoint)
+    agents.sender_proxy.add_publication(publication)
+    agents.sender.do_work()
+    agents.sender.do_work()
+    transport.deliver(status_message(), SUBSCRIBER)
+    agents.sender.do_work()
+    assert publication.has_receivers and counters[ctr.STATUS_MESSAGES_RECEIVED] == 1
+    clock.advance(101 * MS)
+    agents.sender.do_work()
+    assert f.decode_frame(transport.sent_of_type(f.HDR_TYPE_DATA)[-1]).is_heartbeat
+
+
+def test_removed_publications_and_endpoints_go_back_to_the_conductor(rig):
+    counters, clock, transport, agents, endpoint, publication = rig
+    agents.sender_proxy.add_endpoint(endpoint)
+    agents.sender_proxy.add_publication(publication)
+    agents.sender.do_work()
+    agents.sender.do_work()
+    agents.sender_proxy.remove_publication(publication)
+    agents.sender_proxy.remove_endpoint(endpoint)
+    agents.sender.do_work()
+    assert agents.sender.publications == [] and agents.sender.endpoints == [endpoint]
+    assert len(agents.conductor_queue) == 1 and not publication.sender_released
+    agents.sender.do_work()
+    assert agents.sender.endpoints == []
+    assert agents.run_conductor_commands() == 2                          # on the conductor's thread
+    assert publication.sender_released and endpoint.sender_released
+
+
+def test_destinations_are_changed_on_the_sender_thread():
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    endpoint = send_endpoint(counters, transport, "aeron:udp?control=127.0.0.1:40200|control-mode=manual")
+    agents.sender_proxy.add_destination(endpoint, ("127.0.0.1", 40301), 5, clock())
+    agents.sender_proxy.add_destination(endpoint, ("127.0.0.1", 40302), 6, clock())
+    agents.sender_proxy.remove_destination(endpoint, ("127.0.0.1", 40301))
+    assert endpoint.destinations == []
+    for _ in range(3):
+        agents.sender.do_work()
+    assert [(d.address, d.registration_id) for d in endpoint.destinations] == [(("127.0.0.1", 40302), 6)]
+
+
+def test_a_closed_sender_refuses_commands(rig):
+    counters, clock, transport, agents, endpoint, publication = rig
+    agents.sender_proxy.add_endpoint(endpoint)
+    agents.sender.on_close()
+    assert len(agents.sender.command_queue) == 0
+    assert not agents.sender_proxy.offer((agents.sender.on_add_publication, publication))
+    assert counters[ctr.SENDER_PROXY_FAILS] == 0
