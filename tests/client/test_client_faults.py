@@ -268,7 +268,9 @@ def test_a_paused_driver_makes_a_sync_add_time_out(shm_dir):
                 start = time.monotonic()
                 with pytest.raises(DriverTimeoutError):
                     client.add_publication("aeron:ipc", 7)
-                assert 0.8 < time.monotonic() - start < 2.5
+                # The driver writes its heartbeat once per timer interval (1 s), so the heartbeat may already be
+                # most of the timeout old when the driver stops: only the upper bound is meaningful.
+                assert time.monotonic() - start < 2.5
             finally:
                 driver.send_signal(signal.SIGCONT)
             assert errors and type(errors[0]) is DriverTimeoutError
