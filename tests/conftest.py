@@ -7,16 +7,14 @@ import uuid
 import pytest
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
-# shared/ sits beside the project (and beside CI's fresh clone).
-SHARED = pathlib.Path(os.environ.get("AERON_PY_SHARED", PROJECT_ROOT.parent / "shared"))
-GOLDEN = SHARED / "golden"
-REFERENCE = SHARED / "reference"
+# Golden data from official Aeron, see tests/data/golden/README.md.
+GOLDEN = PROJECT_ROOT / "tests" / "data" / "golden"
 
 
 @pytest.fixture(scope="session")
 def golden_dir() -> pathlib.Path:
     if not GOLDEN.is_dir():
-        pytest.fail(f"golden data not found at {GOLDEN}; set AERON_PY_SHARED to the shared/ folder")
+        pytest.fail(f"golden data missing from the checkout: {GOLDEN}")
     return GOLDEN
 
 
