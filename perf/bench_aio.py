@@ -7,7 +7,7 @@
 Setup: our driver runs as its own process (SHARED, backoff idle); the pong side is another process (our sync
 `aeron.samples.pong`, a zmq REP socket, a UDP echo server), spinning or blocking as noted. The measuring side runs
 in this process. Spinning threads: the pong process (1) and, for the sync ping, this process (1); the asyncio pings
-back off with sleep(0) then short sleeps. Target (DESIGN §5): async RTT p50 <= 1/3 of pyzmq's.
+back off with sleep(0) then short sleeps. Target (docs/roadmap.md): async RTT p50 <= 1/3 of pyzmq's.
 Results: perf/results/aio.json.
 """
 from __future__ import annotations

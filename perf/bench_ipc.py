@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
              ("stream-py-32B", "py", "stream", int(10e6 * scale), 32),
              ("rtt-py-32B", "py", "rtt", int(200e3 * scale), 20_000)]
     return run_cases(cases, args.runs, "ipc", "aeron:ipc", ("aeron:ipc", "aeron:ipc"),
-                     "targets: stream >= 0.8x aeronmd (DESIGN §5)")
+                     "targets: stream >= 0.8x aeronmd (docs/roadmap.md)")
 
 
 def run_cases(cases: list[tuple[str, str, str, int, int]], runs: int, name: str, channel: str,

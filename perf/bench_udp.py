@@ -8,7 +8,7 @@ Cases (median of ``--runs``, interleaved, ratios ours/aeronmd): official `stream
 RTT percentiles; the same with our Python samples. Both drivers: SHARED threading mode, `backoff` idle, default
 16 MiB terms, one driver holding both ends (data crosses loopback UDP twice for ping-pong). Spinning threads: the
 two sample clients (2); the driver thread backs off. The raw socket floor is perf/bench_udp_raw.py.
-Results: perf/results/udp.json. Targets (DESIGN §5): stream >= 0.8x aeronmd, RTT <= 1.5x aeronmd.
+Results: perf/results/udp.json. Targets (docs/roadmap.md): stream >= 0.8x aeronmd, RTT <= 1.5x aeronmd.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     data = f"aeron:udp?endpoint=127.0.0.1:{_port()}"
     pings = (f"aeron:udp?endpoint=127.0.0.1:{_port()}", f"aeron:udp?endpoint=127.0.0.1:{_port()}")
     return run_cases(cases, args.runs, "udp", data, pings,
-                     "targets: stream >= 0.8x aeronmd, RTT p50/p99 <= 1.5x aeronmd (DESIGN §5)")
+                     "targets: stream >= 0.8x aeronmd, RTT p50/p99 <= 1.5x aeronmd (docs/roadmap.md)")
 
 
 if __name__ == "__main__":

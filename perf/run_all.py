@@ -44,7 +44,7 @@ def main(argv):
         for k in ("publication_try_claim_commit_32B", "publication_try_claim_commit_own_claim_32B"):
             if k in rates:
                 print(f"ratio {k} time / offer time = {offer / rates[k]:.2f}")
-    print("target: offer 32 B from Python >= 5 M msg/s (DESIGN §5)")
+    print("target: offer 32 B from Python >= 5 M msg/s (docs/roadmap.md)")
     alloc = subprocess.run([sys.executable, str(HERE / "alloc_check.py")], capture_output=True, text=True,
                            cwd=HERE.parent)
     print("steady-state allocations (tracemalloc, net blocks over 200k offers + 200k polls):")

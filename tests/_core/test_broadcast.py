@@ -17,7 +17,8 @@ from aeron.common.errors import (ConfigurationError, CorruptFileError, IllegalSt
 
 TO_CLIENTS_OFFSET = 1_049_472
 TO_CLIENTS_LENGTH = 1_048_704
-# (offset, record length incl. header, type) from shared/golden/cnc/README.md
+# (offset, record length incl. header, type) of the records in the golden cnc/c-aeronmd-ipc/cnc.dat
+# (golden data from official Aeron, see tests/data/golden/README.md)
 GOLDEN_RECORDS = [(0, 20, 0x0F08), (24, 20, 0x0F07), (48, 20, 0x0F08), (72, 90, 0x0F03), (168, 101, 0x0F02)]
 
 

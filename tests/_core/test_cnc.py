@@ -66,7 +66,7 @@ def test_golden_header_and_offsets(golden_dir, shm_dir, name):
             (128, 1_049_472, 2_098_176, 6_292_480, 7_341_056)
         assert len(cnc.to_driver_buffer()) == 1_049_344 and len(cnc.error_log_buffer()) == 4_194_304
         if name.endswith("-ipc"):
-            # ring trailer (§2.4): correlation counter at capacity + 512 is 5 in the IPC runs (README)
+            # ring trailer (§2.4): correlation counter at capacity + 512 is 5 in the golden IPC runs
             assert cnc.to_driver_buffer().get_i64(1_048_576 + 512) == 5
         r = CountersReader(cnc.counters_metadata_buffer(), cnc.counters_values_buffer())
         assert r.get_counter_value(43) == 65536

@@ -118,7 +118,7 @@ def test_align():
         lb.align(10, 24)
 
 
-# -- golden log buffers (shared/golden/logbuffers/README.md) ----------------------------------------
+# -- golden log buffers (official Aeron, see tests/data/golden/README.md) -------------------------
 C_HOST = dict(os_default_socket_sndbuf_length=212992, os_max_socket_sndbuf_length=0,
               os_default_socket_rcvbuf_length=212992, os_max_socket_rcvbuf_length=0, max_resend=0)
 COMMON = dict(active_term_count=0, end_of_stream_position=INT64_MAX, default_frame_header_length=32,

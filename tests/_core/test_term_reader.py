@@ -15,7 +15,7 @@ from .framing import BEGIN, END, HEADER, TermWriter, align, write_frame, write_p
 TERM = 65536
 SESSION, STREAM, INITIAL = 0x1234, 10, 5
 
-# (relative path, session id, initial term id) from golden/logbuffers/README.md
+# (relative path, session id, initial term id) of the golden log buffers (official Aeron, tests/data/golden)
 GOLDEN = [
     ("ipc-c-aeronmd/4.logbuffer.gz", -1382497356, 2145401527),
     ("ipc-java-mediadriver/4.logbuffer.gz", 1492258850, -604896961),

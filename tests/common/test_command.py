@@ -13,7 +13,7 @@ from aeron.common import command as cmd
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron.common.errors import ErrorCode, InvalidArgumentError, MalformedMessageError
 
-# cnc.dat section of the to-clients broadcast buffer (golden README).
+# cnc.dat section of the to-clients broadcast buffer (as in the golden C and Java cnc.dat files).
 TO_CLIENTS_OFFSET = 1_049_472
 TO_CLIENTS_LENGTH = 1_048_704
 
