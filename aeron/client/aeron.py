@@ -3,7 +3,10 @@
 the official ``aeronmd``) through its cnc.dat and starts the client conductor."""
 from __future__ import annotations
 
+import errno
+import logging
 import os
+import stat
 import time
 from typing import Any
 
@@ -11,6 +14,7 @@ from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_versio
 from aeron._core.counters import CountersReader
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import AgentInvoker, AgentRunner, epoch_ms
+from aeron.common.cnc_attach import cnc_open_error, driver_pid_is_gone, no_driver_hint
 from aeron.client.client_conductor import ClientConductor
 from aeron.client.context import Context
 from aeron.client.counter import Counter
@@ -20,54 +24,94 @@ from aeron.common.errors import (
     CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
 
 
-def _sleep_until(deadline_ns: int, seconds: float, what: str) -> None:
+_log = logging.getLogger(__name__)
+
+
+def _sleep_until(deadline_ns: int, seconds: float, what: str, hint: str) -> None:
     if time.monotonic_ns() + int(seconds * 1e9) > deadline_ns:
-        raise DriverTimeoutError(what)
+        raise DriverTimeoutError(f"{what}; {hint}")
     time.sleep(seconds)
+
+
+def _cnc_file_size(path: str) -> int:
+    """The size of cnc.dat, -1 while it does not exist; raises cnc_open_error's OSError when it exists but cannot
+    be opened read-write as a regular file (the client maps it so)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return -1
+    except OSError as exc:
+        raise cnc_open_error(path, exc) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise cnc_open_error(path, IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)))
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.ENODEV, "not a regular file (a FIFO, socket or device): cannot map the media driver's "
+                                    "CnC file", path)
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC))
+    except FileNotFoundError:
+        return -1
+    except OSError as exc:
+        raise cnc_open_error(path, exc) from None
+    return info.st_size
 
 
 def connect_to_driver(ctx: Context) -> CncFile:
     """Attach to the driver's cnc.dat as the C and Java clients do (cnc-and-driver.md §2.6).
 
     Waits up to the driver timeout for the file, its version, its full length and a fresh driver heartbeat;
-    raises DriverTimeoutError when it does not come, CncVersionError for an incompatible major version.
+    raises DriverTimeoutError when it does not come, CncVersionError for an incompatible major version and an
+    OSError (PermissionError, IsADirectoryError, ...) at once for a cnc.dat that exists but cannot be mapped.
+    When no driver is found the first time, logs a WARNING (logger ``aeron.client.aeron``) naming the directory
+    and how to start a driver, then goes on waiting; the DriverTimeoutError says the same.
     """
-    path = os.path.join(ctx.aeron_dir or "", CNC_FILE)
+    aeron_dir = ctx.aeron_dir or ""
+    path = os.path.join(aeron_dir, CNC_FILE)
+    hint = no_driver_hint(aeron_dir)
     timeout_ms = ctx.driver_timeout_ms
     deadline = time.monotonic_ns() + timeout_ms * 1_000_000
+    warned = False
+
+    def warn(what: str) -> None:
+        nonlocal warned
+        if not warned:
+            warned = True
+            _log.warning("%s; waiting up to %d ms (driver timeout) for one: %s", what, timeout_ms, hint)
+
     while True:
-        try:
-            size = os.path.getsize(path)
-        except OSError:
-            size = -1
+        size = _cnc_file_size(path)
         if size <= META_DATA_LENGTH:
-            _sleep_until(deadline, 0.016, f"CnC file not created: {path}")
+            if size < 0:
+                warn(f"no media driver in {aeron_dir} ({path} does not exist)")
+            _sleep_until(deadline, 0.016, f"CnC file not created: {path}", hint)
             continue
         try:
             cnc = CncFile.map_existing(path)
         except CorruptFileError:
-            _sleep_until(deadline, 0.001, f"CnC file is created but not fully written: {path}")
+            _sleep_until(deadline, 0.001, f"CnC file is created but not fully written: {path}", hint)
             continue
-        except OSError:
-            _sleep_until(deadline, 0.016, f"CnC file not created: {path}")
+        except FileNotFoundError:
+            _sleep_until(deadline, 0.016, f"CnC file not created: {path}", hint)
             continue
+        except OSError as exc:
+            raise cnc_open_error(path, exc) from None
         version = cnc.version
         if version == 0:
             cnc.close()
-            _sleep_until(deadline, 0.001, f"CnC file is created but not initialised: {path}")
+            _sleep_until(deadline, 0.001, f"CnC file is created but not initialised: {path}", hint)
             continue
         if semantic_version_major(version) != 0:
             cnc.close()
             raise CncVersionError(f"CnC version not compatible: app=0.2.0 file=major {semantic_version_major(version)}")
         if cnc.buffer.capacity < cnc.required_length:
             cnc.close()
-            _sleep_until(deadline, 0.001, f"CnC file is created but not fully sized: {path}")
+            _sleep_until(deadline, 0.001, f"CnC file is created but not fully sized: {path}", hint)
             continue
         section = cnc.to_driver_buffer()
         ring = ManyToOneRingBuffer(section)
         try:
             while (heartbeat := ring.consumer_heartbeat_time) == 0:
-                _sleep_until(deadline, 0.001, f"no driver heartbeat detected: {path}")
+                _sleep_until(deadline, 0.001, f"no driver heartbeat detected: {path}", hint)
         except BaseException:
             ring.close()
             section.close()
@@ -77,8 +121,12 @@ def connect_to_driver(ctx: Context) -> CncFile:
         section.close()
         age_ms = epoch_ms() - heartbeat
         if heartbeat < 0 or age_ms > timeout_ms:
+            pid = cnc.pid
             cnc.close()
-            _sleep_until(deadline, 0.1, f"no driver heartbeat detected: {path} (age {age_ms} ms)")
+            state = "was shut down" if heartbeat < 0 else f"last heartbeat {age_ms} ms ago"
+            gone = ", its process is gone" if driver_pid_is_gone(pid) else ""
+            warn(f"the media driver of {aeron_dir} (pid {pid}) is not running ({state}{gone})")
+            _sleep_until(deadline, 0.1, f"no driver heartbeat detected: {path} (age {age_ms} ms)", hint)
             continue
         return cnc
 

@@ -25,6 +25,7 @@ from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
+from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
 from aeron.common.paths import default_aeron_dir
 
@@ -420,7 +421,9 @@ class Context:
 # Directory rules. -----------------------------------------------------------------------------------
 
 def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None = None) -> bool:
-    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (§1.3)."""
+    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (§1.3) and its driver has
+    not died: a pid gone from this host with a stopped heartbeat means a dead driver at once, without waiting
+    out the driver timeout (``aeron.common.cnc_attach.is_driver_dead``)."""
     path = os.path.join(aeron_dir, CNC_FILE)
     if not os.path.exists(path):
         return False
@@ -430,8 +433,9 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
             cnc = CncFile.map_existing(path)
             break
         except CncNotInitialisedError:
-            # a driver may be creating it right now: wait for its version, up to the driver timeout
-            if time.monotonic() > deadline:
+            # a driver may be creating it right now: wait for its version, up to the driver timeout, unless the
+            # pid it wrote first is gone (it died while creating the file)
+            if time.monotonic() > deadline or driver_pid_is_gone(read_cnc_pid(path)):
                 return False
             time.sleep(0.001)
         except Exception:       # noqa: BLE001 - unreadable, truncated or another major version: not active
@@ -442,12 +446,16 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
         section = cnc.to_driver_buffer()
         try:
             ring = ManyToOneRingBuffer(section)
-            heartbeat = ring.consumer_heartbeat_time
-            ring.close()
+            try:
+                heartbeat = ring.consumer_heartbeat_time
+                now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+                if not (heartbeat > 0 and now - heartbeat <= driver_timeout_ms):
+                    return False
+                return not is_driver_dead(cnc.pid, lambda: ring.consumer_heartbeat_time)
+            finally:
+                ring.close()
         finally:
             section.close()
-        now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-        return heartbeat > 0 and now - heartbeat <= driver_timeout_ms
     finally:
         cnc.close()
 

@@ -6,6 +6,7 @@ import os
 import time
 
 from aeron._core.cnc import CncFile
+from aeron.common.cnc_attach import cnc_open_error, no_driver_hint
 from aeron.common.errors import CncNotInitialisedError, CorruptFileError, DriverTimeoutError
 from aeron.common.paths import default_aeron_dir as platform_default
 
@@ -20,8 +21,10 @@ def default_aeron_dir() -> str:
 
 def map_cnc(aeron_dir: str | None, timeout_ms: int = 1000) -> CncFile:
     """Map ``<aeron_dir>/cnc.dat``, waiting up to ``timeout_ms`` for a driver that is still starting
-    (file missing, too short or version not yet written), as the C tools' ``-t`` option does."""
-    path = os.path.join(aeron_dir or default_aeron_dir(), CNC_FILE)
+    (file missing, too short or version not yet written), as the C tools' ``-t`` option does. A cnc.dat that
+    exists but cannot be opened raises its OSError at once (``cnc_open_error``: permission denied, ...)."""
+    aeron_dir = aeron_dir or default_aeron_dir()
+    path = os.path.join(aeron_dir, CNC_FILE)
     deadline = time.monotonic() + timeout_ms / 1000.0
     while True:
         try:
@@ -29,6 +32,8 @@ def map_cnc(aeron_dir: str | None, timeout_ms: int = 1000) -> CncFile:
         except (FileNotFoundError, CncNotInitialisedError, CorruptFileError) as e:
             if time.monotonic() >= deadline:
                 if isinstance(e, FileNotFoundError):
-                    raise DriverTimeoutError(f"CnC file not found: {path}") from None
+                    raise DriverTimeoutError(f"CnC file not found: {path}; {no_driver_hint(aeron_dir)}") from None
                 raise
             time.sleep(0.016)
+        except OSError as e:
+            raise cnc_open_error(path, e) from None
