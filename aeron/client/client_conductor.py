@@ -11,6 +11,7 @@ inside the duty cycle; calling back into the client from one raises, as upstream
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -24,14 +25,14 @@ from aeron._core.counters import (
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import Agent, epoch_ms, nano_time
-from aeron.common.channel_uri import ChannelUri
+from aeron.client.channel_validation import validate_channel
 from aeron.client.counter import Counter
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
-    AeronError, AgentTerminationError, ClientTimeoutError, ConductorServiceTimeoutError, DriverTimeoutError,
-    IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError)
+    AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
+    DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -94,8 +95,23 @@ def _check_counter(type_id: object, label: object, key: object) -> tuple[int, by
 def _check_channel(channel: object) -> str:
     if not isinstance(channel, str):
         raise InvalidArgumentError(f"channel must be a str, got {type(channel).__name__}")
-    ChannelUri.parse(channel)       # InvalidChannelError naming the bad part, before the driver sees it
+    validate_channel(channel)       # InvalidChannelError naming the bad parameter, before the driver sees it
     return channel
+
+
+_DRIVER_SOURCE_LOCATION = re.compile(r"^\[[^\]]*, [^\]]*:\d+\] ?")
+
+
+def driver_error_text(text: str) -> str:
+    """An ON_ERROR message without the driver's source locations: the C driver starts each line of it with
+    ``[function, file.c:line]``, which names the driver's code, not the application's mistake. Keeps the words
+    of each line once, joined by '; '."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = _DRIVER_SOURCE_LOCATION.sub("", line).strip()
+        if line and line not in lines:
+            lines.append(line)
+    return "; ".join(lines)
 
 
 class ClientConductor(Agent):
@@ -262,7 +278,12 @@ class ClientConductor(Agent):
     def _on_error(self, message: cmd.ErrorResponse) -> None:
         corr = message.correlation_id
         pending = self._pending.get(corr)
-        error = RegistrationError(message.error_code, message.error_message, corr)
+        text = driver_error_text(message.error_message)
+        error: RegistrationError
+        if message.error_code in (ErrorCode.INVALID_CHANNEL, ErrorCode.UNKNOWN_HOST):
+            error = ChannelRejectedError(message.error_code, text, pending.channel if pending else "", corr)
+        else:
+            error = RegistrationError(message.error_code, text, corr)
         if pending is not None:
             pending.error = error
             pending.done = True

@@ -76,14 +76,36 @@ class InvalidChannelError(ConfigurationError):
     """A channel URI that does not parse or carries an invalid parameter value.
 
     ``channel`` is the whole URI as given and ``part`` the piece that is wrong (a parameter, a key, the media),
-    so a driver can answer INVALID_CHANNEL with a message that points at it.
+    so a driver can answer INVALID_CHANNEL with a message that points at it. Every layer raises this type for a
+    bad channel: the URI parser, the client's checks of parameter values, and (as ChannelRejectedError) the
+    client when the driver refuses a channel.
     """
+
+    error_code: "ErrorCode" = ErrorCode.INVALID_CHANNEL     # what a driver answers for it
 
     def __init__(self, message: str, channel: str = "", part: str = "") -> None:
         self.channel = channel
         self.part = part
         shown = channel if len(channel) <= 200 else channel[:200] + "..."
         super().__init__(f"{message}: {part!r} in channel {shown!r}" if part else f"{message}: {shown!r}")
+
+
+class ChannelRejectedError(InvalidChannelError, RegistrationError):
+    """A channel the media driver refused (ON_ERROR INVALID_CHANNEL, or UNKNOWN_HOST for an endpoint it could not
+    resolve): an InvalidChannelError like the ones the client raises itself, and a RegistrationError with the
+    driver's ``error_code`` and the command's ``correlation_id``."""
+
+    def __init__(self, error_code: int, message: str, channel: str = "", correlation_id: int = -1) -> None:
+        # both bases have their own __init__: set the attributes of each here, then the text once
+        self.error_code = ErrorCode.of(error_code)
+        self.raw_error_code = error_code
+        self.correlation_id = correlation_id
+        self.channel = channel
+        self.part = ""
+        text = f"{self.error_code.name} ({error_code}): {message}" if message else self.error_code.name
+        if channel and channel not in text:
+            text += f" (channel {channel!r})"
+        AeronError.__init__(self, text)
 
 
 class AgentTerminationError(AeronError):
@@ -207,6 +229,7 @@ class ClusterError(AeronError):
 
 __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
+    "ChannelRejectedError",
     "AgentTerminationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError", "MalformedMessageError",
     "CncNotInitialisedError", "CncVersionError", "ActiveDriverError",

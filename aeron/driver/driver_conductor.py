@@ -56,6 +56,12 @@ class CommandError(AeronError):
         self.message = message
 
 
+def _response_text(code: int, detail: str) -> str:
+    """ON_ERROR text: the C driver's ``(-code) description`` head and the detail, without the driver source location
+    the error log keeps (it names the driver's code, not the client's mistake)."""
+    return f"({-int(code)}) {cmd.error_code_description(code)}\n{detail}"
+
+
 def _wrap32(value: int) -> int:
     value &= 0xFFFFFFFF
     return value - 0x1_0000_0000 if value & 0x8000_0000 else value
@@ -430,13 +436,14 @@ class DriverConductor(NetworkConductor, Agent):
         try:
             handler(command)
         except CommandError as exc:
-            text = self._log_error(exc.code, exc.message, exc)
-            self._transmit(cmd.ErrorResponse(command.correlation_id, exc.code, text))
+            self._log_error(exc.code, exc.message, exc)
+            self._transmit(cmd.ErrorResponse(command.correlation_id, exc.code, _response_text(exc.code, exc.message)))
         except Exception as exc:        # noqa: BLE001 - a bug or OS error answers GENERIC_ERROR, driver lives on
             code = ErrorCode.STORAGE_SPACE if isinstance(exc, OSError) and exc.errno == errno.ENOSPC \
                 else ErrorCode.GENERIC_ERROR
-            text = self._log_error(code, f"{type(exc).__name__}: {exc}", exc)
-            self._transmit(cmd.ErrorResponse(command.correlation_id, code, text))
+            detail = f"{type(exc).__name__}: {exc}"
+            self._log_error(code, detail, exc)
+            self._transmit(cmd.ErrorResponse(command.correlation_id, code, _response_text(code, detail)))
 
     def _build_handlers(self) -> dict:
         return {

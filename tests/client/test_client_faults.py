@@ -311,21 +311,35 @@ def test_channels_must_be_str(client, channel):
 
 
 @pytest.mark.parametrize("channel, detail", [
-    ("aeron:ipc?term-length=1000", "term-length"),
-    ("aeron:ipc?term-length=abc", "term-length"),
-    ("aeron:ipc?mtu=100", "mtu"),
-    ("aeron:ipc?session-id=abc", "session-id"),
+    ("aeron:ipc?term-length=1000", "'term-length=1000'"),
+    ("aeron:ipc?term-length=abc", "'term-length=abc'"),
+    ("aeron:ipc?mtu=100", "'mtu=100'"),
+    ("aeron:ipc?session-id=abc", "'session-id=abc'"),
     ("aeron:ipc?init-term-id=1|term-id=5", "term-offset"),
-    ("aeron:udp?endpoint=localhost:99999", "port"),
+    ("aeron:udp?endpoint=localhost:99999", "'endpoint=localhost:99999'"),
 ])
-def test_channels_the_driver_refuses_arrive_as_registration_errors(client, channel, detail):
-    with pytest.raises(RegistrationError) as info:
-        client.add_publication(channel, 1)
+def test_channels_with_bad_values_are_refused_by_the_client_naming_the_parameter(client, channel, detail):
+    for add in (client.add_publication, client.add_subscription):
+        with pytest.raises(InvalidChannelError) as info:
+            add(channel, 1)
+        error = info.value
+        assert not isinstance(error, RegistrationError)          # refused before any command was sent
+        assert error.error_code == ErrorCode.INVALID_CHANNEL
+        assert detail in str(error)
+    assert client.add_publication("aeron:ipc", 1).stream_id == 1     # the client is fine afterwards
+
+
+def test_channels_the_driver_refuses_arrive_as_invalid_channel_and_registration_errors(client):
+    with pytest.raises(InvalidChannelError) as info:
+        client.add_publication("aeron-spy:aeron:ipc", 1)
     error = info.value
+    assert isinstance(error, RegistrationError) and isinstance(error, ValueError)
     assert error.error_code == ErrorCode.INVALID_CHANNEL
     assert error.error_code == 1 and type(error.error_code) is ErrorCode
-    assert detail in str(error)
-    assert client.add_publication("aeron:ipc", 1).stream_id == 1     # the client is fine afterwards
+    assert error.channel == "aeron-spy:aeron:ipc"
+    assert "subscriptions only" in str(error)
+    assert ".py:" not in str(error) and "[" not in str(error)           # no driver source location
+    assert client.add_publication("aeron:ipc", 1).stream_id == 1
 
 
 @pytest.mark.parametrize("stream_id", [1 << 31, -(1 << 31) - 1, 1 << 40, "1", 1.0, None, True])
