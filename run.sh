@@ -14,11 +14,13 @@ PY=${PYTHON:-python3}
 
 setup_venv() {
     if [ ! -x "$VENV/bin/python" ]; then
+        echo "run.sh: setting up $VENV…" >&2
         "$PY" -m venv "$VENV"
     fi
     local stamp="$VENV/.stamp-deps" want
     want=$(sha256sum pyproject.toml | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        echo "run.sh: installing the dependencies pyproject.toml lists (build, test, perf)…" >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
         # Dependencies come from pyproject.toml alone (build, test and perf extras).
         "$VENV/bin/python" - <<'PYEOF' > "$VENV/.requirements.txt"
@@ -39,10 +41,17 @@ PYEOF
 }
 
 build() {
+    # Say so when sources changed since the last build (or there was none): a first build takes about a minute.
+    local stamp="$VENV/.stamp-build"
+    if [ ! -e "$stamp" ] || [ -n "$(find aeron tests/cython setup.py -newer "$stamp" \
+            \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' -o -name setup.py \) -print -quit)" ]; then
+        echo "run.sh: building Cython extensions (first time ~1 min)…" >&2
+    fi
     # flock: concurrent builds in one tree would race on the generated .c files.
     AERON_PY_BUILD_TESTS=1 flock "$ROOT/.build.lock" \
         "$VENV/bin/python" setup.py -q build_ext --inplace -j 2 >"$VENV/.build.log" 2>&1 \
         || { cat "$VENV/.build.log"; echo "build failed" >&2; exit 1; }
+    touch "$stamp"
 }
 
 cmd=${1:-}

@@ -11,27 +11,45 @@ idle). Two client processes connect to it with the Aeron client:
    the log memory straight back (no copy), and the publisher prints round-trip percentiles.
 
 Spinning threads: the publisher and the subscriber busy-poll (two spinning threads); the driver's conductor
-backs off (spin, yield, then park up to 1 ms).
+backs off (spin, yield, then park up to 1 ms). While each phase runs, the demo prints its progress about once a
+second, read from the driver's stream position counters (what ``python -m aeron.tools.stream_stat`` shows).
+
+``--dir`` (or ``AERON_DIR``) names the Aeron directory: a media driver already running there is used as it is
+(its own term length applies); otherwise the embedded one is launched there, and removed on exit.
 
     python -m aeron.samples.demo [--messages N] [--size BYTES] [--pings N] [--term-length BYTES] [--timeout S]
+                                 [-d|--dir DIR]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing as mp
+import os
 import queue
+import struct
 import sys
 import time
 from array import array
+from collections.abc import Callable
 from typing import Any
+
+from aeron.client import Aeron, Context
+from aeron.common.errors import ConfigurationError
+from aeron.driver import Context as DriverContext
+from aeron.driver import MediaDriver, is_driver_active
+from aeron.samples._common import percentiles
 
 CHANNEL = "aeron:ipc"
 STREAM_ID, PING_STREAM_ID, PONG_STREAM_ID = 1001, 1002, 1003
 STOP = -1               # ping sequence number that ends the pong loop
+# Aeron's counter type ids of the publisher and subscriber positions, and the head of a stream counter's key
+# (registration id, session id, stream id): what the progress lines read
+PUBLISHER_POSITION_TYPE_ID, SUBSCRIBER_POSITION_TYPE_ID = 12, 4
+_STREAM_KEY = struct.Struct("<qii")
 
 
 def _connect(aeron_dir: str) -> Any:
-    from aeron.client import Aeron, Context
     return Aeron.connect(Context(aeron_dir))
 
 
@@ -140,9 +158,65 @@ def publisher_main(aeron_dir: str, messages: int, size: int, pings: int, timeout
         results.put(("rtts", rtts[:received[0]].tobytes()))
 
 
-def _wait(results: Any, kind: str, deadline: float, children: list[Any], early: dict[str, Any]) -> Any:
+def _frame_length(size: int) -> int:
+    return (32 + size + 31) & ~31          # data header + payload, aligned to 32 bytes in the log
+
+
+def _stream_positions(counters: Any, stream_id: int) -> dict[str, int]:
+    """``{"pub-pos": bytes, "sub-pos": bytes}`` of ``stream_id``, the highest of each, read from a client's
+    CountersReader over the driver's counters (what ``python -m aeron.tools.stream_stat`` shows)."""
+    names = {PUBLISHER_POSITION_TYPE_ID: "pub-pos", SUBSCRIBER_POSITION_TYPE_ID: "sub-pos"}
+    out: dict[str, int] = {}
+    for record in counters.counters():
+        name = names.get(record.type_id)
+        if name is not None and len(record.key) >= _STREAM_KEY.size \
+                and _STREAM_KEY.unpack_from(record.key)[2] == stream_id:
+            out[name] = max(out.get(name, 0), record.value)
+    return out
+
+
+class _Progress:
+    """Prints a phase's progress about once a second from the driver's counters: nothing is added to the
+    publisher's or subscriber's loops."""
+
+    def __init__(self, counters: Any, interval_s: float = 1.0) -> None:
+        self.counters = counters                # a CountersReader over the driver's counters
+        self.interval_s = interval_s
+        self.started = self.last = time.monotonic()
+        self.report: Callable[[], str] | None = None
+
+    def phase(self, report: Callable[[], str]) -> None:
+        self.report = report
+        self.started = self.last = time.monotonic()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.report is None or now - self.last < self.interval_s:
+            return
+        self.last = now
+        try:
+            text = self.report()
+        except Exception as exc:      # noqa: BLE001 - progress is a courtesy: the phase goes on without it
+            text = f"(progress unavailable: {type(exc).__name__}: {exc})"
+        print(f"  {now - self.started:5.1f} s  {text}", flush=True)
+
+    def streaming(self, messages: int, size: int) -> str:
+        positions = _stream_positions(self.counters, STREAM_ID)
+        frame = _frame_length(size)
+        sent, received = positions.get("pub-pos", 0) // frame, positions.get("sub-pos", 0) // frame
+        return f"sent {sent:,} / received {received:,} of {messages:,} messages"
+
+    def round_trips(self, pings: int, size: int) -> str:
+        pongs = _stream_positions(self.counters, PONG_STREAM_ID).get("pub-pos", 0) // _frame_length(size)
+        return f"{pongs:,} of {pings:,} round trips"
+
+
+def _wait(results: Any, kind: str, deadline: float, children: list[Any], early: dict[str, Any],
+          progress: _Progress | None = None) -> Any:
     """The next result of ``kind``; results of other kinds that arrive first are kept in ``early``."""
     while kind not in early:
+        if progress is not None:
+            progress.tick()
         try:
             item = results.get(timeout=0.2)
         except queue.Empty:
@@ -155,6 +229,22 @@ def _wait(results: Any, kind: str, deadline: float, children: list[Any], early: 
     return early.pop(kind)
 
 
+def _driver(args: argparse.Namespace) -> Any:
+    """The embedded driver (a context manager), or a null context when one already runs in ``args.dir``."""
+    if args.dir and is_driver_active(args.dir, 10_000):
+        print(f"using the media driver already running in {args.dir} (its term length applies)", flush=True)
+        return contextlib.nullcontext(None)
+    print("starting the embedded media driver…", flush=True)
+    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff",
+                               ipc_term_buffer_length=args.term_length)
+    if args.dir:
+        driver_ctx.aeron_dir = args.dir
+    driver = MediaDriver.launch_embedded(driver_ctx)
+    print(f"media driver (embedded, SHARED, backoff idle) in {driver.aeron_dir}, IPC term "
+          f"{args.term_length // 1024} KiB", flush=True)
+    return driver
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.samples.demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=2_000_000, help="messages in the throughput phase")
@@ -162,48 +252,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pings", type=int, default=100_000, help="round trips in the latency phase")
     parser.add_argument("--term-length", type=int, default=16 * 1024 * 1024, help="IPC term length")
     parser.add_argument("--timeout", type=float, default=120.0, help="give up after this many seconds")
+    parser.add_argument("-d", "--dir", default=os.environ.get("AERON_DIR") or None,
+                        help="Aeron directory: use the driver running there, else launch the embedded one there "
+                             "(default: $AERON_DIR, else a fresh directory under /dev/shm)")
     args = parser.parse_args(argv)
     if args.size < 16:
         parser.error("--size must be at least 16 (sequence number and timestamp)")
     if args.messages < 1 or args.pings < 1:
         parser.error("--messages and --pings must be at least 1")
-
-    from aeron.common.errors import ConfigurationError
-    from aeron.driver import Context as DriverContext
-    from aeron.driver import MediaDriver
-    from aeron.samples._common import percentiles
-    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff",
-                               ipc_term_buffer_length=args.term_length)
-    try:
-        driver_ctx.conclude()                   # the driver's own check of the term length, before any child starts
+    try:                                    # the driver's own check of the term length, before anything starts
+        DriverContext(threading_mode="SHARED", ipc_term_buffer_length=args.term_length).conclude()
     except ConfigurationError as exc:
         parser.error(f"--term-length: {exc}")
+    if args.dir:
+        args.dir = os.path.abspath(args.dir)
 
     deadline = time.monotonic() + args.timeout
     spawn = mp.get_context("spawn")         # children start clean: no driver thread forked into them
-    with MediaDriver.launch_embedded(driver_ctx) as driver:
-        print(f"media driver (embedded, SHARED, backoff idle) in {driver.aeron_dir}, IPC term "
-              f"{args.term_length // 1024} KiB", flush=True)
+    with _driver(args) as driver, Aeron.connect(Context(args.dir if driver is None else driver.aeron_dir)) as monitor:
+        aeron_dir = monitor.context.aeron_dir           # the monitor client reads the progress from the counters
         results = spawn.Queue()
         subscriber = spawn.Process(target=subscriber_main, name="subscriber",
-                                   args=(driver.aeron_dir, args.messages, args.timeout, results))
+                                   args=(aeron_dir, args.messages, args.timeout, results))
         publisher = spawn.Process(target=publisher_main, name="publisher",
-                                  args=(driver.aeron_dir, args.messages, args.size, args.pings, args.timeout,
-                                        results))
+                                  args=(aeron_dir, args.messages, args.size, args.pings, args.timeout, results))
         children = [subscriber, publisher]
         early: dict[str, Any] = {}
+        progress = _Progress(monitor.counters_reader)
         try:
+            print("starting the subscriber and publisher processes…", flush=True)
             subscriber.start()
             _wait(results, "subscriber-ready", deadline, children, early)
             publisher.start()
-            _, sent, sent_ns, back_pressured = _wait(results, "sent", deadline, children, early)
-            _, received, out_of_order, received_ns = _wait(results, "received", deadline, children, early)
+            print(f"throughput: streaming {args.messages:,} messages of {args.size} bytes over {CHANNEL}…",
+                  flush=True)
+            progress.phase(lambda: progress.streaming(args.messages, args.size))
+            _, sent, sent_ns, back_pressured = _wait(results, "sent", deadline, children, early, progress)
+            _, received, out_of_order, received_ns = _wait(results, "received", deadline, children, early, progress)
             print(f"throughput: {args.messages} messages of {args.size} bytes over {CHANNEL}")
             print(f"  publisher  {sent * 1e9 / max(1, sent_ns):,.0f} msgs/s "
                   f"({back_pressured} back-pressured offers retried)")
             print(f"  subscriber {received * 1e9 / max(1, received_ns):,.0f} msgs/s, "
                   f"received {received} messages, {out_of_order} out of order", flush=True)
-            _, raw = _wait(results, "rtts", deadline, children, early)
+            print(f"latency: {args.pings:,} round trips…", flush=True)
+            progress.phase(lambda: progress.round_trips(args.pings, args.size))
+            _, raw = _wait(results, "rtts", deadline, children, early, progress)
             rtts = array("q")
             rtts.frombytes(raw)
             table = percentiles(rtts, (50.0, 90.0, 99.0, 99.9))
@@ -211,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + "  ".join(f"p{p:g} {v / 1000:.2f} µs" for p, v in table.items()), flush=True)
         finally:
             for child in children:
+                if child.pid is None:
+                    continue                  # never started
                 child.join(max(0.1, min(10.0, deadline - time.monotonic())))
                 if child.is_alive():
                     child.kill()

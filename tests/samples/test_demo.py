@@ -4,9 +4,13 @@ throughput and round-trip percentiles."""
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
+from aeron import Aeron, Context, MediaDriver
+from aeron.driver import Context as DriverContext
+from aeron.samples import demo
 from tests import procs
 
 
@@ -35,3 +39,31 @@ def test_demo_rejects_bad_arguments(args, message):
                           capture_output=True, text=True, timeout=30, env=procs.client_env())
     assert proc.returncode == 2
     assert message in proc.stderr
+
+
+def test_demo_progress_reads_the_stream_counters(capsys):
+    """The once-a-second progress line: counts derived from the driver's pub-pos and sub-pos of the stream."""
+    ctx = DriverContext(environ={}, threading_mode="SHARED", ipc_term_buffer_length=65536)
+    with MediaDriver.launch_embedded(ctx) as driver, Aeron.connect(Context(driver.aeron_dir)) as client:
+        sub = client.add_subscription("aeron:ipc", demo.STREAM_ID)
+        pub = client.add_publication("aeron:ipc", demo.STREAM_ID)
+        progress = demo._Progress(client.counters_reader, interval_s=0.0)
+        progress.phase(lambda: progress.streaming(10, 40))
+        progress.tick()
+        for i in range(10):
+            while pub.offer(bytes(40)) < 0:
+                pass
+        received = 0
+        while received < 4:
+            received += sub.poll(lambda *args: None, 4 - received)
+        deadline = time.monotonic() + 10        # the driver updates pub-pos on its duty cycle
+        while demo._stream_positions(client.counters_reader, demo.STREAM_ID).get("pub-pos", 0) < 10 * 96:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        progress.tick()
+        progress.phase(lambda: progress.round_trips(5, 40))
+        progress.tick()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("s  sent 0 / received 0 of 10 messages"), lines
+    assert lines[1].endswith("s  sent 10 / received 4 of 10 messages"), lines
+    assert lines[2].endswith("s  0 of 5 round trips"), lines
