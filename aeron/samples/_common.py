@@ -87,8 +87,9 @@ def parser(prog: str, options: str) -> argparse.ArgumentParser:
         "c": (("-c",), dict(dest="channel", metavar="uri", help="use channel specified in uri")),
         "C": (("-C",), dict(dest="pong_channel", metavar="uri", default=DEFAULT_PONG_CHANNEL,
                             help="use channel specified in uri for pong channel")),
-        "p": (("-p",), dict(dest="prefix", metavar="prefix", default=None,
-                            help="aeron.dir location specified as prefix")),
+        "p": (("-p", "--dir"), dict(dest="prefix", metavar="prefix", default=None,
+                                     help="aeron.dir location specified as prefix (default: $AERON_DIR, else "
+                                          "/dev/shm/aeron-<user>)")),
         "s": (("-s",), dict(dest="stream_id", metavar="stream-id", type=_stream_id, help="stream-id to use")),
         "S": (("-S",), dict(dest="pong_stream_id", metavar="stream-id", type=_stream_id,
                             default=DEFAULT_PONG_STREAM_ID, help="stream-id to use for pong channel")),
@@ -247,6 +248,6 @@ def wait_for_image(subscription: Any, running: Running) -> Any:
 def main_guard(main: Callable[[Sequence[str] | None], int]) -> None:
     try:
         sys.exit(main(None))
-    except AeronError as exc:
+    except (AeronError, OSError) as exc:     # OSError: a cnc.dat that cannot be mapped (permission denied)
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample basic_publisher: offers "Hello World! <n>" once a second and prints each outcome.
 
-    python -m aeron.samples.basic_publisher [-f] [-c uri] [-l linger] [-m messages] [-p prefix] [-s stream-id]
+    python -m aeron.samples.basic_publisher [-f] [-c uri] [-l linger] [-m messages] [-p|--dir prefix] [-s stream-id]
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample basic_subscriber: prints every assembled message until SIGINT.
 
-    python -m aeron.samples.basic_subscriber [-c uri] [-p prefix] [-s stream-id]
+    python -m aeron.samples.basic_subscriber [-c uri] [-p|--dir prefix] [-s stream-id]
 """
 from __future__ import annotations
 

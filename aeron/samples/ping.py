@@ -2,7 +2,7 @@
 """Port of the C sample cping: round-trip latency against a pong (``aeron.samples.pong`` or the official
 ``cpong``), printed as percentiles in microseconds.
 
-    python -m aeron.samples.ping [-C uri] [-c uri] [-L length] [-m messages] [-p prefix] [-S stream-id]
+    python -m aeron.samples.ping [-C uri] [-c uri] [-L length] [-m messages] [-p|--dir prefix] [-S stream-id]
                                  [-s stream-id] [-w messages]
 
 Spins while waiting for each pong, as cping does (one spinning thread here, one in the pong).

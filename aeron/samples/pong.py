@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample cpong: echoes every ping back on the pong channel until SIGINT.
 
-    python -m aeron.samples.pong [-C uri] [-c uri] [-p prefix] [-S stream-id] [-s stream-id]
+    python -m aeron.samples.pong [-C uri] [-c uri] [-p|--dir prefix] [-S stream-id] [-s stream-id]
 
 Spins on the ping image, as cpong does (one spinning thread).
 """

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample rate_subscriber: counts messages and reports the rate every second until SIGINT.
 
-    python -m aeron.samples.rate_subscriber [-c uri] [-f limit] [-p prefix] [-s stream-id]
+    python -m aeron.samples.rate_subscriber [-c uri] [-f limit] [-p|--dir prefix] [-s stream-id]
 
 Spins on the subscription, as the C sample does (one spinning thread plus the 1 s rate reporter).
 """

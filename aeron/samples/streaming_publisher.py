@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample streaming_publisher: offers as fast as it can, reporting the rate every second.
 
-    python -m aeron.samples.streaming_publisher [-c uri] [-L length] [-l linger] [-m messages] [-p prefix]
+    python -m aeron.samples.streaming_publisher [-c uri] [-L length] [-l linger] [-m messages] [-p|--dir prefix]
                                                 [-s stream-id]
 
 Spins on back pressure, as the C sample does (one spinning thread plus the 1 s rate reporter).

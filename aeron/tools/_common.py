@@ -11,6 +11,7 @@ from aeron.common.errors import CncNotInitialisedError, CorruptFileError, Driver
 from aeron.common.paths import default_aeron_dir as platform_default
 
 CNC_FILE = "cnc.dat"
+DIR_HELP = "Aeron directory (default: $AERON_DIR, else /dev/shm/aeron-<user>)"
 LOSS_REPORT_FILE = "loss-report.dat"
 
 

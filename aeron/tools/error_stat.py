@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ErrorStat: the driver's distinct error log, as data (`read_errors`) or text (CLI).
 
-    python -m aeron.tools.error_stat [-d dir] [-t timeout_ms] [-f error_file [-o offset]]
+    python -m aeron.tools.error_stat [-d|--dir dir] [-t timeout_ms] [-f error_file [-o offset]]
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_error_log, read_error_log
-from aeron.tools._common import map_cnc
+from aeron.tools._common import DIR_HELP, map_cnc
 
 
 def read_errors(aeron_dir: str | None = None, timeout_ms: int = 1000,
@@ -42,7 +42,7 @@ def read_errors_from_file(path: str, offset: int = 0) -> list[ErrorLogRecord]:
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.error_stat",
                                      description="Print the distinct errors a media driver recorded.")
-    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory")
+    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     parser.add_argument("-f", dest="error_file", default=None, help="read a saved distinct error log file")
     parser.add_argument("-o", dest="offset", type=int, default=0, help="offset of the log in that file")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """LossStat: the receiver's loss report (loss-report.dat), as data (`read_loss`) or text (CLI).
 
-    python -m aeron.tools.loss_stat [-d dir] [-t timeout_ms]
+    python -m aeron.tools.loss_stat [-d|--dir dir] [-t timeout_ms]
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.loss_report import LossReportEntry, format_loss_report, read_loss_report
-from aeron.tools._common import LOSS_REPORT_FILE, default_aeron_dir, map_cnc
+from aeron.tools._common import DIR_HELP, LOSS_REPORT_FILE, default_aeron_dir, map_cnc
 
 
 def read_loss(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[LossReportEntry]:
@@ -29,7 +29,7 @@ def read_loss(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[Loss
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.loss_stat",
                                      description="Print the loss a media driver's receiver observed.")
-    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory")
+    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     args = parser.parse_args(argv)
     try:

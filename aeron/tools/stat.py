@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """AeronStat: the driver's counters from cnc.dat, as data (`read_stat`) or text (`format_stat`, CLI).
 
-    python -m aeron.tools.stat [-d dir] [-u update_ms] [-t timeout_ms] [-w true|false]
+    python -m aeron.tools.stat [-d|--dir dir] [-u update_ms] [-t timeout_ms] [-w true|false]
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from aeron._core.cnc import semantic_version_to_string
 from aeron._core.counters import CounterRecord, CountersReader, format_counter_line
 from aeron._core.error_log import format_timestamp
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.tools._common import map_cnc
+from aeron.tools._common import DIR_HELP, map_cnc
 
 SEPARATOR = "=" * 70
 
@@ -76,7 +76,7 @@ def _bool(text: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.stat", description="Print Aeron counters.")
-    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory (default $AERON_DIR or /dev/shm/aeron-<user>)")
+    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-u", dest="update_ms", type=int, default=1000, help="update period in ms (watch mode)")
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for the driver's cnc.dat")
     parser.add_argument("-w", dest="watch", type=_bool, default=True, help="false: print once and exit")

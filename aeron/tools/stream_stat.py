@@ -2,7 +2,7 @@
 """StreamStat: the driver's stream positions grouped by stream, as data (`read_streams`) or text (CLI), in the
 format of Aeron's Java StreamStat sample (there is no C one).
 
-    python -m aeron.tools.stream_stat [-d dir] [-t timeout_ms]
+    python -m aeron.tools.stream_stat [-d|--dir dir] [-t timeout_ms]
 
 One line per (session id, stream id, channel), sorted that way:
 ``sessionId=<s> streamId=<t> channel=<channel> : <name>:<registrationId>:<value> ...`` with the positions in
@@ -15,6 +15,7 @@ import dataclasses
 import sys
 
 from aeron._core import counters as ctr
+from aeron.tools._common import DIR_HELP
 from aeron.tools.stat import read_stat
 
 STREAM_COUNTER_TYPES = frozenset((
@@ -81,7 +82,7 @@ def format_streams(streams: list[Stream]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.stream_stat",
                                      description="Print the positions of every stream of a media driver.")
-    parser.add_argument("-d", dest="aeron_dir", default=None, help="Aeron directory")
+    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     args = parser.parse_args(argv)
     try:
