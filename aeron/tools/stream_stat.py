@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Iterable
 
 from aeron._core import counters as ctr
+from aeron._core.counters import CounterRecord
 from aeron.tools._common import DIR_HELP
 from aeron.tools.stat import read_stat
 
@@ -30,6 +32,8 @@ class StreamPosition:
     name: str                    # the label up to ':' (pub-pos (concurrent), sub-pos, rcv-hwm, ...)
     registration_id: int
     value: int
+    type_id: int = -1            # the counter's type (ctr.DRIVER_*_TYPE_ID)
+    counter_id: int = -1
 
 
 @dataclasses.dataclass
@@ -54,9 +58,13 @@ def _label_channel(type_id: int, label: str, channel: str) -> str:
 
 def read_streams(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[Stream]:
     """The stream counters of the driver in ``aeron_dir`` grouped by stream."""
-    snapshot = read_stat(aeron_dir, timeout_ms)
+    return group_streams(read_stat(aeron_dir, timeout_ms).counters)
+
+
+def group_streams(counters: Iterable[CounterRecord]) -> list[Stream]:
+    """The stream counters among ``counters`` grouped by (session id, stream id, channel), sorted that way."""
     streams: dict[tuple[int, int, str], Stream] = {}
-    for record in snapshot.counters:
+    for record in counters:
         if record.type_id not in STREAM_COUNTER_TYPES:
             continue
         registration_id, session_id, stream_id, channel = ctr.stream_counter_key_decode(record.key)
@@ -64,7 +72,8 @@ def read_streams(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[S
         stream = streams.get(key)
         if stream is None:
             stream = streams[key] = Stream(session_id, stream_id, channel, channel, [])
-        stream.positions.append(StreamPosition(record.label.split(":", 1)[0], registration_id, record.value))
+        stream.positions.append(StreamPosition(record.label.split(":", 1)[0], registration_id, record.value,
+                                               record.type_id, record.counter_id))
         full = _label_channel(record.type_id, record.label, channel)
         if len(full) > len(stream.full_channel):
             stream.full_channel = full
