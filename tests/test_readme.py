@@ -1,5 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The README's Python example runs as written (on an embedded driver) and prints what it says."""
+"""The README's Python examples run as written (on an embedded driver) and print what they say.
+
+Every ```python block of the README is run here: a new block fails ``test_every_readme_snippet_is_run`` until
+a test runs it. The first example also runs over UDP (its ``CHANNEL`` line swapped for a free loopback port),
+where the first offers come back NOT_CONNECTED until the subscriber's image is up.
+"""
 import contextlib
 import io
 import re
@@ -7,25 +12,45 @@ import re
 import pytest
 
 from tests.conftest import PROJECT_ROOT
+from tests.driver.udp_helpers import free_port
+
+SNIPPET = re.compile(r"```python\n(.*?)```", re.S)
+IPC_CHANNEL_LINE = 'CHANNEL = "aeron:ipc"'
+
+
+def readme_snippets() -> list[str]:
+    return SNIPPET.findall((PROJECT_ROOT / "README.md").read_text())
+
+
+def snippet_after(heading: str) -> str:
+    text = (PROJECT_ROOT / "README.md").read_text()
+    return SNIPPET.search(text, text.index(heading))[1]
+
+
+def run(code: str) -> list[str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    return out.getvalue().splitlines()
+
+
+def test_every_readme_snippet_is_run():
+    assert readme_snippets() == [snippet_after("## Using it"), snippet_after("### With asyncio")]
 
 
 @pytest.mark.timeout(60)
 def test_readme_example_runs():
-    text = (PROJECT_ROOT / "README.md").read_text()
-    section = text[text.index("## Using it"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S)[1]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-    assert out.getvalue().splitlines() == ["b'hello'", "b'world" + "\\x00" * 59 + "'"]
+    assert run(snippet_after("## Using it")) == ["hello", "world"]
+
+
+@pytest.mark.timeout(60)
+def test_readme_example_runs_over_udp():
+    code = snippet_after("## Using it")
+    assert code.count(IPC_CHANNEL_LINE) == 1
+    udp = code.replace(IPC_CHANNEL_LINE, f'CHANNEL = "aeron:udp?endpoint=127.0.0.1:{free_port()}"')
+    assert run(udp) == ["hello", "world"]
 
 
 @pytest.mark.timeout(60)
 def test_readme_async_echo_example_runs():
-    text = (PROJECT_ROOT / "README.md").read_text()
-    section = text[text.index("### With asyncio"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S)[1]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
-    assert out.getvalue().splitlines() == ["b'hello'", "b'world'"]
+    assert run(snippet_after("### With asyncio")) == ["b'hello'", "b'world'"]
