@@ -20,15 +20,15 @@ setup_venv() {
     local stamp="$VENV/.stamp-deps" want
     want=$(sha256sum pyproject.toml | cut -d' ' -f1)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-        echo "run.sh: installing the dependencies pyproject.toml lists (build, test, perf)…" >&2
+        echo "run.sh: installing the dependencies pyproject.toml lists (build, test, perf, docs)…" >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
-        # Dependencies come from pyproject.toml alone (build, test and perf extras).
+        # Dependencies come from pyproject.toml alone (build, test, perf and docs extras).
         "$VENV/bin/python" - <<'PYEOF' > "$VENV/.requirements.txt"
 import tomllib
 p = tomllib.load(open("pyproject.toml", "rb"))
 extras = p["project"]["optional-dependencies"]
 deps = set(p["project"]["dependencies"])
-for name in ("build", "test", "perf"):
+for name in ("build", "test", "perf", "docs"):
     deps.update(extras[name])
 print("\n".join(sorted(deps)))
 PYEOF

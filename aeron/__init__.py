@@ -1,8 +1,29 @@
 # SPDX-License-Identifier: Apache-2.0
 """Aeron for Python: Aeron's transport, archive and cluster with a Cython core and an asyncio face."""
+from typing import TYPE_CHECKING
+
 from aeron.common.errors import *  # noqa: F401,F403
 from aeron.common.errors import __all__ as _errors_all
-from aeron.common.version import __version__  # noqa: F401
+from aeron.common.version import __version__ as __version__
+
+if TYPE_CHECKING:
+    # What __getattr__ returns, spelt out for type checkers (``X as X``: an explicit re-export, as mypy --strict
+    # wants); at run time none of it is imported until first used.
+    from aeron.client import Aeron as Aeron
+    from aeron.client import BufferClaim as BufferClaim
+    from aeron.client import ChannelUri as ChannelUri
+    from aeron.client import Context as Context
+    from aeron.client import ControlledFragmentAssembler as ControlledFragmentAssembler
+    from aeron.client import ControlledPollAction as ControlledPollAction
+    from aeron.client import Counter as Counter
+    from aeron.client import ExclusivePublication as ExclusivePublication
+    from aeron.client import FragmentAssembler as FragmentAssembler
+    from aeron.client import Header as Header
+    from aeron.client import Image as Image
+    from aeron.client import ImageFragmentAssembler as ImageFragmentAssembler
+    from aeron.client import Publication as Publication
+    from aeron.client import Subscription as Subscription
+    from aeron.driver import MediaDriver as MediaDriver
 
 _CLIENT_NAMES = (
     "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",

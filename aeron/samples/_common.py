@@ -209,7 +209,7 @@ class RateReporter:
 PERCENTILES = (50.0, 90.0, 99.0, 99.9, 99.99, 100.0)
 
 
-def percentiles(samples_ns: Sequence[int] | array, points: Sequence[float] = PERCENTILES) -> dict[float, int]:
+def percentiles(samples_ns: Sequence[int] | array[int], points: Sequence[float] = PERCENTILES) -> dict[float, int]:
     """Nearest-rank percentiles of the recorded values (ns)."""
     ordered = sorted(samples_ns)
     if not ordered:
@@ -222,7 +222,7 @@ def percentiles(samples_ns: Sequence[int] | array, points: Sequence[float] = PER
     return out
 
 
-def print_percentiles(samples_ns: Sequence[int] | array, out: Any = None) -> dict[float, int]:
+def print_percentiles(samples_ns: Sequence[int] | array[int], out: Any = None) -> dict[float, int]:
     """The percentile lines of an HdrHistogram print in microseconds (the C cping prints its histogram with a
     1000 scaling ratio)."""
     out = out or sys.stdout
