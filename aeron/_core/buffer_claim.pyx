@@ -144,6 +144,7 @@ cdef class BufferClaim:
 
     @property
     def is_active(self):
+        """True while a claim is open (as ``bool(claim)``)."""
         return self.active
 
     def put_bytes(self, src, Py_ssize_t offset=0):
@@ -157,6 +158,7 @@ cdef class BufferClaim:
 
     @property
     def reserved_value(self):
+        """The frame's 64-bit reserved value, settable before commit."""
         self.check_active()
         cdef int64_t v
         memcpy(&v, self.frame + fd.RESERVED_VALUE_FIELD_OFFSET, 8)
@@ -169,6 +171,7 @@ cdef class BufferClaim:
 
     @property
     def flags(self):
+        """The frame's flags byte, settable before commit."""
         self.check_active()
         return self.frame[fd.FLAGS_FIELD_OFFSET]
 
@@ -179,6 +182,7 @@ cdef class BufferClaim:
 
     @property
     def header_type(self):
+        """The frame's type field (DATA), settable before commit."""
         self.check_active()
         return (<uint16_t *>(self.frame + fd.TYPE_FIELD_OFFSET))[0]
 

@@ -128,6 +128,7 @@ cdef class _AssemblerBase:
 
     @property
     def delegate(self):
+        """The handler whole messages go to."""
         return self.delegate
 
     cdef const uint8_t *source(self, object buffer, Py_ssize_t offset, Py_ssize_t length,
@@ -205,6 +206,7 @@ cdef class _SessionAssembler(_AssemblerBase):
 
     @property
     def session_count(self):
+        """How many sessions have a reassembly buffer."""
         return len(self.builders)
 
 
@@ -216,6 +218,8 @@ cdef class FragmentAssembler(_SessionAssembler):
     """
 
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        """The poll handler: an unfragmented message goes straight to the delegate; fragments are joined
+        per session and the delegate gets the whole message, with the header of its first fragment."""
         cdef const uint8_t *frame = header.frame()
         cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
         cdef BufferBuilder b
@@ -257,6 +261,8 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
     message again."""
 
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        """The controlled poll handler: as ``FragmentAssembler.on_fragment``, returning the delegate's action
+        (CONTINUE for a fragment that does not complete a message)."""
         cdef const uint8_t *frame = header.frame()
         cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
         cdef BufferBuilder b
@@ -306,6 +312,7 @@ cdef class ImageFragmentAssembler(_AssemblerBase):
         self.builder = BufferBuilder(self.initial_buffer_length)
 
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        """The poll handler: as ``FragmentAssembler.on_fragment``, for one image's fragments."""
         cdef const uint8_t *frame = header.frame()
         cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
         cdef BufferBuilder b = self.builder

@@ -509,6 +509,7 @@ cdef class TermAppender:
 
     @property
     def is_closed(self):
+        """True once closed: offers return CLOSED."""
         return self.closed
 
     @property
@@ -525,34 +526,42 @@ cdef class TermAppender:
 
     @property
     def max_payload_length(self):
+        """Largest payload of one frame (the MTU less the 32-byte header); longer messages are fragmented."""
         return self.state.max_payload_length
 
     @property
     def max_message_length(self):
+        """Largest message ``offer`` accepts (an eighth of the term length, at most 16 MiB)."""
         return self.state.max_message_length
 
     @property
     def max_possible_position(self):
+        """The stream position at which offers return MAX_POSITION_EXCEEDED (term length << 31)."""
         return self.state.max_possible_position
 
     @property
     def position_bits_to_shift(self):
+        """log2 of the term length: a position is ``term count << position_bits_to_shift | term offset``."""
         return self.state.position_bits_to_shift
 
     @property
     def session_id(self):
+        """The session id of this publication's stream."""
         return self.state.session_id
 
     @property
     def stream_id(self):
+        """The stream id."""
         return self.state.stream_id
 
     @property
     def initial_term_id(self):
+        """The term id at position 0."""
         return self.state.initial_term_id
 
     @property
     def term_buffer_length(self):
+        """Length of each of the log's three terms, in bytes."""
         return self.state.term_length
 
 
@@ -596,14 +605,17 @@ cdef class ExclusiveTermAppender(TermAppender):
 
     @property
     def term_id(self):
+        """The term id the next message goes to."""
         return self.state.term_id
 
     @property
     def term_offset(self):
+        """The offset in the term where the next message goes."""
         return self.state.term_offset
 
     @property
     def term_begin_position(self):
+        """The stream position of the start of the current term."""
         return self.state.term_begin_position
 
     def append_padding(self, int32_t length):

@@ -86,6 +86,7 @@ cdef class Header:
 
     @property
     def buffer(self):
+        """The buffer the frame is in (the term, or an assembler's buffer)."""
         return self._buffer
 
     @property
@@ -95,46 +96,57 @@ cdef class Header:
 
     @property
     def initial_term_id(self):
+        """The stream's term id at position 0."""
         return self._initial_term_id
 
     @property
     def position_bits_to_shift(self):
+        """log2 of the term length."""
         return self._position_bits_to_shift
 
     @property
     def frame_length(self):
+        """Length of the frame, header included (unaligned)."""
         return fd.frame_i32(self.frame(), fd.FRAME_LENGTH_FIELD_OFFSET)
 
     @property
     def version(self):
+        """The frame's protocol version."""
         return self.frame()[fd.VERSION_FIELD_OFFSET]
 
     @property
     def flags(self):
+        """The frame's flags: BEGIN (0x80) and END (0x40) of a message, EOS (0x20)."""
         return self.frame()[fd.FLAGS_FIELD_OFFSET]
 
     @property
     def type(self):
+        """The frame type (1: DATA, 0: PAD)."""
         return (<const uint16_t *>(self.frame() + fd.TYPE_FIELD_OFFSET))[0]
 
     @property
     def term_offset(self):
+        """Offset of the frame in its term."""
         return fd.frame_i32(self.frame(), fd.TERM_OFFSET_FIELD_OFFSET)
 
     @property
     def session_id(self):
+        """The publisher's session id."""
         return fd.frame_i32(self.frame(), fd.SESSION_ID_FIELD_OFFSET)
 
     @property
     def stream_id(self):
+        """The stream id."""
         return fd.frame_i32(self.frame(), fd.STREAM_ID_FIELD_OFFSET)
 
     @property
     def term_id(self):
+        """The term id the frame is in."""
         return fd.frame_i32(self.frame(), fd.TERM_ID_FIELD_OFFSET)
 
     @property
     def reserved_value(self):
+        """The frame's 64-bit reserved value (set by the publisher's reserved value supplier, if any)."""
         cdef int64_t v
         memcpy(&v, self.frame() + fd.RESERVED_VALUE_FIELD_OFFSET, 8)
         return v
@@ -246,6 +258,7 @@ cdef class TermReader:
 
     @property
     def is_retired(self):
+        """True once retired: polls deliver nothing."""
         return self.retired
 
     def __enter__(self):
@@ -256,22 +269,27 @@ cdef class TermReader:
 
     @property
     def is_closed(self):
+        """True once closed (unmapped)."""
         return self.closed
 
     @property
     def log_buffers(self):
+        """The mapped log."""
         return self.log
 
     @property
     def term_buffer_length(self):
+        """Length of each of the log's three terms, in bytes."""
         return self._term_length
 
     @property
     def initial_term_id(self):
+        """The stream's term id at position 0."""
         return self._initial_term_id
 
     @property
     def position_bits_to_shift(self):
+        """log2 of the term length."""
         return self._position_bits_to_shift
 
     @property

@@ -22,6 +22,9 @@ class AsyncAeron:
     with the driver without blocking the loop; the conductor task keeps the client alive (heartbeats, images)."""
 
     def __init__(self, aeron: Aeron, driver: Any = None) -> None:
+        """Wrap ``aeron`` (made with ``use_conductor_agent_invoker=True``) and start its conductor task on the running
+        loop; ``driver`` is an embedded MediaDriver to close with the client. Use :func:`connect`.
+        """
         invoker = aeron.conductor_agent_invoker
         if invoker is None:
             raise IllegalStateError("AsyncAeron needs a client built with use_conductor_agent_invoker=True")
@@ -54,6 +57,10 @@ class AsyncAeron:
         raise AssertionError("unreachable")
 
     async def add_publication(self, channel: str, stream_id: int, timeout: float | None = None) -> AsyncPublication:
+        """Add a concurrent publication; waits for the driver without blocking the loop.
+
+        Raises InvalidChannelError, the driver's RegistrationError, or AeronTimeoutError after ``timeout`` seconds.
+        """
         registration_id = self.aeron.async_add_publication(channel, stream_id)
         publication = await self._await_registration(registration_id, self.aeron.get_publication, "publication",
                                                      timeout)
@@ -61,6 +68,7 @@ class AsyncAeron:
 
     async def add_exclusive_publication(self, channel: str, stream_id: int,
                                         timeout: float | None = None) -> AsyncPublication:
+        """Add an exclusive publication (one offering task, its own session); raises as :meth:`add_publication`."""
         registration_id = self.aeron.async_add_exclusive_publication(channel, stream_id)
         publication = await self._await_registration(registration_id, self.aeron.get_exclusive_publication,
                                                      "exclusive publication", timeout)
@@ -69,6 +77,11 @@ class AsyncAeron:
     async def add_subscription(self, channel: str, stream_id: int, timeout: float | None = None,
                                available_image_handler: Any = None,
                                unavailable_image_handler: Any = None) -> AsyncSubscription:
+        """Add a subscription; waits for the driver without blocking the loop.
+
+        Image events also reach :meth:`AsyncSubscription.image_events`; the optional handlers are called from the
+        conductor task as well. Raises as :meth:`add_publication`.
+        """
         holder: list[AsyncSubscription] = []
 
         def on_available(image: Any) -> None:
@@ -94,19 +107,23 @@ class AsyncAeron:
         return wrapper
 
     async def add_counter(self, type_id: int, label: str, key: bytes = b"", timeout: float | None = None) -> Any:
+        """Allocate a counter in the driver (a sync :class:`aeron.Counter`); raises as :meth:`add_publication`."""
         registration_id = self.aeron.async_add_counter(type_id, label, key)
         return await self._await_registration(registration_id, self.aeron.get_counter, "counter", timeout)
 
     @property
     def counters_reader(self) -> Any:
+        """A reader of the driver's counters (as ``Aeron.counters_reader``)."""
         return self.aeron.counters_reader
 
     @property
     def client_id(self) -> int:
+        """This client's id, as the driver knows it."""
         return self.aeron.client_id
 
     @property
     def is_closed(self) -> bool:
+        """True once :meth:`close` ran or the client was terminated."""
         return self._closed or self.aeron.is_closed
 
     async def close(self) -> None:
@@ -128,12 +145,15 @@ class AsyncAeron:
             await asyncio.get_running_loop().run_in_executor(None, driver.close)
 
     async def __aenter__(self) -> "AsyncAeron":
+        """Return the client; the ``async with`` block closes it."""
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        """Close the client (and an embedded driver)."""
         await self.close()
 
     def __repr__(self) -> str:
+        """The wrapped client's summary."""
         return f"<AsyncAeron {self.aeron!r}>"
 
 

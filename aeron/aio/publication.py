@@ -28,10 +28,17 @@ class AsyncPublication:
     __slots__ = ("publication", "_unsuspended")
 
     def __init__(self, publication: Any) -> None:
+        """Wrap a sync Publication or ExclusivePublication (made by ``AsyncAeron.add_publication``)."""
         self.publication = publication
         self._unsuspended = 0       # offers accepted in a row without suspending (fairness, see _idle.YIELD_EVERY)
 
     async def offer(self, buffer: Any, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
+        """Offer ``buffer[offset:offset + length]`` as one message; returns the new stream position.
+
+        Returns without suspending when the offer is accepted at once. NOT_CONNECTED, BACK_PRESSURED and
+        ADMIN_ACTION are waited out; CLOSED and MAX_POSITION_EXCEEDED raise PublicationClosedError; AeronTimeoutError
+        after ``timeout`` seconds (None: no limit).
+        """
         if self._unsuspended >= YIELD_EVERY:
             self._unsuspended = 0
             await asyncio.sleep(0)                      # before the offer: a cancel here sends nothing
@@ -62,6 +69,8 @@ class AsyncPublication:
         return _AsyncClaim(self.publication, length, timeout)
 
     async def wait_connected(self, timeout: float | None = None) -> None:
+        """Wait until a subscriber is connected: PublicationClosedError if the publication closes,
+        AeronTimeoutError after ``timeout`` seconds."""
         idle = AsyncBackoffIdleStrategy()
         async with deadline(timeout, "publication connected"):
             while not self.publication.is_connected:
@@ -70,13 +79,16 @@ class AsyncPublication:
                 await idle.idle(0)
 
     def __getattr__(self, name: str) -> Any:
+        """Everything else (``position``, ``is_connected``, ``session_id``, ...) is the sync publication's."""
         # position, position_limit, is_connected, session_id, ... come from the sync publication
         return getattr(self.publication, name)
 
     def close(self) -> None:
+        """Close the publication. Idempotent."""
         self.publication.close()
 
     def __repr__(self) -> str:
+        """The wrapped publication's summary."""
         return f"<AsyncPublication {self.publication!r}>"
 
 

@@ -35,6 +35,7 @@ class Message:
 
     def __init__(self, payload: memoryview, session_id: int, stream_id: int, term_id: int, term_offset: int,
                  position: int, reserved_value: int, flags: int) -> None:
+        """Made by :class:`AsyncSubscription` for each assembled message."""
         self.payload = payload
         self.session_id = session_id
         self.stream_id = stream_id
@@ -46,6 +47,7 @@ class Message:
 
     @property
     def length(self) -> int:
+        """Payload length in bytes."""
         return self.payload.nbytes
 
     def copy(self) -> "Message":
@@ -54,32 +56,43 @@ class Message:
                        self.term_offset, self.position, self.reserved_value, self.flags)
 
     def release(self) -> None:
+        """Release the payload view now (the next step does it otherwise)."""
         self.payload.release()
 
     def __bytes__(self) -> bytes:
+        """A copy of the payload."""
         return self.payload.tobytes()
 
     def __repr__(self) -> str:
+        """Session, stream, position and length."""
         return f"<Message session={self.session_id} stream={self.stream_id} position={self.position} " \
                f"length={self.payload.nbytes}>"
 
 
 class ImageEvent:
+    """An image became available (``available`` True) or unavailable on a subscription."""
     __slots__ = ("available", "image")
 
     def __init__(self, available: bool, image: Any) -> None:
+        """``image`` is the sync :class:`aeron.Image`."""
         self.available = available
         self.image = image
 
     def __repr__(self) -> str:
+        """Which event, and the image."""
         return f"<ImageEvent {'available' if self.available else 'unavailable'} {self.image!r}>"
 
 
 class AsyncSubscription:
+    """The sync Subscription plus waiting: ``receive``, ``receive_many``, ``poll``, ``async for`` over messages.
+
+    See the module docstring for the guarantees (no queue, cancel-safe, zero-copy until the next step).
+    """
     __slots__ = ("subscription", "_assembler", "_taken", "_current", "_events", "image_events_dropped",
                  "_unsuspended", "__weakref__")
 
     def __init__(self, subscription: Any) -> None:
+        """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``)."""
         self.subscription = subscription
         self._assembler = ControlledFragmentAssembler(self._on_message)
         self._taken: Message | None = None
@@ -112,6 +125,11 @@ class AsyncSubscription:
         return self._poll_one()
 
     async def receive(self, timeout: float | None = None) -> Message:
+        """The next assembled message, waiting for one; AeronTimeoutError after ``timeout`` seconds.
+
+        The payload is valid until the next receive (``copy()`` keeps it). Raises IllegalStateError once the
+        subscription is closed.
+        """
         if self._unsuspended < YIELD_EVERY:
             message = self._poll_one()
             if message is not None:
@@ -176,9 +194,11 @@ class AsyncSubscription:
         raise AssertionError("unreachable")
 
     def __aiter__(self) -> AsyncIterator[Message]:
+        """``async for message in subscription``: one message per step."""
         return self
 
     async def __anext__(self) -> Message:
+        """The next message (as :meth:`receive`); StopAsyncIteration once the subscription is closed."""
         if self.subscription.is_closed:
             self._release_current()
             raise StopAsyncIteration
@@ -208,11 +228,14 @@ class AsyncSubscription:
             await idle.idle(0)
 
     def __getattr__(self, name: str) -> Any:
+        """Everything else (``images``, ``is_connected``, ``channel``, ...) is the sync subscription's."""
         return getattr(self.subscription, name)
 
     def close(self) -> None:
+        """Release the last message's view and close the subscription. Idempotent."""
         self._release_current()
         self.subscription.close()
 
     def __repr__(self) -> str:
+        """The wrapped subscription's summary."""
         return f"<AsyncSubscription {self.subscription!r}>"

@@ -141,6 +141,11 @@ class Aeron:
     """
 
     def __init__(self, context: Context) -> None:
+        """Attach to the driver named by ``context`` (concluded here) and start the client conductor.
+
+        Prefer :meth:`connect`. Raises DriverTimeoutError when no live driver answers within
+        ``context.driver_timeout_ms``, CncVersionError for a driver of an incompatible major version.
+        """
         ctx = context.conclude()
         self._ctx = ctx
         cnc = connect_to_driver(ctx)
@@ -171,10 +176,12 @@ class Aeron:
 
     @property
     def context(self) -> Context:
+        """The concluded Context this client was made with."""
         return self._ctx
 
     @property
     def client_id(self) -> int:
+        """This client's id, as the driver knows it (also in its heartbeat counter)."""
         return self._conductor.client_id
 
     @property
@@ -184,14 +191,17 @@ class Aeron:
 
     @property
     def counters_reader(self) -> CountersReader:
+        """A reader of the driver's counters in cnc.dat (values, labels, types). Raises once the client is closed."""
         self._conductor.ensure_open()
         return self._conductor.counters_reader
 
     @property
     def is_closed(self) -> bool:
+        """True once the client is closed or was terminated by a driver or client timeout."""
         return self._conductor.is_closed or self._conductor.is_terminating
 
     def next_correlation_id(self) -> int:
+        """A new id unique across the driver's clients (from the to-driver ring buffer), for your own correlation."""
         self._conductor.ensure_open()
         return self._conductor.next_correlation_id()
 
@@ -203,29 +213,52 @@ class Aeron:
     # -- publications -------------------------------------------------------------------------------------
 
     def add_publication(self, channel: str, stream_id: int) -> Publication:
+        """Add a concurrent publication and wait for the driver to make it.
+
+        A second ``add_publication`` of the same channel and stream shares the first one's log (and session id).
+        Raises InvalidChannelError for a channel that does not parse, InvalidArgumentError for a stream id that is
+        not an int32, RegistrationError when the driver refuses it and DriverTimeoutError when it does not answer.
+        """
         c = self._conductor
         return c.await_result(c.async_add_publication(channel, stream_id))     # type: ignore[no-any-return]
 
     def add_exclusive_publication(self, channel: str, stream_id: int) -> ExclusivePublication:
+        """Add an exclusive publication (its own log and session id, one offering thread) and wait for the driver.
+
+        Raises as :meth:`add_publication`.
+        """
         c = self._conductor
         return c.await_result(c.async_add_publication(channel, stream_id, exclusive=True))  # type: ignore[no-any-return]
 
     def async_add_publication(self, channel: str, stream_id: int) -> int:
+        """Ask the driver for a publication without waiting; returns the registration id for :meth:`get_publication`."""
         return self._conductor.async_add_publication(channel, stream_id)
 
     def async_add_exclusive_publication(self, channel: str, stream_id: int) -> int:
+        """Ask for an exclusive publication without waiting; the id is for :meth:`get_exclusive_publication`."""
         return self._conductor.async_add_publication(channel, stream_id, exclusive=True)
 
     def get_publication(self, registration_id: int) -> Publication | None:
+        """The publication of :meth:`async_add_publication`, or None while the driver has not answered.
+
+        Raises the driver's RegistrationError, or DriverTimeoutError after the driver timeout.
+        """
         return self._conductor.poll_result(registration_id, "publication")   # type: ignore[no-any-return]
 
     def get_exclusive_publication(self, registration_id: int) -> ExclusivePublication | None:
+        """The publication of :meth:`async_add_exclusive_publication`, or None while the driver has not answered."""
         return self._conductor.poll_result(registration_id, "exclusive publication")  # type: ignore[no-any-return]
 
     # -- subscriptions ------------------------------------------------------------------------------------
 
     def add_subscription(self, channel: str, stream_id: int, available_image_handler: ImageHandler | None = None,
                          unavailable_image_handler: ImageHandler | None = None) -> Subscription:
+        """Add a subscription and wait for the driver to register it.
+
+        ``available_image_handler(image)`` and ``unavailable_image_handler(image)`` are called from the client
+        conductor's duty cycle as publishers' images come and go (the Context's handlers when None). Images may
+        appear after this returns: poll, or wait for ``is_connected``. Raises as :meth:`add_publication`.
+        """
         c = self._conductor
         corr = c.async_add_subscription(channel, stream_id, available_image_handler, unavailable_image_handler)
         return c.await_result(corr)      # type: ignore[no-any-return]
@@ -233,22 +266,30 @@ class Aeron:
     def async_add_subscription(self, channel: str, stream_id: int,
                                available_image_handler: ImageHandler | None = None,
                                unavailable_image_handler: ImageHandler | None = None) -> int:
+        """Ask the driver for a subscription without waiting; the id returned is for :meth:`get_subscription`."""
         return self._conductor.async_add_subscription(channel, stream_id, available_image_handler,
                                                       unavailable_image_handler)
 
     def get_subscription(self, registration_id: int) -> Subscription | None:
+        """The subscription of :meth:`async_add_subscription`, or None while the driver has not answered."""
         return self._conductor.poll_result(registration_id, "subscription")  # type: ignore[no-any-return]
 
     # -- counters -----------------------------------------------------------------------------------------
 
     def add_counter(self, type_id: int, label: str, key: bytes = b"") -> Counter:
+        """Allocate a counter in the driver's counters (visible to AeronStat) and wait for it.
+
+        ``label`` is at most 380 bytes of UTF-8 and ``key`` at most 112 bytes; InvalidArgumentError otherwise.
+        """
         c = self._conductor
         return c.await_result(c.async_add_counter(type_id, label, key))      # type: ignore[no-any-return]
 
     def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
+        """Ask for a counter without waiting; returns the registration id for :meth:`get_counter`."""
         return self._conductor.async_add_counter(type_id, label, key)
 
     def get_counter(self, registration_id: int) -> Counter | None:
+        """The counter of :meth:`async_add_counter`, or None while the driver has not answered."""
         return self._conductor.poll_result(registration_id, "counter")        # type: ignore[no-any-return]
 
     def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
@@ -277,11 +318,14 @@ class Aeron:
             handler()
 
     def __enter__(self) -> "Aeron":
+        """Return the client; the ``with`` block closes it."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the client."""
         self.close()
 
     def __repr__(self) -> str:
+        """Client id, directory and state."""
         state = "closed" if self.is_closed else "connected"
         return f"<Aeron client_id={self.client_id} dir={self._ctx.aeron_dir!r} {state}>"

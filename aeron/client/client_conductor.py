@@ -115,9 +115,11 @@ def driver_error_text(text: str) -> str:
 
 
 class ClientConductor(Agent):
+    """The client's agent (see the module docstring); made and driven by :class:`aeron.Aeron`, not by applications."""
     role_name = "aeron-client-conductor"
 
     def __init__(self, ctx: Context, cnc: CncFile) -> None:
+        """Map the command, broadcast and counters sections of ``cnc`` and take a client id from the driver's ring."""
         self._ctx = ctx
         self._cnc = cnc
         self._sections: list[AtomicBuffer] = [
@@ -156,6 +158,7 @@ class ClientConductor(Agent):
     # -- Agent ------------------------------------------------------------------------------------------
 
     def do_work(self) -> int:
+        """One duty cycle: driver responses, keepalives and timeouts. Skipped (0) while the application runs one."""
         if self._closed or self._terminating or self._close_deferred:
             raise AgentTerminationError("client conductor closed")
         if not self.lock.acquire(blocking=False):
@@ -166,6 +169,7 @@ class ClientConductor(Agent):
             self.lock.release()
 
     def on_close(self) -> None:
+        """Close the client when the agent stops."""
         self.close()
 
     # -- duty cycle --------------------------------------------------------------------------------------
@@ -413,6 +417,7 @@ class ClientConductor(Agent):
     # -- application side ---------------------------------------------------------------------------------
 
     def ensure_open(self) -> None:
+        """Raise IllegalStateError once closed, or a fresh copy of the error that terminated the client."""
         error = self.termination_error
         if error is not None:
             # a fresh exception of the same kind each time (DriverTimeoutError, ClientTimeoutError, ...)
@@ -450,11 +455,13 @@ class ClientConductor(Agent):
             return corr
 
     def next_correlation_id(self) -> int:
+        """A new id from the to-driver ring buffer."""
         with self.lock:
             self.ensure_open()          # after termination or close the ring is unmapped
             return self._ring.next_correlation_id()
 
     def async_add_publication(self, channel: str, stream_id: int, exclusive: bool = False) -> int:
+        """Validate and send ADD_PUBLICATION (or ADD_EXCLUSIVE_PUBLICATION); returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
         msg_type = cmd.ADD_EXCLUSIVE_PUBLICATION if exclusive else cmd.ADD_PUBLICATION
         message = cmd.PublicationCommand(self.client_id, self.next_correlation_id(), stream_id, channel,
@@ -463,16 +470,19 @@ class ClientConductor(Agent):
 
     def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
                                unavailable: Any = None) -> int:
+        """Validate and send ADD_SUBSCRIPTION with its image handlers; returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
         message = cmd.SubscriptionCommand(self.client_id, self.next_correlation_id(), -1, stream_id, channel)
         return self._begin(_SUBSCRIPTION, message, channel, stream_id, (available, unavailable))
 
     def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
+        """Validate and send ADD_COUNTER; returns its correlation id."""
         type_id, key = _check_counter(type_id, label, key)
         message = cmd.CounterCommand(self.client_id, self.next_correlation_id(), type_id, key, label)
         return self._begin(_COUNTER, message)
 
     def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
+        """Send ADD_STATIC_COUNTER and wait; returns the counter id."""
         type_id, key = _check_counter(type_id, label, key)
         if (not isinstance(registration_id, int) or isinstance(registration_id, bool)
                 or not INT64_MIN <= registration_id <= INT64_MAX):
@@ -482,6 +492,7 @@ class ClientConductor(Agent):
         return self.await_result(self._begin(_STATIC_COUNTER, message))
 
     def next_session_id(self, stream_id: int) -> int:
+        """Ask the driver for the next session id it would give a publication on ``stream_id`` and wait."""
         message = cmd.NextSessionIdCommand(self.client_id, self.next_correlation_id(),
                                            _check_stream_id(stream_id))
         return self.await_result(self._begin(_SESSION_ID, message))
@@ -547,6 +558,7 @@ class ClientConductor(Agent):
             self._async_commands.add(self._send(message))
 
     def release_publication(self, publication: Publication | ExclusivePublication) -> None:
+        """Close ``publication``, release its log and send REMOVE_PUBLICATION. Idempotent."""
         with self.lock:
             if publication.is_closed:
                 return
@@ -557,6 +569,7 @@ class ClientConductor(Agent):
                 self.client_id, self._ring.next_correlation_id(), publication.registration_id))
 
     def release_subscription(self, subscription: Subscription) -> None:
+        """Close ``subscription``, let its images linger and send REMOVE_SUBSCRIPTION. Idempotent."""
         with self.lock:
             if subscription.is_closed:
                 return
@@ -579,6 +592,7 @@ class ClientConductor(Agent):
         self.await_result(self._begin(_REMOVE, message))
 
     def release_counter(self, counter: Counter) -> None:
+        """Close ``counter`` and send REMOVE_COUNTER. Idempotent."""
         with self.lock:
             if counter.is_closed:
                 return
@@ -589,6 +603,7 @@ class ClientConductor(Agent):
                 msg_type_id=cmd.REMOVE_COUNTER))
 
     def counter_value(self, counter_id: int) -> int:
+        """The value of counter ``counter_id`` in the driver's counters."""
         return self.counters_reader.get_counter_value(counter_id)
 
     # -- log buffers -------------------------------------------------------------------------------------
@@ -697,6 +712,7 @@ class ClientConductor(Agent):
 
     @property
     def is_closed(self) -> bool:
+        """True once closed, or asked to close from inside the duty cycle."""
         return self._closed or self._close_deferred
 
     @property
@@ -706,6 +722,7 @@ class ClientConductor(Agent):
 
     @property
     def is_terminating(self) -> bool:
+        """True once a driver or client timeout terminated the client."""
         return self._terminating
 
     def close(self) -> None:

@@ -81,6 +81,7 @@ class Context:
                  publication_error_frame_handler: Callable[[Any], Any] | None = None,
                  client_name: str = "",
                  pre_touch_mapped_memory: bool = False) -> None:
+        """Settings by keyword; the ones not given come from the environment variables above, then the defaults."""
         self.aeron_dir = os.fspath(aeron_dir) if aeron_dir is not None else (os.environ.get("AERON_DIR") or None)
         self.driver_timeout_ms = (driver_timeout_ms if driver_timeout_ms is not None
                                   else _env_int("AERON_DRIVER_TIMEOUT", 10_000 * MS, scale=MS) // MS)
@@ -127,8 +128,10 @@ class Context:
 
     @property
     def cnc_file_name(self) -> str:
+        """Path of the driver's cnc.dat in ``aeron_dir`` (the default directory when unset)."""
         return os.path.join(self.aeron_dir or default_aeron_dir(), "cnc.dat")
 
     def __repr__(self) -> str:
+        """The directory, timeout and invoker setting."""
         return (f"Context(aeron_dir={self.aeron_dir!r}, driver_timeout_ms={self.driver_timeout_ms}, "
                 f"use_conductor_agent_invoker={self.use_conductor_agent_invoker})")

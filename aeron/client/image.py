@@ -49,10 +49,12 @@ class Image(TermReader):
 
     @property
     def subscription(self) -> Subscription:
+        """The subscription this image belongs to."""
         return self._subscription
 
     @property
     def stream_id(self) -> int:
+        """The stream id (the subscription's)."""
         return self._subscription.stream_id
 
     @property
@@ -90,6 +92,7 @@ class Image(TermReader):
             self.retire()
 
     def __repr__(self) -> str:
+        """Session, stream, source, correlation id and state."""
         state = "closed" if self.is_retired else "open"
         return (f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r} "
                 f"correlation={self.correlation_id} {state}>")
@@ -104,7 +107,9 @@ class Image(TermReader):
         TermReader.close(self)
 
     def __enter__(self) -> Any:
+        """Return the image (a ``with`` block does not close it: its subscription does)."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Nothing: an image is closed by its subscription."""
         return None

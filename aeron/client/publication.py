@@ -78,12 +78,15 @@ class _PublicationMixin:
         self._conductor.release_publication(self)
 
     def __enter__(self) -> Any:
+        """Return the publication; the ``with`` block closes it."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the publication."""
         self.close()
 
     def __repr__(self) -> str:
+        """Channel, stream, session, registration id and state."""
         state = "closed" if self.is_closed else "open"      # type: ignore[attr-defined]
         return (f"<{type(self).__name__} {self.channel!r} stream={self.stream_id} "   # type: ignore[attr-defined]
                 f"session={self.session_id} reg={self.registration_id} {state}>")     # type: ignore[attr-defined]

@@ -33,6 +33,7 @@ class Subscription:
     def __init__(self, conductor: ClientConductor, channel: str, stream_id: int, registration_id: int,
                  available_image_handler: ImageHandler | None = None,
                  unavailable_image_handler: ImageHandler | None = None) -> None:
+        """Made by the client conductor when the driver registered the subscription: use ``Aeron.add_subscription``."""
         self._conductor = conductor
         self.channel = channel
         self.stream_id = stream_id
@@ -49,9 +50,21 @@ class Subscription:
     # -- polling (one Python call per image; per fragment work is in the compiled reader) ----------------
 
     def poll(self, handler: Callable[..., Any], fragment_limit: int) -> int:
+        """Deliver up to ``fragment_limit`` fragments as ``handler(buffer, offset, length, header)``.
+
+        ``buffer`` is the log itself: ``buffer.get_bytes(offset, length)`` copies the payload, ``buffer.view(offset,
+        length)`` is a zero-copy view valid during the call. A message longer than one frame's payload (the MTU
+        less its 32-byte header) arrives in fragments: wrap the handler in a FragmentAssembler to get whole
+        messages. Returns the number of fragments delivered.
+        """
         return self._poll_images(TermReader.poll, handler, fragment_limit)
 
     def controlled_poll(self, handler: Callable[..., int], fragment_limit: int) -> int:
+        """As :meth:`poll`, but the handler returns a ControlledPollAction (ABORT, BREAK, COMMIT or CONTINUE).
+
+        ABORT leaves the fragment to be delivered again; BREAK stops this poll after it. Returns the fragments
+        consumed.
+        """
         return self._poll_images(TermReader.controlled_poll, handler, fragment_limit)
 
     def _poll_images(self, read: Callable[..., int], handler: Callable[..., Any], fragment_limit: int) -> int:
@@ -92,19 +105,23 @@ class Subscription:
 
     @property
     def images(self) -> tuple[Image, ...]:
+        """The images now connected (a snapshot: the conductor replaces the tuple)."""
         return self._images
 
     @property
     def image_count(self) -> int:
+        """How many images the subscription has."""
         return len(self._images)
 
     def image_by_session_id(self, session_id: int) -> Image | None:
+        """The image of publisher ``session_id``, or None."""
         for image in self._images:
             if image.session_id == session_id:
                 return image
         return None
 
     def image_at_index(self, index: int) -> Image:
+        """The image at ``index`` of :attr:`images`."""
         return self._images[index]
 
     @property
@@ -113,6 +130,7 @@ class Subscription:
         return any(not image.is_closed for image in self._images)
 
     def has_no_images(self) -> bool:
+        """True when no publisher's image is connected."""
         return not self._images
 
     def _add_image(self, image: Image) -> None:
@@ -132,6 +150,7 @@ class Subscription:
 
     @property
     def channel_status(self) -> int:
+        """The receive channel's status counter value (ACTIVE, ERRORED, ...); IPC has none and is ACTIVE while open."""
         if self._closed:
             return CHANNEL_ENDPOINT_STATUS_ERRORED
         if self.channel_status_id == NULL_COUNTER_ID:
@@ -140,6 +159,7 @@ class Subscription:
 
     @property
     def is_closed(self) -> bool:
+        """True once the subscription is closed (by the user or the client)."""
         return self._closed
 
     # -- bound addresses ------------------------------------------------------------------------------
@@ -188,12 +208,15 @@ class Subscription:
         return images
 
     def __enter__(self) -> Subscription:
+        """Return the subscription; the ``with`` block closes it."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the subscription."""
         self.close()
 
     def __repr__(self) -> str:
+        """Channel, stream, registration id, image count and state."""
         state = "closed" if self._closed else "open"
         return (f"<Subscription {self.channel!r} stream={self.stream_id} reg={self.registration_id} "
                 f"images={len(self._images)} {state}>")

@@ -61,6 +61,7 @@ class CachedNanoClock:
     __slots__ = ("_clock", "_time_ns")
 
     def __init__(self, clock: Callable[[], int] = nano_time) -> None:
+        """Read ``clock`` (monotonic nanoseconds) once now; later reads come from :meth:`update`."""
         self._clock = clock
         self._time_ns = clock()
 
@@ -70,10 +71,12 @@ class CachedNanoClock:
         return self._time_ns
 
     def advance(self, delta_ns: int) -> int:
+        """Move the cached time on by ``delta_ns`` (tests); returns it."""
         self._time_ns += delta_ns
         return self._time_ns
 
     def nano_time(self) -> int:
+        """The cached time, in nanoseconds."""
         return self._time_ns
 
 
@@ -83,6 +86,7 @@ class CachedEpochClock:
     __slots__ = ("_clock", "_time_ms")
 
     def __init__(self, clock: Callable[[], int] = epoch_ms) -> None:
+        """Read ``clock`` (epoch milliseconds) once now; later reads come from :meth:`update`."""
         self._clock = clock
         self._time_ms = clock()
 
@@ -92,10 +96,12 @@ class CachedEpochClock:
         return self._time_ms
 
     def advance(self, delta_ms: int) -> int:
+        """Move the cached time on by ``delta_ms`` (tests); returns it."""
         self._time_ms += delta_ms
         return self._time_ms
 
     def time(self) -> int:
+        """The cached time, in epoch milliseconds."""
         return self._time_ms
 
 
@@ -155,6 +161,7 @@ class AgentRunner:
 
     def __init__(self, agent: Agent, idle_strategy: "IdleStrategy", error_handler: ErrorHandler | None = None,
                  error_counter: _Counter | None = None) -> None:
+        """Prepare to run ``agent`` with ``idle_strategy``; nothing runs until :meth:`start`."""
         self.agent = agent
         self.idle_strategy = idle_strategy
         self._errors = _ErrorReporter(error_handler, error_counter)
@@ -166,6 +173,7 @@ class AgentRunner:
 
     @property
     def role_name(self) -> str:
+        """The agent's role name (also the thread's name)."""
         return self.agent.role_name
 
     @property
@@ -181,6 +189,7 @@ class AgentRunner:
 
     @property
     def is_closed(self) -> bool:
+        """True once :meth:`close` was called."""
         return self._closed
 
     def start(self) -> threading.Thread:
@@ -250,12 +259,15 @@ class AgentRunner:
             raise AeronTimeoutError(f"agent {self.role_name!r} did not stop within {timeout_s} s")
 
     def __enter__(self) -> "AgentRunner":
+        """Return the runner; the ``with`` block closes it."""
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        """Close the runner."""
         self.close()
 
     def __repr__(self) -> str:
+        """Role name and state."""
         return f"<AgentRunner {self.role_name!r} running={self.is_running} closed={self._closed}>"
 
 
@@ -265,6 +277,7 @@ class AgentInvoker:
 
     def __init__(self, agent: Agent, error_handler: ErrorHandler | None = None,
                  error_counter: _Counter | None = None) -> None:
+        """Prepare to drive ``agent``; call :meth:`start`, then :meth:`invoke` from your loop."""
         self.agent = agent
         self._errors = _ErrorReporter(error_handler, error_counter)
         self._started = False
@@ -273,18 +286,22 @@ class AgentInvoker:
 
     @property
     def role_name(self) -> str:
+        """The agent's role name."""
         return self.agent.role_name
 
     @property
     def is_started(self) -> bool:
+        """True once :meth:`start` was called."""
         return self._started
 
     @property
     def is_running(self) -> bool:
+        """True after a successful start until :meth:`close`."""
         return self._running
 
     @property
     def is_closed(self) -> bool:
+        """True once closed (by :meth:`close`, a failed start or AgentTerminationError)."""
         return self._closed
 
     def start(self) -> None:
@@ -327,6 +344,7 @@ class AgentInvoker:
             self._errors.report(error)
 
     def __repr__(self) -> str:
+        """Role name and state."""
         return f"<AgentInvoker {self.role_name!r} running={self._running} closed={self._closed}>"
 
 
@@ -339,6 +357,7 @@ class CompositeAgent(Agent):
     """
 
     def __init__(self, *agents: Agent) -> None:
+        """Run ``agents`` (or one list of them) in order; ConfigurationError when there are none."""
         if len(agents) == 1 and isinstance(agents[0], (list, tuple)):
             agents = tuple(agents[0])
         if not agents:
@@ -348,9 +367,11 @@ class CompositeAgent(Agent):
         self._index = 0
 
     def on_start(self) -> None:
+        """Start every agent (see the class docstring for errors)."""
         self._each("on_start")
 
     def do_work(self) -> int:
+        """One duty cycle of each agent in turn; returns the summed work."""
         work = 0
         agents = self.agents
         while self._index < len(agents):
@@ -361,6 +382,7 @@ class CompositeAgent(Agent):
         return work
 
     def on_close(self) -> None:
+        """Close every agent (see the class docstring for errors)."""
         self._each("on_close")
 
     def _each(self, method: str) -> None:
@@ -390,12 +412,14 @@ class IdleStrategy:
     alias = ""
 
     def idle(self, work_count: int = 0) -> None:
+        """Called after each duty cycle with its work count: back off while it is 0."""
         raise NotImplementedError
 
     def reset(self) -> None:
         """Forget any back-off state."""
 
     def __repr__(self) -> str:
+        """The strategy's class name and settings."""
         return f"{type(self).__name__}()"
 
 
@@ -406,6 +430,7 @@ class NoOpIdleStrategy(IdleStrategy):
     alias = "noop"
 
     def idle(self, work_count: int = 0) -> None:
+        """Return at once."""
         pass
 
 
@@ -417,6 +442,7 @@ class BusySpinIdleStrategy(IdleStrategy):
     alias = "spin"
 
     def idle(self, work_count: int = 0) -> None:
+        """Return at once (the caller's loop spins)."""
         pass
 
 
@@ -427,9 +453,11 @@ class YieldingIdleStrategy(IdleStrategy):
     alias = "yield"
 
     def __init__(self, *, yield_fn: Callable[[], Any] = os.sched_yield) -> None:
+        """``yield_fn`` replaces ``os.sched_yield`` (tests)."""
         self._yield = yield_fn
 
     def idle(self, work_count: int = 0) -> None:
+        """Yield the CPU when ``work_count`` is 0."""
         if work_count <= 0:
             self._yield()
 
@@ -442,16 +470,19 @@ class SleepingIdleStrategy(IdleStrategy):
     DEFAULT_SLEEP_NS = 1_000
 
     def __init__(self, sleep_ns: int = DEFAULT_SLEEP_NS, *, sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
+        """Sleep ``sleep_ns`` (> 0, else ConfigurationError); ``sleep_fn(ns)`` replaces the sleep (tests)."""
         if sleep_ns <= 0:
             raise ConfigurationError(f"sleep period must be > 0 ns, got {sleep_ns}")
         self.sleep_ns = int(sleep_ns)
         self._sleep = sleep_fn
 
     def idle(self, work_count: int = 0) -> None:
+        """Sleep when ``work_count`` is 0."""
         if work_count <= 0:
             self._sleep(self.sleep_ns)
 
     def __repr__(self) -> str:
+        """The period."""
         return f"SleepingIdleStrategy(sleep_ns={self.sleep_ns})"
 
 
@@ -462,6 +493,7 @@ class SleepingMillisIdleStrategy(SleepingIdleStrategy):
     alias = "sleep-ms"
 
     def __init__(self, sleep_ms: int = 1, *, sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
+        """Sleep ``sleep_ms`` milliseconds; ``sleep_fn(ns)`` replaces the sleep (tests)."""
         super().__init__(int(sleep_ms) * 1_000_000, sleep_fn=sleep_fn)
 
 
@@ -487,6 +519,8 @@ class BackoffIdleStrategy(IdleStrategy):
     def __init__(self, max_spins: int = 10, max_yields: int = 5, min_park_ns: int = 1000,
                  max_park_ns: int = 1_000_000, *, yield_fn: Callable[[], Any] = os.sched_yield,
                  sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
+        """Back off with these limits; ConfigurationError for negative counts or park periods outside
+        1 <= min <= max."""
         if max_spins < 0 or max_yields < 0:
             raise ConfigurationError(f"max_spins and max_yields must be >= 0, got {max_spins}, {max_yields}")
         if min_park_ns < 1 or max_park_ns < min_park_ns:
@@ -501,12 +535,14 @@ class BackoffIdleStrategy(IdleStrategy):
         self.reset()
 
     def reset(self) -> None:
+        """Back to not idle: spins, yields and the park period start over."""
         self.spins = 0
         self.yields = 0
         self.park_period_ns = self.min_park_ns
         self.state = NOT_IDLE
 
     def idle(self, work_count: int = 0) -> None:
+        """Step the spin, yield, park state machine while ``work_count`` is 0."""
         if work_count > 0:
             if self.state != NOT_IDLE:
                 self.reset()
@@ -532,6 +568,7 @@ class BackoffIdleStrategy(IdleStrategy):
             self.park_period_ns = min(self.park_period_ns * 2, self.max_park_ns)
 
     def __repr__(self) -> str:
+        """The four settings."""
         return (f"BackoffIdleStrategy(max_spins={self.max_spins}, max_yields={self.max_yields}, "
                 f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns})")
 

@@ -164,6 +164,10 @@ class ChannelUri:
 
     def __init__(self, media: str, params: Mapping[str, str] | Iterable[tuple[str, str]] | None = None,
                  prefix: str = "") -> None:
+        """A URI of ``media`` (``udp`` or ``ipc``) with ``params`` in order, spy when ``prefix`` is ``aeron-spy``.
+
+        Raises InvalidChannelError for an unknown media or prefix, a duplicate key or a value the parser refuses.
+        """
         if prefix not in ("", SPY_QUALIFIER):
             raise InvalidChannelError("unknown channel prefix (expected 'aeron-spy' or none)", prefix, prefix)
         if media not in MEDIA:
@@ -260,18 +264,22 @@ class ChannelUri:
 
     @property
     def scheme(self) -> str:
+        """Always ``aeron``."""
         return AERON_SCHEME
 
     @property
     def is_udp(self) -> bool:
+        """True for ``aeron:udp``."""
         return self._media == UDP_MEDIA
 
     @property
     def is_ipc(self) -> bool:
+        """True for ``aeron:ipc``."""
         return self._media == IPC_MEDIA
 
     @property
     def is_spy(self) -> bool:
+        """True for an ``aeron-spy:`` channel (a subscription that reads a local publication)."""
         return self._prefix == SPY_QUALIFIER
 
     @property
@@ -284,15 +292,19 @@ class ChannelUri:
         return self._params.get(key, default)
 
     def has(self, key: str) -> bool:
+        """True when the parameter is present."""
         return key in self._params
 
     def __contains__(self, key: object) -> bool:
+        """``key in uri``: as :meth:`has`."""
         return key in self._params
 
     def __iter__(self) -> Iterator[str]:
+        """The parameter keys in order."""
         return iter(self._params)
 
     def __len__(self) -> int:
+        """The number of parameters."""
         return len(self._params)
 
     def put(self, key: str, value: str) -> str | None:
@@ -334,10 +346,12 @@ class ChannelUri:
 
     @property
     def endpoint(self) -> str | None:
+        """The ``endpoint`` parameter (``host:port``), or None."""
         return self._params.get(ENDPOINT_PARAM_NAME)
 
     @property
     def control_mode(self) -> str | None:
+        """The ``control-mode`` parameter (``manual``, ``dynamic``, ...), or None."""
         return self._params.get(MDC_CONTROL_MODE_PARAM_NAME)
 
     def replace_endpoint_wildcard_port(self, resolved_endpoint: str) -> None:
@@ -358,6 +372,7 @@ class ChannelUri:
     # ---- canonical form ------------------------------------------------------------------------------------
 
     def __str__(self) -> str:
+        """The canonical string: media, then the leading keys in C's order, then the rest as given."""
         head = (self._prefix + ":" if self._prefix else "") + AERON_PREFIX + self._media
         if not self._params:
             return head
@@ -367,9 +382,11 @@ class ChannelUri:
         return head + "?" + "|".join(ordered)
 
     def __repr__(self) -> str:
+        """``ChannelUri.parse('<canonical string>')``."""
         return f"ChannelUri.parse({str(self)!r})"
 
     def __eq__(self, other: object) -> bool:
+        """Same prefix, media and parameters (order of parameters aside)."""
         if not isinstance(other, ChannelUri):
             return NotImplemented
         return self._prefix == other._prefix and self._media == other._media and self._params == other._params
@@ -377,6 +394,7 @@ class ChannelUri:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def copy(self) -> "ChannelUri":
+        """An independent copy."""
         uri = ChannelUri.__new__(ChannelUri)
         uri._prefix, uri._media, uri._params = self._prefix, self._media, dict(self._params)
         uri._channel_tag, uri._entity_tag = self._channel_tag, self._entity_tag
@@ -463,6 +481,7 @@ class ChannelUri:
         return self.get_int32(SESSION_ID_PARAM_NAME)
 
     def is_session_id_tagged(self) -> bool:
+        """True when ``session-id`` is ``tag:<n>``."""
         value = self._params.get(SESSION_ID_PARAM_NAME)
         return value is not None and value.startswith(TAG_PREFIX)
 
@@ -524,6 +543,7 @@ class ChannelUri:
         return self.get_size(RECEIVER_WINDOW_LENGTH_PARAM_NAME)
 
     def stream_id(self) -> int | None:
+        """``stream-id`` as an int32, or None."""
         return self.get_int32(STREAM_ID_PARAM_NAME)
 
     def response_correlation_id(self) -> int | None:
@@ -537,21 +557,27 @@ class ChannelUri:
         return result
 
     def sparse(self) -> bool | None:
+        """``sparse``: whether log files are sparse, or None."""
         return self.get_bool(SPARSE_PARAM_NAME)
 
     def reliable(self) -> bool | None:
+        """``reliable``: False lets a subscription skip lost data instead of NAKing it, or None."""
         return self.get_bool(RELIABLE_STREAM_PARAM_NAME)
 
     def tether(self) -> bool | None:
+        """``tether``: False lets a slow subscription fall behind without holding up the publication, or None."""
         return self.get_bool(TETHER_PARAM_NAME)
 
     def rejoin(self) -> bool | None:
+        """``rejoin``: whether a subscription rejoins a stream after its image timed out, or None."""
         return self.get_bool(REJOIN_PARAM_NAME)
 
     def eos(self) -> bool | None:
+        """``eos``: whether closing the publication signals end of stream, or None."""
         return self.get_bool(EOS_PARAM_NAME)
 
     def spies_simulate_connection(self) -> bool | None:
+        """``ssc``: whether a spy alone counts as a connected subscriber, or None."""
         return self.get_bool(SPIES_SIMULATE_CONNECTION_PARAM_NAME)
 
 

@@ -53,6 +53,7 @@ class AeronError(Exception):
     category: Category = Category.ERROR
 
     def __init__(self, *args: object, category: Category | None = None) -> None:
+        """``args`` as for Exception; ``category`` overrides the class's severity."""
         super().__init__(*args)
         if category is not None:
             self.category = category
@@ -62,6 +63,7 @@ class RegistrationError(AeronError):
     """The driver refused a command (add publication, subscription, counter, ...)."""
 
     def __init__(self, error_code: int, message: str = "", correlation_id: int = -1) -> None:
+        """``error_code`` as the driver sent it (kept in ``raw_error_code``, mapped to ``error_code``)."""
         self.error_code = ErrorCode.of(error_code)
         self.raw_error_code = error_code
         self.correlation_id = correlation_id
@@ -84,6 +86,7 @@ class InvalidChannelError(ConfigurationError):
     error_code: "ErrorCode" = ErrorCode.INVALID_CHANNEL     # what a driver answers for it
 
     def __init__(self, message: str, channel: str = "", part: str = "") -> None:
+        """The message names ``part`` and the channel (cut to 200 characters)."""
         self.channel = channel
         self.part = part
         shown = channel if len(channel) <= 200 else channel[:200] + "..."
@@ -129,6 +132,7 @@ class CorruptFileError(AeronError, ValueError):
     """A file (cnc.dat, log buffer, catalog, ...) is truncated or its contents are inconsistent."""
 
     def __init__(self, message: str, path: object = None, offset: int | None = None) -> None:
+        """The message ends with the file's ``path`` and the ``offset`` of the problem, when known."""
         self.path = path
         self.offset = offset
         where = ""
@@ -150,6 +154,7 @@ class MalformedMessageError(AeronError, ValueError):
 
     def __init__(self, message: str, type_id: int | None = None, offset: int | None = None,
                  error_code: int = ErrorCode.MALFORMED_COMMAND) -> None:
+        """See the class docstring for the fields."""
         self.type_id = type_id
         self.offset = offset
         self.error_code = ErrorCode.of(error_code)
@@ -162,6 +167,7 @@ class MalformedFrameError(MalformedMessageError):
     there was one) and ``offset`` where in the datagram the problem was found."""
 
     def __init__(self, message: str, reason: int = 0, type_id: int | None = None, offset: int | None = None) -> None:
+        """See the class docstring for the fields."""
         self.reason = reason
         super().__init__(message, type_id=type_id, offset=offset)
 
@@ -218,6 +224,7 @@ class ArchiveError(AeronError):
     """Error reported by Aeron Archive, with its code."""
 
     def __init__(self, message: str = "", code: int = 0, correlation_id: int = -1) -> None:
+        """``code`` is the archive's error code, ``correlation_id`` the request's."""
         self.code = code
         self.correlation_id = correlation_id
         super().__init__(message)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The media driver (IPC for now): ``MediaDriver``, ``MediaDriver.Context``, ``ThreadingMode``.
+"""The media driver (IPC and UDP): ``MediaDriver``, ``MediaDriver.Context``, ``ThreadingMode``.
 
 Run it standalone with ``python -m aeron.driver [key=value ...]`` (reads ``AERON_*`` like aeronmd).
 """

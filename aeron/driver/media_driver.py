@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""MediaDriver, its Context and ThreadingMode (port of MediaDriver.java / aeron_driver.c, IPC only).
+"""MediaDriver, its Context and ThreadingMode (port of MediaDriver.java / aeron_driver.c: IPC and UDP).
 
 Configuration comes, lowest precedence first, from the ``AERON_*`` environment variables that
 ``aeronmd`` reads, then from ``key=value`` properties (Aeron's Java names, ``aeron.dir=...``), then from
@@ -36,8 +36,9 @@ _FALSE = ("0", "off", "false", "no")
 
 
 class ThreadingMode(enum.Enum):
-    """Threads the driver runs (Aeron ``ThreadingMode``). Over IPC only the conductor has work, so
-    DEDICATED, SHARED_NETWORK and SHARED all run one conductor thread; INVOKER runs none."""
+    """Threads the driver runs (Aeron ``ThreadingMode``): DEDICATED, one each for the conductor, the sender and the
+    receiver; SHARED_NETWORK, one for the conductor and one for sender and receiver; SHARED, one for all three;
+    INVOKER, none (the application calls ``MediaDriver.do_work()``). Over IPC only the conductor has work."""
 
     DEDICATED = "DEDICATED"
     SHARED_NETWORK = "SHARED_NETWORK"
@@ -250,6 +251,10 @@ class Context:
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
+        """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then ``attributes``, each validated.
+
+        Raises ConfigurationError naming the property for a bad value or an unknown name.
+        """
         for setting in _SETTINGS:
             object.__setattr__(self, setting.attr, setting.default)
         self.termination_hook: Callable[[], None] | None = None
@@ -272,6 +277,7 @@ class Context:
             setattr(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
         setting = _BY_ATTR.get(name)
         if setting is not None:
             value = self._coerce(setting, value)
@@ -329,6 +335,7 @@ class Context:
 
     # -- derived values ------------------------------------------------------------------------------
     def resolved_dir(self) -> str:
+        """The absolute Aeron directory: ``aeron_dir``, else the default ``/dev/shm/aeron-<user>``."""
         return os.path.abspath(self.aeron_dir if self.aeron_dir else _default_dir())
 
     def loss_generator_factory(self) -> Callable[[], Callable[[Any, int], bool]] | None:
@@ -350,6 +357,8 @@ class Context:
         return lambda: LossGenerator.from_args(name, args)
 
     def idle_strategy_name(self) -> str:
+        """The idle strategy name of the conductor's thread: ``shared_idle_strategy`` in SHARED mode, else
+        ``conductor_idle_strategy``."""
         mode = self.threading_mode
         if mode is ThreadingMode.SHARED:
             return self.shared_idle_strategy
@@ -415,6 +424,7 @@ class Context:
         return self
 
     def __repr__(self) -> str:
+        """Every setting, by property name."""
         return f"MediaDriver.Context({self.as_properties()!r})"
 
 
@@ -512,7 +522,7 @@ _Context = Context
 
 
 class MediaDriver:
-    """A media driver (IPC only for now).
+    """A media driver: IPC and UDP (unicast, multicast, multi-destination-cast).
 
     ``MediaDriver.launch(ctx)`` starts it (conductor on its own thread, or none in INVOKER mode, where
     the application calls ``do_work()``); ``launch_embedded()`` uses a fresh directory under /dev/shm
@@ -522,6 +532,11 @@ class MediaDriver:
     Context = Context
 
     def __init__(self, context: _Context) -> None:
+        """Conclude ``context``, prepare the directory and start the agents; prefer :meth:`launch`.
+
+        Raises ConfigurationError for inconsistent settings and ActiveDriverError when a live driver already uses
+        the directory.
+        """
         self._ctx = context.conclude()
         from aeron.driver.driver_conductor import DriverConductor
 
@@ -580,18 +595,22 @@ class MediaDriver:
 
     @property
     def aeron_dir(self) -> str:
+        """The absolute directory of this driver's cnc.dat and log files."""
         return self._aeron_dir
 
     @property
     def context(self) -> _Context:
+        """The concluded Context."""
         return self._ctx
 
     @property
     def conductor(self):
+        """The driver conductor agent (tests and tools)."""
         return self._conductor
 
     @property
     def is_closed(self) -> bool:
+        """True once :meth:`close` ran."""
         return self._closed
 
     def do_work(self) -> int:
@@ -614,9 +633,11 @@ class MediaDriver:
         return self._terminated.is_set()
 
     def wait_for_termination(self, timeout_s: float | None = None) -> bool:
+        """Wait until a TERMINATE_DRIVER command is accepted; False when ``timeout_s`` passed first."""
         return self._terminated.wait(timeout_s)
 
     def close(self) -> None:
+        """Stop the agents, release every file and socket, and delete the directory if so configured. Idempotent."""
         with self._lock:
             if self._closed:
                 return
@@ -634,12 +655,15 @@ class MediaDriver:
                 shutil.rmtree(self._aeron_dir, ignore_errors=True)
 
     def __enter__(self) -> "MediaDriver":
+        """Return the driver; the ``with`` block closes it."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close the driver."""
         self.close()
 
     def __repr__(self) -> str:
+        """Directory, threading mode and state."""
         state = "closed" if self._closed else "running"
         return f"<MediaDriver {self._aeron_dir} {self._ctx.threading_mode.name} {state}>"
 

@@ -1,2 +1,2 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Operator tools: AeronStat, ErrorStat, LossStat. Each is a function returning data and a CLI."""
+"""Operator tools: AeronStat, ErrorStat, LossStat, StreamStat. Each is a function returning data and a CLI."""

@@ -40,6 +40,7 @@ def read_errors_from_file(path: str, offset: int = 0) -> list[ErrorLogRecord]:
 
 
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
+    """The ErrorStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.error_stat",
                                      description="Print the distinct errors a media driver recorded.")
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)

@@ -27,6 +27,7 @@ def read_loss(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[Loss
 
 
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
+    """The LossStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.loss_stat",
                                      description="Print the loss a media driver's receiver observed.")
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)

@@ -75,6 +75,7 @@ def _bool(text: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The AeronStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.stat", description="Print Aeron counters.")
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-u", dest="update_ms", type=int, default=1000, help="update period in ms (watch mode)")

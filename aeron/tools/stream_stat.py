@@ -29,6 +29,7 @@ STREAM_COUNTER_TYPES = frozenset((
 
 @dataclasses.dataclass(frozen=True)
 class StreamPosition:
+    """One position counter of a stream: its name, the registration id it belongs to, its value."""
     name: str                    # the label up to ':' (pub-pos (concurrent), sub-pos, rcv-hwm, ...)
     registration_id: int
     value: int
@@ -38,6 +39,7 @@ class StreamPosition:
 
 @dataclasses.dataclass
 class Stream:
+    """The position counters of one (session id, stream id, channel)."""
     session_id: int
     stream_id: int
     channel: str                 # the channel in the counter keys (truncated to 92 chars there)
@@ -81,6 +83,7 @@ def group_streams(counters: Iterable[CounterRecord]) -> list[Stream]:
 
 
 def format_streams(streams: list[Stream]) -> str:
+    """StreamStat's text: one line per stream, as the Java sample prints it."""
     lines = []
     for s in streams:
         positions = "".join(f" {p.name}:{p.registration_id}:{p.value}" for p in s.positions)
@@ -89,6 +92,7 @@ def format_streams(streams: list[Stream]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The StreamStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.stream_stat",
                                      description="Print the positions of every stream of a media driver.")
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
