@@ -216,8 +216,9 @@ class Aeron:
         """Add a concurrent publication and wait for the driver to make it.
 
         A second ``add_publication`` of the same channel and stream shares the first one's log (and session id).
-        Raises InvalidChannelError for a channel that does not parse, InvalidArgumentError for a stream id that is
-        not an int32, RegistrationError when the driver refuses it and DriverTimeoutError when it does not answer.
+        Raises InvalidChannelError for a bad channel (ChannelRejectedError, also a RegistrationError, when the
+        driver refuses it), InvalidArgumentError for a stream id that is not an int32, RegistrationError for
+        another refusal and DriverTimeoutError when the driver does not answer.
         """
         c = self._conductor
         return c.await_result(c.async_add_publication(channel, stream_id))     # type: ignore[no-any-return]

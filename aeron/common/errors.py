@@ -99,6 +99,8 @@ class ChannelRejectedError(InvalidChannelError, RegistrationError):
     driver's ``error_code`` and the command's ``correlation_id``."""
 
     def __init__(self, error_code: int, message: str, channel: str = "", correlation_id: int = -1) -> None:
+        """``error_code`` and ``message`` as the driver sent them; the message names ``channel`` if it does not
+        already."""
         # both bases have their own __init__: set the attributes of each here, then the text once
         self.error_code = ErrorCode.of(error_code)
         self.raw_error_code = error_code

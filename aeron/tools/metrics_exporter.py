@@ -84,10 +84,14 @@ class AeronCollector(Collector):
     scrapes."""
 
     def __init__(self, aeron_dir: str | None = None, driver_timeout_ms: int = DEFAULT_DRIVER_TIMEOUT_MS) -> None:
+        """Collect from the driver in ``aeron_dir`` (the default directory when None); ``driver_timeout_ms`` is the
+        heartbeat age past which ``aeron_driver_up`` is 0.
+        """
         self.aeron_dir = aeron_dir or default_aeron_dir()
         self.driver_timeout_ms = driver_timeout_ms
 
     def collect(self) -> Iterator[Metric]:
+        """Read cnc.dat and its error log now and yield the metric families."""
         up = GaugeMetricFamily("aeron_driver_up", "1 when the media driver's cnc.dat is readable and its heartbeat "
                                                   "is fresh", labels=["aeron_dir"])
         try:
@@ -172,6 +176,9 @@ def start_exporter(aeron_dir: str | None = None, port: int = DEFAULT_PORT, addr:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The exporter's command line (``argv`` defaults to ``sys.argv[1:]``): serve until SIGINT or SIGTERM; returns the
+    exit status, 1 when it cannot listen.
+    """
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.metrics_exporter",
                                      description="Serve a media driver's counters in Prometheus format.")
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
