@@ -297,6 +297,10 @@ class Aeron:
         """A counter that outlives this client (ADD_STATIC_COUNTER); returns its counter id."""
         return int(self._conductor.add_static_counter(type_id, label, registration_id, key))
 
+    def is_command_active(self, correlation_id: int) -> bool:
+        """True while an async command (``Subscription.async_add_destination``, ...) awaits the driver."""
+        return self._conductor.is_command_active(correlation_id)
+
     # -- lifecycle ----------------------------------------------------------------------------------------
 
     def close(self) -> None:

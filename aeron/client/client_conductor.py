@@ -591,6 +591,38 @@ class ClientConductor(Agent):
             msg_type_id=cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION)
         self.await_result(self._begin(_REMOVE, message))
 
+    def receive_destination(self, subscription: Subscription, channel: str, add: bool) -> None:
+        """ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a ``control-mode=manual`` (multi-destination)
+        subscription; waits for the driver and raises its RegistrationError."""
+        self.await_result(self._begin(_REMOVE, self._destination_message(subscription, channel, add, receive=True)))
+
+    def async_destination(self, resource: Any, channel: str, add: bool, receive: bool) -> int:
+        """Send a destination command without waiting: returns its correlation id, active (``is_command_active``)
+        until the driver answers; a refusal goes to the context's error handler, as Aeron's async variants."""
+        message = self._destination_message(resource, channel, add, receive)
+        with self.lock:
+            self.ensure_open()
+            self._ensure_not_reentrant()
+            correlation_id = self._send(message)
+            self._async_commands.add(correlation_id)
+        return correlation_id
+
+    def is_command_active(self, correlation_id: int) -> bool:
+        """True while an async command (``async_add_destination``, ...) awaits the driver's answer."""
+        with self.lock:
+            return correlation_id in self._async_commands
+
+    def _destination_message(self, resource: Any, channel: str, add: bool, receive: bool) -> Any:
+        channel = _check_channel(channel)
+        if resource.is_closed:
+            raise IllegalStateError(f"{'subscription' if receive else 'publication'} is closed")
+        if receive:
+            msg_type_id = cmd.ADD_RCV_DESTINATION if add else cmd.REMOVE_RCV_DESTINATION
+        else:
+            msg_type_id = cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION
+        return cmd.DestinationCommand(self.client_id, self.next_correlation_id(), resource.registration_id, channel,
+                                      msg_type_id=msg_type_id)
+
     def release_counter(self, counter: Counter) -> None:
         """Close ``counter`` and send REMOVE_COUNTER. Idempotent."""
         with self.lock:

@@ -73,6 +73,15 @@ class _PublicationMixin:
         """Stop sending to a destination added with :meth:`add_destination`."""
         self._conductor.destination(self, endpoint_channel, add=False)
 
+    def async_add_destination(self, endpoint_channel: str) -> int:
+        """:meth:`add_destination` without waiting: returns the command's correlation id, active in
+        ``Aeron.is_command_active`` until the driver answers; a refusal goes to the error handler."""
+        return self._conductor.async_destination(self, endpoint_channel, add=True, receive=False)
+
+    def async_remove_destination(self, endpoint_channel: str) -> int:
+        """:meth:`remove_destination` without waiting (see :meth:`async_add_destination`)."""
+        return self._conductor.async_destination(self, endpoint_channel, add=False, receive=False)
+
     def close(self) -> None:
         """Stop offering and tell the driver. Idempotent; later offers return CLOSED."""
         self._conductor.release_publication(self)

@@ -146,6 +146,27 @@ class Subscription:
     def _has_image(self, correlation_id: int) -> bool:
         return any(image.correlation_id == correlation_id for image in self._images)
 
+    # -- destinations (multi-destination subscriptions) --------------------------------------------------
+
+    def add_destination(self, endpoint_channel: str) -> None:
+        """Also receive over ``endpoint_channel`` (e.g. ``aeron:udp?endpoint=host:port``) on a
+        ``control-mode=manual`` subscription: a stream arriving over several destinations is one image.
+        Waits for the driver; raises RegistrationError when it refuses."""
+        self._conductor.receive_destination(self, endpoint_channel, add=True)
+
+    def remove_destination(self, endpoint_channel: str) -> None:
+        """Stop receiving over a destination added with :meth:`add_destination` (the same channel string)."""
+        self._conductor.receive_destination(self, endpoint_channel, add=False)
+
+    def async_add_destination(self, endpoint_channel: str) -> int:
+        """:meth:`add_destination` without waiting: returns the command's correlation id, active in
+        ``Aeron.is_command_active`` until the driver answers; a refusal goes to the error handler."""
+        return self._conductor.async_destination(self, endpoint_channel, add=True, receive=True)
+
+    def async_remove_destination(self, endpoint_channel: str) -> int:
+        """:meth:`remove_destination` without waiting (see :meth:`async_add_destination`)."""
+        return self._conductor.async_destination(self, endpoint_channel, add=False, receive=True)
+
     # -- lifecycle ------------------------------------------------------------------------------------
 
     @property

@@ -869,9 +869,11 @@ class DriverConductor(NetworkConductor, Agent):
         if command.msg_type_id in (cmd.ADD_DESTINATION, cmd.REMOVE_DESTINATION):
             self._on_network_destination(command)
             return
-        raise CommandError(ErrorCode.NOT_SUPPORTED,
-                           "receive destinations (multi-destination subscriptions) and removal by id are not "
-                           "supported yet by this driver")
+        if command.msg_type_id in (cmd.ADD_RCV_DESTINATION, cmd.REMOVE_RCV_DESTINATION):
+            self._on_receive_destination(command)
+            return
+        raise CommandError(ErrorCode.NOT_SUPPORTED, "removal of a destination by id is not supported yet by this "
+                                                    "driver")
 
     def on_reject_image(self, command) -> None:
         raise CommandError(ErrorCode.NOT_SUPPORTED,

@@ -24,6 +24,7 @@ from aeron.driver.network_publication import NetworkPublication
 from aeron.driver.proxies import CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy
 from aeron.driver.publication_image import PublicationImage
 from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
+from aeron.driver.receive_destination import ReceiveDestination
 from aeron.driver.receiver import Receiver
 from aeron.driver.send_channel_endpoint import SendChannelEndpoint
 from aeron.driver.sender import Sender
@@ -32,6 +33,9 @@ from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transpor
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
+# what a receive destination may not set: it shares its subscription's socket settings and window (C driver's
+# AERON_DRIVER_CONDUCTOR_INVALID_DESTINATION_KEYS)
+INVALID_DESTINATION_KEYS = ("mtu", "rcv-wnd", "so-rcvbuf", "so-sndbuf", "response-correlation-id")
 # parameters Aeron defines that this driver does not implement on UDP channels: refused, naming the parameter
 UNSUPPORTED_UDP_PARAMS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset",
                           "response-correlation-id")
@@ -122,6 +126,9 @@ class NetworkConductor:
         self.images: list[PublicationImage] = []
         self._closing_send_endpoints: list[SendChannelEndpoint] = []
         self._closing_receive_endpoints: list[ReceiveChannelEndpoint] = []
+        # destinations of multi-destination subscriptions as the conductor knows them (it owns their counters)
+        self._receive_destinations: dict[ReceiveChannelEndpoint, list[ReceiveDestination]] = {}
+        self._closing_receive_destinations: list[ReceiveDestination] = []
 
     # -- helpers -------------------------------------------------------------------------------------------------
     def _udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
@@ -406,8 +413,12 @@ class NetworkConductor:
             if endpoint.receiver_released:
                 self._closing_receive_endpoints.remove(endpoint)
                 endpoint.close()
-                self.counters.free(endpoint.local_sockaddr_counter_id)
+                if endpoint.local_sockaddr_counter_id is not None:
+                    self.counters.free(endpoint.local_sockaddr_counter_id)
                 self.counters.free(endpoint.status_counter_id)
+                self._free_receive_destinations(endpoint)
+        if self._closing_receive_destinations:
+            work += self._close_released_receive_destinations()
         return work
 
     def _delete_network_publication(self, publication: NetworkPublication) -> None:
@@ -469,6 +480,8 @@ class NetworkConductor:
 
     def _open_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
                                registration_id: int) -> ReceiveChannelEndpoint:
+        if udp_channel.is_manual_control_mode:
+            return self._open_multi_destination_receive_endpoint(udp_channel, uri, registration_id)
         transport = self._open_transport(udp_channel, uri, udp_channel.local_data)
         loss = self._ctx.loss_generator_factory()
         if loss is not None:
@@ -563,7 +576,7 @@ class NetworkConductor:
             self.receiver_proxy.image_init_failed(endpoint, stream_id, session_id, now_ns)
             return
         term_length, mtu = setup["term_length"], setup["mtu"]
-        rcvbuf = endpoint.transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+        rcvbuf = setup["destination"].transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         first = subscriptions[0]
         initial_window = first.receiver_window or ctx.initial_window_length
         window_length = min(initial_window, term_length // 2)
@@ -619,7 +632,7 @@ class NetworkConductor:
             join_position=join_position, counters=counters, congestion_control=cc, loss_delay=delay,
             is_reliable=first.is_reliable, liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self.system,
             loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock,
-            rejoin=first.rejoin)
+            rejoin=first.rejoin, destination=setup["destination"])
         self.images.append(image)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
         for subscription in subscriptions:
@@ -715,6 +728,118 @@ class NetworkConductor:
             self.sender_proxy.remove_destination(endpoint, address)
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
 
+    # -- receive destinations (multi-destination subscriptions) ------------------------------------------------------
+    def _open_multi_destination_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
+                                                 registration_id: int) -> ReceiveChannelEndpoint:
+        """A control-mode=manual subscription's endpoint: no socket of its own until destinations are added; its
+        status counter names no address (as aeron_receive_channel_endpoint_bind_addr_and_port with none)."""
+        status_id = self.counters.allocate(
+            f"rcv-channel: {udp_channel.original} "[:ctr.MAX_LABEL_LENGTH], ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID,
+            ctr.channel_status_key_encode(udp_channel.original), registration_id=registration_id)
+        endpoint = ReceiveChannelEndpoint(udp_channel, None, registration_id, status_id,
+                                          AtomicCounter(self.counters_values, status_id), None, self.system,
+                                          self.conductor_proxy.create_publication_image,
+                                          group_tag=self._uri_int(uri, "gtag", int, None))
+        self.receive_endpoints[udp_channel.canonical_form] = endpoint
+        self._receive_destinations[endpoint] = []
+        self.receiver_proxy.add_endpoint(endpoint)
+        return endpoint
+
+    def _find_multi_destination_subscription(self, command) -> NetworkSubscription:
+        """Port of aeron_driver_conductor_find_mds_subscription."""
+        from aeron.driver.driver_conductor import CommandError
+        for subscription in self.network_subscriptions:
+            if subscription.registration_id == command.registration_id:
+                if subscription.is_spy or not subscription.udp_channel.is_manual_control_mode:
+                    raise CommandError(ErrorCode.INVALID_CHANNEL, "channel does not allow manual control")
+                return subscription
+        raise CommandError(ErrorCode.UNKNOWN_SUBSCRIPTION, f"unknown subscription client_id={command.client_id} "
+                                                           f"registration_id={command.registration_id}")
+
+    def _destination_udp_channel(self, channel: str) -> UdpChannel:
+        """A receive destination's channel, refusing what a destination may not set (as the C driver does)."""
+        from aeron.driver.driver_conductor import CommandError
+        uri = self._parse_channel(channel)
+        if uri.media != "udp" or uri.is_spy:
+            raise CommandError(ErrorCode.INVALID_CHANNEL,
+                               f"receive destinations must be aeron:udp channels (IPC and spy destinations are not "
+                               f"supported by this driver): {channel}")
+        for key in INVALID_DESTINATION_KEYS:
+            if uri.has(key):
+                raise CommandError(ErrorCode.INVALID_CHANNEL,
+                                   f"destinations must not contain the key: {key} channel={channel}")
+        if uri.get("control-mode") == "response":
+            raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
+        try:
+            return UdpChannel.parse(channel, uri, is_subscription=True, is_destination=True)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+
+    def _on_receive_destination(self, command) -> None:
+        """ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a control-mode=manual subscription (ports of
+        aeron_driver_conductor_on_add/remove_receive_network_destination). The receiver adds or removes the
+        socket; a removed one is closed here once the receiver has let go of it."""
+        subscription = self._find_multi_destination_subscription(command)
+        udp_channel = self._destination_udp_channel(command.channel)
+        endpoint = subscription.endpoint
+        assert endpoint is not None
+        destinations = self._receive_destinations[endpoint]
+        now_ns = self._nano_clock()
+        if command.msg_type_id == cmd.ADD_RCV_DESTINATION:
+            destination = self._open_receive_destination(endpoint, subscription, udp_channel, now_ns)
+            destinations.append(destination)
+            self.receiver_proxy.add_destination(endpoint, destination, now_ns)
+        else:
+            for destination in destinations:
+                if destination.matches(udp_channel):
+                    destinations.remove(destination)
+                    self._closing_receive_destinations.append(destination)
+                    self.receiver_proxy.remove_destination(endpoint, destination)
+                    break
+        self._transmit(cmd.OperationSucceeded(command.correlation_id))
+
+    def _open_receive_destination(self, endpoint: ReceiveChannelEndpoint, subscription: NetworkSubscription,
+                                  udp_channel: UdpChannel, now_ns: int) -> ReceiveDestination:
+        """Bind the destination's socket (socket buffers from the subscription's channel, as aeron_receive_
+        destination_create) and count its address under the subscription's rcv-channel status counter."""
+        transport = self._open_transport(udp_channel, endpoint.udp_channel.uri, udp_channel.local_data)
+        loss = self._ctx.loss_generator_factory()
+        if loss is not None:
+            transport = LossyTransport(transport, loss())
+        address = format_address(transport.bound_address)
+        try:
+            counter_id = self.counters.allocate(
+                f"rcv-local-sockaddr: {endpoint.status_counter_id} {address}",
+                ctr.DRIVER_LOCAL_SOCKET_ADDRESS_STATUS_TYPE_ID,
+                ctr.local_sockaddr_key_encode(endpoint.status_counter_id, address),
+                registration_id=subscription.registration_id)
+        except BaseException:
+            transport.close()
+            raise
+        self.counters.set_counter_value(counter_id, ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
+        return ReceiveDestination(udp_channel, transport, counter_id, now_ns)
+
+    def _free_receive_destination(self, destination: ReceiveDestination) -> None:
+        destination.close()
+        if destination.local_sockaddr_counter_id is not None:
+            self.counters.set_counter_value(destination.local_sockaddr_counter_id, ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+            self.counters.free(destination.local_sockaddr_counter_id)
+            destination.local_sockaddr_counter_id = None
+
+    def _free_receive_destinations(self, endpoint: ReceiveChannelEndpoint) -> None:
+        """The destinations still on a multi-destination endpoint the receiver has released."""
+        for destination in self._receive_destinations.pop(endpoint, []):
+            self._free_receive_destination(destination)
+
+    def _close_released_receive_destinations(self) -> int:
+        work = 0
+        for destination in list(self._closing_receive_destinations):
+            if destination.receiver_released:
+                self._closing_receive_destinations.remove(destination)
+                self._free_receive_destination(destination)
+                work += 1
+        return work
+
     # -- shutdown ----------------------------------------------------------------------------------------------------
     def _close_network(self) -> None:
         for resource in [*self.images, *self.network_publications]:
@@ -726,3 +851,6 @@ class NetworkConductor:
             endpoint.close()
         self.send_endpoints.clear()
         self.receive_endpoints.clear()
+        for destination in [*self._closing_receive_destinations,
+                            *(d for ds in self._receive_destinations.values() for d in ds)]:
+            destination.close()

@@ -155,7 +155,8 @@ class ReceiverProxy(CommandProxy):
     """Conductor → Receiver (ReceiverProxy.java, aeron_driver_receiver_proxy.c)."""
 
     __slots__ = ("_on_add_endpoint", "_on_remove_endpoint", "_on_add_subscription", "_on_remove_subscription",
-                 "_on_add_publication_image", "_on_remove_publication_image", "_on_image_init_failed")
+                 "_on_add_publication_image", "_on_remove_publication_image", "_on_image_init_failed",
+                 "_on_add_destination", "_on_remove_destination")
 
     def __init__(self, receiver: Any, fail_counter: Any, runs_on_caller_thread: bool) -> None:
         super().__init__(receiver.command_queue, fail_counter, runs_on_caller_thread)
@@ -166,6 +167,8 @@ class ReceiverProxy(CommandProxy):
         self._on_add_publication_image = receiver.on_add_publication_image
         self._on_remove_publication_image = receiver.on_remove_publication_image
         self._on_image_init_failed = receiver.on_image_init_failed
+        self._on_add_destination = receiver.on_add_destination
+        self._on_remove_destination = receiver.on_remove_destination
 
     def add_endpoint(self, endpoint: Any) -> None:
         self.offer((self._on_add_endpoint, endpoint))
@@ -189,6 +192,14 @@ class ReceiverProxy(CommandProxy):
     def image_init_failed(self, endpoint: Any, stream_id: int, session_id: int, now_ns: int) -> None:
         """The conductor could not make the image a SETUP asked for: cool the session down before a retry."""
         self.offer((self._on_image_init_failed, endpoint, stream_id, session_id, now_ns))
+
+    def add_destination(self, endpoint: Any, destination: Any, now_ns: int) -> None:
+        """A multi-destination subscription's new socket (aeron_driver_receiver_proxy_on_add_destination)."""
+        self.offer((self._on_add_destination, endpoint, destination, now_ns))
+
+    def remove_destination(self, endpoint: Any, destination: Any) -> None:
+        """Stop polling a destination; it is handed back to the conductor to close."""
+        self.offer((self._on_remove_destination, endpoint, destination))
 
 
 def _sender_release(resource: Any) -> None:

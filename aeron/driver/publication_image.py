@@ -21,9 +21,11 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
+from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS
 
 if TYPE_CHECKING:
     from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
+    from aeron.driver.receive_destination import ReceiveDestination
 
 SM_TIMEOUT_NS = 200_000_000
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
@@ -31,15 +33,19 @@ _INT64_MAX = (1 << 63) - 1
 
 
 class ImageConnection:
-    """Where status messages and NAKs for an image go (one per sender source)."""
+    """Where status messages and NAKs for an image go: one per receive destination with a control address (all
+    its traffic maps to it), else one per sender source seen on a destination."""
 
-    __slots__ = ("control_address", "time_of_last_frame_ns", "is_eos", "eos_position")
+    __slots__ = ("control_address", "time_of_last_frame_ns", "is_eos", "eos_position", "destination", "is_fixed")
 
-    def __init__(self, control_address: tuple, now_ns: int) -> None:
+    def __init__(self, control_address: tuple, now_ns: int, destination: ReceiveDestination | None = None,
+                 is_fixed: bool = False) -> None:
         self.control_address = control_address
         self.time_of_last_frame_ns = now_ns
         self.is_eos = False
         self.eos_position = 0
+        self.destination = destination
+        self.is_fixed = is_fixed
 
 
 class PublicationImage(DriverLog):
@@ -48,7 +54,7 @@ class PublicationImage(DriverLog):
                  counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
                  is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
                  channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None,
-                 rejoin: bool = True) -> None:
+                 rejoin: bool = True, destination: ReceiveDestination | None = None) -> None:
         self.correlation_id = correlation_id
         self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
         self.session_id = session_id
@@ -69,7 +75,12 @@ class PublicationImage(DriverLog):
         self.system = system
         self.loss_report = loss_report
         self.loss_report_entry = -1
-        self.connections = [ImageConnection(control_address, now_ns)]
+        # the destination whose SETUP made the image; None only for an endpoint built without one (unit tests)
+        if destination is None and endpoint.destinations:
+            destination = endpoint.destinations[0]
+        fixed = destination is not None and destination.has_control_address
+        self.connections = [ImageConnection(destination.control_address if fixed else control_address, now_ns,
+                                            destination, fixed)]
         self.subscribers: dict[int, Any] = {}         # subscription registration id -> SubscriberPosition
         self.state = ACTIVE
         self.state_change_ns = now_ns
@@ -94,15 +105,16 @@ class PublicationImage(DriverLog):
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
         self.receiver_id = endpoint.receiver_id
         self.group_tag = endpoint.group_tag
-        control = endpoint.control_address
-        self._control_connections = [ImageConnection(control, now_ns)] if control is not None else []
+        for other in endpoint.destinations:
+            if other is not destination and other.has_control_address:
+                self.add_destination(other, now_ns)
 
     def position_of(self, term_id: int, term_offset: int) -> int:
         return (((term_id - self.initial_term_id) & 0xFFFFFFFF) << self.position_bits_to_shift) + term_offset
 
     # -- receiver thread: data -------------------------------------------------------------------------------
     def insert_packet(self, buffer, length: int, term_id: int, term_offset: int, is_heartbeat: bool,
-                      flags: int, source: tuple, now_ns: int) -> int:
+                      flags: int, source: tuple, now_ns: int, destination: ReceiveDestination | None = None) -> int:
         if ((term_id - self.initial_term_id) & 0xFFFFFFFF) >= 1 << 31 or self.state == DONE:
             return 0                                    # older than the initial term (wrap-aware), or gone
         packet_position = self.position_of(term_id, term_offset)
@@ -111,7 +123,7 @@ class PublicationImage(DriverLog):
         if proposed > last_sm + (self.term_length >> 1):
             self.system[ctr.FLOW_CONTROL_OVER_RUNS].increment_ordered()
             return 0
-        connection = self._connection(source, now_ns)
+        connection = self._connection(destination, source, now_ns)
         if is_heartbeat:
             if packet_position >= max(0, last_sm - self.term_length):
                 self.time_of_last_packet_ns = now_ns
@@ -133,14 +145,29 @@ class PublicationImage(DriverLog):
             self.rcv_hwm.set_ordered(proposed)
         return length
 
-    def _connection(self, source: tuple, now_ns: int) -> ImageConnection:
+    def _connection(self, destination: ReceiveDestination | None, source: tuple, now_ns: int) -> ImageConnection:
+        if destination is None and self.connections:
+            destination = self.connections[0].destination
         for connection in self.connections:
-            if connection.control_address == source:
+            if connection.destination is destination and (connection.is_fixed or connection.control_address == source):
                 connection.time_of_last_frame_ns = now_ns
                 return connection
-        connection = ImageConnection(source, now_ns)
+        connection = ImageConnection(source, now_ns, destination)
         self.connections.append(connection)
         return connection
+
+    # -- receiver thread: destinations of a multi-destination subscription -------------------------------------
+    def add_destination(self, destination: ReceiveDestination, now_ns: int) -> None:
+        """A destination with a control address is told about the image at once (status messages that make a
+        dynamic multi-destination-cast sender add it); others are learnt from their first frame."""
+        if destination.has_control_address:
+            self.connections.append(ImageConnection(destination.control_address, now_ns, destination, True))
+
+    def remove_destination(self, destination: ReceiveDestination) -> None:
+        """Forget what arrived over ``destination``: no more status messages or NAKs to its senders."""
+        self.connections = [c for c in self.connections if c.destination is not destination]
+        if self.connections and all(c.is_eos for c in self.connections) and not self.is_end_of_stream:
+            self._on_eos(self.connections[0], self.connections[0].eos_position, False)
 
     def _on_eos(self, connection: ImageConnection, position: int, revoked: bool) -> None:
         connection.is_eos = True
@@ -209,7 +236,7 @@ class PublicationImage(DriverLog):
                                        flags)
         with memoryview(self._sm)[:length] as frame:
             for connection in self._live_connections(now_ns):
-                self.endpoint.send_to(frame, connection.control_address)
+                self.endpoint.send_to(frame, connection.control_address, connection.destination)
         self.system[ctr.STATUS_MESSAGES_SENT].increment_ordered()
         self.last_sm_position = position
         self.last_sm_window = window
@@ -219,14 +246,15 @@ class PublicationImage(DriverLog):
         if self.congestion_control.should_measure_rtt(now_ns):
             encode_rttm(self._rttm, 0, self.session_id, self.stream_id, now_ns, 0, self.receiver_id, RTTM_REPLY_FLAG)
             for connection in self._live_connections(now_ns):
-                self.endpoint.send_to(self._rttm, connection.control_address)
+                self.endpoint.send_to(self._rttm, connection.control_address, connection.destination)
             self.congestion_control.on_rttm_sent(now_ns)
         return 1
 
     def _live_connections(self, now_ns: int) -> list[ImageConnection]:
-        if self._control_connections:
-            return self._control_connections       # multicast group / explicit control: one fixed address
-        live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= self.liveness_timeout_ns]
+        # a fixed address (multicast control group, explicit control) is kept while its destination is active, a
+        # sender's source while it sends (image liveness)
+        live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= (
+            DESTINATION_TIMEOUT_NS if c.is_fixed else self.liveness_timeout_ns)]
         return live or self.connections[:1]
 
     def _on_gap_timer(self, term_id: int, term_offset: int, length: int) -> None:
@@ -237,7 +265,7 @@ class PublicationImage(DriverLog):
             return
         encode_nak(self._nak, 0, self.session_id, self.stream_id, term_id, term_offset, length)
         for connection in self._live_connections(self.time_of_last_packet_ns):
-            self.endpoint.send_to(self._nak, connection.control_address)
+            self.endpoint.send_to(self._nak, connection.control_address, connection.destination)
         self.naks_sent.increment_ordered()
         self.system[ctr.NAK_MESSAGES_SENT].increment_ordered()
 

@@ -15,6 +15,7 @@ from aeron._core.frames import (
     encode_rttm, encode_status_message, validate_frame,
 )
 from aeron._core.term_scanner import validate_data_packet
+from aeron.driver.receive_destination import ReceiveDestination
 from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
@@ -49,11 +50,14 @@ class StreamInterest:
 
 
 class ReceiveChannelEndpoint:
-    def __init__(self, udp_channel: UdpChannel, transport: UdpTransport, registration_id: int,
-                 status_counter_id: int, status: Any, local_sockaddr_counter_id: int, system: dict[int, Any],
+    def __init__(self, udp_channel: UdpChannel, transport: UdpTransport | None, registration_id: int,
+                 status_counter_id: int, status: Any, local_sockaddr_counter_id: int | None, system: dict[int, Any],
                  on_setup: Any, group_tag: int | None = None) -> None:
         self.udp_channel = udp_channel
-        self.transports = [transport]
+        # a plain subscription has its own channel as its one destination; a multi-destination subscription
+        # (control-mode=manual, transport None) gains them by ADD_RCV_DESTINATION
+        self.destinations: list[ReceiveDestination] = (
+            [ReceiveDestination(udp_channel, transport, None)] if transport is not None else [])
         self.registration_id = registration_id
         self.status_counter_id = status_counter_id
         self.status = status
@@ -79,7 +83,26 @@ class ReceiveChannelEndpoint:
 
     @property
     def transport(self) -> UdpTransport:
-        return self.transports[0]
+        return self.destinations[0].transport
+
+    @property
+    def is_multi_destination(self) -> bool:
+        return self.udp_channel.is_manual_control_mode
+
+    # -- destinations (receiver thread, on conductor commands) --------------------------------------------------
+    def add_destination(self, destination: ReceiveDestination, now_ns: int) -> None:
+        destination.time_of_last_activity_ns = now_ns
+        self.destinations.append(destination)
+        if destination.has_explicit_control and self.streams:
+            self._elicit_setup(destination, 0, 0)         # announce at once, not at the next elicit interval
+        for image in self.images:
+            image.add_destination(destination, now_ns)
+
+    def remove_destination(self, destination: ReceiveDestination) -> None:
+        if destination in self.destinations:
+            self.destinations.remove(destination)
+        for image in self.images:
+            image.remove_destination(destination)
 
     # -- interest (receiver thread, on conductor commands) -----------------------------------------------------
     def add_subscription(self, stream_id: int, session_id: int | None) -> None:
@@ -131,7 +154,8 @@ class ReceiveChannelEndpoint:
     # -- data path (receiver thread) ----------------------------------------------------------------------------
     def poll(self, now_ns: int) -> int:
         work = 0
-        for transport in self.transports:
+        for destination in self.destinations:
+            transport = destination.transport
             count = 0
             while count < DATA_DRAIN_LIMIT:
                 received = transport.receive_batch()          # one recvmmsg, GIL released
@@ -147,17 +171,23 @@ class ReceiveChannelEndpoint:
                     self._bytes_received.get_and_add(length)
                     frame_type = validate_frame(buffer, 0, length)      # §1.3 and the per-type header checks
                     if frame_type == HDR_TYPE_DATA or frame_type == HDR_TYPE_PAD:
-                        work += self._on_data(buffer, length, transport.source(i), now_ns)
+                        work += self._on_data(buffer, length, transport.source(i), now_ns, destination)
                     elif frame_type == HDR_TYPE_SETUP:
-                        self._on_setup_frame(decode_frame(buffer, 0, length), transport.source(i), now_ns)
+                        self._on_setup_frame(decode_frame(buffer, 0, length), transport.source(i), now_ns,
+                                             destination)
                     elif frame_type == HDR_TYPE_RTTM:
-                        self._on_rttm(decode_frame(buffer, 0, length), transport.source(i), now_ns)
+                        self._on_rttm(decode_frame(buffer, 0, length), transport.source(i), now_ns, destination)
                     elif frame_type < 0:
                         self._invalid.increment_ordered()
+            if count:
+                destination.time_of_last_activity_ns = now_ns
             work += count
         return work
 
-    def _on_data(self, buffer, length: int, source: tuple, now_ns: int) -> int:
+    def _on_data(self, buffer, length: int, source: tuple, now_ns: int,
+                 destination: ReceiveDestination | None = None) -> int:
+        if destination is None:
+            destination = self.destinations[0]
         frame_length, flags, term_offset, session_id, stream_id, term_id = decode_data_header(buffer)
         interest = self.streams.get(stream_id)
         if interest is None:
@@ -169,7 +199,8 @@ class ReceiveChannelEndpoint:
                 self._invalid.increment_ordered()
                 return 0
             is_heartbeat = length == DATA_HEADER_LENGTH and frame_length == 0
-            return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns)
+            return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
+                                       destination)
         if not interest.wants(session_id):
             interest.sessions[session_id] = (NO_INTEREST, now_ns)
             return 0
@@ -185,17 +216,20 @@ class ReceiveChannelEndpoint:
         interest.sessions[session_id] = (PENDING_SETUP, now_ns)
         encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
                               SM_SEND_SETUP_FLAG)
-        self.send_to(self._elicit, self.control_address or source)
+        self.send_to(self._elicit, destination.control_address or source, destination)
         return 1
 
-    def _on_setup_frame(self, setup: SetupFrame, source: tuple, now_ns: int) -> None:
+    def _on_setup_frame(self, setup: SetupFrame, source: tuple, now_ns: int,
+                        destination: ReceiveDestination | None = None) -> None:
+        if destination is None:
+            destination = self.destinations[0]
         session_id, stream_id = setup.session_id, setup.stream_id
         interest = self.streams.get(stream_id)
         if interest is None or not interest.wants(session_id):
             return
         state = interest.sessions.get(session_id)
         if state is not None and not isinstance(state, tuple):
-            state._connection(source, now_ns)          # another source for an existing image (MDC)
+            state._connection(destination, source, now_ns)   # another source or destination for an existing image
             return
         if state is not None and state[0] in (INIT_IN_PROGRESS, NO_INTEREST):
             return
@@ -215,10 +249,13 @@ class ReceiveChannelEndpoint:
         self._on_setup(self, {
             "flags": setup.flags, "term_offset": setup.term_offset, "session_id": session_id, "stream_id": stream_id,
             "initial_term_id": setup.initial_term_id, "active_term_id": setup.active_term_id,
-            "term_length": setup.term_length, "mtu": setup.mtu, "ttl": setup.ttl}, self.control_address or source,
-            source)
+            "term_length": setup.term_length, "mtu": setup.mtu, "ttl": setup.ttl, "destination": destination},
+            destination.control_address or source, source)
 
-    def _on_rttm(self, rttm: RttmFrame, source: tuple, now_ns: int) -> None:
+    def _on_rttm(self, rttm: RttmFrame, source: tuple, now_ns: int,
+                 destination: ReceiveDestination | None = None) -> None:
+        if destination is None:
+            destination = self.destinations[0]
         if rttm.receiver_id not in (0, self.receiver_id):
             return
         session_id, stream_id = rttm.session_id, rttm.stream_id
@@ -228,25 +265,32 @@ class ReceiveChannelEndpoint:
             return
         if rttm.flags & RTTM_REPLY_FLAG:
             encode_rttm(self._rttm_reply, 0, session_id, stream_id, rttm.echo_timestamp, 0, self.receiver_id)
-            self.send_to(self._rttm_reply, self.control_address or source)
+            self.send_to(self._rttm_reply, destination.control_address or source, destination)
         else:
             image.on_rttm(now_ns, rttm.echo_timestamp, rttm.reception_delta)
 
-    def send_to(self, data, address: tuple) -> int:
-        sent = self.transport.send(data, address)
+    def send_to(self, data, address: tuple, destination: ReceiveDestination | None = None) -> int:
+        """Send through ``destination``'s socket (the first destination's when not given)."""
+        sent = (destination or self.destinations[0]).transport.send(data, address)
         if sent > 0:
             self._bytes_sent.get_and_add(sent)
         return sent
 
     def elicit_setups(self, now_ns: int) -> int:
         """Explicit-control subscriptions announce themselves (SM 0x80, session 0, stream 0) every second."""
-        if self.control_address is None or self.udp_channel.is_multicast or not self.streams:
-            return 0
-        if now_ns - self._time_of_last_elicit_ns < ELICIT_INTERVAL_NS:
+        if not self.streams or now_ns - self._time_of_last_elicit_ns < ELICIT_INTERVAL_NS:
             return 0
         self._time_of_last_elicit_ns = now_ns
-        encode_status_message(self._elicit, 0, 0, 0, 0, 0, 0, self.receiver_id, None, SM_SEND_SETUP_FLAG)
-        self.send_to(self._elicit, self.control_address)
+        work = 0
+        for destination in self.destinations:
+            if destination.has_explicit_control:
+                work += self._elicit_setup(destination, 0, 0)
+        return work
+
+    def _elicit_setup(self, destination: ReceiveDestination, session_id: int, stream_id: int) -> int:
+        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
+                              SM_SEND_SETUP_FLAG)
+        self.send_to(self._elicit, destination.control_address, destination)
         return 1
 
     def receiver_release(self) -> None:
@@ -255,5 +299,5 @@ class ReceiveChannelEndpoint:
 
     def close(self) -> None:
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
-        for transport in self.transports:
-            transport.close()
+        for destination in self.destinations:
+            destination.close()

@@ -59,6 +59,13 @@ class Receiver(Agent):
     def on_image_init_failed(self, endpoint: Any, stream_id: int, session_id: int, now_ns: int) -> None:
         endpoint.on_image_init_failed(stream_id, session_id, now_ns)
 
+    def on_add_destination(self, endpoint: Any, destination: Any, now_ns: int) -> None:
+        endpoint.add_destination(destination, now_ns)
+
+    def on_remove_destination(self, endpoint: Any, destination: Any) -> None:
+        endpoint.remove_destination(destination)
+        self._conductor_proxy.receiver_released(destination)
+
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()

@@ -112,8 +112,10 @@ class UdpChannel:
         return self.is_multicast or self.is_multi_destination
 
     @classmethod
-    def parse(cls, channel: str, uri: ChannelUri | None = None, is_subscription: bool = False) -> "UdpChannel":
-        """Raises InvalidChannelError naming the part that does not resolve or is not allowed."""
+    def parse(cls, channel: str, uri: ChannelUri | None = None, is_subscription: bool = False,
+              is_destination: bool = False) -> "UdpChannel":
+        """Raises InvalidChannelError naming the part that does not resolve or is not allowed. A destination's
+        canonical form never gets a unique suffix: removing a destination finds it by that form."""
         uri = uri if uri is not None else ChannelUri.parse(channel)
         if uri.media != "udp":
             raise InvalidChannelError("UDP channel expected", channel, uri.media)
@@ -193,7 +195,7 @@ class UdpChannel:
             wildcard = (endpoint is None and control is None) or (
                 remote_data is not None and remote_data[1] == 0) or (
                 control is not None and _split_host_port(control, channel, "control")[1] == 0)
-        if wildcard:
+        if wildcard and not is_destination:
             canonical += f"#{tag}" if tag is not None else f"-{next(_unique_ids)}"
         return cls(original=channel, uri=uri, family=family, remote_data=remote_data, local_data=local_data,
                    remote_control=remote_control, local_control=local_control, interface=interface,

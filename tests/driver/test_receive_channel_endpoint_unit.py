@@ -25,14 +25,15 @@ class RecordingImage:
         self.rttms: list[tuple] = []
         self.sources: list[tuple] = []
 
-    def insert_packet(self, buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns):
+    def insert_packet(self, buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
+                      destination=None):
         self.inserted.append((bytes(buffer[:length]), term_id, term_offset, is_heartbeat, flags, source))
         return 0 if is_heartbeat else length
 
     def on_rttm(self, now_ns, echo_timestamp, reception_delta):
         self.rttms.append((now_ns, echo_timestamp, reception_delta))
 
-    def _connection(self, source, now_ns):
+    def _connection(self, destination, source, now_ns):       # destination: the receive socket it came over
         self.sources.append(source)
 
 
@@ -109,7 +110,8 @@ def test_a_setup_for_a_wanted_stream_goes_to_the_conductor_once(rig):
     [(handed_endpoint, setup, control_address, source)] = setups
     assert handed_endpoint is endpoint and control_address == source == PUBLISHER
     assert setup == {"flags": 0, "term_offset": 1024, "session_id": 9, "stream_id": 1001, "initial_term_id": 5,
-                     "active_term_id": 6, "term_length": TERM_LENGTH, "mtu": 1408, "ttl": 0}
+                     "active_term_id": 6, "term_length": TERM_LENGTH, "mtu": 1408, "ttl": 0,
+                     "destination": endpoint.destinations[0]}     # the socket it came over (the channel's own)
 
 
 def test_a_setup_from_another_source_of_an_existing_image_adds_a_connection(rig):
