@@ -607,6 +607,15 @@ class ClientConductor(Agent):
             self._async_commands.add(correlation_id)
         return correlation_id
 
+    def reject_image(self, image: Image, position: int, reason: str) -> None:
+        """REJECT_IMAGE: the driver stops the image and tells its publisher why; waits for the driver and raises
+        its RegistrationError (an image it no longer knows, a reason over 1023 bytes)."""
+        if not isinstance(reason, str):
+            raise InvalidArgumentError(f"reason must be a str, got {type(reason).__name__}")
+        message = cmd.RejectImageCommand(self.client_id, self.next_correlation_id(), image.correlation_id, position,
+                                         reason)
+        self.await_result(self._begin(_REMOVE, message))
+
     def is_command_active(self, correlation_id: int) -> bool:
         """True while an async command (``async_add_destination``, ...) awaits the driver's answer."""
         with self.lock:

@@ -97,6 +97,15 @@ class Image(TermReader):
         return (f"<Image session={self.session_id} stream={self.stream_id} source={self.source_identity!r} "
                 f"correlation={self.correlation_id} {state}>")
 
+    def reject(self, reason: str) -> None:
+        """Ask the driver to reject this image: its publisher is told ``reason`` (an error frame, seen by the
+        publishing client's ``publication_error_frame_handler``) and disconnected; the image becomes unavailable
+        (at once over IPC, after the image liveness timeout over UDP) and the publisher may reconnect later as a
+        new image. Waits for the driver; raises RegistrationError when it refuses."""
+        if self.is_retired:
+            raise IllegalStateError("image is closed")
+        self._subscription._conductor.reject_image(self, self.position, reason)
+
     def close(self) -> None:
         """Images belong to their subscription, which closes them; the conductor unmaps them later."""
         raise IllegalStateError("an Image is closed by its Subscription (or the driver), not directly")

@@ -46,6 +46,7 @@ DRIVER_VERSION = _package_version            # shown in the "Errors" and "Aeron 
 DRIVER_COMMIT = "aeron-py"
 CYCLE_THRESHOLD_NS = 100_000_000             # aeron.driver.conductor.cycle.threshold default
 _INT64_MAX = 0x7FFFFFFFFFFFFFFF
+MAX_ERROR_TEXT_LENGTH = 1023                 # AERON_ERROR_MAX_TEXT_LENGTH: longest rejection reason
 
 class CommandError(AeronError):
     """A command the driver refuses: answered with ON_ERROR(code, message)."""
@@ -322,6 +323,7 @@ class DriverConductor(NetworkConductor, Agent):
         self.clients: dict[int, ClientSession] = {}
         self.publications: list[IpcPublication] = []
         self.subscriptions: list[IpcSubscription] = []
+        self._ipc_cool_downs: dict[IpcPublication, int] = {}     # rejected IPC publication -> end of its cool-down
         self._next_session_id = _wrap32(random.getrandbits(32))
         self._timer_interval_ns = ctx.timer_interval_ns
         self._next_timer_ns = now_ns + self._timer_interval_ns
@@ -798,7 +800,8 @@ class DriverConductor(NetworkConductor, Agent):
         client.subscriptions[subscription.registration_id] = subscription
         self._transmit(cmd.SubscriptionReady(command.correlation_id, NULL_CHANNEL_STATUS_ID))
         for publication in self.publications:
-            if publication.state == ACTIVE and subscription.matches(publication):
+            if publication.state == ACTIVE and subscription.matches(publication) and \
+                    publication not in self._ipc_cool_downs:
                 self._link(subscription, publication)
 
     def on_remove_subscription(self, command) -> None:
@@ -876,8 +879,7 @@ class DriverConductor(NetworkConductor, Agent):
                                                     "driver")
 
     def on_reject_image(self, command) -> None:
-        raise CommandError(ErrorCode.NOT_SUPPORTED,
-                           "reject image applies to network images, which this driver does not support yet")
+        self._reject_image(command)
 
     def on_terminate_driver(self, command) -> None:
         token = bytes(command.token)
@@ -901,6 +903,8 @@ class DriverConductor(NetworkConductor, Agent):
         work = self._check_clients(now_ms)
         work += self._on_publication_timers(now_ns)
         work += self._check_for_blocked_commands(now_ns)
+        if self._ipc_cool_downs:
+            work += self._end_ipc_cool_downs(now_ns)
         return work
 
     def _check_clients(self, now_ms: int) -> int:
@@ -986,6 +990,57 @@ class DriverConductor(NetworkConductor, Agent):
                 self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
                                                     publication.stream_id, subscription.channel))
             self._unlink(subscription, publication)
+
+    # -- image rejection (REJECT_IMAGE) --------------------------------------------------------------------
+    def _reject_image(self, command) -> None:
+        """Port of aeron_driver_conductor_on_invalidate_image: a network image (by its correlation id) stops
+        taking data and answers its senders with error frames; an IPC image (by its publication's registration
+        id) rejects the publication's subscribers for a cool-down."""
+        reason = command.reason
+        if len(reason.encode("utf-8", "replace")) > MAX_ERROR_TEXT_LENGTH:
+            raise CommandError(ErrorCode.GENERIC_ERROR, "Invalidation reason_text must be 1023 bytes or less")
+        image_id = command.image_correlation_id
+        if not self._reject_network_image(image_id, reason):
+            for publication in self.publications:
+                if publication.registration_id == image_id:
+                    self._reject_ipc_publication(publication, reason, self._nano_clock())
+                    break
+            else:
+                raise CommandError(ErrorCode.GENERIC_ERROR, f"Unable to resolve image for correlationId={image_id}")
+        self.system[ctr.IMAGES_REJECTED].increment_ordered()
+        self._transmit(cmd.OperationSucceeded(command.correlation_id))
+
+    def _reject_ipc_publication(self, publication: IpcPublication, reason: str, now_ns: int) -> None:
+        """Port of aeron_ipc_publication_reject: the publisher hears of it (ON_PUBLICATION_ERROR from the loopback
+        address), every subscriber loses its image at once and none is linked until the image liveness timeout
+        has passed without another rejection; then the subscribers rejoin (same image correlation id)."""
+        self.on_publication_error(cmd.PublicationErrorFrame(
+            publication.registration_id, -1, publication.session_id, publication.stream_id, -1, -1,
+            cmd.ADDRESS_TYPE_IPV4, 0, bytes((127, 0, 0, 1)), ErrorCode.IMAGE_REJECTED, reason))
+        if publication not in self._ipc_cool_downs:
+            publication.update_pub_pos_and_lmt()    # the subscribers rejoin where they are now, not a cycle ago
+            for link in list(publication.subscribers.values()):
+                subscription = link.subscription
+                if link.state == TETHER_ACTIVE:     # untethered ones in LINGER/RESTING were told already
+                    self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
+                                                        publication.stream_id, subscription.channel))
+                self._unlink(subscription, publication)
+            publication.log.is_connected = False
+        self._ipc_cool_downs[publication] = now_ns + self._ctx.image_liveness_timeout_ns
+
+    def _end_ipc_cool_downs(self, now_ns: int) -> int:
+        """Rejected IPC publications whose cool-down is over take their subscribers back."""
+        work = 0
+        for publication, expiry_ns in list(self._ipc_cool_downs.items()):
+            if publication.state != ACTIVE:
+                del self._ipc_cool_downs[publication]
+            elif now_ns > expiry_ns:
+                del self._ipc_cool_downs[publication]
+                for subscription in self.subscriptions:
+                    if subscription.matches(publication) and subscription.registration_id not in publication.subscribers:
+                        self._link(subscription, publication)
+                work += 1
+        return work
 
     def _delete_log_files(self, resource: DriverLog) -> None:
         """Close a log the driver owns (publication or image), delete its file, stop counting its bytes."""

@@ -114,7 +114,8 @@ class NetworkConductor:
         one_thread = self._ctx.threading_mode.name in ("SHARED", "INVOKER")
         self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
         self.conductor_proxy = DriverConductorProxy(self.command_queue, self.on_create_publication_image,
-                                                    self.system[ctr.CONDUCTOR_PROXY_FAILS], one_thread)
+                                                    self.system[ctr.CONDUCTOR_PROXY_FAILS], one_thread,
+                                                    on_publication_error=self.on_publication_error)
         self.sender = Sender(self._nano_clock, self.system, self.conductor_proxy)
         self.receiver = Receiver(self._nano_clock, self.system, self.conductor_proxy)
         self.sender_proxy = SenderProxy(self.sender, self.system[ctr.SENDER_PROXY_FAILS], one_thread)
@@ -275,7 +276,8 @@ class NetworkConductor:
         status_id, sockaddr_id = self._channel_counters("snd", udp_channel.original, registration_id,
                                                         transport.bound_address)
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
-                                       AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system)
+                                       AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system,
+                                       on_publication_error=self.conductor_proxy.publication_error)
         if udp_channel.is_multi_destination:
             # mdc-num-dest: the number of destinations of an MDC send endpoint (§5.5 type 18, plain channel label)
             counter_id = self.counters.allocate(
@@ -839,6 +841,26 @@ class NetworkConductor:
                 self._free_receive_destination(destination)
                 work += 1
         return work
+
+    # -- image rejection (REJECT_IMAGE) and publication errors -------------------------------------------------------
+    def _reject_network_image(self, image_correlation_id: int, reason: str) -> bool:
+        """Hand a REJECT_IMAGE to the receiver (aeron_driver_receiver_proxy_on_invalidate_image). False when no
+        network image has that correlation id."""
+        for image in self.images:
+            if image.correlation_id == image_correlation_id:
+                self.receiver_proxy.reject_image(image, reason)
+                return True
+        return False
+
+    def on_publication_error(self, frame: cmd.PublicationErrorFrame) -> None:
+        """DriverConductorProxy.publication_error (from the sender), and an IPC rejection: log a publication's error (once per receiver that sent one) and tell the clients (ON_PUBLICATION_ERROR),
+        as aeron_driver_conductor_on_publication_error."""
+        self._log_error(frame.error_code, (
+            f"onPublicationError: registrationId={frame.registration_id}, "
+            f"destinationRegistrationId={frame.destination_registration_id}, sessionId={frame.session_id}, "
+            f"streamId={frame.stream_id}, receiverId={frame.receiver_id}, groupId={frame.group_tag}, "
+            f"errorCode={int(frame.error_code)}, errorMessage={frame.error_message}"))
+        self._transmit(frame)
 
     # -- shutdown ----------------------------------------------------------------------------------------------------
     def _close_network(self) -> None:

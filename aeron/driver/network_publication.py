@@ -248,10 +248,13 @@ class NetworkPublication(DriverLog):
             encode_rttm(self._rttm, 0, self.session_id, self.stream_id, echo_timestamp, 0, receiver_id)
             self.endpoint.send(self._rttm)
 
-    def on_error(self, receiver_id: int, error_code: int, message: str) -> None:
-        self.receivers.pop(receiver_id, None)
+    def on_error(self, receiver_id: int, error_code: int, message: str) -> bool:
+        """An error frame from a receiver: it is dropped at once. True when it was a receiver this publication knew
+        (its clients are then told, once)."""
+        known = self.receivers.pop(receiver_id, None) is not None
         self.flow_control.on_error(receiver_id)
         self._update_has_receivers()
+        return known
 
     def _expire_receivers(self, now_ns: int) -> None:
         if not self.receivers:

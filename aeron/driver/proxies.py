@@ -156,7 +156,7 @@ class ReceiverProxy(CommandProxy):
 
     __slots__ = ("_on_add_endpoint", "_on_remove_endpoint", "_on_add_subscription", "_on_remove_subscription",
                  "_on_add_publication_image", "_on_remove_publication_image", "_on_image_init_failed",
-                 "_on_add_destination", "_on_remove_destination")
+                 "_on_add_destination", "_on_remove_destination", "_on_reject_image")
 
     def __init__(self, receiver: Any, fail_counter: Any, runs_on_caller_thread: bool) -> None:
         super().__init__(receiver.command_queue, fail_counter, runs_on_caller_thread)
@@ -169,6 +169,7 @@ class ReceiverProxy(CommandProxy):
         self._on_image_init_failed = receiver.on_image_init_failed
         self._on_add_destination = receiver.on_add_destination
         self._on_remove_destination = receiver.on_remove_destination
+        self._on_reject_image = receiver.on_reject_image
 
     def add_endpoint(self, endpoint: Any) -> None:
         self.offer((self._on_add_endpoint, endpoint))
@@ -201,6 +202,10 @@ class ReceiverProxy(CommandProxy):
         """Stop polling a destination; it is handed back to the conductor to close."""
         self.offer((self._on_remove_destination, endpoint, destination))
 
+    def reject_image(self, image: Any, reason: str) -> None:
+        """REJECT_IMAGE of a network image (aeron_driver_receiver_proxy_on_invalidate_image)."""
+        self.offer((self._on_reject_image, image, reason))
+
 
 def _sender_release(resource: Any) -> None:
     resource.sender_release()
@@ -214,16 +219,22 @@ class DriverConductorProxy(CommandProxy):
     """Sender and Receiver → conductor (DriverConductorProxy.java, aeron_driver_conductor_proxy.c). Its queue has
     two producers when the sender and the receiver run on their own threads."""
 
-    __slots__ = ("_on_create_publication_image",)
+    __slots__ = ("_on_create_publication_image", "_on_publication_error")
 
     def __init__(self, queue: CommandQueue, on_create_publication_image: Callable[..., None], fail_counter: Any,
-                 runs_on_caller_thread: bool) -> None:
+                 runs_on_caller_thread: bool, on_publication_error: Callable[..., None] | None = None) -> None:
         super().__init__(queue, fail_counter, runs_on_caller_thread)
         self._on_create_publication_image = on_create_publication_image
+        self._on_publication_error = on_publication_error
 
     def create_publication_image(self, endpoint: Any, setup: dict, control_address: tuple, source: tuple) -> None:
         """A SETUP for a wanted stream arrived: the conductor makes the image (receiver thread)."""
         self.offer((self._on_create_publication_image, endpoint, setup, control_address, source))
+
+    def publication_error(self, frame: Any) -> None:
+        """A publication heard an error frame from a receiver it knew: the conductor logs it and tells the clients
+        (aeron_driver_conductor_proxy_on_publication_error; sender thread)."""
+        self.offer((self._on_publication_error, frame))
 
     def sender_released(self, resource: Any) -> None:
         """The sender has dropped a publication or send endpoint: the conductor may free it

@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
 from aeron._core.frames import (
-    EOS_FLAG, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_EOS_FLAG,
-    SM_WITH_GROUP_TAG_LENGTH, encode_nak, encode_rttm, encode_status_message,
+    EOS_FLAG, ERR_HEADER_LENGTH, ERR_MAX_ERROR_MESSAGE_LENGTH, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH,
+    RTTM_REPLY_FLAG, SM_EOS_FLAG, SM_WITH_GROUP_TAG_LENGTH, encode_error, encode_nak, encode_rttm,
+    encode_status_message,
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS
+from aeron.common.errors import ErrorCode
 
 if TYPE_CHECKING:
     from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
@@ -97,12 +99,14 @@ class PublicationImage(DriverLog):
         self.next_sm_window = self.last_sm_window
         self.time_of_last_sm_ns = 0                   # the first SM goes out at once (§6.2 step 3)
         self.sm_pending = True
+        self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
         self._sm = bytearray(SM_WITH_GROUP_TAG_LENGTH)
         self._nak = bytearray(NAK_HEADER_LENGTH)
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
+        self._error = bytearray(ERR_HEADER_LENGTH + ERR_MAX_ERROR_MESSAGE_LENGTH)
         self.receiver_id = endpoint.receiver_id
         self.group_tag = endpoint.group_tag
         for other in endpoint.destinations:
@@ -115,8 +119,9 @@ class PublicationImage(DriverLog):
     # -- receiver thread: data -------------------------------------------------------------------------------
     def insert_packet(self, buffer, length: int, term_id: int, term_offset: int, is_heartbeat: bool,
                       flags: int, source: tuple, now_ns: int, destination: ReceiveDestination | None = None) -> int:
-        if ((term_id - self.initial_term_id) & 0xFFFFFFFF) >= 1 << 31 or self.state == DONE:
-            return 0                                    # older than the initial term (wrap-aware), or gone
+        if ((term_id - self.initial_term_id) & 0xFFFFFFFF) >= 1 << 31 or self.state == DONE or \
+                self.rejection_reason is not None:
+            return 0                                    # older than the initial term (wrap-aware), gone, or rejected
         packet_position = self.position_of(term_id, term_offset)
         proposed = packet_position + (0 if is_heartbeat else length)
         last_sm = self.last_sm_position
@@ -224,6 +229,8 @@ class PublicationImage(DriverLog):
     def send_pending_status_message(self, now_ns: int) -> int:
         if self.state == DONE:
             return 0
+        if self.rejection_reason is not None:
+            return self._send_rejection(now_ns)
         if not self.sm_pending and now_ns < self.time_of_last_sm_ns + SM_TIMEOUT_NS:
             return 0
         position = self.next_sm_position
@@ -248,6 +255,27 @@ class PublicationImage(DriverLog):
             for connection in self._live_connections(now_ns):
                 self.endpoint.send_to(self._rttm, connection.control_address, connection.destination)
             self.congestion_control.on_rttm_sent(now_ns)
+        return 1
+
+    # -- receiver thread: rejection (REJECT_IMAGE) ------------------------------------------------------------
+    def reject(self, reason: str) -> None:
+        """Port of aeron_publication_image_invalidate: from now on nothing is inserted and, instead of status
+        messages, every sender hears an error frame (IMAGE_REJECTED, ``reason``) each status message interval. With
+        no status messages and no data the senders drop this receiver and the image goes at its liveness timeout;
+        a sender that keeps sending SETUPs then makes a new image."""
+        self.rejection_reason = reason
+        self.time_of_last_sm_ns = 0                     # the first error frame goes out at once
+
+    def _send_rejection(self, now_ns: int) -> int:
+        if now_ns < self.time_of_last_sm_ns + SM_TIMEOUT_NS:
+            return 0
+        self.time_of_last_sm_ns = now_ns
+        length = encode_error(self._error, 0, self.session_id, self.stream_id, self.receiver_id,
+                              ErrorCode.IMAGE_REJECTED, self.rejection_reason, self.group_tag)
+        with memoryview(self._error)[:length] as frame:
+            for connection in self.connections:
+                if self.endpoint.send_to(frame, connection.control_address, connection.destination) == length:
+                    self.system[ctr.ERROR_FRAMES_SENT].increment_ordered()
         return 1
 
     def _live_connections(self, now_ns: int) -> list[ImageConnection]:

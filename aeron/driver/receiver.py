@@ -66,6 +66,9 @@ class Receiver(Agent):
         endpoint.remove_destination(destination)
         self._conductor_proxy.receiver_released(destination)
 
+    def on_reject_image(self, image: Any, reason: str) -> None:
+        image.reject(reason)
+
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()

@@ -5,13 +5,16 @@ multi-destination-cast, to every destination; status messages, NAKs, RTT measure
 back here and are dispatched to the publication by (session id, stream id)."""
 from __future__ import annotations
 
+import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
 from aeron._core.frames import (
-    HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RTTM, HDR_TYPE_SM, SM_SEND_SETUP_FLAG, ErrorFrame, NakFrame,
+    ERR_HAS_GROUP_TAG_FLAG, HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RTTM, HDR_TYPE_SM, SM_SEND_SETUP_FLAG, ErrorFrame,
+    NakFrame,
     StatusMessageFrame, decode_frame, validate_frame,
 )
+from aeron.common import command as cmd
 from aeron.driver.udp_channel import UdpChannel
 
 if TYPE_CHECKING:
@@ -19,6 +22,7 @@ if TYPE_CHECKING:
     from aeron._core.udp_transport import UdpTransport
 
 CONTROL_DRAIN_LIMIT = 64
+NULL_VALUE = -1                                  # Aeron.NULL_VALUE: no destination id, receiver id or group tag
 DESTINATION_TIMEOUT_NS = 5_000_000_000
 
 
@@ -35,8 +39,10 @@ class Destination:
 class SendChannelEndpoint:
     def __init__(self, udp_channel: UdpChannel, transport: UdpTransport, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int,
-                 system: dict[int, Any]) -> None:
+                 system: dict[int, Any], on_publication_error: Any = None) -> None:
         self.udp_channel = udp_channel
+        # (PublicationErrorFrame) -> None, run on the sender thread: the conductor queues it for its clients
+        self._on_publication_error = on_publication_error
         self.transport = transport
         self.registration_id = registration_id
         self.status_counter_id = status_counter_id
@@ -151,7 +157,7 @@ class SendChannelEndpoint:
                     if publication is not None:
                         publication.on_rttm(rttm.flags, rttm.echo_timestamp, rttm.receiver_id)
                 elif frame_type == HDR_TYPE_ERR:
-                    self._on_error(decode_frame(buffer, 0, length))
+                    self._on_error(decode_frame(buffer, 0, length), transport.source(i))
                 elif frame_type < 0:
                     self._invalid.increment_ordered()
         return work
@@ -203,12 +209,33 @@ class SendChannelEndpoint:
             return
         publication.on_nak(nak.term_id, nak.term_offset, nak.length, now_ns)
 
-    def _on_error(self, error: ErrorFrame) -> None:
+    def _on_error(self, error: ErrorFrame, source: tuple | None = None) -> None:
         # validate_frame checked the text length (at most 1023 and within the frame)
+        group_tag = error.group_tag if error.flags & ERR_HAS_GROUP_TAG_FLAG else NULL_VALUE
         self.system[ctr.ERROR_FRAMES_RECEIVED].increment_ordered()
         publication = self.publications.get((error.session_id, error.stream_id))
         if publication is not None:
-            publication.on_error(error.receiver_id, error.error_code, error.error_message)
+            if publication.on_error(error.receiver_id, error.error_code, error.error_message) and \
+                    self._on_publication_error is not None:
+                # the first error frame of a receiver this publication knew (aeron_network_publication_on_error)
+                self._on_publication_error(self._publication_error_frame(
+                    publication.registration_id, error.session_id, error.stream_id, error.receiver_id, group_tag,
+                    source, error.error_code, error.error_message))
+
+    def _publication_error_frame(self, registration_id: int, session_id: int, stream_id: int, receiver_id: int,
+                                 group_tag: int, source: tuple | None, error_code: int,
+                                 message: str) -> cmd.PublicationErrorFrame:
+        destination_id = NULL_VALUE
+        address_type, port, address = 0, 0, b""
+        if source is not None:
+            for destination in self.destinations:
+                if destination.address == source:
+                    destination_id = destination.registration_id
+            ip = ipaddress.ip_address(source[0].split("%")[0])
+            address_type = cmd.ADDRESS_TYPE_IPV4 if ip.version == 4 else cmd.ADDRESS_TYPE_IPV6
+            port, address = source[1], ip.packed
+        return cmd.PublicationErrorFrame(registration_id, destination_id, session_id, stream_id, receiver_id, group_tag,
+                                         address_type, port, address, error_code, message)
 
     def sender_release(self) -> None:
         """The sender no longer polls this endpoint (conductor thread, aeron_send_channel_endpoint_sender_release)."""
