@@ -30,6 +30,8 @@ from aeron._core.loss_report import LOSS_REPORT_FILE, LossReport
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.common.agent import Agent
+from aeron.driver import untethered
+from aeron.driver.untethered import TETHER_ACTIVE, TETHER_LINGER, TETHER_RESTING  # noqa: F401 - re-exported
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.network_conductor import NetworkConductor, NetworkSubscription
 from aeron.driver.network_publication import NetworkPublication
@@ -111,7 +113,6 @@ class IpcSubscription:
             self.session_id is None or self.session_id == publication.session_id)
 
 
-TETHER_ACTIVE, TETHER_LINGER, TETHER_RESTING = "ACTIVE", "LINGER", "RESTING"
 
 
 class SubscriberPosition:
@@ -785,16 +786,11 @@ class DriverConductor(NetworkConductor, Agent):
             self._add_network_subscription(command, uri)
             return
         session_id = self._uri_int(uri, "session-id", int, None)
-        ctx = self._ctx
-        window_limit_ns = self._uri_duration(uri, "untethered-window-limit-timeout",
-                                             ctx.untethered_window_limit_timeout_ns)
+        window_limit_ns, linger_ns, resting_ns = self._untethered_timeouts(uri)
         subscription = IpcSubscription(
             command.correlation_id, command.client_id, command.stream_id, channel, session_id,
             tether=self._uri_bool(uri, "tether", True), rejoin=self._uri_bool(uri, "rejoin", True),
-            window_limit_timeout_ns=window_limit_ns,
-            linger_timeout_ns=self._uri_duration(uri, "untethered-linger-timeout", window_limit_ns),
-            resting_timeout_ns=self._uri_duration(uri, "untethered-resting-timeout",
-                                                  ctx.untethered_resting_timeout_ns))
+            window_limit_timeout_ns=window_limit_ns, linger_timeout_ns=linger_ns, resting_timeout_ns=resting_ns)
         client = self.get_or_add_client(command.client_id)
         self.subscriptions.append(subscription)
         client.subscriptions[subscription.registration_id] = subscription
@@ -803,6 +799,15 @@ class DriverConductor(NetworkConductor, Agent):
             if publication.state == ACTIVE and subscription.matches(publication) and \
                     publication not in self._ipc_cool_downs:
                 self._link(subscription, publication)
+
+    def _untethered_timeouts(self, uri: ChannelUri) -> tuple[int, int, int]:
+        """A subscription's untethered window limit, linger and resting timeouts: its channel's, else the driver's
+        (the linger timeout defaults to the window limit timeout, as in Aeron)."""
+        ctx = self._ctx
+        window_limit_ns = self._uri_duration(uri, "untethered-window-limit-timeout",
+                                             ctx.untethered_window_limit_timeout_ns)
+        return (window_limit_ns, self._uri_duration(uri, "untethered-linger-timeout", window_limit_ns),
+                self._uri_duration(uri, "untethered-resting-timeout", ctx.untethered_resting_timeout_ns))
 
     def on_remove_subscription(self, command) -> None:
         client = self.clients.get(command.client_id)
@@ -905,6 +910,7 @@ class DriverConductor(NetworkConductor, Agent):
         work += self._check_for_blocked_commands(now_ns)
         if self._ipc_cool_downs:
             work += self._end_ipc_cool_downs(now_ns)
+        work += self._check_untethered_network_subscriptions(now_ns)
         return work
 
     def _check_clients(self, now_ms: int) -> int:
@@ -946,40 +952,20 @@ class DriverConductor(NetworkConductor, Agent):
         return work
 
     def _check_untethered_subscriptions(self, publication: IpcPublication, now_ns: int) -> int:
-        """Port of aeron_ipc_publication_check_untethered_subscriptions (§6.13)."""
-        window = publication.window_length
-        window_limit = publication.consumer_position - window + (window >> 2)
-        work = 0
-        for link in list(publication.subscribers.values()):
-            subscription = link.subscription
-            if subscription.tether:
-                link.state_change_ns = now_ns
-                continue
-            if link.state == TETHER_ACTIVE:
-                if link.position.get_volatile() > window_limit:
-                    link.state_change_ns = now_ns
-                elif now_ns > link.state_change_ns + subscription.window_limit_timeout_ns:
-                    self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
-                                                        publication.stream_id, subscription.channel))
-                    link.state, link.state_change_ns = TETHER_LINGER, now_ns
-                    work += 1
-            elif link.state == TETHER_LINGER:
-                if now_ns > link.state_change_ns + subscription.linger_timeout_ns:
-                    if subscription.rejoin:
-                        link.state, link.state_change_ns = TETHER_RESTING, now_ns
-                    else:
-                        self._unlink(subscription, publication)
-                    work += 1
-            elif now_ns > link.state_change_ns + subscription.resting_timeout_ns:
-                # rejoin where the others are, as a new image on the same counter
-                join_position = publication.consumer_position
-                link.position.set_ordered(join_position)
-                link.state, link.state_change_ns = TETHER_ACTIVE, now_ns
-                self._transmit(cmd.ImageReady(
-                    publication.registration_id, publication.session_id, publication.stream_id,
-                    subscription.registration_id, link.counter_id, publication.log_path, IPC_SOURCE_IDENTITY))
-                work += 1
-        return work
+        """Port of aeron_ipc_publication_check_untethered_subscriptions (§6.13): measured against the consumers'
+        position; a rejoining subscriber resumes there, as a new image on the same counter."""
+        def rejoin(link: SubscriberPosition) -> None:
+            link.position.set_ordered(publication.consumer_position)
+            self._transmit(cmd.ImageReady(
+                publication.registration_id, publication.session_id, publication.stream_id,
+                link.subscription.registration_id, link.counter_id, publication.log_path, IPC_SOURCE_IDENTITY))
+        return untethered.check_untethered_subscriptions(
+            publication.subscribers.values(),
+            untethered.untethered_window_limit(publication.consumer_position, publication.window_length), now_ns,
+            lambda link: self._transmit(cmd.ImageUnavailable(publication.registration_id,
+                                                             link.subscription.registration_id, publication.stream_id,
+                                                             link.subscription.channel)),
+            lambda link: self._unlink(link.subscription, publication), rejoin)
 
     def _begin_linger(self, publication: IpcPublication, now_ns: int) -> None:
         publication.state = LINGER

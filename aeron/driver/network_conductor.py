@@ -31,6 +31,8 @@ from aeron.driver.sender import Sender
 from aeron.driver.udp_channel import UdpChannel, format_address
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
+from aeron.driver import untethered
+from aeron.driver.untethered import TETHER_ACTIVE, UntetheredTimeouts
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
 # what a receive destination may not set: it shares its subscription's socket settings and window (C driver's
@@ -58,9 +60,6 @@ def check_supported_udp_params(uri: ChannelUri, channel: str, is_subscription: b
         raise CommandError(ErrorCode.INVALID_CHANNEL,
                            f"parameter session-id=tag:... (publication reuse by tag) is not supported by this driver: "
                            f"{channel}")
-    if is_subscription and (uri.get("tether") or "true").lower().startswith("f"):
-        raise CommandError(ErrorCode.INVALID_CHANNEL,
-                           f"parameter tether=false is supported on IPC subscriptions only by this driver: {channel}")
 
 
 def _wrap32(value: int) -> int:
@@ -344,7 +343,8 @@ class NetworkConductor:
             spies_simulate_connection=self._uri_bool(uri, "ssc", ctx.spies_simulate_connection),
             max_retransmits=max_resend, ttl=udp_channel.ttl if udp_channel.is_multicast else 0,
             is_group=udp_channel.has_group_semantics, now_ns=self._nano_clock(),
-            max_messages_per_send=ctx.network_publication_max_messages_per_send, system=self.system)
+            max_messages_per_send=ctx.network_publication_max_messages_per_send, system=self.system,
+            untethered_timeouts=UntetheredTimeouts(*self._untethered_timeouts(uri)))
         endpoint.publications[(session_id, stream_id)] = publication
         self.network_publications.append(publication)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
@@ -372,8 +372,9 @@ class NetworkConductor:
         publication.state_change_ns = now_ns
         for link in list(publication.spies.values()):
             subscription = link.subscription
-            self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
-                                                publication.stream_id, subscription.channel))
+            if link.state == TETHER_ACTIVE:         # untethered ones in LINGER/RESTING were told already
+                self._transmit(cmd.ImageUnavailable(publication.registration_id, subscription.registration_id,
+                                                    publication.stream_id, subscription.channel))
             self._unlink_spy(subscription, publication)
 
     def _on_network_publication_timers(self, now_ns: int) -> int:
@@ -388,8 +389,8 @@ class NetworkConductor:
                 snd_pos = publication.snd_pos.get_volatile()
                 if snd_pos >= producer_position:
                     publication.is_end_of_stream = True
-                    if all(link.position.get_volatile() >= producer_position
-                           for link in publication.spies.values()):
+                    if all(position >= producer_position
+                           for position in untethered.working_positions(publication.spies.values())):
                         self._network_publication_to_linger(publication, now_ns)
                         work += 1
                 elif not publication.has_receivers:
@@ -462,6 +463,8 @@ class NetworkConductor:
             is_spy, self._uri_bool(uri, "reliable", True), self._uri_bool(uri, "rejoin", True),
             self._uri_bool(uri, "tether", True), cc, group)
         subscription.receiver_window = self._uri_int(uri, "rcv-wnd", parse_size, None)
+        (subscription.window_limit_timeout_ns, subscription.linger_timeout_ns,
+         subscription.resting_timeout_ns) = self._untethered_timeouts(uri)
         if uri.has("nak-delay"):
             subscription.nak_delay_ns = self._uri_duration(uri, "nak-delay", ctx.nak_unicast_delay_ns)
         client = self.get_or_add_client(command.client_id)
@@ -592,7 +595,10 @@ class NetworkConductor:
             stream_id=stream_id, mtu_length=mtu, page_size=ctx.file_page_size, correlation_id=correlation_id,
             term_id=setup["active_term_id"], term_offset=setup["term_offset"], start_at_position=True,
             sparse=ctx.term_buffer_sparse_file, os_default_socket_sndbuf_length=self._os_sndbuf,
-            os_default_socket_rcvbuf_length=self._os_rcvbuf)
+            os_default_socket_rcvbuf_length=self._os_rcvbuf, tether=1 if first.tether else 0,
+            untethered_window_limit_timeout_ns=first.window_limit_timeout_ns,
+            untethered_linger_timeout_ns=first.linger_timeout_ns,
+            untethered_resting_timeout_ns=first.resting_timeout_ns)
         join_position = log.compute_position(setup["active_term_id"], setup["term_offset"])
         channel = endpoint.udp_channel.original
         cc_counters: dict[str, tuple[int, AtomicCounter]] = {}
@@ -634,7 +640,9 @@ class NetworkConductor:
             join_position=join_position, counters=counters, congestion_control=cc, loss_delay=delay,
             is_reliable=first.is_reliable, liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self.system,
             loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock,
-            rejoin=first.rejoin, destination=setup["destination"])
+            rejoin=first.rejoin, destination=setup["destination"],
+            untethered_timeouts=UntetheredTimeouts(first.window_limit_timeout_ns, first.linger_timeout_ns,
+                                                   first.resting_timeout_ns))
         self.images.append(image)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
         for subscription in subscriptions:
@@ -669,7 +677,7 @@ class NetworkConductor:
             if state == pi.ACTIVE:
                 inactive = now_ns - image.time_of_last_packet_ns > image.liveness_timeout_ns
                 eos = image.is_end_of_stream and image.rcv_pos.get_volatile() >= image.rcv_hwm.get_volatile()
-                if inactive or eos or not image.subscribers:
+                if inactive or eos or not image.has_working_positions():
                     image.state = pi.DRAINING
                     image.state_change_ns = now_ns
                     image.sm_pending = True
@@ -680,8 +688,9 @@ class NetworkConductor:
                     image.state_change_ns = now_ns
                     for link in list(image.subscribers.values()):
                         subscription = link.subscription
-                        self._transmit(cmd.ImageUnavailable(image.correlation_id, subscription.registration_id,
-                                                            image.stream_id, subscription.channel))
+                        if link.state == TETHER_ACTIVE:     # untethered ones in LINGER/RESTING were told already
+                            self._transmit(cmd.ImageUnavailable(image.correlation_id, subscription.registration_id,
+                                                                image.stream_id, subscription.channel))
                         self._unlink_image(subscription, image)
                     self.receiver_proxy.remove_publication_image(image, now_ns, image.rejoin)
                     work += 1
@@ -841,6 +850,49 @@ class NetworkConductor:
                 self._free_receive_destination(destination)
                 work += 1
         return work
+
+    # -- untethered network and spy subscriptions -------------------------------------------------------------------
+    def _check_untethered_network_subscriptions(self, now_ns: int) -> int:
+        """The untethered state machine (untethered.py) for spies of network publications, measured against the
+        sender position (a rejoining spy resumes there), and for subscribers of images, measured against the
+        farthest working subscriber and the receiver window (a rejoining subscriber resumes at the image's join
+        position). Runs on the timer interval."""
+        work = 0
+        for publication in self.network_publications:
+            if publication.state == np_.ACTIVE and publication.spies:
+                work += self._check_untethered_spies(publication, now_ns)
+        for image in self.images:
+            if image.state == pi.ACTIVE and image.subscribers:
+                work += self._check_untethered_image_subscribers(image, now_ns)
+        return work
+
+    def _check_untethered_spies(self, publication: NetworkPublication, now_ns: int) -> int:
+        def rejoin(link) -> None:
+            link.position.set_ordered(publication.snd_pos.get_volatile())
+            self._transmit(cmd.ImageReady(
+                publication.registration_id, publication.session_id, publication.stream_id,
+                link.subscription.registration_id, link.counter_id, publication.log_path, "aeron:ipc"))
+        return untethered.check_untethered_subscriptions(
+            publication.spies.values(),
+            untethered.untethered_window_limit(publication.snd_pos.get_volatile(), publication.window_length), now_ns,
+            lambda link: self._transmit(cmd.ImageUnavailable(publication.registration_id,
+                                                             link.subscription.registration_id, publication.stream_id,
+                                                             link.subscription.channel)),
+            lambda link: self._unlink_spy(link.subscription, publication), rejoin, publication.untethered_timeouts)
+
+    def _check_untethered_image_subscribers(self, image: PublicationImage, now_ns: int) -> int:
+        def rejoin(link) -> None:
+            link.position.set_ordered(image.join_position_for_rejoin())
+            self._transmit(cmd.ImageReady(image.correlation_id, image.session_id, image.stream_id,
+                                          link.subscription.registration_id, link.counter_id, image.log_path,
+                                          image.source_identity))
+        positions = untethered.working_positions(image.subscribers.values())
+        return untethered.check_untethered_subscriptions(
+            image.subscribers.values(),
+            untethered.untethered_window_limit(max(positions, default=0), image.next_sm_window), now_ns,
+            lambda link: self._transmit(cmd.ImageUnavailable(image.correlation_id, link.subscription.registration_id,
+                                                             image.stream_id, link.subscription.channel)),
+            lambda link: self._unlink_image(link.subscription, image), rejoin, image.untethered_timeouts)
 
     # -- image rejection (REJECT_IMAGE) and publication errors -------------------------------------------------------
     def _reject_network_image(self, image_correlation_id: int, reason: str) -> bool:

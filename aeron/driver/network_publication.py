@@ -20,6 +20,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.retransmit_handler import RetransmitHandler
+from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts
 
 if TYPE_CHECKING:
     from aeron.driver.flow_control import FlowControl
@@ -37,7 +38,7 @@ class NetworkPublication(DriverLog):
                  linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
                  signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
                  is_group: bool, now_ns: int, max_messages_per_send: int = 2,
-                 system: dict[int, Any] | None = None) -> None:
+                 system: dict[int, Any] | None = None, untethered_timeouts: UntetheredTimeouts | None = None) -> None:
         self.registration_id = registration_id
         self.owner_client_id = owner_client_id
         self.session_id = session_id
@@ -90,6 +91,8 @@ class NetworkPublication(DriverLog):
         self.time_of_last_setup_ns = now_ns - SETUP_INTERVAL_NS - 1
         self.time_of_last_data_or_heartbeat_ns = now_ns - HEARTBEAT_INTERVAL_NS - 1
         self.spies: dict[int, Any] = {}                  # spy subscription registration id -> SubscriberPosition
+        # untethered spies follow the publication's timeouts (its channel's or the driver's), as in Aeron
+        self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
         self._setup = bytearray(SETUP_HEADER_LENGTH)
         self._heartbeat = bytearray(DATA_HEADER_LENGTH)
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
@@ -124,7 +127,8 @@ class NetworkPublication(DriverLog):
                 # nobody on the network: the sender position follows the farthest spy, or an ssc publication read
                 # only by spies would stall one window in (§6.3)
                 for spy in list(self.spies.values()):
-                    snd_pos = max(snd_pos, spy.position.get_volatile())
+                    if spy.state != TETHER_RESTING:
+                        snd_pos = max(snd_pos, spy.position.get_volatile())
                 self.snd_pos.set_ordered(snd_pos)
             self.snd_lmt.set_ordered(self.flow_control.on_idle(now_ns, self.snd_lmt.get(), snd_pos,
                                                                self.is_end_of_stream))
@@ -291,7 +295,8 @@ class NetworkPublication(DriverLog):
         if self.is_connected_now():
             min_pos = snd_pos
             for spy in self.spies.values():
-                min_pos = min(min_pos, spy.position.get_volatile())
+                if spy.state != TETHER_RESTING:     # an untethered spy that fell behind holds nothing back
+                    min_pos = min(min_pos, spy.position.get_volatile())
             new_limit = min_pos + self.window_length
             if new_limit >= self.trip_limit:
                 self.clean_buffer_to(min_pos - self.term_length)

@@ -24,6 +24,7 @@ from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS
 from aeron.common.errors import ErrorCode
+from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts, working_positions
 
 if TYPE_CHECKING:
     from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
@@ -56,7 +57,8 @@ class PublicationImage(DriverLog):
                  counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
                  is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
                  channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None,
-                 rejoin: bool = True, destination: ReceiveDestination | None = None) -> None:
+                 rejoin: bool = True, destination: ReceiveDestination | None = None,
+                 untethered_timeouts: UntetheredTimeouts | None = None) -> None:
         self.correlation_id = correlation_id
         self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
         self.session_id = session_id
@@ -100,6 +102,8 @@ class PublicationImage(DriverLog):
         self.time_of_last_sm_ns = 0                   # the first SM goes out at once (§6.2 step 3)
         self.sm_pending = True
         self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
+        # untethered subscribers follow the timeouts of the subscription that made the image, as in Aeron
+        self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
@@ -197,11 +201,15 @@ class PublicationImage(DriverLog):
         min_sub = _INT64_MAX
         max_sub = 0
         for link in self.subscribers.values():
+            if link.state == TETHER_RESTING:
+                continue                    # an untethered subscriber that fell behind holds nothing back
             position = link.position.get_volatile()
             if position < min_sub:
                 min_sub = position
             if position > max_sub:
                 max_sub = position
+        if min_sub == _INT64_MAX:
+            return 0
         rcv_pos = self.rcv_pos.get()
         rebuild = max(rcv_pos, max_sub)
         hwm = self.rcv_hwm.get_volatile()
@@ -320,4 +328,13 @@ class PublicationImage(DriverLog):
 
     def is_drained(self) -> bool:
         rcv_pos = self.rcv_pos.get_volatile()
-        return all(link.position.get_volatile() >= rcv_pos for link in self.subscribers.values())
+        return all(position >= rcv_pos for position in working_positions(self.subscribers.values()))
+
+    def has_working_positions(self) -> bool:
+        """Some subscriber holds the image (not every one an untethered subscriber resting)."""
+        return any(link.state != TETHER_RESTING for link in self.subscribers.values())
+
+    def join_position_for_rejoin(self) -> int:
+        """Where a resting untethered subscriber resumes (aeron_publication_image_join_position): the receiver
+        position, or the slowest working subscriber when behind it."""
+        return min(self.rcv_pos.get_volatile(), *working_positions(self.subscribers.values()))

@@ -139,10 +139,11 @@ class FakeTransport:
 
 
 class SubscriberLink:
-    """What an image or spy keeps per subscription: its sub-pos counter."""
+    """What an image or spy keeps per subscription: its sub-pos counter, and its tether state (a tethered one)."""
 
     def __init__(self, position: AtomicCounter) -> None:
         self.position = position
+        self.state = "ACTIVE"           # untethered.TETHER_ACTIVE: holds the image back
 
 
 def send_endpoint(counters: Counters, transport: FakeTransport, channel: str = CHANNEL) -> SendChannelEndpoint:

@@ -201,6 +201,7 @@ def test_receiver_rebuilds_the_captured_image(golden_dir, tmp_path, run):
 
             class _Link:
                 position = subscriber
+                state = "ACTIVE"                # a tethered subscriber (untethered.TETHER_ACTIVE)
             image.subscribers[1] = _Link()
             endpoint.add_image(image)
             image.send_pending_status_message(now)

@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tether=false on network subscriptions and spies (the state machine IPC subscriptions use, untethered.py): an
+untethered subscriber that falls behind loses its image, rests without holding the stream back, and rejoins on the
+same counter where the image then is; with rejoin=false it is dropped. A tethered subscriber next to it holds the
+stream back as usual. As in Aeron, the timeouts are the image's: those of the subscription that made a publication
+image, those of the publication a spy reads."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron._core import counters as ctr
+from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
+
+pytestmark = pytest.mark.timeout(60)
+
+UNTETHERED = "tether=false|untethered-window-limit-timeout=100ms|untethered-linger-timeout=100ms" \
+             "|untethered-resting-timeout=300ms"
+WINDOW = 32768                  # a 64 KiB term's window
+
+
+class Events:
+    def __init__(self):
+        self.available, self.unavailable = [], []
+
+
+@pytest.fixture
+def client_and_events():
+    events = Events()
+    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(
+            driver.aeron_dir, available_image_handler=events.available.append,
+            unavailable_image_handler=events.unavailable.append)) as client:
+        yield client, events
+
+
+def sub_pos_counters(client, registration_id):
+    return [r for r in client.counters_reader.counters()
+            if r.type_id == ctr.DRIVER_SUBSCRIBER_POSITION_TYPE_ID and r.registration_id == registration_id]
+
+
+def run_ahead(pub, tethered, until):
+    """Offer while the tethered subscriber keeps up, until ``until()`` holds."""
+    got = Collector()
+    n = 0
+    deadline = time.monotonic() + 20
+    while not until():
+        assert time.monotonic() < deadline, (pub.position, n)
+        if pub.offer(numbered(n, 480)) > 0:
+            n += 1
+        tethered.poll(got, 64)
+    return got
+
+
+@pytest.mark.parametrize("spy", [False, True], ids=["network", "spy"])
+def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(client_and_events, spy):
+    client, events = client_and_events
+    endpoint = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    if spy:             # a spy follows its publication's timeouts
+        lagging = client.add_subscription(f"aeron-spy:{endpoint}|tether=false", 1001)
+        tethered = client.add_subscription(endpoint, 1001)
+        pub = client.add_exclusive_publication(f"{endpoint}|{UNTETHERED}", 1001)
+    else:               # the subscription that makes the image gives the timeouts
+        lagging = client.add_subscription(f"{endpoint}|{UNTETHERED}", 1001)
+        tethered = client.add_subscription(endpoint, 1001)
+        pub = client.add_exclusive_publication(endpoint, 1001)
+    wait_for(lambda: pub.is_connected and tethered.image_count == 1 and lagging.image_count == 1)
+    image = lagging.images[0]
+    counter_id = image.subscriber_position_id
+    # the lagging one never polls: it goes at the window limit timeout, and then holds nothing back
+    run_ahead(pub, tethered, lambda: image in events.unavailable)
+    assert lagging.image_count == 0 and image.position == 0
+    run_ahead(pub, tethered, lambda: pub.position > 4 * WINDOW)
+    # after resting it comes back on the same counter, where the stream then is
+    run_ahead(pub, tethered, lambda: lagging.image_count == 1)
+    back = lagging.images[0]
+    assert back is not image and back.subscriber_position_id == counter_id
+    assert back.correlation_id == image.correlation_id
+    assert back.join_position > 4 * WINDOW - WINDOW
+    assert [r.counter_id for r in sub_pos_counters(client, lagging.registration_id)] == [counter_id]
+    # and now it keeps up (and is held to again)
+    got = Collector()
+    start = pub.position
+    for n in range(50):
+        while pub.offer(numbered(n, 480)) < 0:
+            tethered.poll(Collector(), 64)
+            lagging.poll(got, 64)
+        tethered.poll(Collector(), 64)
+        lagging.poll(got, 64)
+    wait_for(lambda: back.position == pub.position, step=lambda: lagging.poll(got, 64))
+    assert pub.position > start and len(got.messages) >= 50
+
+
+def test_untethered_subscriber_without_rejoin_is_dropped(client_and_events):
+    client, events = client_and_events
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    lagging = client.add_subscription(f"{channel}|{UNTETHERED}|rejoin=false", 1001)
+    tethered = client.add_subscription(channel, 1001)
+    pub = client.add_exclusive_publication(channel, 1001)
+    wait_for(lambda: pub.is_connected and tethered.image_count == 1 and lagging.image_count == 1)
+    image = lagging.images[0]
+    run_ahead(pub, tethered, lambda: image in events.unavailable)
+    wait_for(lambda: not sub_pos_counters(client, lagging.registration_id))   # unlinked after the linger
+    run_ahead(pub, tethered, lambda: pub.position > 4 * WINDOW)
+    time.sleep(0.5)                                                         # longer than the resting timeout
+    assert lagging.image_count == 0 and len(events.available) == 2
+
+
+def test_a_tethered_subscriber_holds_the_stream_back(client_and_events):
+    client, _ = client_and_events
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    keeping_up = client.add_subscription(channel, 1001)
+    lagging = client.add_subscription(f"{channel}|tether=true", 1001)
+    pub = client.add_exclusive_publication(channel, 1001)
+    wait_for(lambda: pub.is_connected and keeping_up.image_count == 1 and lagging.image_count == 1)
+    deadline = time.monotonic() + 1.0
+    n = 0
+    while time.monotonic() < deadline:
+        if pub.offer(numbered(n, 480)) > 0:
+            n += 1
+        keeping_up.poll(Collector(), 64)
+    # the receiver window past the lagging subscriber, then the publication window past what was sent
+    assert pub.position <= 2 * WINDOW and lagging.image_count == 1 and lagging.images[0].position == 0
