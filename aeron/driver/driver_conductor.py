@@ -568,7 +568,7 @@ class DriverConductor(NetworkConductor, Agent):
         stream_id = command.stream_id
         term_length = self._uri_int(uri, "term-length", parse_size, None)
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
-        session_id = self._uri_int(uri, "session-id", int, None)
+        session_id, tagged = self._publication_session_id(uri)
         linger_ns = self._uri_duration(uri, "linger", ctx.publication_linger_timeout_ns)
         window = self._uri_int(uri, "pub-wnd", parse_size, None)
         start = [self._uri_int(uri, key, int, None) for key in ("init-term-id", "term-id", "term-offset")]
@@ -616,6 +616,8 @@ class DriverConductor(NetworkConductor, Agent):
                                        f"existing publication has clashing session id: {session_id}")
         else:
             session_id = self._allocate_session_id(stream_id)
+        if tagged is not None:          # the tagged network publication's term length and MTU are the defaults
+            term_length, mtu_length = term_length or tagged.term_length, mtu_length or tagged.mtu
         publication = self._create_ipc_publication(
             command, session_id, term_length or ctx.ipc_term_buffer_length, mtu_length or ctx.ipc_mtu_length,
             linger_ns, sparse, is_exclusive, window, start, signal_eos)

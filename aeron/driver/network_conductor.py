@@ -56,10 +56,6 @@ def check_supported_udp_params(uri: ChannelUri, channel: str, is_subscription: b
     if (uri.get("ats") or "false").lower().startswith("t"):
         raise CommandError(ErrorCode.INVALID_CHANNEL, f"parameter ats=true (transport security) is not supported: "
                                                       f"{channel}")
-    if uri.is_session_id_tagged():
-        raise CommandError(ErrorCode.INVALID_CHANNEL,
-                           f"parameter session-id=tag:... (publication reuse by tag) is not supported by this driver: "
-                           f"{channel}")
 
 
 def _wrap32(value: int) -> int:
@@ -191,7 +187,7 @@ class NetworkConductor:
         stream_id = command.stream_id
         term_length = self._uri_int(uri, "term-length", parse_size, None)
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
-        session_id = self._uri_int(uri, "session-id", int, None)
+        session_id, tagged = self._publication_session_id(uri)
         endpoint = self.send_endpoints.get(udp_channel.canonical_form)
         if not is_exclusive and endpoint is not None:
             for publication in self.network_publications:
@@ -207,8 +203,8 @@ class NetworkConductor:
                         publication.session_id, stream_id, publication.pub_lmt_id, endpoint.status_counter_id,
                         publication.log_path))
                     return
-        term_length = term_length or ctx.term_buffer_length
-        mtu_length = mtu_length or ctx.mtu_length
+        term_length = term_length or (tagged.term_length if tagged is not None else ctx.term_buffer_length)
+        mtu_length = mtu_length or (tagged.mtu if tagged is not None else ctx.mtu_length)
         from aeron._core.logbuffer import check_mtu_length, check_term_length
         try:
             check_term_length(term_length)
@@ -850,6 +846,22 @@ class NetworkConductor:
                 self._free_receive_destination(destination)
                 work += 1
         return work
+
+    # -- session-id=tag:<n> -------------------------------------------------------------------------------------------
+    def _publication_session_id(self, uri: ChannelUri) -> tuple[int | None, NetworkPublication | None]:
+        """A publication channel's session id: ``session-id=<n>``, or with ``session-id=tag:<n>`` the session id of
+        the network publication whose entity tag (``tags=<channel tag>,<n>``) is n, which also lends its term
+        length and MTU as defaults (aeron_uri_publication_session_id_param). Returns (session id or None, that
+        publication or None)."""
+        from aeron.driver.driver_conductor import CommandError
+        tag = uri.session_id_tag()
+        if tag is None:
+            return self._uri_int(uri, "session-id", int, None), None
+        for publication in self.network_publications:
+            if publication.state != np_.DONE and ChannelUri.parse(publication.channel).entity_tag == tag:
+                return publication.session_id, publication
+        # GENERIC_ERROR, as the C driver answers this EINVAL
+        raise CommandError(ErrorCode.GENERIC_ERROR, f"session-id=tag:{tag} must reference a network publication")
 
     # -- untethered network and spy subscriptions -------------------------------------------------------------------
     def _check_untethered_network_subscriptions(self, now_ns: int) -> int:
