@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # UdpTransport: batched recvmmsg/sendmmsg over preallocated slots for the driver's channel endpoints.
 from cpython.buffer cimport Py_buffer
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cdef extern from "<sys/socket.h>" nogil:
     ctypedef unsigned int socklen_t
@@ -54,9 +54,17 @@ cdef extern from "<errno.h>" nogil:
     int ECONNREFUSED
     int EWOULDBLOCK
 
+cdef extern from "aeron_timestamps.h" nogil:
+    int AERON_PY_TIMESTAMP_CONTROL_LENGTH
+    int aeron_py_enable_receive_timestamps(int fd)
+    int64_t aeron_py_message_timestamp_ns(msghdr *message)
+    int64_t aeron_py_realtime_ns()
+
 
 cdef enum:
     MAX_BATCH = 64                        # most datagrams per recvmmsg/sendmmsg call
+    NO_TIMESTAMP = -1                     # timestamp offset: none (AERON_NULL_VALUE)
+    RESERVED_VALUE_OFFSET = -8            # timestamp offset: the frame's reserved value (AERON_UDP_CHANNEL_...)
 
 
 cdef class UdpTransport:
@@ -84,8 +92,15 @@ cdef class UdpTransport:
     cdef int pinned                         # how many slot_views are held
     cdef bint closed
     cdef readonly object name
+    # channel timestamps (media-rcv-ts-offset, channel-rcv-ts-offset, channel-snd-ts-offset): where in each DATA
+    # frame (its reserved value, or an offset into its payload) the time goes; NO_TIMESTAMP when off
+    cdef readonly int32_t media_receive_timestamp_offset
+    cdef readonly int32_t channel_receive_timestamp_offset
+    cdef readonly int32_t channel_send_timestamp_offset
+    cdef uint8_t *rx_control                  # one control buffer per slot for SO_TIMESTAMPNS (media timestamps)
 
 
     cdef void _release(self) noexcept
+    cdef void _stamp_received(self, int count, bint has_control) noexcept nogil
     cdef int _check(self) except -1
     cdef int _destination(self, object address) except -1

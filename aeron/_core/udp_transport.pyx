@@ -25,6 +25,16 @@ import socket as _socket
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 
 MAX_DATAGRAM_LENGTH = 65504
+TIMESTAMP_NONE = NO_TIMESTAMP
+TIMESTAMP_RESERVED_VALUE = RESERVED_VALUE_OFFSET
+
+cdef enum:
+    DATA_HEADER_LENGTH = 32
+    FLAGS_FIELD_OFFSET = 5
+    TYPE_FIELD_OFFSET = 6
+    RESERVED_VALUE_FIELD_OFFSET = 24
+    HDR_TYPE_DATA = 1
+    BEGIN_FLAG = 0x80
 
 
 cdef inline bint _nothing(int err) noexcept nogil:
@@ -54,6 +64,57 @@ cdef int _to_sockaddr(object address, int family, sockaddr_storage *out, socklen
             v6.sin6_scope_id = <unsigned int>address[3]
         length[0] = sizeof(sockaddr_in6)
     return 0
+
+
+cdef int32_t _timestamp_offset(int32_t offset) except? -2:
+    if offset == RESERVED_VALUE_OFFSET or offset >= 0:
+        return offset
+    if offset == NO_TIMESTAMP:
+        return NO_TIMESTAMP
+    raise InvalidArgumentError(f"timestamp offset {offset} must be -1 (none), -8 (reserved value) or >= 0")
+
+
+cdef inline void _set_timestamp(uint8_t *frame, int32_t frame_length, int32_t offset, int64_t ns) noexcept nogil:
+    """Port of aeron_timestamps_set_timestamp: the reserved value, or 8 bytes at ``offset`` into the payload when
+    they fit in the frame."""
+    if offset == RESERVED_VALUE_OFFSET:
+        memcpy(frame + RESERVED_VALUE_FIELD_OFFSET, &ns, 8)
+    elif offset >= 0 and offset <= frame_length - DATA_HEADER_LENGTH - 8:
+        memcpy(frame + DATA_HEADER_LENGTH + offset, &ns, 8)
+
+
+cdef inline void _stamp_first_frame(uint8_t *datagram, int32_t length, int32_t offset, int64_t ns) noexcept nogil:
+    """The first frame of an outgoing datagram, when it is a DATA frame with a body (not a heartbeat)."""
+    cdef int32_t frame_length
+    if ns < 0 or length < DATA_HEADER_LENGTH:
+        return
+    memcpy(&frame_length, datagram, 4)
+    if frame_length > 0 and frame_length <= length and _frame_type(datagram) == HDR_TYPE_DATA:
+        _set_timestamp(datagram, frame_length, offset, ns)
+
+
+cdef inline void _stamp_datagram(uint8_t *datagram, int32_t length, int32_t offset, int64_t ns) noexcept nogil:
+    """Every whole DATA frame beginning a message in a received datagram of DATA/PAD frames (the walk of
+    aeron_publication_image_validate_packet); stops at the first frame that is not one."""
+    cdef int32_t position = 0, frame_length
+    cdef uint16_t frame_type
+    while position <= length - DATA_HEADER_LENGTH:
+        memcpy(&frame_length, datagram + position, 4)
+        if frame_length <= 0:
+            break
+        frame_type = _frame_type(datagram + position)
+        if frame_type & 0xFFFE:
+            break                                   # neither DATA nor PAD
+        if frame_type == HDR_TYPE_DATA and datagram[position + FLAGS_FIELD_OFFSET] & BEGIN_FLAG and \
+                position + frame_length <= length:
+            _set_timestamp(datagram + position, frame_length, offset, ns)
+        position += (frame_length + 31) & ~31
+
+
+cdef inline uint16_t _frame_type(const uint8_t *frame) noexcept nogil:
+    cdef uint16_t frame_type
+    memcpy(&frame_type, frame + TYPE_FIELD_OFFSET, 2)
+    return frame_type
 
 
 cdef object _from_sockaddr(sockaddr_storage *address):
@@ -88,6 +149,10 @@ cdef class UdpTransport:
         self.slot_views = NULL
         self.pinned = 0
         self.closed = True
+        self.rx_control = NULL
+        self.media_receive_timestamp_offset = NO_TIMESTAMP
+        self.channel_receive_timestamp_offset = NO_TIMESTAMP
+        self.channel_send_timestamp_offset = NO_TIMESTAMP
 
     def __init__(self, sock, int batch=16, int slot_length=MAX_DATAGRAM_LENGTH, bint use_mmsg=True, name=""):
         if batch < 1 or batch > MAX_BATCH:
@@ -148,6 +213,8 @@ cdef class UdpTransport:
         free(self.rx_len)
         free(self.tx)
         free(self.tx_iov)
+        free(self.rx_control)
+        self.rx_control = NULL
         self.slot_data = NULL
         self.rx = NULL
         self.rx_iov = NULL
@@ -178,8 +245,12 @@ cdef class UdpTransport:
                     self.rx[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage)
                     self.rx[i].msg_hdr.msg_iov = &self.rx_iov[i]
                     self.rx[i].msg_hdr.msg_iovlen = 1
-                    self.rx[i].msg_hdr.msg_control = NULL
-                    self.rx[i].msg_hdr.msg_controllen = 0
+                    if self.rx_control != NULL:
+                        self.rx[i].msg_hdr.msg_control = self.rx_control + i * AERON_PY_TIMESTAMP_CONTROL_LENGTH
+                        self.rx[i].msg_hdr.msg_controllen = <size_t>AERON_PY_TIMESTAMP_CONTROL_LENGTH
+                    else:
+                        self.rx[i].msg_hdr.msg_control = NULL
+                        self.rx[i].msg_hdr.msg_controllen = 0
                     self.rx[i].msg_hdr.msg_flags = 0
                 n = recvmmsg(self.fd, self.rx, <unsigned int>self.batch, MSG_DONTWAIT, NULL)
                 if n < 0:
@@ -187,6 +258,7 @@ cdef class UdpTransport:
                 else:
                     for i in range(n):
                         self.rx_len[i] = <int>self.rx[i].msg_len
+                    self._stamp_received(n, True)
             else:
                 n = 0
                 while n < self.batch:
@@ -200,6 +272,8 @@ cdef class UdpTransport:
                         break
                     self.rx_len[n] = <int>got
                     n += 1
+                if n > 0:
+                    self._stamp_received(n, False)
         if n < 0:
             self.received = 0
             if err == ENOSYS and self.use_mmsg:
@@ -210,6 +284,42 @@ cdef class UdpTransport:
             raise ChannelEndpointError(f"{self.name}: recvmmsg failed: errno {err}")
         self.received = n
         return n
+
+    cdef void _stamp_received(self, int count, bint has_control) noexcept nogil:
+        """Write the receive timestamps into the DATA frames of the datagrams just received (as
+        aeron_publication_image_validate_packet does before inserting them): the kernel's time of each datagram at
+        the media offset, the current realtime at the channel offset."""
+        cdef int i
+        cdef int64_t channel_ns = -1, media_ns
+        if self.channel_receive_timestamp_offset != NO_TIMESTAMP:
+            channel_ns = aeron_py_realtime_ns()
+        for i in range(count):
+            if self.media_receive_timestamp_offset != NO_TIMESTAMP and has_control:
+                media_ns = aeron_py_message_timestamp_ns(&self.rx[i].msg_hdr)
+                if media_ns >= 0:
+                    _stamp_datagram(self.slot_data[i], self.rx_len[i], self.media_receive_timestamp_offset, media_ns)
+            if channel_ns >= 0:
+                _stamp_datagram(self.slot_data[i], self.rx_len[i], self.channel_receive_timestamp_offset, channel_ns)
+
+    def set_timestamp_offsets(self, int32_t media_receive=NO_TIMESTAMP, int32_t channel_receive=NO_TIMESTAMP,
+                              int32_t channel_send=NO_TIMESTAMP):
+        """Where received and sent DATA frames get their timestamps: ``RESERVED_VALUE_OFFSET`` (-8) for the
+        frame's reserved value, an offset >= 0 into the payload (skipped for a payload too short), NO_TIMESTAMP
+        (-1) for none. Media receive timestamps need SO_TIMESTAMPNS and recvmmsg: returns False (and leaves them
+        off) where the socket refuses it, as the C driver carries on with a warning."""
+        self._check()
+        self.channel_receive_timestamp_offset = _timestamp_offset(channel_receive)
+        self.channel_send_timestamp_offset = _timestamp_offset(channel_send)
+        if _timestamp_offset(media_receive) == NO_TIMESTAMP:
+            return True
+        if aeron_py_enable_receive_timestamps(self.fd) != 0:
+            return False
+        if self.rx_control == NULL:
+            self.rx_control = <uint8_t *>calloc(<size_t>self.batch, <size_t>AERON_PY_TIMESTAMP_CONTROL_LENGTH)
+            if self.rx_control == NULL:
+                raise MemoryError()
+        self.media_receive_timestamp_offset = media_receive
+        return True
 
     def length(self, int slot):
         """Length of the datagram in ``slot`` after the last receive_batch."""
@@ -258,6 +368,10 @@ cdef class UdpTransport:
         cdef int err = 0
         PyObject_GetBuffer(data, &view, PyBUF_ANY_CONTIGUOUS)
         try:
+            if self.channel_send_timestamp_offset != NO_TIMESTAMP and not view.readonly:
+                # a retransmission from a term view: stamped again, as every send of the C driver
+                _stamp_first_frame(<uint8_t *>view.buf, <int32_t>view.len, self.channel_send_timestamp_offset,
+                                   aeron_py_realtime_ns())
             with nogil:
                 sent = sendto(self.fd, view.buf, <size_t>view.len, 0, <sockaddr *>&self.destination,
                               self.destination_length)
@@ -291,7 +405,7 @@ cdef class UdpTransport:
         cdef int32_t remaining = window
         cdef int32_t term_length = <int32_t>term.length
         cdef int32_t paddings[MAX_BATCH]
-        cdef int64_t sent_bytes = 0, advance = 0
+        cdef int64_t sent_bytes = 0, advance = 0, send_ns
         cdef uint8_t *data = term.data
         cdef bint single = not self.use_mmsg
         with nogil:
@@ -306,6 +420,12 @@ cdef class UdpTransport:
                 count += 1
                 offset += available + padding
                 remaining -= available + padding
+            if count > 0 and self.channel_send_timestamp_offset != NO_TIMESTAMP:
+                # the send time goes into the log itself, as aeron_send_channel_apply_timestamps does
+                send_ns = aeron_py_realtime_ns()
+                for i in range(count):
+                    _stamp_first_frame(<uint8_t *>self.tx_iov[i].iov_base, <int32_t>self.tx_iov[i].iov_len,
+                                       self.channel_send_timestamp_offset, send_ns)
             if count > 0:
                 if not single:
                     for i in range(count):

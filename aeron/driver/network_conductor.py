@@ -28,7 +28,8 @@ from aeron.driver.receive_destination import ReceiveDestination
 from aeron.driver.receiver import Receiver
 from aeron.driver.send_channel_endpoint import SendChannelEndpoint
 from aeron.driver.sender import Sender
-from aeron.driver.udp_channel import UdpChannel, format_address
+from aeron.driver.udp_channel import (
+    TIMESTAMP_NONE, TIMESTAMP_OFFSET_KEYS, TIMESTAMP_RESERVED_VALUE, UdpChannel, format_address)
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 from aeron.driver import untethered
@@ -39,8 +40,7 @@ IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment f
 # AERON_DRIVER_CONDUCTOR_INVALID_DESTINATION_KEYS)
 INVALID_DESTINATION_KEYS = ("mtu", "rcv-wnd", "so-rcvbuf", "so-sndbuf", "response-correlation-id")
 # parameters Aeron defines that this driver does not implement on UDP channels: refused, naming the parameter
-UNSUPPORTED_UDP_PARAMS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset",
-                          "response-correlation-id")
+UNSUPPORTED_UDP_PARAMS = ("response-correlation-id",)
 
 
 def check_supported_udp_params(uri: ChannelUri, channel: str, is_subscription: bool) -> None:
@@ -189,6 +189,8 @@ class NetworkConductor:
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
         session_id, tagged = self._publication_session_id(uri)
         endpoint = self.send_endpoints.get(udp_channel.canonical_form)
+        if endpoint is not None:
+            self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=False)
         if not is_exclusive and endpoint is not None:
             for publication in self.network_publications:
                 if (publication.endpoint is endpoint and publication.stream_id == stream_id and
@@ -268,6 +270,7 @@ class NetworkConductor:
         # a multicast sender binds the control group (status messages come back there), others their local address
         transport = self._open_transport(udp_channel, uri, udp_channel.local_control if udp_channel.is_multicast
                                          else udp_channel.local_data)
+        self._set_timestamp_offsets(transport, udp_channel, receive=False)
         status_id, sockaddr_id = self._channel_counters("snd", udp_channel.original, registration_id,
                                                         transport.bound_address)
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
@@ -453,6 +456,8 @@ class NetworkConductor:
             endpoint = self.receive_endpoints.get(udp_channel.canonical_form)
             if endpoint is None:
                 endpoint = self._open_receive_endpoint(udp_channel, uri, command.correlation_id)
+            else:
+                self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=True)
             endpoint.ref_count += 1
         subscription = NetworkSubscription(
             command.correlation_id, command.client_id, command.stream_id, channel, session_id, endpoint, udp_channel,
@@ -484,6 +489,7 @@ class NetworkConductor:
         if udp_channel.is_manual_control_mode:
             return self._open_multi_destination_receive_endpoint(udp_channel, uri, registration_id)
         transport = self._open_transport(udp_channel, uri, udp_channel.local_data)
+        self._set_timestamp_offsets(transport, udp_channel, receive=True)
         loss = self._ctx.loss_generator_factory()
         if loss is not None:
             transport = LossyTransport(transport, loss())
@@ -810,6 +816,7 @@ class NetworkConductor:
         """Bind the destination's socket (socket buffers from the subscription's channel, as aeron_receive_
         destination_create) and count its address under the subscription's rcv-channel status counter."""
         transport = self._open_transport(udp_channel, endpoint.udp_channel.uri, udp_channel.local_data)
+        self._set_timestamp_offsets(transport, endpoint.udp_channel, receive=True)    # the subscription's offsets
         loss = self._ctx.loss_generator_factory()
         if loss is not None:
             transport = LossyTransport(transport, loss())
@@ -846,6 +853,34 @@ class NetworkConductor:
                 self._free_receive_destination(destination)
                 work += 1
         return work
+
+    # -- channel timestamps (media-rcv-ts-offset, channel-rcv-ts-offset, channel-snd-ts-offset) ---------------------
+    def _set_timestamp_offsets(self, transport: Any, udp_channel: UdpChannel, receive: bool) -> None:
+        """The transport writes receive (or send) timestamps into DATA frames where the channel says. A socket that
+        refuses kernel timestamps leaves media timestamps off, logged as a warning as the C driver does."""
+        media, channel_rcv, channel_snd = (offset if offset == TIMESTAMP_RESERVED_VALUE or offset >= 0
+                                           else TIMESTAMP_NONE for offset in udp_channel.timestamp_offsets)
+        if receive and (media, channel_rcv) != (TIMESTAMP_NONE, TIMESTAMP_NONE):
+            if not transport.set_timestamp_offsets(media_receive=media, channel_receive=channel_rcv):
+                self._log_error(ErrorCode.GENERIC_ERROR, f"WARNING: unable to setup media timestamping: "
+                                                         f"{udp_channel.original}")
+        elif not receive and channel_snd != TIMESTAMP_NONE:
+            transport.set_timestamp_offsets(channel_send=channel_snd)
+
+    @staticmethod
+    def _check_timestamp_offsets_match(existing: UdpChannel, channel: UdpChannel, receive: bool) -> None:
+        """A channel sharing an endpoint must ask for the timestamps the endpoint writes (aeron_driver_conductor_
+        receive/send_endpoint_has_clashing_timestamp_offsets; GENERIC_ERROR as the C driver's EINVAL)."""
+        from aeron.driver.driver_conductor import CommandError
+        names = TIMESTAMP_OFFSET_KEYS[:2] if receive else TIMESTAMP_OFFSET_KEYS[2:]
+        for name in names:
+            index = TIMESTAMP_OFFSET_KEYS.index(name)
+            ours, theirs = channel.timestamp_offsets[index], existing.timestamp_offsets[index]
+            if ours != theirs:
+                info = {TIMESTAMP_NONE: " (not specified)", TIMESTAMP_RESERVED_VALUE: " (reserved)"}.get(ours, " ")
+                raise CommandError(ErrorCode.GENERIC_ERROR,
+                                   f"option conflicts with existing subscription: {name}={ours}{info} "
+                                   f"existingChannel={existing.original} channel={channel.original}")
 
     # -- session-id=tag:<n> -------------------------------------------------------------------------------------------
     def _publication_session_id(self, uri: ChannelUri) -> tuple[int | None, NetworkPublication | None]:

@@ -22,6 +22,9 @@ CONTROL_MODE_DYNAMIC = "dynamic"
 CONTROL_MODE_RESPONSE = "response"
 
 _unique_ids = itertools.count(1)
+TIMESTAMP_NONE = -1                     # a timestamp offset not given (AERON_NULL_VALUE)
+TIMESTAMP_RESERVED_VALUE = -8           # `reserved`: the frame's reserved value (AERON_UDP_CHANNEL_RESERVED_VALUE_OFFSET)
+TIMESTAMP_OFFSET_KEYS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset")
 Address = tuple  # (host, port) or (host, port, flowinfo, scope_id) for IPv6
 
 
@@ -94,6 +97,10 @@ class UdpChannel:
     canonical_form: str = ""
     tag: int | None = None
     extra: dict = field(default_factory=dict)
+    # where DATA frames get their timestamps: TIMESTAMP_RESERVED_VALUE, an offset into the payload, or TIMESTAMP_NONE
+    media_rcv_timestamp_offset: int = TIMESTAMP_NONE
+    channel_rcv_timestamp_offset: int = TIMESTAMP_NONE
+    channel_snd_timestamp_offset: int = TIMESTAMP_NONE
 
     @property
     def is_dynamic_control_mode(self) -> bool:
@@ -197,13 +204,49 @@ class UdpChannel:
                 control is not None and _split_host_port(control, channel, "control")[1] == 0)
         if wildcard and not is_destination:
             canonical += f"#{tag}" if tag is not None else f"-{next(_unique_ids)}"
+        media_rcv, channel_rcv, channel_snd = _timestamp_offsets(uri, channel)
         return cls(original=channel, uri=uri, family=family, remote_data=remote_data, local_data=local_data,
                    remote_control=remote_control, local_control=local_control, interface=interface,
                    is_multicast=is_multicast, has_explicit_control=control is not None,
-                   control_mode=control_mode, ttl=ttl, canonical_form=canonical, tag=tag)
+                   control_mode=control_mode, ttl=ttl, canonical_form=canonical, tag=tag,
+                   media_rcv_timestamp_offset=media_rcv, channel_rcv_timestamp_offset=channel_rcv,
+                   channel_snd_timestamp_offset=channel_snd)
+
+    @property
+    def timestamp_offsets(self) -> tuple[int, int, int]:
+        """(media-rcv-ts-offset, channel-rcv-ts-offset, channel-snd-ts-offset) as offsets."""
+        return (self.media_rcv_timestamp_offset, self.channel_rcv_timestamp_offset,
+                self.channel_snd_timestamp_offset)
 
     def __str__(self) -> str:
         return self.original
+
+
+def _timestamp_offsets(uri: ChannelUri, channel: str) -> tuple[int, int, int]:
+    """The three timestamp offsets (aeron_driver_uri_get_timestamp_offset: `reserved` or an integer, C's strtol base
+    0), refusing two that would overwrite each other's 8 bytes (aeron_udp_channel_verify_timestamp_offsets_do_not_
+    overlap)."""
+    offsets = []
+    for key in TIMESTAMP_OFFSET_KEYS:
+        text = uri.get(key)
+        if text is None:
+            offsets.append(TIMESTAMP_NONE)
+        elif text == "reserved":
+            offsets.append(TIMESTAMP_RESERVED_VALUE)
+        else:
+            try:
+                value = int(text, 0)
+            except ValueError:
+                raise InvalidChannelError(f"invalid {key} (`reserved` or an offset)", channel, f"{key}={text}") \
+                    from None
+            if not -(1 << 31) <= value < 1 << 31:
+                raise InvalidChannelError(f"invalid {key}: out of range", channel, f"{key}={text}")
+            offsets.append(value)
+    for (i, a), (j, b) in itertools.combinations(enumerate(offsets), 2):
+        if a != TIMESTAMP_NONE and b != TIMESTAMP_NONE and abs(a - b) < 8:
+            raise InvalidChannelError(f"{TIMESTAMP_OFFSET_KEYS[i]} and {TIMESTAMP_OFFSET_KEYS[j]} overlap", channel,
+                                      f"{TIMESTAMP_OFFSET_KEYS[i]}, {TIMESTAMP_OFFSET_KEYS[j]}")
+    return offsets[0], offsets[1], offsets[2]
 
 
 def format_address(sockaddr: Address) -> str:
