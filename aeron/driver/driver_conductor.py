@@ -91,11 +91,12 @@ class ClientSession:
 
 class IpcSubscription:
     __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "links", "tether",
-                 "rejoin", "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns")
+                 "rejoin", "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns", "is_response")
 
     def __init__(self, registration_id: int, client_id: int, stream_id: int, channel: str,
                  session_id: int | None, tether: bool = True, rejoin: bool = True,
-                 window_limit_timeout_ns: int = 0, linger_timeout_ns: int = 0, resting_timeout_ns: int = 0) -> None:
+                 window_limit_timeout_ns: int = 0, linger_timeout_ns: int = 0, resting_timeout_ns: int = 0,
+                 is_response: bool = False) -> None:
         self.registration_id = registration_id
         self.client_id = client_id
         self.stream_id = stream_id
@@ -107,10 +108,12 @@ class IpcSubscription:
         self.window_limit_timeout_ns = window_limit_timeout_ns
         self.linger_timeout_ns = linger_timeout_ns
         self.resting_timeout_ns = resting_timeout_ns
+        # control-mode=response: no publication matches until a response publication names this subscription
+        self.is_response = is_response
 
     def matches(self, publication: "IpcPublication") -> bool:
         return publication.stream_id == self.stream_id and (
-            self.session_id is None or self.session_id == publication.session_id)
+            (self.session_id is None and not self.is_response) or self.session_id == publication.session_id)
 
 
 
@@ -137,8 +140,10 @@ class IpcPublication(DriverLog):
     def __init__(self, *, registration_id: int, owner_client_id: int, session_id: int, stream_id: int,
                  channel: str, is_exclusive: bool, log: LogBuffers, log_path: str, pub_pos_id: int,
                  pub_pos: AtomicCounter, pub_lmt_id: int, pub_lmt: AtomicCounter, window_length: int,
-                 linger_timeout_ns: int, unblock_timeout_ns: int, now_ns: int) -> None:
+                 linger_timeout_ns: int, unblock_timeout_ns: int, now_ns: int,
+                 response_correlation_id: int | None = None) -> None:
         self.registration_id = registration_id
+        self.response_correlation_id = response_correlation_id     # response channels: see _add_ipc_publication
         self.owner_client_id = owner_client_id
         self.session_id = session_id
         self.stream_id = stream_id
@@ -569,6 +574,7 @@ class DriverConductor(NetworkConductor, Agent):
         term_length = self._uri_int(uri, "term-length", parse_size, None)
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
         session_id, tagged = self._publication_session_id(uri)
+        response_correlation_id = self._response_correlation_id(uri)
         linger_ns = self._uri_duration(uri, "linger", ctx.publication_linger_timeout_ns)
         window = self._uri_int(uri, "pub-wnd", parse_size, None)
         start = [self._uri_int(uri, key, int, None) for key in ("init-term-id", "term-id", "term-offset")]
@@ -591,7 +597,8 @@ class DriverConductor(NetworkConductor, Agent):
         if not is_exclusive:
             for candidate in self.publications:
                 if (candidate.state == ACTIVE and not candidate.is_exclusive and candidate.stream_id == stream_id
-                        and (session_id is None or candidate.session_id == session_id)):
+                        and (session_id is None or candidate.session_id == session_id)
+                        and candidate.response_correlation_id == response_correlation_id):
                     publication = candidate
                     break
         if publication is not None:
@@ -620,7 +627,8 @@ class DriverConductor(NetworkConductor, Agent):
             term_length, mtu_length = term_length or tagged.term_length, mtu_length or tagged.mtu
         publication = self._create_ipc_publication(
             command, session_id, term_length or ctx.ipc_term_buffer_length, mtu_length or ctx.ipc_mtu_length,
-            linger_ns, sparse, is_exclusive, window, start, signal_eos)
+            linger_ns, sparse, is_exclusive, window, start, signal_eos, response_correlation_id)
+        self._update_ipc_response_subscription(publication)
         client = self.get_or_add_client(command.client_id)
         client.publication_links[command.correlation_id] = publication
         response_type = cmd.ON_EXCLUSIVE_PUBLICATION_READY if is_exclusive else cmd.ON_PUBLICATION_READY
@@ -633,6 +641,21 @@ class DriverConductor(NetworkConductor, Agent):
             publication.pub_lmt_id, NULL_CHANNEL_STATUS_ID, publication.log_path))
         for message in images:
             self._transmit(message)
+
+    def _update_ipc_response_subscription(self, publication: IpcPublication) -> None:
+        """Port of aeron_driver_conductor_find_and_update_ipc_response_subscription: an IPC response publication
+        names its request publication (response-correlation-id = that publication's registration id, its image's
+        correlation id); the request publication names the response subscription, which now wants this session."""
+        correlation_id = publication.response_correlation_id
+        if correlation_id is None:
+            return
+        for request in self.publications:
+            if request.registration_id == correlation_id:
+                for subscription in self.subscriptions:
+                    if subscription.registration_id == request.response_correlation_id:
+                        subscription.session_id = publication.session_id
+                        break
+                break
 
     @staticmethod
     def _check_joins_existing(publication: DriverLog, term_length: int | None, mtu_length: int | None) -> None:
@@ -657,7 +680,8 @@ class DriverConductor(NetworkConductor, Agent):
             return session_id
 
     def _create_ipc_publication(self, command, session_id, term_length, mtu_length, linger_ns, sparse,
-                                is_exclusive, window, start, signal_eos) -> IpcPublication:
+                                is_exclusive, window, start, signal_eos,
+                                response_correlation_id: int | None = None) -> IpcPublication:
         ctx = self._ctx
         registration_id = command.correlation_id
         stream_id = command.stream_id
@@ -680,7 +704,8 @@ class DriverConductor(NetworkConductor, Agent):
                 linger_timeout_ns=linger_ns, signal_eos=1 if signal_eos else 0,
                 untethered_window_limit_timeout_ns=ctx.untethered_window_limit_timeout_ns,
                 untethered_resting_timeout_ns=ctx.untethered_resting_timeout_ns,
-                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf)
+                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf,
+                response_correlation_id=-1 if response_correlation_id is None else response_correlation_id)
         except InvalidArgumentError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
         counter_ids = []
@@ -705,7 +730,7 @@ class DriverConductor(NetworkConductor, Agent):
             pub_pos_id=pub_pos_id, pub_pos=AtomicCounter(self.counters_values, pub_pos_id),
             pub_lmt_id=pub_lmt_id, pub_lmt=AtomicCounter(self.counters_values, pub_lmt_id), window_length=window,
             linger_timeout_ns=linger_ns, unblock_timeout_ns=ctx.publication_unblock_timeout_ns,
-            now_ns=self._nano_clock())
+            now_ns=self._nano_clock(), response_correlation_id=response_correlation_id)
         publication.pub_pos.set_ordered(publication.consumer_position)
         publication.pub_lmt.set_ordered(publication.consumer_position)
         self.publications.append(publication)
@@ -792,7 +817,8 @@ class DriverConductor(NetworkConductor, Agent):
         subscription = IpcSubscription(
             command.correlation_id, command.client_id, command.stream_id, channel, session_id,
             tether=self._uri_bool(uri, "tether", True), rejoin=self._uri_bool(uri, "rejoin", True),
-            window_limit_timeout_ns=window_limit_ns, linger_timeout_ns=linger_ns, resting_timeout_ns=resting_ns)
+            window_limit_timeout_ns=window_limit_ns, linger_timeout_ns=linger_ns, resting_timeout_ns=resting_ns,
+            is_response=uri.get("control-mode") == "response")
         client = self.get_or_add_client(command.client_id)
         self.subscriptions.append(subscription)
         client.subscriptions[subscription.registration_id] = subscription

@@ -29,30 +29,25 @@ from aeron.driver.receiver import Receiver
 from aeron.driver.send_channel_endpoint import SendChannelEndpoint
 from aeron.driver.sender import Sender
 from aeron.driver.udp_channel import (
-    TIMESTAMP_NONE, TIMESTAMP_OFFSET_KEYS, TIMESTAMP_RESERVED_VALUE, UdpChannel, format_address)
+    CONTROL_MODE_RESPONSE, TIMESTAMP_NONE, TIMESTAMP_OFFSET_KEYS, TIMESTAMP_RESERVED_VALUE, UdpChannel, format_address)
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode, InvalidArgumentError
 from aeron.driver import untethered
 from aeron.driver.untethered import TETHER_ACTIVE, UntetheredTimeouts
+from aeron._core.frames import SETUP_SEND_RESPONSE_FLAG
 
 IMAGE_LINGER_NS = 1_000_000_000          # a closed image's log stays a moment for clients still mapping it
 # what a receive destination may not set: it shares its subscription's socket settings and window (C driver's
 # AERON_DRIVER_CONDUCTOR_INVALID_DESTINATION_KEYS)
 INVALID_DESTINATION_KEYS = ("mtu", "rcv-wnd", "so-rcvbuf", "so-sndbuf", "response-correlation-id")
-# parameters Aeron defines that this driver does not implement on UDP channels: refused, naming the parameter
-UNSUPPORTED_UDP_PARAMS = ("response-correlation-id",)
+PROTOTYPE_CORRELATION_ID = -2            # response-correlation-id=prototype (AERON_URI_PROTOTYPE_VALUE_CORRELATION_ID)
+TERM_MIN_LENGTH = 65536
 
 
 def check_supported_udp_params(uri: ChannelUri, channel: str, is_subscription: bool) -> None:
-    """Raise CommandError(INVALID_CHANNEL) naming the first parameter we cannot honour."""
+    """Raise CommandError(INVALID_CHANNEL) for what needs a closed extension of the official driver: ats=true (Aeron
+    Transport Security), which aeronmd without the premium extension refuses too."""
     from aeron.driver.driver_conductor import CommandError
-    for key in UNSUPPORTED_UDP_PARAMS:
-        if uri.has(key):
-            raise CommandError(ErrorCode.INVALID_CHANNEL, f"parameter {key} is not supported by this driver: {channel}")
-    if uri.get("control-mode") == "response":
-        raise CommandError(ErrorCode.INVALID_CHANNEL,
-                           f"parameter control-mode=response (response channels) is not supported by this driver: "
-                           f"{channel}")
     if (uri.get("ats") or "false").lower().startswith("t"):
         raise CommandError(ErrorCode.INVALID_CHANNEL, f"parameter ats=true (transport security) is not supported: "
                                                       f"{channel}")
@@ -69,7 +64,7 @@ class NetworkSubscription:
     __slots__ = ("registration_id", "client_id", "stream_id", "channel", "session_id", "endpoint", "is_spy",
                  "is_reliable", "rejoin", "tether", "cc", "group", "links", "udp_channel", "receiver_window",
                  "nak_delay_ns",
-                 "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns")
+                 "window_limit_timeout_ns", "linger_timeout_ns", "resting_timeout_ns", "is_response")
 
     def __init__(self, registration_id: int, client_id: int, stream_id: int, channel: str, session_id: int | None,
                  endpoint: ReceiveChannelEndpoint | None, udp_channel: UdpChannel, is_spy: bool, is_reliable: bool,
@@ -93,10 +88,12 @@ class NetworkSubscription:
         self.window_limit_timeout_ns = 0
         self.linger_timeout_ns = 0
         self.resting_timeout_ns = 0
+        # control-mode=response: matches no session until the response publication's is known (RSP_SETUP)
+        self.is_response = False
 
     def matches(self, resource: Any) -> bool:
         return resource.stream_id == self.stream_id and (
-            self.session_id is None or self.session_id == resource.session_id)
+            (self.session_id is None and not self.is_response) or self.session_id == resource.session_id)
 
 
 class NetworkConductor:
@@ -110,7 +107,9 @@ class NetworkConductor:
         self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
         self.conductor_proxy = DriverConductorProxy(self.command_queue, self.on_create_publication_image,
                                                     self.system[ctr.CONDUCTOR_PROXY_FAILS], one_thread,
-                                                    on_publication_error=self.on_publication_error)
+                                                    on_publication_error=self.on_publication_error,
+                                                    on_response_setup=self.on_response_setup,
+                                                    on_response_connected=self.on_response_connected)
         self.sender = Sender(self._nano_clock, self.system, self.conductor_proxy)
         self.receiver = Receiver(self._nano_clock, self.system, self.conductor_proxy)
         self.sender_proxy = SenderProxy(self.sender, self.system[ctr.SENDER_PROXY_FAILS], one_thread)
@@ -182,12 +181,14 @@ class NetworkConductor:
         channel = command.channel
         check_supported_udp_params(uri, channel, is_subscription=False)
         udp_channel = self._udp_channel(channel, uri, is_subscription=False)
-        if udp_channel.remote_data is None and not udp_channel.is_multi_destination:
+        if udp_channel.remote_data is None and not udp_channel.is_multi_destination and \
+                udp_channel.control_mode != CONTROL_MODE_RESPONSE:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"publication channel needs an endpoint: {channel}")
         stream_id = command.stream_id
         term_length = self._uri_int(uri, "term-length", parse_size, None)
         mtu_length = self._uri_int(uri, "mtu", parse_size, None)
         session_id, tagged = self._publication_session_id(uri)
+        response_correlation_id, response_image = self._response_channel(uri, udp_channel)
         endpoint = self.send_endpoints.get(udp_channel.canonical_form)
         if endpoint is not None:
             self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=False)
@@ -195,8 +196,11 @@ class NetworkConductor:
             for publication in self.network_publications:
                 if (publication.endpoint is endpoint and publication.stream_id == stream_id and
                         publication.state == np_.ACTIVE and not publication.is_exclusive and
-                        (session_id is None or session_id == publication.session_id)):
+                        (session_id is None or session_id == publication.session_id) and
+                        publication.response_correlation_id == response_correlation_id):
                     self._check_joins_existing(publication, term_length, mtu_length)
+                    if response_image is not None:
+                        response_image.set_response_session_id(publication.session_id)
                     publication.ref_count += 1
                     client = self.get_or_add_client(command.client_id)
                     client.publication_links[command.correlation_id] = publication
@@ -206,6 +210,8 @@ class NetworkConductor:
                         publication.log_path))
                     return
         term_length = term_length or (tagged.term_length if tagged is not None else ctx.term_buffer_length)
+        if udp_channel.control_mode == CONTROL_MODE_RESPONSE and response_correlation_id == PROTOTYPE_CORRELATION_ID:
+            term_length = TERM_MIN_LENGTH           # a prototype response publication is never used: keep it small
         mtu_length = mtu_length or (tagged.mtu if tagged is not None else ctx.mtu_length)
         from aeron._core.logbuffer import check_mtu_length, check_term_length
         try:
@@ -237,7 +243,7 @@ class NetworkConductor:
         try:
             publication = self._create_network_publication(
                 command, endpoint, udp_channel, uri, session_id, term_length, mtu_length, start, is_exclusive,
-                flow_control)
+                flow_control, response_correlation_id=response_correlation_id)
         except BaseException:
             if created_endpoint:
                 self._close_send_endpoint(endpoint)
@@ -252,6 +258,8 @@ class NetworkConductor:
         for subscription in self.network_subscriptions:
             if subscription.is_spy and self._spy_matches(subscription, publication):
                 self._link_spy(subscription, publication)
+        if response_image is not None:
+            response_image.set_response_session_id(publication.session_id)
 
     def _open_transport(self, udp_channel: UdpChannel, uri: ChannelUri, bind: tuple) -> Any:
         """The endpoint's socket bound to ``bind``, joined to it as a group when the channel is multicast."""
@@ -275,7 +283,9 @@ class NetworkConductor:
                                                         transport.bound_address)
         endpoint = SendChannelEndpoint(udp_channel, transport, registration_id, status_id,
                                        AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system,
-                                       on_publication_error=self.conductor_proxy.publication_error)
+                                       on_publication_error=self.conductor_proxy.publication_error,
+                                       on_response_setup=self.conductor_proxy.response_setup,
+                                       on_response_connected=self.conductor_proxy.response_connected)
         if udp_channel.is_multi_destination:
             # mdc-num-dest: the number of destinations of an MDC send endpoint (§5.5 type 18, plain channel label)
             counter_id = self.counters.allocate(
@@ -294,7 +304,8 @@ class NetworkConductor:
 
     def _create_network_publication(self, command, endpoint: SendChannelEndpoint, udp_channel: UdpChannel,
                                     uri: ChannelUri, session_id: int, term_length: int, mtu_length: int, start,
-                                    is_exclusive: bool, flow_control) -> NetworkPublication:
+                                    is_exclusive: bool, flow_control,
+                                    response_correlation_id: int | None = None) -> NetworkPublication:
         from aeron.driver.driver_conductor import CommandError
         ctx = self._ctx
         registration_id = command.correlation_id
@@ -316,7 +327,9 @@ class NetworkConductor:
                 start_at_position=at_position, sparse=self._uri_bool(uri, "sparse", ctx.term_buffer_sparse_file),
                 publication_window_length=window, linger_timeout_ns=linger_ns,
                 signal_eos=1 if self._uri_bool(uri, "eos", True) else 0,
-                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf)
+                os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf,
+                response_correlation_id=-1 if response_correlation_id is None else response_correlation_id,
+                is_response=1 if udp_channel.control_mode == CONTROL_MODE_RESPONSE else 0)
         except InvalidArgumentError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"{channel}: {exc}") from exc
         try:
@@ -343,7 +356,9 @@ class NetworkConductor:
             max_retransmits=max_resend, ttl=udp_channel.ttl if udp_channel.is_multicast else 0,
             is_group=udp_channel.has_group_semantics, now_ns=self._nano_clock(),
             max_messages_per_send=ctx.network_publication_max_messages_per_send, system=self.system,
-            untethered_timeouts=UntetheredTimeouts(*self._untethered_timeouts(uri)))
+            untethered_timeouts=UntetheredTimeouts(*self._untethered_timeouts(uri)),
+            response_correlation_id=response_correlation_id,
+            is_response=udp_channel.control_mode == CONTROL_MODE_RESPONSE)
         endpoint.publications[(session_id, stream_id)] = publication
         self.network_publications.append(publication)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
@@ -458,12 +473,14 @@ class NetworkConductor:
                 endpoint = self._open_receive_endpoint(udp_channel, uri, command.correlation_id)
             else:
                 self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=True)
+                self._check_response_mode_matches(endpoint, udp_channel, command.stream_id)
             endpoint.ref_count += 1
         subscription = NetworkSubscription(
             command.correlation_id, command.client_id, command.stream_id, channel, session_id, endpoint, udp_channel,
             is_spy, self._uri_bool(uri, "reliable", True), self._uri_bool(uri, "rejoin", True),
             self._uri_bool(uri, "tether", True), cc, group)
         subscription.receiver_window = self._uri_int(uri, "rcv-wnd", parse_size, None)
+        subscription.is_response = not is_spy and udp_channel.control_mode == CONTROL_MODE_RESPONSE
         (subscription.window_limit_timeout_ns, subscription.linger_timeout_ns,
          subscription.resting_timeout_ns) = self._untethered_timeouts(uri)
         if uri.has("nak-delay"):
@@ -479,7 +496,8 @@ class NetworkConductor:
                     self._link_spy(subscription, publication)
             return
         stream_id, sid = command.stream_id, session_id
-        self.receiver_proxy.add_subscription(endpoint, stream_id, sid)
+        if not subscription.is_response:        # a response subscription waits for its session (RSP_SETUP)
+            self.receiver_proxy.add_subscription(endpoint, stream_id, sid)
         for image in self.images:
             if image.endpoint is endpoint and image.state == pi.ACTIVE and subscription.matches(image):
                 self._link_image(subscription, image)
@@ -515,7 +533,8 @@ class NetworkConductor:
         endpoint = subscription.endpoint
         assert endpoint is not None
         stream_id, session_id = subscription.stream_id, subscription.session_id
-        self.receiver_proxy.remove_subscription(endpoint, stream_id, session_id)
+        if not subscription.is_response:
+            self.receiver_proxy.remove_subscription(endpoint, stream_id, session_id)
         endpoint.ref_count -= 1
         if endpoint.ref_count <= 0:
             self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
@@ -578,7 +597,7 @@ class NetworkConductor:
         stream_id, session_id = setup["stream_id"], setup["session_id"]
         subscriptions = [s for s in self.network_subscriptions
                          if s.endpoint is endpoint and s.stream_id == stream_id and
-                         (s.session_id is None or s.session_id == session_id)]
+                         ((s.session_id is None and not s.is_response) or s.session_id == session_id)]
         if not subscriptions:
             self.receiver_proxy.image_init_failed(endpoint, stream_id, session_id, now_ns)
             return
@@ -644,7 +663,8 @@ class NetworkConductor:
             loss_report=self.loss_report, channel=channel, now_ns=now_ns, epoch_clock_ms=self._epoch_clock,
             rejoin=first.rejoin, destination=setup["destination"],
             untethered_timeouts=UntetheredTimeouts(first.window_limit_timeout_ns, first.linger_timeout_ns,
-                                                   first.resting_timeout_ns))
+                                                   first.resting_timeout_ns),
+            has_send_response_setup=bool(setup["flags"] & SETUP_SEND_RESPONSE_FLAG))
         self.images.append(image)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].get_and_add(log.log_length)
         for subscription in subscriptions:
@@ -881,6 +901,85 @@ class NetworkConductor:
                 raise CommandError(ErrorCode.GENERIC_ERROR,
                                    f"option conflicts with existing subscription: {name}={ours}{info} "
                                    f"existingChannel={existing.original} channel={channel.original}")
+
+    # -- response channels (control-mode=response, response-correlation-id) -------------------------------------------
+    def _response_correlation_id(self, uri: ChannelUri) -> int | None:
+        """``response-correlation-id``: None when absent (or -1), PROTOTYPE_CORRELATION_ID for `prototype`, else the id
+        (aeron_driver_uri_get_response_correlation_id; GENERIC_ERROR as the C driver's EINVAL)."""
+        from aeron.driver.driver_conductor import CommandError
+        text = uri.get("response-correlation-id")
+        if text is None:
+            return None
+        if text == "prototype":
+            return PROTOTYPE_CORRELATION_ID
+        try:
+            value = int(text)
+        except ValueError:
+            value = -3
+        if value < -1 or value >= 1 << 63:
+            raise CommandError(ErrorCode.GENERIC_ERROR, "invalid response-correlation-id, must be a number greater "
+                                                        "than or equal to -1, or 'prototype'")
+        return None if value == -1 else value
+
+    def _response_channel(self, uri: ChannelUri, udp_channel: UdpChannel) -> tuple[int | None, PublicationImage | None]:
+        """A network publication's response correlation id and, for a response publication (control-mode=response),
+        the image it answers (aeron_driver_conductor_validate_response_subscription and _find_response_publication_
+        image): a request publication names an existing response subscription; a response publication names an
+        image whose sender asked for a response channel (or is a `prototype`)."""
+        from aeron.driver.driver_conductor import CommandError
+        correlation_id = self._response_correlation_id(uri)
+        if udp_channel.control_mode != CONTROL_MODE_RESPONSE:
+            if correlation_id is not None and not any(s.registration_id == correlation_id
+                                                      for s in self.network_subscriptions):
+                raise CommandError(ErrorCode.GENERIC_ERROR, f"unable to find response subscription for "
+                                                            f"response-correlation-id={correlation_id}")
+            return correlation_id, None
+        if correlation_id is None:
+            raise CommandError(ErrorCode.GENERIC_ERROR,
+                               "control-mode=response was specified, but no response-correlation-id set")
+        if correlation_id == PROTOTYPE_CORRELATION_ID:
+            return correlation_id, None
+        for image in self.images:
+            if image.correlation_id == correlation_id:
+                if not image.has_send_response_setup:
+                    raise CommandError(ErrorCode.GENERIC_ERROR, f"image.correlationId={correlation_id} did not "
+                                                                f"request a response channel")
+                return correlation_id, image
+        raise CommandError(ErrorCode.GENERIC_ERROR, f"image.correlationId={correlation_id} not found")
+
+    def _check_response_mode_matches(self, endpoint: ReceiveChannelEndpoint, udp_channel: UdpChannel,
+                                     stream_id: int) -> None:
+        """Subscriptions of one stream on one endpoint are all response subscriptions or none are."""
+        from aeron.driver.driver_conductor import CommandError
+        is_response = udp_channel.control_mode == CONTROL_MODE_RESPONSE
+        for other in self.network_subscriptions:
+            if other.endpoint is endpoint and other.stream_id == stream_id and \
+                    (other.udp_channel.control_mode == CONTROL_MODE_RESPONSE) != is_response:
+                raise CommandError(ErrorCode.GENERIC_ERROR,
+                                   f"option conflicts with existing subscription: isResponse={str(is_response).lower()}"
+                                   f" existingChannel={other.channel} channel={udp_channel.original}")
+
+    def on_response_setup(self, response_correlation_id: int, response_session_id: int) -> None:
+        """DriverConductorProxy.response_setup (port of aeron_driver_conductor_on_response_setup): the response
+        subscription named by a request publication now wants the response publication's session, and asks its
+        control address for a SETUP."""
+        for subscription in self.network_subscriptions:
+            if subscription.registration_id != response_correlation_id or subscription.is_spy:
+                continue
+            endpoint = subscription.endpoint
+            stream_id = subscription.stream_id
+            if subscription.session_id is None:
+                subscription.session_id = response_session_id
+                subscription.is_response = False
+                self.receiver_proxy.add_subscription(endpoint, stream_id, response_session_id)
+            self.receiver_proxy.request_setup(endpoint, stream_id, subscription.session_id)
+
+    def on_response_connected(self, response_correlation_id: int) -> None:
+        """DriverConductorProxy.response_connected (port of aeron_driver_conductor_on_response_connected): the
+        response channel is up, its image stops sending RSP_SETUP."""
+        for image in self.images:
+            if image.correlation_id == response_correlation_id:
+                image.set_response_session_id(None)
 
     # -- session-id=tag:<n> -------------------------------------------------------------------------------------------
     def _publication_session_id(self, uri: ChannelUri) -> tuple[int | None, NetworkPublication | None]:

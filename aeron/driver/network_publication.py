@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from aeron._core import counters as ctr
 from aeron._core.frames import (
     DATA_HEADER_LENGTH, EOS_FLAG, REVOKED_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SETUP_GROUP_FLAG,
-    SETUP_HEADER_LENGTH, SM_EOS_FLAG, SM_SEND_SETUP_FLAG, UNFRAGMENTED, encode_heartbeat, encode_rttm, encode_setup,
+    SETUP_HEADER_LENGTH, SETUP_SEND_RESPONSE_FLAG, SM_EOS_FLAG, SM_SEND_SETUP_FLAG, UNFRAGMENTED, encode_heartbeat,
+    encode_rttm, encode_setup,
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
@@ -38,7 +39,8 @@ class NetworkPublication(DriverLog):
                  linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
                  signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
                  is_group: bool, now_ns: int, max_messages_per_send: int = 2,
-                 system: dict[int, Any] | None = None, untethered_timeouts: UntetheredTimeouts | None = None) -> None:
+                 system: dict[int, Any] | None = None, untethered_timeouts: UntetheredTimeouts | None = None,
+                 response_correlation_id: int | None = None, is_response: bool = False) -> None:
         self.registration_id = registration_id
         self.owner_client_id = owner_client_id
         self.session_id = session_id
@@ -70,6 +72,14 @@ class NetworkPublication(DriverLog):
         self.spies_simulate_connection = spies_simulate_connection
         self.ttl = ttl
         self.setup_flags = SETUP_GROUP_FLAG if is_group else 0
+        # response channels: a request publication (response-correlation-id, not control-mode=response) asks the
+        # server's image for a response channel in its SETUPs; a response publication (control-mode=response) sends
+        # only to the subscriber that elicited its SETUP
+        self.response_correlation_id = response_correlation_id
+        self.is_response = is_response
+        self.response_address: tuple | None = None
+        if response_correlation_id is not None and not is_response:
+            self.setup_flags |= SETUP_SEND_RESPONSE_FLAG
         self.max_messages_per_send = max(1, max_messages_per_send)
         system = system or {}
         overflow = system.get(ctr.RETRANSMIT_OVERFLOW)
@@ -141,7 +151,7 @@ class NetworkPublication(DriverLog):
             return
         encode_setup(self._setup, 0, self.session_id, self.stream_id, self.initial_term_id, term_id, term_offset,
                      self.term_length, self.mtu, self.ttl, self.setup_flags)
-        if self.endpoint.send(self._setup) == SETUP_HEADER_LENGTH:
+        if self.endpoint.send(self._setup, self.response_address) == SETUP_HEADER_LENGTH:
             self.time_of_last_setup_ns = now_ns
             self.time_of_last_data_or_heartbeat_ns = now_ns
             self.flow_control.on_setup(self.snd_lmt.get(), now_ns)
@@ -157,7 +167,7 @@ class NetworkPublication(DriverLog):
         elif self.signal_eos and self.is_end_of_stream:
             flags |= EOS_FLAG
         encode_heartbeat(self._heartbeat, 0, self.session_id, self.stream_id, term_id, term_offset, flags)
-        if self.endpoint.send(self._heartbeat) == DATA_HEADER_LENGTH:
+        if self.endpoint.send(self._heartbeat, self.response_address) == DATA_HEADER_LENGTH:
             self.time_of_last_data_or_heartbeat_ns = now_ns
             if self._heartbeats_sent is not None:
                 self._heartbeats_sent.increment_ordered()
@@ -172,7 +182,7 @@ class NetworkPublication(DriverLog):
             term_offset = position & self.term_length_mask
             term = self.terms[(position >> self.position_bits_to_shift) % 3]
             sent, advance = self.endpoint.send_term_batch(term, term_offset, sender_limit - position, self.mtu,
-                                                          budget)
+                                                          budget, self.response_address)
             if advance == 0:
                 break
             total += sent
@@ -203,7 +213,7 @@ class NetworkPublication(DriverLog):
             if available <= 0:
                 break
             with term.view(offset, available) as frames:
-                if self.endpoint.send(frames) != available:
+                if self.endpoint.send(frames, self.response_address) != available:
                     break
             if self._retransmits_sent is not None:
                 self._retransmits_sent.increment_ordered()
@@ -219,6 +229,8 @@ class NetworkPublication(DriverLog):
         if flags & SM_SEND_SETUP_FLAG:
             if not self.is_end_of_stream:
                 self.setup_elicited = True
+                if self.is_response:
+                    self.response_address = source      # the response subscriber that asked for it
             self.flow_control.on_trigger_send_setup(group_tag, now_ns)
             return
         position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
@@ -232,6 +244,8 @@ class NetworkPublication(DriverLog):
         else:
             self.receivers[receiver_id] = now_ns
         self.has_initial_connection = True
+        if not self.has_receivers and self.receivers and self.response_correlation_id is not None:
+            self.endpoint.notify_response_connected(self.response_correlation_id)
         limit = self.flow_control.on_status_message(self.snd_lmt.get(), position, window, receiver_id, group_tag,
                                                     is_eos, now_ns)
         self.snd_lmt.set_ordered(limit)
@@ -250,7 +264,7 @@ class NetworkPublication(DriverLog):
     def on_rttm(self, flags: int, echo_timestamp: int, receiver_id: int) -> None:
         if flags & RTTM_REPLY_FLAG:
             encode_rttm(self._rttm, 0, self.session_id, self.stream_id, echo_timestamp, 0, receiver_id)
-            self.endpoint.send(self._rttm)
+            self.endpoint.send(self._rttm, self.response_address)
 
     def on_error(self, receiver_id: int, error_code: int, message: str) -> bool:
         """An error frame from a receiver: it is dropped at once. True when it was a receiver this publication knew

@@ -156,7 +156,7 @@ class ReceiverProxy(CommandProxy):
 
     __slots__ = ("_on_add_endpoint", "_on_remove_endpoint", "_on_add_subscription", "_on_remove_subscription",
                  "_on_add_publication_image", "_on_remove_publication_image", "_on_image_init_failed",
-                 "_on_add_destination", "_on_remove_destination", "_on_reject_image")
+                 "_on_add_destination", "_on_remove_destination", "_on_reject_image", "_on_request_setup")
 
     def __init__(self, receiver: Any, fail_counter: Any, runs_on_caller_thread: bool) -> None:
         super().__init__(receiver.command_queue, fail_counter, runs_on_caller_thread)
@@ -170,6 +170,7 @@ class ReceiverProxy(CommandProxy):
         self._on_add_destination = receiver.on_add_destination
         self._on_remove_destination = receiver.on_remove_destination
         self._on_reject_image = receiver.on_reject_image
+        self._on_request_setup = receiver.on_request_setup
 
     def add_endpoint(self, endpoint: Any) -> None:
         self.offer((self._on_add_endpoint, endpoint))
@@ -206,6 +207,11 @@ class ReceiverProxy(CommandProxy):
         """REJECT_IMAGE of a network image (aeron_driver_receiver_proxy_on_invalidate_image)."""
         self.offer((self._on_reject_image, image, reason))
 
+    def request_setup(self, endpoint: Any, stream_id: int, session_id: int) -> None:
+        """Ask the endpoint's explicit control addresses for a session's SETUP (a response subscription that has
+        learnt its session; aeron_driver_receiver_proxy_on_request_setup)."""
+        self.offer((self._on_request_setup, endpoint, stream_id, session_id))
+
 
 def _sender_release(resource: Any) -> None:
     resource.sender_release()
@@ -219,13 +225,18 @@ class DriverConductorProxy(CommandProxy):
     """Sender and Receiver → conductor (DriverConductorProxy.java, aeron_driver_conductor_proxy.c). Its queue has
     two producers when the sender and the receiver run on their own threads."""
 
-    __slots__ = ("_on_create_publication_image", "_on_publication_error")
+    __slots__ = ("_on_create_publication_image", "_on_publication_error", "_on_response_setup",
+                 "_on_response_connected")
 
     def __init__(self, queue: CommandQueue, on_create_publication_image: Callable[..., None], fail_counter: Any,
-                 runs_on_caller_thread: bool, on_publication_error: Callable[..., None] | None = None) -> None:
+                 runs_on_caller_thread: bool, on_publication_error: Callable[..., None] | None = None,
+                 on_response_setup: Callable[..., None] | None = None,
+                 on_response_connected: Callable[..., None] | None = None) -> None:
         super().__init__(queue, fail_counter, runs_on_caller_thread)
         self._on_create_publication_image = on_create_publication_image
         self._on_publication_error = on_publication_error
+        self._on_response_setup = on_response_setup
+        self._on_response_connected = on_response_connected
 
     def create_publication_image(self, endpoint: Any, setup: dict, control_address: tuple, source: tuple) -> None:
         """A SETUP for a wanted stream arrived: the conductor makes the image (receiver thread)."""
@@ -235,6 +246,14 @@ class DriverConductorProxy(CommandProxy):
         """A publication heard an error frame from a receiver it knew: the conductor logs it and tells the clients
         (aeron_driver_conductor_proxy_on_publication_error; sender thread)."""
         self.offer((self._on_publication_error, frame))
+
+    def response_setup(self, response_correlation_id: int, response_session_id: int) -> None:
+        """A request publication heard RSP_SETUP: bind its response subscription to that session (sender thread)."""
+        self.offer((self._on_response_setup, response_correlation_id, response_session_id))
+
+    def response_connected(self, response_correlation_id: int) -> None:
+        """A publication with a response correlation id heard its first receiver (sender thread)."""
+        self.offer((self._on_response_connected, response_correlation_id))
 
     def sender_released(self, resource: Any) -> None:
         """The sender has dropped a publication or send endpoint: the conductor may free it

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from aeron._core import counters as ctr
 from aeron._core.frames import (
     EOS_FLAG, ERR_HEADER_LENGTH, ERR_MAX_ERROR_MESSAGE_LENGTH, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH,
-    RTTM_REPLY_FLAG, SM_EOS_FLAG, SM_WITH_GROUP_TAG_LENGTH, encode_error, encode_nak, encode_rttm,
-    encode_status_message,
+    RSP_SETUP_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_EOS_FLAG, SM_WITH_GROUP_TAG_LENGTH, encode_error, encode_nak,
+    encode_response_setup, encode_rttm, encode_status_message,
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
@@ -58,7 +58,7 @@ class PublicationImage(DriverLog):
                  is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
                  channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None,
                  rejoin: bool = True, destination: ReceiveDestination | None = None,
-                 untethered_timeouts: UntetheredTimeouts | None = None) -> None:
+                 untethered_timeouts: UntetheredTimeouts | None = None, has_send_response_setup: bool = False) -> None:
         self.correlation_id = correlation_id
         self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
         self.session_id = session_id
@@ -104,6 +104,11 @@ class PublicationImage(DriverLog):
         self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
         # untethered subscribers follow the timeouts of the subscription that made the image, as in Aeron
         self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
+        # response channels: the sender asked for one (SETUP flag 0x80); once a response publication exists for this
+        # image its session id goes back to the sender in RSP_SETUP frames until the response channel connects
+        self.has_send_response_setup = has_send_response_setup
+        self.response_session_id: int | None = None
+        self._response_setup = bytearray(RSP_SETUP_HEADER_LENGTH)
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
@@ -249,6 +254,11 @@ class PublicationImage(DriverLog):
         length = encode_status_message(self._sm, 0, self.session_id, self.stream_id, term_id,
                                        position & self.term_length_mask, window, self.receiver_id, self.group_tag,
                                        flags)
+        response_session_id = self.response_session_id
+        if response_session_id is not None:
+            encode_response_setup(self._response_setup, 0, self.session_id, self.stream_id, response_session_id)
+            for connection in self._live_connections(now_ns):
+                self.endpoint.send_to(self._response_setup, connection.control_address, connection.destination)
         with memoryview(self._sm)[:length] as frame:
             for connection in self._live_connections(now_ns):
                 self.endpoint.send_to(frame, connection.control_address, connection.destination)
@@ -264,6 +274,14 @@ class PublicationImage(DriverLog):
                 self.endpoint.send_to(self._rttm, connection.control_address, connection.destination)
             self.congestion_control.on_rttm_sent(now_ns)
         return 1
+
+    # -- conductor thread: response channels ---------------------------------------------------------------------
+    def set_response_session_id(self, response_session_id: int | None) -> None:
+        """The session of the response publication made for this image (None once it has connected); a new one is
+        announced with the next status message, sent at once."""
+        self.response_session_id = response_session_id
+        if response_session_id is not None:
+            self.sm_pending = True
 
     # -- receiver thread: rejection (REJECT_IMAGE) ------------------------------------------------------------
     def reject(self, reason: str) -> None:

@@ -287,6 +287,15 @@ class ReceiveChannelEndpoint:
                 work += self._elicit_setup(destination, 0, 0)
         return work
 
+    def elicit_setup_from_control(self, stream_id: int, session_id: int) -> int:
+        """Port of aeron_receive_channel_endpoint_elicit_setup: a SETUP-eliciting status message for one session to
+        every destination with an explicit control address."""
+        work = 0
+        for destination in self.destinations:
+            if destination.has_explicit_control:
+                work += self._elicit_setup(destination, session_id, stream_id)
+        return work
+
     def _elicit_setup(self, destination: ReceiveDestination, session_id: int, stream_id: int) -> int:
         encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
                               SM_SEND_SETUP_FLAG)

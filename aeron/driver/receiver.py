@@ -69,6 +69,9 @@ class Receiver(Agent):
     def on_reject_image(self, image: Any, reason: str) -> None:
         image.reject(reason)
 
+    def on_request_setup(self, endpoint: Any, stream_id: int, session_id: int) -> None:
+        endpoint.elicit_setup_from_control(stream_id, session_id)
+
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()

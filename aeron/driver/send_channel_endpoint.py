@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
 from aeron._core.frames import (
-    ERR_HAS_GROUP_TAG_FLAG, HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RTTM, HDR_TYPE_SM, SM_SEND_SETUP_FLAG, ErrorFrame,
-    NakFrame,
-    StatusMessageFrame, decode_frame, validate_frame,
+    ERR_HAS_GROUP_TAG_FLAG, HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RSP_SETUP, HDR_TYPE_RTTM, HDR_TYPE_SM,
+    SM_SEND_SETUP_FLAG, ErrorFrame, NakFrame, ResponseSetupFrame, StatusMessageFrame, decode_frame, validate_frame,
 )
 from aeron.common import command as cmd
-from aeron.driver.udp_channel import UdpChannel
+from aeron.driver.udp_channel import CONTROL_MODE_RESPONSE, UdpChannel
 
 if TYPE_CHECKING:
     from aeron.driver.network_publication import NetworkPublication
@@ -39,10 +38,16 @@ class Destination:
 class SendChannelEndpoint:
     def __init__(self, udp_channel: UdpChannel, transport: UdpTransport, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int,
-                 system: dict[int, Any], on_publication_error: Any = None) -> None:
+                 system: dict[int, Any], on_publication_error: Any = None, on_response_setup: Any = None,
+                 on_response_connected: Any = None) -> None:
         self.udp_channel = udp_channel
         # (PublicationErrorFrame) -> None, run on the sender thread: the conductor queues it for its clients
         self._on_publication_error = on_publication_error
+        # response channels: (response correlation id, response session id) -> None when a request publication
+        # hears RSP_SETUP; (response correlation id) -> None when a publication first hears a receiver
+        self._on_response_setup = on_response_setup
+        self._on_response_connected = on_response_connected
+        self.is_response = udp_channel.control_mode == CONTROL_MODE_RESPONSE
         self.transport = transport
         self.registration_id = registration_id
         self.status_counter_id = status_counter_id
@@ -76,11 +81,14 @@ class SendChannelEndpoint:
             self._destinations_counter.set_ordered(len(self.destinations))
 
     # -- sending ---------------------------------------------------------------------------------------------
-    def send(self, data) -> int:
-        """Send one datagram to the channel's destination(s); returns its length when it went out (for MDC: to
-        at least one destination, as Aeron's "bytes sent" of the last destination)."""
+    def send(self, data, address: tuple | None = None) -> int:
+        """Send one datagram to the channel's destination(s), or to ``address`` (a response publication's
+        subscriber); returns its length when it went out (for MDC: to at least one destination, as Aeron's "bytes
+        sent" of the last destination)."""
         transport = self.transport
-        if not self.is_mdc:
+        if address is not None:
+            sent = transport.send(data, address)
+        elif not self.is_mdc:
             if self.remote is None:
                 return 0
             sent = transport.send(data, self.remote)
@@ -97,11 +105,14 @@ class SendChannelEndpoint:
             self._short_sends.increment_ordered()
         return sent
 
-    def send_term_batch(self, term, term_offset: int, window: int, mtu: int, max_datagrams: int) -> tuple[int, int]:
-        """Scan and send up to ``max_datagrams`` MTU-sized datagrams of ``term`` in one sendmmsg per destination;
-        (bytes sent, sender position advance), as UdpTransport.send_term_batch."""
+    def send_term_batch(self, term, term_offset: int, window: int, mtu: int, max_datagrams: int,
+                        address: tuple | None = None) -> tuple[int, int]:
+        """Scan and send up to ``max_datagrams`` MTU-sized datagrams of ``term`` in one sendmmsg per destination
+        (or to ``address``, see send); (bytes sent, sender position advance), as UdpTransport.send_term_batch."""
         transport = self.transport
-        if not self.is_mdc:
+        if address is not None:
+            sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, address)
+        elif not self.is_mdc:
             if self.remote is None:
                 return 0, 0
             sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.remote)
@@ -158,6 +169,8 @@ class SendChannelEndpoint:
                         publication.on_rttm(rttm.flags, rttm.echo_timestamp, rttm.receiver_id)
                 elif frame_type == HDR_TYPE_ERR:
                     self._on_error(decode_frame(buffer, 0, length), transport.source(i))
+                elif frame_type == HDR_TYPE_RSP_SETUP:
+                    self._on_response_setup_frame(decode_frame(buffer, 0, length))
                 elif frame_type < 0:
                     self._invalid.increment_ordered()
         return work
@@ -167,7 +180,7 @@ class SendChannelEndpoint:
         self.system[ctr.STATUS_MESSAGES_RECEIVED].increment_ordered()
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
-        if sm.session_id == 0 and sm.stream_id == 0 and flags & SM_SEND_SETUP_FLAG:
+        if sm.session_id == 0 and sm.stream_id == 0 and flags & SM_SEND_SETUP_FLAG and not self.is_response:
             for publication in self.publications.values():
                 publication.on_status_message(flags, 0, 0, 0, receiver_id, group_tag, source, now_ns)
             return
@@ -221,6 +234,20 @@ class SendChannelEndpoint:
                 self._on_publication_error(self._publication_error_frame(
                     publication.registration_id, error.session_id, error.stream_id, error.receiver_id, group_tag,
                     source, error.error_code, error.error_message))
+
+    def _on_response_setup_frame(self, frame: ResponseSetupFrame) -> None:
+        """Port of aeron_send_channel_endpoint_on_response_setup: the server's image of this request publication
+        names the session of its response publication; the conductor binds the response subscription to it."""
+        response_session_id = frame.response_session_id
+        publication = self.publications.get((frame.session_id, frame.stream_id))
+        if publication is not None and publication.response_correlation_id is not None and \
+                self._on_response_setup is not None:
+            self._on_response_setup(publication.response_correlation_id, response_session_id)
+
+    def notify_response_connected(self, response_correlation_id: int) -> None:
+        """A publication with a response correlation id heard its first receiver (sender thread)."""
+        if self._on_response_connected is not None:
+            self._on_response_connected(response_correlation_id)
 
     def _publication_error_frame(self, registration_id: int, session_id: int, stream_id: int, receiver_id: int,
                                  group_tag: int, source: tuple | None, error_code: int,

@@ -678,9 +678,8 @@ def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(fast_driver)
 
 
 @pytest.mark.parametrize("channel, part", [
-    ("aeron:udp?endpoint=127.0.0.1:40901|response-correlation-id=7", "response-correlation-id"),
-    ("aeron:udp?control=127.0.0.1:40902|control-mode=response", "control-mode=response"),
-    ("aeron:udp?endpoint=224.0.1.3:40903|interface=127.0.0.1|fc=fastest", "fc=fastest"),
+    ("aeron:udp?endpoint=224.0.1.3:40903|interface=127.0.0.1|fc=fastest", "fc=fastest"),     # no such strategy
+    ("aeron:udp?endpoint=127.0.0.1:40901|ats=true", "ats=true"),        # transport security: a closed extension
 ])
 def test_unsupported_udp_publication_parameters_are_refused_by_name(client, channel, part):
     corr = add_publication(client, channel=channel)

@@ -70,10 +70,10 @@ class _CaptureEndpoint:
         self.address = self.inbox.getsockname()
         self._sent = []
 
-    def send(self, data):
+    def send(self, data, address=None):             # address: a response publication's subscriber (unused here)
         return self.transport.send(data, self.address)
 
-    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams):
+    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams, address=None):
         return self.transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.address)
 
     @property
