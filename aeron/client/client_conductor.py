@@ -580,9 +580,10 @@ class ClientConductor(Agent):
                 self.client_id, self._ring.next_correlation_id(), subscription.registration_id,
                 msg_type_id=cmd.REMOVE_SUBSCRIPTION))
 
-    def destination(self, publication: Any, channel: str, add: bool) -> None:
+    def destination(self, publication: Any, channel: str, add: bool) -> int:
         """ADD_DESTINATION / REMOVE_DESTINATION for a manual multi-destination-cast publication; waits for the
-        driver and raises its RegistrationError."""
+        driver and raises its RegistrationError. Returns the command's correlation id (an added destination's
+        registration id)."""
         channel = _check_channel(channel)
         if publication.is_closed:
             raise IllegalStateError("publication is closed")
@@ -590,6 +591,27 @@ class ClientConductor(Agent):
             self.client_id, self.next_correlation_id(), publication.registration_id, channel,
             msg_type_id=cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION)
         self.await_result(self._begin(_REMOVE, message))
+        return int(message.correlation_id)
+
+    def remove_destination_by_id(self, publication: Any, destination_id: int, wait: bool = True) -> int:
+        """REMOVE_DESTINATION_BY_ID: the destination added by the ADD_DESTINATION with correlation id
+        ``destination_id``. Waits for the driver (or, with ``wait`` False, returns at once as the async variants do);
+        returns the command's correlation id."""
+        if not isinstance(destination_id, int) or isinstance(destination_id, bool):
+            raise InvalidArgumentError(f"destination registration id must be an int, got {destination_id!r}")
+        if publication.is_closed:
+            raise IllegalStateError("publication is closed")
+        message = cmd.DestinationByIdCommand(self.client_id, self.next_correlation_id(),
+                                             publication.original_registration_id, destination_id)
+        if wait:
+            self.await_result(self._begin(_REMOVE, message))
+            return int(message.correlation_id)
+        with self.lock:
+            self.ensure_open()
+            self._ensure_not_reentrant()
+            correlation_id = self._send(message)
+            self._async_commands.add(correlation_id)
+        return correlation_id
 
     def receive_destination(self, subscription: Subscription, channel: str, add: bool) -> None:
         """ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a ``control-mode=manual`` (multi-destination)

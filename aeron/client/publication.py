@@ -65,21 +65,29 @@ class _PublicationMixin:
     if TYPE_CHECKING:       # supplied by each concrete class, bound to its appender
         def _internal_close(self) -> None: ...
 
-    def add_destination(self, endpoint_channel: str) -> None:
-        """Add a destination (``aeron:udp?endpoint=host:port``) to a ``control-mode=manual`` publication."""
-        self._conductor.destination(self, endpoint_channel, add=True)
+    def add_destination(self, endpoint_channel: str) -> int:
+        """Add a destination (``aeron:udp?endpoint=host:port``) to a ``control-mode=manual`` publication. Returns
+        its registration id, for :meth:`remove_destination`."""
+        return self._conductor.destination(self, endpoint_channel, add=True)
 
-    def remove_destination(self, endpoint_channel: str) -> None:
-        """Stop sending to a destination added with :meth:`add_destination`."""
-        self._conductor.destination(self, endpoint_channel, add=False)
+    def remove_destination(self, endpoint_channel: str | int) -> None:
+        """Stop sending to a destination added with :meth:`add_destination`: named by its channel, or by its
+        registration id (REMOVE_DESTINATION_BY_ID)."""
+        if isinstance(endpoint_channel, int) and not isinstance(endpoint_channel, bool):
+            self._conductor.remove_destination_by_id(self, endpoint_channel)
+        else:
+            self._conductor.destination(self, endpoint_channel, add=False)
 
     def async_add_destination(self, endpoint_channel: str) -> int:
         """:meth:`add_destination` without waiting: returns the command's correlation id, active in
         ``Aeron.is_command_active`` until the driver answers; a refusal goes to the error handler."""
         return self._conductor.async_destination(self, endpoint_channel, add=True, receive=False)
 
-    def async_remove_destination(self, endpoint_channel: str) -> int:
-        """:meth:`remove_destination` without waiting (see :meth:`async_add_destination`)."""
+    def async_remove_destination(self, endpoint_channel: str | int) -> int:
+        """:meth:`remove_destination` without waiting (see :meth:`async_add_destination`); by channel or by the
+        destination's registration id."""
+        if isinstance(endpoint_channel, int) and not isinstance(endpoint_channel, bool):
+            return self._conductor.remove_destination_by_id(self, endpoint_channel, wait=False)
         return self._conductor.async_destination(self, endpoint_channel, add=False, receive=False)
 
     def close(self) -> None:

@@ -908,8 +908,7 @@ class DriverConductor(NetworkConductor, Agent):
         if command.msg_type_id in (cmd.ADD_RCV_DESTINATION, cmd.REMOVE_RCV_DESTINATION):
             self._on_receive_destination(command)
             return
-        raise CommandError(ErrorCode.NOT_SUPPORTED, "removal of a destination by id is not supported yet by this "
-                                                    "driver")
+        self._on_remove_destination_by_id(command)
 
     def on_reject_image(self, command) -> None:
         self._reject_image(command)

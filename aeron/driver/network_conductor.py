@@ -761,6 +761,24 @@ class NetworkConductor:
             self.sender_proxy.remove_destination(endpoint, address)
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
 
+    def _on_remove_destination_by_id(self, command) -> None:
+        """REMOVE_DESTINATION_BY_ID (aeron_driver_conductor_on_remove_receive_send_destination_by_id): the destination
+        an ADD_DESTINATION with that correlation id added to the manual MDC publication with that registration id."""
+        from aeron.driver.driver_conductor import CommandError
+        for publication in self.network_publications:
+            if publication.registration_id == command.resource_registration_id:
+                endpoint = publication.endpoint
+                break
+        else:
+            raise CommandError(ErrorCode.UNKNOWN_PUBLICATION,
+                               f"unknown publication registration_id={command.resource_registration_id}")
+        if not endpoint.udp_channel.is_manual_control_mode:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"channel does not allow manual control of destinations: "
+                                                        f"publication_registration_id={command.resource_registration_id}")
+        destination_id = command.destination_registration_id
+        self.sender_proxy.remove_destination_by_id(endpoint, destination_id)
+        self._transmit(cmd.OperationSucceeded(command.correlation_id))
+
     # -- receive destinations (multi-destination subscriptions) ------------------------------------------------------
     def _open_multi_destination_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
                                                  registration_id: int) -> ReceiveChannelEndpoint:

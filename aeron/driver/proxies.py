@@ -121,7 +121,7 @@ class SenderProxy(CommandProxy):
     """Conductor → Sender (SenderProxy.java, aeron_driver_sender_proxy.c)."""
 
     __slots__ = ("_on_add_endpoint", "_on_remove_endpoint", "_on_add_publication", "_on_remove_publication",
-                 "_on_add_destination", "_on_remove_destination")
+                 "_on_add_destination", "_on_remove_destination", "_on_remove_destination_by_id")
 
     def __init__(self, sender: Any, fail_counter: Any, runs_on_caller_thread: bool) -> None:
         super().__init__(sender.command_queue, fail_counter, runs_on_caller_thread)
@@ -131,6 +131,7 @@ class SenderProxy(CommandProxy):
         self._on_remove_publication = sender.on_remove_publication
         self._on_add_destination = sender.on_add_destination
         self._on_remove_destination = sender.on_remove_destination
+        self._on_remove_destination_by_id = sender.on_remove_destination_by_id
 
     def add_endpoint(self, endpoint: Any) -> None:
         self.offer((self._on_add_endpoint, endpoint))
@@ -149,6 +150,10 @@ class SenderProxy(CommandProxy):
 
     def remove_destination(self, endpoint: Any, address: tuple) -> None:
         self.offer((self._on_remove_destination, endpoint, address))
+
+    def remove_destination_by_id(self, endpoint: Any, registration_id: int) -> None:
+        """The destination an ADD_DESTINATION with this correlation id added (REMOVE_DESTINATION_BY_ID)."""
+        self.offer((self._on_remove_destination_by_id, endpoint, registration_id))
 
 
 class ReceiverProxy(CommandProxy):

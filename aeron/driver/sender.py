@@ -57,6 +57,9 @@ class Sender(Agent):
     def on_remove_destination(self, endpoint: Any, address: tuple) -> None:
         endpoint.remove_destination(address=address)
 
+    def on_remove_destination_by_id(self, endpoint: Any, registration_id: int) -> None:
+        endpoint.remove_destination(registration_id=registration_id)
+
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         start = self._nano_clock()
