@@ -11,7 +11,7 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.udp_transport import TIMESTAMP_NONE, TIMESTAMP_RESERVED_VALUE, UdpTransport
-from aeron.errors import InvalidArgumentError
+from aeron.common.errors import InvalidArgumentError
 from tests._core.framing import BEGIN, END, HDR_TYPE_PAD, HEADER, write_frame
 
 DEADLINE_S = 3.0

@@ -13,8 +13,8 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.command import ADDRESS_TYPE_IPV4
-from aeron.errors import ErrorCode, IllegalStateError, RegistrationError
+from aeron.common.command import ADDRESS_TYPE_IPV4
+from aeron.common.errors import ErrorCode, IllegalStateError, RegistrationError
 from aeron.tools.error_stat import read_errors
 from tests.driver.udp_helpers import Collector, driver_context, free_port, offer, wait_for
 

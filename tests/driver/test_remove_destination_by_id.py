@@ -11,7 +11,7 @@ import time
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from aeron.errors import ErrorCode, RegistrationError
+from aeron.common.errors import ErrorCode, RegistrationError
 from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
 
 pytestmark = pytest.mark.timeout(60)

@@ -12,7 +12,7 @@ import contextlib
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from aeron.errors import ErrorCode, RegistrationError
+from aeron.common.errors import ErrorCode, RegistrationError
 from tests.driver.udp_helpers import Collector, driver_context, free_port, offer, wait_for
 
 pytestmark = pytest.mark.timeout(60)

@@ -8,7 +8,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core.logbuffer import LogBuffers
-from aeron.errors import ErrorCode, RegistrationError
+from aeron.common.errors import ErrorCode, RegistrationError
 from tests.driver.udp_helpers import driver_context, free_port, wait_for
 
 pytestmark = pytest.mark.timeout(60)

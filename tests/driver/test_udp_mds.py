@@ -12,7 +12,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.errors import ErrorCode, IllegalStateError, RegistrationError
+from aeron.common.errors import ErrorCode, IllegalStateError, RegistrationError
 from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
 
 pytestmark = pytest.mark.timeout(90)

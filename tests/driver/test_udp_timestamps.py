@@ -14,7 +14,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron.client import FragmentAssembler
-from aeron.errors import ErrorCode, RegistrationError
+from aeron.common.errors import ErrorCode, RegistrationError
 from tests.driver.udp_helpers import driver_context, free_port, offer, wait_for
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,7 +10,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.errors import ErrorCode
+from aeron.common.errors import ErrorCode
 from tests import procs
 from tests.driver.udp_helpers import driver_context, free_port, wait_for
 
