@@ -124,6 +124,8 @@ class NetworkConductor:
         # destinations of multi-destination subscriptions as the conductor knows them (it owns their counters)
         self._receive_destinations: dict[ReceiveChannelEndpoint, list[ReceiveDestination]] = {}
         self._closing_receive_destinations: list[ReceiveDestination] = []
+        # an MDS subscription's IPC and spy destinations: its registration id -> their subscription links
+        self._mds_links: dict[int, list[Any]] = {}
 
     # -- helpers -------------------------------------------------------------------------------------------------
     def _udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
@@ -524,6 +526,9 @@ class NetworkConductor:
     def _remove_network_subscription(self, subscription: NetworkSubscription) -> None:
         if subscription in self.network_subscriptions:
             self.network_subscriptions.remove(subscription)
+        if not subscription.is_spy:
+            for link in self._mds_links.pop(subscription.registration_id, []):   # its IPC and spy destinations
+                self._drop_mds_link(link, notify=False)
         if subscription.is_spy:
             for publication in list(subscription.links.values()):
                 self._unlink_spy(subscription, publication)
@@ -800,8 +805,9 @@ class NetworkConductor:
         """Port of aeron_driver_conductor_find_mds_subscription."""
         from aeron.driver.driver_conductor import CommandError
         for subscription in self.network_subscriptions:
-            if subscription.registration_id == command.registration_id:
-                if subscription.is_spy or not subscription.udp_channel.is_manual_control_mode:
+            # spies (an MDS subscription's spy destinations share its registration id) are no MDS subscription
+            if subscription.registration_id == command.registration_id and not subscription.is_spy:
+                if not subscription.udp_channel.is_manual_control_mode:
                     raise CommandError(ErrorCode.INVALID_CHANNEL, "channel does not allow manual control")
                 return subscription
         raise CommandError(ErrorCode.UNKNOWN_SUBSCRIPTION, f"unknown subscription client_id={command.client_id} "
@@ -811,10 +817,6 @@ class NetworkConductor:
         """A receive destination's channel, refusing what a destination may not set (as the C driver does)."""
         from aeron.driver.driver_conductor import CommandError
         uri = self._parse_channel(channel)
-        if uri.media != "udp" or uri.is_spy:
-            raise CommandError(ErrorCode.INVALID_CHANNEL,
-                               f"receive destinations must be aeron:udp channels (IPC and spy destinations are not "
-                               f"supported by this driver): {channel}")
         for key in INVALID_DESTINATION_KEYS:
             if uri.has(key):
                 raise CommandError(ErrorCode.INVALID_CHANNEL,
@@ -829,7 +831,12 @@ class NetworkConductor:
     def _on_receive_destination(self, command) -> None:
         """ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a control-mode=manual subscription (ports of
         aeron_driver_conductor_on_add/remove_receive_network_destination). The receiver adds or removes the
-        socket; a removed one is closed here once the receiver has let go of it."""
+        socket; a removed one is closed here once the receiver has let go of it. IPC and spy destinations are
+        subscription links of their own under the MDS subscription's registration id."""
+        channel = command.channel
+        if channel.startswith("aeron:ipc") or channel.startswith("aeron-spy:"):
+            self._on_ipc_or_spy_receive_destination(command)
+            return
         subscription = self._find_multi_destination_subscription(command)
         udp_channel = self._destination_udp_channel(command.channel)
         endpoint = subscription.endpoint
@@ -848,6 +855,70 @@ class NetworkConductor:
                     self.receiver_proxy.remove_destination(endpoint, destination)
                     break
         self._transmit(cmd.OperationSucceeded(command.correlation_id))
+
+    def _on_ipc_or_spy_receive_destination(self, command) -> None:
+        """Ports of aeron_driver_conductor_on_add/remove_receive_ipc_destination and _spy_destination: an IPC (or spy)
+        subscription link with the MDS subscription's registration id and stream, this destination's channel and
+        parameters, so its images join the MDS subscription; removed by the same channel string."""
+        from aeron.driver.driver_conductor import ACTIVE, CommandError, IpcSubscription
+        channel = command.channel
+        is_ipc = channel.startswith("aeron:ipc")
+        if command.msg_type_id == cmd.REMOVE_RCV_DESTINATION:
+            links = self._mds_links.get(command.registration_id, [])
+            for link in links:
+                if link.channel == channel and isinstance(link, IpcSubscription) == is_ipc:
+                    links.remove(link)
+                    self._transmit(cmd.OperationSucceeded(command.correlation_id))
+                    self._drop_mds_link(link, notify=True)
+                    return
+            raise CommandError(ErrorCode.UNKNOWN_SUBSCRIPTION, f"unknown subscription client_id={command.client_id} "
+                                                               f"registration_id={command.registration_id}")
+        uri = self._parse_channel(channel)
+        session_id = self._uri_int(uri, "session-id", int, None)
+        tether, rejoin = self._uri_bool(uri, "tether", True), self._uri_bool(uri, "rejoin", True)
+        timeouts = self._untethered_timeouts(uri)
+        udp_channel = self._udp_channel(channel, uri, is_subscription=False) if not is_ipc else None
+        mds = self._find_multi_destination_subscription(command)
+        link: Any
+        if is_ipc:
+            link = IpcSubscription(mds.registration_id, command.client_id, mds.stream_id, channel, session_id,
+                                   tether=tether, rejoin=rejoin, window_limit_timeout_ns=timeouts[0],
+                                   linger_timeout_ns=timeouts[1], resting_timeout_ns=timeouts[2])
+            self.subscriptions.append(link)
+        else:
+            assert udp_channel is not None
+            link = NetworkSubscription(mds.registration_id, command.client_id, mds.stream_id, channel, session_id,
+                                       None, udp_channel, True, self._uri_bool(uri, "reliable", True), rejoin,
+                                       tether, None, None)
+            link.window_limit_timeout_ns, link.linger_timeout_ns, link.resting_timeout_ns = timeouts
+            self.network_subscriptions.append(link)
+        self._mds_links.setdefault(mds.registration_id, []).append(link)
+        self._transmit(cmd.OperationSucceeded(command.correlation_id))
+        if is_ipc:
+            for publication in self.publications:
+                if publication.state == ACTIVE and link.matches(publication) and \
+                        publication not in self._ipc_cool_downs:
+                    self._link(link, publication)
+        else:
+            for publication in self.network_publications:
+                if publication.state == np_.ACTIVE and self._spy_matches(link, publication):
+                    self._link_spy(link, publication)
+
+    def _drop_mds_link(self, link: Any, notify: bool) -> None:
+        """Unlink an IPC or spy destination of an MDS subscription, telling the client its images went."""
+        from aeron.driver.driver_conductor import IpcSubscription
+        resources = list(link.links.values())
+        if notify:
+            for resource in resources:
+                self._transmit(cmd.ImageUnavailable(resource.registration_id, link.registration_id,
+                                                    resource.stream_id, link.channel))
+        if isinstance(link, IpcSubscription):
+            for publication in resources:
+                self._unlink(link, publication)
+            if link in self.subscriptions:
+                self.subscriptions.remove(link)
+        else:
+            self._remove_network_subscription(link)
 
     def _open_receive_destination(self, endpoint: ReceiveChannelEndpoint, subscription: NetworkSubscription,
                                   udp_channel: UdpChannel, now_ns: int) -> ReceiveDestination:
