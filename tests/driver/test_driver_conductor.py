@@ -686,3 +686,13 @@ def test_unsupported_udp_publication_parameters_are_refused_by_name(client, chan
     type_id, err = client.await_correlated(corr)
     assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.INVALID_CHANNEL)
     assert part in err.error_message
+
+
+
+@pytest.mark.parametrize("value", ["-5", "x", "99999999999999999999"])
+def test_an_invalid_response_correlation_id_is_refused_as_the_c_driver_does(client, value):
+    """A client that does not check it (ours does) still gets the C driver's answer."""
+    corr = add_publication(client, channel=f"aeron:udp?endpoint=127.0.0.1:40901|response-correlation-id={value}")
+    type_id, err = client.await_correlated(corr)
+    assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.GENERIC_ERROR)
+    assert "invalid response-correlation-id" in err.error_message
