@@ -1,8 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
-# AtomicBuffer: a window over writable memory (mmap, bytearray, any writable buffer) with atomic
+# AtomicBuffer: a window over writable memory (MappedFile, bytearray, any writable buffer) with atomic
 # accessors. Bounds are checked once at the Python edge; kernels use `data` directly.
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
+
+# A file mapped shared with mmap(2), its descriptor closed at once; munmap on close() or collection.
+cdef class MappedFile:
+    cdef uint8_t *addr            # start of the mapping, NULL once unmapped
+    cdef Py_ssize_t length        # mapped bytes
+    cdef Py_ssize_t exports       # live buffer exports; close() refuses while any is alive
+    cdef readonly object path     # the file, for messages
 
 cdef class AtomicBuffer:
     cdef uint8_t *data            # first byte of the window

@@ -2,18 +2,23 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """AtomicBuffer over shared or private memory, with Aeron's ordered accessors.
 
-Memory safety: the buffer holds a Py_buffer on its owner, so an ``mmap`` cannot be closed (and
+Memory safety: the buffer holds a Py_buffer on its owner, so a mapping cannot be closed (and
 unmapped) while we use it, and it counts its own exports so it refuses ``close()`` while a
 memoryview of it is alive.
+
+Files are mapped by MappedFile, which keeps no file descriptor: Python's ``mmap`` dups the descriptor
+for the life of the mapping, so a driver with a thousand logs would run out of descriptors. As the C
+driver does, we map with mmap(2) and close the descriptor at once.
 """
-import mmap as _mmap
 import os
 
 cimport cython
 from cpython.buffer cimport (PyBUF_ANY_CONTIGUOUS, PyBUF_FORMAT, PyBUF_ND, PyBUF_WRITABLE,
                              PyObject_GetBuffer, PyBuffer_Release, PyBuffer_FillInfo)
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t
+from libc.errno cimport errno
 from libc.string cimport memcpy, memset, memcmp
+from posix.mman cimport mmap, munmap, PROT_READ, PROT_WRITE, MAP_SHARED, MAP_FAILED
 
 from aeron._core.atomic cimport (load_acquire_i32, load_acquire_i64, store_release_i32, store_release_i64,
                                  get_and_add_i32, get_and_add_i64, cas_i32, cas_i64)
@@ -24,6 +29,70 @@ cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity)
     if offset < 0 or length < 0 or offset > capacity or length > capacity - offset:
         raise OutOfBoundsError(f"offset={offset} length={length} outside capacity={capacity}")
     return 0
+
+
+@cython.final
+cdef class MappedFile:
+    """A whole file mapped shared and read-write, holding no file descriptor.
+
+    ``MappedFile(fd, length, path=None)`` maps ``length`` bytes of the open ``fd``; the caller may close
+    ``fd`` right away. The memory is unmapped by ``close()`` (refused while a buffer export is alive,
+    as ``mmap.close`` refuses) or when the object is collected.
+    """
+
+    def __cinit__(self, int fd, Py_ssize_t length, object path=None):
+        self.addr = NULL
+        self.length = 0
+        self.exports = 0
+        self.path = path
+        if length <= 0:
+            raise InvalidArgumentError(f"cannot map {length} bytes of {path!r}")
+        cdef void *addr = mmap(NULL, <size_t>length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        if addr == MAP_FAILED:
+            err = errno
+            raise OSError(err, os.strerror(err), path)
+        self.addr = <uint8_t *>addr
+        self.length = length
+
+    def __dealloc__(self):
+        # only reached with no exports left: every export holds a reference to us
+        if self.addr != NULL:
+            munmap(self.addr, <size_t>self.length)
+            self.addr = NULL
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if self.addr == NULL:
+            raise IllegalStateError(f"mapping of {self.path!r} is closed")
+        PyBuffer_FillInfo(view, self, self.addr, self.length, 0, flags)
+        self.exports += 1
+
+    def __releasebuffer__(self, Py_buffer *view):
+        self.exports -= 1
+
+    def __len__(self):
+        return self.length
+
+    @property
+    def closed(self):
+        return self.addr == NULL
+
+    @property
+    def export_count(self):
+        return self.exports
+
+    def close(self):
+        """Unmap the file. Raises IllegalStateError while a buffer export of it is alive."""
+        if self.addr == NULL:
+            return
+        if self.exports > 0:
+            raise IllegalStateError(f"cannot unmap {self.path!r}: {self.exports} exported buffer(s) alive")
+        munmap(self.addr, <size_t>self.length)
+        self.addr = NULL
+        self.length = 0
+
+    def __repr__(self):
+        state = "closed" if self.addr == NULL else f"length={self.length}"
+        return f"<MappedFile {self.path!r} {state}>"
 
 
 # no_gc_clear: in a reference cycle the owner must outlive our Py_buffer on it, so the cycle
@@ -83,7 +152,7 @@ cdef class AtomicBuffer:
                 os.ftruncate(fd, length)
                 if not sparse:
                     os.posix_fallocate(fd, 0, length)
-                m = _mmap.mmap(fd, length, _mmap.MAP_SHARED, _mmap.PROT_READ | _mmap.PROT_WRITE)
+                m = MappedFile(fd, length, path)
             except BaseException:
                 os.close(fd)
                 os.unlink(path)
@@ -96,7 +165,7 @@ cdef class AtomicBuffer:
                 if size < max(min_length, 1):
                     raise CorruptFileError(f"file too short: {size} bytes, need at least {max(min_length, 1)}",
                                            path=path, offset=size)
-                m = _mmap.mmap(fd, size, _mmap.MAP_SHARED, _mmap.PROT_READ | _mmap.PROT_WRITE)
+                m = MappedFile(fd, size, path)
             finally:
                 os.close(fd)
         cdef AtomicBuffer buf = AtomicBuffer(m)

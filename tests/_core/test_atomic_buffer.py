@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.atomic_buffer import AtomicBuffer, MappedFile
 from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError, OutOfBoundsError
 
 
@@ -178,6 +178,50 @@ def test_map_file_too_short_names_path(tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(CorruptFileError):
         AtomicBuffer.map_file(empty)
+
+
+def _fds_open_on(path):
+    target = os.fspath(path)
+    return [fd for fd in os.listdir("/proc/self/fd") if os.path.realpath(f"/proc/self/fd/{fd}") == target]
+
+
+def test_map_file_holds_no_descriptor_and_unmaps_on_close(tmp_path):
+    path = tmp_path / "nofd.dat"
+    buf = AtomicBuffer.map_file(path, 8192, create=True)
+    again = AtomicBuffer.map_file(path)
+    assert _fds_open_on(path) == []                 # Python's mmap would keep a dup per mapping
+    again.put_i32(100, 7)
+    assert buf.get_i32(100) == 7                    # both share the file
+    with open("/proc/self/maps") as f:
+        assert sum(os.fspath(path) in line for line in f) == 2
+    buf.close()
+    again.close()
+    with open("/proc/self/maps") as f:
+        assert not any(os.fspath(path) in line for line in f)
+
+
+def test_mapped_file_refuses_close_while_exported(tmp_path):
+    path = tmp_path / "m.dat"
+    path.write_bytes(b"\0" * 4096)
+    fd = os.open(path, os.O_RDWR)
+    try:
+        mapped = MappedFile(fd, 4096, os.fspath(path))
+    finally:
+        os.close(fd)
+    view = memoryview(mapped)
+    view[0] = 9
+    with pytest.raises(IllegalStateError):
+        mapped.close()
+    view.release()
+    mapped.close()
+    assert mapped.closed
+    with pytest.raises(IllegalStateError):
+        memoryview(mapped)
+    assert path.read_bytes()[0] == 9
+    with pytest.raises(OSError):
+        MappedFile(-1, 4096)                        # a bad descriptor is an OSError, not a crash
+    with pytest.raises(InvalidArgumentError):
+        MappedFile(0, 0)
 
 
 def test_map_file_create_needs_length(tmp_path):
