@@ -113,6 +113,18 @@ class ChannelRejectedError(InvalidChannelError, RegistrationError):
         AeronError.__init__(self, text)
 
 
+class AeronDirError(ConfigurationError):
+    """The Aeron directory is not safe to use or could not be removed: it is a symbolic link, it is owned by
+    another user, or entries of it were left behind. ``path`` is the directory; ``failures`` lists the
+    ``(path, OSError)`` pairs of what could not be removed."""
+
+    def __init__(self, message: str, path: str, failures: list[tuple[str, OSError]] | None = None) -> None:
+        """``message`` names ``path``; ``failures`` are the entries left behind, if any."""
+        self.path = path
+        self.failures = list(failures or ())
+        super().__init__(message)
+
+
 class AgentTerminationError(AeronError):
     """Raised from ``Agent.do_work`` (or ``on_start``) to end its runner's loop cleanly (Agrona's
     AgentTerminationException). Not an error to report: runners neither log nor count it."""
@@ -239,6 +251,7 @@ class ClusterError(AeronError):
 __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
     "ChannelRejectedError",
+    "AeronDirError",
     "AgentTerminationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError", "MalformedMessageError",
     "CncNotInitialisedError", "CncVersionError", "ActiveDriverError",

@@ -12,7 +12,6 @@ import datetime
 import enum
 import getpass
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -26,8 +25,9 @@ from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
-from aeron.common.errors import ActiveDriverError, CncNotInitialisedError, ConfigurationError, IllegalStateError
-from aeron.common.paths import default_aeron_dir
+from aeron.common.errors import (
+    ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
+from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -500,7 +500,8 @@ def _save_existing_errors(aeron_dir: str) -> str | None:
 def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = None) -> None:
     """Port of aeron_driver_ensure_dir_is_recreated: refuse an active driver, replace a stale one."""
     aeron_dir = ctx.resolved_dir()
-    if os.path.isdir(aeron_dir):
+    # a symlink, another user's directory or a file: AeronDirError before anything is read or removed
+    if check_aeron_dir_is_safe(aeron_dir):
         if ctx.dir_warn_if_exists and log is not None:
             log(f"WARNING: {aeron_dir} exists")
         if not ctx.dir_delete_on_start:
@@ -509,9 +510,11 @@ def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = No
             saved = _save_existing_errors(aeron_dir)
             if saved and log is not None:
                 log(f"WARNING: Existing errors saved to: {saved}")
-        shutil.rmtree(aeron_dir, ignore_errors=True)
-    elif os.path.exists(aeron_dir):
-        raise ConfigurationError(f"aeron.dir {aeron_dir} exists and is not a directory")
+        failures = delete_aeron_dir(aeron_dir)
+        if failures:
+            # a new driver must not start over an old driver's leftovers
+            raise AeronDirError(f"could not remove the old aeron dir {aeron_dir}: {describe_failures(failures)}",
+                                aeron_dir, failures)
     for sub in ("", "publications", "images"):
         os.makedirs(os.path.join(aeron_dir, sub), exist_ok=True)
 
@@ -652,7 +655,18 @@ class MediaDriver:
             if not self._conductor.is_closed:
                 self._conductor.on_close()
             if self._ctx.dir_delete_on_shutdown:
-                shutil.rmtree(self._aeron_dir, ignore_errors=True)
+                self._delete_dir_on_shutdown()
+
+    def _delete_dir_on_shutdown(self) -> None:
+        # close() does not raise for leftovers: it says what stayed behind and why
+        try:
+            failures = delete_aeron_dir(self._aeron_dir)
+        except AeronDirError as exc:
+            _stderr(f"WARNING: aeron dir not deleted on shutdown: {exc}")
+            return
+        if failures:
+            _stderr(f"WARNING: aeron dir {self._aeron_dir} not fully deleted on shutdown: "
+                    f"{describe_failures(failures)}")
 
     def __enter__(self) -> "MediaDriver":
         """Return the driver; the ``with`` block closes it."""

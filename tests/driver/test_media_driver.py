@@ -14,7 +14,8 @@ import pytest
 from aeron._core.cnc import CncFile
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.driver import Context, MediaDriver, ThreadingMode, is_driver_active
-from aeron.common.errors import ActiveDriverError, IllegalStateError
+from aeron.common.errors import ActiveDriverError, AeronDirError, IllegalStateError
+from tests.common.test_paths import in_mount_namespace, needs_userns
 from tests.conftest import PROJECT_ROOT
 
 MIB = 1024 * 1024
@@ -178,3 +179,56 @@ def test_python_m_aeron_driver_stops_on_an_accepted_terminate_driver_command(shm
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=5)
+
+
+def test_a_symlinked_aeron_dir_is_refused_and_its_target_untouched(shm_dir):
+    target = shm_dir / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep")
+    link = shm_dir / "d"
+    link.symlink_to(target, target_is_directory=True)
+    for delete_on_start in (False, True):
+        with pytest.raises(AeronDirError, match=f"{link} is a symbolic link"):
+            MediaDriver.launch(ctx_for(link, dir_delete_on_start=delete_on_start))
+    assert sorted(os.listdir(target)) == ["keep.txt"]       # nothing deleted there, no cnc.dat created there
+
+
+def test_an_aeron_dir_of_another_user_is_refused(shm_dir, monkeypatch):
+    aeron_dir = shm_dir / "d"
+    aeron_dir.mkdir()
+    (aeron_dir / "theirs.dat").write_bytes(b"x")
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(aeron_dir).st_uid + 1)
+    with pytest.raises(AeronDirError, match=f"{aeron_dir} is owned by uid"):
+        MediaDriver.launch(ctx_for(aeron_dir, dir_delete_on_start=True))
+    assert sorted(os.listdir(aeron_dir)) == ["theirs.dat"]
+
+
+@needs_userns
+def test_leftovers_refuse_a_start_and_are_reported_on_shutdown(shm_dir):
+    out = in_mount_namespace("""
+        import subprocess, sys
+        from aeron.driver import Context, MediaDriver
+        from aeron.common.errors import AeronDirError
+        def ctx(path, **kw):
+            return Context(environ={}, aeron_dir=path, threading_mode="SHARED", counters_buffer_length=1 << 20,
+                           ipc_term_buffer_length=65536, **kw)
+        old = sys.argv[1] + "/old"
+        driver = MediaDriver.launch(ctx(old))
+        driver.close()
+        subprocess.run(["mount", "-t", "tmpfs", "none", old + "/images"], check=True)
+        try:
+            MediaDriver.launch(ctx(old, dir_delete_on_start=True)).close()
+            print("started over leftovers")
+        except AeronDirError as exc:
+            print("refused:", [p for p, _ in exc.failures], exc, flush=True)
+        driver = MediaDriver.launch(ctx(sys.argv[1] + "/new", dir_delete_on_shutdown=True))
+        subprocess.run(["mount", "-t", "tmpfs", "none", driver.aeron_dir + "/images"], check=True)
+        driver.close()
+        """, str(shm_dir))
+    assert out.returncode == 0, out.stderr
+    old, new = shm_dir / "old", shm_dir / "new"
+    assert out.stdout.startswith(f"refused: ['{old}/images'] could not remove the old aeron dir {old}: "
+                                 f"{old}/images: Device or resource busy"), out.stdout
+    assert (f"WARNING: aeron dir {new} not fully deleted on shutdown: {new}/images: Device or resource busy"
+            in out.stderr), out.stderr
+    assert sorted(os.listdir(new)) == ["images"]
