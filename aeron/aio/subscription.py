@@ -218,13 +218,16 @@ class AsyncSubscription:
         events.append(ImageEvent(available, image))
 
     async def image_events(self, timeout: float | None = None) -> AsyncIterator[ImageEvent]:
-        """Image available/unavailable events as they happen; ends when the subscription closes."""
+        """Image available/unavailable events as they happen; ends when the subscription is closed, after the
+        events queued until then (closing makes each remaining image unavailable)."""
         idle = AsyncBackoffIdleStrategy()
-        while not self.subscription.is_closed:
+        while True:
             if self._events:
                 idle.reset()
                 yield self._events.popleft()
                 continue
+            if self.subscription.is_closed:
+                return
             await idle.idle(0)
 
     def __getattr__(self, name: str) -> Any:

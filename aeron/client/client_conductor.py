@@ -574,11 +574,25 @@ class ClientConductor(Agent):
             if subscription.is_closed:
                 return
             self._ensure_not_reentrant()
-            for image in subscription._internal_close():
-                self._linger(image)
+            images = self._close_images(subscription)
             self._release(subscription, cmd.RemoveCommand(
                 self.client_id, self._ring.next_correlation_id(), subscription.registration_id,
                 msg_type_id=cmd.REMOVE_SUBSCRIPTION))
+            self._notify_images_unavailable(subscription, images)
+
+    def _close_images(self, subscription: Subscription) -> tuple[Image, ...]:
+        images = subscription._internal_close()
+        for image in images:
+            self._linger(image)
+        return images
+
+    def _notify_images_unavailable(self, subscription: Subscription, images: tuple[Image, ...]) -> None:
+        # as Aeron's closeImages: a closed subscription's images go away for the application as they do when the
+        # driver drops them, so its unavailable-image handler hears of each (the logs linger, still mapped)
+        handler = subscription.unavailable_image_handler
+        if handler is not None:
+            for image in images:
+                self._callback(handler, image)
 
     def destination(self, publication: Any, channel: str, add: bool) -> int:
         """ADD_DESTINATION / REMOVE_DESTINATION for a manual multi-destination-cast publication; waits for the
@@ -768,8 +782,7 @@ class ClientConductor(Agent):
             if isinstance(resource, (Publication, ExclusivePublication)):
                 resource._internal_close()
             elif isinstance(resource, Subscription):
-                for image in resource._internal_close():
-                    self._linger(image)
+                self._notify_images_unavailable(resource, self._close_images(resource))
             elif isinstance(resource, Counter):
                 resource._internal_close()
 

@@ -13,6 +13,7 @@ import pytest
 import aeron.aio
 from aeron.aio import AeronTimeoutError, PublicationClosedError
 from aeron.common.errors import IllegalStateError
+from aeron.driver import Context as DriverContext
 from tests import procs
 
 pytestmark = pytest.mark.timeout(60)
@@ -164,6 +165,38 @@ async def test_image_events_arrive_as_an_async_stream(client):
     assert not second.available and second.image.session_id == pub.session_id
     assert sub.image_events_dropped == 0
     await events.aclose()
+
+
+async def test_closing_a_subscription_makes_its_images_unavailable(client):
+    gone = []
+    sub = await client.add_subscription("aeron:ipc", 3004, unavailable_image_handler=gone.append)
+    events = sub.image_events()
+    pub = await client.add_publication("aeron:ipc", 3004)
+    first = await asyncio.wait_for(events.__anext__(), 5)
+    assert first.available
+    sub.close()
+    assert gone == [first.image] and first.image.is_closed
+    last = await asyncio.wait_for(events.__anext__(), 5)          # queued at the close, delivered before the end
+    assert not last.available and last.image is first.image
+    with pytest.raises(StopAsyncIteration):
+        await asyncio.wait_for(events.__anext__(), 5)
+    pub.close()
+
+
+async def test_closing_the_client_makes_every_image_unavailable(loop_errors):
+    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff", ipc_term_buffer_length=65536,
+                               environ={})
+    gone = []
+    async with aeron.aio.connect(launch_embedded=True, driver_context=driver_ctx) as client:
+        subs = [await client.add_subscription("aeron:ipc", 3005 + i, unavailable_image_handler=gone.append)
+                for i in range(2)]
+        for i in range(2):
+            await client.add_publication("aeron:ipc", 3005 + i)
+        async with asyncio.timeout(5):
+            while not all(sub.image_count == 1 for sub in subs):
+                await asyncio.sleep(0.001)
+        images = [sub.images[0] for sub in subs]
+    assert gone == images
 
 
 async def test_closed_publication_raises(client):

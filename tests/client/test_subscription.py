@@ -264,6 +264,60 @@ def test_closing_a_subscription_closes_its_images_and_frees_the_driver_side(clie
     assert pub.offer(b"x") == pub.NOT_CONNECTED
 
 
+def test_closing_a_subscription_tells_its_unavailable_image_handler_of_each_image(driver, errors):
+    gone = []
+
+    def on_unavailable(image):
+        # called as Aeron's closeImages does: the image already closed, its log still mapped (lingering)
+        gone.append((image.session_id, image.is_closed, image.log_buffers.is_closed))
+
+    with Aeron.connect(client_context(driver.aeron_dir, errors)) as client:
+        sub = client.add_subscription("aeron:ipc", 3020, unavailable_image_handler=on_unavailable)
+        pubs = [client.add_publication("aeron:ipc", 3020) for _ in range(2)]
+        wait_for(lambda: sub.image_count == 1)          # concurrent publications on one stream share a log
+        exclusive = client.add_exclusive_publication("aeron:ipc", 3020)
+        wait_for(lambda: sub.image_count == 2)
+        sessions = sorted(image.session_id for image in sub.images)
+        assert sessions == sorted({pubs[0].session_id, exclusive.session_id})
+        sub.close()
+        assert sorted(gone) == [(s, True, False) for s in sessions]
+        sub.close()                                     # idempotent: no second notification
+        assert len(gone) == 2
+    assert errors == []
+
+
+def test_closing_the_client_tells_every_subscription_of_its_images(driver, errors):
+    from_context, from_sub = [], []
+    ctx = client_context(driver.aeron_dir, errors, unavailable_image_handler=lambda i: from_context.append(i))
+    client = Aeron.connect(ctx)
+    try:
+        plain = client.add_subscription("aeron:ipc", 3021)
+        own = client.add_subscription("aeron:ipc", 3022, unavailable_image_handler=from_sub.append)
+        empty = client.add_subscription("aeron:ipc", 3023, unavailable_image_handler=from_sub.append)
+        client.add_publication("aeron:ipc", 3021)
+        client.add_publication("aeron:ipc", 3022)
+        wait_for(lambda: plain.image_count == 1 and own.image_count == 1)
+        images = plain.images + own.images
+    finally:
+        client.close()
+    assert from_context == [images[0]] and from_sub == [images[1]]
+    assert all(image.is_closed for image in images) and empty.is_closed
+    assert errors == []
+
+
+def test_a_raising_unavailable_handler_at_close_reaches_the_error_handler(driver, errors):
+    def boom(image):
+        raise ValueError(f"boom {image.session_id}")
+
+    with Aeron.connect(client_context(driver.aeron_dir, errors)) as client:
+        sub = client.add_subscription("aeron:ipc", 3024, unavailable_image_handler=boom)
+        pub = client.add_publication("aeron:ipc", 3024)
+        wait_for(lambda: sub.image_count == 1)
+        sub.close()
+        assert [str(e) for e in errors] == [f"boom {pub.session_id}"]
+        assert sub.is_closed
+
+
 def test_late_subscriber_joins_at_the_current_position(client):
     pub = client.add_publication("aeron:ipc", 3015)
     early = client.add_subscription("aeron:ipc", 3015)
