@@ -136,19 +136,25 @@ cdef class AtomicBuffer:
             self._has_src = False
 
     @staticmethod
-    def map_file(path, Py_ssize_t length=-1, bint create=False, bint sparse=True, Py_ssize_t min_length=0):
+    def map_file(path, Py_ssize_t length=-1, bint create=False, bint sparse=True, Py_ssize_t min_length=0,
+                 object mode=None):
         """Map ``path`` shared and read-write.
 
         With ``create`` the file is made (it must not exist) with ``length`` bytes, sparse or
-        pre-touched. Without it the existing file is mapped whole; a file shorter than
-        ``min_length`` raises CorruptFileError naming it.
+        pre-touched, and permissions ``mode`` exactly (0o000-0o777), or 0o666 less the umask when
+        ``mode`` is None, as the C driver creates its files. Without it the existing file is mapped
+        whole; a file shorter than ``min_length`` raises CorruptFileError naming it.
         """
         path = os.fspath(path)
         if create:
             if length <= 0:
                 raise InvalidArgumentError(f"length must be > 0 to create {path!r}, got {length}")
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
+            if mode is not None and not 0 <= mode <= 0o777:
+                raise InvalidArgumentError(f"file mode {mode!r} of {path!r} is not in 0o000..0o777")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode)
             try:
+                if mode is not None:
+                    os.fchmod(fd, mode)         # exactly as configured: the umask applies to open() only
                 os.ftruncate(fd, length)
                 if not sparse:
                     os.posix_fallocate(fd, 0, length)

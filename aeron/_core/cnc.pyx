@@ -89,8 +89,9 @@ cdef class CncFile:
                int64_t counters_metadata_buffer_length, int64_t counters_values_buffer_length,
                int64_t error_log_buffer_length, int64_t client_liveness_timeout_ns,
                int64_t start_timestamp_ms, int64_t pid, int64_t file_page_size=4096,
-               bint signal_ready=True):
-        """Create ``path`` (must not exist), zero-filled, and fill the header.
+               bint signal_ready=True, object file_mode=None):
+        """Create ``path`` (must not exist), zero-filled, and fill the header. ``file_mode`` sets its
+        permissions exactly (None: 0o666 less the umask, as AtomicBuffer.map_file).
 
         The version is stored last with a release store; pass ``signal_ready=False`` to store it
         later with ``signal_cnc_ready()`` after the sections have been initialised (the driver does).
@@ -124,7 +125,7 @@ cdef class CncFile:
         cdef int64_t file_length = compute_cnc_file_length(total, file_page_size)
         if file_length > INT32_MAX:
             raise ConfigurationError(f"cnc file length {file_length} > {INT32_MAX}")
-        buf = AtomicBuffer.map_file(path, file_length, create=True)
+        buf = AtomicBuffer.map_file(path, file_length, create=True, mode=file_mode)
         buf.put_i32(CNC_TO_DRIVER_BUFFER_LENGTH_FIELD_OFFSET, <int32_t>to_driver_buffer_length)
         buf.put_i32(CNC_TO_CLIENTS_BUFFER_LENGTH_FIELD_OFFSET, <int32_t>to_clients_buffer_length)
         buf.put_i32(CNC_COUNTERS_METADATA_BUFFER_LENGTH_FIELD_OFFSET, <int32_t>counters_metadata_buffer_length)

@@ -51,7 +51,8 @@ class LogBuffers:
     def create(path: str | os.PathLike[str] | None = None, *, term_length: int, initial_term_id: int,
                session_id: int, stream_id: int, mtu_length: int = 1408, page_size: int = 4096,
                correlation_id: int = 0, log_type: int = 0, term_id: int = 0, term_offset: int = 0,
-               start_at_position: bool = False, sparse: bool = True, **metadata: int) -> LogBuffers: ...
+               start_at_position: bool = False, sparse: bool = True, file_mode: int | None = None,
+               **metadata: int) -> LogBuffers: ...
     @property
     def buffer(self) -> AtomicBuffer: ...
     @property

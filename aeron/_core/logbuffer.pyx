@@ -255,9 +255,9 @@ cdef class LogBuffers:
                int32_t stream_id, int32_t mtu_length=1408, int32_t page_size=4096,
                int64_t correlation_id=0, int log_type=ld.LOG_TYPE_CONCURRENT,
                int32_t term_id=0, int32_t term_offset=0, bint start_at_position=False,
-               bint sparse=True, **metadata):
+               bint sparse=True, object file_mode=None, **metadata):
         """Create a log (a file at ``path``, or memory when ``path`` is None) initialised as the C
-        driver initialises a publication log. ``term_id``/``term_offset`` with
+        driver initialises a publication log; ``file_mode`` as in AtomicBuffer.map_file. ``term_id``/``term_offset`` with
         ``start_at_position`` start the stream mid-way, as the URI's init-term-id/term-id/term-offset.
         Other metadata fields (``publication_window_length``, ``linger_timeout_ns``, ...) may be
         given by name; unknown names raise InvalidArgumentError."""
@@ -268,7 +268,7 @@ cdef class LogBuffers:
         if path is None:
             buf = AtomicBuffer(bytearray(length))
         else:
-            buf = AtomicBuffer.map_file(path, length, create=True, sparse=sparse)
+            buf = AtomicBuffer.map_file(path, length, create=True, sparse=sparse, mode=file_mode)
         try:
             meta = buf.view(length - ld.LOG_META_DATA_LENGTH, ld.LOG_META_DATA_LENGTH)
             try:

@@ -269,7 +269,7 @@ class DriverConductor(NetworkConductor, Agent):
             error_log_buffer_length=ctx.error_buffer_length,
             client_liveness_timeout_ns=ctx.client_liveness_timeout_ns,
             start_timestamp_ms=now_ms, pid=os.getpid(), file_page_size=ctx.file_page_size,
-            signal_ready=False)
+            signal_ready=False, file_mode=ctx.dir_file_mode)
         try:
             self._init_sections(now_ms, now_ns)
         except BaseException:
@@ -295,7 +295,8 @@ class DriverConductor(NetworkConductor, Agent):
         page = ctx.file_page_size
         loss_length = -(-ctx.loss_report_buffer_length // page) * page
         self._loss_report_path = os.path.join(self.aeron_dir, LOSS_REPORT_FILE)
-        self.loss_report_buffer = AtomicBuffer.map_file(self._loss_report_path, loss_length, create=True)
+        self.loss_report_buffer = AtomicBuffer.map_file(self._loss_report_path, loss_length, create=True,
+                                                       mode=ctx.dir_file_mode)
         self.loss_report = LossReport(self.loss_report_buffer)
 
         # 46 system counters, ids 0..45, labels and suffixes as the C driver (§5.9)
@@ -694,7 +695,7 @@ class DriverConductor(NetworkConductor, Agent):
         path = os.path.join(self.aeron_dir, "publications", f"{registration_id}.logbuffer")
         try:
             log = LogBuffers.create(
-                path, term_length=term_length,
+                path, term_length=term_length, file_mode=ctx.dir_file_mode,
                 initial_term_id=init_term_id if at_position else _wrap32(random.getrandbits(32)),
                 session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=ctx.file_page_size,
                 correlation_id=registration_id,

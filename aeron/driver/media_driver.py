@@ -92,6 +92,27 @@ def _parse_str(text: str) -> str:
     return text
 
 
+def _parse_file_mode(text: str) -> int | None:
+    # octal, as chmod takes it: 660, 0660 or 0o660; empty for the default (0o666 less the umask)
+    value = text.strip().lower()
+    if not value:
+        return None
+    return _check_file_mode(int(value[2:] if value.startswith("0o") else value, 8))
+
+
+def _check_file_mode(mode: int) -> int:
+    if not 0 <= mode <= 0o777:
+        raise ValueError(f"{mode:#o} is not a permission mode in 0o000..0o777")
+    if mode & 0o600 != 0o600:
+        raise ValueError(f"{mode:#o} does not let the owner read and write the files")
+    return mode
+
+
+def dir_mode_for(file_mode: int) -> int:
+    """The directory mode that goes with a file mode: search (x) wherever read is allowed (0o660 -> 0o770)."""
+    return file_mode | (file_mode & 0o444) >> 2
+
+
 class _Setting:
     __slots__ = ("attr", "prop", "env", "default", "parse")
 
@@ -112,6 +133,7 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("dir_delete_on_start", "aeron.dir.delete.on.start", False, _parse_bool),
     _Setting("dir_delete_on_shutdown", "aeron.dir.delete.on.shutdown", False, _parse_bool),
     _Setting("dir_warn_if_exists", "aeron.dir.warn.if.exists", False, _parse_bool),
+    _Setting("dir_file_mode", "aeron.dir.file.mode", None, _parse_file_mode),
     _Setting("threading_mode", "aeron.threading.mode", ThreadingMode.DEDICATED, _parse_threading_mode),
     _Setting("term_buffer_length", "aeron.term.buffer.length", 16 * MIB, _parse_size),
     _Setting("ipc_term_buffer_length", "aeron.ipc.term.buffer.length", 64 * MIB, _parse_size),
@@ -190,6 +212,17 @@ class Context:
     ``os.environ`` (pass ``{}`` to ignore it); ``properties`` is a mapping or an iterable of
     ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names. Attributes
     (``ctx.term_buffer_length = 65536``) are validated when assigned.
+
+    Who may read the driver's files: by default, as the C driver, files are created 0o666 and
+    directories 0o777 less the process umask, so under the usual umask 022 every local user can read
+    cnc.dat and the log buffers (the messages). ``dir_file_mode`` (``aeron.dir.file.mode``,
+    ``AERON_DIR_FILE_MODE``; octal, e.g. ``660`` or ``0o660``; an int as an attribute) sets the exact
+    permissions, whatever the umask, of every file the driver creates: cnc.dat, the loss report, every
+    log buffer and the error dump written beside a replaced directory. The aeron dir and its
+    ``publications`` and ``images`` directories get the same mode with search added wherever read is
+    allowed. ``660`` shares with the group only (files 0o660, directories 0o770: clients must run as the
+    driver's user or in its group), ``600`` keeps everything to the driver's user. The owner must be
+    able to read and write.
     """
 
     # typed settings (values, defaults and property names in _SETTINGS)
@@ -197,6 +230,7 @@ class Context:
     dir_delete_on_start: bool
     dir_delete_on_shutdown: bool
     dir_warn_if_exists: bool
+    dir_file_mode: int | None
     threading_mode: ThreadingMode
     term_buffer_length: int
     ipc_term_buffer_length: int
@@ -286,10 +320,14 @@ class Context:
     @staticmethod
     def _coerce(setting: _Setting, value: Any) -> Any:
         if value is None:
-            if setting.attr == "aeron_dir":
+            if setting.attr in ("aeron_dir", "dir_file_mode"):
                 return None
             raise ConfigurationError(f"{setting.prop} must not be None")
         try:
+            if setting.attr == "dir_file_mode" and not isinstance(value, str):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"not an integer: {value!r}")
+                return _check_file_mode(value)
             if isinstance(value, str) or setting.attr == "aeron_dir":
                 return setting.parse(os.fspath(value) if setting.attr == "aeron_dir" else value)
             if setting.attr == "threading_mode":
@@ -371,6 +409,8 @@ class Context:
             value = getattr(self, s.attr)
             if s.attr == "aeron_dir":
                 value = self.resolved_dir()
+            elif s.attr == "dir_file_mode":
+                value = "" if value is None else f"0{value:o}"
             out[s.prop] = value.name if isinstance(value, ThreadingMode) else str(value)
         return out
 
@@ -470,7 +510,7 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
         cnc.close()
 
 
-def _save_existing_errors(aeron_dir: str) -> str | None:
+def _save_existing_errors(aeron_dir: str, file_mode: int | None = None) -> str | None:
     """Write the old error log beside the directory, as the C driver does (§8.3)."""
     path = os.path.join(aeron_dir, CNC_FILE)
     try:
@@ -490,7 +530,10 @@ def _save_existing_errors(aeron_dir: str) -> str | None:
         stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
         stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
         target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
-        with open(target, "w") as f:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if file_mode is None else file_mode)
+        with open(fd, "w") as f:
+            if file_mode is not None:
+                os.fchmod(fd, file_mode)        # exactly as configured, whatever the umask
             f.write(format_error_log(records))
         return target
     finally:
@@ -507,7 +550,7 @@ def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = No
         if not ctx.dir_delete_on_start:
             if is_driver_active(aeron_dir, ctx.driver_timeout_ms):
                 raise ActiveDriverError(f"Active media driver detected: {os.path.join(aeron_dir, CNC_FILE)}")
-            saved = _save_existing_errors(aeron_dir)
+            saved = _save_existing_errors(aeron_dir, ctx.dir_file_mode)
             if saved and log is not None:
                 log(f"WARNING: Existing errors saved to: {saved}")
         failures = delete_aeron_dir(aeron_dir)
@@ -517,6 +560,8 @@ def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = No
                                 aeron_dir, failures)
     for sub in ("", "publications", "images"):
         os.makedirs(os.path.join(aeron_dir, sub), exist_ok=True)
+        if ctx.dir_file_mode is not None:
+            os.chmod(os.path.join(aeron_dir, sub), dir_mode_for(ctx.dir_file_mode))
 
 
 # The driver. ----------------------------------------------------------------------------------------

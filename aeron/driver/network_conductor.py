@@ -321,7 +321,7 @@ class NetworkConductor:
         path = os.path.join(self.aeron_dir, "publications", f"{registration_id}.logbuffer")
         try:
             log = LogBuffers.create(
-                path, term_length=term_length,
+                path, term_length=term_length, file_mode=ctx.dir_file_mode,
                 initial_term_id=init_term_id if at_position else _wrap32(random.getrandbits(32)),
                 session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=ctx.file_page_size,
                 correlation_id=registration_id, log_type=LOG_TYPE_EXCLUSIVE if is_exclusive else LOG_TYPE_CONCURRENT,
@@ -624,7 +624,7 @@ class NetworkConductor:
             os_default_socket_rcvbuf_length=self._os_rcvbuf, tether=1 if first.tether else 0,
             untethered_window_limit_timeout_ns=first.window_limit_timeout_ns,
             untethered_linger_timeout_ns=first.linger_timeout_ns,
-            untethered_resting_timeout_ns=first.resting_timeout_ns)
+            untethered_resting_timeout_ns=first.resting_timeout_ns, file_mode=ctx.dir_file_mode)
         join_position = log.compute_position(setup["active_term_id"], setup["term_offset"])
         channel = endpoint.udp_channel.original
         cc_counters: dict[str, tuple[int, AtomicCounter]] = {}

@@ -224,6 +224,20 @@ def test_mapped_file_refuses_close_while_exported(tmp_path):
         MappedFile(0, 0)
 
 
+def test_map_file_create_with_an_exact_mode(tmp_path):
+    previous = os.umask(0o077)
+    try:
+        AtomicBuffer.map_file(tmp_path / "g.dat", 4096, create=True, mode=0o660).close()
+        AtomicBuffer.map_file(tmp_path / "d.dat", 4096, create=True).close()
+    finally:
+        os.umask(previous)
+    assert os.stat(tmp_path / "g.dat").st_mode & 0o777 == 0o660       # exact, the umask does not apply
+    assert os.stat(tmp_path / "d.dat").st_mode & 0o777 == 0o600       # default: 0o666 less the umask
+    with pytest.raises(InvalidArgumentError, match="file mode"):
+        AtomicBuffer.map_file(tmp_path / "x.dat", 4096, create=True, mode=0o1000)
+    assert not (tmp_path / "x.dat").exists()
+
+
 def test_map_file_create_needs_length(tmp_path):
     with pytest.raises(InvalidArgumentError):
         AtomicBuffer.map_file(tmp_path / "x", create=True)
