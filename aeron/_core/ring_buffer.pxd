@@ -59,6 +59,13 @@ cdef bint mpsc_rb_unblock(mpsc_rb_t *rb) noexcept nogil
 # Length of the record at `index` if it is committed and well formed, 0 when none is there yet, -1
 # when the length is outside [8, limit - index] (corrupt).
 cdef int32_t mpsc_rb_record_length_at(mpsc_rb_t *rb, int32_t index, int32_t limit) noexcept nogil
+# True when the record at `record_position` ends at or before the producers' tail (re-read into
+# `tail_seen` only when the cached value is too small).
+cdef bint mpsc_rb_record_fits(mpsc_rb_t *rb, int64_t record_position, int32_t record_length,
+                              int64_t *tail_seen) noexcept nogil
+# Bytes to skip over a malformed record at record_index: to the first later slot from which well-formed
+# records chain exactly to end_index (end_index itself if none does).
+cdef int32_t mpsc_rb_malformed_extent(mpsc_rb_t *rb, int32_t record_index, int32_t end_index) noexcept nogil
 # Zero [head_index, head_index + bytes) and publish head + bytes (consumer only).
 cdef void mpsc_rb_consume(mpsc_rb_t *rb, int64_t head, int32_t bytes) noexcept nogil
 
@@ -69,8 +76,11 @@ cdef class ManyToOneRingBuffer:
     cdef Py_buffer _pin                    # export of `buffer`: it cannot be closed under us
     cdef bint _has_pin                     # _pin must be released
     cdef bint _reading                     # inside read(): close() must wait
+    cdef int32_t _malformed_length         # the last malformed record's length, for the report
+    cdef int64_t _malformed_written        # bytes the producers had claimed from it, for the report
     cdef int _check(self) except -1
     cdef int _check_msg(self, int32_t msg_type_id, Py_ssize_t length) except -1
     cdef int32_t _check_index(self, Py_ssize_t index) except -1
     cdef int _claim_error(self, int rc, Py_ssize_t index) except -1   # raise for a commit/abort code
-    cdef int _corrupt(self, int32_t record_index) except -1           # raise CorruptFileError
+    cdef int32_t _skip_malformed(self, int32_t record_index, int64_t record_position) noexcept  # bytes to skip
+    cdef int _corrupt(self, int32_t record_index, int32_t skipped) except -1  # report it: CorruptFileError

@@ -7,15 +7,23 @@ cnc-and-driver.md §3. Producers are any number of threads or processes; there i
 
 GIL policy: write/try_claim keep the GIL (commands are small; a release costs more than the copy).
 read() runs with the GIL because it calls a Python handler per record; the per-record work (acquire
-load, alignment, bounds) is C. Bounds are checked once per record against the contiguous block, so a
-corrupt length raises CorruptFileError instead of handing the handler a range outside the ring.
+load, alignment, bounds) is C.
+
+Malformed records: Agrona and the C ring trust every committed length, so one bad length (shorter than a
+header, past the end of the ring, or past what producers have claimed) would hand the handler memory
+outside the record and, in our checked version, stop the consumer at that record for good. Here the
+consumer skips it: the bytes from it to the first later record from which well-formed records run exactly
+to the producers' tail become padding (a bad header beyond the tail, where nothing was claimed, is just
+cleared), the records after it are read on the next call, and read() raises CorruptFileError once,
+after committing, to report what it skipped.
 """
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from aeron._core.atomic cimport (cas_i64, fence_release, get_and_add_i64, load_acquire_i32, load_acquire_i64,
+from aeron._core.atomic cimport (cas_i32, cas_i64, fence_release, get_and_add_i64, load_acquire_i32, load_acquire_i64,
                                  store_release_i32, store_release_i64)
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
@@ -251,6 +259,54 @@ cdef int32_t mpsc_rb_record_length_at(mpsc_rb_t *rb, int32_t index, int32_t limi
     return length
 
 
+cdef bint mpsc_rb_record_fits(mpsc_rb_t *rb, int64_t record_position, int32_t record_length,
+                              int64_t *tail_seen) noexcept nogil:
+    # A committed record lies wholly before the tail: its producer moved the tail past it before writing the
+    # header. `tail_seen` caches the last tail read; it is read again only when a record seems to overrun it.
+    cdef int64_t end = record_position + _align8(record_length)
+    if end <= tail_seen[0]:
+        return True
+    tail_seen[0] = load_acquire_i64(rb.tail_position)
+    return end <= tail_seen[0]
+
+
+cdef int32_t mpsc_rb_malformed_extent(mpsc_rb_t *rb, int32_t record_index, int32_t end_index) noexcept nogil:
+    # Which later slot does the next real record start at? The first aligned index j in
+    # (record_index, end_index] from which well-formed headers (8 <= |length|, fitting, a type set on a
+    # committed record; negative lengths are claims still being written) chain exactly to end_index. One
+    # backward pass marks every slot whose chain gets there, so the search is linear in the region; j =
+    # end_index (an empty chain) always qualifies. Garbage in the bad record's payload would have to chain
+    # exactly to the tail to be taken for records.
+    cdef int32_t slots = (end_index - record_index) >> 3
+    cdef int32_t s, k, length, aligned
+    cdef uint8_t *reaches
+    if slots <= 1:
+        return end_index - record_index
+    reaches = <uint8_t *>malloc(<size_t>slots + 1)
+    if reaches == NULL:
+        return end_index - record_index             # no memory for the search: skip all that was written
+    reaches[slots] = 1
+    s = slots - 1
+    while s >= 1:
+        k = record_index + (s << 3)
+        length = load_acquire_i32(_length_ptr(rb.buffer, k))
+        reaches[s] = 0
+        if length < 0 and length != -INT32_MAX - 1:
+            length = -length
+        elif length > 0 and _type_ptr(rb.buffer, k)[0] == 0:
+            length = 0
+        if length >= RB_RECORD_HEADER_LENGTH and length <= end_index - k:
+            aligned = _align8(length)
+            if k + aligned <= end_index:
+                reaches[s] = reaches[s + (aligned >> 3)]
+        s -= 1
+    s = 1
+    while reaches[s] == 0:
+        s += 1
+    free(reaches)
+    return s << 3
+
+
 cdef void mpsc_rb_consume(mpsc_rb_t *rb, int64_t head, int32_t bytes) noexcept nogil:
     # Zeroing is part of the protocol: producers and unblock() treat zero as "nothing written".
     cdef int32_t head_index = <int32_t>(head & (rb.capacity - 1))
@@ -411,7 +467,8 @@ cdef class ManyToOneRingBuffer:
         cdef int32_t capacity = rb.capacity
         cdef int32_t head_index = <int32_t>(head & (capacity - 1))
         cdef int32_t max_block = capacity - head_index
-        cdef int32_t bytes_read = 0, messages_read = 0, record_index, record_length, msg_type_id
+        cdef int32_t bytes_read = 0, messages_read = 0, record_index, record_length, msg_type_id, skipped
+        cdef int64_t tail_seen = 0
         cdef object buffer = self.buffer
         self._reading = True
         try:
@@ -420,8 +477,10 @@ cdef class ManyToOneRingBuffer:
                 record_length = mpsc_rb_record_length_at(rb, record_index, capacity)
                 if record_length == 0:
                     break
-                if record_length < 0:
-                    self._corrupt(record_index)
+                if record_length < 0 or not mpsc_rb_record_fits(rb, head + bytes_read, record_length, &tail_seen):
+                    skipped = self._skip_malformed(record_index, head + bytes_read)
+                    bytes_read += skipped
+                    self._corrupt(record_index, skipped)
                 bytes_read += _align8(record_length)
                 msg_type_id = _type_ptr(rb.buffer, record_index)[0]
                 if msg_type_id == RB_PADDING_MSG_TYPE_ID:
@@ -444,7 +503,8 @@ cdef class ManyToOneRingBuffer:
         cdef int32_t capacity = rb.capacity
         cdef int32_t head_index = <int32_t>(head & (capacity - 1))
         cdef int32_t max_block = capacity - head_index
-        cdef int32_t bytes_read = 0, messages_read = 0, record_index, record_length, aligned, msg_type_id
+        cdef int32_t bytes_read = 0, messages_read = 0, record_index, record_length, aligned, msg_type_id, skipped
+        cdef int64_t tail_seen = 0
         cdef int action
         cdef object buffer = self.buffer
         self._reading = True
@@ -454,8 +514,10 @@ cdef class ManyToOneRingBuffer:
                 record_length = mpsc_rb_record_length_at(rb, record_index, capacity)
                 if record_length == 0:
                     break
-                if record_length < 0:
-                    self._corrupt(record_index)
+                if record_length < 0 or not mpsc_rb_record_fits(rb, head + bytes_read, record_length, &tail_seen):
+                    skipped = self._skip_malformed(record_index, head + bytes_read)
+                    bytes_read += skipped
+                    self._corrupt(record_index, skipped)
                 aligned = _align8(record_length)
                 bytes_read += aligned
                 msg_type_id = _type_ptr(rb.buffer, record_index)[0]
@@ -484,10 +546,33 @@ cdef class ManyToOneRingBuffer:
                 mpsc_rb_consume(rb, head, bytes_read)
         return messages_read
 
-    cdef int _corrupt(self, int32_t record_index) except -1:
-        cdef int32_t length = _length_ptr(self.rb.buffer, record_index)[0]
-        raise CorruptFileError(f"ring buffer record length {length} at index {record_index} is malformed "
-                               f"(capacity {self.rb.capacity})", path=self.buffer.path, offset=record_index)
+    cdef int32_t _skip_malformed(self, int32_t record_index, int64_t record_position) noexcept:
+        # Bytes to consume over the malformed record at record_index; 0 when it lies beyond the tail, where
+        # nothing was claimed: then its header is cleared (CAS, so a producer that claims the slot meanwhile
+        # keeps its own header) and the head stays.
+        cdef mpsc_rb_t *rb = &self.rb
+        cdef int64_t tail = load_acquire_i64(rb.tail_position)
+        cdef int32_t length = load_acquire_i32(_length_ptr(rb.buffer, record_index))
+        cdef int64_t written = tail - record_position
+        self._malformed_length = length
+        self._malformed_written = written
+        if written <= 0:
+            cas_i32(_length_ptr(rb.buffer, record_index), length, 0)
+            return 0
+        if written > rb.capacity - record_index:
+            written = rb.capacity - record_index        # the rest of this lap; the next starts at index 0
+        return mpsc_rb_malformed_extent(rb, record_index, record_index + <int32_t>written)
+
+    cdef int _corrupt(self, int32_t record_index, int32_t skipped) except -1:
+        cdef str what
+        if skipped == 0:
+            what = "beyond the producers' tail: cleared"
+        else:
+            what = f"skipped {skipped} bytes to the next well-formed record"
+        raise CorruptFileError(f"ring buffer record at index {record_index} has a malformed length "
+                               f"{self._malformed_length} (capacity {self.rb.capacity}, "
+                               f"{self._malformed_written} bytes claimed from it): {what}",
+                               path=self.buffer.path, offset=record_index)
 
     def next_correlation_id(self):
         """Atomic fetch-add on the trailer's correlation counter; returns the previous value."""

@@ -396,17 +396,102 @@ def test_bad_messages():
     assert ring.producer_position() == 40                          # nothing else was written
 
 
-def test_corrupt_record_length_raises():
+def test_a_bad_header_beyond_the_tail_is_cleared_once():
     mem, buf, ring = make_ring(256)
     ring.write(1, b"ok")
-    struct.pack_into("<ii", mem, 16, 4000, 2)                      # beyond the buffer
+    struct.pack_into("<ii", mem, 16, 4000, 2)                      # where nothing was claimed
     got = []
-    with pytest.raises(CorruptFileError):
+    with pytest.raises(CorruptFileError, match="malformed length 4000 .*beyond the producers' tail: cleared"):
         ring.read(lambda t, b, o, n: got.append(t))
     assert got == [1] and ring.consumer_position() == 16           # records before it were committed
-    struct.pack_into("<ii", mem, 16, 5, 2)                         # shorter than a header
-    with pytest.raises(CorruptFileError):
-        ring.read(lambda *a: None)
+    assert struct.unpack_from("<i", mem, 16)[0] == 0
+    assert ring.read(lambda *a: None) == 0                         # reported once
+    ring.write(3, b"next")
+    assert collect(ring) == [(3, b"next")]
+
+
+def claim_with_bad_length(ring, buf, payload_length, bad_length, payload=b""):
+    """A producer that claims room for a record and then 'commits' a bad length."""
+    index = ring.try_claim(9, payload_length)
+    if payload:
+        buf.put_bytes(index, payload)
+    buf.put_i32_ordered(index - 8, bad_length)
+    return index - 8
+
+
+@pytest.mark.parametrize("bad_length", [1, 7, 2**31 - 1, 1024 + 8, 200], ids=str)
+@pytest.mark.parametrize("reader", ["read", "controlled_read"])
+def test_a_malformed_record_is_skipped_and_the_records_after_it_are_read(bad_length, reader):
+    mem, buf, ring = make_ring(1024)
+    ring.write(1, b"before")
+    record = claim_with_bad_length(ring, buf, 64, bad_length)
+    ring.write(2, b"after one")
+    ring.write(3, b"after two")
+    got = []
+
+    def handler(t, b, o, n):
+        got.append((t, b.get_bytes(o, n)))
+        return rbm.CONTINUE
+
+    read = getattr(ring, reader)
+    with pytest.raises(CorruptFileError, match=f"index {record} has a malformed length {bad_length} .*"
+                                               "skipped 72 bytes to the next well-formed record") as info:
+        read(handler)
+    assert info.value.offset == record
+    assert got == [(1, b"before")]
+    assert read(handler) == 2
+    assert got[1:] == [(2, b"after one"), (3, b"after two")]
+    assert ring.consumer_position() == ring.producer_position()
+    assert bytes(mem[:1024]) == bytes(1024)                        # everything consumed was zeroed
+
+
+def test_garbage_that_looks_like_records_is_not_taken_for_them():
+    mem, buf, ring = make_ring(1024)
+    # the bad record's payload holds two plausible headers (16 bytes, type 5) that chain to a zero, not the tail
+    fake = struct.pack("<ii", 16, 5) + bytes(8) + struct.pack("<ii", 16, 5) + bytes(8)
+    claim_with_bad_length(ring, buf, 64, 3, fake)
+    ring.write(2, b"real")
+    with pytest.raises(CorruptFileError, match="skipped 72 bytes"):
+        collect(ring)
+    assert collect(ring) == [(2, b"real")]
+
+
+def test_nothing_after_the_malformed_record_skips_what_it_claimed():
+    mem, buf, ring = make_ring(1024)
+    claim_with_bad_length(ring, buf, 100, 5000, b"\x01" * 100)
+    with pytest.raises(CorruptFileError, match="112 bytes claimed from it\\): skipped 112 bytes"):
+        collect(ring)
+    assert ring.consumer_position() == ring.producer_position() == 112
+    ring.write(4, b"fine")
+    assert collect(ring) == [(4, b"fine")]
+
+
+def test_a_claim_still_being_written_after_it_is_kept():
+    mem, buf, ring = make_ring(1024)
+    claim_with_bad_length(ring, buf, 16, 3)
+    pending = ring.try_claim(6, 8)                                 # claimed, not committed yet
+    ring.write(7, b"later")
+    with pytest.raises(CorruptFileError, match="skipped 24 bytes"):
+        collect(ring)
+    assert collect(ring) == []                                     # waits for the claim, as always
+    buf.put_bytes(pending, b"pending!")
+    ring.commit(pending)
+    assert collect(ring) == [(6, b"pending!"), (7, b"later")]
+
+
+def test_a_malformed_record_before_the_wrap():
+    mem, buf, ring = make_ring(512)
+    for i in range(7):                                             # move the head to 448 so the next claims wrap
+        ring.write(1, bytes(56))
+    assert len(collect(ring)) == 7 and ring.consumer_position() == 448
+    claim_with_bad_length(ring, buf, 40, 999)                      # 48 bytes at 448..496
+    ring.write(2, bytes(40))                                       # does not fit in 16 bytes: padding, then at 0
+    assert ring.producer_position() == 512 + 48
+    with pytest.raises(CorruptFileError, match="skipped 48 bytes"):
+        collect(ring)
+    assert collect(ring) == []                                     # the padding to the end of the lap
+    assert collect(ring) == [(2, bytes(40))]                       # then the record at index 0
+    assert ring.consumer_position() == ring.producer_position()
 
 
 def test_pinning_and_close():

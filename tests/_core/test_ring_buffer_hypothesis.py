@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron.common.errors import CorruptFileError
 
 CAPACITY = 256
 MAX_MSG = CAPACITY // 8
@@ -111,3 +112,55 @@ def test_ring_matches_model_across_wraps(operations):
     assert got == pending
     assert ring.consumer_position() == ring.producer_position()
     assert buf.is_zero(0, CAPACITY)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.lists(st.binary(max_size=MAX_MSG), max_size=6),
+       bad_payload=st.binary(min_size=0, max_size=MAX_MSG),
+       bad_kind=st.sampled_from(["short", "huge", "past-the-tail"]), bad_amount=st.integers(1, 2**20),
+       after=st.lists(st.binary(max_size=MAX_MSG), max_size=6),
+       head_start=st.integers(0, 3))
+def test_one_malformed_record_loses_nothing_else(before, bad_payload, bad_kind, bad_amount, after, head_start):
+    # a record whose producer claimed room for `bad_payload` but wrote a length that cannot be right (shorter
+    # than a header, longer than the ring, or running past all that was claimed), amid well-formed records,
+    # anywhere in a lap: every well-formed record is delivered exactly once, in order, and nothing else is.
+    # (A wrong length that ends on a later record's boundary before the tail cannot be told from a right one.)
+    mem = bytearray(CAPACITY + 768)
+    buf = AtomicBuffer(mem)
+    ring = ManyToOneRingBuffer(buf)
+    for _ in range(head_start):                 # start part-way through a lap, so some cases wrap
+        assert ring.write(1, bytes(MAX_MSG - 8))
+        ring.read(lambda *a: None)
+    expected = []
+    for i, payload in enumerate(before):
+        if ring.write(10 + i, payload):
+            expected.append((10 + i, payload))
+    index = ring.try_claim(99, len(bad_payload))
+    bad = index >= 0
+    record_position = ring.producer_position() - align8(len(bad_payload) + 8)
+    if bad and bad_payload:
+        buf.put_bytes(index, bad_payload)
+    for i, payload in enumerate(after):
+        if ring.write(50 + i, payload):
+            expected.append((50 + i, payload))
+    if bad:
+        if bad_kind == "short":
+            bad_length = 1 + bad_amount % 7
+        elif bad_kind == "huge":
+            bad_length = CAPACITY + min(bad_amount, 2**31 - 1 - CAPACITY)
+        else:
+            bad_length = ring.producer_position() - record_position + bad_amount % 64 + 1
+        buf.put_i32_ordered(index - 8, bad_length)
+    got = []
+    reports = 0
+    for _ in range(20):
+        try:
+            if ring.read(lambda t, b, o, n: got.append((t, b.get_bytes(o, n)))) == 0 and \
+                    ring.consumer_position() == ring.producer_position():
+                break
+        except CorruptFileError as exc:
+            reports += 1
+            assert "malformed length" in str(exc)
+    assert got == expected
+    assert reports == (1 if bad else 0)
+    assert ring.consumer_position() == ring.producer_position()

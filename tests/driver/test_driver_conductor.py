@@ -342,6 +342,37 @@ def test_malformed_and_unknown_commands_get_no_response_but_an_error_log_entry(d
     assert client.await_correlated(corr)[0] == cmd.ON_PUBLICATION_READY
 
 
+@pytest.mark.parametrize("bad_length", [3, -5 + 2**31, 4096 + 8, 200], ids=["short", "huge", "past-the-block",
+                                                                         "past-the-tail"])
+def test_a_malformed_ring_record_is_skipped_counted_and_logged_once(driver, client, bad_length):
+    # a client claims room for a 64-byte command and commits a bad length: before, the driver raised on it every
+    # duty cycle, never moved past it and served no command again while it went on heartbeating
+    ring = client.ring
+    corr = add_publication(client, stream_id=7)
+    client.await_correlated(corr)
+    errors_before = client.counters.get_counter_value(ctr.ERRORS)
+    index = ring.try_claim(0x77, 64)
+    assert index > 0
+    buffer = ring.buffer
+    record = index - 8
+    buffer.put_i64(index, 0x1122334455667788)
+    if bad_length == 4096 + 8:
+        bad_length = ring.capacity - record + 8            # runs past the end of the ring's block
+    buffer.put_i32_ordered(record, bad_length)             # "committed" with a bad length instead of 72
+    corr = add_publication(client, stream_id=8)            # written after the bad record
+    type_id, ready = client.await_correlated(corr)
+    assert type_id == cmd.ON_PUBLICATION_READY and ready.stream_id == 8
+    wait_for(lambda: client.counters.get_counter_value(ctr.ERRORS) == errors_before + 1)
+    texts = [r.text for r in read_error_log(client.error_log_buffer) if "ring buffer record" in r.text]
+    assert len(texts) == 1 and f"malformed length {bad_length}" in texts[0], texts
+    assert "skipped 72 bytes" in texts[0]
+    for stream_id in (9, 10):                              # and every command after it
+        corr = add_subscription(client, stream_id=stream_id)
+        assert client.await_correlated(corr)[0] == cmd.ON_SUBSCRIPTION_READY
+    assert client.counters.get_counter_value(ctr.ERRORS) == errors_before + 1
+    assert ring.consumer_position() == ring.producer_position()
+
+
 def test_counters_static_counters_and_session_ids(client):
     corr = client.next_id()
     client.send(cmd.ADD_COUNTER, cmd.CounterCommand(client.client_id, corr, 1001, b"\x01" * 8,
