@@ -110,10 +110,28 @@ _LEADING_KEYS = {
 
 _SIZE_RE = re.compile(r"([0-9]+)([kKmMgG]?)")
 _SIZE_SHIFT = {"": 0, "k": 10, "m": 20, "g": 30}
-_DURATION_RE = re.compile(r"([0-9]+)(ns|us|ms|s)?", re.IGNORECASE)
+# ASCII: under plain IGNORECASE the long s (U+017F) would match "s"
+_DURATION_RE = re.compile(r"([0-9]+)(ns|us|ms|s)?", re.IGNORECASE | re.ASCII)
+_MAX_DIGITS = 20                        # more significant digits than any int64 has: too large, whatever they are
 _DURATION_SCALE = {None: 1, "ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _TAG_RE = re.compile(r"[0-9]+")
+
+
+def _digits_value(digits: str) -> int | None:
+    # int() refuses strings of more than 4,300 digits with a bare ValueError: settle huge numbers first
+    significant = digits.lstrip("0")
+    return None if len(significant) > _MAX_DIGITS else int(significant or "0")
+
+
+def _decimal(text: str) -> int | None:
+    """A signed decimal integer, None when it is not one; huge values come back out of any int64 range."""
+    if not _INT_RE.fullmatch(text):
+        return None
+    number = _digits_value(text.lstrip("+-"))
+    if number is None:
+        number = INT64_MAX + 1
+    return -number if text.startswith("-") else number
 
 
 def parse_size(text: str) -> int:
@@ -125,7 +143,8 @@ def parse_size(text: str) -> int:
     match = _SIZE_RE.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise ConfigurationError(f"invalid size {text!r} (expected digits with an optional k, m or g suffix)")
-    value = int(match.group(1)) << _SIZE_SHIFT[match.group(2).lower()]
+    number = _digits_value(match.group(1))
+    value = INT64_MAX + 1 if number is None else number << _SIZE_SHIFT[match.group(2).lower()]
     if value > INT64_MAX:
         raise ConfigurationError(f"size {text!r} is too large (maximum {INT64_MAX})")
     return value
@@ -140,7 +159,8 @@ def parse_duration_ns(text: str) -> int:
     match = _DURATION_RE.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise ConfigurationError(f"invalid duration {text!r} (expected digits with an optional ns, us, ms or s suffix)")
-    value = int(match.group(1))
+    number = _digits_value(match.group(1))
+    value = INT64_MAX + 1 if number is None else number
     unit = match.group(2)
     if unit is None:
         if value > INT64_MAX:
@@ -243,8 +263,8 @@ class ChannelUri:
             if (not _valid_tag(channel_tag)) or (comma and not _valid_tag(entity_tag)):
                 raise InvalidChannelError(
                     "invalid tags (expected channelTag[,entityTag], unsigned decimal)", channel, part)
-            self._channel_tag = int(channel_tag)
-            self._entity_tag = int(entity_tag) if comma else None
+            self._channel_tag = _digits_value(channel_tag)
+            self._entity_tag = _digits_value(entity_tag) if comma else None
         elif key == SESSION_ID_PARAM_NAME and value.startswith(TAG_PREFIX):
             if not _valid_tag(value[len(TAG_PREFIX):]):
                 raise InvalidChannelError("invalid session-id tag (expected tag:<unsigned decimal>)", channel, part)
@@ -410,18 +430,20 @@ class ChannelUri:
         value = self._params.get(key)
         if value is None:
             return None
-        if not _INT_RE.fullmatch(value) or not INT32_MIN <= int(value) <= INT32_MAX:
+        number = _decimal(value)
+        if number is None or not INT32_MIN <= number <= INT32_MAX:
             raise self._error("not an int32", key)
-        return int(value)
+        return number
 
     def get_int64(self, key: str) -> int | None:
         """A decimal int64 parameter."""
         value = self._params.get(key)
         if value is None:
             return None
-        if not _INT_RE.fullmatch(value) or not INT64_MIN <= int(value) <= INT64_MAX:
+        number = _decimal(value)
+        if number is None or not INT64_MIN <= number <= INT64_MAX:
             raise self._error("not an int64", key)
-        return int(value)
+        return number
 
     def get_size(self, key: str) -> int | None:
         """A size parameter (``64k``, ``1m``, ``1408``)."""
@@ -490,7 +512,7 @@ class ChannelUri:
         value = self._params.get(SESSION_ID_PARAM_NAME)
         if value is None or not value.startswith(TAG_PREFIX):
             return None
-        return int(value[len(TAG_PREFIX):])
+        return _digits_value(value[len(TAG_PREFIX):])
 
     def linger_ns(self) -> int | None:
         """``linger``: publication linger timeout in nanoseconds."""
@@ -582,4 +604,7 @@ class ChannelUri:
 
 
 def _valid_tag(text: str) -> bool:
-    return _TAG_RE.fullmatch(text) is not None and int(text) <= INT64_MAX
+    if _TAG_RE.fullmatch(text) is None:
+        return False
+    value = _digits_value(text)
+    return value is not None and value <= INT64_MAX

@@ -377,3 +377,34 @@ def test_parse_duration_ns(text, expected):
 def test_parse_duration_ns_invalid(text):
     with pytest.raises(ConfigurationError, match="duration"):
         parse_duration_ns(text)
+
+
+# -- found by the property tests: Unicode case folding and numbers longer than int() takes ---------------------
+
+def test_the_long_s_is_not_a_seconds_suffix():
+    with pytest.raises(ConfigurationError, match="invalid duration"):
+        parse_duration_ns("5\u017f")                 # U+017F folds to "s" under a Unicode IGNORECASE
+    with pytest.raises(InvalidChannelError, match="linger"):
+        ChannelUri.parse("aeron:ipc?linger=5\u017f").linger_ns()
+
+
+def test_numbers_longer_than_int_takes_are_refused_as_too_large():
+    huge = "9" * 5000
+    with pytest.raises(ConfigurationError, match="too large"):
+        parse_size(huge)
+    with pytest.raises(ConfigurationError, match="too large"):
+        parse_duration_ns(huge)
+    assert parse_duration_ns(huge + "ms") == 2 ** 63 - 1             # with a unit it saturates, as in C
+    assert parse_size("0" * 5000 + "64k") == 65536                     # leading zeros are only zeros
+    uri = ChannelUri("ipc", {"alias": "a"})
+    uri.put("stream-id", huge)                                          # put() has no length limit
+    with pytest.raises(InvalidChannelError, match="not an int32"):
+        uri.stream_id()
+    uri.put("session-id", "-" + "0" * 5000 + "7")
+    assert uri.session_id() == -7
+    with pytest.raises(InvalidChannelError, match="invalid tags"):
+        uri.put("tags", huge)
+    uri.put("tags", "0" * 5000 + "5," + "0" * 5000 + "6")
+    assert uri.tags == (5, 6)
+    uri.put("session-id", "tag:" + "0" * 5000 + "3")
+    assert uri.session_id_tag() == 3

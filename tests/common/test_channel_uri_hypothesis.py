@@ -108,3 +108,75 @@ def test_parse_duration_saturates(number, suffix):
             parse_duration_ns(text)
     else:
         assert parse_duration_ns(text) == min(number * scale, (1 << 63) - 1)
+
+
+# -- hostile text: whatever a client sends, parsing and every typed getter raise InvalidChannelError or succeed --
+
+ANY_TEXT = st.text(max_size=120)
+PARAM_KEYS = ["endpoint", "interface", "control", "control-mode", "ttl", "mtu", "term-length", "init-term-id",
+              "term-id", "term-offset", "session-id", "linger", "max-resend", "pub-wnd", "rcv-wnd", "stream-id",
+              "response-correlation-id", "sparse", "reliable", "tether", "rejoin", "eos", "ssc", "tags", "alias"]
+GETTERS = ("term_length", "mtu", "session_id", "session_id_tag", "linger_ns", "initial_position", "max_resend",
+           "publication_window_length", "receiver_window_length", "stream_id", "response_correlation_id", "sparse",
+           "reliable", "tether", "rejoin", "eos", "spies_simulate_connection", "tags", "alias", "endpoint",
+           "control_mode", "is_session_id_tagged")
+
+
+def hostile_value():
+    # mostly text around the shapes the getters expect (numbers, sizes, durations, tags), with Unicode look-alikes
+    # (digits of other scripts, the long s that case-folds to 's', the Kelvin sign) and huge numbers
+    near = st.sampled_from(["", "-", "+", "tag:", "0x", " ", "\u017f", "\u212a", "\u0661", "_", "e3"])
+    number = st.one_of(st.integers(-(2 ** 70), 2 ** 70).map(str), st.integers(4000, 5000).map(lambda n: "9" * n))
+    suffix = st.sampled_from(["", "k", "m", "g", "ns", "us", "ms", "s", "S", "\u017f", "\u212a", "b", "true", "x"])
+    shaped = st.builds(lambda a, n, s: a + n + s, near, number, suffix)
+    return st.one_of(shaped, st.text(st.characters(blacklist_characters="|", blacklist_categories=("Cs",)),
+                                     min_size=1, max_size=30)).filter(lambda v: v and "|" not in v)
+
+
+@SETTINGS
+@given(ANY_TEXT)
+def test_any_text_parses_or_raises_invalid_channel(text):
+    for candidate in (text, "aeron:" + text, "aeron:udp?" + text, "aeron:ipc?" + text, "aeron-spy:aeron:" + text):
+        try:
+            uri = ChannelUri.parse(candidate)
+        except InvalidChannelError as error:
+            assert error.channel == candidate
+            continue
+        assert ChannelUri.parse(str(uri)) == uri
+
+
+@SETTINGS
+@given(st.sampled_from(["udp", "ipc"]), st.dictionaries(st.sampled_from(PARAM_KEYS), hostile_value(), max_size=6))
+def test_typed_getters_of_hostile_values_raise_only_invalid_channel(media, params):
+    text = f"aeron:{media}?" + "|".join(f"{k}={v}" for k, v in params.items()) if params else f"aeron:{media}"
+    try:
+        uri = ChannelUri.parse(text)
+    except InvalidChannelError:
+        return
+    for name in GETTERS:
+        try:
+            attr = getattr(uri, name)
+            value = attr() if callable(attr) else attr
+        except InvalidChannelError as error:
+            assert error.part, name
+            continue
+        if name in ("term_length", "mtu", "max_resend", "linger_ns", "stream_id", "session_id", "session_id_tag"):
+            assert value is None or isinstance(value, int)
+    for key in params:
+        for getter in (uri.get_int32, uri.get_int64, uri.get_size, uri.get_duration_ns, uri.get_bool):
+            try:
+                getter(key)
+            except InvalidChannelError as error:
+                assert key in error.part
+
+
+@SETTINGS
+@given(st.one_of(ANY_TEXT, hostile_value()))
+def test_size_and_duration_parsers_raise_only_configuration_error(text):
+    for parse in (parse_size, parse_duration_ns):
+        try:
+            value = parse(text)
+        except ConfigurationError:
+            continue
+        assert 0 <= value <= (1 << 63) - 1
+
