@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aeron._core import frames as f
-from aeron.common.errors import MalformedFrameError
+from aeron.common.errors import MalformedFrameError, OutOfBoundsError
 from tests.conftest import GOLDEN
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -166,3 +166,44 @@ def test_batches_of_whole_frames_decode_to_their_frames(payload_lengths, term_of
 
 def test_golden_datagrams_present():
     assert len(GOLDEN_DATAGRAMS) > 50 and pathlib.Path(GOLDEN).is_dir()
+
+
+# a datagram somewhere inside a larger buffer, with any offset and length a caller might pass: the span is checked
+# (OutOfBoundsError) before a byte is read, and inside it the outcome is the datagram's own
+@SETTINGS
+@given(st.sampled_from(GOLDEN_DATAGRAMS) | st.binary(max_size=96), st.binary(max_size=40), st.binary(max_size=40),
+       st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-4, 200), st.integers(-2 ** 63, 2 ** 63 - 1) | st.integers(-4, 200))
+def test_any_offset_and_length(raw, before, after, offset, length):
+    buffer = bytearray(before + raw + after)
+    # a negative length means "to the end of the buffer"
+    inside = 0 <= offset <= len(buffer) and (length < 0 or length <= len(buffer) - offset)
+    for call in (f.validate_frame, f.decode_frame, f.decode_datagram):
+        try:
+            call(buffer, offset, length)
+        except OutOfBoundsError:
+            assert not inside
+        except MalformedFrameError:
+            assert inside
+    assert f.validate_frame(buffer, len(before), len(raw)) == f.validate_frame(raw)
+
+
+# decoded fields stay inside the datagram: a payload is a view of it, an error text is no longer than its length field
+@SETTINGS
+@given(st.sampled_from(GOLDEN_DATAGRAMS), st.data())
+def test_decoded_frames_stay_inside_the_datagram(raw, data):
+    mutated = bytearray(raw)
+    for _ in range(data.draw(st.integers(0, 3))):
+        if len(mutated) >= 4:
+            i = data.draw(st.integers(0, (len(mutated) - 4) // 4)) * 4
+            struct.pack_into("<i", mutated, i, data.draw(st.sampled_from([0, -1, 8, 32, 40, 1023, 2 ** 31 - 1])))
+    try:
+        frames = f.decode_datagram(bytes(mutated))
+    except MalformedFrameError:
+        return
+    for frame in frames:
+        if isinstance(frame, f.DataFrame):
+            assert len(frame.payload) <= len(mutated) - 32
+        elif isinstance(frame, f.ErrorFrame):
+            assert 0 <= frame.error_length <= len(mutated) - 40 and len(frame.error_message) == frame.error_length
+        elif isinstance(frame, f.ResolutionFrame):
+            assert len(frame.entries) <= len(mutated) - 8
