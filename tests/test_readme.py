@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tests.driver.udp_helpers import free_port
+from tests.support import free_port
 
 SNIPPET = re.compile(r"```python\n(.*?)```", re.S)
 IPC_CHANNEL_LINE = 'CHANNEL = "aeron:ipc"'

@@ -7,7 +7,7 @@ import pytest
 import uvloop
 
 import aeron.aio
-from aeron.driver import Context as DriverContext
+from tests.support import MS, driver_context
 
 
 def pytest_asyncio_loop_factories(config, item):
@@ -29,8 +29,8 @@ async def loop_errors():
 
 @pytest.fixture
 async def client(loop_errors):
-    driver_ctx = DriverContext(threading_mode="SHARED", shared_idle_strategy="backoff", ipc_term_buffer_length=65536,
-                               timer_interval_ns=50_000_000, publication_linger_timeout_ns=100_000_000, environ={})
+    driver_ctx = driver_context(ipc_term_buffer_length=65536, timer_interval_ns=50 * MS,
+                                publication_linger_timeout_ns=100 * MS)
     async with aeron.aio.connect(launch_embedded=True, driver_context=driver_ctx,
                                  resource_linger_duration_ns=100_000_000) as c:
         yield c

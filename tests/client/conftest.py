@@ -3,14 +3,14 @@
 on it whose errors are collected, and small bounded helpers."""
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron.driver import Context as DriverContext
+from tests import support
+from tests.support import wait_for
 
 MS = 1_000_000
 TERM_LENGTH = 65536
@@ -20,14 +20,15 @@ DRIVER_TIMEOUT_MS = 2000
 LINGER_NS = 100 * MS                    # client resource linger and driver publication linger
 
 
+# The client tests' preset: short timeouts so that liveness, unblocking and lingering happen within a test.
+CLIENT_DRIVER_SETTINGS: dict[str, Any] = dict(
+    ipc_term_buffer_length=TERM_LENGTH, timer_interval_ns=50 * MS, publication_linger_timeout_ns=LINGER_NS,
+    client_liveness_timeout_ns=LIVENESS_NS, publication_unblock_timeout_ns=UNBLOCK_NS,
+    driver_timeout_ms=DRIVER_TIMEOUT_MS, counters_free_to_reuse_timeout_ns=0)
+
+
 def driver_context(**overrides: Any) -> DriverContext:
-    settings: dict[str, Any] = dict(
-        threading_mode="SHARED", shared_idle_strategy="backoff", ipc_term_buffer_length=TERM_LENGTH,
-        timer_interval_ns=50 * MS, publication_linger_timeout_ns=LINGER_NS, client_liveness_timeout_ns=LIVENESS_NS,
-        publication_unblock_timeout_ns=UNBLOCK_NS, driver_timeout_ms=DRIVER_TIMEOUT_MS,
-        counters_free_to_reuse_timeout_ns=0)
-    settings.update(overrides)
-    return DriverContext(environ={}, **settings)
+    return support.driver_context(**{**CLIENT_DRIVER_SETTINGS, **overrides})
 
 
 def client_context(aeron_dir: str, errors: list[BaseException] | None = None, **settings: Any) -> Context:
@@ -54,18 +55,6 @@ def errors() -> list[BaseException]:
 def client(driver, errors):
     with Aeron.connect(client_context(driver.aeron_dir, errors)) as c:
         yield c
-
-
-def wait_for(predicate: Callable[[], Any], timeout_s: float = 5.0, invoke: Callable[[], Any] | None = None,
-             what: str = "condition") -> None:
-    """Poll ``predicate`` (calling ``invoke`` between tries) until it is true or fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout_s} s")
-        if invoke is not None:
-            invoke()
-        time.sleep(0.001)
 
 
 def connected_pair(client: Aeron, stream_id: int = 1001, channel: str = "aeron:ipc", exclusive: bool = False):

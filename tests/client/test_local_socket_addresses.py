@@ -15,7 +15,7 @@ from aeron.common.channel_uri import ChannelUri
 from aeron.client.local_socket_address_status import find_address, find_addresses
 from aeron.common.errors import InvalidArgumentError
 from tests.client.conftest import receive, wait_for
-from tests.driver.udp_helpers import free_port
+from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(60)
 

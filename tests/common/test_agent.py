@@ -14,6 +14,7 @@ from aeron.common.agent import (
     idle_strategy_from_name, nano_time,
 )
 from aeron.common.errors import AeronError, AeronTimeoutError, ConfigurationError, IllegalStateError
+from tests.support import wait_for
 
 WAIT_S = 5.0
 
@@ -72,15 +73,6 @@ class ScriptedAgent(Agent):
 
     def on_close(self) -> None:
         self.events.append("close")
-
-
-def wait_until(predicate, timeout_s: float = WAIT_S) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.001)
-    return predicate()
 
 
 # ---- AgentRunner -------------------------------------------------------------------------------------------
@@ -301,7 +293,7 @@ def test_runner_with_real_backoff_idle_strategy_stops_promptly():
                                                     max_park_ns=1_000_000))
     runner.start()
     assert agent.done.wait(WAIT_S)
-    assert wait_until(lambda: agent.cycles > 20)
+    wait_for(lambda: agent.cycles > 20, WAIT_S, what="more than 20 duty cycles")
     started = time.monotonic()
     runner.close(timeout_s=WAIT_S)
     assert time.monotonic() - started < 1.0

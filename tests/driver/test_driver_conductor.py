@@ -24,6 +24,7 @@ from aeron.driver import Context, MediaDriver
 from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
 from aeron.common.errors import ErrorCode
 from tests.driver.rawclient import RawClient
+from tests.support import wait_for
 
 MIB = 1024 * 1024
 GOLDEN_SIZES = dict(counters_buffer_length=MIB, ipc_term_buffer_length=65536, term_buffer_length=65536)
@@ -106,14 +107,6 @@ def golden_cnc(golden_dir):
 
 def mask_versions(label):
     return re.sub(r"version=\S+ commit=\S+", "version=V commit=C", label)
-
-
-def wait_for(predicate, timeout_s=5.0, interval_s=0.005):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not met in time")
-        time.sleep(interval_s)
 
 
 # -- cnc.dat and directory -------------------------------------------------------------------------------------

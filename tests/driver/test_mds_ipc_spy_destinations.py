@@ -52,7 +52,7 @@ def test_ipc_spy_and_udp_destinations_feed_one_subscription(client, events, spy_
     got = Collector()
     for pub, text in ((ipc, b"ipc"), (spied, b"spy"), (udp, b"udp")):
         offer(pub, text)
-    wait_for(lambda: len(got.messages) == 3, step=lambda: sub.poll(got, 10))
+    wait_for(lambda: len(got.messages) == 3, invoke=lambda: sub.poll(got, 10))
     assert sorted(got.messages) == [b"ipc", b"spy", b"udp"]
     sub.remove_destination("aeron:ipc")
     wait_for(lambda: sub.image_count == 2)
@@ -77,7 +77,7 @@ def test_an_ipc_destination_joins_publications_added_later_and_goes_with_its_sub
     sub.close()
     got = Collector()
     offer(pub, b"still flowing")
-    wait_for(lambda: got.messages, step=lambda: other.poll(got, 10))
+    wait_for(lambda: got.messages, invoke=lambda: other.poll(got, 10))
     assert got.messages == [b"still flowing"]
     again = client.add_subscription(MDS, 1001)
     wait_for(lambda: pub.is_connected)

@@ -68,7 +68,7 @@ def test_rejected_udp_image_disconnects_its_publisher_and_comes_back_as_a_new_im
         assert system(client, ctr.IMAGES_REJECTED) == before[ctr.IMAGES_REJECTED] + 1
         wait_for(lambda: system(client, ctr.ERROR_FRAMES_SENT) > before[ctr.ERROR_FRAMES_SENT]
                  and system(client, ctr.ERROR_FRAMES_RECEIVED) > before[ctr.ERROR_FRAMES_RECEIVED])
-        wait_for(lambda: events.errors, step=lambda: sub.poll(Collector(), 10))
+        wait_for(lambda: events.errors, invoke=lambda: sub.poll(Collector(), 10))
         frame = events.errors[0]
         assert (frame.registration_id, frame.session_id, frame.stream_id) == (
             pub.original_registration_id, pub.session_id, 1001)
@@ -111,7 +111,7 @@ def test_rejected_ipc_image_is_gone_at_once_and_rejoins_after_the_cool_down(shm_
         pub, sub, image = connected_pair(client, "aeron:ipc")
         before_errors = system(client, ctr.ERRORS)
         image.reject(REASON)
-        wait_for(lambda: events.unavailable and events.errors, step=lambda: sub.poll(Collector(), 10))
+        wait_for(lambda: events.unavailable and events.errors, invoke=lambda: sub.poll(Collector(), 10))
         assert events.unavailable == [image] and sub.image_count == 0 and not pub.is_connected
         frame = events.errors[0]
         assert (frame.registration_id, frame.error_code, frame.error_message) == (
@@ -140,6 +140,6 @@ def test_reject_refusals(shm_dir):
         assert info.value.error_code == ErrorCode.GENERIC_ERROR and "Unable to resolve image" in str(info.value)
         assert system(client, ctr.IMAGES_REJECTED) == 0
         pub.close()
-        wait_for(lambda: sub.image_count == 0, step=lambda: sub.poll(Collector(), 10))
+        wait_for(lambda: sub.image_count == 0, invoke=lambda: sub.poll(Collector(), 10))
         with pytest.raises(IllegalStateError):
             image.reject(REASON)                                    # closed on the client side

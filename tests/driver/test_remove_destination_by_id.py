@@ -54,7 +54,7 @@ def test_a_destination_removed_by_id_gets_nothing_more(publisher, subscribers, u
         while pub.offer(numbered(n, 64)) < 0:
             subs[1].poll(got, 64)
         subs[1].poll(got, 64)
-    wait_for(lambda: len(got.messages) == 50, step=lambda: subs[1].poll(got, 64))
+    wait_for(lambda: len(got.messages) == 50, invoke=lambda: subs[1].poll(got, 64))
     assert counter(subscribers[0], "rcv-hwm:").value == hwm
 
 

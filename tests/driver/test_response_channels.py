@@ -32,7 +32,7 @@ def clients(shm_dir):
 
 
 def poll_until(subscription, collector, count):
-    wait_for(lambda: len(collector.messages) >= count, step=lambda: subscription.poll(collector, 10))
+    wait_for(lambda: len(collector.messages) >= count, invoke=lambda: subscription.poll(collector, 10))
 
 
 class EchoServer:
@@ -100,12 +100,12 @@ def test_each_client_gets_its_own_responses(clients, transport):
         pubs.append(client.add_publication(f"{request}{separator}response-correlation-id={sub.registration_id}",
                                            REQUEST_STREAM))
         subs.append(sub)
-    wait_for(lambda: len(echo.responses) == 2 and all(s.is_connected for s in subs), step=echo.run)
+    wait_for(lambda: len(echo.responses) == 2 and all(s.is_connected for s in subs), invoke=echo.run)
     collectors = [Collector(), Collector()]
     for n, pub in enumerate(pubs):
-        wait_for(lambda: pub.offer(f"hello from client {n}".encode()) > 0, step=echo.run)
+        wait_for(lambda: pub.offer(f"hello from client {n}".encode()) > 0, invoke=echo.run)
     wait_for(lambda: all(len(c.messages) >= 1 for c in collectors),
-             step=lambda: [echo.run(), *(s.poll(c, 10) for s, c in zip(subs, collectors))])
+             invoke=lambda: [echo.run(), *(s.poll(c, 10) for s, c in zip(subs, collectors))])
     for _ in range(20):
         echo.run()
         for s, c in zip(subs, collectors):

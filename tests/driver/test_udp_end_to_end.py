@@ -147,7 +147,7 @@ def test_unreliable_subscription_gap_fills_instead_of_naking(shm_dir):
                 sub.poll(got, 64)
             sub.poll(got, 64)
         wait_for(lambda: sub.images[0].position >= pub.position or sub.poll(got, 64) < 0, timeout_s=10,
-                 step=lambda: sub.poll(got, 64))
+                 invoke=lambda: sub.poll(got, 64))
         numbers = [int.from_bytes(m[:8], "little") for m in got.messages]
         assert numbers == sorted(numbers) and len(numbers) < 2000
         reader = client.counters_reader
@@ -288,7 +288,7 @@ def test_manual_mdc_destinations_added_and_removed_mid_stream(shm_dir):
         wait_for(lambda: pub.is_connected and subs[0].image_count == 1)
         first = stream(pub, [subs[0]], 200, 64)[0]
         pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[1]}")       # joins mid-stream
-        wait_for(lambda: subs[1].image_count == 1, step=lambda: pub.offer(bytes(64)) and time.sleep(0.001))
+        wait_for(lambda: subs[1].image_count == 1, invoke=lambda: pub.offer(bytes(64)) and time.sleep(0.001))
         assert subs[1].images[0].join_position > 0
         pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[0]}")
         time.sleep(0.2)                                  # the sender applies the removal on its next cycle

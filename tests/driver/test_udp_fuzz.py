@@ -178,7 +178,7 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
     # driver's recvmmsg path counts it; reported as a known deviation)
     must_count = sum(invalid_by_reference(d) for _, d in batch if d)
     wait_for(lambda: live.invalid() - before >= must_count, timeout_s=5,
-             message=f"invalid packets {live.invalid() - before} < {must_count} by §1.3")
+             what=f"invalid packets {live.invalid() - before} < {must_count} by §1.3")
     live.stream_goes_on()
     assert live.invalid() - before <= len(batch)                 # each datagram counted at most once
 
@@ -212,7 +212,7 @@ def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
     for to_control, datagram in cases:
         before = live.invalid()
         live.throw([(to_control, datagram)])
-        wait_for(lambda: live.invalid() > before, timeout_s=5, message=f"not counted: {datagram[:16].hex()}")
+        wait_for(lambda: live.invalid() > before, timeout_s=5, what=f"not counted: {datagram[:16].hex()}")
         time.sleep(0.01)
         assert live.invalid() == before + 1, datagram[:16].hex()
     live.stream_goes_on()

@@ -47,7 +47,7 @@ def test_dynamic_mdc_counts_the_receivers_that_announce_themselves_and_a_late_on
         stream(pub, subs, 300, 100)
         late = cc.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{free_port()}|control={control}", 1001)
         wait_for(lambda: late.image_count == 1, timeout_s=15,
-                 step=lambda: [s.poll(Collector(), 64) for s in subs] and time.sleep(0.001))
+                 invoke=lambda: [s.poll(Collector(), 64) for s in subs] and time.sleep(0.001))
         assert late.images[0].join_position == pub.position
         wait_for(lambda: destinations(cp, pub_channel) == 3)
         stream(pub, subs + [late], 300, 100, first=300)
@@ -75,7 +75,7 @@ def test_manual_mdc_destinations_are_counted_added_and_removed(shm_dir):
             while pub.offer(numbered(n, 64)) < 0:
                 subs[1].poll(got, 64)
             subs[1].poll(got, 64)
-        wait_for(lambda: counter(cb, "rcv-hwm:").value == pub.position, step=lambda: subs[1].poll(got, 64))
+        wait_for(lambda: counter(cb, "rcv-hwm:").value == pub.position, invoke=lambda: subs[1].poll(got, 64))
         assert counter(ca, "rcv-hwm:").value == hwm                   # nothing more for the removed destination
         pub.close()
         # the endpoint and its counters go with the last publication

@@ -109,7 +109,7 @@ def test_two_publishers_of_the_same_stream_merge_by_position(shm_dir):
                 while pub.offer(numbered(n, 96)) < 0:
                     sub.poll(got, 64)
             sub.poll(got, 64)
-        wait_for(lambda: len(got.messages) == 300, step=lambda: sub.poll(got, 64))
+        wait_for(lambda: len(got.messages) == 300, invoke=lambda: sub.poll(got, 64))
         assert got.messages == [numbered(n, 96) for n in range(300)] and set(got.sessions) == {session_id}
         assert sub.image_count == 1 and sub.images[0].position == pubs[0].position == pubs[1].position
         # both senders hear the subscriber: each one's sender position reached the end
@@ -120,7 +120,7 @@ def test_two_publishers_of_the_same_stream_merge_by_position(shm_dir):
             while pubs[1].offer(numbered(n, 96)) < 0:
                 sub.poll(got, 64)
             sub.poll(got, 64)
-        wait_for(lambda: len(got.messages) == 400, step=lambda: sub.poll(got, 64))
+        wait_for(lambda: len(got.messages) == 400, invoke=lambda: sub.poll(got, 64))
         assert got.messages[300:] == [numbered(n, 96) for n in range(300, 400)]
         assert counter(cs, "rcv-hwm:").value > before and sub.image_count == 1
 

@@ -68,7 +68,7 @@ def test_a_slow_spy_holds_the_publication_back(client):
     assert pub.offer(bytes(96)) == pub.BACK_PRESSURED
     stream(pub, [spy], sent, 96)                                # the spy catches up with what was sent
     # and releases the publication once the driver's conductor has seen the spy's position and moved pub-lmt
-    wait_for(lambda: pub.offer(bytes(96)) > 0, message="publication still back pressured after the spy caught up")
+    wait_for(lambda: pub.offer(bytes(96)) > 0, what="publication still back pressured after the spy caught up")
 
 
 def test_a_spy_sees_end_of_stream(client):
@@ -81,7 +81,7 @@ def test_a_spy_sees_end_of_stream(client):
     image = spy.images[0]
     final = pub.position
     pub.close()
-    wait_for(lambda: image.is_end_of_stream or image.is_closed, step=lambda: spy.poll(Collector(), 10))
+    wait_for(lambda: image.is_end_of_stream or image.is_closed, invoke=lambda: spy.poll(Collector(), 10))
     assert image.position == final
 
 

@@ -47,7 +47,7 @@ def exchange(pub_client, sub_client, pub_params, sub_params, payloads):
     for count, payload in enumerate(payloads, 1):
         # one message per datagram: the send timestamp goes into a datagram's first frame only (as in Aeron)
         offer(pub, payload, step=lambda: sub.poll(assembler, 10))
-        wait_for(lambda: len(got.messages) == count, step=lambda: sub.poll(assembler, 10))
+        wait_for(lambda: len(got.messages) == count, invoke=lambda: sub.poll(assembler, 10))
     after = time.time_ns()
     return before, after, got.messages
 

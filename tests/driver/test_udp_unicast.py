@@ -180,9 +180,9 @@ def test_end_of_stream_after_the_publication_closes(client):
     final = pub.position
     image = sub.images[0]
     pub.close()
-    wait_for(lambda: image.is_end_of_stream, timeout_s=10, step=lambda: sub.poll(Collector(), 10))
+    wait_for(lambda: image.is_end_of_stream, timeout_s=10, invoke=lambda: sub.poll(Collector(), 10))
     assert image.position == final
-    wait_for(lambda: gone, timeout_s=10, step=lambda: sub.poll(Collector(), 10))
+    wait_for(lambda: gone, timeout_s=10, invoke=lambda: sub.poll(Collector(), 10))
     assert gone[0] is image and sub.image_count == 0
 
 

@@ -88,7 +88,7 @@ def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(client_and_e
             lagging.poll(got, 64)
         tethered.poll(Collector(), 64)
         lagging.poll(got, 64)
-    wait_for(lambda: back.position == pub.position, step=lambda: lagging.poll(got, 64))
+    wait_for(lambda: back.position == pub.position, invoke=lambda: lagging.poll(got, 64))
     assert pub.position > start and len(got.messages) >= 50
 
 

@@ -8,14 +8,8 @@ import time
 
 from aeron.client import FragmentAssembler
 from aeron.driver import Context as DriverContext
-
-MS = 1_000_000
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests import support
+from tests.support import MS, free_port, wait_for  # noqa: F401  (the UDP tests import them from here)
 
 
 def multicast_group() -> str:
@@ -35,23 +29,15 @@ def multicast_available() -> bool:
     return True
 
 
+# The UDP tests' preset: 64 KiB terms, a fast timer and short lingers and liveness so that streams set up,
+# time out and go within a test.
+UDP_DRIVER_SETTINGS = dict(term_buffer_length=65536, timer_interval_ns=20 * MS, publication_linger_timeout_ns=200 * MS,
+                           image_liveness_timeout_ns=2_000 * MS, publication_connection_timeout_ns=2_000 * MS,
+                           client_liveness_timeout_ns=5_000 * MS)
+
+
 def driver_context(**overrides) -> DriverContext:
-    settings = dict(threading_mode="SHARED", term_buffer_length=65536, timer_interval_ns=20 * MS,
-                    publication_linger_timeout_ns=200 * MS, image_liveness_timeout_ns=2_000 * MS,
-                    publication_connection_timeout_ns=2_000 * MS, client_liveness_timeout_ns=5_000 * MS)
-    settings.update(overrides)
-    return DriverContext(environ={}, **settings)
-
-
-def wait_for(predicate, timeout_s=10.0, step=None, message="condition not met in time"):
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(message)
-        if step is not None:
-            step()
-        else:
-            time.sleep(0.001)
+    return support.driver_context(**{**UDP_DRIVER_SETTINGS, **overrides})
 
 
 class Collector:

@@ -46,10 +46,10 @@ def same_stream_publications(client, ports, session_id=4242, term_id=17):
 def offer_each(pubs, sub, got, first, count, size=96):
     for n in range(first, first + count):
         for pub in pubs:
-            wait_for(lambda: pub.offer(numbered(n, size)) > 0, step=lambda: sub.poll(got, 64),
-                     message=f"offer {n} kept failing")
+            wait_for(lambda: pub.offer(numbered(n, size)) > 0, invoke=lambda: sub.poll(got, 64),
+                     what=f"offer {n} kept failing")
         sub.poll(got, 64)
-    wait_for(lambda: len(got.messages) == first + count, step=lambda: sub.poll(got, 64))
+    wait_for(lambda: len(got.messages) == first + count, invoke=lambda: sub.poll(got, 64))
     assert got.messages[first:] == [numbered(n, size) for n in range(first, first + count)]
 
 
@@ -101,13 +101,13 @@ def test_official_c_publishers_to_our_mds_subscription(aeronmd, official, shm_di
                                                                         f"control-mode=dynamic"):
             publisher = procs.popen([official("basic_publisher"), "-p", aeronmd, "-c", channel, "-m", "5"])
             try:
-                wait_for(lambda: publisher.poll() is not None, timeout_s=40, step=lambda: sub.poll(got, 64))
+                wait_for(lambda: publisher.poll() is not None, timeout_s=40, invoke=lambda: sub.poll(got, 64))
             finally:
                 out, _ = procs.stop(publisher)
             outputs.append(out)
         delivered = [re.findall(r"offering (\d)/5 - yay!", out) for out in outputs]
         assert all(d and d == [str(n) for n in range(int(d[0]), 5)] for d in delivered), outputs
         expected = sorted(f"Hello World! {n}".encode() for d in delivered for n in d)
-        wait_for(lambda: len(got.messages) >= len(expected), timeout_s=10, step=lambda: sub.poll(got, 64))
+        wait_for(lambda: len(got.messages) >= len(expected), timeout_s=10, invoke=lambda: sub.poll(got, 64))
         assert sorted(got.messages) == expected
         assert len(set(got.sessions)) == 2

@@ -10,7 +10,7 @@ from aeron import Aeron, Context
 from aeron._core import counters as ctr
 from tests import procs
 from tests.client.conftest import receive, wait_for
-from tests.driver.udp_helpers import free_port
+from tests.support import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
 

@@ -5,19 +5,13 @@ pong and our ping ↔ cpong. Needs AERON_C_BIN."""
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 
 from tests import procs
+from tests.support import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -36,16 +30,16 @@ def drivers(official, shm_dir):
 
 def _channels(kind: str) -> str:
     if kind == "unicast":
-        return f"aeron:udp?endpoint=127.0.0.1:{_free_port()}"
-    group = 1 + 2 * (_free_port() % 100)            # an odd last byte: the data group
-    return f"aeron:udp?endpoint=224.0.1.{group}:{_free_port()}|interface=127.0.0.1"
+        return f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    group = 1 + 2 * (free_port() % 100)            # an odd last byte: the data group
+    return f"aeron:udp?endpoint=224.0.1.{group}:{free_port()}|interface=127.0.0.1"
 
 
 def _pub_sub_channels(kind: str) -> tuple[str, str]:
     if kind == "mdc-dynamic":                       # the subscriber announces itself to the publisher's control
-        control = f"127.0.0.1:{_free_port()}"
+        control = f"127.0.0.1:{free_port()}"
         return (f"aeron:udp?control={control}|control-mode=dynamic",
-                f"aeron:udp?endpoint=127.0.0.1:{_free_port()}|control={control}")
+                f"aeron:udp?endpoint=127.0.0.1:{free_port()}|control={control}")
     channel = _channels(kind)
     return channel, channel
 

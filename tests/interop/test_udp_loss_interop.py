@@ -6,21 +6,15 @@ publishing to aeronmd. Needs AERON_C_BIN."""
 from __future__ import annotations
 
 import re
-import socket
 
 import pytest
 
 from tests import procs
+from tests.support import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 LOSS = {"AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS": "fixed-loss",
         "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_FIXED_LOSS_ARGS": "term-id=1000|term-offset=64|length=1"}
-
-
-def _port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _counter(stat_text: str, label: str) -> int:
@@ -32,7 +26,7 @@ def _counter(stat_text: str, label: str) -> int:
 @pytest.mark.parametrize("lossy", ["ours", "official"])
 def test_lost_datagrams_are_nak_ed_and_retransmitted(official, shm_dir, lossy):
     ours_dir, theirs_dir = str(shm_dir / "ours"), str(shm_dir / "aeronmd")
-    port, source = _port(), _port()
+    port, source = free_port(), free_port()
     sub_channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
     pub_channel = f"{sub_channel}|interface=127.0.0.1:{source}|init-term-id=1000|term-id=1000|term-offset=0"
     ours_args = ["aeron.term.buffer.length=64k"]

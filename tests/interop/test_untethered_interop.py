@@ -66,5 +66,5 @@ def test_untethered_network_subscriber_rests_and_rejoins(aeronmd, shm_dir, subsc
         back = lagging.images[0]
         assert back.subscriber_position_id == counter_id and back.correlation_id == image.correlation_id
         assert back.join_position > WINDOW
-        wait_for(lambda: len(got.messages) == n, step=lambda: tethered.poll(got, 64))
+        wait_for(lambda: len(got.messages) == n, invoke=lambda: tethered.poll(got, 64))
         assert got.messages == [numbered(i, 480) for i in range(n)]

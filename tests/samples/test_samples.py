@@ -17,9 +17,9 @@ import pytest
 
 from aeron import Aeron, Context
 from tests import procs
-from tests.client.conftest import wait_for
+from tests.support import wait_for
 from tests.conftest import PROJECT_ROOT
-from tests.driver.udp_helpers import free_port
+from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -19,6 +19,7 @@ from aeron.driver import Context as DriverContext
 from aeron.errors import InvalidChannelError
 from aeron.tools.metrics_exporter import start_exporter
 from tests import procs
+from tests.support import wait_for
 from tests.tools.metrics_helpers import Scrape
 
 STREAM_ID = 1077
@@ -43,16 +44,6 @@ def exporter(driver):
         server.shutdown()
         server.server_close()
         thread.join(5)
-
-
-def wait_until(predicate, what: str, timeout_s: float = 10.0):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = predicate()
-        if result:
-            return result
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def send_and_receive(pub, sub, count: int) -> None:
@@ -87,15 +78,15 @@ def test_scrape_serves_system_counters_and_stream_positions_that_move(driver, ex
 
         send_and_receive(pub, sub, 10)
         # pub-pos is the driver's sample of the publisher position: it follows on the driver's duty cycle
-        later = wait_until(lambda: (s := Scrape(exporter)).value("aeron_stream_position", type="pub-pos", **stream)
-                           == 10 * FRAME and s, "pub-pos did not reach 10 frames")
+        later = wait_for(lambda: (s := Scrape(exporter)).value("aeron_stream_position", type="pub-pos", **stream)
+                         == 10 * FRAME and s, what="pub-pos at 10 frames", interval_s=0.02)
         assert later.value("aeron_stream_position", type="sub-pos", registration_id=str(sub.registration_id),
                            **stream) == 10 * FRAME
         send_and_receive(pub, sub, 5)
-        last = wait_until(lambda: (s := Scrape(exporter)).value("aeron_stream_position", type="sub-pos",
-                                                                registration_id=str(sub.registration_id),
-                                                                **stream) == 15 * FRAME and s,
-                          "sub-pos did not reach 15 frames")
+        last = wait_for(lambda: (s := Scrape(exporter)).value("aeron_stream_position", type="sub-pos",
+                                                              registration_id=str(sub.registration_id),
+                                                              **stream) == 15 * FRAME and s,
+                        what="sub-pos at 15 frames", interval_s=0.02)
         assert last.value("aeron_stream_position", type="pub-pos", **stream) in (10 * FRAME, 15 * FRAME)
         # every counter appears once: heartbeat and the rest by label
         labels = [s.labels["label"] for s in last.all("aeron_counter")]
