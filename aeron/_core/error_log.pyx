@@ -7,6 +7,7 @@ cnc-and-driver.md §8.1. Errors are rare, so deduplication bookkeeping stays in 
 """
 import collections
 import datetime
+import re
 import threading
 import time
 import traceback
@@ -33,6 +34,17 @@ ErrorLogRecord = collections.namedtuple(
 
 def _epoch_ms():
     return time.time_ns() // 1_000_000
+
+
+# The values an error text carries (ports, ids, lengths, addresses, hex handles); not part of what makes it distinct.
+_VARIABLE_VALUE = re.compile(r"0[xX][0-9a-fA-F]+|(?<![A-Za-z_])\d+")
+
+
+def distinct_key(text):
+    """What two error texts are compared on: the text with its numbers masked, so the same failure with other ports
+    or ids is one more observation of one entry (the first observation's text, values included, is the one kept)
+    instead of a new entry each time, which would fill the log. Words with digits in them (IPv6) stay."""
+    return _VARIABLE_VALUE.sub("#", text)
 
 
 def encode_error(error, error_code=None):
@@ -66,10 +78,11 @@ cdef class DistinctErrorLog:
         """Record one observation of ``error`` (exception or text, optional error code).
 
         Returns True if recorded, False when a new distinct error does not fit (it is dropped, as
-        Agrona does). A repeat bumps the record's count (atomic) and last timestamp (release).
+        Agrona does). A repeat -- the same text up to its numeric values (``distinct_key``) -- bumps the
+        record's count (atomic) and last timestamp (release).
         """
         text = encode_error(error, error_code)
-        key = (error_code, text)
+        key = (error_code, distinct_key(text))
         cdef int64_t now_ms = self.clock_ms()
         offset = self.observations.get(key)
         cdef bytes encoded

@@ -100,3 +100,15 @@ def test_corrupt_and_truncated_buffers_stop_reading():
     log2.record("a" * 100)
     assert read_error_log(AtomicBuffer(raw2, 0, 64)) == []
     assert read_error_log(AtomicBuffer(raw2, 0, 8)) == []
+
+
+def test_texts_differing_only_in_numbers_are_one_distinct_entry():
+    raw, buf, now, log = make(8192)
+    for i in range(100):
+        assert log.record(f"bind failed 127.0.0.1:{40000 + i} session-id={i * 31} handle=0x{i:x}f", error_code=-1)
+    log.record("bind failed on IPv6 [::1]:40000", error_code=-1)     # other words: another entry
+    log.record("bind failed on IPv4 127.0.0.1:40000", error_code=-1)
+    recs = read_error_log(buf)
+    assert [r.observation_count for r in recs] == [100, 1, 1]
+    assert recs[0].text == "(-1) bind failed 127.0.0.1:40000 session-id=0 handle=0x0f"
+    assert E.distinct_key("port 40123 id=-7 0xdeadBEEF IPv6") == "port # id=-# # IPv6"

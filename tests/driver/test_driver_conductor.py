@@ -720,3 +720,19 @@ def test_an_invalid_response_correlation_id_is_refused_as_the_c_driver_does(clie
     type_id, err = client.await_correlated(corr)
     assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.GENERIC_ERROR)
     assert "invalid response-correlation-id" in err.error_message
+
+def test_failures_differing_only_in_their_values_are_one_distinct_error_with_each_observation(driver, client):
+    """Issue 15 defect 8: one distinct error log entry per failure, not per port or id in its text."""
+    for i in range(100):
+        corr = remove(client, cmd.REMOVE_PUBLICATION, 500_000 + i * 7919)
+        assert client.await_correlated(corr)[1].error_code == ErrorCode.UNKNOWN_PUBLICATION
+    for i in range(100):
+        client.send(0x400 + i, struct.pack("<qq", client.client_id, client.next_id()))
+    assert client.drain(0.3) == []
+    records = read_error_log(client.error_log_buffer)
+    unknown_publication = [r for r in records if r.text.startswith("(-3) ")]
+    unknown_command = [r for r in records if r.text.startswith("(-6) unknown command type id")]
+    assert [r.observation_count for r in unknown_publication] == [100]
+    assert [r.observation_count for r in unknown_command] == [100]
+    assert "500000" in unknown_publication[0].text          # the first observation's values are kept
+    assert client.counters.get_counter_value(ctr.ERRORS) == 200
