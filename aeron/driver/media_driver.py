@@ -172,6 +172,9 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
     # UDP (wire-and-logbuffers.md §6.1)
     _Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, _parse_duration_ns),
+    # images per stream per receive endpoint (C: stream_session_limit, unlimited there); SETUPs beyond it are refused
+    # and logged, so a flood of forged SETUPs cannot make images (and log files) without end
+    _Setting("stream_session_limit", "aeron.driver.stream.session.limit", 1024, _parse_int),
     _Setting("publication_connection_timeout_ns", "aeron.publication.connection.timeout", 5_000_000_000,
              _parse_duration_ns),
     _Setting("status_message_timeout_ns", "aeron.rcv.status.message.timeout", 200_000_000, _parse_duration_ns),
@@ -262,6 +265,7 @@ class Context:
     sharednetwork_idle_strategy: str
     shared_idle_strategy: str
     image_liveness_timeout_ns: int
+    stream_session_limit: int
     publication_connection_timeout_ns: int
     status_message_timeout_ns: int
     initial_window_length: int
@@ -431,6 +435,8 @@ class Context:
             check_page_size(self.file_page_size)
         except ConfigurationError as exc:
             raise ConfigurationError(f"aeron.file.page.size: {exc}") from exc
+        if self.stream_session_limit < 1:
+            raise ConfigurationError(f"aeron.driver.stream.session.limit must be >= 1, got {self.stream_session_limit}")
         if not self.publication_unblock_timeout_ns > self.client_liveness_timeout_ns:
             raise ConfigurationError(
                 "aeron.publication.unblock.timeout must be greater than aeron.client.liveness.timeout "

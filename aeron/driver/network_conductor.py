@@ -518,7 +518,8 @@ class NetworkConductor:
         gtag = self._uri_int(uri, "gtag", int, None)
         endpoint = ReceiveChannelEndpoint(udp_channel, transport, registration_id, status_id,
                                           AtomicCounter(self.counters_values, status_id), sockaddr_id, self.system,
-                                          self.conductor_proxy.create_publication_image, group_tag=gtag)
+                                          self.conductor_proxy.create_publication_image, group_tag=gtag,
+                                          stream_session_limit=self._ctx.stream_session_limit, on_error=self._log_error)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
         self.receiver_proxy.add_endpoint(endpoint)
         return endpoint
@@ -795,7 +796,8 @@ class NetworkConductor:
         endpoint = ReceiveChannelEndpoint(udp_channel, None, registration_id, status_id,
                                           AtomicCounter(self.counters_values, status_id), None, self.system,
                                           self.conductor_proxy.create_publication_image,
-                                          group_tag=self._uri_int(uri, "gtag", int, None))
+                                          group_tag=self._uri_int(uri, "gtag", int, None),
+                                          stream_session_limit=self._ctx.stream_session_limit, on_error=self._log_error)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
         self._receive_destinations[endpoint] = []
         self.receiver_proxy.add_endpoint(endpoint)

@@ -2,7 +2,13 @@
 """ReceiveChannelEndpoint and its data packet dispatcher: the socket of one receive channel, the streams
 subscribed on it, and the images being rebuilt (aeron_receive_channel_endpoint.c,
 aeron_data_packet_dispatcher.c). DATA and PAD go to their image; a SETUP for a wanted stream asks the conductor
-for a new image; data from an unknown session elicits a SETUP with a status message (flag 0x80)."""
+for a new image; data from an unknown session elicits a SETUP with a status message (flag 0x80).
+
+Hostile input is bounded here: the state kept for sessions that never sent a SETUP expires (swept every
+SWEEP_INTERVAL_NS), the SETUP-eliciting replies to whatever source a datagram claims are limited to
+ELICIT_REPLY_LIMIT per SWEEP_INTERVAL_NS per endpoint (so the pending state is bounded too), and the images of one
+stream are limited to the driver's stream session limit (aeron.driver.stream.session.limit, as the C dispatcher's
+stream_session_limit), a SETUP beyond it logged as an error."""
 from __future__ import annotations
 
 import random
@@ -15,6 +21,7 @@ from aeron._core.frames import (
     encode_rttm, encode_status_message, validate_frame,
 )
 from aeron._core.term_scanner import validate_data_packet
+from aeron.common.errors import ErrorCode
 from aeron.driver.receive_destination import ReceiveDestination
 from aeron.driver.udp_channel import UdpChannel
 
@@ -25,9 +32,13 @@ if TYPE_CHECKING:
 DATA_DRAIN_LIMIT = 64
 PENDING_SETUP_TIMEOUT_NS = 1_000_000_000
 ELICIT_INTERVAL_NS = 1_000_000_000
-PENDING_SETUP, INIT_IN_PROGRESS, NO_INTEREST, COOL_DOWN = "PENDING_SETUP", "INIT_IN_PROGRESS", "NO_INTEREST", \
-    "COOL_DOWN"
+PENDING_SETUP, INIT_IN_PROGRESS, COOL_DOWN = "PENDING_SETUP", "INIT_IN_PROGRESS", "COOL_DOWN"
 COOL_DOWN_TIMEOUT_NS = 1_000_000_000
+SWEEP_INTERVAL_NS = 100_000_000
+# at most this many SETUP-eliciting replies per sweep interval: a flood of DATA with made-up sessions gets a bounded
+# trickle of status messages, and a real sender is not waiting on them (it sends SETUPs until it hears one)
+ELICIT_REPLY_LIMIT = 64
+DEFAULT_STREAM_SESSION_LIMIT = 1024
 _next_receiver_id = random.getrandbits(63)
 
 
@@ -38,12 +49,13 @@ def next_receiver_id() -> int:
 
 
 class StreamInterest:
-    __slots__ = ("subscription_count", "session_subscriptions", "sessions")
+    __slots__ = ("subscription_count", "session_subscriptions", "sessions", "image_count")
 
     def __init__(self) -> None:
         self.subscription_count = 0                   # subscriptions for every session of the stream
         self.session_subscriptions: dict[int, int] = {}
         self.sessions: dict[int, Any] = {}            # session id -> PublicationImage or (state, since_ns)
+        self.image_count = 0                          # images and images being made (INIT_IN_PROGRESS)
 
     def wants(self, session_id: int) -> bool:
         return self.subscription_count > 0 or self.session_subscriptions.get(session_id, 0) > 0
@@ -52,7 +64,8 @@ class StreamInterest:
 class ReceiveChannelEndpoint:
     def __init__(self, udp_channel: UdpChannel, transport: UdpTransport | None, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int | None, system: dict[int, Any],
-                 on_setup: Any, group_tag: int | None = None) -> None:
+                 on_setup: Any, group_tag: int | None = None,
+                 stream_session_limit: int = DEFAULT_STREAM_SESSION_LIMIT, on_error: Any = None) -> None:
         self.udp_channel = udp_channel
         # a plain subscription has its own channel as its one destination; a multi-destination subscription
         # (control-mode=manual, transport None) gains them by ADD_RCV_DESTINATION
@@ -76,6 +89,10 @@ class ReceiveChannelEndpoint:
         # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
         self.control_address = udp_channel.remote_control
         self._time_of_last_elicit_ns = 0
+        self.stream_session_limit = stream_session_limit
+        self._on_error = on_error                     # (code, text): the conductor's distinct error log
+        self._time_of_last_sweep_ns = 0
+        self._elicit_replies_left = ELICIT_REPLY_LIMIT
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._bytes_sent = system[ctr.BYTES_SENT]
         self._invalid = system[ctr.INVALID_PACKETS]
@@ -111,9 +128,6 @@ class ReceiveChannelEndpoint:
             interest.subscription_count += 1
         else:
             interest.session_subscriptions[session_id] = interest.session_subscriptions.get(session_id, 0) + 1
-        for sid, state in list(interest.sessions.items()):
-            if isinstance(state, tuple) and state[0] == NO_INTEREST and interest.wants(sid):
-                del interest.sessions[sid]
 
     def remove_subscription(self, stream_id: int, session_id: int | None) -> None:
         interest = self.streams.get(stream_id)
@@ -133,6 +147,9 @@ class ReceiveChannelEndpoint:
     def add_image(self, image: PublicationImage) -> None:
         interest = self.streams.get(image.stream_id)
         if interest is not None:
+            state = interest.sessions.get(image.session_id)
+            if not (isinstance(state, tuple) and state[0] == INIT_IN_PROGRESS):
+                interest.image_count += 1             # INIT_IN_PROGRESS was counted when the SETUP came
             interest.sessions[image.session_id] = image
         self.images.append(image)
 
@@ -141,6 +158,7 @@ class ReceiveChannelEndpoint:
             self.images.remove(image)
         interest = self.streams.get(image.stream_id)
         if interest is not None and interest.sessions.get(image.session_id) is image:
+            interest.image_count -= 1
             if rejoin:
                 del interest.sessions[image.session_id]
             else:
@@ -149,6 +167,9 @@ class ReceiveChannelEndpoint:
     def on_image_init_failed(self, stream_id: int, session_id: int, now_ns: int) -> None:
         interest = self.streams.get(stream_id)
         if interest is not None:
+            state = interest.sessions.get(session_id)
+            if isinstance(state, tuple) and state[0] == INIT_IN_PROGRESS:
+                interest.image_count -= 1
             interest.sessions[session_id] = (COOL_DOWN, now_ns)
 
     # -- data path (receiver thread) ----------------------------------------------------------------------------
@@ -202,16 +223,16 @@ class ReceiveChannelEndpoint:
             return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
                                        destination)
         if not interest.wants(session_id):
-            interest.sessions[session_id] = (NO_INTEREST, now_ns)
-            return 0
+            return 0                                  # no state kept: the check is as cheap as a tombstone
         if state is not None:
             kind, since = state
-            if kind == INIT_IN_PROGRESS or kind == NO_INTEREST:
+            if kind == INIT_IN_PROGRESS:
                 return 0
             if now_ns - since < (COOL_DOWN_TIMEOUT_NS if kind == COOL_DOWN else PENDING_SETUP_TIMEOUT_NS):
                 return 0
-        if flags & EOS_FLAG:
-            return 0
+        if flags & EOS_FLAG or self._elicit_replies_left <= 0:
+            return 0                                  # over the reply budget: no reply and no state
+        self._elicit_replies_left -= 1
         # an unknown session of a wanted stream: ask its sender for a SETUP
         interest.sessions[session_id] = (PENDING_SETUP, now_ns)
         encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
@@ -231,7 +252,7 @@ class ReceiveChannelEndpoint:
         if state is not None and not isinstance(state, tuple):
             state._connection(destination, source, now_ns)   # another source or destination for an existing image
             return
-        if state is not None and state[0] in (INIT_IN_PROGRESS, NO_INTEREST):
+        if state is not None and state[0] == INIT_IN_PROGRESS:
             return
         if state is not None and state[0] == COOL_DOWN and now_ns - state[1] < COOL_DOWN_TIMEOUT_NS:
             return
@@ -243,9 +264,17 @@ class ReceiveChannelEndpoint:
         if setup.mtu <= DATA_HEADER_LENGTH or behind:
             self._invalid.increment_ordered()
             return
+        if interest.image_count >= self.stream_session_limit:
+            # a flood of SETUPs (forged or not) makes no more images than the limit; each refusal is an observation
+            # of one distinct error (its text has no per-event values beyond the stream and limit)
+            if self._on_error is not None:
+                self._on_error(ErrorCode.GENERIC_ERROR, f"exceeded session limit, stream-id={stream_id} "
+                               f"limit={self.stream_session_limit}")
+            return
         if self.udp_channel.is_multicast and setup.ttl > self.udp_channel.ttl > 0:
             self.system[ctr.POSSIBLE_TTL_ASYMMETRY].increment_ordered()
         interest.sessions[session_id] = (INIT_IN_PROGRESS, now_ns)
+        interest.image_count += 1
         self._on_setup(self, {
             "flags": setup.flags, "term_offset": setup.term_offset, "session_id": session_id, "stream_id": stream_id,
             "initial_term_id": setup.initial_term_id, "active_term_id": setup.active_term_id,
@@ -275,6 +304,29 @@ class ReceiveChannelEndpoint:
         if sent > 0:
             self._bytes_sent.get_and_add(sent)
         return sent
+
+    def sweep(self, now_ns: int) -> int:
+        """Every SWEEP_INTERVAL_NS: forget sessions that were asked for a SETUP and never sent one (after
+        PENDING_SETUP_TIMEOUT_NS, as the C receiver's pending setups) and cool-downs that are over, and renew the
+        budget of SETUP-eliciting replies."""
+        if now_ns - self._time_of_last_sweep_ns < SWEEP_INTERVAL_NS:
+            return 0
+        self._time_of_last_sweep_ns = now_ns
+        self._elicit_replies_left = ELICIT_REPLY_LIMIT
+        removed = 0
+        for interest in self.streams.values():
+            expired = [session_id for session_id, state in interest.sessions.items()
+                       if isinstance(state, tuple) and (
+                           (state[0] == PENDING_SETUP and now_ns - state[1] >= PENDING_SETUP_TIMEOUT_NS)
+                           or (state[0] == COOL_DOWN and now_ns - state[1] >= COOL_DOWN_TIMEOUT_NS))]
+            for session_id in expired:
+                del interest.sessions[session_id]
+            removed += len(expired)
+        return removed
+
+    def session_state_count(self) -> int:
+        """Sessions the dispatcher keeps state for, images included (tests and diagnostics)."""
+        return sum(len(interest.sessions) for interest in self.streams.values())
 
     def elicit_setups(self, now_ns: int) -> int:
         """Explicit-control subscriptions announce themselves (SM 0x80, session 0, stream 0) every second."""

@@ -79,6 +79,7 @@ class Receiver(Agent):
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
             work += endpoint.elicit_setups(now)
+            work += endpoint.sweep(now)
         for image in self.images:
             work += image.track_rebuild(now)
             work += image.send_pending_status_message(now)
