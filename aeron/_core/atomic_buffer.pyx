@@ -10,6 +10,7 @@ Files are mapped by MappedFile, which keeps no file descriptor: Python's ``mmap`
 for the life of the mapping, so a driver with a thousand logs would run out of descriptors. As the C
 driver does, we map with mmap(2) and close the descriptor at once.
 """
+import errno as errno_codes
 import os
 
 cimport cython
@@ -29,6 +30,28 @@ cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity)
     if offset < 0 or length < 0 or offset > capacity or length > capacity - offset:
         raise OutOfBoundsError(f"offset={offset} length={length} outside capacity={capacity}")
     return 0
+
+
+_ZEROS = bytes(65536)
+
+
+def _reserve(fd, Py_ssize_t length, path):
+    """Check the file system has ``length`` usable bytes (as the C driver's storage check), then allocate them:
+    posix_fallocate, or writing zeros where the file system does not support it."""
+    stat = os.fstatvfs(fd)
+    usable = stat.f_bavail * stat.f_frsize
+    if usable < length:
+        raise OSError(errno_codes.ENOSPC, f"insufficient usable storage for new file of length={length} usable={usable}",
+                      path)
+    try:
+        os.posix_fallocate(fd, 0, length)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno_codes.EOPNOTSUPP, errno_codes.EINVAL, errno_codes.ENOSYS):
+            raise OSError(exc.errno, exc.strerror, path) from None
+    cdef Py_ssize_t offset = 0          # the file is new and empty
+    while offset < length:
+        offset += os.pwrite(fd, _ZEROS[:min(len(_ZEROS), length - offset)], offset)
 
 
 @cython.final
@@ -140,8 +163,10 @@ cdef class AtomicBuffer:
                  object mode=None):
         """Map ``path`` shared and read-write.
 
-        With ``create`` the file is made (it must not exist) with ``length`` bytes, sparse or
-        pre-touched, and permissions ``mode`` exactly (0o000-0o777), or 0o666 less the umask when
+        With ``create`` the file is made (it must not exist) with ``length`` bytes whose space is
+        reserved before it is mapped (a store into a mapped hole on a full disk is SIGBUS; ``sparse`` no
+        longer changes that, only the log metadata records it): too little usable space, or a failed
+        reservation, raises OSError ENOSPC naming the file and nothing is left behind. Permissions ``mode`` exactly (0o000-0o777), or 0o666 less the umask when
         ``mode`` is None, as the C driver creates its files. Without it the existing file is mapped
         whole; a file shorter than ``min_length`` raises CorruptFileError naming it.
         """
@@ -155,9 +180,7 @@ cdef class AtomicBuffer:
             try:
                 if mode is not None:
                     os.fchmod(fd, mode)         # exactly as configured: the umask applies to open() only
-                os.ftruncate(fd, length)
-                if not sparse:
-                    os.posix_fallocate(fd, 0, length)
+                _reserve(fd, length, path)
                 m = MappedFile(fd, length, path)
             except BaseException:
                 os.close(fd)

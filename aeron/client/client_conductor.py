@@ -32,7 +32,8 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
-    DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError)
+    DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
+    StorageSpaceError)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -286,6 +287,8 @@ class ClientConductor(Agent):
         error: RegistrationError
         if message.error_code in (ErrorCode.INVALID_CHANNEL, ErrorCode.UNKNOWN_HOST):
             error = ChannelRejectedError(message.error_code, text, pending.channel if pending else "", corr)
+        elif message.error_code == ErrorCode.STORAGE_SPACE:
+            error = StorageSpaceError(message.error_code, text, corr)
         else:
             error = RegistrationError(message.error_code, text, corr)
         if pending is not None:

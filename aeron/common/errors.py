@@ -226,8 +226,8 @@ class ChannelEndpointError(AeronError):
     """A channel endpoint failed (bind, resolve, send)."""
 
 
-class StorageSpaceError(AeronError):
-    """Not enough space to create a file (log buffer, recording segment)."""
+class StorageSpaceError(RegistrationError):
+    """Not enough space to create a file (log buffer, recording segment): the driver answered STORAGE_SPACE."""
 
 
 class PublicationClosedError(AeronError):
