@@ -20,7 +20,8 @@ from aeron._core.error_log import read_error_log
 from aeron.common.errors import ConfigurationError
 from aeron.driver import Context as DriverContext, MediaDriver
 from aeron.driver import receive_channel_endpoint as rce
-from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered
+from tests.support import wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -144,7 +145,7 @@ def test_forged_setups_make_no_more_images_than_the_limit_and_the_stream_loses_n
             target.step()
         if i % 200 == 0:
             assert target.sub.image_count <= 4
-    wait_for(lambda: target.sub.image_count == 4, step=target.step, timeout_s=10)
+    wait_for(lambda: target.sub.image_count == 4, timeout_s=10, invoke=target.step)
     for _ in range(300):
         target.step()
         assert target.sub.image_count <= 4
