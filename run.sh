@@ -22,9 +22,14 @@ setup_venv() {
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         echo "run.sh: installing the dependencies pyproject.toml lists (build, test, perf, docs)…" >&2
         "$VENV/bin/python" -m pip install -q --upgrade pip 2>&1 | { grep -v "is ignored: it is neither" || true; }
-        # Dependencies come from pyproject.toml alone (build, test, perf and docs extras).
+        # Dependencies come from pyproject.toml alone (build, test, perf and docs extras); Python 3.10 reads
+        # it with tomli, the package tomllib came from.
+        "$VENV/bin/python" -c "import tomllib" 2>/dev/null || "$VENV/bin/python" -m pip install -q "tomli>=2"
         "$VENV/bin/python" - <<'PYEOF' > "$VENV/.requirements.txt"
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:
+    import tomli as tomllib
 p = tomllib.load(open("pyproject.toml", "rb"))
 extras = p["project"]["optional-dependencies"]
 deps = set(p["project"]["dependencies"])

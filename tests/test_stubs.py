@@ -8,6 +8,7 @@ in the stub must exist at runtime, and parameter names, kinds and literal defaul
 signatures Cython embeds.
 """
 import ast
+import fnmatch
 import importlib
 import inspect
 import sys
@@ -15,6 +16,11 @@ import types
 from pathlib import Path
 
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "aeron" / "_core"
@@ -151,9 +157,6 @@ def test_every_compiled_module_is_listed():
 
 
 def test_stubs_and_marker_are_package_data():
-    import fnmatch
-
-    import tomllib
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["*"]
     assert (ROOT / "aeron" / "py.typed").is_file()
     for name in ("counters.pyi", "py.typed"):

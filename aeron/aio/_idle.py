@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 
 from aeron.common.errors import AeronTimeoutError
+
+if sys.version_info >= (3, 11):
+    from asyncio import timeout as _timeout
+else:   # asyncio.timeout's origin; it raises asyncio.TimeoutError, not yet the builtin TimeoutError on 3.10
+    from async_timeout import timeout as _timeout
 
 DEFAULT_SPINS = 8                  # sleep(0) rounds: let other tasks run, come straight back
 DEFAULT_MIN_SLEEP_S = 50e-6
@@ -51,9 +57,9 @@ class AsyncBackoffIdleStrategy:
 async def deadline(timeout: float | None, what: str) -> AsyncIterator[None]:
     """``async with deadline(t, "offer accepted"):`` — AeronTimeoutError (a TimeoutError) when ``t`` seconds pass."""
     try:
-        async with asyncio.timeout(timeout):
+        async with _timeout(timeout):
             yield
-    except TimeoutError as exc:
+    except (TimeoutError, asyncio.TimeoutError) as exc:
         if isinstance(exc, AeronTimeoutError):
             raise
         raise AeronTimeoutError(f"{what}: not within {timeout} s") from None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,14 @@ __all__ = [
 ]
 
 _log = logging.getLogger("aeron.agent")
+
+
+def _add_note(error: BaseException, note: str) -> None:
+    if sys.version_info >= (3, 11):
+        error.add_note(note)
+    else:   # 3.10 has no add_note: the same attribute, which its tracebacks do not print
+        error.__dict__.setdefault("__notes__", []).append(note)
+
 
 ErrorHandler = Callable[[BaseException], Any]
 
@@ -394,7 +403,7 @@ class CompositeAgent(Agent):
                 if first is None:
                     first = error
                 else:
-                    first.add_note(f"also from {agent.role_name}.{method}: {error!r}")
+                    _add_note(first, f"also from {agent.role_name}.{method}: {error!r}")
         if first is not None:
             raise first
 

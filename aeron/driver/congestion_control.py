@@ -3,7 +3,6 @@
 (wire-and-logbuffers.md §6.6, §6.11; aeron_congestion_control.c). ``cc=static`` (default) or ``cc=cubic``."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from aeron.common.errors import InvalidChannelError
@@ -11,6 +10,11 @@ from aeron.common.errors import InvalidChannelError
 DEFAULT_INITIAL_RTT_NS = 100_000
 CUBIC_C = 0.4
 CUBIC_B = 0.2
+
+
+def _cbrt(x: float) -> float:
+    # math.cbrt is 3.11+; the argument here is a window length scaled, never negative
+    return x ** (1.0 / 3.0)
 
 
 def receiver_window_length(term_length: int, initial_window: int) -> int:
@@ -57,7 +61,7 @@ class CubicCongestionControl:
         self.max_cwnd = max(1, receiver_window_length(term_length, initial_window) // mtu)
         self.cwnd = min(10, self.max_cwnd)
         self.w_max = self.max_cwnd
-        self.k = math.cbrt(self.w_max * CUBIC_B / CUBIC_C)
+        self.k = _cbrt(self.w_max * CUBIC_B / CUBIC_C)
         self.rtt_ns = initial_rtt_ns
         self.initial_rtt_ns = initial_rtt_ns
         self.measure_rtt = measure_rtt
@@ -98,7 +102,7 @@ class CubicCongestionControl:
         if loss_found:
             force = True
             self.w_max = self.cwnd
-            self.k = math.cbrt(self.w_max * CUBIC_B / CUBIC_C)
+            self.k = _cbrt(self.w_max * CUBIC_B / CUBIC_C)
             self.cwnd = max(1, int(self.cwnd * (1.0 - CUBIC_B)))
             self.last_loss_ns = now_ns
         elif self.cwnd < self.max_cwnd and now_ns > self.last_update_ns + self.rtt_ns:
