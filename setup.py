@@ -5,9 +5,15 @@ Switches (as asyncpg/uvloop): ``build_ext --cython-always --cython-annotate
 --cython-directives=k=v,...``. Environment: ``AERON_PY_DEBUG=1`` (annotate, linetrace, -Og -g,
 debug checks on), ``AERON_PY_OPT_CFLAGS`` (default ``-O2``), ``AERON_PY_SANITIZE=1`` (ASan/UBSan),
 ``AERON_PY_BUILD_ONLY=mod1,mod2`` (build a subset while developing).
+
+Builds that are not in place (wheels, ``pip install``) compile with ``-g0`` and link with ``-s``: the
+installed modules carry no debug info or symbol table (about a fifth of the size). In-place developer builds
+keep both for perf and gdb. Cythonizing and compiling run one job per CPU unless ``AERON_PY_CYTHON_JOBS``
+and ``-j`` say otherwise.
 """
 import os
 import pathlib
+import re
 import shlex
 import sys
 
@@ -63,6 +69,8 @@ class build_ext(_build_ext):
         self.cython_directives = None
 
     def finalize_options(self):
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
         if getattr(self, "_cythonized", False):
             return super().finalize_options()
         from Cython.Build import cythonize
@@ -81,14 +89,31 @@ class build_ext(_build_ext):
             annotate=self.cython_annotate,
             force=self.cython_always,
             include_path=[str(HERE)],
-            nthreads=int(os.environ.get("AERON_PY_CYTHON_JOBS", "0")),
+            nthreads=int(os.environ.get("AERON_PY_CYTHON_JOBS", os.cpu_count() or 1)),
             quiet=True,
         )
         self._cythonized = True
         super().finalize_options()
 
+    def build_extension(self, ext):
+        if not self.inplace and not DEBUG:
+            ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
+            ext.extra_link_args = [*ext.extra_link_args, "-s"]
+        super().build_extension(ext)
+
+
+def _check_python():
+    # pip enforces requires-python; this gives `python setup.py build_ext` (run.sh) the same floor, read from
+    # the one place it is written.
+    text = (HERE / "pyproject.toml").read_text()
+    floor = re.search(r'^requires-python = ">=(\d+)\.(\d+)"$', text, re.M)
+    if floor is None:
+        raise SystemExit("setup.py: pyproject.toml has no requires-python of the form \">=X.Y\"")
+    need = (int(floor[1]), int(floor[2]))
+    if sys.version_info < need:
+        raise SystemExit(f"aeron-py needs Python {need[0]}.{need[1]} or newer, this is {sys.version.split()[0]}")
+
 
 if __name__ == "__main__":
-    if sys.version_info < (3, 10):
-        raise SystemExit("aeron for Python needs Python 3.10 or newer")
+    _check_python()
     setup(ext_modules=_extensions(), cmdclass={"build_ext": build_ext})

@@ -34,6 +34,7 @@ from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
+from aeron.common.version import __version__
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -45,7 +46,6 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CLOSE_WAIT_NS = 100 * MS                # longest close() waits for an offer still copying into a log
 RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
-_CLIENT_VERSION = "0.1.0"
 
 _PUBLICATION, _EXCLUSIVE, _SUBSCRIPTION, _COUNTER, _STATIC_COUNTER, _REMOVE, _SESSION_ID = range(7)
 _KIND_NAMES = {_PUBLICATION: "publication", _EXCLUSIVE: "exclusive publication", _SUBSCRIPTION: "subscription",
@@ -259,7 +259,7 @@ class ClientConductor(Agent):
         offset = counter_id * METADATA_LENGTH + LABEL_OFFSET
         length = self._metadata.get_i32_volatile(offset)
         name = self._ctx.client_name
-        suffix = f" name={name} version={_CLIENT_VERSION} commit=python".encode()
+        suffix = f" name={name} version={__version__} commit=python".encode()
         if not 0 <= length <= MAX_LABEL_LENGTH:
             return
         suffix = suffix[:MAX_LABEL_LENGTH - length]

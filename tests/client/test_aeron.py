@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from aeron import Aeron, Context, Counter, ExclusivePublication, MediaDriver, Publication, Subscription
+from aeron import Aeron, Context, Counter, ExclusivePublication, MediaDriver, Publication, Subscription, __version__
 from aeron._core import counters as ctr
 from aeron._core.cnc import CncFile
 from aeron.common.errors import (
@@ -38,7 +38,7 @@ def test_connect_registers_with_the_driver_on_first_command(driver, errors):
         # the driver's label plus the suffix the client appends, as Aeron's clients do
         wait_for(lambda: "name=tester" in reader.get_counter_label(counter_id))
         assert reader.get_counter_label(counter_id) == (
-            f"client-heartbeat: id={client.client_id} name=tester version=0.1.0 commit=python")
+            f"client-heartbeat: id={client.client_id} name=tester version={__version__} commit=python")
         before = reader.get_counter_value(counter_id)
         wait_for(lambda: reader.get_counter_value(counter_id) > before, timeout_s=2)   # keepalive every 100 ms
         assert abs(reader.get_counter_value(counter_id) - time.time() * 1000) < 1000
