@@ -17,12 +17,16 @@ import threading
 
 from aeron.driver.media_driver import Context, MediaDriver
 from aeron.common.errors import AeronError
+from aeron.common.version import VERSION_TEXT
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if any(arg in ("-h", "--help") for arg in args):
         print(__doc__)
+        return 0
+    if "--version" in args:
+        print(VERSION_TEXT)
         return 0
     stop = threading.Event()
 

@@ -16,7 +16,7 @@ from typing import Any
 from aeron.client import Aeron, Context
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import AeronError, ConfigurationError
-from aeron.common.version import __version__
+from aeron.common.version import VERSION_TEXT, __version__
 
 DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
 DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"
@@ -82,7 +82,8 @@ class _Version(argparse.Action):
 def parser(prog: str, options: str) -> argparse.ArgumentParser:
     """A parser with the C samples' single-letter options; ``options`` lists which ones this sample takes."""
     p = argparse.ArgumentParser(prog=f"python -m aeron.samples.{prog}", allow_abbrev=False)
-    p.add_argument("-v", action=_Version, nargs=0, help="show version and exit")
+    p.add_argument("-v", action=_Version, nargs=0, help="show version and exit (the C samples' format)")
+    p.add_argument("--version", action="version", version=VERSION_TEXT)
     table: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
         "c": (("-c",), dict(dest="channel", metavar="uri", help="use channel specified in uri")),
         "C": (("-C",), dict(dest="pong_channel", metavar="uri", default=DEFAULT_PONG_CHANNEL,

@@ -36,6 +36,7 @@ from typing import Any
 
 from aeron.client import Aeron, Context
 from aeron.common.errors import ConfigurationError
+from aeron.common.version import VERSION_TEXT
 from aeron.driver import Context as DriverContext
 from aeron.driver import MediaDriver, is_driver_active
 from aeron.samples._common import percentiles
@@ -247,6 +248,7 @@ def _driver(args: argparse.Namespace) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aeron.samples.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.add_argument("--messages", type=int, default=2_000_000, help="messages in the throughput phase")
     parser.add_argument("--size", type=int, default=32, help="message length in bytes (>= 16)")
     parser.add_argument("--pings", type=int, default=100_000, help="round trips in the latency phase")

@@ -11,6 +11,7 @@ import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_error_log, read_error_log
+from aeron.common.version import VERSION_TEXT
 from aeron.tools._common import DIR_HELP, map_cnc
 
 
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> in
     """The ErrorStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.error_stat",
                                      description="Print the distinct errors a media driver recorded.")
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     parser.add_argument("-f", dest="error_file", default=None, help="read a saved distinct error log file")

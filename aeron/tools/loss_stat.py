@@ -12,6 +12,7 @@ import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.loss_report import LossReportEntry, format_loss_report, read_loss_report
+from aeron.common.version import VERSION_TEXT
 from aeron.tools._common import DIR_HELP, LOSS_REPORT_FILE, default_aeron_dir, map_cnc
 
 
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> in
     """The LossStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.loss_stat",
                                      description="Print the loss a media driver's receiver observed.")
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     args = parser.parse_args(argv)

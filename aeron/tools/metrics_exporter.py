@@ -54,6 +54,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from aeron._core import counters as ctr
+from aeron.common.version import VERSION_TEXT
 from aeron.tools._common import DIR_HELP, default_aeron_dir
 from aeron.tools.error_stat import read_errors
 from aeron.tools.stat import read_stat
@@ -181,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.metrics_exporter",
                                      description="Serve a media driver's counters in Prometheus format.")
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--addr", default=DEFAULT_ADDR,

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from aeron._core import counters as ctr
 from aeron._core.counters import CounterRecord
+from aeron.common.version import VERSION_TEXT
 from aeron.tools._common import DIR_HELP
 from aeron.tools.stat import read_stat
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     """The StreamStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
     parser = argparse.ArgumentParser(prog="python -m aeron.tools.stream_stat",
                                      description="Print the positions of every stream of a media driver.")
+    parser.add_argument("--version", action="version", version=VERSION_TEXT)
     parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
     parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
     args = parser.parse_args(argv)
