@@ -69,10 +69,20 @@ class build_ext(_build_ext):
         self.cython_directives = None
 
     def finalize_options(self):
+        # run() clears inplace while it builds (then copies into the tree): decide here, from the option given
+        self._strip = not self.inplace and not DEBUG
         if self.parallel is None:
             self.parallel = os.cpu_count() or 1
-        if getattr(self, "_cythonized", False):
-            return super().finalize_options()
+        if not getattr(self, "_cythonized", False):
+            self._cythonize()
+        super().finalize_options()
+        if self.inplace:
+            # Their own build folders: a wheel built from the same tree must not pick up these unstripped
+            # modules as up to date, nor an in-place build the wheel's stripped ones.
+            self.build_lib = os.path.join(self.build_temp + "-inplace", "lib")
+            self.build_temp = os.path.join(self.build_temp + "-inplace", "temp")
+
+    def _cythonize(self):
         from Cython.Build import cythonize
 
         directives = {"language_level": "3", "embedsignature": True}
@@ -93,10 +103,9 @@ class build_ext(_build_ext):
             quiet=True,
         )
         self._cythonized = True
-        super().finalize_options()
 
     def build_extension(self, ext):
-        if not self.inplace and not DEBUG:
+        if self._strip:
             ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
             ext.extra_link_args = [*ext.extra_link_args, "-s"]
         super().build_extension(ext)
