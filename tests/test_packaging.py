@@ -26,6 +26,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import urllib.request
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -202,7 +203,8 @@ def dists(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def venv(dists, tmp_path_factory):
-    """A fresh virtualenv (no system site-packages) outside the source tree with the wheel installed."""
+    """A fresh virtualenv (no system site-packages) outside the source tree with the wheel installed, with the
+    ``metrics`` extra for the exporter (prometheus-client, from the package index or pip's cache)."""
     _, wheel = dists
     home = tmp_path_factory.mktemp("venv")
     path = home / "venv"
@@ -213,12 +215,12 @@ def venv(dists, tmp_path_factory):
         core_metadata = whl.read(f"aeron_py-{__version__}.dist-info/METADATA").decode()
     needed = [r for r in (Requirement(line.split(":", 1)[1].strip())
                           for line in core_metadata.splitlines() if line.startswith("Requires-Dist:"))
-              if r.marker is None or r.marker.evaluate({"extra": ""})]
+              if r.marker is None or any(r.marker.evaluate({"extra": extra}) for extra in ("", "metrics"))]
     install = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
     if not needed:
-        _run(install + ["--no-index", str(wheel)], cwd=home, env=env)
+        _run(install + ["--no-index", f"{wheel}[metrics]"], cwd=home, env=env)
     else:
-        proc = _run(install + [str(wheel)], cwd=home, env=env, timeout=300, check=False)
+        proc = _run(install + [f"{wheel}[metrics]"], cwd=home, env=env, timeout=300, check=False)
         if proc.returncode != 0:
             # Skip only when pip cannot get the dependencies at all (no index reachable, nothing cached).
             probe = _run([str(python), "-m", "pip", "download", "--no-deps", "-d", str(home / "probe"),
@@ -384,7 +386,7 @@ class _Process:
 @pytest.mark.timeout(900)
 def test_installed_driver_sample_and_tools(venv, tmp_path):
     """The installed `aeron-driver`; basic_subscriber and basic_publisher over IPC on it; then each tool
-    reading that driver's files while the subscriber is still attached."""
+    reading that driver's files while the subscriber is still attached, the exporter scraped over HTTP."""
     env = _venv_env(venv)
     bin_ = venv / "bin"
     aeron_dir = tempfile.mkdtemp(prefix="aeron-py-pkg-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
@@ -413,6 +415,15 @@ def test_installed_driver_sample_and_tools(venv, tmp_path):
         assert errors.strip().endswith("0 distinct errors observed."), errors
         loss = _run([str(bin_ / "aeron-loss-stat"), "-d", aeron_dir], cwd=tmp_path, env=env).stdout
         assert loss.strip().endswith("0 entries read"), loss
+        exporter = _Process([str(bin_ / "aeron-metrics-exporter"), "--dir", aeron_dir, "--port", "0"], env, tmp_path)
+        started.append(exporter)
+        exporter.wait_for("/metrics")
+        url = re.search(r"http://\S+/metrics", exporter.output[-1])[0]
+        with urllib.request.urlopen(url, timeout=30) as response:
+            scraped = response.read().decode()
+        assert re.search(r"^aeron_driver_up(\{[^}]*\})? 1\.0$", scraped, re.M), scraped
+        assert re.search(r"^aeron_clients(\{[^}]*\})? [1-9]", scraped, re.M), scraped   # the subscriber at least
+        assert exporter.interrupt() == 0, exporter.text
 
         assert subscriber.interrupt() == 0, subscriber.text
         assert "Shutting down..." in subscriber.text
