@@ -77,10 +77,11 @@ def test_one_requires_python():
     need = (int(floor[1]), int(floor[2]))
     assert sys.version_info[:2] >= need
     # no other file states its own minimum
-    for name in ("setup.py", "run.sh", "README.md", "CONTRIBUTING.md"):
-        text = (ROOT / name).read_text()
+    for path in [ROOT / name for name in ("setup.py", "run.sh", "README.md", "CONTRIBUTING.md")] + sorted(
+            (ROOT / "docs").rglob("*.md")):
+        text = path.read_text()
         for match in re.finditer(r"(?:Python|python)\s*(3\.\d+)\s*(\+|or newer|or later)", text):
-            assert match[1] == f"{need[0]}.{need[1]}", (name, match[0])
+            assert match[1] == f"{need[0]}.{need[1]}", (path.name, match[0])
     minors = {int(m) for m in re.findall(r'"Programming Language :: Python :: 3\.(\d+)"',
                                          (ROOT / "pyproject.toml").read_text())}
     assert min(minors) == need[1]
