@@ -192,9 +192,12 @@ async def test_closing_the_client_makes_every_image_unavailable(loop_errors):
                 for i in range(2)]
         for i in range(2):
             await client.add_publication("aeron:ipc", 3005 + i)
-        async with asyncio.timeout(5):
+
+        async def images_arrive():
             while not all(sub.image_count == 1 for sub in subs):
                 await asyncio.sleep(0.001)
+
+        await asyncio.wait_for(images_arrive(), 5)      # asyncio.timeout is 3.11+
         images = [sub.images[0] for sub in subs]
     assert gone == images
 
