@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Standalone media driver, the counterpart of ``aeronmd``.
 
-    python -m aeron.driver [key=value ...] [-Dkey=value ...]
+    python -m aeron.driver [-d DIR | --dir DIR] [key=value ...] [-Dkey=value ...]
 
 Settings come from the ``AERON_*`` environment variables aeronmd reads, then from the arguments
-(``aeron.dir=/dev/shm/x``, ``aeron.threading.mode=SHARED``, ``AERON_DIR=/dev/shm/x``). The driver logs its
+(``aeron.dir=/dev/shm/x``, ``aeron.threading.mode=SHARED``, ``AERON_DIR=/dev/shm/x``); ``-d``/``--dir DIR`` is
+``aeron.dir=DIR``, as the tools and samples take it. The driver logs its
 settings at start and stops cleanly on SIGINT, SIGTERM, or an accepted TERMINATE_DRIVER command
 (``aeron.driver.termination.validator=allow``). Exit status: 0 after a clean stop, 1 when it cannot start.
 """
@@ -20,8 +21,25 @@ from aeron.common.errors import AeronError
 from aeron.common.version import VERSION_TEXT
 
 
+def _dir_option(args: list[str]) -> list[str]:
+    """``-d DIR``, ``--dir DIR`` and ``--dir=DIR`` become ``aeron.dir=DIR``; every other argument stays."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-d", "--dir"):
+            if i + 1 == len(args):
+                raise SystemExit(f"aeron.driver: {arg} needs a directory")
+            out.append(f"aeron.dir={args[i + 1]}")
+            i += 2
+            continue
+        out.append(f"aeron.dir={arg[len('--dir='):]}" if arg.startswith("--dir=") else arg)
+        i += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+    args = _dir_option(sys.argv[1:] if argv is None else argv)
     if any(arg in ("-h", "--help") for arg in args):
         print(__doc__)
         return 0

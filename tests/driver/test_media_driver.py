@@ -14,6 +14,7 @@ import pytest
 from aeron._core.cnc import CncFile
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.driver import Context, MediaDriver, ThreadingMode, is_driver_active
+from aeron.driver import __main__ as driver_main
 from aeron.common.errors import ActiveDriverError, AeronDirError, IllegalStateError
 from tests.common.test_paths import in_mount_namespace, needs_userns
 from tests.conftest import PROJECT_ROOT
@@ -232,3 +233,41 @@ def test_leftovers_refuse_a_start_and_are_reported_on_shutdown(shm_dir):
     assert (f"WARNING: aeron dir {new} not fully deleted on shutdown: {new}/images: Device or resource busy"
             in out.stderr), out.stderr
     assert sorted(os.listdir(new)) == ["images"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["-d", "/dev/shm/x"], ["aeron.dir=/dev/shm/x"]),
+    (["--dir", "/dev/shm/x", "aeron.threading.mode=SHARED"], ["aeron.dir=/dev/shm/x", "aeron.threading.mode=SHARED"]),
+    (["--dir=/dev/shm/y"], ["aeron.dir=/dev/shm/y"]),
+    (["aeron.dir=/dev/shm/z"], ["aeron.dir=/dev/shm/z"]),
+])
+def test_python_m_aeron_driver_takes_dir_as_the_tools_do(argv, expected):
+    assert driver_main._dir_option(argv) == expected
+
+
+def test_python_m_aeron_driver_dir_option_needs_a_value():
+    with pytest.raises(SystemExit, match="--dir needs a directory"):
+        driver_main._dir_option(["--dir"])
+
+
+def test_python_m_aeron_driver_starts_in_the_dir_given_by_dir(shm_dir):
+    aeron_dir = shm_dir / "cli-dir"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    env.update(PYTHONPATH=str(PROJECT_ROOT), AERON_THREADING_MODE="SHARED", AERON_COUNTERS_BUFFER_LENGTH="1m")
+    proc = subprocess.Popen([sys.executable, "-m", "aeron.driver", "--dir", str(aeron_dir),
+                             "aeron.dir.delete.on.shutdown=true"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 10
+        while not (aeron_dir / "cnc.dat").exists():
+            assert proc.poll() is None, proc.communicate(timeout=5)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0, err
+        assert f"aeron.dir={aeron_dir}" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
