@@ -21,7 +21,7 @@ from aeron.client.counter import Counter
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import ImageHandler, Subscription
 from aeron.common.errors import (
-    CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
+    CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
 
 
 _log = logging.getLogger(__name__)
@@ -89,6 +89,9 @@ def connect_to_driver(ctx: Context) -> CncFile:
             cnc = CncFile.map_existing(path)
         except CorruptFileError:
             _sleep_until(deadline, 0.001, f"CnC file is created but not fully written: {path}", hint)
+            continue
+        except CncNotInitialisedError:       # the driver has sized the file but not yet written its version
+            _sleep_until(deadline, 0.001, f"CnC file is created but not initialised: {path}", hint)
             continue
         except FileNotFoundError:
             _sleep_until(deadline, 0.016, f"CnC file not created: {path}", hint)

@@ -203,3 +203,11 @@ def test_an_unreaped_child_counts_as_gone():
         assert driver_pid_is_gone(child.pid)
     finally:
         child.wait()
+
+
+def test_a_sized_but_uninitialised_cnc_file_is_waited_for_not_raised(shm_dir):
+    # A driver reserves and sizes cnc.dat before it writes the version last: a client that maps it in between
+    # must go on waiting (as the C and Java clients do), not fail with CncNotInitialisedError.
+    (shm_dir / "cnc.dat").write_bytes(bytes(1 << 20))
+    with pytest.raises(DriverTimeoutError, match="not initialised"):
+        connect_to_driver(Context(str(shm_dir), driver_timeout_ms=200))
