@@ -12,6 +12,7 @@ import datetime
 import enum
 import getpass
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -21,6 +22,8 @@ from typing import Any
 
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log, read_error_log
+from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
+from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
@@ -28,6 +31,7 @@ from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc
 from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
+from aeron.driver.driver_conductor import DriverConductor
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -389,7 +393,6 @@ class Context:
         names = [n.strip() for n in self.udp_channel_incoming_interceptors.split(",") if n.strip()]
         if not names:
             return None
-        from aeron._core.loss_generator import LossGenerator
         name = names[0]
         args = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
                 "multi-gap-loss": self.multi_gap_loss_args}.get(name)
@@ -420,7 +423,6 @@ class Context:
 
     def conclude(self) -> "Context":
         """Cross-field validation done at start (C ``aeron_driver_init``); raises ConfigurationError."""
-        from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
         for attr in ("term_buffer_length", "ipc_term_buffer_length"):
             try:
                 check_term_length(getattr(self, attr))
@@ -578,9 +580,10 @@ _Context = Context
 class MediaDriver:
     """A media driver: IPC and UDP (unicast, multicast, multi-destination-cast).
 
-    ``MediaDriver.launch(ctx)`` starts it (conductor on its own thread, or none in INVOKER mode, where
-    the application calls ``do_work()``); ``launch_embedded()`` uses a fresh directory under /dev/shm
-    removed on close. ``close()`` is idempotent; the driver is also a context manager.
+    ``MediaDriver.launch(ctx)`` starts its conductor, sender and receiver agents on the threads
+    ``ctx.threading_mode`` says (none in INVOKER mode, where the application calls ``do_work()``);
+    ``launch_embedded()`` uses a fresh directory under /dev/shm removed on close. ``close()`` is idempotent;
+    the driver is also a context manager.
     """
 
     Context = Context
@@ -592,8 +595,6 @@ class MediaDriver:
         the directory.
         """
         self._ctx = context.conclude()
-        from aeron.driver.driver_conductor import DriverConductor
-
         self._closed = False
         self._lock = threading.Lock()
         self._terminated = threading.Event()
@@ -668,7 +669,7 @@ class MediaDriver:
         return self._closed
 
     def do_work(self) -> int:
-        """One conductor duty cycle (INVOKER mode only). Returns the work count."""
+        """One duty cycle of the conductor, sender and receiver (INVOKER mode only). Returns the work count."""
         if self._invoker is None:
             raise IllegalStateError("do_work() is only for ThreadingMode.INVOKER")
         if self._closed:
@@ -734,5 +735,4 @@ class MediaDriver:
 
 
 def _stderr(text: str) -> None:
-    import sys
     print(text, file=sys.stderr, flush=True)

@@ -3,8 +3,9 @@
 
 The Sender calls ``send`` (SETUP until the first status message, data within the sender limit in MTU-sized
 batches found by scan_for_availability, heartbeats when idle) and the control handlers ``on_status_message``,
-``on_nak``, ``on_rttm``, ``on_error``; the conductor calls ``update_pub_pos_and_lmt`` and runs the lifecycle
-(ACTIVE → DRAINING → LINGER → DONE). Datagrams are the log's own bytes, sent from the mapped term: no copy.
+``on_nak``, ``on_rttm``, ``on_error``; the conductor calls ``update_pub_pos_and_lmt`` every duty cycle and
+``on_time_event`` every timer interval, which runs the lifecycle (ACTIVE → DRAINING → LINGER → DONE, then deleted
+once the sender has let go). Datagrams are the log's own bytes, sent from the mapped term: no copy.
 Reference: wire-and-logbuffers.md §6.2-6.4, §6.9, §6.12.
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.counters import AtomicCounter
 from aeron._core.frames import (
     DATA_HEADER_LENGTH, EOS_FLAG, REVOKED_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SETUP_GROUP_FLAG,
     SETUP_HEADER_LENGTH, SETUP_SEND_RESPONSE_FLAG, SM_EOS_FLAG, SM_SEND_SETUP_FLAG, UNFRAGMENTED, encode_heartbeat,
@@ -19,54 +21,47 @@ from aeron._core.frames import (
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
-from aeron.driver.driver_log import DriverLog
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
+from aeron.driver.driver_log import DriverPublication
 from aeron.driver.retransmit_handler import RetransmitHandler
-from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts
+from aeron.driver.untethered import (
+    TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
+    working_positions,
+)
 
 if TYPE_CHECKING:
     from aeron.driver.flow_control import FlowControl
+    from aeron.driver.network_resources import NetworkResources
     from aeron.driver.send_channel_endpoint import SendChannelEndpoint
+    from aeron.driver.subscription_link import SubscriberPosition
 
 SETUP_INTERVAL_NS = 100_000_000
 HEARTBEAT_INTERVAL_NS = 100_000_000
-ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
 
 
-class NetworkPublication(DriverLog):
+class NetworkPublication(DriverPublication):
     def __init__(self, *, registration_id: int, owner_client_id: int, session_id: int, stream_id: int,
-                 channel: str, is_exclusive: bool, log: LogBuffers, log_path: str, endpoint: SendChannelEndpoint,
-                 counters: dict[str, tuple[int, Any]], flow_control: FlowControl, window_length: int,
-                 linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
+                 channel: str, is_exclusive: bool, log: LogBuffers, endpoint: SendChannelEndpoint,
+                 pub_pos: AtomicCounter, pub_lmt: AtomicCounter, snd_pos: AtomicCounter, snd_lmt: AtomicCounter,
+                 snd_bpe: AtomicCounter, snd_naks_received: AtomicCounter, flow_control: FlowControl,
+                 window_length: int, linger_timeout_ns: int, unblock_timeout_ns: int, connection_timeout_ns: int,
                  signal_eos: bool, spies_simulate_connection: bool, max_retransmits: int, ttl: int,
                  is_group: bool, now_ns: int, max_messages_per_send: int = 2,
                  system: dict[int, Any] | None = None, untethered_timeouts: UntetheredTimeouts | None = None,
                  response_correlation_id: int | None = None, is_response: bool = False) -> None:
-        self.registration_id = registration_id
-        self.owner_client_id = owner_client_id
-        self.session_id = session_id
-        self.stream_id = stream_id
-        self.channel = channel
-        self.is_exclusive = is_exclusive
-        self._init_log(log, 0)
-        self.log_path = log_path
+        super().__init__(registration_id=registration_id, owner_client_id=owner_client_id, session_id=session_id,
+                         stream_id=stream_id, channel=channel, is_exclusive=is_exclusive, log=log, pub_pos=pub_pos,
+                         pub_lmt=pub_lmt, window_length=window_length, linger_timeout_ns=linger_timeout_ns,
+                         unblock_timeout_ns=unblock_timeout_ns, now_ns=now_ns)
         self.endpoint = endpoint
         self.initial_term_id = log.initial_term_id
         self.mtu = log.mtu_length
         self.max_message_length = log.max_message_length
-        self.counter_ids = {name: counter_id for name, (counter_id, _) in counters.items()}
-        self.pub_pos = counters["pub-pos"][1]
-        self.pub_lmt = counters["pub-lmt"][1]
-        self.snd_pos = counters["snd-pos"][1]
-        self.snd_lmt = counters["snd-lmt"][1]
-        self.snd_bpe = counters["snd-bpe"][1]
-        self.snd_naks = counters["snd-naks-received"][1]
-        self.pub_pos_id = self.counter_ids["pub-pos"]
-        self.pub_lmt_id = self.counter_ids["pub-lmt"]
+        self.snd_pos = snd_pos                          # snd-pos: what the sender has sent
+        self.snd_lmt = snd_lmt                          # snd-lmt: how far flow control lets it send
+        self.snd_bpe = snd_bpe                          # snd-bpe: back-pressure events
+        self.snd_naks = snd_naks_received               # snd-naks-received
         self.flow_control = flow_control
-        self.window_length = window_length
-        self.trip_gain = window_length // 8
-        self.linger_timeout_ns = linger_timeout_ns
-        self.unblock_timeout_ns = unblock_timeout_ns
         self.connection_timeout_ns = connection_timeout_ns
         self.signal_eos = signal_eos
         self.spies_simulate_connection = spies_simulate_connection
@@ -88,10 +83,8 @@ class NetworkPublication(DriverLog):
         self._heartbeats_sent = system.get(ctr.HEARTBEATS_SENT)
         self._retransmits_sent = system.get(ctr.RETRANSMITS_SENT)
         self._retransmitted_bytes = system.get(ctr.RETRANSMITTED_BYTES)
-        self.ref_count = 1
-        self.state = ACTIVE
+        self._publications_revoked = system.get(ctr.PUBLICATIONS_REVOKED)
         self.sender_released = False                    # the sender has dropped it: the conductor may free it
-        self.state_change_ns = now_ns
         self.has_initial_connection = False
         self.setup_elicited = False
         self.has_receivers = False
@@ -106,16 +99,9 @@ class NetworkPublication(DriverLog):
         self._setup = bytearray(SETUP_HEADER_LENGTH)
         self._heartbeat = bytearray(DATA_HEADER_LENGTH)
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
-        start = self.producer_position()
+        start = self.consumer_position
         self.snd_pos.set_ordered(start)
         self.snd_lmt.set_ordered(start)
-        self.pub_pos.set_ordered(start)
-        self.pub_lmt.set_ordered(start)
-        self.clean_position = start
-        self.consumer_position = start
-        self.last_consumer_position = start
-        self.time_of_last_consumer_change_ns = now_ns
-        self.trip_limit = 0
         self.bytes_sent = 0
         self.short_sends = 0
 
@@ -236,7 +222,7 @@ class NetworkPublication(DriverLog):
         position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         snd_pos = self.snd_pos.get()
         if abs(position - snd_pos) > self.term_length // 2 and self.has_initial_connection:
-            self.endpoint.status_messages_rejected += 1
+            self.endpoint.on_status_message_rejected()
             return
         is_eos = bool(flags & SM_EOS_FLAG)
         if is_eos:
@@ -298,6 +284,95 @@ class NetworkPublication(DriverLog):
     def sender_release(self) -> None:
         """The sender no longer touches this publication (aeron_network_publication_sender_release)."""
         self.sender_released = True
+
+    def add_subscriber(self, link: SubscriberPosition) -> None:
+        """A spy joins: it reads the log (and, with ssc, counts as a receiver)."""
+        self.spies[link.subscription.registration_id] = link
+        self.log.is_connected = self.is_connected_now()
+
+    def remove_subscriber(self, subscription_registration_id: int) -> SubscriberPosition | None:
+        return self.spies.pop(subscription_registration_id, None)
+
+    def begin_draining(self, now_ns: int) -> None:
+        """The last client link is gone: the stream ends where the publishers stopped; the sender sends the rest."""
+        producer_position = self.producer_position()
+        self.pub_lmt.set_ordered(producer_position)
+        self.log.end_of_stream_position = producer_position
+        self.to_state(DRAINING, now_ns)
+
+    def revoke(self, now_ns: int, conductor: NetworkResources) -> None:
+        """The last client link is gone with revoke: the stream ends here, receivers are told at once (§6.12)."""
+        producer_position = self.producer_position()
+        self.pub_lmt.set_ordered(producer_position)
+        self.log.end_of_stream_position = producer_position
+        self.log.is_publication_revoked = True
+        self.is_revoked = True
+        self.is_end_of_stream = True
+        if self._publications_revoked is not None:
+            self._publications_revoked.increment_ordered()
+        self.begin_linger(now_ns, conductor)
+
+    def begin_linger(self, now_ns: int, conductor: NetworkResources) -> None:
+        """Drained (or revoked): the spies' images go; the log lingers for retransmits and late clients."""
+        self.to_state(LINGER, now_ns)
+        for link in list(self.spies.values()):
+            subscription = link.subscription
+            if link.state == TETHER_ACTIVE:         # untethered ones in LINGER/RESTING were told already
+                conductor.client_proxy.on_unavailable_image(self.registration_id, subscription.registration_id,
+                                                            self.stream_id, subscription.channel)
+            conductor.unlink_subscriber(subscription, self, self.registration_id)
+
+    def on_time_event(self, now_ns: int, now_ms: int, conductor: NetworkResources) -> int:
+        """Port of aeron_network_publication_on_time_event: untethered spies while ACTIVE; DRAINING until the sender
+        has sent everything and the working spies have read it (or nobody listens), LINGER for the linger timeout,
+        then DONE once the sender let go. Returns the work done."""
+        state = self.state
+        if state == ACTIVE:
+            return self.check_untethered_spies(now_ns, conductor) if self.spies else 0
+        if state == DRAINING:
+            producer_position = self.producer_position()
+            self.pub_pos.set_ordered(producer_position)
+            if self.snd_pos.get_volatile() >= producer_position:
+                self.is_end_of_stream = True
+                if all(position >= producer_position for position in working_positions(self.spies.values())):
+                    self.begin_linger(now_ns, conductor)
+                    return 1
+            elif not self.has_receivers:
+                self.begin_linger(now_ns, conductor)
+                return 1
+        elif state == LINGER and now_ns - self.state_change_ns > self.linger_timeout_ns:
+            self.to_state(DONE, now_ns)
+            conductor.cleanup_network_publication(self)
+            return 1
+        return 0
+
+    def has_reached_end_of_life(self) -> bool:
+        return self.state == DONE and self.sender_released
+
+    def check_untethered_spies(self, now_ns: int, conductor: NetworkResources) -> int:
+        """Port of aeron_network_publication_check_untethered_subscriptions (untethered.py): measured against the
+        sender position, where a rejoining spy resumes, with the publication's timeouts."""
+        snd_pos = self.snd_pos.get_volatile()
+
+        def rejoin(link: SubscriberPosition) -> None:
+            link.position.set_ordered(self.snd_pos.get_volatile())
+            conductor.on_spy_image_available(self, link)
+
+        def unavailable(link: SubscriberPosition) -> None:
+            conductor.client_proxy.on_unavailable_image(self.registration_id, link.subscription.registration_id,
+                                                        self.stream_id, link.subscription.channel)
+        return check_untethered_subscriptions(
+            self.spies.values(), untethered_window_limit(snd_pos, self.window_length), now_ns, unavailable,
+            lambda link: conductor.unlink_subscriber(link.subscription, self, self.registration_id), rejoin,
+            self.untethered_timeouts)
+
+    def close(self) -> None:
+        """Release the counters' handles and the log (the conductor frees the counters themselves)."""
+        for counter in (self.snd_pos, self.snd_lmt, self.snd_bpe, self.snd_naks):
+            counter.close()
+        for spy in self.spies.values():
+            spy.position.close()
+        super().close()
 
     def update_pub_pos_and_lmt(self) -> int:
         """Port of aeron_network_publication_update_pub_pos_and_lmt (§6.4)."""

@@ -3,8 +3,9 @@
 
 The Receiver inserts datagrams (``insert_packet``), tracks the rebuild (loss detection with NAKs, receiver
 position, status message scheduling: ``track_rebuild``) and sends status messages and NAKs to the sender's
-control address. The conductor links subscribers (sub-pos counters) and runs the lifecycle
-(ACTIVE → DRAINING → LINGER → DONE). Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
+control address. The conductor links subscribers (sub-pos counters) and calls ``on_time_event`` every timer
+interval, which runs the lifecycle (ACTIVE → DRAINING → LINGER → DONE, then deleted).
+Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.counters import AtomicCounter
 from aeron._core.frames import (
     EOS_FLAG, ERR_HEADER_LENGTH, ERR_MAX_ERROR_MESSAGE_LENGTH, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH,
     RSP_SETUP_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_EOS_FLAG, SM_WITH_GROUP_TAG_LENGTH, encode_error, encode_nak,
@@ -20,18 +22,24 @@ from aeron._core.frames import (
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
+from aeron.common.errors import ErrorCode
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS
-from aeron.common.errors import ErrorCode
-from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts, working_positions
+from aeron.driver.untethered import (
+    TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
+    working_positions,
+)
 
 if TYPE_CHECKING:
+    from aeron.driver.network_resources import NetworkResources
     from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
     from aeron.driver.receive_destination import ReceiveDestination
+    from aeron.driver.subscription_link import SubscriberPosition
 
 SM_TIMEOUT_NS = 200_000_000
-ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"
+IMAGE_LINGER_NS = 1_000_000_000         # a closed image's log stays a moment for clients still mapping it
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -53,10 +61,11 @@ class ImageConnection:
 
 class PublicationImage(DriverLog):
     def __init__(self, *, correlation_id: int, session_id: int, stream_id: int, endpoint: ReceiveChannelEndpoint,
-                 log: LogBuffers, log_path: str, source_identity: str, control_address: tuple, join_position: int,
-                 counters: dict[str, tuple[int, Any]], congestion_control: Any, loss_delay: Any,
-                 is_reliable: bool, liveness_timeout_ns: int, system: dict[int, Any], loss_report: Any,
-                 channel: str, now_ns: int, epoch_clock_ms: Callable[[], int] | None = None,
+                 log: LogBuffers, source_identity: str, control_address: tuple, join_position: int,
+                 rcv_hwm: AtomicCounter, rcv_pos: AtomicCounter, rcv_naks_sent: AtomicCounter,
+                 congestion_control: Any, loss_delay: Any, is_reliable: bool, liveness_timeout_ns: int,
+                 system: dict[int, Any], loss_report: Any, channel: str, now_ns: int,
+                 cc_counters: tuple[AtomicCounter, ...] = (), epoch_clock_ms: Callable[[], int] | None = None,
                  rejoin: bool = True, destination: ReceiveDestination | None = None,
                  untethered_timeouts: UntetheredTimeouts | None = None, has_send_response_setup: bool = False) -> None:
         self.correlation_id = correlation_id
@@ -65,14 +74,14 @@ class PublicationImage(DriverLog):
         self.stream_id = stream_id
         self.endpoint = endpoint
         self._init_log(log, join_position)
-        self.log_path = log_path
+        self.log_path = log.path or ""
         self.source_identity = source_identity
         self.channel = channel
         self.initial_term_id = log.initial_term_id
-        self.counter_ids = {name: counter_id for name, (counter_id, _) in counters.items()}
-        self.rcv_hwm = counters["rcv-hwm"][1]
-        self.rcv_pos = counters["rcv-pos"][1]
-        self.naks_sent = counters["rcv-naks-sent"][1]
+        self.rcv_hwm = rcv_hwm                          # rcv-hwm: the highest position received
+        self.rcv_pos = rcv_pos                          # rcv-pos: rebuilt without gaps up to here
+        self.naks_sent = rcv_naks_sent                  # rcv-naks-sent
+        self.cc_counters = cc_counters                  # rcv-cc-cubic-rtt and -wnd when cc=cubic
         self.congestion_control = congestion_control
         self.is_reliable = is_reliable
         self.liveness_timeout_ns = liveness_timeout_ns
@@ -356,3 +365,72 @@ class PublicationImage(DriverLog):
         """Where a resting untethered subscriber resumes (aeron_publication_image_join_position): the receiver
         position, or the slowest working subscriber when behind it."""
         return min(self.rcv_pos.get_volatile(), *working_positions(self.subscribers.values()))
+
+    def add_subscriber(self, link: SubscriberPosition) -> None:
+        self.subscribers[link.subscription.registration_id] = link
+
+    def remove_subscriber(self, subscription_registration_id: int) -> SubscriberPosition | None:
+        return self.subscribers.pop(subscription_registration_id, None)
+
+    def on_time_event(self, now_ns: int, now_ms: int, conductor: NetworkResources) -> int:
+        """Port of aeron_publication_image_on_time_event: ACTIVE (untethered subscribers checked) until the sender
+        goes quiet, ends its stream or no subscriber holds the image; DRAINING (EOS status messages) until the
+        working subscribers have read it all; LINGER (the images are gone) until the receiver let go and clients
+        had time to unmap; then DONE. Returns the work."""
+        state = self.state
+        if state == ACTIVE:
+            work = self.check_untethered_subscriptions(now_ns, conductor) if self.subscribers else 0
+            inactive = now_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
+            eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()
+            if inactive or eos or not self.has_working_positions():
+                self.state = DRAINING
+                self.state_change_ns = now_ns
+                self.sm_pending = True
+                work += 1
+            return work
+        if state == DRAINING:
+            if self.is_drained() or now_ns - self.state_change_ns > self.liveness_timeout_ns:
+                self.state = LINGER
+                self.state_change_ns = now_ns
+                for link in list(self.subscribers.values()):
+                    subscription = link.subscription
+                    if link.state == TETHER_ACTIVE:     # untethered ones in LINGER/RESTING were told already
+                        conductor.client_proxy.on_unavailable_image(self.correlation_id, subscription.registration_id,
+                                                                    self.stream_id, subscription.channel)
+                    conductor.unlink_subscriber(subscription, self, self.correlation_id)
+                conductor.remove_image_from_receiver(self, now_ns)
+                return 1
+        elif state == LINGER:
+            if self.receiver_released and now_ns - self.state_change_ns > IMAGE_LINGER_NS:
+                self.state = DONE
+                return 1
+        return 0
+
+    def check_untethered_subscriptions(self, now_ns: int, conductor: NetworkResources) -> int:
+        """Port of aeron_publication_image_check_untethered_subscriptions (untethered.py): measured against the
+        farthest working subscriber and the receiver window; a rejoining subscriber resumes at
+        ``join_position_for_rejoin``; the timeouts are those of the subscription that made the image."""
+        def rejoin(link: SubscriberPosition) -> None:
+            link.position.set_ordered(self.join_position_for_rejoin())
+            conductor.on_image_available(self, link)
+
+        def unavailable(link: SubscriberPosition) -> None:
+            conductor.client_proxy.on_unavailable_image(self.correlation_id, link.subscription.registration_id,
+                                                        self.stream_id, link.subscription.channel)
+        positions = working_positions(self.subscribers.values())
+        return check_untethered_subscriptions(
+            self.subscribers.values(), untethered_window_limit(max(positions, default=0), self.next_sm_window),
+            now_ns, unavailable, lambda link: conductor.unlink_subscriber(link.subscription, self, self.correlation_id),
+            rejoin, self.untethered_timeouts)
+
+    def has_reached_end_of_life(self) -> bool:
+        return self.state == DONE
+
+    def close(self) -> None:
+        """Release the counters' handles and the log (the conductor frees the counters themselves)."""
+        for counter in (self.rcv_hwm, self.rcv_pos, self.naks_sent):
+            counter.close()
+        self.congestion_control.detach_counters()
+        for link in self.subscribers.values():
+            link.position.close()
+        super().close()

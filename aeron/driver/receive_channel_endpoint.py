@@ -121,6 +121,15 @@ class ReceiveChannelEndpoint:
         for image in self.images:
             image.remove_destination(destination)
 
+    # -- conductor thread --------------------------------------------------------------------------------------
+    def incref(self) -> None:
+        self.ref_count += 1
+
+    def decref(self) -> int:
+        """One subscription fewer on this channel; returns how many are left."""
+        self.ref_count -= 1
+        return self.ref_count
+
     # -- interest (receiver thread, on conductor commands) -----------------------------------------------------
     def add_subscription(self, stream_id: int, session_id: int | None) -> None:
         interest = self.streams.setdefault(stream_id, StreamInterest())
@@ -359,6 +368,9 @@ class ReceiveChannelEndpoint:
         self.receiver_released = True
 
     def close(self) -> None:
-        self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+        """Close the sockets and release the status counter's handle (the conductor frees the counter itself)."""
+        if not self.status.is_closed:
+            self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+            self.status.close()
         for destination in self.destinations:
             destination.close()

@@ -70,11 +70,32 @@ class SendChannelEndpoint:
         self._destinations_counter: Any = None
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
+    # -- conductor thread --------------------------------------------------------------------------------------
+    def incref(self) -> None:
+        self.ref_count += 1
+
+    def decref(self) -> int:
+        """One publication fewer on this channel; returns how many are left."""
+        self.ref_count -= 1
+        return self.ref_count
+
+    def add_publication(self, publication: NetworkPublication) -> None:
+        """Status messages, NAKs and RTT measurements for (session, stream) go to ``publication``."""
+        self.publications[(publication.session_id, publication.stream_id)] = publication
+
+    def remove_publication(self, publication: NetworkPublication) -> None:
+        self.publications.pop((publication.session_id, publication.stream_id), None)
+
     def attach_destinations_counter(self, counter_id: int, counter: Any) -> None:
         """The mdc-num-dest counter of an MDC endpoint, kept equal to the number of destinations."""
         self.destinations_counter_id = counter_id
         self._destinations_counter = counter
         counter.set_ordered(len(self.destinations))
+
+    # -- sender thread -----------------------------------------------------------------------------------------
+    def on_status_message_rejected(self) -> None:
+        """A publication refused a status message (its position is outside the term window)."""
+        self.status_messages_rejected += 1
 
     def _destinations_changed(self) -> None:
         if self._destinations_counter is not None:
@@ -269,5 +290,10 @@ class SendChannelEndpoint:
         self.sender_released = True
 
     def close(self) -> None:
-        self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+        """Close the socket and release the counters' handles (the conductor frees the counters themselves)."""
+        if not self.status.is_closed:
+            self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+            self.status.close()
+        if self._destinations_counter is not None:
+            self._destinations_counter.close()
         self.transport.close()

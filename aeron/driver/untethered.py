@@ -34,26 +34,26 @@ def check_untethered_subscriptions(links: Iterable[Any], window_limit: int, now_
     for link in list(links):
         subscription = link.subscription
         if subscription.tether:
-            link.state_change_ns = now_ns
+            link.update_time(now_ns)
             continue
         limits = subscription if timeouts is None else timeouts
         if link.state == TETHER_ACTIVE:
             if link.position.get_volatile() > window_limit:
-                link.state_change_ns = now_ns
+                link.update_time(now_ns)
             elif now_ns > link.state_change_ns + limits.window_limit_timeout_ns:
                 on_unavailable(link)
-                link.state, link.state_change_ns = TETHER_LINGER, now_ns
+                link.set_state(TETHER_LINGER, now_ns)
                 work += 1
         elif link.state == TETHER_LINGER:
             if now_ns > link.state_change_ns + limits.linger_timeout_ns:
                 if subscription.rejoin:
-                    link.state, link.state_change_ns = TETHER_RESTING, now_ns
+                    link.set_state(TETHER_RESTING, now_ns)
                 else:
                     on_drop(link)
                 work += 1
         elif now_ns > link.state_change_ns + limits.resting_timeout_ns:
             on_rejoin(link)                 # while still resting: it is not among the positions it joins at
-            link.state, link.state_change_ns = TETHER_ACTIVE, now_ns
+            link.set_state(TETHER_ACTIVE, now_ns)
             work += 1
     return work
 

@@ -65,9 +65,10 @@ class Counters:
         self._next += 1
         return counter_id, AtomicCounter(self.values, counter_id)
 
-    def stream(self, *names: str) -> dict[str, tuple[int, AtomicCounter]]:
-        """Counters named as the conductor names a stream's (``{"rcv-hwm": (id, counter), ...}``)."""
-        return {name: self.allocate() for name in names}
+    def stream(self, *names: str) -> dict[str, AtomicCounter]:
+        """A resource's stream counters keyed by the constructor argument each is passed as
+        (``{"rcv_hwm": counter, ...}``)."""
+        return {name: self.allocate()[1] for name in names}
 
     def __getitem__(self, system_counter_id: int) -> int:
         return self.system[system_counter_id].get()
@@ -170,15 +171,15 @@ def network_publication(tmp_path, counters: Counters, endpoint: Any, clock: Manu
                             initial_term_id=initial_term_id, session_id=session_id, stream_id=stream_id,
                             mtu_length=MTU, correlation_id=10)
     udp = UdpChannel.parse(channel)
-    stream_counters = counters.stream("pub-pos", "pub-lmt", "snd-pos", "snd-lmt", "snd-bpe", "snd-naks-received")
+    stream_counters = counters.stream("pub_pos", "pub_lmt", "snd_pos", "snd_lmt", "snd_bpe", "snd_naks_received")
     publication = NetworkPublication(
         registration_id=10, owner_client_id=1, session_id=session_id, stream_id=stream_id, channel=channel,
-        is_exclusive=False, log=log, log_path="", endpoint=endpoint, counters=stream_counters,
+        is_exclusive=False, log=log, endpoint=endpoint, **stream_counters,
         flow_control=flow_control_for(channel, None, udp.has_group_semantics), window_length=TERM_LENGTH // 2,
         linger_timeout_ns=5_000 * MS, unblock_timeout_ns=15_000 * MS, connection_timeout_ns=connection_timeout_ns,
         signal_eos=signal_eos, spies_simulate_connection=False, max_retransmits=max_retransmits, ttl=0,
         is_group=is_group, now_ns=clock(), system=counters.system)
-    appender = ConcurrentTermAppender(log, counters.values, publication.counter_ids["pub-lmt"] * ctr.COUNTER_LENGTH)
+    appender = ConcurrentTermAppender(log, counters.values, publication.pub_lmt_id * ctr.COUNTER_LENGTH)
     return publication, appender
 
 
@@ -192,9 +193,9 @@ def publication_image(tmp_path, counters: Counters, endpoint: ReceiveChannelEndp
                             mtu_length=MTU, correlation_id=20, term_id=initial_term_id + join_position // TERM_LENGTH,
                             term_offset=join_position % TERM_LENGTH, start_at_position=True)
     image = PublicationImage(
-        correlation_id=20, session_id=session_id, stream_id=stream_id, endpoint=endpoint, log=log, log_path="",
+        correlation_id=20, session_id=session_id, stream_id=stream_id, endpoint=endpoint, log=log,
         source_identity=f"{PUBLISHER[0]}:{PUBLISHER[1]}", control_address=PUBLISHER, join_position=join_position,
-        counters=counters.stream("rcv-hwm", "rcv-pos", "rcv-naks-sent"),
+        **counters.stream("rcv_hwm", "rcv_pos", "rcv_naks_sent"),
         congestion_control=congestion_control_for(None, TERM_LENGTH, MTU, initial_window),
         loss_delay=StaticDelayGenerator(nak_delay_ns, 10 * nak_delay_ns), is_reliable=is_reliable,
         liveness_timeout_ns=10_000 * MS, system=counters.system, loss_report=None, channel=CHANNEL, now_ns=clock())

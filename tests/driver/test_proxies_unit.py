@@ -131,7 +131,7 @@ def test_the_conductor_takes_no_client_command_while_the_sender_is_behind(shm_di
         client = RawClient(driver.aeron_dir)
         try:
             conductor = driver.conductor
-            queue = conductor.sender_proxy.queue
+            queue = conductor.network.sender_proxy.queue
             ran = Recorder()
             while queue.remaining_capacity() >= COMMAND_QUEUE_RESERVE:      # a sender far behind
                 queue.offer((ran,))

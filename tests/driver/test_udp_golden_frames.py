@@ -98,8 +98,8 @@ def _publication(tmp_path, cfg, counters):
     udp = UdpChannel.parse(cfg["pub"])
     publication = NetworkPublication(
         registration_id=2, owner_client_id=1, session_id=cfg["session"], stream_id=1001, channel=cfg["pub"],
-        is_exclusive=False, log=log, log_path="", endpoint=endpoint,
-        counters=counters.stream("pub-pos", "pub-lmt", "snd-pos", "snd-lmt", "snd-bpe", "snd-naks-received"),
+        is_exclusive=False, log=log, endpoint=endpoint,
+        **counters.stream("pub_pos", "pub_lmt", "snd_pos", "snd_lmt", "snd_bpe", "snd_naks_received"),
         flow_control=flow_control_for(cfg["pub"], None, udp.has_group_semantics), window_length=TERM // 2,
         linger_timeout_ns=5_000 * MS, unblock_timeout_ns=15_000 * MS, connection_timeout_ns=5_000 * MS,
         signal_eos=True, spies_simulate_connection=False, max_retransmits=1, ttl=0, is_group=cfg["group"],
@@ -133,7 +133,7 @@ def test_sender_emits_the_captured_frames(golden_dir, tmp_path, run):
     publication.send(now)                                           # idle: heartbeat @0
     assert endpoint.sent[-1] == heartbeats_at[(0, 0xC0)]
     assert publication.update_pub_pos_and_lmt() == 1                # conductor: pub-lmt = snd-pos + window
-    limit_offset = publication.counter_ids["pub-lmt"] * 128
+    limit_offset = publication.pub_lmt_id * 128
     appender = ConcurrentTermAppender(log, counters.values, limit_offset)
     for n in range(5):
         assert appender.offer(f"Hello World! {n}".encode()) > 0
@@ -191,10 +191,10 @@ def test_receiver_rebuilds_the_captured_image(golden_dir, tmp_path, run):
                                     start_at_position=True)
             image = PublicationImage(
                 correlation_id=3, session_id=cfg["session"], stream_id=1001, endpoint=endpoint, log=log,
-                log_path="", source_identity="127.0.0.1:40602", control_address=control, join_position=0,
-                counters=counters.stream("rcv-hwm", "rcv-pos", "rcv-naks-sent"),
+                source_identity="127.0.0.1:40602", control_address=control, join_position=0,
+                **counters.stream("rcv_hwm", "rcv_pos", "rcv_naks_sent"),
                 congestion_control=congestion_control_for(cfg["cc"], TERM, 1408, 128 * 1024),
-                loss_delay=StaticDelayGenerator(1_000, 100_000), is_reliable=True,
+                loss_delay=StaticDelayGenerator(1_000, 100_000), is_reliable=True, rejoin=True,
                 liveness_timeout_ns=10_000 * MS, system=counters.system, loss_report=None, channel=cfg["sub"],
                 now_ns=now)
             subscriber = AtomicCounter(counters.values, 250)
