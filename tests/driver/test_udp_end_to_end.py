@@ -318,3 +318,27 @@ def test_cubic_congestion_control_measures_rtt_and_counts_it(shm_dir):
         assert 0 < counter_value(client, "rcv-cc-cubic-wnd:") <= 32768
         labels = [r.label for r in client.counters_reader.counters() if r.type_id == ctr.DRIVER_PER_IMAGE_TYPE_ID]
         assert [label.split(":")[0] for label in labels] == ["rcv-cc-cubic-rtt", "rcv-cc-cubic-wnd"]
+
+
+def test_close_with_live_udp_and_ipc_resources_releases_every_counter_handle_and_unmaps_cnc(shm_dir):
+    # every publication, image, spy position and endpoint status counter holds a view of the counters section:
+    # the driver must release them all at close, or cnc.dat stays mapped
+    ctx = driver_context(aeron_dir=str(shm_dir / "close"))
+    driver = MediaDriver.launch(ctx)
+    try:
+        with Aeron.connect(Context(driver.aeron_dir)) as client:
+            channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+            sub = client.add_subscription(channel, 1001)
+            pub = client.add_publication(channel, 1001)
+            spy = client.add_subscription(f"aeron-spy:{channel}", 1001)
+            ipc_sub = client.add_subscription("aeron:ipc", 1002)
+            client.add_publication("aeron:ipc", 1002)
+            client.add_publication("aeron:udp?control-mode=manual", 1003)       # an MDC endpoint and its counter
+            wait_for(lambda: pub.is_connected and sub.image_count == 1 and spy.image_count == 1
+                     and ipc_sub.image_count == 1)
+            conductor = driver.conductor
+            driver.close()
+    finally:
+        driver.close()
+    assert conductor.cnc.is_closed
+    assert conductor.counters_values.is_closed
