@@ -20,6 +20,7 @@ from aeron._core.counters import AtomicCounter
 from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LogBuffers
 from aeron._core.term_scanner import clean_term
 from aeron.driver.driver_common import ACTIVE, CommandError, wrap32
+from aeron.driver.untethered import TETHER_ACTIVE
 from aeron.common.errors import ErrorCode, InvalidArgumentError
 
 
@@ -225,3 +226,13 @@ class DriverPublication(DriverLog):
         self.pub_pos.close()
         self.pub_lmt.close()
         super().close()
+
+    def drop_subscribers(self, links: dict, conductor) -> None:
+        """Every linked subscriber loses this publication's image: the tethered ones are told (untethered ones,
+        resting or lingering, were told when they left), then each is unlinked."""
+        for link in list(links.values()):
+            subscription = link.subscription
+            if link.state == TETHER_ACTIVE:
+                conductor.client_proxy.on_unavailable_image(self.registration_id, subscription.registration_id,
+                                                            self.stream_id, subscription.channel)
+            conductor.unlink_subscriber(subscription, self, self.registration_id)

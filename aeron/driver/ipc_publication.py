@@ -21,7 +21,7 @@ from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, INT64_MAX, LINGER
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.subscription_link import SubscriberPosition
 from aeron.driver.untethered import (
-    TETHER_ACTIVE, TETHER_RESTING, check_untethered_subscriptions, untethered_window_limit, working_positions,
+    TETHER_RESTING, check_untethered_subscriptions, untethered_window_limit, working_positions,
 )
 
 if TYPE_CHECKING:
@@ -146,12 +146,7 @@ class IpcPublication(DriverPublication):
     def begin_linger(self, now_ns: int, conductor: DriverConductor) -> None:
         """Drained (or revoked): every image goes, the log lingers for clients still mapping it."""
         self.to_state(LINGER, now_ns)
-        for link in list(self.subscribers.values()):
-            subscription = link.subscription
-            if link.state == TETHER_ACTIVE:         # untethered ones in LINGER/RESTING were told already
-                conductor.client_proxy.on_unavailable_image(self.registration_id, subscription.registration_id,
-                                                            self.stream_id, subscription.channel)
-            conductor.unlink_subscriber(subscription, self, self.registration_id)
+        self.drop_subscribers(self.subscribers, conductor)
 
     def reject(self, reason: str, now_ns: int, cool_down_ns: int, conductor: DriverConductor) -> None:
         """Port of aeron_ipc_publication_reject: the publisher hears of it (ON_PUBLICATION_ERROR from the loopback
@@ -162,12 +157,7 @@ class IpcPublication(DriverPublication):
             bytes((127, 0, 0, 1)), ErrorCode.IMAGE_REJECTED, reason))
         if not self.in_cool_down:
             self.update_pub_pos_and_lmt()    # the subscribers rejoin where they are now, not a cycle ago
-            for link in list(self.subscribers.values()):
-                subscription = link.subscription
-                if link.state == TETHER_ACTIVE:     # untethered ones in LINGER/RESTING were told already
-                    conductor.client_proxy.on_unavailable_image(self.registration_id, subscription.registration_id,
-                                                                self.stream_id, subscription.channel)
-                conductor.unlink_subscriber(subscription, self, self.registration_id)
+            self.drop_subscribers(self.subscribers, conductor)
             self.log.is_connected = False
         self.in_cool_down = True
         self.cool_down_deadline_ns = now_ns + cool_down_ns

@@ -25,7 +25,7 @@ from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.retransmit_handler import RetransmitHandler
 from aeron.driver.untethered import (
-    TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
+    TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
     working_positions,
 )
 
@@ -315,12 +315,7 @@ class NetworkPublication(DriverPublication):
     def begin_linger(self, now_ns: int, conductor: NetworkResources) -> None:
         """Drained (or revoked): the spies' images go; the log lingers for retransmits and late clients."""
         self.to_state(LINGER, now_ns)
-        for link in list(self.spies.values()):
-            subscription = link.subscription
-            if link.state == TETHER_ACTIVE:         # untethered ones in LINGER/RESTING were told already
-                conductor.client_proxy.on_unavailable_image(self.registration_id, subscription.registration_id,
-                                                            self.stream_id, subscription.channel)
-            conductor.unlink_subscriber(subscription, self, self.registration_id)
+        self.drop_subscribers(self.spies, conductor)
 
     def on_time_event(self, now_ns: int, now_ms: int, conductor: NetworkResources) -> int:
         """Port of aeron_network_publication_on_time_event: untethered spies while ACTIVE; DRAINING until the sender

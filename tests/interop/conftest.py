@@ -5,6 +5,8 @@ import pathlib
 
 import pytest
 
+from tests import procs
+
 
 @pytest.fixture(scope="session")
 def aeron_c_bin() -> pathlib.Path:
@@ -26,3 +28,15 @@ def official(aeron_c_bin):
             pytest.skip(f"{name} not found in AERON_C_BIN={aeron_c_bin}")
         return str(exe)
     return find
+
+
+@pytest.fixture
+def aeronmd(official, shm_dir):
+    """The official C driver running in its own directory (SHARED, backoff, as procs.start_aeronmd sets it up);
+    yields that directory and stops the driver after the test."""
+    aeron_dir = str(shm_dir / "aeronmd")
+    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
+    try:
+        yield aeron_dir
+    finally:
+        procs.stop(proc)

@@ -6,23 +6,12 @@ import pytest
 
 from aeron import Aeron, Context
 from aeron.common.errors import ChannelRejectedError, InvalidChannelError, RegistrationError
-from tests import procs
 
 pytestmark = pytest.mark.interop
 
 
-@pytest.fixture
-def aeronmd_dir(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(proc)
-
-
-def test_channel_errors_against_aeronmd(aeronmd_dir):
-    with Aeron.connect(Context(aeronmd_dir, driver_timeout_ms=5000)) as client:
+def test_channel_errors_against_aeronmd(aeronmd):
+    with Aeron.connect(Context(aeronmd, driver_timeout_ms=5000)) as client:
         for channel in ("aeron:ipc?mtu=100", "aeron:ipc?term-length=1000", "aeron:ipc?sparse=maybe",
                         "aeron:udp?endpoint=127.0.0.1:40999|rcv-wnd=abc"):
             for add in (client.add_publication, client.add_subscription):

@@ -19,16 +19,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 MDS = "aeron:udp?control-mode=manual"
 
 
-@pytest.fixture
-def aeronmd(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(proc)
-
-
 @contextlib.contextmanager
 def our_driver(shm_dir):
     with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "ours"))) as driver:

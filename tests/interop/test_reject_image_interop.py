@@ -11,22 +11,11 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.common.errors import ErrorCode
-from tests import procs
 from tests.driver.udp_helpers import driver_context, free_port, wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
 REASON = "rejected across drivers"
-
-
-@pytest.fixture
-def aeronmd(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(proc)
 
 
 @contextlib.contextmanager

@@ -11,7 +11,6 @@ import time
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests import procs
 from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
@@ -19,16 +18,6 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 UNTETHERED = "tether=false|untethered-window-limit-timeout=100ms|untethered-linger-timeout=100ms" \
              "|untethered-resting-timeout=300ms"
 WINDOW = 32768
-
-
-@pytest.fixture
-def aeronmd(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(proc)
 
 
 @pytest.mark.parametrize("subscriber_side", ["ours", "aeronmd"])
