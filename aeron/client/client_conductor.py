@@ -623,6 +623,11 @@ class ClientConductor(Agent):
         if wait:
             self.await_result(self._begin(_REMOVE, message))
             return int(message.correlation_id)
+        return self._send_async(message)
+
+    def _send_async(self, message: Any) -> int:
+        """Send a command without waiting; its correlation id stays active (``is_command_active``) until the
+        driver answers, and a refusal goes to the context's error handler."""
         with self.lock:
             self.ensure_open()
             self._ensure_not_reentrant()
@@ -639,12 +644,7 @@ class ClientConductor(Agent):
         """Send a destination command without waiting: returns its correlation id, active (``is_command_active``)
         until the driver answers; a refusal goes to the context's error handler, as Aeron's async variants."""
         message = self._destination_message(resource, channel, add, receive)
-        with self.lock:
-            self.ensure_open()
-            self._ensure_not_reentrant()
-            correlation_id = self._send(message)
-            self._async_commands.add(correlation_id)
-        return correlation_id
+        return self._send_async(message)
 
     def reject_image(self, image: Image, position: int, reason: str) -> None:
         """REJECT_IMAGE: the driver stops the image and tells its publisher why; waits for the driver and raises
