@@ -1,0 +1,559 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Generate Cython flyweight codecs (and their .pyi stubs) from an SBE message-schema XML file.
+
+    python codegen/sbe_codegen.py                 # regenerate every schema listed in SCHEMAS
+    python codegen/sbe_codegen.py --check         # exit 1 if a checked-in file differs from what it would write
+
+The schema XML is the protocol's own definition (copied unchanged from Aeron into codegen/schemas/), so the
+message layouts are never written by hand. The output is checked in (a clone builds without running this) and
+tests/test_codecs.py fails when regenerating would change it.
+
+What the generated module holds, for a schema:
+- one ``IntEnum`` per ``<enum>``;
+- a ``MessageHeaderEncoder``/``MessageHeaderDecoder`` pair (the schema's ``messageHeader`` composite);
+- per message an ``<Name>Encoder`` and an ``<Name>Decoder``: flyweights over a caller's buffer (anything with
+  the buffer protocol: bytearray, memoryview, mmap, numpy). Fixed fields are properties read and written in
+  place; nothing is decoded until asked for.
+
+Decoders follow SBE's evolution rules: ``wrap`` takes the acting block length and version (from the header;
+``wrap_header`` reads them), a field added after the acting version, or lying past the acting block, reads as
+its null value, and the variable-length fields are located (and bounds-checked) once in ``wrap``, so a
+hostile length raises MalformedMessageError there instead of reading past the message. Encoders write the
+variable-length fields in schema order through ``put_<name>``; a skipped one is written empty.
+
+Repeating groups (used by the cluster schemas) are not supported yet: a schema with a ``<group>`` is refused.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import keyword
+import pathlib
+import re
+import sys
+import xml.etree.ElementTree as ET
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT_DIR = ROOT / "aeron" / "_core" / "codecs"
+
+# schema file -> generated module name (aeron._core.codecs.<name>)
+SCHEMAS = {
+    "aeron-archive-codecs.xml": "archive",
+    "aeron-archive-mark-codecs.xml": "archive_mark",
+}
+
+# primitive type -> (C type, size, SBE default null value, min, max)
+PRIMITIVES = {
+    "char": ("uint8_t", 1, 0, 0x20, 0x7E),
+    "int8": ("int8_t", 1, -(2 ** 7), -(2 ** 7) + 1, 2 ** 7 - 1),
+    "uint8": ("uint8_t", 1, 2 ** 8 - 1, 0, 2 ** 8 - 2),
+    "int16": ("int16_t", 2, -(2 ** 15), -(2 ** 15) + 1, 2 ** 15 - 1),
+    "uint16": ("uint16_t", 2, 2 ** 16 - 1, 0, 2 ** 16 - 2),
+    "int32": ("int32_t", 4, -(2 ** 31), -(2 ** 31) + 1, 2 ** 31 - 1),
+    "uint32": ("uint32_t", 4, 2 ** 32 - 1, 0, 2 ** 32 - 2),
+    "int64": ("int64_t", 8, -(2 ** 63), -(2 ** 63) + 1, 2 ** 63 - 1),
+    "uint64": ("uint64_t", 8, 2 ** 64 - 1, 0, 2 ** 64 - 2),
+}
+
+SBE_NS = "{http://fixprotocol.io/2016/sbe}"
+
+
+def snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s).lower()
+    return s + "_" if keyword.iskeyword(s) else s
+
+
+@dataclasses.dataclass
+class Field:
+    name: str
+    primitive: str
+    offset: int
+    since_version: int
+    null_value: int
+    enum: str | None
+    optional: bool
+    description: str
+
+    @property
+    def size(self) -> int:
+        return PRIMITIVES[self.primitive][1]
+
+    @property
+    def ctype(self) -> str:
+        return PRIMITIVES[self.primitive][0]
+
+
+@dataclasses.dataclass
+class VarData:
+    name: str
+    ascii: bool
+    length_primitive: str
+    max_length: int
+    since_version: int
+    description: str
+
+
+@dataclasses.dataclass
+class Message:
+    name: str
+    template_id: int
+    block_length: int
+    since_version: int
+    description: str
+    fields: list[Field]
+    var_data: list[VarData]
+
+
+@dataclasses.dataclass
+class Schema:
+    schema_id: int
+    version: int
+    semantic_version: str
+    package: str
+    description: str
+    header: list[Field]
+    enums: dict[str, tuple[str, list[tuple[str, int, str]]]]   # name -> (encoding primitive, [(value name, value, doc)])
+    messages: list[Message]
+
+
+def _int(text: str | None, default: int = 0) -> int:
+    return int(text) if text not in (None, "") else default
+
+
+def _null(primitive: str, attrs: dict[str, str]) -> int:
+    return int(attrs["nullValue"]) if "nullValue" in attrs else PRIMITIVES[primitive][2]
+
+
+def parse(path: pathlib.Path) -> Schema:
+    root = ET.parse(path).getroot()
+    if root.get("byteOrder", "littleEndian") != "littleEndian":
+        raise SystemExit(f"{path}: only little-endian schemas are supported")
+    if root.find(".//group") is not None:
+        raise SystemExit(f"{path}: repeating groups are not supported by this generator yet")
+    types_el = root.find("types")
+    simple: dict[str, tuple[str, dict[str, str]]] = {}
+    composites: dict[str, ET.Element] = {}
+    enums: dict[str, tuple[str, list[tuple[str, int, str]]]] = {}
+    for t in types_el:
+        if t.tag == "type":
+            simple[t.get("name")] = (t.get("primitiveType"), dict(t.attrib))
+        elif t.tag == "composite":
+            composites[t.get("name")] = t
+        elif t.tag == "enum":
+            values = [(v.get("name"), int(v.text.strip()), v.get("description", "")) for v in t.findall("validValue")]
+            enums[t.get("name")] = (t.get("encodingType"), values)
+    for prim in PRIMITIVES:
+        simple.setdefault(prim, (prim, {}))
+
+    header: list[Field] = []
+    offset = 0
+    for t in composites["messageHeader"]:
+        prim = t.get("primitiveType")
+        header.append(Field(snake(t.get("name")), prim, offset, 0, _null(prim, t.attrib), None, False, ""))
+        offset += PRIMITIVES[prim][1]
+
+    messages = []
+    for m in root.findall(f"{SBE_NS}message"):
+        fields: list[Field] = []
+        var_data: list[VarData] = []
+        offset = 0
+        for el in m:
+            if el.tag == "field":
+                type_name = el.get("type")
+                enum = None
+                if type_name in enums:
+                    prim, attrs = enums[type_name][0], {}
+                    enum = type_name
+                else:
+                    prim, attrs = simple[type_name]
+                if "offset" in el.attrib:
+                    offset = int(el.get("offset"))
+                optional = el.get("presence", attrs.get("presence")) == "optional"
+                fields.append(Field(snake(el.get("name")), prim, offset, _int(el.get("sinceVersion")),
+                                    _null(prim, attrs), enum, optional, el.get("description", "").strip()))
+                offset += PRIMITIVES[prim][1]
+            elif el.tag == "data":
+                comp = composites[el.get("type")]
+                length_el = comp.find("type[@name='length']")
+                data_el = comp.find("type[@name='varData']")
+                var_data.append(VarData(snake(el.get("name")), data_el.get("characterEncoding") is not None,
+                                        length_el.get("primitiveType"),
+                                        _int(length_el.get("maxValue"), PRIMITIVES[length_el.get("primitiveType")][4]),
+                                        _int(el.get("sinceVersion")), el.get("description", "").strip()))
+        block_length = _int(m.get("blockLength"), max((f.offset + f.size for f in fields), default=0))
+        messages.append(Message(m.get("name"), int(m.get("id")), block_length, _int(m.get("sinceVersion")),
+                                " ".join(m.get("description", "").split()), fields, var_data))
+    return Schema(int(root.get("id")), int(root.get("version")), root.get("semanticVersion", ""),
+                  root.get("package", ""), root.get("description", ""), header, enums, messages)
+
+
+# --- Cython ----------------------------------------------------------------------------------------------------
+
+PYX_PRELUDE = '''\
+# SPDX-License-Identifier: Apache-2.0
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+# GENERATED by codegen/sbe_codegen.py from codegen/schemas/{xml}: do not edit; regenerate instead.
+"""SBE codecs of schema {schema_id} version {version} ({package}): {description}
+
+Flyweights over a caller's buffer; see codegen/sbe_codegen.py for the rules they follow.
+"""
+import enum
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from aeron.common.errors import IllegalStateError, MalformedMessageError, OutOfBoundsError
+
+SCHEMA_ID = {schema_id}
+SCHEMA_VERSION = {version}
+SEMANTIC_VERSION = "{semantic_version}"
+MESSAGE_HEADER_LENGTH = {header_length}
+
+
+cdef inline Py_ssize_t _end_of(Py_ssize_t capacity, Py_ssize_t offset, Py_ssize_t end) except -1:
+    if end < 0:
+        return capacity
+    if end > capacity or end < offset:
+        raise OutOfBoundsError(f"end {{end}} outside the buffer (offset {{offset}}, capacity {{capacity}})")
+    return end
+
+
+cdef inline bytes _ascii_or_bytes(value, bint ascii_only, str what):
+    if isinstance(value, str):
+        try:
+            return (<str>value).encode("ascii")
+        except UnicodeEncodeError as ex:
+            raise ValueError(f"{{what}} must be US-ASCII: {{value!r}}") from ex
+    return bytes(value)
+'''
+
+
+def _getter_expr(ctype: str, buf: str, pos: str) -> str:
+    return f"_get_{ctype}({buf}, {pos})"
+
+
+def gen_accessors(prims: set[str]) -> str:
+    out = []
+    for prim in sorted(prims):
+        ctype = PRIMITIVES[prim][0]
+        out.append(f"cdef inline {ctype} _get_{ctype}(const uint8_t* buf, Py_ssize_t pos) noexcept nogil:\n"
+                   f"    cdef {ctype} v\n    memcpy(&v, buf + pos, sizeof(v))\n    return v\n\n\n"
+                   f"cdef inline void _put_{ctype}(uint8_t* buf, Py_ssize_t pos, {ctype} v) noexcept nogil:\n"
+                   f"    memcpy(buf + pos, &v, sizeof(v))\n\n\n")
+    return "".join(out)
+
+
+def gen_enum(name: str, values: list[tuple[str, int, str]], encoding: str) -> str:
+    null = PRIMITIVES[encoding][2]
+    lines = [f"class {name}(enum.IntEnum):", f'    """SBE enum {name} ({encoding}); NULL_VAL is its null value."""', ""]
+    for vname, value, _doc in values:
+        lines.append(f"    {vname} = {value}")
+    lines.append(f"    NULL_VAL = {null}")
+    return "\n".join(lines) + "\n\n\n"
+
+
+def _null_const(f: Field) -> str:
+    return f"{f.name.upper()}_NULL_VALUE"
+
+
+def _needs_null(f: Field, msg_since: int) -> bool:
+    return f.optional or f.since_version > msg_since
+
+
+def gen_header(schema: Schema) -> str:
+    length = sum(f.size for f in schema.header)
+    enc = ["cdef class MessageHeaderEncoder:",
+           '    """The 8-byte SBE message header, written in place: wrap(buffer, offset), then set the fields."""',
+           "", "    cdef uint8_t[::1] _buf", "    cdef Py_ssize_t _offset", "",
+           f"    ENCODED_LENGTH = {length}", "",
+           "    def wrap(self, buffer, Py_ssize_t offset=0):",
+           '        """Point at ``buffer[offset:]``; returns self."""',
+           "        cdef uint8_t[::1] view = buffer",
+           f"        if offset < 0 or offset + {length} > view.shape[0]:",
+           f'            raise OutOfBoundsError(f"message header at {{offset}} outside a buffer of {{view.shape[0]}} bytes")',
+           "        self._buf = view", "        self._offset = offset", "        return self", ""]
+    dec = ["cdef class MessageHeaderDecoder:",
+           '    """The 8-byte SBE message header, read in place."""',
+           "", "    cdef const uint8_t[::1] _buf", "    cdef Py_ssize_t _offset", "",
+           f"    ENCODED_LENGTH = {length}", "",
+           "    def wrap(self, buffer, Py_ssize_t offset=0):",
+           '        """Point at ``buffer[offset:]``; returns self."""',
+           "        cdef const uint8_t[::1] view = buffer",
+           f"        if offset < 0 or offset + {length} > view.shape[0]:",
+           f'            raise MalformedMessageError(f"message shorter than its {length}-byte header", offset=offset)',
+           "        self._buf = view", "        self._offset = offset", "        return self", ""]
+    for f in schema.header:
+        enc += ["    @property", f"    def {f.name}(self):", f'        """{f.name} ({f.primitive})."""',
+                f"        return _get_{f.ctype}(&self._buf[0], self._offset + {f.offset})", "",
+                f"    @{f.name}.setter", f"    def {f.name}(self, {f.ctype} value):",
+                f"        _put_{f.ctype}(&self._buf[0], self._offset + {f.offset}, value)", ""]
+        dec += ["    @property", f"    def {f.name}(self):", f'        """{f.name} ({f.primitive})."""',
+                f"        return _get_{f.ctype}(&self._buf[0], self._offset + {f.offset})", ""]
+    return "\n".join(enc) + "\n\n" + "\n".join(dec) + "\n\n"
+
+
+def _doc(text: str, fallback: str) -> str:
+    text = " ".join(text.split()) or fallback
+    return text.replace('"""', "'''").replace("\\", "\\\\")
+
+
+def gen_message(schema: Schema, m: Message) -> str:
+    hdr = sum(f.size for f in schema.header)
+    nvar = len(m.var_data)
+    doc = _doc(m.description, m.name)
+    consts = [f"    TEMPLATE_ID = {m.template_id}", f"    BLOCK_LENGTH = {m.block_length}",
+              f"    SCHEMA_ID = {schema.schema_id}", f"    SCHEMA_VERSION = {schema.version}"]
+    consts += [f"    {_null_const(f)} = {f.null_value}" for f in m.fields if _needs_null(f, m.since_version)]
+
+    # Encoder
+    e = [f"cdef class {m.name}Encoder:",
+         f'    """Encoder of {m.name} (template {m.template_id}): {doc}"""', "",
+         "    cdef uint8_t[::1] _buf", "    cdef Py_ssize_t _offset", "    cdef Py_ssize_t _limit",
+         "    cdef int _var_index", ""] + consts + ["",
+         "    def wrap(self, buffer, Py_ssize_t offset=0):",
+         '        """Encode the message body at ``buffer[offset:]`` (no header); returns self."""',
+         "        cdef uint8_t[::1] view = buffer",
+         f"        if offset < 0 or offset + {m.block_length} > view.shape[0]:",
+         f'            raise OutOfBoundsError(f"{m.name} at {{offset}} needs {m.block_length} bytes: '
+         f'the buffer has {{view.shape[0]}}")',
+         "        self._buf = view", "        self._offset = offset",
+         f"        self._limit = offset + {m.block_length}", "        self._var_index = 0", "        return self", "",
+         "    def wrap_and_apply_header(self, buffer, Py_ssize_t offset=0):",
+         f'        """Write the {hdr}-byte message header at ``offset``, then wrap the body after it; returns self."""',
+         "        cdef uint8_t[::1] view = buffer",
+         f"        if offset < 0 or offset + {hdr + m.block_length} > view.shape[0]:",
+         f'            raise OutOfBoundsError(f"{m.name} at {{offset}} needs {hdr + m.block_length} bytes: '
+         f'the buffer has {{view.shape[0]}}")']
+    for f in schema.header:
+        value = {"block_length": m.block_length, "template_id": m.template_id, "schema_id": schema.schema_id,
+                 "version": schema.version}[f.name]
+        e.append(f"        _put_{f.ctype}(&view[0], offset + {f.offset}, {value})")
+    e += [f"        return self.wrap(buffer, offset + {hdr})", "",
+          "    @property", "    def offset(self):", '        """Where the body starts in the buffer."""',
+          "        return self._offset", "",
+          "    @property", "    def encoded_length(self):",
+          '        """Bytes of the body written so far (block plus the variable-length fields put)."""',
+          "        return self._limit - self._offset", ""]
+    for f in m.fields:
+        if f.name == "reserved":
+            continue
+        e += ["    @property", f"    def {f.name}(self):", f'        """{_doc(f.description, f.name)}"""',
+              f"        return _get_{f.ctype}(&self._buf[0], self._offset + {f.offset})", "",
+              f"    @{f.name}.setter", f"    def {f.name}(self, {f.ctype} value):",
+              f"        _put_{f.ctype}(&self._buf[0], self._offset + {f.offset}, value)", ""]
+    for i, v in enumerate(m.var_data):
+        kind = "str (US-ASCII) or bytes" if v.ascii else "bytes-like"
+        e += [f"    def put_{v.name}(self, value):",
+              f'        """Write {v.name} ({kind}); variable-length fields go in schema order, a skipped one empty. '
+              'Returns self."""',
+              f"        cdef bytes data = _ascii_or_bytes(value, {v.ascii}, '{m.name}.{v.name}')",
+              "        cdef Py_ssize_t n = len(data)",
+              f"        if self._var_index > {i}:",
+              f'            raise IllegalStateError("{m.name}.{v.name} written after a later variable-length field")',
+              f"        if n > {v.max_length}:",
+              f'            raise ValueError(f"{m.name}.{v.name} is {{n}} bytes: at most {v.max_length}")',
+              f"        while self._var_index < {i}:",
+              f"            self._put_var(b\"\")",
+              "        self._put_var(data)", "        return self", ""]
+    if nvar:
+        lt = PRIMITIVES[m.var_data[0].length_primitive][0]
+        ls = PRIMITIVES[m.var_data[0].length_primitive][1]
+        if any(PRIMITIVES[v.length_primitive][0] != lt for v in m.var_data):
+            raise SystemExit(f"{m.name}: mixed variable-length header types are not supported")
+        e += ["    cdef _put_var(self, bytes data):",
+              "        cdef Py_ssize_t n = len(data)",
+              f"        if self._limit + {ls} + n > self._buf.shape[0]:",
+              f'            raise OutOfBoundsError(f"{m.name}: {{n}} bytes of variable-length data past the end '
+              f'of a {{self._buf.shape[0]}}-byte buffer")',
+              f"        _put_{lt}(&self._buf[0], self._limit, <{lt}>n)",
+              "        if n:",
+              f"            memcpy(&self._buf[self._limit + {ls}], <const char*>data, <size_t>n)",
+              f"        self._limit += {ls} + n", "        self._var_index += 1", ""]
+    # Decoder
+    d = [f"cdef class {m.name}Decoder:",
+         f'    """Decoder of {m.name} (template {m.template_id}): {doc}"""', "",
+         "    cdef const uint8_t[::1] _buf", "    cdef Py_ssize_t _offset", "    cdef Py_ssize_t _limit",
+         "    cdef int _block_length", "    cdef int _version"]
+    if nvar:
+        d.append(f"    cdef Py_ssize_t _var_pos[{nvar}]")
+        d.append(f"    cdef Py_ssize_t _var_len[{nvar}]")
+    d += [""] + consts + ["",
+          "    def wrap(self, buffer, Py_ssize_t offset, int acting_block_length, int acting_version, "
+          "Py_ssize_t end=-1):",
+          '        """Read the body at ``buffer[offset:end]`` written with this block length and schema version; '
+          'checks every variable-length field lies inside. Returns self."""',
+          "        cdef const uint8_t[::1] view = buffer",
+          "        cdef Py_ssize_t limit = _end_of(view.shape[0], offset, end)",
+          "        if offset < 0 or acting_block_length < 0 or offset + acting_block_length > limit:",
+          f'            raise MalformedMessageError(f"{m.name} block of {{acting_block_length}} bytes at {{offset}} '
+          f'runs past the message end {{limit}}", type_id={m.template_id}, offset=offset)',
+          "        self._buf = view", "        self._offset = offset",
+          "        self._block_length = acting_block_length", "        self._version = acting_version",
+          "        cdef Py_ssize_t pos = offset + acting_block_length"]
+    if nvar:
+        d.append("        cdef uint64_t n")
+    for i, v in enumerate(m.var_data):
+        lt = PRIMITIVES[v.length_primitive][0]
+        ls = PRIMITIVES[v.length_primitive][1]
+        ind = "        "
+        if v.since_version > 0:
+            d += [f"        if acting_version < {v.since_version}:",
+                  f"            self._var_pos[{i}] = pos", f"            self._var_len[{i}] = 0",
+                  "        else:"]
+            ind = "            "
+        d += [f"{ind}if pos + {ls} > limit:",
+              f'{ind}    raise MalformedMessageError("{m.name}.{v.name}: length field past the message end", '
+              f"type_id={m.template_id}, offset=pos)",
+              f"{ind}n = _get_{lt}(&view[0], pos)",
+              f"{ind}if n > {v.max_length} or <Py_ssize_t>n > limit - pos - {ls}:",
+              f'{ind}    raise MalformedMessageError(f"{m.name}.{v.name}: length {{n}} runs past the message end '
+              f'{{limit}}", type_id={m.template_id}, offset=pos)',
+              f"{ind}self._var_pos[{i}] = pos + {ls}", f"{ind}self._var_len[{i}] = <Py_ssize_t>n",
+              f"{ind}pos += {ls} + <Py_ssize_t>n"]
+    d += ["        self._limit = pos", "        return self", "",
+          "    def wrap_header(self, buffer, Py_ssize_t offset=0, Py_ssize_t end=-1):",
+          '        """Check the message header at ``offset`` names this template and schema, then wrap the body '
+          'after it. Returns self."""',
+          "        cdef const uint8_t[::1] view = buffer",
+          "        cdef Py_ssize_t limit = _end_of(view.shape[0], offset, end)",
+          f"        if offset < 0 or offset + {hdr} > limit:",
+          f'            raise MalformedMessageError("{m.name}: shorter than the {hdr}-byte message header", '
+          f"type_id={m.template_id}, offset=offset)"]
+    hf = {f.name: f for f in schema.header}
+    d += [f"        cdef int template_id = _get_{hf['template_id'].ctype}(&view[0], offset + {hf['template_id'].offset})",
+          f"        cdef int schema_id = _get_{hf['schema_id'].ctype}(&view[0], offset + {hf['schema_id'].offset})",
+          f"        if template_id != {m.template_id} or schema_id != {schema.schema_id}:",
+          f'            raise MalformedMessageError(f"expected {m.name} (template {m.template_id} of schema '
+          f'{schema.schema_id}), found template {{template_id}} of schema {{schema_id}}", type_id=template_id, '
+          "offset=offset)",
+          f"        return self.wrap(buffer, offset + {hdr}, "
+          f"_get_{hf['block_length'].ctype}(&view[0], offset + {hf['block_length'].offset}), "
+          f"_get_{hf['version'].ctype}(&view[0], offset + {hf['version'].offset}), limit)", "",
+          "    @property", "    def offset(self):", '        """Where the body starts in the buffer."""',
+          "        return self._offset", "",
+          "    @property", "    def acting_block_length(self):", '        """The block length it was wrapped with."""',
+          "        return self._block_length", "",
+          "    @property", "    def acting_version(self):", '        """The schema version it was wrapped with."""',
+          "        return self._version", "",
+          "    @property", "    def encoded_length(self):",
+          '        """Bytes of the body: block plus every variable-length field."""',
+          "        return self._limit - self._offset", ""]
+    for f in m.fields:
+        if f.name == "reserved":
+            continue
+        guard = f"self._block_length < {f.offset + f.size}"
+        if f.since_version > 0:
+            guard = f"self._version < {f.since_version} or " + guard
+        d += ["    @property", f"    def {f.name}(self):", f'        """{_doc(f.description, f.name)}"""',
+              f"        if {guard}:", f"            return {f.null_value}",
+              f"        return _get_{f.ctype}(&self._buf[0], self._offset + {f.offset})", ""]
+    for i, v in enumerate(m.var_data):
+        d += ["    @property", f"    def {v.name}_length(self):", f'        """Length in bytes of {v.name}."""',
+              f"        return self._var_len[{i}]", "",
+              "    @property", f"    def {v.name}(self):",
+              f'        """{_doc(v.description, v.name)} ({"str" if v.ascii else "bytes"})"""',
+              f"        cdef Py_ssize_t p = self._var_pos[{i}]",
+              f"        cdef bytes raw = PyBytes_FromStringAndSize(<const char*>&self._buf[0] + p, self._var_len[{i}])"]
+        d.append('        return raw.decode("ascii", "replace")' if v.ascii else "        return raw")
+        d.append("")
+    return "\n".join(e) + "\n\n" + "\n".join(d) + "\n\n"
+
+
+def gen_pyx(schema: Schema, xml_name: str) -> str:
+    prims = {f.primitive for f in schema.header} | {f.primitive for m in schema.messages for f in m.fields}
+    prims |= {v.length_primitive for m in schema.messages for v in m.var_data}
+    out = [PYX_PRELUDE.format(xml=xml_name, schema_id=schema.schema_id, version=schema.version,
+                              semantic_version=schema.semantic_version, package=schema.package,
+                              description=" ".join(schema.description.split()),
+                              header_length=sum(f.size for f in schema.header)), "\n"]
+    out.append(gen_accessors(prims))
+    for name, (encoding, values) in schema.enums.items():
+        out.append(gen_enum(name, values, encoding))
+    out.append(gen_header(schema))
+    for m in schema.messages:
+        out.append(gen_message(schema, m))
+    out.append("TEMPLATES = {\n")
+    for m in schema.messages:
+        out.append(f"    {m.template_id}: ({m.name}Encoder, {m.name}Decoder),\n")
+    out.append("}\n")
+    return "".join(out).rstrip() + "\n"
+
+
+# --- stubs -----------------------------------------------------------------------------------------------------
+
+def gen_pyi(schema: Schema, xml_name: str) -> str:
+    out = [f"# GENERATED by codegen/sbe_codegen.py from codegen/schemas/{xml_name}: do not edit.",
+           "import enum", "from typing import Any", "",
+           "SCHEMA_ID: int", "SCHEMA_VERSION: int", "SEMANTIC_VERSION: str", "MESSAGE_HEADER_LENGTH: int", ""]
+    for name, (_enc, values) in schema.enums.items():
+        out.append(f"class {name}(enum.IntEnum):")
+        out += [f"    {v} = {n}" for v, n, _ in values]
+        out += [f"    NULL_VAL = {PRIMITIVES[_enc][2]}", ""]
+    for cls, writable in (("MessageHeaderEncoder", True), ("MessageHeaderDecoder", False)):
+        out += [f"class {cls}:", "    ENCODED_LENGTH: int",
+                "    def wrap(self, buffer: Any, offset: int = 0) -> " + cls + ": ..."]
+        for f in schema.header:
+            out.append(f"    {f.name}: int" if writable else f"    @property\n    def {f.name}(self) -> int: ...")
+        out.append("")
+    for m in schema.messages:
+        consts = ["    TEMPLATE_ID: int", "    BLOCK_LENGTH: int", "    SCHEMA_ID: int", "    SCHEMA_VERSION: int"]
+        consts += [f"    {_null_const(f)}: int" for f in m.fields if _needs_null(f, m.since_version)]
+        enc = f"{m.name}Encoder"
+        out += [f"class {enc}:"] + consts + [
+            f"    def wrap(self, buffer: Any, offset: int = 0) -> {enc}: ...",
+            f"    def wrap_and_apply_header(self, buffer: Any, offset: int = 0) -> {enc}: ...",
+            "    @property", "    def offset(self) -> int: ...",
+            "    @property", "    def encoded_length(self) -> int: ..."]
+        out += [f"    {f.name}: int" for f in m.fields if f.name != "reserved"]
+        for v in m.var_data:
+            out.append(f"    def put_{v.name}(self, value: {'str | bytes' if v.ascii else 'bytes'}) -> {enc}: ...")
+        out.append("")
+        dec = f"{m.name}Decoder"
+        out += [f"class {dec}:"] + consts + [
+            f"    def wrap(self, buffer: Any, offset: int, acting_block_length: int, acting_version: int, "
+            f"end: int = -1) -> {dec}: ...",
+            f"    def wrap_header(self, buffer: Any, offset: int = 0, end: int = -1) -> {dec}: ..."]
+        for prop in ("offset", "acting_block_length", "acting_version", "encoded_length"):
+            out += ["    @property", f"    def {prop}(self) -> int: ..."]
+        for f in m.fields:
+            if f.name != "reserved":
+                out += ["    @property", f"    def {f.name}(self) -> int: ..."]
+        for v in m.var_data:
+            out += ["    @property", f"    def {v.name}_length(self) -> int: ...",
+                    "    @property", f"    def {v.name}(self) -> {'str' if v.ascii else 'bytes'}: ..."]
+        out.append("")
+    out.append("TEMPLATES: dict[int, tuple[type, type]]")
+    return "\n".join(out) + "\n"
+
+
+def outputs() -> dict[pathlib.Path, str]:
+    files: dict[pathlib.Path, str] = {}
+    for xml_name, module in SCHEMAS.items():
+        schema = parse(HERE / "schemas" / xml_name)
+        files[OUT_DIR / f"{module}.pyx"] = gen_pyx(schema, xml_name)
+        files[OUT_DIR / f"{module}.pyi"] = gen_pyi(schema, xml_name)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a checked-in output would change")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, text in outputs().items():
+        current = path.read_text() if path.exists() else None
+        if current != text:
+            stale.append(path)
+            if not args.check:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+    for path in stale:
+        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
+    return 1 if (args.check and stale) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
