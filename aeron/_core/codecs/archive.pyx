@@ -137,9 +137,6 @@ class RecordingState(enum.IntEnum):
 cdef class MessageHeaderEncoder:
     """The 8-byte SBE message header, written in place: wrap(buffer, offset), then set the fields."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-
     ENCODED_LENGTH = 8
 
     def wrap(self, buffer, Py_ssize_t offset=0):
@@ -191,9 +188,6 @@ cdef class MessageHeaderEncoder:
 cdef class MessageHeaderDecoder:
     """The 8-byte SBE message header, read in place."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-
     ENCODED_LENGTH = 8
 
     def wrap(self, buffer, Py_ssize_t offset=0):
@@ -228,11 +222,6 @@ cdef class MessageHeaderDecoder:
 
 cdef class ControlResponseEncoder:
     """Encoder of ControlResponse (template 1): Generic response to a control request. Error message will be empty if code is OK."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 1
     BLOCK_LENGTH = 32
@@ -343,14 +332,6 @@ cdef class ControlResponseEncoder:
 
 cdef class ControlResponseDecoder:
     """Decoder of ControlResponse (template 1): Generic response to a control request. Error message will be empty if code is OK."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 1
     BLOCK_LENGTH = 32
@@ -464,11 +445,6 @@ cdef class ControlResponseDecoder:
 cdef class CloseSessionRequestEncoder:
     """Encoder of CloseSessionRequest (template 3): Close an existing control session."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 3
     BLOCK_LENGTH = 8
     SCHEMA_ID = 101
@@ -518,12 +494,6 @@ cdef class CloseSessionRequestEncoder:
 
 cdef class CloseSessionRequestDecoder:
     """Decoder of CloseSessionRequest (template 3): Close an existing control session."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 3
     BLOCK_LENGTH = 8
@@ -586,11 +556,6 @@ cdef class CloseSessionRequestDecoder:
 
 cdef class StartRecordingRequestEncoder:
     """Encoder of StartRecordingRequest (template 4): Request a channel:stream be recorded."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 4
     BLOCK_LENGTH = 24
@@ -691,14 +656,6 @@ cdef class StartRecordingRequestEncoder:
 
 cdef class StartRecordingRequestDecoder:
     """Decoder of StartRecordingRequest (template 4): Request a channel:stream be recorded."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 4
     BLOCK_LENGTH = 24
@@ -804,11 +761,6 @@ cdef class StartRecordingRequestDecoder:
 cdef class StopRecordingRequestEncoder:
     """Encoder of StopRecordingRequest (template 5): Request a channel:stream stop recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 5
     BLOCK_LENGTH = 20
     SCHEMA_ID = 101
@@ -899,14 +851,6 @@ cdef class StopRecordingRequestEncoder:
 
 cdef class StopRecordingRequestDecoder:
     """Decoder of StopRecordingRequest (template 5): Request a channel:stream stop recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 5
     BLOCK_LENGTH = 20
@@ -1004,11 +948,6 @@ cdef class StopRecordingRequestDecoder:
 
 cdef class ReplayRequestEncoder:
     """Encoder of ReplayRequest (template 6): Replay recording range request."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 6
     BLOCK_LENGTH = 56
@@ -1148,14 +1087,6 @@ cdef class ReplayRequestEncoder:
 cdef class ReplayRequestDecoder:
     """Decoder of ReplayRequest (template 6): Replay recording range request."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
-
     TEMPLATE_ID = 6
     BLOCK_LENGTH = 56
     SCHEMA_ID = 101
@@ -1290,11 +1221,6 @@ cdef class ReplayRequestDecoder:
 cdef class StopReplayRequestEncoder:
     """Encoder of StopReplayRequest (template 7): Stop active Replay request."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 7
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -1362,12 +1288,6 @@ cdef class StopReplayRequestEncoder:
 
 cdef class StopReplayRequestDecoder:
     """Decoder of StopReplayRequest (template 7): Stop active Replay request."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 7
     BLOCK_LENGTH = 24
@@ -1445,11 +1365,6 @@ cdef class StopReplayRequestDecoder:
 cdef class ListRecordingsRequestEncoder:
     """Encoder of ListRecordingsRequest (template 8): Request a range of recording descriptors."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 8
     BLOCK_LENGTH = 28
     SCHEMA_ID = 101
@@ -1526,12 +1441,6 @@ cdef class ListRecordingsRequestEncoder:
 
 cdef class ListRecordingsRequestDecoder:
     """Decoder of ListRecordingsRequest (template 8): Request a range of recording descriptors."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 8
     BLOCK_LENGTH = 28
@@ -1615,11 +1524,6 @@ cdef class ListRecordingsRequestDecoder:
 
 cdef class ListRecordingsForUriRequestEncoder:
     """Encoder of ListRecordingsForUriRequest (template 9): Request a range of recording descriptors."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 9
     BLOCK_LENGTH = 32
@@ -1729,14 +1633,6 @@ cdef class ListRecordingsForUriRequestEncoder:
 
 cdef class ListRecordingsForUriRequestDecoder:
     """Decoder of ListRecordingsForUriRequest (template 9): Request a range of recording descriptors."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 9
     BLOCK_LENGTH = 32
@@ -1849,11 +1745,6 @@ cdef class ListRecordingsForUriRequestDecoder:
 cdef class ListRecordingRequestEncoder:
     """Encoder of ListRecordingRequest (template 10): Request a descriptor for a recording id."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 10
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -1921,12 +1812,6 @@ cdef class ListRecordingRequestEncoder:
 
 cdef class ListRecordingRequestDecoder:
     """Decoder of ListRecordingRequest (template 10): Request a descriptor for a recording id."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 10
     BLOCK_LENGTH = 24
@@ -2003,11 +1888,6 @@ cdef class ListRecordingRequestDecoder:
 
 cdef class ExtendRecordingRequestEncoder:
     """Encoder of ExtendRecordingRequest (template 11): Request an existing recording be extended"""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 11
     BLOCK_LENGTH = 32
@@ -2117,14 +1997,6 @@ cdef class ExtendRecordingRequestEncoder:
 
 cdef class ExtendRecordingRequestDecoder:
     """Decoder of ExtendRecordingRequest (template 11): Request an existing recording be extended"""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 11
     BLOCK_LENGTH = 32
@@ -2237,11 +2109,6 @@ cdef class ExtendRecordingRequestDecoder:
 cdef class RecordingPositionRequestEncoder:
     """Encoder of RecordingPositionRequest (template 12): Request the recorded position of an active recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 12
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -2309,12 +2176,6 @@ cdef class RecordingPositionRequestEncoder:
 
 cdef class RecordingPositionRequestDecoder:
     """Decoder of RecordingPositionRequest (template 12): Request the recorded position of an active recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 12
     BLOCK_LENGTH = 24
@@ -2392,11 +2253,6 @@ cdef class RecordingPositionRequestDecoder:
 cdef class TruncateRecordingRequestEncoder:
     """Encoder of TruncateRecordingRequest (template 13): Request the truncation of stopped recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 13
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -2473,12 +2329,6 @@ cdef class TruncateRecordingRequestEncoder:
 
 cdef class TruncateRecordingRequestDecoder:
     """Decoder of TruncateRecordingRequest (template 13): Request the truncation of stopped recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 13
     BLOCK_LENGTH = 32
@@ -2563,11 +2413,6 @@ cdef class TruncateRecordingRequestDecoder:
 cdef class StopRecordingSubscriptionRequestEncoder:
     """Encoder of StopRecordingSubscriptionRequest (template 14): Request a subscription stop recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 14
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -2635,12 +2480,6 @@ cdef class StopRecordingSubscriptionRequestEncoder:
 
 cdef class StopRecordingSubscriptionRequestDecoder:
     """Decoder of StopRecordingSubscriptionRequest (template 14): Request a subscription stop recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 14
     BLOCK_LENGTH = 24
@@ -2718,11 +2557,6 @@ cdef class StopRecordingSubscriptionRequestDecoder:
 cdef class StopPositionRequestEncoder:
     """Encoder of StopPositionRequest (template 15): Request the stop position of a recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 15
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -2790,12 +2624,6 @@ cdef class StopPositionRequestEncoder:
 
 cdef class StopPositionRequestDecoder:
     """Decoder of StopPositionRequest (template 15): Request the stop position of a recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 15
     BLOCK_LENGTH = 24
@@ -2872,11 +2700,6 @@ cdef class StopPositionRequestDecoder:
 
 cdef class FindLastMatchingRecordingRequestEncoder:
     """Encoder of FindLastMatchingRecordingRequest (template 16): Find the last recording id after minRecordingId which matches criteria."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 16
     BLOCK_LENGTH = 32
@@ -2986,14 +2809,6 @@ cdef class FindLastMatchingRecordingRequestEncoder:
 
 cdef class FindLastMatchingRecordingRequestDecoder:
     """Decoder of FindLastMatchingRecordingRequest (template 16): Find the last recording id after minRecordingId which matches criteria."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 16
     BLOCK_LENGTH = 32
@@ -3105,11 +2920,6 @@ cdef class FindLastMatchingRecordingRequestDecoder:
 
 cdef class ListRecordingSubscriptionsRequestEncoder:
     """Encoder of ListRecordingSubscriptionsRequest (template 17): Request a range of active recording subscriptions which match a criteria."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 17
     BLOCK_LENGTH = 32
@@ -3229,14 +3039,6 @@ cdef class ListRecordingSubscriptionsRequestEncoder:
 cdef class ListRecordingSubscriptionsRequestDecoder:
     """Decoder of ListRecordingSubscriptionsRequest (template 17): Request a range of active recording subscriptions which match a criteria."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
-
     TEMPLATE_ID = 17
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -3354,11 +3156,6 @@ cdef class ListRecordingSubscriptionsRequestDecoder:
 
 cdef class BoundedReplayRequestEncoder:
     """Encoder of BoundedReplayRequest (template 18): Replay recording range request bounded by a position counter."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 18
     BLOCK_LENGTH = 60
@@ -3507,14 +3304,6 @@ cdef class BoundedReplayRequestEncoder:
 cdef class BoundedReplayRequestDecoder:
     """Decoder of BoundedReplayRequest (template 18): Replay recording range request bounded by a position counter."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
-
     TEMPLATE_ID = 18
     BLOCK_LENGTH = 60
     SCHEMA_ID = 101
@@ -3656,11 +3445,6 @@ cdef class BoundedReplayRequestDecoder:
 cdef class StopAllReplaysRequestEncoder:
     """Encoder of StopAllReplaysRequest (template 19): Stop all active replays."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 19
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -3728,12 +3512,6 @@ cdef class StopAllReplaysRequestEncoder:
 
 cdef class StopAllReplaysRequestDecoder:
     """Decoder of StopAllReplaysRequest (template 19): Stop all active replays."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 19
     BLOCK_LENGTH = 24
@@ -3811,11 +3589,6 @@ cdef class StopAllReplaysRequestDecoder:
 cdef class CatalogHeaderEncoder:
     """Encoder of CatalogHeader (template 20): Used as first element in Catalog to set the version and alignment of entries."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 20
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -3892,12 +3665,6 @@ cdef class CatalogHeaderEncoder:
 
 cdef class CatalogHeaderDecoder:
     """Decoder of CatalogHeader (template 20): Used as first element in Catalog to set the version and alignment of entries."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 20
     BLOCK_LENGTH = 32
@@ -3982,11 +3749,6 @@ cdef class CatalogHeaderDecoder:
 cdef class RecordingDescriptorHeaderEncoder:
     """Encoder of RecordingDescriptorHeader (template 21): Used in the catalog to describe the recording descriptor entry which follows."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 21
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -4054,12 +3816,6 @@ cdef class RecordingDescriptorHeaderEncoder:
 
 cdef class RecordingDescriptorHeaderDecoder:
     """Decoder of RecordingDescriptorHeader (template 21): Used in the catalog to describe the recording descriptor entry which follows."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 21
     BLOCK_LENGTH = 32
@@ -4136,11 +3892,6 @@ cdef class RecordingDescriptorHeaderDecoder:
 
 cdef class RecordingDescriptorEncoder:
     """Encoder of RecordingDescriptor (template 22): Describes a recording in the catalog."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 22
     BLOCK_LENGTH = 80
@@ -4349,14 +4100,6 @@ cdef class RecordingDescriptorEncoder:
 cdef class RecordingDescriptorDecoder:
     """Decoder of RecordingDescriptor (template 22): Describes a recording in the catalog."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[3]
-    cdef Py_ssize_t _var_len[3]
-
     TEMPLATE_ID = 22
     BLOCK_LENGTH = 80
     SCHEMA_ID = 101
@@ -4564,11 +4307,6 @@ cdef class RecordingDescriptorDecoder:
 cdef class RecordingSubscriptionDescriptorEncoder:
     """Encoder of RecordingSubscriptionDescriptor (template 23): Describes a recording subscription that has been started and not yet stopped."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 23
     BLOCK_LENGTH = 28
     SCHEMA_ID = 101
@@ -4668,14 +4406,6 @@ cdef class RecordingSubscriptionDescriptorEncoder:
 
 cdef class RecordingSubscriptionDescriptorDecoder:
     """Decoder of RecordingSubscriptionDescriptor (template 23): Describes a recording subscription that has been started and not yet stopped."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 23
     BLOCK_LENGTH = 28
@@ -4781,11 +4511,6 @@ cdef class RecordingSubscriptionDescriptorDecoder:
 cdef class RecordingSignalEventEncoder:
     """Encoder of RecordingSignalEvent (template 24): Signal of operations which happen to a recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 24
     BLOCK_LENGTH = 44
     SCHEMA_ID = 101
@@ -4880,12 +4605,6 @@ cdef class RecordingSignalEventEncoder:
 
 cdef class RecordingSignalEventDecoder:
     """Decoder of RecordingSignalEvent (template 24): Signal of operations which happen to a recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 24
     BLOCK_LENGTH = 44
@@ -4983,11 +4702,6 @@ cdef class RecordingSignalEventDecoder:
 
 cdef class ReplicateRequestEncoder:
     """Encoder of ReplicateRequest (template 50): Replicate a recording from another archive."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 50
     BLOCK_LENGTH = 36
@@ -5110,14 +4824,6 @@ cdef class ReplicateRequestEncoder:
 
 cdef class ReplicateRequestDecoder:
     """Decoder of ReplicateRequest (template 50): Replicate a recording from another archive."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[2]
-    cdef Py_ssize_t _var_len[2]
 
     TEMPLATE_ID = 50
     BLOCK_LENGTH = 36
@@ -5250,11 +4956,6 @@ cdef class ReplicateRequestDecoder:
 cdef class StopReplicationRequestEncoder:
     """Encoder of StopReplicationRequest (template 51): Stop active replication session."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 51
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -5322,12 +5023,6 @@ cdef class StopReplicationRequestEncoder:
 
 cdef class StopReplicationRequestDecoder:
     """Decoder of StopReplicationRequest (template 51): Stop active replication session."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 51
     BLOCK_LENGTH = 24
@@ -5405,11 +5100,6 @@ cdef class StopReplicationRequestDecoder:
 cdef class StartPositionRequestEncoder:
     """Encoder of StartPositionRequest (template 52): Request the start position of a recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 52
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -5477,12 +5167,6 @@ cdef class StartPositionRequestEncoder:
 
 cdef class StartPositionRequestDecoder:
     """Decoder of StartPositionRequest (template 52): Request the start position of a recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 52
     BLOCK_LENGTH = 24
@@ -5560,11 +5244,6 @@ cdef class StartPositionRequestDecoder:
 cdef class DetachSegmentsRequestEncoder:
     """Encoder of DetachSegmentsRequest (template 53): Detach segments from a recording to give a new start position."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 53
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -5641,12 +5320,6 @@ cdef class DetachSegmentsRequestEncoder:
 
 cdef class DetachSegmentsRequestDecoder:
     """Decoder of DetachSegmentsRequest (template 53): Detach segments from a recording to give a new start position."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 53
     BLOCK_LENGTH = 32
@@ -5731,11 +5404,6 @@ cdef class DetachSegmentsRequestDecoder:
 cdef class DeleteDetachedSegmentsRequestEncoder:
     """Encoder of DeleteDetachedSegmentsRequest (template 54): Delete detached segments from a recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 54
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -5803,12 +5471,6 @@ cdef class DeleteDetachedSegmentsRequestEncoder:
 
 cdef class DeleteDetachedSegmentsRequestDecoder:
     """Decoder of DeleteDetachedSegmentsRequest (template 54): Delete detached segments from a recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 54
     BLOCK_LENGTH = 24
@@ -5886,11 +5548,6 @@ cdef class DeleteDetachedSegmentsRequestDecoder:
 cdef class PurgeSegmentsRequestEncoder:
     """Encoder of PurgeSegmentsRequest (template 55): Purge (detach and delete) segments from a recording to give a new start position."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 55
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -5967,12 +5624,6 @@ cdef class PurgeSegmentsRequestEncoder:
 
 cdef class PurgeSegmentsRequestDecoder:
     """Decoder of PurgeSegmentsRequest (template 55): Purge (detach and delete) segments from a recording to give a new start position."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 55
     BLOCK_LENGTH = 32
@@ -6057,11 +5708,6 @@ cdef class PurgeSegmentsRequestDecoder:
 cdef class AttachSegmentsRequestEncoder:
     """Encoder of AttachSegmentsRequest (template 56): Attach segments to beginning of a recording to give a new start position."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 56
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -6129,12 +5775,6 @@ cdef class AttachSegmentsRequestEncoder:
 
 cdef class AttachSegmentsRequestDecoder:
     """Decoder of AttachSegmentsRequest (template 56): Attach segments to beginning of a recording to give a new start position."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 56
     BLOCK_LENGTH = 24
@@ -6212,11 +5852,6 @@ cdef class AttachSegmentsRequestDecoder:
 cdef class MigrateSegmentsRequestEncoder:
     """Encoder of MigrateSegmentsRequest (template 57): Migrate segments to beginning of a recording to give a new start position."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 57
     BLOCK_LENGTH = 32
     SCHEMA_ID = 101
@@ -6293,12 +5928,6 @@ cdef class MigrateSegmentsRequestEncoder:
 
 cdef class MigrateSegmentsRequestDecoder:
     """Decoder of MigrateSegmentsRequest (template 57): Migrate segments to beginning of a recording to give a new start position."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 57
     BLOCK_LENGTH = 32
@@ -6382,11 +6011,6 @@ cdef class MigrateSegmentsRequestDecoder:
 
 cdef class AuthConnectRequestEncoder:
     """Encoder of AuthConnectRequest (template 58): Connect request with authentication credentials."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 58
     BLOCK_LENGTH = 16
@@ -6505,14 +6129,6 @@ cdef class AuthConnectRequestEncoder:
 
 cdef class AuthConnectRequestDecoder:
     """Decoder of AuthConnectRequest (template 58): Connect request with authentication credentials."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[3]
-    cdef Py_ssize_t _var_len[3]
 
     TEMPLATE_ID = 58
     BLOCK_LENGTH = 16
@@ -6656,11 +6272,6 @@ cdef class AuthConnectRequestDecoder:
 cdef class ChallengeEncoder:
     """Encoder of Challenge (template 59): Challenge the client to provide credentials."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 59
     BLOCK_LENGTH = 20
     SCHEMA_ID = 101
@@ -6752,14 +6363,6 @@ cdef class ChallengeEncoder:
 
 cdef class ChallengeDecoder:
     """Decoder of Challenge (template 59): Challenge the client to provide credentials."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 59
     BLOCK_LENGTH = 20
@@ -6859,11 +6462,6 @@ cdef class ChallengeDecoder:
 cdef class ChallengeResponseEncoder:
     """Encoder of ChallengeResponse (template 60): Response to an archive challenge with credentials."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 60
     BLOCK_LENGTH = 16
     SCHEMA_ID = 101
@@ -6945,14 +6543,6 @@ cdef class ChallengeResponseEncoder:
 
 cdef class ChallengeResponseDecoder:
     """Decoder of ChallengeResponse (template 60): Response to an archive challenge with credentials."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 60
     BLOCK_LENGTH = 16
@@ -7044,11 +6634,6 @@ cdef class ChallengeResponseDecoder:
 cdef class KeepAliveRequestEncoder:
     """Encoder of KeepAliveRequest (template 61): Keep an archive control session alive by indicating the client is alive."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 61
     BLOCK_LENGTH = 16
     SCHEMA_ID = 101
@@ -7107,12 +6692,6 @@ cdef class KeepAliveRequestEncoder:
 
 cdef class KeepAliveRequestDecoder:
     """Decoder of KeepAliveRequest (template 61): Keep an archive control session alive by indicating the client is alive."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 61
     BLOCK_LENGTH = 16
@@ -7182,11 +6761,6 @@ cdef class KeepAliveRequestDecoder:
 
 cdef class TaggedReplicateRequestEncoder:
     """Encoder of TaggedReplicateRequest (template 62): Replicate a recording from another archive and set tags on subscription."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 62
     BLOCK_LENGTH = 52
@@ -7327,14 +6901,6 @@ cdef class TaggedReplicateRequestEncoder:
 
 cdef class TaggedReplicateRequestDecoder:
     """Decoder of TaggedReplicateRequest (template 62): Replicate a recording from another archive and set tags on subscription."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[2]
-    cdef Py_ssize_t _var_len[2]
 
     TEMPLATE_ID = 62
     BLOCK_LENGTH = 52
@@ -7481,11 +7047,6 @@ cdef class TaggedReplicateRequestDecoder:
 cdef class StartRecordingRequest2Encoder:
     """Encoder of StartRecordingRequest2 (template 63): Request a channel:stream be recorded with the option to auto stop when complete."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 63
     BLOCK_LENGTH = 28
     SCHEMA_ID = 101
@@ -7594,14 +7155,6 @@ cdef class StartRecordingRequest2Encoder:
 
 cdef class StartRecordingRequest2Decoder:
     """Decoder of StartRecordingRequest2 (template 63): Request a channel:stream be recorded with the option to auto stop when complete."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 63
     BLOCK_LENGTH = 28
@@ -7713,11 +7266,6 @@ cdef class StartRecordingRequest2Decoder:
 
 cdef class ExtendRecordingRequest2Encoder:
     """Encoder of ExtendRecordingRequest2 (template 64): Request an existing recording be extended."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 64
     BLOCK_LENGTH = 36
@@ -7837,14 +7385,6 @@ cdef class ExtendRecordingRequest2Encoder:
 cdef class ExtendRecordingRequest2Decoder:
     """Decoder of ExtendRecordingRequest2 (template 64): Request an existing recording be extended."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
-
     TEMPLATE_ID = 64
     BLOCK_LENGTH = 36
     SCHEMA_ID = 101
@@ -7963,11 +7503,6 @@ cdef class ExtendRecordingRequest2Decoder:
 cdef class StopRecordingByIdentityRequestEncoder:
     """Encoder of StopRecordingByIdentityRequest (template 65): Try and stop an active recording by its identity."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 65
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -8035,12 +7570,6 @@ cdef class StopRecordingByIdentityRequestEncoder:
 
 cdef class StopRecordingByIdentityRequestDecoder:
     """Decoder of StopRecordingByIdentityRequest (template 65): Try and stop an active recording by its identity."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 65
     BLOCK_LENGTH = 24
@@ -8117,11 +7646,6 @@ cdef class StopRecordingByIdentityRequestDecoder:
 
 cdef class ReplicateRequest2Encoder:
     """Encoder of ReplicateRequest2 (template 66): Replicate a recording from another archive."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 66
     BLOCK_LENGTH = 68
@@ -8330,14 +7854,6 @@ cdef class ReplicateRequest2Encoder:
 
 cdef class ReplicateRequest2Decoder:
     """Decoder of ReplicateRequest2 (template 66): Replicate a recording from another archive."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[5]
-    cdef Py_ssize_t _var_len[5]
 
     TEMPLATE_ID = 66
     BLOCK_LENGTH = 68
@@ -8575,11 +8091,6 @@ cdef class ReplicateRequest2Decoder:
 cdef class MaxRecordedPositionRequestEncoder:
     """Encoder of MaxRecordedPositionRequest (template 67): Request the stop or active recording position of a recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 67
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -8647,12 +8158,6 @@ cdef class MaxRecordedPositionRequestEncoder:
 
 cdef class MaxRecordedPositionRequestDecoder:
     """Decoder of MaxRecordedPositionRequest (template 67): Request the stop or active recording position of a recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 67
     BLOCK_LENGTH = 24
@@ -8730,11 +8235,6 @@ cdef class MaxRecordedPositionRequestDecoder:
 cdef class ArchiveIdRequestEncoder:
     """Encoder of ArchiveIdRequest (template 68): Resolve id of the Archive."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 68
     BLOCK_LENGTH = 16
     SCHEMA_ID = 101
@@ -8793,12 +8293,6 @@ cdef class ArchiveIdRequestEncoder:
 
 cdef class ArchiveIdRequestDecoder:
     """Decoder of ArchiveIdRequest (template 68): Resolve id of the Archive."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 68
     BLOCK_LENGTH = 16
@@ -8868,11 +8362,6 @@ cdef class ArchiveIdRequestDecoder:
 
 cdef class RecordingStartedEncoder:
     """Encoder of RecordingStarted (template 101): Describes a new image recording as a notification."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 101
     BLOCK_LENGTH = 24
@@ -8986,14 +8475,6 @@ cdef class RecordingStartedEncoder:
 
 cdef class RecordingStartedDecoder:
     """Decoder of RecordingStarted (template 101): Describes a new image recording as a notification."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[2]
-    cdef Py_ssize_t _var_len[2]
 
     TEMPLATE_ID = 101
     BLOCK_LENGTH = 24
@@ -9119,11 +8600,6 @@ cdef class RecordingStartedDecoder:
 cdef class RecordingProgressEncoder:
     """Encoder of RecordingProgress (template 102): Recording progress notification for an Image."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 102
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -9191,12 +8667,6 @@ cdef class RecordingProgressEncoder:
 
 cdef class RecordingProgressDecoder:
     """Decoder of RecordingProgress (template 102): Recording progress notification for an Image."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 102
     BLOCK_LENGTH = 24
@@ -9274,11 +8744,6 @@ cdef class RecordingProgressDecoder:
 cdef class RecordingStoppedEncoder:
     """Encoder of RecordingStopped (template 103): Recording termination notification."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 103
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -9346,12 +8811,6 @@ cdef class RecordingStoppedEncoder:
 
 cdef class RecordingStoppedDecoder:
     """Decoder of RecordingStopped (template 103): Recording termination notification."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 103
     BLOCK_LENGTH = 24
@@ -9429,11 +8888,6 @@ cdef class RecordingStoppedDecoder:
 cdef class PurgeRecordingRequestEncoder:
     """Encoder of PurgeRecordingRequest (template 104): Request the invalidation of stopped recording."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 104
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -9501,12 +8955,6 @@ cdef class PurgeRecordingRequestEncoder:
 
 cdef class PurgeRecordingRequestDecoder:
     """Decoder of PurgeRecordingRequest (template 104): Request the invalidation of stopped recording."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 104
     BLOCK_LENGTH = 24
@@ -9584,11 +9032,6 @@ cdef class PurgeRecordingRequestDecoder:
 cdef class ReplayTokenRequestEncoder:
     """Encoder of ReplayTokenRequest (template 105): Request a token to allow a replay to be triggered from a different image."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 105
     BLOCK_LENGTH = 24
     SCHEMA_ID = 101
@@ -9656,12 +9099,6 @@ cdef class ReplayTokenRequestEncoder:
 
 cdef class ReplayTokenRequestDecoder:
     """Decoder of ReplayTokenRequest (template 105): Request a token to allow a replay to be triggered from a different image."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 105
     BLOCK_LENGTH = 24
@@ -9739,11 +9176,6 @@ cdef class ReplayTokenRequestDecoder:
 cdef class PingEncoder:
     """Encoder of Ping (template 106): Ping for heartbeat."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
-
     TEMPLATE_ID = 106
     BLOCK_LENGTH = 8
     SCHEMA_ID = 101
@@ -9793,12 +9225,6 @@ cdef class PingEncoder:
 
 cdef class PingDecoder:
     """Decoder of Ping (template 106): Ping for heartbeat."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
 
     TEMPLATE_ID = 106
     BLOCK_LENGTH = 8
@@ -9861,11 +9287,6 @@ cdef class PingDecoder:
 
 cdef class UpdateChannelRequestEncoder:
     """Encoder of UpdateChannelRequest (template 107): Request to update the channel for a recording"""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 107
     BLOCK_LENGTH = 24
@@ -9957,14 +9378,6 @@ cdef class UpdateChannelRequestEncoder:
 
 cdef class UpdateChannelRequestDecoder:
     """Decoder of UpdateChannelRequest (template 107): Request to update the channel for a recording"""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[1]
-    cdef Py_ssize_t _var_len[1]
 
     TEMPLATE_ID = 107
     BLOCK_LENGTH = 24

@@ -78,9 +78,6 @@ cdef inline void _put_uint32_t(uint8_t* buf, Py_ssize_t pos, uint32_t v) noexcep
 cdef class MessageHeaderEncoder:
     """The 8-byte SBE message header, written in place: wrap(buffer, offset), then set the fields."""
 
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-
     ENCODED_LENGTH = 8
 
     def wrap(self, buffer, Py_ssize_t offset=0):
@@ -132,9 +129,6 @@ cdef class MessageHeaderEncoder:
 cdef class MessageHeaderDecoder:
     """The 8-byte SBE message header, read in place."""
 
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-
     ENCODED_LENGTH = 8
 
     def wrap(self, buffer, Py_ssize_t offset=0):
@@ -169,11 +163,6 @@ cdef class MessageHeaderDecoder:
 
 cdef class MarkFileHeaderEncoder:
     """Encoder of MarkFileHeader (template 200): Mark file header."""
-
-    cdef uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _var_index
 
     TEMPLATE_ID = 200
     BLOCK_LENGTH = 128
@@ -370,14 +359,6 @@ cdef class MarkFileHeaderEncoder:
 
 cdef class MarkFileHeaderDecoder:
     """Decoder of MarkFileHeader (template 200): Mark file header."""
-
-    cdef const uint8_t[::1] _buf
-    cdef Py_ssize_t _offset
-    cdef Py_ssize_t _limit
-    cdef int _block_length
-    cdef int _version
-    cdef Py_ssize_t _var_pos[4]
-    cdef Py_ssize_t _var_len[4]
 
     TEMPLATE_ID = 200
     BLOCK_LENGTH = 128
