@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Segment file names, position arithmetic (segments aligned to the start term's base), listing, frame walks."""
+import gzip
+
+import pytest
+
+from aeron._core.segment_scanner import scan_frames
+from aeron.archive import segments
+from aeron.common.errors import InvalidArgumentError
+from tests.archive.archive_files_support import unpack_golden_archive
+
+TERM = 64 * 1024
+SEGMENT = 4 * TERM
+
+
+def test_file_names_round_trip():
+    assert segments.segment_file_name(7, 134217728) == "7-134217728.rec"
+    assert segments.parse_segment_file_name("7-134217728.rec") == (7, 134217728)
+    for bad in ("7-.rec", "-5.rec", "7-5.rec.del", "x-5.rec", "7-5", "7--5.rec", "7-+5.rec", "archive.catalog"):
+        assert segments.parse_segment_file_name(bad) is None, bad
+
+
+def test_segment_base_is_aligned_to_the_start_term_base():
+    start = 3 * TERM + 96                      # mid-term 3
+    assert segments.start_term_base(start, TERM) == 3 * TERM
+    assert segments.segment_file_base_position(start, start, TERM, SEGMENT) == 3 * TERM
+    assert segments.segment_file_base_position(start, 7 * TERM - 32, TERM, SEGMENT) == 3 * TERM
+    assert segments.segment_file_base_position(start, 7 * TERM, TERM, SEGMENT) == 7 * TERM
+    assert segments.segment_offset(start, 7 * TERM + 64, TERM, SEGMENT) == 64
+    assert segments.segment_offset(start, start, TERM, SEGMENT) == 96
+    with pytest.raises(InvalidArgumentError):
+        segments.segment_file_base_position(0, 0, 3000, SEGMENT)
+
+
+def test_term_id_and_position_wrap_as_int32():
+    assert segments.term_id(5 * TERM + 10, 2**31 - 2, TERM) == -(2**31) + 3
+    assert segments.position_of(-(2**31) + 3, 10, 2**31 - 2, TERM) == 5 * TERM + 10
+    assert segments.term_offset(5 * TERM + 10, TERM) == 10
+
+
+def test_listing_sorts_by_base_position(tmp_path):
+    for name in ("3-131072.rec", "3-0.rec", "3-65536.rec", "33-0.rec", "3-0.rec.del", "archive.catalog"):
+        (tmp_path / name).write_bytes(b"")
+    assert segments.list_segment_files(tmp_path, 3) == ["3-0.rec", "3-65536.rec", "3-131072.rec"]
+    assert segments.index_segment_files(tmp_path) == {
+        3: [(0, "3-0.rec"), (65536, "3-65536.rec"), (131072, "3-131072.rec")], 33: [(0, "33-0.rec")]}
+
+
+def test_scan_frames_over_the_golden_segments(golden_dir, tmp_path):
+    archive = unpack_golden_archive(golden_dir, tmp_path)
+    data0 = (archive / "0-0.rec").read_bytes()
+    data1 = (archive / "1-0.rec").read_bytes()
+    assert scan_frames(data0, 0, len(data0)) == (320, 64)          # 5 x "Hello World! N"
+    assert scan_frames(data1, 0, len(data1)) == (5152, 928)        # 3 x 1408 + a 928-byte last fragment
+    assert scan_frames(data1, 1408, 4224) == (4224, 1408)
+    assert scan_frames(data1, 0, 1000) == (0, 0)                   # a frame running past the limit is not whole
+    assert segments.compute_stop_position(archive, [(0, "1-0.rec")], 0, TERM, TERM) == 5152
+    with pytest.raises(InvalidArgumentError):
+        scan_frames(data1, 5, len(data1))
+
+
+def test_golden_segments_are_what_the_readme_says(golden_dir):
+    data = gzip.decompress((golden_dir / "archive" / "archive-dir" / "0-0.rec.gz").read_bytes())
+    assert len(data) == 65536
+    assert [data[off + 32:off + 46] for off in range(0, 320, 64)] == [b"Hello World! %d" % i for i in range(5)]
