@@ -30,6 +30,7 @@ from aeron._core.codecs.archive import (
     RecordingState,
 )
 from aeron.archive import segments
+from aeron.archive.checksums import Checksum
 from aeron.common.errors import (
     CorruptFileError,
     IllegalStateError,
@@ -124,10 +125,6 @@ def _park(*decoders: object) -> None:
 def _park_encoder(*encoders: object) -> None:
     for encoder in encoders:
         encoder.wrap(bytearray(256), 0)  # type: ignore[attr-defined]
-
-
-Checksum = Callable[[memoryview], int]
-"""A catalog/segment checksum: bytes in, signed int32 out (see ``aeron.archive.checksums``)."""
 
 
 class Catalog:
@@ -391,7 +388,7 @@ class Catalog:
         assert self._mm is not None
         view = memoryview(self._mm)[offset + DESCRIPTOR_HEADER_LENGTH:offset + DESCRIPTOR_HEADER_LENGTH + length]
         try:
-            return int(self.checksum(view))
+            return self.checksum(view)
         finally:
             view.release()
 

@@ -8,10 +8,13 @@ The per-frame walk runs in the compiled kernel ``aeron._core.segment_scanner``.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import pathlib
+from collections.abc import Callable
 
 from aeron._core.segment_scanner import scan_frames
+from aeron.archive.checksums import Checksum
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
 RECORDING_SEGMENT_SUFFIX = ".rec"
@@ -117,7 +120,7 @@ def _straddles_page(offset: int, length: int) -> bool:
     return offset // PAGE_SIZE != (offset + length - 1) // PAGE_SIZE
 
 
-def _pages_after_straddle_have_data(data: bytes | memoryview, offset: int, length: int) -> bool:
+def _pages_after_straddle_have_data(data: bytes | memoryview | mmap.mmap, offset: int, length: int) -> bool:
     # a frame crossing a page whose later pages are all zero may be torn (the page never reached the disk)
     page = (offset // PAGE_SIZE + 1) * PAGE_SIZE
     end = offset + length
@@ -135,34 +138,42 @@ class IncompleteFragmentError(CorruptFileError):
 
 
 def recover_stop_offset(path: str | os.PathLike[str], offset: int, segment_file_length: int,
-                        checksum: object = None, truncate_on_page_straddle: bool = False) -> int:
+                        checksum: Checksum | None = None,
+                        truncate_on_page_straddle: bool | Callable[[str], bool] = False) -> int:
     """End offset of the recorded frames in segment ``path``, walking from ``offset`` while frame lengths are > 0.
 
-    When the last frame straddles a 4 KiB page and neither its checksum (``checksum``: an
-    :class:`aeron.archive.checksums.Checksum`, checked against the session id field) nor non-zero pages prove it
-    complete: with ``truncate_on_page_straddle`` the file is cut at that frame (and re-extended to its full
-    length) and the frame's offset returned, else IncompleteFragmentError is raised.
+    When the last frame straddles a 4 KiB page and neither its checksum (``checksum``, checked against the session
+    id field) nor non-zero pages prove it complete, the file is cut at that frame (and re-extended to its full
+    length) and the frame's offset returned when ``truncate_on_page_straddle`` is True or returns True for the
+    path; otherwise IncompleteFragmentError is raised.
     """
     path = os.fspath(path)
-    with open(path, "r+b" if truncate_on_page_straddle else "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        limit = min(segment_file_length, size)
-        data = f.read(limit) if offset < limit else b""
-        end, last_length = walk_frames(data, offset, limit)
+    with open(path, "rb") as f:
+        limit = min(segment_file_length, os.fstat(f.fileno()).st_size)
+        if offset >= limit:
+            return offset
+        data = mmap.mmap(f.fileno(), limit, access=mmap.ACCESS_READ)
+    try:
+        end, last_length = scan_frames(data, offset, limit)
         last_offset = end - last_length
-        if last_length and _straddles_page(last_offset, last_length):
-            proven = (checksum is not None and checksum_matches(data, last_offset, last_length, checksum)) \
-                or _pages_after_straddle_have_data(data, last_offset, last_length)
-            if not proven:
-                if not truncate_on_page_straddle:
-                    raise IncompleteFragmentError(
-                        "potentially incomplete last fragment straddling a page boundary; run ArchiveTool verify",
-                        path=path, offset=last_offset)
-                f.truncate(last_offset)
-                f.seek(segment_file_length - 1)
-                f.write(b"\0")
-                return last_offset
-        return end
+        if not last_length or not _straddles_page(last_offset, last_length):
+            return end
+        if checksum is not None and checksum_matches(data, last_offset, last_length, checksum):
+            return end
+        if _pages_after_straddle_have_data(data, last_offset, last_length):
+            return end
+    finally:
+        data.close()
+    confirm = truncate_on_page_straddle
+    if not (confirm(path) if callable(confirm) else confirm):
+        raise IncompleteFragmentError(
+            f"Found potentially incomplete last fragment straddling page boundary in file: {path}\n"
+            "Run `ArchiveTool verify` for corrective action!", path=path, offset=last_offset)
+    with open(path, "r+b") as f:
+        f.truncate(last_offset)
+        f.seek(segment_file_length - 1)
+        f.write(b"\0")
+    return last_offset
 
 
 def walk_frames(data: bytes | memoryview, offset: int, limit: int) -> tuple[int, int]:
@@ -170,16 +181,16 @@ def walk_frames(data: bytes | memoryview, offset: int, limit: int) -> tuple[int,
     return scan_frames(data, offset, limit)
 
 
-def checksum_matches(data: bytes | memoryview, frame_offset: int, aligned_length: int, checksum: object) -> bool:
+def checksum_matches(data: bytes | memoryview | mmap.mmap, frame_offset: int, aligned_length: int, checksum: Checksum) -> bool:
     """Whether the frame at ``frame_offset`` carries ``checksum`` of its payload in its session id field."""
-    payload = memoryview(data)[frame_offset + DATA_HEADER_LENGTH:frame_offset + aligned_length]
     recorded = int.from_bytes(bytes(data[frame_offset + 12:frame_offset + 16]), "little", signed=True)
-    return bool(checksum.compute(payload) == recorded)  # type: ignore[attr-defined]
+    return checksum.compute(data, frame_offset + DATA_HEADER_LENGTH, aligned_length - DATA_HEADER_LENGTH) == recorded
 
 
 def compute_stop_position(archive_dir: str | os.PathLike[str], segment_files: list[tuple[int, str]],
                           start_position: int, term_length: int, segment_file_length: int,
-                          checksum: object = None, truncate_on_page_straddle: bool = False) -> int:
+                          checksum: Checksum | None = None,
+                        truncate_on_page_straddle: bool | Callable[[str], bool] = False) -> int:
     """The stop position a recording's files prove (§4.8): walk the frames of the highest segment.
 
     ``segment_files`` is ``[(base_position, name), ...]`` as :func:`index_segment_files` gives; no file means

@@ -63,3 +63,43 @@ def test_golden_segments_are_what_the_readme_says(golden_dir):
     data = gzip.decompress((golden_dir / "archive" / "archive-dir" / "0-0.rec.gz").read_bytes())
     assert len(data) == 65536
     assert [data[off + 32:off + 46] for off in range(0, 320, 64)] == [b"Hello World! %d" % i for i in range(5)]
+
+
+def test_checksums_match_java_crc32_and_crc32c():
+    import zlib
+
+    from aeron.archive.checksums import CRC32, CRC32C, new_checksum
+    for data in (b"", b"a", b"123456789", bytes(range(256)) * 37):
+        expected = zlib.crc32(data)
+        assert CRC32(data) == (expected - (1 << 32) if expected & 0x80000000 else expected)
+    assert CRC32C(b"123456789") & 0xFFFFFFFF == 0xE3069283          # the CRC-32C check value
+    assert CRC32C.compute(b"xx123456789yy", 2, 9) == CRC32C(b"123456789")
+    assert new_checksum("io.aeron.archive.checksum.Crc32") is CRC32 and new_checksum(" CRC-32C ") is CRC32C
+    with pytest.raises(InvalidArgumentError):
+        new_checksum("com.example.Nope")
+    with pytest.raises(InvalidArgumentError):
+        new_checksum("")
+
+
+def test_verify_frames_checks_headers_and_checksums(golden_dir, tmp_path):
+    from aeron._core import segment_scanner as k
+    from aeron.archive.checksums import CRC32
+    archive = unpack_golden_archive(golden_dir, tmp_path)
+    data = bytearray((archive / "1-0.rec").read_bytes())
+    initial_term_id, stream_id = -1684349351, 1002
+    assert k.verify_frames(data, 0, len(data), 0, TERM, initial_term_id, stream_id) == (k.VERIFY_OK, (5152,))
+    assert k.verify_frames(data, 0, len(data), 0, TERM, initial_term_id, 1001)[0] == k.VERIFY_BAD_HEADER
+    code, details = k.verify_frames(data, 0, len(data), 0, TERM, initial_term_id, stream_id, k.CHECKSUM_CRC32)
+    assert code == k.VERIFY_BAD_CHECKSUM and details[0] == 0 and details[1] == -1330240283
+    assert k.apply_checksums(data, 0, k.CHECKSUM_CRC32) == (4, 5152, 0)
+    assert k.verify_frames(data, 0, len(data), 0, TERM, initial_term_id, stream_id, k.CHECKSUM_CRC32) == \
+        (k.VERIFY_OK, (5152,))
+    assert int.from_bytes(data[12:16], "little", signed=True) == CRC32.compute(data, 32, 1376)
+    data[40] ^= 1
+    assert k.verify_frames(data, 0, len(data), 0, TERM, initial_term_id, stream_id, k.CHECKSUM_CRC32)[0] == \
+        k.VERIFY_BAD_CHECKSUM
+    # a frame whose data runs past the end of a truncated file; a header cut short
+    assert k.verify_frames(bytes(data[:1000]), 0, 1000, 0, TERM, initial_term_id, stream_id)[0] == \
+        k.VERIFY_DATA_UNREADABLE
+    assert k.verify_frames(bytes(data[:1408 + 10]), 0, 1418, 0, TERM, initial_term_id, stream_id) == \
+        (k.VERIFY_HEADER_UNREADABLE, (1408,))
