@@ -1,0 +1,956 @@
+# SPDX-License-Identifier: Apache-2.0
+"""AeronArchive: the archive client (Aeron ``AeronArchive``), and its Context.
+
+Every operation is written once, as a generator that sends its request, polls for the answer and yields 0
+whenever it has to wait (sans-IO in the small). :class:`AeronArchive` drives those generators with its idle
+strategy under a lock; :mod:`aeron.aio.archive` drives the same generators with ``await``. So the sync and the
+asyncio faces share every byte of protocol handling.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any, TypeVar
+
+from aeron._core.codecs import archive as codecs
+from aeron.archive.archive_proxy import (NULL_POSITION, NULL_VALUE, ArchiveProxy, ReplayParams, ReplicationParams)
+from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
+from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptor, RecordingDescriptorPoller,
+                                   RecordingSignalConsumer, RecordingSignalEvent, RecordingSubscriptionDescriptor,
+                                   RecordingSubscriptionDescriptorPoller)
+from aeron.client.aeron import Aeron
+from aeron.client.context import Context as AeronContext
+from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
+                                      MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
+                                      SESSION_ID_PARAM_NAME, SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri,
+                                      parse_duration_ns, parse_size)
+from aeron.common.errors import ConfigurationError, IllegalStateError
+from aeron.common.version import __version__
+
+T = TypeVar("T")
+Op = Generator[int, None, T]
+
+REPLAY_ALL_AND_FOLLOW = -1
+REPLAY_ALL_AND_STOP = -2
+NULL_LENGTH = -1
+NULL_TIMESTAMP = -1
+PROTOCOL_VERSION_WITH_ARCHIVE_ID = (1 << 16) | (11 << 8)
+NOT_CONNECTED_MSG = "not connected"
+
+
+class SourceLocation(enum.IntEnum):
+    """Where the recorded publication is: LOCAL records through a spy of the archive's driver, REMOTE through
+    the network."""
+
+    LOCAL = 0
+    REMOTE = 1
+
+
+class State(enum.Enum):
+    """A client's state: CONNECTED until the response stream is lost (DISCONNECTED) or :meth:`close` (CLOSED)."""
+
+    CONNECTED = "CONNECTED"
+    DISCONNECTED = "DISCONNECTED"
+    CLOSED = "CLOSED"
+
+
+class NullCredentialsSupplier:
+    """No credentials, and an empty answer to a challenge."""
+
+    def encoded_credentials(self) -> bytes:
+        """Empty credentials."""
+        return b""
+
+    def on_challenge(self, encoded_challenge: bytes) -> bytes:
+        """An empty challenge response."""
+        return b""
+
+
+def segment_file_base_position(start_position: int, position: int, term_buffer_length: int,
+                               segment_file_length: int) -> int:
+    """The base position of the segment file holding ``position`` (``AeronArchive.segmentFileBasePosition``)."""
+    start_term_base = start_position - (start_position & (term_buffer_length - 1))
+    from_base = position - start_term_base
+    return start_term_base + (from_base - (from_base & (segment_file_length - 1)))
+
+
+def replay_image_session_id(replay_session_id: int) -> int:
+    """The session id of a replay's image: the low 32 bits of the replay session id, as a signed int32."""
+    low = replay_session_id & 0xFFFF_FFFF
+    return low - (1 << 32) if low & 0x8000_0000 else low
+
+
+def _parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _parse_int(text: str) -> int:
+    return int(text.strip())
+
+
+# attribute -> (Java property, default, parser); the environment variable is the property upper-cased with '_'
+_SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
+    "control_request_channel": ("aeron.archive.control.channel", None, str),
+    "control_request_stream_id": ("aeron.archive.control.stream.id", 10, _parse_int),
+    "control_response_channel": ("aeron.archive.control.response.channel", None, str),
+    "control_response_stream_id": ("aeron.archive.control.response.stream.id", 20, _parse_int),
+    "recording_events_channel": ("aeron.archive.recording.events.channel", None, str),
+    "recording_events_stream_id": ("aeron.archive.recording.events.stream.id", 30, _parse_int),
+    "message_timeout_ns": ("aeron.archive.message.timeout", 10_000_000_000, parse_duration_ns),
+    "message_retry_attempts": ("aeron.archive.message.retry.attempts", 3, _parse_int),
+    "control_term_buffer_length": ("aeron.archive.control.term.buffer.length", 64 * 1024, parse_size),
+    "control_term_buffer_sparse": ("aeron.archive.control.term.buffer.sparse", True, _parse_bool),
+    "control_mtu_length": ("aeron.archive.control.mtu.length", 1408, parse_size),
+    "client_name": ("aeron.archive.client.name", "", str),
+    "aeron_dir": ("aeron.dir", None, str),
+}
+_BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
+_BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
+MAX_CLIENT_NAME_LENGTH = 100
+
+
+class Context:
+    """Settings of an :class:`AeronArchive` (Aeron ``AeronArchive.Context``).
+
+    Each setting comes from, in order: its default, the ``AERON_ARCHIVE_*`` environment variable (``AERON_DIR``
+    for ``aeron_dir``), ``properties`` (Java names such as ``aeron.archive.control.channel``, or ``key=value``
+    strings), then keywords. ``control_request_channel`` and ``control_response_channel`` must be set.
+    ``aeron`` is a connected :class:`aeron.Aeron` to use (else one is connected to ``aeron_dir`` and closed with
+    the archive client); ``idle_strategy`` waits for responses (backoff by default); ``credentials_supplier`` has
+    ``encoded_credentials()`` and ``on_challenge(challenge)``; ``recording_signal_consumer(event)`` receives the
+    recording signals met while waiting; ``error_handler(exc)`` the errors of other requests; ``agent_invoker``
+    is invoked while waiting.
+    """
+
+    control_request_channel: str | None
+    control_request_stream_id: int
+    control_response_channel: str | None
+    control_response_stream_id: int
+    recording_events_channel: str | None
+    recording_events_stream_id: int
+    message_timeout_ns: int
+    message_retry_attempts: int
+    control_term_buffer_length: int
+    control_term_buffer_sparse: bool
+    control_mtu_length: int
+    client_name: str
+    aeron_dir: str | None
+
+    def __init__(self, properties: Any = None, *, environ: Any = None, **settings: Any) -> None:
+        """Defaults, then the environment, then ``properties``, then ``settings`` (ConfigurationError for an
+        unknown name or a bad value)."""
+        for attr, (_, default, _) in _SETTINGS.items():
+            setattr(self, attr, default)
+        self.aeron: Aeron | None = None
+        self.owns_aeron_client = False
+        self.idle_strategy: IdleStrategy | None = None
+        self.credentials_supplier: Any = None
+        self.recording_signal_consumer: RecordingSignalConsumer | None = None
+        self.error_handler: Callable[[BaseException], Any] | None = None
+        self.agent_invoker: Any = None
+        self.is_concluded = False
+        environ = os.environ if environ is None else environ
+        for env, attr in _BY_ENV.items():
+            if env in environ and environ[env] != "":
+                self._set_text(attr, environ[env], env)
+        if environ.get("AERON_DIR") and self.aeron_dir is None:
+            self.aeron_dir = environ["AERON_DIR"]
+        if properties is not None:
+            self.update(properties)
+        for name, value in settings.items():
+            if not hasattr(self, name) or name.startswith("_") or name == "is_concluded":
+                raise ConfigurationError(f"unknown AeronArchive.Context setting {name!r}")
+            setattr(self, name, value)
+
+    def _set_text(self, attr: str, text: str, name: str) -> None:
+        parse = _SETTINGS[attr][2]
+        try:
+            setattr(self, attr, parse(text))
+        except (ValueError, ConfigurationError) as exc:
+            raise ConfigurationError(f"invalid {name}={text!r}: {exc}") from None
+
+    def update(self, properties: Any) -> "Context":
+        """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
+        if hasattr(properties, "items"):
+            items = list(properties.items())
+        else:
+            items = []
+            for text in properties:
+                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
+                if not sep:
+                    raise ConfigurationError(f"expected key=value, got {text!r}")
+                items.append((key, value))
+        for key, value in items:
+            key = key.strip()
+            attr = _BY_PROPERTY.get(key) or (key if key in _SETTINGS else None)
+            if attr is None:
+                raise ConfigurationError(f"unknown archive client property {key!r}")
+            if isinstance(value, str):
+                self._set_text(attr, value, key)
+            else:
+                setattr(self, attr, value)
+        return self
+
+    def conclude(self) -> "Context":
+        """Validate, connect an Aeron client if none was given, and add the control channels' defaults
+        (``term-length``, ``mtu``, ``sparse``, and a shared ``session-id`` unless the response channel uses
+        ``control-mode=response``). Raises ConfigurationError; IllegalStateError when concluded twice."""
+        if self.is_concluded:
+            raise IllegalStateError("AeronArchive.Context already concluded")
+        if not self.control_request_channel:
+            raise ConfigurationError("AeronArchive.Context.control_request_channel must be set")
+        if not self.control_response_channel:
+            raise ConfigurationError("AeronArchive.Context.control_response_channel must be set")
+        if len(self.client_name) > MAX_CLIENT_NAME_LENGTH:
+            raise ConfigurationError(f"AeronArchive.Context.client_name length must be <= {MAX_CLIENT_NAME_LENGTH}")
+        if self.message_retry_attempts <= 0:
+            raise ConfigurationError(
+                f"AeronArchive.Context.message_retry_attempts must be > 0, got: {self.message_retry_attempts}")
+        request = self._apply_default_params(self.control_request_channel)
+        response = self._apply_default_params(self.control_response_channel)
+        self.is_concluded = True
+        if self.aeron is None:
+            self.aeron = Aeron.connect(AeronContext(self.aeron_dir,
+                                                    client_name=self.client_name or "archive-client"))
+            self.owns_aeron_client = True
+        if response.get(MDC_CONTROL_MODE_PARAM_NAME) != CONTROL_MODE_RESPONSE:
+            session_id = str(self.aeron.next_session_id(self.control_request_stream_id))
+            request.put(SESSION_ID_PARAM_NAME, session_id)
+            response.put(SESSION_ID_PARAM_NAME, session_id)
+        self.control_request_channel = str(request)
+        self.control_response_channel = str(response)
+        if self.idle_strategy is None:
+            self.idle_strategy = BackoffIdleStrategy(10, 20, 1_000, 1_000_000)
+        if self.credentials_supplier is None:
+            self.credentials_supplier = NullCredentialsSupplier()
+        return self
+
+    def _apply_default_params(self, channel: str) -> ChannelUri:
+        uri = ChannelUri.parse(channel)
+        if not uri.has(TERM_LENGTH_PARAM_NAME):
+            uri.put(TERM_LENGTH_PARAM_NAME, str(self.control_term_buffer_length))
+        if not uri.has(MTU_LENGTH_PARAM_NAME):
+            uri.put(MTU_LENGTH_PARAM_NAME, str(self.control_mtu_length))
+        if not uri.has(SPARSE_PARAM_NAME):
+            uri.put(SPARSE_PARAM_NAME, "true" if self.control_term_buffer_sparse else "false")
+        return uri
+
+    def run_invokers(self) -> int:
+        """Invoke the Aeron client's conductor (when it has no thread) and ``agent_invoker``; the work done."""
+        work = 0
+        aeron = self.aeron
+        if aeron is not None and aeron.conductor_agent_invoker is not None and not aeron.is_closed:
+            work += aeron.conductor_agent_invoker.invoke()
+        if self.agent_invoker is not None:
+            work += self.agent_invoker.invoke()
+        return work
+
+    def close(self) -> None:
+        """Close the Aeron client when this context connected it."""
+        if self.owns_aeron_client and self.aeron is not None:
+            self.aeron.close()
+
+    def __repr__(self) -> str:
+        """The settings."""
+        fields = ", ".join(f"{attr}={getattr(self, attr)!r}" for attr in _SETTINGS)
+        return f"AeronArchive.Context({fields}, owns_aeron_client={self.owns_aeron_client})"
+
+
+class _Deadline:
+    __slots__ = ("deadline_ns", "timeout_ns")
+
+    def __init__(self, timeout_ns: int) -> None:
+        self.timeout_ns = timeout_ns
+        self.deadline_ns = time.monotonic_ns() + timeout_ns
+
+    def extend(self) -> None:
+        self.deadline_ns = time.monotonic_ns() + self.timeout_ns
+
+    def check(self, what: str, correlation_id: int = NULL_VALUE) -> None:
+        if time.monotonic_ns() - self.deadline_ns > 0:
+            raise ArchiveTimeoutError(f"{what} - correlationId={correlation_id} messageTimeout="
+                                      f"{self.timeout_ns / 1e9:g}s", ArchiveErrorCode.GENERIC, correlation_id)
+
+
+def connect_op(ctx: Context) -> Op["AeronArchive"]:
+    """The connect handshake as an operation (``AeronArchive.AsyncConnect``): response subscription, request
+    publication, AuthConnect (answering a Challenge with the credentials supplier), ArchiveId, KeepAlive.
+    ``ctx`` must be concluded. On failure the resources it made are closed."""
+    aeron = ctx.aeron
+    assert aeron is not None
+    deadline = _Deadline(ctx.message_timeout_ns)
+    subscription = None
+    publication = None
+    proxy = None
+    holder: list[AeronArchive] = []
+
+    def on_unavailable(image: Any) -> None:
+        if holder:
+            holder[0]._set_state(State.DISCONNECTED)
+
+    def check(step: str) -> None:
+        if time.monotonic_ns() - deadline.deadline_ns > 0:
+            raise ArchiveTimeoutError(f"Archive connect timeout: step={step} publication={ctx.control_request_channel}"
+                                      f" subscription={ctx.control_response_channel}")
+
+    try:
+        registration_id = aeron.async_add_subscription(ctx.control_response_channel, ctx.control_response_stream_id,
+                                                       None, on_unavailable)
+        while (subscription := aeron.get_subscription(registration_id)) is None:
+            check("AWAIT_SUBSCRIPTION")
+            yield 0
+        if ChannelUri.parse(ctx.control_response_channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
+            request = ChannelUri.parse(ctx.control_request_channel)
+            request.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(subscription.registration_id))
+            ctx.control_request_channel = str(request)
+        registration_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
+                                                                ctx.control_request_stream_id)
+        while (publication := aeron.get_exclusive_publication(registration_id)) is None:
+            check("ADD_PUBLICATION")
+            yield 0
+        proxy = ArchiveProxy(publication, ctx.message_retry_attempts, ctx.credentials_supplier,
+                             f"name={ctx.client_name} version={__version__}")
+        poller = ControlResponsePoller(subscription)
+        while not publication.is_connected:
+            check("AWAIT_PUBLICATION_CONNECTED")
+            yield 0
+        correlation_id = aeron.next_correlation_id()
+        while True:
+            response_channel = subscription.try_resolve_channel_endpoint_port()
+            if response_channel is not None and proxy.try_connect(response_channel, ctx.control_response_stream_id,
+                                                                  correlation_id):
+                break
+            check("SEND_CONNECT_REQUEST")
+            yield 0
+        while not subscription.is_connected:
+            check("AWAIT_SUBSCRIPTION_CONNECTED")
+            yield 0
+        step = "AWAIT_CONNECT_RESPONSE"
+        control_session_id = NULL_VALUE
+        while True:
+            poller.poll()
+            if not (poller.is_poll_complete and poller.correlation_id == correlation_id):
+                check(step)
+                yield 0
+                continue
+            control_session_id = poller.control_session_id
+            if poller.was_challenged:
+                assert poller.encoded_challenge is not None
+                credentials = ctx.credentials_supplier.on_challenge(poller.encoded_challenge)
+                correlation_id = aeron.next_correlation_id()
+                while not proxy.try_challenge_response(credentials, correlation_id, control_session_id):
+                    check("SEND_CHALLENGE_RESPONSE")
+                    yield 0
+                step = "AWAIT_CHALLENGE_RESPONSE"
+                continue
+            code = poller.code
+            if code != codecs.ControlResponseCode.OK:
+                proxy.close_session(control_session_id)
+                if code == codecs.ControlResponseCode.ERROR:
+                    raise archive_error(poller.error_message or "", poller.relevant_id, correlation_id)
+                raise ArchiveError(f"unexpected response: code={code!r}", ArchiveErrorCode.GENERIC, correlation_id)
+            if step == "AWAIT_ARCHIVE_ID_RESPONSE":
+                archive_id = poller.relevant_id
+                break
+            if poller.version < PROTOCOL_VERSION_WITH_ARCHIVE_ID:
+                archive_id = NULL_VALUE
+                break
+            correlation_id = aeron.next_correlation_id()
+            if not proxy.archive_id(correlation_id, control_session_id):
+                raise ArchiveError("failed to send archive id request")
+            step = "AWAIT_ARCHIVE_ID_RESPONSE"
+        if not proxy.keep_alive(control_session_id, NULL_VALUE):
+            proxy.close_session(control_session_id)
+            raise ArchiveError("failed to send keep alive after archive connect")
+        archive = AeronArchive(ctx, poller, proxy, control_session_id, archive_id)
+        holder.append(archive)
+        return archive
+    except BaseException:
+        if not ctx.owns_aeron_client:
+            for resource in (subscription, publication):
+                if resource is not None:
+                    try:
+                        resource.close()
+                    except Exception:       # noqa: BLE001 - the original failure is the one to report
+                        pass
+        ctx.close()
+        raise
+
+
+def _drive(op: Op[T], ctx: Context) -> T:
+    """Run ``op`` to completion on this thread, idling with the context's strategy while it waits."""
+    idle = ctx.idle_strategy
+    assert idle is not None
+    idle.reset()
+    try:
+        while True:
+            work = next(op)
+            idle.idle(work + ctx.run_invokers())
+    except StopIteration as stop:
+        return stop.value       # type: ignore[no-any-return]
+
+
+class AeronArchive:
+    """A connected archive client; use :meth:`connect`. Thread-safe (a lock serialises the operations).
+
+    Methods follow the Java client in Python spelling; each sends a request, waits for its answer (up to the
+    context's message timeout: ArchiveTimeoutError) and raises the typed ArchiveError of an ERROR answer.
+    Recording signals met while waiting go to ``context.recording_signal_consumer``.
+    """
+
+    def __init__(self, context: Context, control_response_poller: ControlResponsePoller, archive_proxy: ArchiveProxy,
+                 control_session_id: int, archive_id: int) -> None:
+        """Made by :func:`connect_op`; use :meth:`connect`."""
+        self.context = context
+        assert context.aeron is not None
+        self.aeron: Aeron = context.aeron
+        self.control_response_poller = control_response_poller
+        self.archive_proxy = archive_proxy
+        self.control_session_id = control_session_id
+        self.archive_id = archive_id
+        self.last_correlation_id = NULL_VALUE
+        self.state = State.CONNECTED
+        self._lock = threading.RLock()
+        self._in_callback = False
+        self._descriptor_poller: RecordingDescriptorPoller | None = None
+        self._subscription_descriptor_poller: RecordingSubscriptionDescriptorPoller | None = None
+
+    # -- connect and close ---------------------------------------------------------------------------------
+    @classmethod
+    def connect(cls, context: Context | None = None, **settings: Any) -> "AeronArchive":
+        """Connect to the archive named by ``context`` (or a Context made from ``settings``), waiting up to the
+        message timeout. Raises ArchiveTimeoutError, or the archive's ArchiveError (e.g.
+        AuthenticationRejectedError)."""
+        if context is None:
+            context = Context(**settings)
+        elif settings:
+            raise IllegalStateError("pass either a Context or keyword settings, not both")
+        context.conclude()
+        return _drive(connect_op(context), context)
+
+    def close(self) -> None:
+        """Close the session (CloseSessionRequest), the control publication and subscription, and the Aeron client
+        when the context owns it. Idempotent."""
+        with self._lock:
+            if self.state is State.CLOSED:
+                return
+            self.state = State.CLOSED
+            error: BaseException | None = None
+            try:
+                if self.archive_proxy.publication.is_connected:
+                    self.archive_proxy.close_session(self.control_session_id)
+            except Exception as exc:        # noqa: BLE001 - closing carries on; reported below
+                error = exc
+            if not self.context.owns_aeron_client:
+                for resource in (self.archive_proxy.publication, self.control_response_poller.subscription):
+                    try:
+                        resource.close()
+                    except Exception as exc:        # noqa: BLE001
+                        error = error or exc
+            self.context.close()
+            if error is not None and self.context.error_handler is not None:
+                self.context.error_handler(error)
+
+    def __enter__(self) -> "AeronArchive":
+        """Return the client; the ``with`` block closes it."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the client."""
+        self.close()
+
+    def _set_state(self, state: State) -> None:
+        if self.state is not State.CLOSED:
+            self.state = state
+
+    def __repr__(self) -> str:
+        """Session, archive id and state."""
+        return (f"<AeronArchive control_session_id={self.control_session_id} archive_id={self.archive_id} "
+                f"state={self.state.name}>")
+
+    # -- running operations --------------------------------------------------------------------------------
+    def _ensure_connected(self) -> None:
+        if self.state is not State.CONNECTED:
+            if self.state is State.CLOSED:
+                raise ArchiveError("client is closed")
+            self.close()
+            raise ArchiveError("client is disconnected from the archive: closed")
+
+    def _ensure_not_reentrant(self) -> None:
+        if self._in_callback:
+            raise IllegalStateError("reentrant calls not permitted during callbacks")
+
+    def _run(self, op: Op[T]) -> T:
+        with self._lock:
+            return _drive(op, self.context)
+
+    def _begin(self) -> int:
+        self._ensure_connected()
+        self._ensure_not_reentrant()
+        self.last_correlation_id = self.aeron.next_correlation_id()
+        return self.last_correlation_id
+
+    def _dispatch_signal(self, event: RecordingSignalEvent) -> None:
+        consumer = self.context.recording_signal_consumer
+        if consumer is not None:
+            consumer(event)
+
+    def _check_for_disconnect(self) -> None:
+        subscription = self.control_response_poller.subscription
+        if not subscription.is_connected:
+            self._set_state(State.DISCONNECTED)
+            raise ArchiveError(f"response channel from archive is not connected, channel={subscription.channel}, "
+                               f"streamId={subscription.stream_id}, imageCount={subscription.image_count}")
+
+    def _poll_next_response(self, correlation_id: int, deadline: _Deadline) -> Op[None]:
+        poller = self.control_response_poller
+        while True:
+            fragments = poller.poll()
+            if poller.is_poll_complete:
+                if (poller.template_id == codecs.RecordingSignalEventDecoder.TEMPLATE_ID
+                        and poller.control_session_id == self.control_session_id):
+                    self._dispatch_signal(poller.signal_event())
+                    continue
+                return
+            if fragments > 0:
+                continue
+            self._check_for_disconnect()
+            deadline.check("awaiting response", correlation_id)
+            yield 0
+
+    def _await_response(self, correlation_id: int, allowed_error_code: int | None = None) -> Op[int]:
+        """The relevant id of the OK answer to ``correlation_id``; with ``allowed_error_code``, 1 for OK and 0 for
+        an ERROR of that code."""
+        deadline = _Deadline(self.context.message_timeout_ns)
+        poller = self.control_response_poller
+        while True:
+            yield from self._poll_next_response(correlation_id, deadline)
+            if poller.control_session_id != self.control_session_id:
+                continue
+            code = poller.code
+            if code == codecs.ControlResponseCode.ERROR:
+                error = archive_error(f"response for correlationId={correlation_id}, error: {poller.error_message}",
+                                      poller.relevant_id, poller.correlation_id)
+                if poller.correlation_id == correlation_id:
+                    if allowed_error_code is not None and poller.relevant_id == allowed_error_code:
+                        return 0
+                    raise error
+                if self.context.error_handler is not None:
+                    self.context.error_handler(error)
+            elif poller.correlation_id == correlation_id:
+                if code != codecs.ControlResponseCode.OK:
+                    raise ArchiveError(f"unexpected response code: {code!r}", ArchiveErrorCode.GENERIC,
+                                       correlation_id)
+                return 1 if allowed_error_code is not None else poller.relevant_id
+
+    def _request(self, sent: bool, what: str, correlation_id: int, allowed_error_code: int | None = None) -> Op[int]:
+        if not sent:
+            raise ArchiveError(f"failed to send {what} request", ArchiveErrorCode.GENERIC, correlation_id)
+        return (yield from self._await_response(correlation_id, allowed_error_code))
+
+    # The operations: each ``_<name>_op`` is the generator the sync method (and aeron.aio.archive) runs.
+
+    def _simple_op(self, proxy_method: str, what: str, *args: Any, allowed_error_code: int | None = None) -> Op[int]:
+        correlation_id = self._begin()
+        sent = getattr(self.archive_proxy, proxy_method)(*args, correlation_id, self.control_session_id)
+        return (yield from self._request(sent, what, correlation_id, allowed_error_code))
+
+    def _start_recording_op(self, channel: str, stream_id: int, source_location: int,
+                            auto_stop: bool | None) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.start_recording(channel, stream_id, source_location, correlation_id,
+                                                  self.control_session_id, auto_stop)
+        return (yield from self._request(sent, "start recording", correlation_id))
+
+    def _extend_recording_op(self, recording_id: int, channel: str, stream_id: int, source_location: int,
+                             auto_stop: bool | None) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.extend_recording(channel, stream_id, source_location, recording_id, correlation_id,
+                                                   self.control_session_id, auto_stop)
+        return (yield from self._request(sent, "extend recording", correlation_id))
+
+    def _start_replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                         params: ReplayParams) -> Op[int]:
+        if ChannelUri.parse(replay_channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
+            raise ArchiveError("replay over a response channel (control-mode=response) is not supported by this "
+                               "client yet")
+        correlation_id = self._begin()
+        sent = self.archive_proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params,
+                                                     correlation_id, self.control_session_id)
+        what = "bounded replay" if params.is_bounded else "replay"
+        return (yield from self._request(sent, what, correlation_id))
+
+    def _replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, params: ReplayParams,
+                   available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
+        replay_session_id = yield from self._start_replay_op(recording_id, replay_channel, replay_stream_id, params)
+        uri = ChannelUri.parse(replay_channel)
+        uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(replay_session_id)))
+        registration_id = self.aeron.async_add_subscription(str(uri), replay_stream_id, available_image_handler,
+                                                            unavailable_image_handler)
+        while (subscription := self.aeron.get_subscription(registration_id)) is None:
+            yield 0
+        return subscription
+
+    def _list_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
+                 consumer: Callable[[Any], Any]) -> Op[int]:
+        if not sent:
+            raise ArchiveError(f"failed to send {what} request", ArchiveErrorCode.GENERIC, correlation_id)
+        deadline = _Deadline(self.context.message_timeout_ns)
+        poller.reset(correlation_id, count, consumer)
+        remaining = count
+        self._in_callback = True
+        try:
+            while True:
+                fragments = poller.poll()
+                if poller.is_dispatch_complete:
+                    return count - poller.remaining_count
+                if poller.remaining_count != remaining:
+                    remaining = poller.remaining_count
+                    deadline.extend()
+                if fragments > 0:
+                    continue
+                self._check_for_disconnect()
+                deadline.check(f"awaiting {what}", correlation_id)
+                yield 0
+        finally:
+            self._in_callback = False
+
+    def _recording_descriptor_poller(self) -> RecordingDescriptorPoller:
+        if self._descriptor_poller is None:
+            self._descriptor_poller = RecordingDescriptorPoller(
+                self.control_response_poller.subscription, self.control_session_id, self.context.error_handler,
+                self._dispatch_signal)
+        return self._descriptor_poller
+
+    def _recording_subscription_descriptor_poller(self) -> RecordingSubscriptionDescriptorPoller:
+        if self._subscription_descriptor_poller is None:
+            self._subscription_descriptor_poller = RecordingSubscriptionDescriptorPoller(
+                self.control_response_poller.subscription, self.control_session_id, self.context.error_handler,
+                self._dispatch_signal)
+        return self._subscription_descriptor_poller
+
+    def _list_recordings_op(self, from_recording_id: int, record_count: int,
+                            consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.list_recordings(from_recording_id, record_count, correlation_id,
+                                                  self.control_session_id)
+        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                         "list recordings", record_count, consumer))
+
+    def _list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                    stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.list_recordings_for_uri(from_recording_id, record_count, channel_fragment,
+                                                          stream_id, correlation_id, self.control_session_id)
+        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                         "list recordings for uri", record_count, consumer))
+
+    def _list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.list_recording(recording_id, correlation_id, self.control_session_id)
+        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                         "list recording", 1, consumer))
+
+    def _list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                         stream_id: int, apply_stream_id: bool,
+                                         consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.list_recording_subscriptions(pseudo_index, subscription_count, channel_fragment,
+                                                               stream_id, apply_stream_id, correlation_id,
+                                                               self.control_session_id)
+        return (yield from self._list_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
+                                         "list recording subscriptions", subscription_count, consumer))
+
+    def _replicate_op(self, src_recording_id: int, src_control_stream_id: int, src_control_channel: str,
+                      params: ReplicationParams) -> Op[int]:
+        correlation_id = self._begin()
+        sent = self.archive_proxy.replicate(src_recording_id, src_control_stream_id, src_control_channel, params,
+                                            correlation_id, self.control_session_id)
+        return (yield from self._request(sent, "replicate", correlation_id))
+
+    def _add_recorded_publication_op(self, channel: str, stream_id: int, exclusive: bool) -> Op[Any]:
+        self._ensure_connected()
+        self._ensure_not_reentrant()
+        if exclusive:
+            registration_id = self.aeron.async_add_exclusive_publication(channel, stream_id)
+            get = self.aeron.get_exclusive_publication
+        else:
+            registration_id = self.aeron.async_add_publication(channel, stream_id)
+            get = self.aeron.get_publication
+        while (publication := get(registration_id)) is None:
+            yield 0
+        try:
+            if not exclusive and publication.original_registration_id != publication.registration_id:
+                raise ArchiveError(f"publication already added for channel={channel} streamId={stream_id}")
+            uri = ChannelUri.parse(channel)
+            uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
+            yield from self._start_recording_op(str(uri), stream_id, SourceLocation.LOCAL, None)
+        except BaseException:
+            publication.close()
+            raise
+        return publication
+
+    # -- polling the response stream outside a request ------------------------------------------------------
+    def poll_for_error_response(self) -> str | None:
+        """One poll of the response stream: the message of an ERROR for this session, else None (a recording
+        signal met is dispatched). Returns "not connected" when the response stream is gone."""
+        with self._lock:
+            self._ensure_connected()
+            poller = self.control_response_poller
+            if not poller.subscription.is_connected:
+                self._set_state(State.DISCONNECTED)
+                return NOT_CONNECTED_MSG
+            if poller.poll() != 0 and poller.is_poll_complete and poller.control_session_id == self.control_session_id:
+                if poller.code == codecs.ControlResponseCode.ERROR:
+                    return poller.error_message
+                if poller.template_id == codecs.RecordingSignalEventDecoder.TEMPLATE_ID:
+                    self._dispatch_signal(poller.signal_event())
+            return None
+
+    def check_for_error_response(self) -> None:
+        """One poll of the response stream: an ERROR for this session is raised as its ArchiveError (or given to
+        the error handler); a recording signal is dispatched."""
+        with self._lock:
+            self._ensure_connected()
+            poller = self.control_response_poller
+            if not poller.subscription.is_connected:
+                self._set_state(State.DISCONNECTED)
+                self._report(ArchiveError(NOT_CONNECTED_MSG))
+            elif (poller.poll() != 0 and poller.is_poll_complete
+                  and poller.control_session_id == self.control_session_id):
+                if poller.code == codecs.ControlResponseCode.ERROR:
+                    self._report(archive_error(poller.error_message or "", poller.relevant_id, poller.correlation_id))
+                elif poller.template_id == codecs.RecordingSignalEventDecoder.TEMPLATE_ID:
+                    self._dispatch_signal(poller.signal_event())
+
+    def _report(self, error: ArchiveError) -> None:
+        if self.context.error_handler is not None:
+            self.context.error_handler(error)
+        else:
+            raise error
+
+    def poll_for_recording_signals(self) -> int:
+        """One poll of the response stream: 1 when a recording signal was dispatched to the consumer, else 0. An
+        ERROR for this session is raised (or given to the error handler)."""
+        with self._lock:
+            self._ensure_connected()
+            poller = self.control_response_poller
+            if poller.poll() != 0 and poller.is_poll_complete and poller.control_session_id == self.control_session_id:
+                if poller.code == codecs.ControlResponseCode.ERROR:
+                    self._report(archive_error(poller.error_message or "", poller.relevant_id, poller.correlation_id))
+                elif poller.template_id == codecs.RecordingSignalEventDecoder.TEMPLATE_ID:
+                    self._dispatch_signal(poller.signal_event())
+                    return 1
+            return 0
+
+    # -- recording ------------------------------------------------------------------------------------------
+    def add_recorded_publication(self, channel: str, stream_id: int) -> Any:
+        """Add a publication and record it locally (its channel with its ``session-id``); ArchiveError when the
+        publication already existed in this client."""
+        return self._run(self._add_recorded_publication_op(channel, stream_id, False))
+
+    def add_recorded_exclusive_publication(self, channel: str, stream_id: int) -> Any:
+        """Add an exclusive publication and record it locally."""
+        return self._run(self._add_recorded_publication_op(channel, stream_id, True))
+
+    def start_recording(self, channel: str, stream_id: int, source_location: int = SourceLocation.REMOTE,
+                        auto_stop: bool | None = None) -> int:
+        """Record every image of ``channel``/``stream_id``; returns the recording subscription's id. With
+        ``auto_stop`` the recording subscription closes when its recordings stop."""
+        return self._run(self._start_recording_op(channel, stream_id, source_location, auto_stop))
+
+    def extend_recording(self, recording_id: int, channel: str, stream_id: int,
+                         source_location: int = SourceLocation.REMOTE, auto_stop: bool | None = None) -> int:
+        """Extend stopped recording ``recording_id`` with a new image of the same stream; the subscription id."""
+        return self._run(self._extend_recording_op(recording_id, channel, stream_id, source_location, auto_stop))
+
+    def stop_recording(self, channel: str, stream_id: int) -> None:
+        """Stop recording ``channel``/``stream_id`` (UnknownSubscriptionError when not recorded)."""
+        self._run(self._simple_op("stop_recording", "stop recording", channel, stream_id))
+
+    def try_stop_recording(self, channel: str, stream_id: int) -> bool:
+        """As :meth:`stop_recording`; False instead of UnknownSubscriptionError."""
+        return bool(self._run(self._simple_op("stop_recording", "stop recording", channel, stream_id,
+                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)))
+
+    def stop_recording_subscription(self, subscription_id: int) -> None:
+        """Stop the recording subscription ``subscription_id`` (Java's ``stopRecording(long)``)."""
+        self._run(self._simple_op("stop_recording_subscription", "stop recording", subscription_id))
+
+    def try_stop_recording_subscription(self, subscription_id: int) -> bool:
+        """As :meth:`stop_recording_subscription`; False for an unknown subscription."""
+        return bool(self._run(self._simple_op("stop_recording_subscription", "stop recording", subscription_id,
+                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)))
+
+    def try_stop_recording_by_identity(self, recording_id: int) -> bool:
+        """Stop the active recording ``recording_id``; False when it was not active."""
+        return self._run(self._simple_op("stop_recording_by_identity", "stop recording", recording_id)) != 0
+
+    def stop_recording_publication(self, publication: Any) -> None:
+        """Stop recording ``publication`` (its channel with its session id)."""
+        uri = ChannelUri.parse(publication.channel)
+        uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
+        self.stop_recording(str(uri), publication.stream_id)
+
+    # -- replay ---------------------------------------------------------------------------------------------
+    def start_replay(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                     position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_FOLLOW, *,
+                     params: ReplayParams | None = None) -> int:
+        """Ask for a replay of ``length`` bytes from ``position`` (-1: the start; length -1 follows a live
+        recording, -2 stops at its current end) to ``replay_channel``; returns the replay session id (its low 32
+        bits are the replay image's session id). ``params`` overrides position and length."""
+        params = params if params is not None else ReplayParams(position=position, length=length)
+        return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
+
+    def start_bounded_replay(self, recording_id: int, position: int, length: int, limit_counter_id: int,
+                             replay_channel: str, replay_stream_id: int) -> int:
+        """As :meth:`start_replay`, never past the value of counter ``limit_counter_id``."""
+        params = ReplayParams(position=position, length=length, bounding_limit_counter_id=limit_counter_id)
+        return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
+
+    def stop_replay(self, replay_session_id: int) -> None:
+        """Stop replay ``replay_session_id`` (UnknownReplayError when there is none)."""
+        self._run(self._simple_op("stop_replay", "stop replay", replay_session_id))
+
+    def stop_all_replays(self, recording_id: int = NULL_VALUE) -> None:
+        """Stop every replay of ``recording_id`` (-1: of every recording)."""
+        self._run(self._simple_op("stop_all_replays", "stop all replays", recording_id))
+
+    def replay(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
+               length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
+               available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Any:
+        """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id)."""
+        params = params if params is not None else ReplayParams(position=position, length=length)
+        return self._run(self._replay_op(recording_id, replay_channel, replay_stream_id, params,
+                                         available_image_handler, unavailable_image_handler))
+
+    # -- queries --------------------------------------------------------------------------------------------
+    def list_recordings(self, from_recording_id: int, record_count: int,
+                        consumer: Callable[[RecordingDescriptor], Any]) -> int:
+        """Give up to ``record_count`` descriptors from ``from_recording_id`` on to ``consumer``; the count given."""
+        return self._run(self._list_recordings_op(from_recording_id, record_count, consumer))
+
+    def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
+        """As :meth:`list_recordings`, for recordings of ``stream_id`` whose channel contains ``channel_fragment``."""
+        return self._run(self._list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
+                                                          stream_id, consumer))
+
+    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
+        """Give recording ``recording_id``'s descriptor to ``consumer``; 1, or 0 when unknown."""
+        return self._run(self._list_recording_op(recording_id, consumer))
+
+    def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                     stream_id: int, apply_stream_id: bool,
+                                     consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> int:
+        """Give up to ``subscription_count`` active recording subscriptions to ``consumer``; the count given."""
+        return self._run(self._list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
+                                                               stream_id, apply_stream_id, consumer))
+
+    def get_recording_position(self, recording_id: int) -> int:
+        """The recorded position of an active recording, -1 when it is not active."""
+        return self._run(self._simple_op("get_recording_position", "get recording position", recording_id))
+
+    def get_start_position(self, recording_id: int) -> int:
+        """The start position of ``recording_id``."""
+        return self._run(self._simple_op("get_start_position", "get start position", recording_id))
+
+    def get_stop_position(self, recording_id: int) -> int:
+        """The stop position of ``recording_id`` (-1 while it is active)."""
+        return self._run(self._simple_op("get_stop_position", "get stop position", recording_id))
+
+    def get_max_recorded_position(self, recording_id: int) -> int:
+        """The recorded position when active, else the stop position."""
+        return self._run(self._simple_op("get_max_recorded_position", "get max recorded position", recording_id))
+
+    def find_last_matching_recording(self, min_recording_id: int, channel_fragment: str, stream_id: int,
+                                     session_id: int) -> int:
+        """The highest recording id ≥ ``min_recording_id`` matching, or -1."""
+        return self._run(self._simple_op("find_last_matching_recording", "find last matching recording",
+                                         min_recording_id, channel_fragment, stream_id, session_id))
+
+    # -- catalog and segments -------------------------------------------------------------------------------
+    def truncate_recording(self, recording_id: int, position: int) -> int:
+        """Truncate stopped recording ``recording_id`` to ``position``; the number of segment files deleted."""
+        return self._run(self._simple_op("truncate_recording", "truncate recording", recording_id, position))
+
+    def purge_recording(self, recording_id: int) -> int:
+        """Delete stopped recording ``recording_id`` and its files; the number of segment files deleted."""
+        return self._run(self._simple_op("purge_recording", "purge recording", recording_id))
+
+    def detach_segments(self, recording_id: int, new_start_position: int) -> None:
+        """Move the start of ``recording_id`` to ``new_start_position`` (a segment boundary), detaching the
+        segments before it."""
+        self._run(self._simple_op("detach_segments", "detach segments", recording_id, new_start_position))
+
+    def delete_detached_segments(self, recording_id: int) -> int:
+        """Delete the detached segment files of ``recording_id``; how many."""
+        return self._run(self._simple_op("delete_detached_segments", "delete detached segments", recording_id))
+
+    def purge_segments(self, recording_id: int, new_start_position: int) -> int:
+        """Detach and delete the segments before ``new_start_position``; how many files."""
+        return self._run(self._simple_op("purge_segments", "purge segments", recording_id, new_start_position))
+
+    def attach_segments(self, recording_id: int) -> int:
+        """Attach the segment files found before the start of ``recording_id``; how many."""
+        return self._run(self._simple_op("attach_segments", "attach segments", recording_id))
+
+    def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
+        """Move the segments of ``src_recording_id`` to the front of ``dst_recording_id``; how many."""
+        return self._run(self._simple_op("migrate_segments", "migrate segments", src_recording_id,
+                                         dst_recording_id))
+
+    def update_channel(self, recording_id: int, new_channel: str) -> None:
+        """Change the original channel stored for ``recording_id``."""
+        self._run(self._simple_op("update_channel", "update channel", recording_id, new_channel))
+
+    # -- replication ----------------------------------------------------------------------------------------
+    def replicate(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
+                  src_control_channel: str, live_destination: str | None = None, *,
+                  stop_position: int = NULL_POSITION, replication_channel: str | None = None,
+                  params: ReplicationParams | None = None) -> int:
+        """Replicate ``src_recording_id`` of the archive at ``src_control_channel`` into this archive (a new
+        recording when ``dst_recording_id`` is -1); returns the replication id. Progress arrives as recording
+        signals. ``params`` overrides the other optional arguments."""
+        if params is None:
+            params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
+                                       live_destination=live_destination, replication_channel=replication_channel)
+        return self._run(self._replicate_op(src_recording_id, src_control_stream_id, src_control_channel, params))
+
+    def tagged_replicate(self, src_recording_id: int, dst_recording_id: int, channel_tag_id: int,
+                         subscription_tag_id: int, src_control_stream_id: int, src_control_channel: str,
+                         live_destination: str | None = None, *, stop_position: int = NULL_POSITION,
+                         replication_channel: str | None = None) -> int:
+        """As :meth:`replicate`, with the replication subscription tagged ``channel_tag_id``/``subscription_tag_id``."""
+        params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
+                                   live_destination=live_destination, replication_channel=replication_channel,
+                                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id)
+        return self._run(self._replicate_op(src_recording_id, src_control_stream_id, src_control_channel, params))
+
+    def stop_replication(self, replication_id: int) -> None:
+        """Stop replication ``replication_id`` (UnknownReplicationError when there is none)."""
+        self._run(self._simple_op("stop_replication", "stop replication", replication_id))
+
+    def try_stop_replication(self, replication_id: int) -> bool:
+        """As :meth:`stop_replication`; False for an unknown replication."""
+        return bool(self._run(self._simple_op("stop_replication", "stop replication", replication_id,
+                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION)))
+
+
+def endpoint_of(channel: str) -> str | None:
+    """The ``endpoint`` of ``channel`` (None without one)."""
+    return ChannelUri.parse(channel).get(ENDPOINT_PARAM_NAME)
+
+
+__all__ = ["AeronArchive", "Context", "SourceLocation", "State", "NullCredentialsSupplier", "ReplayParams",
+           "ReplicationParams", "segment_file_base_position", "connect_op", "REPLAY_ALL_AND_FOLLOW",
+           "REPLAY_ALL_AND_STOP", "NULL_POSITION", "NULL_VALUE", "NULL_LENGTH", "NULL_TIMESTAMP"]
