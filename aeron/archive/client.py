@@ -818,7 +818,7 @@ class AeronArchive:
         return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
 
     def stop_replay(self, replay_session_id: int) -> None:
-        """Stop replay ``replay_session_id`` (UnknownReplayError when there is none)."""
+        """Stop replay ``replay_session_id`` (Aeron 1.53 answers OK for an unknown one too)."""
         self._run(self._simple_op("stop_replay", "stop replay", replay_session_id))
 
     def stop_all_replays(self, recording_id: int = NULL_VALUE) -> None:
