@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Archives for the client tests to talk to: the official Java ArchivingMediaDriver (needs AERON_JAVA_CP; skips
+cleanly without it). Each runs in its own /dev/shm directory on free loopback ports and is stopped by the
+fixture that started it. When our own archive server lands, a launcher for it goes here with the same face."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+import signal
+import subprocess
+import time
+from typing import Any
+
+import pytest
+
+from aeron.archive import Context
+from aeron.client.aeron import Aeron
+from aeron.client.context import Context as AeronContext
+from tests import procs
+from tests.support import free_port
+
+JAVA_OPENS = ["--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
+              "--add-opens", "java.base/java.util.zip=ALL-UNNAMED",
+              "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"]
+TERM_LENGTH = 64 * 1024
+SEGMENT_LENGTH = 256 * 1024       # small segments: a few hundred KiB of messages spans several
+
+
+@dataclasses.dataclass
+class ArchiveHandle:
+    """What a test needs to reach an archive: its driver's directory and its channels."""
+
+    name: str
+    aeron_dir: str
+    archive_dir: str
+    control_channel: str
+    control_stream_id: int
+    events_channel: str
+    events_stream_id: int
+    archive_id: int
+    replication_channel: str
+    proc: Any = None
+
+    def context(self, aeron: Aeron | None = None, **settings: Any) -> Context:
+        """An AeronArchive.Context for this archive (a UDP response channel on an ephemeral port)."""
+        values: dict[str, Any] = dict(control_request_channel=self.control_channel,
+                                      control_request_stream_id=self.control_stream_id,
+                                      control_response_channel="aeron:udp?endpoint=localhost:0",
+                                      recording_events_channel=self.events_channel,
+                                      recording_events_stream_id=self.events_stream_id,
+                                      aeron_dir=self.aeron_dir, message_timeout_ns=10_000_000_000)
+        values.update(settings)
+        ctx = Context(environ={}, **values)
+        if aeron is not None:
+            ctx.aeron = aeron
+        return ctx
+
+    def connect_aeron(self) -> Aeron:
+        """A client of this archive's driver."""
+        return Aeron.connect(AeronContext(self.aeron_dir))
+
+
+def java_classpath() -> str:
+    value = os.environ.get("AERON_JAVA_CP")
+    if not value:
+        pytest.skip("AERON_JAVA_CP is not set: the official Java archive is not available")
+    return value
+
+
+def start_java_archive(base: pathlib.Path, name: str, archive_id: int, **properties: str) -> ArchiveHandle:
+    """Launch ``io.aeron.archive.ArchivingMediaDriver`` (driver and archive in one JVM, SHARED threading) with
+    its own directories under ``base``; returns once its mark file exists."""
+    cp = java_classpath()
+    aeron_dir = str(base / f"{name}-driver")
+    archive_dir = str(base / f"{name}-archive")
+    control_port = free_port()
+    events_port = free_port()
+    handle = ArchiveHandle(name=name, aeron_dir=aeron_dir, archive_dir=archive_dir,
+                           control_channel=f"aeron:udp?endpoint=localhost:{control_port}", control_stream_id=10,
+                           events_channel=f"aeron:udp?endpoint=localhost:{events_port}", events_stream_id=30,
+                           archive_id=archive_id, replication_channel="aeron:udp?endpoint=localhost:0")
+    props = {
+        "aeron.dir": aeron_dir, "aeron.dir.delete.on.start": "true", "aeron.dir.delete.on.shutdown": "true",
+        "aeron.threading.mode": "SHARED", "aeron.archive.threading.mode": "SHARED",
+        "aeron.term.buffer.length": str(TERM_LENGTH), "aeron.ipc.term.buffer.length": str(TERM_LENGTH),
+        "aeron.archive.dir": archive_dir, "aeron.archive.dir.delete.on.start": "true",
+        "aeron.archive.control.channel": handle.control_channel,
+        "aeron.archive.replication.channel": handle.replication_channel,
+        "aeron.archive.recording.events.enabled": "true",
+        "aeron.archive.recording.events.channel": handle.events_channel,
+        "aeron.archive.segment.file.length": str(SEGMENT_LENGTH), "aeron.archive.id": str(archive_id),
+        "aeron.publication.linger.timeout": "200ms", "aeron.archive.replay.linger.timeout": "200ms",
+        "aeron.client.liveness.timeout": "5s", "aeron.timer.interval": "100ms",
+        "aeron.spies.simulate.connection": "true",
+    }
+    props.update(properties)
+    args = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *JAVA_OPENS, "-cp", cp,
+            *[f"-D{k}={v}" for k, v in props.items()], "io.aeron.archive.ArchivingMediaDriver"]
+    env = procs.client_env()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    handle.proc = proc
+    mark = pathlib.Path(archive_dir) / "archive-mark.dat"
+    deadline = time.monotonic() + 60
+    while not mark.exists() or not os.path.exists(os.path.join(aeron_dir, "cnc.dat")):
+        if proc.poll() is not None:
+            out, err = proc.communicate(timeout=5)
+            pytest.fail(f"Java archive {name} exited rc={proc.returncode}\n{out}\n{err}")
+        if time.monotonic() > deadline:
+            stop_archive(handle)
+            pytest.fail(f"Java archive {name} did not start within 60 s")
+        time.sleep(0.1)
+    time.sleep(0.3)     # the archive conductor subscribes to its control channel just after creating the mark file
+    return handle
+
+
+def stop_archive(handle: ArchiveHandle) -> None:
+    """Stop the archive process (SIGTERM: the Java launcher closes driver and archive cleanly)."""
+    procs.stop(handle.proc, signal.SIGTERM, timeout=20)
+    handle.proc = None
