@@ -380,8 +380,9 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
                 if resource is not None:
                     try:
                         resource.close()
-                    except Exception:       # noqa: BLE001 - the original failure is the one to report
-                        pass
+                    except Exception as exc:    # noqa: BLE001 - the original failure is the one raised
+                        if ctx.error_handler is not None:
+                            ctx.error_handler(exc)
         ctx.close()
         raise
 

@@ -628,8 +628,8 @@ def test_persistent_subscription_from_live_and_its_failures(client, aeron, signa
                                        PersistentSubscriptionError.Reason.STREAM_ID_MISMATCH)):
         failing = persistent(archive, aeron, recording, FROM_START, live_channel, Listener(), live_stream_id=stream)
         try:
-            wait_for(lambda: failing.has_failed, WAIT_S,
-                     invoke=lambda: failing.poll(handler, 20) or time.sleep(0.001), what="failure")
+            wait_for(lambda f=failing: f.has_failed, WAIT_S,
+                     invoke=lambda f=failing: f.poll(handler, 20) or time.sleep(0.001), what="failure")
             assert isinstance(failing.failure_reason, PersistentSubscriptionError)
             assert failing.failure_reason.reason is reason
         finally:

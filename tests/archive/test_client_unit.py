@@ -4,7 +4,6 @@ pollers over crafted responses, the error mapping, the Context, and a scripted s
 driver for the connect handshake (with a challenge), typed errors, listings, signals and timeouts."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest

@@ -1,0 +1,480 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The archive client on asyncio: ``async with aeron.aio.archive.connect(...) as archive``.
+
+:class:`AsyncAeronArchive` wraps a sync :class:`aeron.archive.AeronArchive` and runs the very same operation
+generators (aeron/archive/client.py), awaiting where the sync client would idle: so it holds no protocol state of
+its own. Operations are serialised by an asyncio lock (one request in flight per control session, as the Java
+client's lock does). Replays are async iterators of messages; recording events and recording signals are async
+streams.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.aio.client import AsyncAeron
+from aeron.aio.subscription import AsyncSubscription, Message
+from aeron.archive.archive_proxy import NULL_POSITION, NULL_VALUE, ReplayParams, ReplicationParams
+from aeron.archive.client import (REPLAY_ALL_AND_STOP, AeronArchive, Context, Op, SourceLocation, connect_op,
+                                  replay_image_session_id)
+from aeron.archive.pollers import (RecordingDescriptor, RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
+                                   RecordingSubscriptionDescriptor)
+from aeron.client.aeron import Aeron
+from aeron.client.context import Context as AeronContext
+from aeron.common.channel_uri import SESSION_ID_PARAM_NAME, ChannelUri
+from aeron.common.errors import IllegalStateError
+
+T = TypeVar("T")
+SIGNAL_QUEUE_CAPACITY = 4096
+
+
+async def _drive(op: Op[T]) -> T:
+    idle = AsyncBackoffIdleStrategy()
+    try:
+        while True:
+            await idle.idle(next(op))
+    except StopIteration as stop:
+        return stop.value       # type: ignore[no-any-return]
+
+
+class AsyncAeronArchive:
+    """Made by :func:`connect`. Every request method of :class:`aeron.archive.AeronArchive` is here as a
+    coroutine with the same arguments and results (and the same typed ArchiveErrors); ``replay()`` is an async
+    iterator of the replayed messages, ``recording_events()`` and ``recording_signals()`` async streams."""
+
+    def __init__(self, archive: AeronArchive, client: AsyncAeron, signals: collections.deque[RecordingSignalEvent],
+                 owns_client: bool = False) -> None:
+        """Wrap a connected sync client whose Aeron is ``client``'s; use :func:`connect`."""
+        self.archive = archive
+        self.client = client
+        self._signals = signals
+        self._owns_client = owns_client
+        self._lock = asyncio.Lock()
+        self.signals_dropped = 0
+
+    async def _run(self, op_factory: Callable[[], Op[T]]) -> T:
+        async with self._lock:
+            return await _drive(op_factory())
+
+    # -- identity and lifecycle ------------------------------------------------------------------------------------
+    @property
+    def control_session_id(self) -> int:
+        """The archive's id for this session."""
+        return self.archive.control_session_id
+
+    @property
+    def archive_id(self) -> int:
+        """The archive's id."""
+        return self.archive.archive_id
+
+    @property
+    def context(self) -> Context:
+        """The sync client's concluded context."""
+        return self.archive.context
+
+    async def close(self) -> None:
+        """Close the session (and the AsyncAeron when :func:`connect` made it). Idempotent."""
+        async with self._lock:
+            self.archive.close()
+        if self._owns_client:
+            self._owns_client = False
+            await self.client.close()
+
+    async def __aenter__(self) -> "AsyncAeronArchive":
+        """Return the client; the ``async with`` block closes it."""
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the client."""
+        await self.close()
+
+    # -- recording -------------------------------------------------------------------------------------------------
+    async def start_recording(self, channel: str, stream_id: int, source_location: int = SourceLocation.REMOTE,
+                              auto_stop: bool | None = None) -> int:
+        """As :meth:`AeronArchive.start_recording`."""
+        return await self._run(lambda: self.archive._start_recording_op(channel, stream_id, source_location,
+                                                                        auto_stop))
+
+    async def extend_recording(self, recording_id: int, channel: str, stream_id: int,
+                               source_location: int = SourceLocation.REMOTE, auto_stop: bool | None = None) -> int:
+        """As :meth:`AeronArchive.extend_recording`."""
+        return await self._run(lambda: self.archive._extend_recording_op(recording_id, channel, stream_id,
+                                                                         source_location, auto_stop))
+
+    async def _simple(self, method: str, what: str, *args: Any, allowed_error_code: int | None = None) -> int:
+        return await self._run(lambda: self.archive._simple_op(method, what, *args,
+                                                               allowed_error_code=allowed_error_code))
+
+    async def stop_recording(self, channel: str, stream_id: int) -> None:
+        """As :meth:`AeronArchive.stop_recording`."""
+        await self._simple("stop_recording", "stop recording", channel, stream_id)
+
+    async def stop_recording_subscription(self, subscription_id: int) -> None:
+        """As :meth:`AeronArchive.stop_recording_subscription`."""
+        await self._simple("stop_recording_subscription", "stop recording", subscription_id)
+
+    async def try_stop_recording_by_identity(self, recording_id: int) -> bool:
+        """As :meth:`AeronArchive.try_stop_recording_by_identity`."""
+        return await self._simple("stop_recording_by_identity", "stop recording", recording_id) != 0
+
+    # -- replay ----------------------------------------------------------------------------------------------------
+    async def start_replay(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                           position: int = NULL_POSITION, length: int = -1, *,
+                           params: ReplayParams | None = None) -> int:
+        """As :meth:`AeronArchive.start_replay`: the replay session id."""
+        params = params if params is not None else ReplayParams(position=position, length=length)
+        return await self._run(lambda: self.archive._start_replay_op(recording_id, replay_channel, replay_stream_id,
+                                                                     params))
+
+    async def start_bounded_replay(self, recording_id: int, position: int, length: int, limit_counter_id: int,
+                                   replay_channel: str, replay_stream_id: int) -> int:
+        """As :meth:`AeronArchive.start_bounded_replay`."""
+        params = ReplayParams(position=position, length=length, bounding_limit_counter_id=limit_counter_id)
+        return await self._run(lambda: self.archive._start_replay_op(recording_id, replay_channel, replay_stream_id,
+                                                                     params))
+
+    async def stop_replay(self, replay_session_id: int) -> None:
+        """As :meth:`AeronArchive.stop_replay`."""
+        await self._simple("stop_replay", "stop replay", replay_session_id)
+
+    async def stop_all_replays(self, recording_id: int = NULL_VALUE) -> None:
+        """As :meth:`AeronArchive.stop_all_replays`."""
+        await self._simple("stop_all_replays", "stop all replays", recording_id)
+
+    async def replay_subscription(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                                  position: int = NULL_POSITION, length: int = -1) -> AsyncSubscription:
+        """Start a replay and return an :class:`AsyncSubscription` to it (Java's ``replay()``)."""
+        params = ReplayParams(position=position, length=length)
+        subscription = await self._run(lambda: self.archive._replay_op(recording_id, replay_channel,
+                                                                       replay_stream_id, params))
+        return AsyncSubscription(subscription)
+
+    def replay(self, recording_id: int, position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_STOP, *,
+               replay_channel: str = "aeron:ipc", replay_stream_id: int = 0x5EED) -> "ReplayStream":
+        """``async for message in archive.replay(recording_id, position=..., length=...)``: the replayed messages
+        (assembled, zero-copy until the next one: ``message.copy()`` keeps one) until the replay ends (the
+        archive's end of stream after ``length`` bytes; -2, the default, stops at the recording's current end).
+        The replay starts at the first step; ``await stream.close()`` (or ``async with``) stops it early."""
+        return ReplayStream(self, recording_id, position, length, replay_channel, replay_stream_id)
+
+    # -- queries ---------------------------------------------------------------------------------------------------
+    async def list_recordings(self, from_recording_id: int, record_count: int,
+                              consumer: Callable[[RecordingDescriptor], Any] | None = None) -> list[RecordingDescriptor]:
+        """The descriptors (also given to ``consumer`` when set), as :meth:`AeronArchive.list_recordings`."""
+        got: list[RecordingDescriptor] = []
+        sink = _tee(got, consumer)
+        await self._run(lambda: self.archive._list_recordings_op(from_recording_id, record_count, sink))
+        return got
+
+    async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                      stream_id: int) -> list[RecordingDescriptor]:
+        """The matching descriptors, as :meth:`AeronArchive.list_recordings_for_uri`."""
+        got: list[RecordingDescriptor] = []
+        await self._run(lambda: self.archive._list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                         channel_fragment, stream_id, got.append))
+        return got
+
+    async def list_recording(self, recording_id: int) -> RecordingDescriptor | None:
+        """The descriptor of ``recording_id``, or None when unknown."""
+        got: list[RecordingDescriptor] = []
+        await self._run(lambda: self.archive._list_recording_op(recording_id, got.append))
+        return got[0] if got else None
+
+    async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                           stream_id: int, apply_stream_id: bool
+                                           ) -> list[RecordingSubscriptionDescriptor]:
+        """The recording subscriptions, as :meth:`AeronArchive.list_recording_subscriptions`."""
+        got: list[RecordingSubscriptionDescriptor] = []
+        await self._run(lambda: self.archive._list_recording_subscriptions_op(
+            pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, got.append))
+        return got
+
+    async def get_recording_position(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.get_recording_position`."""
+        return await self._simple("get_recording_position", "get recording position", recording_id)
+
+    async def get_start_position(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.get_start_position`."""
+        return await self._simple("get_start_position", "get start position", recording_id)
+
+    async def get_stop_position(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.get_stop_position`."""
+        return await self._simple("get_stop_position", "get stop position", recording_id)
+
+    async def get_max_recorded_position(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.get_max_recorded_position`."""
+        return await self._simple("get_max_recorded_position", "get max recorded position", recording_id)
+
+    async def find_last_matching_recording(self, min_recording_id: int, channel_fragment: str, stream_id: int,
+                                           session_id: int) -> int:
+        """As :meth:`AeronArchive.find_last_matching_recording`."""
+        return await self._simple("find_last_matching_recording", "find last matching recording", min_recording_id,
+                                  channel_fragment, stream_id, session_id)
+
+    # -- catalog and segments ----------------------------------------------------------------------------------------
+    async def truncate_recording(self, recording_id: int, position: int) -> int:
+        """As :meth:`AeronArchive.truncate_recording`."""
+        return await self._simple("truncate_recording", "truncate recording", recording_id, position)
+
+    async def purge_recording(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.purge_recording`."""
+        return await self._simple("purge_recording", "purge recording", recording_id)
+
+    async def detach_segments(self, recording_id: int, new_start_position: int) -> None:
+        """As :meth:`AeronArchive.detach_segments`."""
+        await self._simple("detach_segments", "detach segments", recording_id, new_start_position)
+
+    async def delete_detached_segments(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.delete_detached_segments`."""
+        return await self._simple("delete_detached_segments", "delete detached segments", recording_id)
+
+    async def purge_segments(self, recording_id: int, new_start_position: int) -> int:
+        """As :meth:`AeronArchive.purge_segments`."""
+        return await self._simple("purge_segments", "purge segments", recording_id, new_start_position)
+
+    async def attach_segments(self, recording_id: int) -> int:
+        """As :meth:`AeronArchive.attach_segments`."""
+        return await self._simple("attach_segments", "attach segments", recording_id)
+
+    async def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
+        """As :meth:`AeronArchive.migrate_segments`."""
+        return await self._simple("migrate_segments", "migrate segments", src_recording_id, dst_recording_id)
+
+    # -- replication -----------------------------------------------------------------------------------------------
+    async def replicate(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
+                        src_control_channel: str, live_destination: str | None = None, *,
+                        params: ReplicationParams | None = None) -> int:
+        """As :meth:`AeronArchive.replicate`: the replication id."""
+        if params is None:
+            params = ReplicationParams(dst_recording_id=dst_recording_id, live_destination=live_destination)
+        return await self._run(lambda: self.archive._replicate_op(src_recording_id, src_control_stream_id,
+                                                                  src_control_channel, params))
+
+    async def stop_replication(self, replication_id: int) -> None:
+        """As :meth:`AeronArchive.stop_replication`."""
+        await self._simple("stop_replication", "stop replication", replication_id)
+
+    # -- signals and events ------------------------------------------------------------------------------------------
+    async def recording_signals(self, timeout: float | None = None) -> AsyncIterator[RecordingSignalEvent]:
+        """The recording signals of this session as they arrive (also those met while other requests waited):
+        ``async for signal in archive.recording_signals()``; AeronTimeoutError when none comes for ``timeout``
+        seconds. An ERROR response for this session met while polling is raised."""
+        idle = AsyncBackoffIdleStrategy()
+        while True:
+            if self._signals:
+                idle.reset()
+                yield self._signals.popleft()
+                continue
+            async with deadline(timeout, "recording signal"):
+                while not self._signals:
+                    async with self._lock:
+                        work = self.archive.poll_for_recording_signals()
+                    await idle.idle(work)
+
+    def recording_events(self, channel: str | None = None, stream_id: int | None = None) -> "RecordingEventStream":
+        """The archive's recording events (RecordingStarted, RecordingProgress, RecordingStopped) from its events
+        channel (the context's by default): ``async with archive.recording_events() as events: async for event in
+        events``. Entering subscribes and waits for the archive's events publication to connect (events sent
+        before that are lost: the archive drops them without a subscriber)."""
+        ctx = self.archive.context
+        channel = channel or ctx.recording_events_channel
+        if not channel:
+            raise IllegalStateError("no recording events channel: set Context.recording_events_channel")
+        return RecordingEventStream(self.client, channel,
+                                    ctx.recording_events_stream_id if stream_id is None else stream_id)
+
+
+class RecordingEventStream:
+    """An async stream of recording events (see :meth:`AsyncAeronArchive.recording_events`)."""
+
+    def __init__(self, client: AsyncAeron, channel: str, stream_id: int) -> None:
+        """Made by :meth:`AsyncAeronArchive.recording_events`."""
+        self._client = client
+        self.channel = channel
+        self.stream_id = stream_id
+        self.subscription: AsyncSubscription | None = None
+        self._events: collections.deque[RecordingEvent] = collections.deque()
+        self._adapter: RecordingEventsAdapter | None = None
+        self._closed = False
+
+    async def start(self, timeout: float | None = 10.0) -> None:
+        """Subscribe and wait (up to ``timeout`` s: AeronTimeoutError) until the archive's publication is
+        connected. Idempotent."""
+        if self.subscription is None:
+            self.subscription = await self._client.add_subscription(self.channel, self.stream_id)
+            self._adapter = RecordingEventsAdapter(self._events.append, self.subscription.subscription)
+        idle = AsyncBackoffIdleStrategy()
+        async with deadline(timeout, "recording events stream connected"):
+            while not self.subscription.subscription.is_connected:
+                await idle.idle(0)
+
+    def __aiter__(self) -> "RecordingEventStream":
+        """The stream itself."""
+        return self
+
+    async def __anext__(self) -> RecordingEvent:
+        """The next event; StopAsyncIteration once closed."""
+        if self.subscription is None:
+            await self.start()
+        adapter = self._adapter
+        assert adapter is not None
+        idle = AsyncBackoffIdleStrategy()
+        while not self._events:
+            if self._closed:
+                raise StopAsyncIteration
+            await idle.idle(adapter.poll())
+        return self._events.popleft()
+
+    async def close(self) -> None:
+        """Close the subscription. Idempotent."""
+        self._closed = True
+        if self.subscription is not None:
+            self.subscription.close()
+
+    async def __aenter__(self) -> "RecordingEventStream":
+        """Subscribe (see :meth:`start`)."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the stream."""
+        await self.close()
+
+
+def _tee(out: list[Any], consumer: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    if consumer is None:
+        return out.append
+
+    def both(entry: Any) -> None:
+        out.append(entry)
+        consumer(entry)
+    return both
+
+
+class ReplayStream:
+    """An async iterator over one replay's messages (see :meth:`AsyncAeronArchive.replay`)."""
+
+    def __init__(self, archive: AsyncAeronArchive, recording_id: int, position: int, length: int,
+                 replay_channel: str, replay_stream_id: int) -> None:
+        """Made by :meth:`AsyncAeronArchive.replay`."""
+        self._archive = archive
+        self.recording_id = recording_id
+        self.position = position
+        self.length = length
+        self.replay_channel = replay_channel
+        self.replay_stream_id = replay_stream_id
+        self.subscription: AsyncSubscription | None = None
+        self.replay_session_id = NULL_VALUE
+        self._closed = False
+        self._idle = AsyncBackoffIdleStrategy()
+
+    async def start(self) -> None:
+        """Ask the archive for the replay and subscribe to it (done by the first step when not called)."""
+        if self.subscription is None and not self._closed:
+            archive = self._archive
+            self.replay_session_id = await archive.start_replay(self.recording_id, self.replay_channel,
+                                                                self.replay_stream_id, self.position, self.length)
+            uri = ChannelUri.parse(self.replay_channel)
+            uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(self.replay_session_id)))
+            self.subscription = await archive.client.add_subscription(str(uri), self.replay_stream_id)
+
+    def __aiter__(self) -> "ReplayStream":
+        """The stream itself."""
+        return self
+
+    async def __anext__(self) -> Message:
+        """The next replayed message; StopAsyncIteration at the replay's end of stream (or once closed)."""
+        if self.subscription is None:
+            if self._closed:
+                raise StopAsyncIteration
+            await self.start()
+        subscription = self.subscription
+        assert subscription is not None
+        idle = self._idle
+        seen_image = False
+        while True:
+            if self._closed or subscription.subscription.is_closed:
+                raise StopAsyncIteration
+            message = subscription.receive_nowait()
+            if message is not None:
+                idle.reset()
+                return message
+            images = subscription.subscription.images
+            if images:
+                seen_image = True
+                if all(image.is_end_of_stream or image.is_closed for image in images):
+                    await self.close()
+                    raise StopAsyncIteration
+            elif seen_image:
+                await self.close()
+                raise StopAsyncIteration
+            await idle.idle(0)
+
+    async def close(self) -> None:
+        """Close the replay subscription (the archive ends the replay when its subscriber goes). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.subscription is not None:
+            self.subscription.close()
+
+    async def __aenter__(self) -> "ReplayStream":
+        """Start the replay; the ``async with`` block closes it."""
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """Close the replay."""
+        await self.close()
+
+
+@contextlib.asynccontextmanager
+async def connect(context: Context | None = None, *, client: AsyncAeron | None = None, aeron_dir: str | None = None,
+                  **settings: Any) -> AsyncIterator[AsyncAeronArchive]:
+    """``async with aeron.aio.archive.connect(control_request_channel=..., control_response_channel=...) as
+    archive``: connect to an archive without blocking the loop.
+
+    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to ``aeron_dir``
+    (else the context's) and closed on exit. ``context`` (or ``settings``) as for :class:`aeron.archive.Context`;
+    its ``aeron`` is set to the AsyncAeron's client.
+    """
+    if context is None:
+        context = Context(**settings)
+    elif settings:
+        raise IllegalStateError("pass either a Context or keyword settings, not both")
+    owns = client is None
+    if client is None:
+        loop = asyncio.get_running_loop()
+        aeron = await loop.run_in_executor(None, Aeron.connect, AeronContext(
+            aeron_dir or context.aeron_dir, use_conductor_agent_invoker=True))
+        client = AsyncAeron(aeron)
+    try:
+        signals: collections.deque[RecordingSignalEvent] = collections.deque(maxlen=SIGNAL_QUEUE_CAPACITY)
+        user_consumer = context.recording_signal_consumer
+
+        def on_signal(event: RecordingSignalEvent) -> None:
+            signals.append(event)
+            if user_consumer is not None:
+                user_consumer(event)
+
+        context.aeron = client.aeron
+        context.owns_aeron_client = False
+        context.recording_signal_consumer = on_signal
+        context.conclude()
+        sync_archive = await _drive(connect_op(context))
+    except BaseException:
+        if owns:
+            await client.close()
+        raise
+    archive = AsyncAeronArchive(sync_archive, client, signals, owns_client=owns)
+    try:
+        yield archive
+    finally:
+        await archive.close()
+
+
+__all__ = ["AsyncAeronArchive", "ReplayStream", "RecordingEventStream", "connect"]

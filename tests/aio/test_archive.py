@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: Apache-2.0
+"""aeron.aio.archive against the official Java archive (needs AERON_JAVA_CP; skips without it): connect, record,
+signals and events as async streams, a replay as an async iterator, typed errors, on asyncio and uvloop."""
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import shutil
+import uuid
+
+import pytest
+
+import aeron.aio.archive
+from aeron._core.codecs.archive import RecordingSignal
+from aeron.archive import SourceLocation
+from aeron.archive import errors as E
+from aeron.archive.pollers import RecordingStarted, RecordingStopped
+from tests.archive.archives import java_classpath, start_java_archive, stop_archive
+from tests.support import free_port
+
+STREAM_ID = 1101
+
+
+@pytest.fixture(scope="module")
+def java_archive():
+    java_classpath()
+    base = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-aarc-{uuid.uuid4().hex[:8]}"
+    base.mkdir()
+    handle = start_java_archive(base, "aio", archive_id=5150)
+    try:
+        yield handle
+    finally:
+        stop_archive(handle)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def settings(handle) -> dict:
+    return dict(control_request_channel=handle.control_channel, control_response_channel="aeron:udp?endpoint=localhost:0",
+                recording_events_channel=handle.events_channel, aeron_dir=handle.aeron_dir, environ={})
+
+
+async def offer_all(publication, messages) -> None:
+    for message in messages:
+        await publication.offer(message, timeout=10)
+
+
+async def test_record_then_replay_as_an_async_iterator(java_archive, loop_errors):
+    messages = [bytes([i]) * (50 + i) for i in range(30)] + [bytes(range(256)) * 12]   # the last one fragmented
+    async with aeron.aio.archive.connect(**settings(java_archive)) as archive:
+        assert archive.archive_id == 5150
+        events = archive.recording_events()
+        await events.start()
+        channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+        subscription_id = await archive.start_recording(channel, STREAM_ID, SourceLocation.REMOTE)
+        publication = await archive.client.add_exclusive_publication(channel, STREAM_ID, timeout=10)
+        start = None
+        async for signal in archive.recording_signals(timeout=20):
+            if signal.signal == RecordingSignal.START:
+                start = signal
+                break
+        assert start is not None and start.subscription_id == subscription_id
+        recording_id = start.recording_id
+        started = await asyncio.wait_for(anext_matching(events, RecordingStarted, recording_id), 20)
+        assert started.stream_id == STREAM_ID and started.channel == channel
+        await offer_all(publication, messages)
+        stop = publication.position
+        while await archive.get_recording_position(recording_id) < stop:
+            await asyncio.sleep(0.01)
+        await archive.stop_recording(channel, STREAM_ID)
+        stopped = await asyncio.wait_for(anext_matching(events, RecordingStopped, recording_id), 20)
+        assert stopped.stop_position == stop
+        await events.close()
+        descriptor = await archive.list_recording(recording_id)
+        assert descriptor is not None and descriptor.stop_position == stop
+        assert await archive.list_recording(10**6) is None
+        got = []
+        async for message in archive.replay(recording_id, position=0, length=stop):
+            got.append(bytes(message))
+        assert got == messages
+        half = []
+        async with archive.replay(recording_id, position=0) as replay:      # -2: to the recording's end
+            async for message in replay:
+                half.append(message.copy())
+                if len(half) == 5:
+                    break
+        assert [bytes(m) for m in half] == messages[:5]
+        publication.close()
+
+
+async def anext_matching(events, kind, recording_id):
+    async for event in events:
+        if isinstance(event, kind) and event.recording_id == recording_id:
+            return event
+    raise AssertionError("events ended")
+
+
+async def test_errors_are_typed_and_listing_works(java_archive, loop_errors):
+    async with aeron.aio.archive.connect(**settings(java_archive)) as archive:
+        with pytest.raises(E.UnknownRecordingError) as info:
+            await archive.get_stop_position(10**6)
+        assert info.value.error_code == E.ArchiveErrorCode.UNKNOWN_RECORDING
+        await archive.stop_replay(1 << 40)         # Aeron 1.53 answers OK for an unknown replay
+        with pytest.raises(E.UnknownReplicationError):
+            await archive.stop_replication(10**6)
+        with pytest.raises(E.UnknownSubscriptionError):
+            await archive.stop_recording("aeron:udp?endpoint=localhost:9", STREAM_ID)
+        recordings = await archive.list_recordings(0, 100)
+        assert all(r.control_session_id == archive.control_session_id for r in recordings)
+        assert await archive.find_last_matching_recording(0, "no-such", STREAM_ID, 0) == -1
+
+
+async def test_a_shared_async_client_and_concurrent_requests(java_archive, loop_errors):
+    async with aeron.aio.connect(aeron_dir=java_archive.aeron_dir) as client:
+        async with aeron.aio.archive.connect(client=client, **settings(java_archive)) as archive:
+            results = await asyncio.gather(*(archive.get_start_position(10**6 + i) for i in range(5)),
+                                           return_exceptions=True)
+            assert all(isinstance(r, E.UnknownRecordingError) for r in results)
+        assert not client.is_closed
