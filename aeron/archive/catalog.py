@@ -18,6 +18,7 @@ import os
 import pathlib
 import time
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.codecs.archive import (
@@ -73,6 +74,15 @@ def semantic_version_string(version: int) -> str:
 def align(value: int, alignment: int) -> int:
     """``value`` rounded up to a multiple of the power of two ``alignment``."""
     return (value + alignment - 1) & ~(alignment - 1)
+
+
+class DescriptorHeader(NamedTuple):
+    """A catalog entry's RecordingDescriptorHeader."""
+
+    length: int
+    state: int
+    checksum: int
+    reserved: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,13 +146,15 @@ class Catalog:
     written, :meth:`refresh` picks up entries added by the running archive.
 
     Corruption (a truncated file, an entry running past the file, a state or id out of order, an incompatible
-    version) raises CorruptFileError naming the file and the offset.
+    version) raises CorruptFileError naming the file and the offset. ``strict`` (the default) also refuses entries
+    whose term or segment length or positions are impossible; ArchiveTool opens with ``strict=False`` so that
+    ``verify`` can find and mark such entries INVALID.
     """
 
     def __init__(self, archive_dir: str | os.PathLike[str], *, capacity: int = DEFAULT_CAPACITY,
                  read_only: bool = False, file_sync_level: int = 0, checksum: Checksum | None = None,
                  epoch_clock: Callable[[], int] | None = None, fix_on_refresh: bool = True,
-                 check_version: bool = True) -> None:
+                 check_version: bool = True, strict: bool = True) -> None:
         """Open ``archive_dir``/archive.catalog; see the class docstring."""
         if capacity < MIN_CAPACITY or capacity > MAX_CATALOG_LENGTH:
             raise InvalidArgumentError(f"catalog capacity must be in [{MIN_CAPACITY}, {MAX_CATALOG_LENGTH}], "
@@ -152,6 +164,7 @@ class Catalog:
         self.read_only = read_only
         self.checksum = checksum
         self._check_version = check_version
+        self._strict = strict
         self._clock = epoch_clock or (lambda: time.time_ns() // 1_000_000)
         self._force_writes = file_sync_level > 0
         self._force_metadata = file_sync_level > 1
@@ -289,7 +302,8 @@ class Catalog:
             except MalformedMessageError as ex:
                 raise CorruptFileError(f"catalog entry body does not decode: {ex}", path=path,
                                        offset=body_offset) from None
-            self._check_body(body, offset)
+            if self._strict:
+                self._check_body(body, offset)
             recording_id = body.recording_id
             if recording_id <= self._last_recording_id:
                 raise CorruptFileError(f"catalog entry recording id {recording_id} is not above the previous "
@@ -520,6 +534,29 @@ class Catalog:
         finally:
             _park(body)
 
+    def descriptor_header(self, recording_id: int) -> DescriptorHeader:
+        """``recording_id``'s RecordingDescriptorHeader fields (any state)."""
+        self._check_open()
+        assert self._mm is not None
+        offset = self._offset_of(recording_id, True)
+        length, state, checksum = (int.from_bytes(self._mm[offset + i:offset + i + 4], "little", signed=True)
+                                   for i in (0, _HEADER_STATE, _HEADER_CHECKSUM))
+        return DescriptorHeader(length, state, checksum, int.from_bytes(self._mm[offset + 31:offset + 32], "little",
+                                                                        signed=True))
+
+    def entry_bytes(self, recording_id: int) -> bytes:
+        """A copy of ``recording_id``'s entry as stored: the 32-byte header and the body up to its length."""
+        self._check_open()
+        assert self._mm is not None
+        offset = self._offset_of(recording_id, True)
+        return bytes(self._mm[offset:offset + DESCRIPTOR_HEADER_LENGTH + self._entry_length(offset)])
+
+    def compute_descriptor_checksum(self, recording_id: int) -> int:
+        """The catalog checksum of ``recording_id``'s padded body as it is now (0 without a checksum)."""
+        self._check_open()
+        offset = self._offset_of(recording_id, True)
+        return self._compute_checksum(offset, self._entry_length(offset))
+
     def header_bytes(self, recording_id: int) -> tuple[int, int, int]:
         """``(length, state, checksum)`` of ``recording_id``'s descriptor header (any state)."""
         self._check_open()
@@ -633,10 +670,10 @@ class Catalog:
         self.capacity = new
         self._map()
 
-    def recording_stopped(self, recording_id: int, position: int, timestamp_ms: int) -> None:
-        """Stop timestamp, then stop position (release), then checksum."""
+    def recording_stopped(self, recording_id: int, position: int, timestamp_ms: int, any_state: bool = False) -> None:
+        """Stop timestamp, then stop position (release), then checksum (``any_state``: also a non-VALID entry)."""
         self._check_writable()
-        offset = self._offset_of(recording_id)
+        offset = self._offset_of(recording_id, any_state)
         body = offset + DESCRIPTOR_HEADER_LENGTH
         self._put_i64(body + _STOP_TIMESTAMP, timestamp_ms)
         self._put_i64_ordered(body + _STOP_POSITION, position)
