@@ -21,6 +21,7 @@ from aeron.aio.subscription import AsyncSubscription, Message
 from aeron.archive.archive_proxy import NULL_POSITION, NULL_VALUE, ReplayParams, ReplicationParams
 from aeron.archive.client import (REPLAY_ALL_AND_STOP, AeronArchive, Context, Op, SourceLocation, connect_op,
                                   replay_image_session_id)
+from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.pollers import (RecordingDescriptor, RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
                                    RecordingSubscriptionDescriptor)
 from aeron.client.aeron import Aeron
@@ -116,6 +117,16 @@ class AsyncAeronArchive:
     async def stop_recording_subscription(self, subscription_id: int) -> None:
         """As :meth:`AeronArchive.stop_recording_subscription`."""
         await self._simple("stop_recording_subscription", "stop recording", subscription_id)
+
+    async def try_stop_recording(self, channel: str, stream_id: int) -> bool:
+        """As :meth:`AeronArchive.try_stop_recording`."""
+        return await self._simple("stop_recording", "stop recording", channel, stream_id,
+                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION) != 0
+
+    async def try_stop_recording_subscription(self, subscription_id: int) -> bool:
+        """As :meth:`AeronArchive.try_stop_recording_subscription`."""
+        return await self._simple("stop_recording_subscription", "stop recording", subscription_id,
+                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION) != 0
 
     async def try_stop_recording_by_identity(self, recording_id: int) -> bool:
         """As :meth:`AeronArchive.try_stop_recording_by_identity`."""
@@ -244,6 +255,10 @@ class AsyncAeronArchive:
         """As :meth:`AeronArchive.migrate_segments`."""
         return await self._simple("migrate_segments", "migrate segments", src_recording_id, dst_recording_id)
 
+    async def update_channel(self, recording_id: int, new_channel: str) -> None:
+        """As :meth:`AeronArchive.update_channel`."""
+        await self._simple("update_channel", "update channel", recording_id, new_channel)
+
     # -- replication -----------------------------------------------------------------------------------------------
     async def replicate(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
                         src_control_channel: str, live_destination: str | None = None, *,
@@ -254,9 +269,23 @@ class AsyncAeronArchive:
         return await self._run(lambda: self.archive._replicate_op(src_recording_id, src_control_stream_id,
                                                                   src_control_channel, params))
 
+    async def tagged_replicate(self, src_recording_id: int, dst_recording_id: int, channel_tag_id: int,
+                               subscription_tag_id: int, src_control_stream_id: int, src_control_channel: str,
+                               live_destination: str | None = None) -> int:
+        """As :meth:`AeronArchive.tagged_replicate`."""
+        params = ReplicationParams(dst_recording_id=dst_recording_id, live_destination=live_destination,
+                                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id)
+        return await self._run(lambda: self.archive._replicate_op(src_recording_id, src_control_stream_id,
+                                                                  src_control_channel, params))
+
     async def stop_replication(self, replication_id: int) -> None:
         """As :meth:`AeronArchive.stop_replication`."""
         await self._simple("stop_replication", "stop replication", replication_id)
+
+    async def try_stop_replication(self, replication_id: int) -> bool:
+        """As :meth:`AeronArchive.try_stop_replication`."""
+        return await self._simple("stop_replication", "stop replication", replication_id,
+                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION) != 0
 
     # -- signals and events ------------------------------------------------------------------------------------------
     async def recording_signals(self, timeout: float | None = None) -> AsyncIterator[RecordingSignalEvent]:

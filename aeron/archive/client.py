@@ -8,7 +8,9 @@ asyncio faces share every byte of protocol handling.
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
+import inspect
 import os
 import threading
 import time
@@ -24,10 +26,12 @@ from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptor, R
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
-                                      MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
-                                      SESSION_ID_PARAM_NAME, SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri,
-                                      parse_duration_ns, parse_size)
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME,
+                                      MDC_CONTROL_MODE_PARAM_NAME, MTU_LENGTH_PARAM_NAME,
+                                      RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME, SPARSE_PARAM_NAME,
+                                      SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
+                                      TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri, parse_duration_ns,
+                                      parse_size)
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.version import __version__
 
@@ -76,6 +80,10 @@ def segment_file_base_position(start_position: int, position: int, term_buffer_l
     start_term_base = start_position - (start_position & (term_buffer_length - 1))
     from_base = position - start_term_base
     return start_term_base + (from_base - (from_base & (segment_file_length - 1)))
+
+
+def _is_response_channel(channel: str) -> bool:
+    return ChannelUri.parse(channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE
 
 
 def replay_image_session_id(replay_session_id: int) -> int:
@@ -387,6 +395,44 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
         raise
 
 
+class AsyncConnect:
+    """A connect in progress (Java's ``AeronArchive.AsyncConnect``): each :meth:`poll` takes one step and returns
+    the connected :class:`AeronArchive` once done, else None; the steps' errors are raised by :meth:`poll`."""
+
+    def __init__(self, context: Context) -> None:
+        """Conclude ``context`` and start; use :meth:`AeronArchive.async_connect`."""
+        context.conclude()
+        self.context = context
+        self._op: Op[AeronArchive] | None = connect_op(context)
+        self._archive: AeronArchive | None = None
+
+    def poll(self) -> "AeronArchive | None":
+        """One step of the handshake: the client once connected, else None."""
+        if self._archive is not None:
+            return self._archive
+        if self._op is None:
+            raise IllegalStateError("AsyncConnect is closed")
+        self.context.run_invokers()
+        try:
+            next(self._op)
+        except StopIteration as done:
+            self._archive = done.value
+            self._op = None
+        except BaseException:
+            self._op = None
+            raise
+        return self._archive
+
+    def close(self) -> None:
+        """Abandon an unfinished connect, closing what it made (a finished one is left to the client)."""
+        op, self._op = self._op, None
+        if op is not None:
+            if inspect.getgeneratorstate(op) != inspect.GEN_CREATED:
+                op.close()          # GeneratorExit runs connect_op's cleanup (which closes an owned client)
+            else:
+                self.context.close()     # never stepped: only the context's own Aeron client exists
+
+
 def _drive(op: Op[T], ctx: Context) -> T:
     """Run ``op`` to completion on this thread, idling with the context's strategy while it waits."""
     idle = ctx.idle_strategy
@@ -437,6 +483,16 @@ class AeronArchive:
             raise IllegalStateError("pass either a Context or keyword settings, not both")
         context.conclude()
         return _drive(connect_op(context), context)
+
+    @classmethod
+    def async_connect(cls, context: Context | None = None, **settings: Any) -> "AsyncConnect":
+        """Start connecting without blocking: call ``poll()`` on the result in your duty cycle until it returns the
+        client (Java's ``AeronArchive.asyncConnect``)."""
+        if context is None:
+            context = Context(**settings)
+        elif settings:
+            raise IllegalStateError("pass either a Context or keyword settings, not both")
+        return AsyncConnect(context)
 
     def close(self) -> None:
         """Close the session (CloseSessionRequest), the control publication and subscription, and the Aeron client
@@ -581,17 +637,69 @@ class AeronArchive:
 
     def _start_replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
                          params: ReplayParams) -> Op[int]:
-        if ChannelUri.parse(replay_channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
-            raise ArchiveError("replay over a response channel (control-mode=response) is not supported by this "
-                               "client yet")
+        if _is_response_channel(replay_channel):
+            if params.subscription_registration_id == NULL_VALUE:
+                raise ArchiveError("when using start_replay with a response channel, "
+                                   "ReplayParams.subscription_registration_id must be set")
+            return (yield from self._replay_over_response_channel_op(recording_id, replay_channel,
+                                                                     replay_stream_id, params,
+                                                                     params.subscription_registration_id))
         correlation_id = self._begin()
         sent = self.archive_proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params,
                                                      correlation_id, self.control_session_id)
         what = "bounded replay" if params.is_bounded else "replay"
         return (yield from self._request(sent, what, correlation_id))
 
+    def _replay_over_response_channel_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                                         params: ReplayParams, subscription_registration_id: int) -> Op[int]:
+        """A replay to a ``control-mode=response`` subscription (archive.md §10.4): a replay token on this
+        session, then the ReplayRequest sent on a new request publication whose ``response-correlation-id``
+        names the replay subscription, so the archive answers it over that subscription's own channel."""
+        correlation_id = self._begin()
+        sent = self.archive_proxy.request_replay_token(correlation_id, self.control_session_id, recording_id)
+        token = yield from self._request(sent, "replay token", correlation_id)
+        ctx = self.context
+        assert ctx.control_request_channel is not None
+        uri = ChannelUri.parse(ctx.control_request_channel)
+        for key in (SESSION_ID_PARAM_NAME, TERM_ID_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME, TERM_OFFSET_PARAM_NAME):
+            uri.remove(key)
+        uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(subscription_registration_id))
+        uri.put(TERM_LENGTH_PARAM_NAME, str(ctx.control_term_buffer_length))
+        uri.put(SPIES_SIMULATE_CONNECTION_PARAM_NAME, "false")
+        registration_id = self.aeron.async_add_exclusive_publication(str(uri), ctx.control_request_stream_id)
+        while (publication := self.aeron.get_exclusive_publication(registration_id)) is None:
+            yield 0
+        try:
+            deadline = _Deadline(ctx.message_timeout_ns)
+            while not publication.is_connected or publication.position_limit == 0:
+                deadline.check("timed out waiting to establish replay connection", correlation_id)
+                yield 0
+            proxy = ArchiveProxy(publication, ctx.message_retry_attempts)
+            params = dataclasses.replace(params, replay_token=token)
+            sent = proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params, correlation_id,
+                                            self.control_session_id)
+            return (yield from self._request(sent, "replay", correlation_id))
+        finally:
+            publication.close()
+
     def _replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, params: ReplayParams,
                    available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
+        if _is_response_channel(replay_channel):
+            registration_id = self.aeron.async_add_subscription(replay_channel, replay_stream_id,
+                                                                available_image_handler, unavailable_image_handler)
+            while (subscription := self.aeron.get_subscription(registration_id)) is None:
+                yield 0
+            try:
+                yield from self._replay_over_response_channel_op(recording_id, replay_channel, replay_stream_id,
+                                                                 params, subscription.registration_id)
+                deadline = _Deadline(self.context.message_timeout_ns)
+                while not subscription.is_connected:
+                    deadline.check("awaiting the replay image", self.last_correlation_id)
+                    yield 0
+            except BaseException:
+                subscription.close()
+                raise
+            return subscription
         replay_session_id = yield from self._start_replay_op(recording_id, replay_channel, replay_stream_id, params)
         uri = ChannelUri.parse(replay_channel)
         uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(replay_session_id)))
@@ -699,6 +807,14 @@ class AeronArchive:
             publication.close()
             raise
         return publication
+
+    def keep_alive(self) -> None:
+        """Send a KeepAliveRequest for this session (the archive does not answer it; Aeron 1.53 archives keep a
+        session alive without them, older ones time an idle session out)."""
+        with self._lock:
+            self._ensure_connected()
+            if not self.archive_proxy.keep_alive(self.control_session_id, self.aeron.next_correlation_id()):
+                raise ArchiveError("failed to send keep alive request")
 
     # -- polling the response stream outside a request ------------------------------------------------------
     def poll_for_error_response(self) -> str | None:
@@ -808,7 +924,8 @@ class AeronArchive:
                      params: ReplayParams | None = None) -> int:
         """Ask for a replay of ``length`` bytes from ``position`` (-1: the start; length -1 follows a live
         recording, -2 stops at its current end) to ``replay_channel``; returns the replay session id (its low 32
-        bits are the replay image's session id). ``params`` overrides position and length."""
+        bits are the replay image's session id). ``params`` overrides position and length; a ``control-mode=
+        response`` replay channel needs ``params.subscription_registration_id`` (the subscription to answer)."""
         params = params if params is not None else ReplayParams(position=position, length=length)
         return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
 
@@ -829,7 +946,8 @@ class AeronArchive:
     def replay(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
                available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Any:
-        """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id)."""
+        """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id; a
+        ``control-mode=response`` channel is replayed over the response channel, archive.md §10.4)."""
         params = params if params is not None else ReplayParams(position=position, length=length)
         return self._run(self._replay_op(recording_id, replay_channel, replay_stream_id, params,
                                          available_image_handler, unavailable_image_handler))
@@ -952,6 +1070,6 @@ def endpoint_of(channel: str) -> str | None:
     return ChannelUri.parse(channel).get(ENDPOINT_PARAM_NAME)
 
 
-__all__ = ["AeronArchive", "Context", "SourceLocation", "State", "NullCredentialsSupplier", "ReplayParams",
+__all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "State", "NullCredentialsSupplier", "ReplayParams",
            "ReplicationParams", "segment_file_base_position", "connect_op", "REPLAY_ALL_AND_FOLLOW",
            "REPLAY_ALL_AND_STOP", "NULL_POSITION", "NULL_VALUE", "NULL_LENGTH", "NULL_TIMESTAMP"]

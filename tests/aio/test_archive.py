@@ -101,6 +101,8 @@ async def test_errors_are_typed_and_listing_works(java_archive, loop_errors):
             await archive.get_stop_position(10**6)
         assert info.value.error_code == E.ArchiveErrorCode.UNKNOWN_RECORDING
         await archive.stop_replay(1 << 40)         # Aeron 1.53 answers OK for an unknown replay
+        assert await archive.try_stop_replication(10**6) is False
+        assert await archive.try_stop_recording("aeron:udp?endpoint=localhost:9", STREAM_ID) is False
         with pytest.raises(E.UnknownReplicationError):
             await archive.stop_replication(10**6)
         with pytest.raises(E.UnknownSubscriptionError):

@@ -15,7 +15,7 @@ import pytest
 
 from aeron._core.codecs.archive import RecordingSignal
 from aeron._core.fragment_assembler import FragmentAssembler
-from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, SourceLocation
+from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ReplayParams, SourceLocation
 from aeron.archive import errors as E
 from aeron.archive.client import REPLAY_ALL_AND_STOP, State, replay_image_session_id
 from aeron.archive.pollers import (RecordingDescriptor, RecordingEventsAdapter, RecordingProgress, RecordingStarted,
@@ -27,6 +27,7 @@ from aeron.archive.persistent_subscription import Context as PersistentContext
 from aeron.archive.persistent_subscription import State as PersistentState
 from aeron.common import errors as common_errors
 from aeron.common.channel_uri import ChannelUri
+from tests.archive.archives import SEGMENT_LENGTH, TERM_LENGTH
 from tests.support import free_port, wait_for
 
 STREAM_ID = 1001
@@ -338,6 +339,34 @@ def test_replay_all_and_stop_of_a_stopped_recording(client, aeron, signals):
         publication.close()
 
 
+def test_connect_and_replay_over_response_channels(archive, aeron, signals):
+    response_channel = f"aeron:udp?control-mode=response|control=localhost:{free_port()}"
+    ctx = archive.context(aeron=aeron, control_response_channel=response_channel)
+    ctx.recording_signal_consumer = signals
+    with AeronArchive.connect(ctx) as arc:
+        assert "session-id" not in arc.context.control_request_channel
+        assert "response-correlation-id=" in arc.context.control_request_channel
+        channel = udp_channel()
+        messages = payloads(20)
+        recording_id, stop, publication = record(arc, aeron, signals, messages, channel)
+        arc.stop_recording(channel, STREAM_ID)
+        sub = arc.replay(recording_id, response_channel, 2020, 0, stop)
+        try:
+            assert collect(sub, len(messages)) == messages
+        finally:
+            sub.close()
+        own = aeron.add_subscription(response_channel, 2021)
+        try:
+            params = ReplayParams(position=0, length=stop, subscription_registration_id=own.registration_id)
+            arc.start_replay(recording_id, response_channel, 2021, params=params)
+            assert collect(own, len(messages)) == messages
+            with pytest.raises(ArchiveError, match="subscription_registration_id must be set"):
+                arc.start_replay(recording_id, response_channel, 2021, 0, stop)
+        finally:
+            own.close()
+        publication.close()
+
+
 # -- errors ---------------------------------------------------------------------------------------------------
 def test_errors_are_typed_with_their_code(client, aeron, signals):
     unknown = 1_000_000
@@ -416,7 +445,6 @@ def test_truncate_and_purge_with_delete_signals(client, aeron, signals):
 
 
 def test_detach_attach_purge_and_delete_detached_segments(client, aeron, signals, archive):
-    from tests.archive.archives import SEGMENT_LENGTH
     channel = udp_channel()
     messages = payloads(1000, 1000)        # ~1 MiB: four segments of 256 KiB
     recording_id, stop, publication = record(client, aeron, signals, messages, channel)
@@ -437,6 +465,66 @@ def test_detach_attach_purge_and_delete_detached_segments(client, aeron, signals
     with pytest.raises(ArchiveError):
         client.migrate_segments(recording_id, recording_id)
     publication.close()
+
+
+def test_migrate_segments_moves_a_recording_to_the_front_of_its_successor(client, aeron, signals):
+    first = [bytes([i & 0xFF]) * 992 for i in range(SEGMENT_LENGTH // 1024)]     # 1 KiB frames: one full segment
+    channel = udp_channel()
+    src_id, src_stop, src_pub = record(client, aeron, signals, first, channel)
+    client.stop_recording(channel, STREAM_ID)
+    assert src_stop == SEGMENT_LENGTH
+    initial_term_id = src_pub.initial_term_id
+    src_pub.close()
+    uri = udp_channel()
+    next_channel = (f"{uri}|init-term-id={initial_term_id}|term-id={initial_term_id + SEGMENT_LENGTH // TERM_LENGTH}|"
+                    f"term-offset=0|term-length={TERM_LENGTH}")
+    second = payloads(10)
+    dst_id, dst_stop, dst_pub = record(client, aeron, signals, second, next_channel)
+    client.stop_recording(next_channel, STREAM_ID)
+    assert client.get_start_position(dst_id) == SEGMENT_LENGTH
+    await_signal(client, signals, RecordingSignal.STOP, 2)
+    assert client.migrate_segments(src_id, dst_id) == 1
+    assert client.get_start_position(dst_id) == 0
+    await_signal(client, signals, RecordingSignal.DELETE)
+    sub = client.replay(dst_id, udp_channel(), 2013, 0, REPLAY_ALL_AND_STOP)
+    try:
+        assert collect(sub, len(first) + len(second)) == first + second
+    finally:
+        sub.close()
+        dst_pub.close()
+
+
+def test_update_channel_and_auto_stop_recording(client, aeron, signals):
+    channel = udp_channel()
+    recording_id, _, publication = record(client, aeron, signals, payloads(3), channel)
+    client.stop_recording(channel, STREAM_ID)
+    client.update_channel(recording_id, channel + "|alias=renamed")
+    got: list[RecordingDescriptor] = []
+    client.list_recording(recording_id, got.append)
+    assert got[0].original_channel == channel + "|alias=renamed"
+    publication.close()
+    auto = udp_channel()
+    subscription_id = client.start_recording(auto, STREAM_ID, SourceLocation.REMOTE, auto_stop=True)
+    exclusive = aeron.add_exclusive_publication(auto, STREAM_ID)
+    await_signal(client, signals, RecordingSignal.START, 2)
+    offer_all(exclusive, payloads(2), client)
+    exclusive.close()                                # the image goes, the recording stops, and so does the subscription
+    wait_for(lambda: [s for s in signals.of(RecordingSignal.STOP) if s.subscription_id == subscription_id], WAIT_S,
+             invoke=client.poll_for_recording_signals, what="auto stop")
+    wait_for(lambda: not client.try_stop_recording_subscription(subscription_id), WAIT_S,
+             invoke=lambda: time.sleep(0.05), what="the recording subscription removed")
+
+
+def test_add_recorded_exclusive_publication(client, signals):
+    publication = client.add_recorded_exclusive_publication(udp_channel(), STREAM_ID)
+    try:
+        start = await_signal(client, signals, RecordingSignal.START)[-1]
+        offer_all(publication, payloads(4), client)
+        wait_for(lambda: client.get_recording_position(start.recording_id) == publication.position, WAIT_S,
+                 what="recorded")
+        client.stop_recording_publication(publication)
+    finally:
+        publication.close()
 
 
 # -- signals and events -------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ pollers over crafted responses, the error mapping, the Context, and a scripted s
 driver for the connect handshake (with a challenge), typed errors, listings, signals and timeouts."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -442,8 +443,38 @@ def test_connect_handshake_then_requests_against_a_scripted_archive(driver):
             assert "session-id=" in connect.response_channel and connect.response_stream_id == 20
             assert archive.get_start_position(3) == 0
             assert fake.of("StartPositionRequest")[0].recording_id == 3
-            assert fake.of("KeepAliveRequest")[0].control_session_id == 777
+            keep_alive = fake.of("KeepAliveRequest")[0]
+            assert (keep_alive.control_session_id, keep_alive.correlation_id) == (777, -1)
+            archive.keep_alive()
+            deadline = time.monotonic() + 5
+            while len(fake.of("KeepAliveRequest")) < 2:
+                assert time.monotonic() < deadline
+                time.sleep(0.001)
+            assert fake.of("KeepAliveRequest")[1].correlation_id > 0
         assert fake.of("CloseSessionRequest")[0].control_session_id == 777
+    finally:
+        fake.close()
+
+
+def test_async_connect_steps_without_blocking_and_close_abandons_it(driver):
+    fake = FakeArchive(driver.aeron_dir)
+    try:
+        connecting = AeronArchive.async_connect(ipc_context(driver.aeron_dir))
+        steps = 0
+        deadline = time.monotonic() + 10
+        while (archive := connecting.poll()) is None:
+            steps += 1
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        assert steps > 0 and archive.archive_id == 4242 and connecting.poll() is archive
+        archive.close()
+        abandoned = AeronArchive.async_connect(ipc_context(driver.aeron_dir))
+        abandoned.poll()
+        aeron = abandoned.context.aeron
+        abandoned.close()
+        assert aeron.is_closed                      # its own client, closed with the abandoned connect
+        with pytest.raises(common_errors.IllegalStateError):
+            abandoned.poll()
     finally:
         fake.close()
 
