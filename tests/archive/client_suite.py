@@ -624,6 +624,15 @@ def test_replicate_a_stopped_recording_into_a_second_archive(client, aeron, sign
                 sub.close()
             with pytest.raises(E.UnknownReplicationError):
                 dst.stop_replication(replication_id)
+            half = stop // 2
+            bounded = dst.replicate(recording_id, -1, client.context.control_request_stream_id,
+                                    archive_control_channel(client), stop_position=half)
+            wait_for(lambda: any(e.correlation_id == bounded and e.signal == RecordingSignal.REPLICATE_END
+                                 for e in dst_signals.events), WAIT_S, invoke=dst.poll_for_recording_signals,
+                     what="bounded replication end")
+            bounded_id = [e for e in dst_signals.events if e.correlation_id == bounded
+                          and e.signal == RecordingSignal.REPLICATE][0].recording_id
+            assert dst.get_stop_position(bounded_id) == half
             tagged = dst.tagged_replicate(recording_id, -1, 77, 78, client.context.control_request_stream_id,
                                           archive_control_channel(client))
             wait_for(lambda: any(e.correlation_id == tagged and e.signal == RecordingSignal.REPLICATE_END
