@@ -1,0 +1,411 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Archive, Archive.Context and ArchivingMediaDriver (Aeron ``io.aeron.archive.Archive``).
+
+Settings use Aeron's ``aeron.archive.*`` property names or their ``AERON_ARCHIVE_*`` variables (archive.md §13).
+``Archive.launch(ctx)`` connects a client to the driver in ``ctx.aeron_dir`` and starts the ArchiveConductor on
+the threads ``ctx.threading_mode`` asks for; ``ArchivingMediaDriver.launch()`` starts our driver and an archive
+on it in one process.
+"""
+from __future__ import annotations
+
+import enum
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from aeron.client.aeron import Aeron
+from aeron.client.context import Context as AeronContext
+from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
+from aeron.common.channel_uri import TERM_MAX_LENGTH, TERM_MIN_LENGTH, parse_duration_ns, parse_size
+from aeron.common.errors import ConfigurationError, IllegalStateError
+from aeron.driver.media_driver import MediaDriver
+
+from aeron.archive.conductor import ArchiveConductor
+
+KIB = 1024
+MIB = 1024 * KIB
+PROTOCOL_SEMANTIC_VERSION = (1 << 16) | (12 << 8)       # 1.12.0, archive.md §2.5
+
+
+class ArchiveThreadingMode(enum.Enum):
+    """Aeron's ArchiveThreadingMode: DEDICATED (conductor, recorder and replayer each on a thread), SHARED (one
+    thread for all three), INVOKER (no thread: the application calls ``Archive.invoker.invoke()``)."""
+
+    DEDICATED = "DEDICATED"
+    SHARED = "SHARED"
+    INVOKER = "INVOKER"
+
+
+_TRUE = ("1", "on", "true", "yes")
+_FALSE = ("0", "off", "false", "no")
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _int(text: str) -> int:
+    return int(text.strip(), 0)
+
+
+def _str(text: str) -> str:
+    return text
+
+
+def _mode(text: str) -> ArchiveThreadingMode:
+    try:
+        return ArchiveThreadingMode[text.strip().upper()]
+    except KeyError:
+        raise ValueError(f"expected one of {', '.join(m.name for m in ArchiveThreadingMode)}") from None
+
+
+def _checksum(text: str) -> str | None:
+    name = text.strip()
+    if not name:
+        return None
+    if name in ("io.aeron.archive.checksum.Crc32", "CRC-32", "crc32"):
+        return "CRC-32"
+    raise ValueError(f"unsupported checksum {name!r} (CRC-32 is supported: io.aeron.archive.checksum.Crc32)")
+
+
+class _Setting:
+    __slots__ = ("attr", "prop", "env", "default", "parse")
+
+    def __init__(self, attr: str, prop: str, default: Any, parse: Callable[[str], Any]) -> None:
+        self.attr = attr
+        self.prop = prop
+        self.env = prop.upper().replace(".", "_")
+        self.default = default
+        self.parse = parse
+
+
+_SETTINGS: tuple[_Setting, ...] = (
+    _Setting("aeron_dir", "aeron.dir", None, _str),
+    _Setting("archive_dir", "aeron.archive.dir", "aeron-archive", _str),
+    _Setting("delete_archive_on_start", "aeron.archive.dir.delete.on.start", False, _bool),
+    _Setting("control_channel_enabled", "aeron.archive.control.channel.enabled", True, _bool),
+    _Setting("control_channel", "aeron.archive.control.channel", None, _str),
+    _Setting("control_stream_id", "aeron.archive.control.stream.id", 10, _int),
+    _Setting("local_control_channel", "aeron.archive.local.control.channel", "aeron:ipc?term-length=64k", _str),
+    _Setting("local_control_stream_id", "aeron.archive.local.control.stream.id", 10, _int),
+    _Setting("control_term_buffer_length", "aeron.archive.control.term.buffer.length", 64 * KIB, parse_size),
+    _Setting("control_mtu_length", "aeron.archive.control.mtu.length", 1408, parse_size),
+    _Setting("control_term_buffer_sparse", "aeron.archive.control.term.buffer.sparse", True, _bool),
+    _Setting("recording_events_enabled", "aeron.archive.recording.events.enabled", False, _bool),
+    _Setting("recording_events_channel", "aeron.archive.recording.events.channel", None, _str),
+    _Setting("recording_events_stream_id", "aeron.archive.recording.events.stream.id", 30, _int),
+    _Setting("replication_channel", "aeron.archive.replication.channel", None, _str),
+    _Setting("segment_file_length", "aeron.archive.segment.file.length", 128 * MIB, parse_size),
+    _Setting("file_sync_level", "aeron.archive.file.sync.level", 0, _int),
+    _Setting("catalog_file_sync_level", "aeron.archive.catalog.file.sync.level", None, _int),
+    _Setting("catalog_capacity", "aeron.archive.catalog.capacity", MIB, parse_size),
+    _Setting("file_io_max_length", "aeron.archive.file.io.max.length", MIB, parse_size),
+    _Setting("max_concurrent_recordings", "aeron.archive.max.concurrent.recordings", 20, _int),
+    _Setting("max_concurrent_replays", "aeron.archive.max.concurrent.replays", 20, _int),
+    _Setting("connect_timeout_ns", "aeron.archive.connect.timeout", 5_000_000_000, parse_duration_ns),
+    _Setting("session_liveness_check_interval_ns", "aeron.archive.session.liveness.check.interval",
+             1_000_000_000, parse_duration_ns),
+    _Setting("replay_linger_timeout_ns", "aeron.archive.replay.linger.timeout", 5_000_000_000, parse_duration_ns),
+    _Setting("threading_mode", "aeron.archive.threading.mode", ArchiveThreadingMode.DEDICATED, _mode),
+    _Setting("idle_strategy", "aeron.archive.idle.strategy", "backoff", _str),
+    _Setting("archive_id", "aeron.archive.id", -1, _int),
+    _Setting("record_checksum", "aeron.archive.record.checksum", None, _checksum),
+    _Setting("replay_checksum", "aeron.archive.replay.checksum", None, _checksum),
+)
+_BY_ATTR = {s.attr: s for s in _SETTINGS}
+_BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
+_EXTRA_ATTRS = ("authenticator", "epoch_clock_ms", "nano_clock", "error_handler", "aeron")
+
+
+class AllowAllAuthenticator:
+    """The default authenticator (Aeron's DefaultAuthenticatorSupplier): every session is authenticated at once.
+
+    An authenticator has three methods, called on the conductor thread: ``on_connect_request(session_id,
+    encoded_credentials, now_ms)``, ``on_challenge_response(session_id, encoded_credentials, now_ms)`` and
+    ``on_connected_session(proxy, now_ms)`` / ``on_challenged_session(proxy, now_ms)``, where ``proxy`` offers
+    ``authenticate(principal)``, ``challenge(encoded_challenge)`` and ``reject()``.
+    """
+
+    def on_connect_request(self, session_id: int, encoded_credentials: bytes, now_ms: int) -> None:
+        """Nothing to remember."""
+
+    def on_challenge_response(self, session_id: int, encoded_credentials: bytes, now_ms: int) -> None:
+        """Nothing to check."""
+
+    def on_connected_session(self, proxy: Any, now_ms: int) -> None:
+        """Authenticate with an empty principal."""
+        proxy.authenticate(b"")
+
+    def on_challenged_session(self, proxy: Any, now_ms: int) -> None:
+        """Authenticate with an empty principal."""
+        proxy.authenticate(b"")
+
+
+class Context:
+    """Archive configuration. ``Context(properties=None, *, environ=None, **attributes)``: defaults, then
+    ``environ``'s ``AERON_ARCHIVE_*``/``AERON_DIR`` values (``os.environ`` unless given), then ``properties`` (a
+    mapping or ``key=value`` strings with Aeron's property names), then attributes, each validated as assigned.
+
+    Besides the properties: ``authenticator`` (default: :class:`AllowAllAuthenticator`), ``aeron`` (an Aeron client
+    to use instead of connecting one to ``aeron_dir``), ``error_handler``, ``epoch_clock_ms`` and ``nano_clock``.
+    """
+
+    aeron_dir: str | None
+    archive_dir: str
+    delete_archive_on_start: bool
+    control_channel_enabled: bool
+    control_channel: str | None
+    control_stream_id: int
+    local_control_channel: str
+    local_control_stream_id: int
+    control_term_buffer_length: int
+    control_mtu_length: int
+    control_term_buffer_sparse: bool
+    recording_events_enabled: bool
+    recording_events_channel: str | None
+    recording_events_stream_id: int
+    replication_channel: str | None
+    segment_file_length: int
+    file_sync_level: int
+    catalog_file_sync_level: int | None
+    catalog_capacity: int
+    file_io_max_length: int
+    max_concurrent_recordings: int
+    max_concurrent_replays: int
+    connect_timeout_ns: int
+    session_liveness_check_interval_ns: int
+    replay_linger_timeout_ns: int
+    threading_mode: ArchiveThreadingMode
+    idle_strategy: str
+    archive_id: int
+    record_checksum: str | None
+    replay_checksum: str | None
+
+    def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
+        """See the class docstring; raises ConfigurationError naming the property for a bad value or name."""
+        for setting in _SETTINGS:
+            object.__setattr__(self, setting.attr, setting.default)
+        self.authenticator: Any = AllowAllAuthenticator()
+        self.aeron: Aeron | None = None
+        self.error_handler: Callable[[BaseException], None] | None = None
+        self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
+        self.nano_clock: Callable[[], int] = time.monotonic_ns
+        self._concluded = False
+        environ = os.environ if environ is None else environ
+        for setting in _SETTINGS:
+            if setting.env in environ:
+                self.set(setting.env, environ[setting.env])
+        if properties is not None:
+            self.update(properties)
+        for name, value in attributes.items():
+            if name not in _BY_ATTR and name not in _EXTRA_ATTRS:
+                raise ConfigurationError(f"unknown Archive.Context attribute {name!r}")
+            setattr(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
+        setting = _BY_ATTR.get(name)
+        if setting is not None and isinstance(value, str) and setting.parse is not _str:
+            try:
+                value = setting.parse(value)
+            except (ValueError, ConfigurationError) as ex:
+                raise ConfigurationError(f"{setting.prop}={value!r}: {ex}") from None
+        if setting is not None and setting.attr == "threading_mode" and not isinstance(value, ArchiveThreadingMode):
+            raise ConfigurationError(f"{setting.prop} must be an ArchiveThreadingMode, got {value!r}")
+        object.__setattr__(self, name, value)
+
+    def set(self, name: str, value: Any) -> "Context":
+        """Set a setting by property name, ``AERON_*`` variable name or attribute name."""
+        setting = _BY_NAME.get(name)
+        if setting is None:
+            raise ConfigurationError(f"unknown archive property {name!r}")
+        setattr(self, setting.attr, value)
+        return self
+
+    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> "Context":
+        """Set several settings: a mapping, or ``key=value`` strings."""
+        items = properties.items() if isinstance(properties, Mapping) else (
+            tuple(p.split("=", 1)) if "=" in p else (p, "") for p in properties)
+        for key, value in items:
+            self.set(str(key).strip(), value)
+        return self
+
+    def conclude(self) -> "Context":
+        """Check the settings (archive.md §4.2, §13); a context serves one archive."""
+        if self._concluded:
+            raise IllegalStateError("Archive.Context already used; make a new one")
+        seg = self.segment_file_length
+        if not isinstance(seg, int) or seg & (seg - 1) or not TERM_MIN_LENGTH <= seg <= TERM_MAX_LENGTH:
+            raise ConfigurationError(f"aeron.archive.segment.file.length={seg}: a power of two in "
+                                     f"[{TERM_MIN_LENGTH}, {TERM_MAX_LENGTH}]")
+        io = self.file_io_max_length
+        if io & (io - 1) or io < 64 * KIB:
+            raise ConfigurationError(f"aeron.archive.file.io.max.length={io}: a power of two >= 65536")
+        if self.file_sync_level not in (0, 1, 2):
+            raise ConfigurationError(f"aeron.archive.file.sync.level={self.file_sync_level}: 0, 1 or 2")
+        if self.catalog_file_sync_level is None:
+            self.catalog_file_sync_level = self.file_sync_level
+        if self.catalog_file_sync_level < self.file_sync_level or self.catalog_file_sync_level > 2:
+            raise ConfigurationError("aeron.archive.catalog.file.sync.level must be in [file.sync.level, 2]")
+        if self.control_channel_enabled:
+            if not self.control_channel:
+                raise ConfigurationError("aeron.archive.control.channel must be set (or set "
+                                         "aeron.archive.control.channel.enabled=false for IPC only)")
+            if not self.control_channel.startswith("aeron:udp"):
+                raise ConfigurationError(f"aeron.archive.control.channel must be UDP: {self.control_channel}")
+        if self.recording_events_enabled and not self.recording_events_channel:
+            raise ConfigurationError("aeron.archive.recording.events.channel must be set when events are enabled")
+        for name in ("control_stream_id", "local_control_stream_id", "max_concurrent_recordings",
+                     "max_concurrent_replays"):
+            if not isinstance(getattr(self, name), int):
+                raise ConfigurationError(f"{_BY_ATTR[name].prop} must be an int")
+        self.archive_dir = os.path.abspath(self.archive_dir)
+        self._concluded = True
+        return self
+
+    def make_idle_strategy(self) -> IdleStrategy:
+        """A fresh idle strategy named by ``aeron.archive.idle.strategy``."""
+        return idle_strategy_from_name(self.idle_strategy)
+
+    def __repr__(self) -> str:
+        """The directory, the control channels and the threading mode."""
+        return (f"Archive.Context(archive_dir={self.archive_dir!r}, control_channel={self.control_channel!r}, "
+                f"local_control_channel={self.local_control_channel!r}, threading_mode={self.threading_mode.name})")
+
+
+class Archive:
+    """A running archive. ``Archive.launch(ctx)``; ``close()`` (idempotent) stops it and closes its client."""
+
+    Context = Context
+
+    def __init__(self, context: Context) -> None:
+        """Conclude ``context``, connect a client (unless ``context.aeron`` is given) and start the conductor."""
+        self._ctx = context.conclude()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._own_aeron = context.aeron is None
+        self._aeron = context.aeron if context.aeron is not None else Aeron.connect(
+            AeronContext(aeron_dir=context.aeron_dir))
+        self._runners: list[AgentRunner] = []
+        self._invoker: AgentInvoker | None = None
+        try:
+            self._conductor = ArchiveConductor(self._ctx, self._aeron)
+            mode = self._ctx.threading_mode
+            handler = self._ctx.error_handler or self._conductor.on_error
+            if mode is ArchiveThreadingMode.INVOKER:
+                self._invoker = AgentInvoker(self._conductor.shared_agent(), error_handler=handler)
+                self._invoker.start()
+            elif mode is ArchiveThreadingMode.SHARED:
+                self._start(self._conductor.shared_agent(), handler)
+            else:
+                self._start(self._conductor, handler)
+                self._start(self._conductor.recorder, handler)
+                self._start(self._conductor.replayer, handler)
+        except BaseException:
+            self._stop_agents()
+            if self._own_aeron:
+                self._aeron.close()
+            raise
+
+    def _start(self, agent: Any, handler: Callable[[BaseException], None]) -> None:
+        runner = AgentRunner(agent, self._ctx.make_idle_strategy(), error_handler=handler)
+        self._runners.append(runner)
+        runner.start()
+
+    @classmethod
+    def launch(cls, context: Context | None = None) -> "Archive":
+        """Start an archive with ``context`` (a default Context when None)."""
+        return cls(context if context is not None else Context())
+
+    @property
+    def context(self) -> Context:
+        """The concluded Context."""
+        return self._ctx
+
+    @property
+    def conductor(self) -> ArchiveConductor:
+        """The archive conductor (tests and tools)."""
+        return self._conductor
+
+    @property
+    def invoker(self) -> AgentInvoker | None:
+        """The invoker to call in INVOKER mode (None otherwise)."""
+        return self._invoker
+
+    @property
+    def archive_id(self) -> int:
+        """The archive id (configured, or the client id)."""
+        return self._conductor.archive_id
+
+    def _stop_agents(self) -> None:
+        for runner in reversed(self._runners):
+            runner.close()
+        self._runners.clear()
+        if self._invoker is not None:
+            self._invoker.close()
+
+    def close(self) -> None:
+        """Stop the agents, close every session, the catalog and the client (if the archive made it)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._stop_agents()
+        if self._invoker is None and not self._runners:
+            self._conductor.close_once()
+        if self._own_aeron:
+            self._aeron.close()
+
+    def __enter__(self) -> "Archive":
+        """Return the archive; the ``with`` block closes it."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the archive."""
+        self.close()
+
+
+class ArchivingMediaDriver:
+    """Our media driver and an archive on it, in one process (Aeron ``ArchivingMediaDriver``)."""
+
+    def __init__(self, driver: MediaDriver, archive: Archive) -> None:
+        """Made by :meth:`launch`."""
+        self.driver = driver
+        self.archive = archive
+
+    @classmethod
+    def launch(cls, driver_context: MediaDriver.Context | None = None,
+               archive_context: Context | None = None) -> "ArchivingMediaDriver":
+        """Launch a driver (``driver_context``, default Context) then an archive on its directory."""
+        driver = MediaDriver.launch(driver_context)
+        try:
+            actx = archive_context if archive_context is not None else Context()
+            actx.aeron_dir = driver.aeron_dir
+            archive = Archive.launch(actx)
+        except BaseException:
+            driver.close()
+            raise
+        return cls(driver, archive)
+
+    def close(self) -> None:
+        """Close the archive, then the driver."""
+        try:
+            self.archive.close()
+        finally:
+            self.driver.close()
+
+    def __enter__(self) -> "ArchivingMediaDriver":
+        """Return self; the ``with`` block closes both."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the archive and the driver."""
+        self.close()

@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Recording: an image's term blocks written into ``<recordingId>-<segmentBase>.rec`` files (Aeron RecordingSession
+and RecordingWriter, archive.md §4).
+
+Per block the work is the compiled SegmentWriter's (one ``pwrite`` per run of frames); what is here is per segment
+and per duty cycle: opening and rolling segment files, the position counter, the end of the recording.
+"""
+from __future__ import annotations
+
+import enum
+import os
+from typing import TYPE_CHECKING, Any
+
+from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_NONE, SegmentWriter
+from aeron.common.errors import ArchiveError
+
+if TYPE_CHECKING:
+    from aeron.client.image import Image
+
+NULL_POSITION = -1
+
+
+def segment_file_name(recording_id: int, segment_base_position: int) -> str:
+    """``<recordingId>-<segmentBasePosition>.rec`` (archive.md §4.1)."""
+    return f"{recording_id}-{segment_base_position}.rec"
+
+
+def segment_file_base_position(start_position: int, position: int, term_length: int, segment_length: int) -> int:
+    """Base position of the segment holding ``position``; segments align to the start term's base (§4.3)."""
+    start_term_base = start_position - (start_position & (term_length - 1))
+    from_base = position - start_term_base
+    return start_term_base + (from_base - (from_base & (segment_length - 1)))
+
+
+class RecordingState(enum.Enum):
+    """Where a recording session is."""
+
+    INIT = 0
+    RECORDING = 1
+    INACTIVE = 2
+    STOPPED = 3
+
+
+class RecordingWriter:
+    """The segment files of one recording from a join position; ``on_block`` is the compiled writer's."""
+
+    def __init__(self, archive_dir: str, recording_id: int, start_position: int, join_position: int,
+                 term_length: int, segment_length: int, sync_level: int, checksum: str | None,
+                 max_block_length: int) -> None:
+        """Nothing is opened until :meth:`init`."""
+        self.archive_dir = archive_dir
+        self.recording_id = recording_id
+        self.start_position = start_position
+        self.term_length = term_length
+        self.segment_length = segment_length
+        self.segment_base = segment_file_base_position(start_position, join_position, term_length, segment_length)
+        self.join_offset = join_position - self.segment_base
+        self.writer = SegmentWriter(sync_level, CHECKSUM_CRC32 if checksum else CHECKSUM_NONE, max_block_length)
+        self.sync_level = sync_level
+
+    @property
+    def position(self) -> int:
+        """Recorded position: segment base plus the offset written in it."""
+        return self.segment_base + self.writer.segment_offset
+
+    def init(self) -> None:
+        """Open (create if missing, at full length) the segment of the join position, positioned at the join."""
+        self._open(self.segment_base, allow_existing=True)
+        self.writer.segment_offset = self.join_offset
+
+    def _open(self, base: int, allow_existing: bool) -> None:
+        path = os.path.join(self.archive_dir, segment_file_name(self.recording_id, base))
+        flags = os.O_RDWR | os.O_CREAT | (0 if allow_existing else os.O_EXCL)
+        try:
+            fd = os.open(path, flags, 0o666)
+        except FileExistsError:
+            raise ArchiveError(f"segment file already exists: {path}") from None
+        try:
+            if os.fstat(fd).st_size < self.segment_length:
+                os.ftruncate(fd, self.segment_length)       # full length at once, sparse (§4.2)
+        except BaseException:
+            os.close(fd)
+            raise
+        if self.sync_level > 0:
+            dir_fd = os.open(self.archive_dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        self.writer.fd = fd
+        self.segment_base = base
+
+    def after_block(self) -> None:
+        """Roll to the next segment once this one is full (a term never crosses a segment)."""
+        if self.writer.segment_offset >= self.segment_length:
+            next_base = self.segment_base + self.segment_length
+            self._close_fd()
+            self.writer.segment_offset = 0
+            self._open(next_base, allow_existing=False)
+
+    def _close_fd(self) -> None:
+        fd = self.writer.fd
+        if fd >= 0:
+            self.writer.fd = -1
+            if self.sync_level > 0:
+                os.fsync(fd)
+            os.close(fd)
+
+    def close(self) -> None:
+        """Close the open segment (synced first with a sync level)."""
+        self._close_fd()
+
+
+class RecordingSession:
+    """Records one image into a recording (runs on the recorder)."""
+
+    def __init__(self, correlation_id: int, recording_id: int, start_position: int, segment_length: int,
+                 original_channel: str, image: "Image", position_counter: Any, archive_dir: str, ctx: Any,
+                 control_session: Any, subscription_id: int, auto_stop: bool, events_proxy: Any) -> None:
+        """Made by the conductor for a new image of a recording subscription (or an extension)."""
+        self.correlation_id = correlation_id
+        self.recording_id = recording_id
+        self.image = image
+        self.join_position = image.join_position
+        self.original_channel = original_channel
+        self.position_counter = position_counter
+        self.control_session = control_session
+        self.subscription_id = subscription_id
+        self.auto_stop = auto_stop
+        self.events_proxy = events_proxy
+        self.block_length_limit = min(image.term_buffer_length, ctx.file_io_max_length)
+        self.writer = RecordingWriter(archive_dir, recording_id, start_position, self.join_position,
+                                      image.term_buffer_length, segment_length, ctx.file_sync_level,
+                                      ctx.record_checksum, self.block_length_limit)
+        self.state = RecordingState.INIT
+        self.position = self.join_position
+        self.error: BaseException | None = None
+        self._abort = False
+        self._progress_position = self.join_position
+
+    @property
+    def is_done(self) -> bool:
+        """True once stopped (the conductor then closes it)."""
+        return self.state is RecordingState.STOPPED
+
+    def abort(self) -> None:
+        """Ask the recorder to stop this session at its next duty cycle (any thread)."""
+        self._abort = True
+
+    def do_work(self) -> int:
+        """Write what the image has; stop at its end, on abort or on an I/O error."""
+        state = self.state
+        if state is RecordingState.INIT:
+            try:
+                self.writer.init()
+            except (OSError, ArchiveError) as ex:
+                self.error = ex
+                self.state = RecordingState.INACTIVE
+                return 1
+            self.state = RecordingState.RECORDING
+            if self.events_proxy is not None:
+                self.events_proxy.started(self.recording_id, self.join_position, self.image.session_id,
+                                          self.image.stream_id, self.original_channel, self.image.source_identity)
+            return 1
+        if state is RecordingState.RECORDING:
+            if self._abort:
+                self.state = RecordingState.INACTIVE
+                return 1
+            try:
+                length = self.image.block_poll(self.writer.writer.on_block, self.block_length_limit)
+                if length > 0:
+                    self.writer.after_block()
+            except (OSError, ArchiveError) as ex:
+                self.error = ex
+                self.state = RecordingState.INACTIVE
+                return 1
+            if length > 0:
+                self.position = self.writer.position
+                self.position_counter.set_ordered(self.position)
+                if self.events_proxy is not None:
+                    self.events_proxy.progress(self.recording_id, self.join_position, self.position)
+                return 1
+            if self.image.is_closed or self.image.is_end_of_stream:
+                self.state = RecordingState.INACTIVE
+                return 1
+            return 0
+        if state is RecordingState.INACTIVE:
+            self.writer.close()
+            self.state = RecordingState.STOPPED
+            return 1
+        return 0
+
+    def close(self) -> None:
+        """Release the segment file (recorder shutdown)."""
+        self.writer.close()

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
+term id, term length and position (Aeron ReplaySession, archive.md §10).
+
+The frames are read by the compiled ReplayBlockReader straight from the mapping (no copy in Python): per duty
+cycle one block, bounded by the term end, the file IO max length and the limit (the stop position, a live
+recording's position, or a bounded replay's counter).
+"""
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Callable
+from typing import Any
+
+from aeron._core.archive_io import ReplayBlockReader
+from aeron._core.atomic_buffer import AtomicBuffer
+from aeron.archive.recording_session import segment_file_base_position, segment_file_name
+from aeron.common.errors import AeronError
+
+NULL_POSITION = -1
+
+
+class ReplayState(enum.Enum):
+    """Where a replay session is."""
+
+    INIT = 0
+    REPLAY = 1
+    INACTIVE = 2
+    DONE = 3
+
+
+class ReplaySession:
+    """Replays ``[replay_position, replay_position + length)`` of one recording, following ``limit()``.
+
+    ``limit()`` returns ``(limit_position, is_final)``: how far the recording is known to exist and whether that
+    can still grow (a live recording or a bounded replay's counter) or not (a stopped recording, a closed counter).
+    """
+
+    def __init__(self, replay_session_id: int, correlation_id: int, control_session: Any, recording_id: int,
+                 start_position: int, initial_term_id: int, term_length: int, segment_length: int,
+                 replay_position: int, length: int, limit: Callable[[], tuple[int, bool]], publication: Any,
+                 archive_dir: str, file_io_max_length: int, connect_deadline_ns: int,
+                 verify_checksum: bool) -> None:
+        """Made by the conductor once the replay publication exists."""
+        self.replay_session_id = replay_session_id
+        self.correlation_id = correlation_id
+        self.control_session = control_session
+        self.recording_id = recording_id
+        self.start_position = start_position
+        self.initial_term_id = initial_term_id
+        self.term_length = term_length
+        self.segment_length = segment_length
+        self.replay_position = replay_position
+        self.replay_limit = replay_position + length if length < (1 << 62) else (1 << 63) - 1
+        self.limit = limit
+        self.publication = publication
+        self.archive_dir = archive_dir
+        self.reader = ReplayBlockReader(file_io_max_length)
+        self.connect_deadline_ns = connect_deadline_ns
+        self.verify_checksum = verify_checksum
+        self.state = ReplayState.INIT
+        self.segment: AtomicBuffer | None = None
+        self.segment_base = NULL_POSITION
+        self.error: str = ""
+        self._abort = ""
+
+    @property
+    def is_done(self) -> bool:
+        """True once finished (the conductor then closes it)."""
+        return self.state is ReplayState.DONE
+
+    def abort(self, reason: str = "replay aborted") -> None:
+        """Stop at the next duty cycle (any thread)."""
+        self._abort = reason or "replay aborted"
+
+    def open_segment(self) -> None:
+        """Map the segment holding the replay position; CorruptFileError/OSError when it is missing."""
+        base = segment_file_base_position(self.start_position, self.replay_position, self.term_length,
+                                          self.segment_length)
+        if self.segment is not None and base == self.segment_base:
+            return
+        self._close_segment()
+        path = os.path.join(self.archive_dir, segment_file_name(self.recording_id, base))
+        self.segment = AtomicBuffer.map_file(path, min_length=self.segment_length)
+        self.segment_base = base
+
+    def _close_segment(self) -> None:
+        segment = self.segment
+        self.segment = None
+        if segment is not None:
+            segment.close()
+
+    def do_work(self, now_ns: int) -> int:
+        """Wait for the subscriber, then replay one block."""
+        if self.state is ReplayState.DONE:
+            return 0
+        if self._abort and self.state is not ReplayState.INACTIVE:
+            self.error = "" if self._abort == "stopped" else self._abort
+            self.state = ReplayState.INACTIVE
+        if self.state is ReplayState.INIT:
+            if self.publication.is_connected:
+                self.state = ReplayState.REPLAY
+            elif now_ns - self.connect_deadline_ns > 0:
+                self.error = "no connection established for replay"
+                self.state = ReplayState.INACTIVE
+            return 1 if self.state is not ReplayState.INIT else 0
+        if self.state is ReplayState.REPLAY:
+            return self._replay()
+        self._close_segment()
+        self.state = ReplayState.DONE
+        return 1
+
+    def _replay(self) -> int:
+        pub = self.publication
+        if not pub.is_connected:
+            self.error = "replay publication not connected"
+            self.state = ReplayState.INACTIVE
+            return 1
+        limit_position, is_final = self.limit()
+        end = min(limit_position, self.replay_limit)
+        position = self.replay_position
+        if position >= end:
+            if position >= self.replay_limit or is_final:
+                self.state = ReplayState.INACTIVE
+                return 1
+            return 0
+        term_offset = position & (self.term_length - 1)
+        available = min(end - position, self.term_length - term_offset)
+        try:
+            self.open_segment()
+            assert self.segment is not None
+            consumed = self.reader.replay_block(self.segment, position - self.segment_base, available, pub,
+                                                pub.session_id, pub.stream_id, self.verify_checksum)
+        except (AeronError, OSError) as ex:
+            self.error = str(ex)
+            self.state = ReplayState.INACTIVE
+            return 1
+        if consumed > 0:
+            self.replay_position = position + consumed
+            if self.replay_position - self.segment_base >= self.segment_length:
+                self._close_segment()
+            return 1
+        if consumed == pub.CLOSED or consumed == pub.MAX_POSITION_EXCEEDED:
+            self.error = "replay publication closed"
+            self.state = ReplayState.INACTIVE
+            return 1
+        return 0
+
+    def close(self) -> None:
+        """Unmap the segment and close the publication (its subscriber sees the end of stream after linger)."""
+        self._close_segment()
+        pub = self.publication
+        self.publication = None
+        if pub is not None:
+            try:
+                pub.close()
+            except AeronError:
+                pass
