@@ -116,3 +116,224 @@ def test_record_and_replay_ipc_byte_for_byte(client, aeron, archiving_driver):
     pub.close()
 
 
+
+
+def test_listings_find_last_and_subscriptions(client, aeron):
+    r0, sub0, pub0, _ = record(client, aeron, "aeron:ipc?term-length=64k|alias=first", 1000, [b"a" * 100] * 3)
+    r1, sub1, pub1, _ = record(client, aeron, "aeron:ipc?term-length=64k|alias=second", 1001, [b"b" * 100] * 3)
+    found = client.list_recordings(from_recording_id=0, record_count=10)
+    descriptors = [m for m in found if m.name == "RecordingDescriptor"]
+    assert [d.recording_id for d in descriptors] == [r0, r1]
+    assert found[-1].name == "ControlResponse" and found[-1].code == ControlResponseCode.RECORDING_UNKNOWN
+    assert found[-1].relevant_id == r1 + 1
+    d0 = descriptors[0]
+    assert (d0.stream_id, d0.stripped_channel, d0.original_channel, d0.source_identity) == (
+        1000, "aeron:ipc?alias=first", "aeron:ipc?term-length=64k|alias=first", "aeron:ipc")
+    assert (d0.start_position, d0.stop_position, d0.term_buffer_length, d0.segment_file_length) == (
+        0, -1, 64 * 1024, 64 * 1024)
+    # for URI: stream id and a fragment of the original channel
+    by_uri = client.list_recordings(codecs.ListRecordingsForUriRequestEncoder, from_recording_id=0,
+                                    record_count=10, stream_id=1001, channel="second")
+    assert [m.recording_id for m in by_uri if m.name == "RecordingDescriptor"] == [r1]
+    one = client.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=r1)
+    assert one[0].name == "RecordingDescriptor" and one[0].recording_id == r1
+    unknown = client.call(codecs.ListRecordingRequestEncoder, recording_id=999)
+    assert unknown.code == ControlResponseCode.RECORDING_UNKNOWN and unknown.relevant_id == 999
+    session_id = descriptors[1].session_id
+    assert client.ok(codecs.FindLastMatchingRecordingRequestEncoder, min_recording_id=0, session_id=session_id,
+                     stream_id=1001, channel="second") == r1
+    assert client.ok(codecs.FindLastMatchingRecordingRequestEncoder, min_recording_id=0, session_id=session_id,
+                     stream_id=1000, channel="") == -1
+    subs = []
+    correlation_id = client.request(codecs.ListRecordingSubscriptionsRequestEncoder, pseudo_index=0,
+                                    subscription_count=10, apply_stream_id=0, stream_id=0, channel="")
+    end = client.wait_response(correlation_id, "ControlResponse")
+    assert end.code == ControlResponseCode.SUBSCRIPTION_UNKNOWN
+    while True:
+        try:
+            subs.append(client.wait_response(correlation_id, "RecordingSubscriptionDescriptor", timeout_s=0.2))
+        except AssertionError:
+            break
+    assert sorted(s.subscription_id for s in subs) == sorted([sub0, sub1])
+    # one listing at a time per session is not violated by sequential listings; errors keep the session alive
+    dup = client.call(codecs.StartRecordingRequestEncoder, stream_id=1000, source_location=SourceLocation.REMOTE,
+                      channel="aeron:ipc?term-length=64k|alias=first")
+    assert dup.code == ControlResponseCode.ERROR and dup.relevant_id == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
+    client.ok(codecs.StopRecordingRequestEncoder, stream_id=1000, channel="aeron:ipc?alias=first")
+    client.wait_signal(RecordingSignal.STOP, r0)
+    gone = client.call(codecs.StopRecordingRequestEncoder, stream_id=1000, channel="aeron:ipc?alias=first")
+    assert gone.code == ControlResponseCode.ERROR and gone.relevant_id == ArchiveErrorCode.UNKNOWN_SUBSCRIPTION
+    assert client.ok(codecs.StopRecordingByIdentityRequestEncoder, recording_id=r1) == 1
+    client.wait_signal(RecordingSignal.STOP, r1)
+    assert client.ok(codecs.StopRecordingByIdentityRequestEncoder, recording_id=r1) == 0
+    pub0.close()
+    pub1.close()
+
+
+def test_replay_errors(client, aeron):
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, [b"x" * 64] * 10)
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+
+    def replay_error(**fields):
+        args = dict(recording_id=recording_id, position=-1, length=-1, replay_stream_id=1002, file_io_max_length=0,
+                    replay_token=-1, replay_channel="aeron:ipc")
+        args.update(fields)
+        response = client.call(codecs.ReplayRequestEncoder, **args)
+        assert response.code == ControlResponseCode.ERROR, response
+        return response.relevant_id
+
+    assert replay_error(recording_id=77) == ArchiveErrorCode.UNKNOWN_RECORDING
+    assert replay_error(position=33) == ArchiveErrorCode.GENERIC
+    assert replay_error(position=stop) == ArchiveErrorCode.INVALID_POSITION
+    assert replay_error(position=stop + 1024) == ArchiveErrorCode.INVALID_POSITION
+    assert replay_error(replay_channel="aeron:bogus") == ArchiveErrorCode.GENERIC
+    assert replay_error(position=32) == ArchiveErrorCode.INVALID_POSITION      # not a frame start (96-byte frames)
+    assert client.ok(codecs.StopReplayRequestEncoder, replay_session_id=12345) == 0
+    pub.close()
+
+
+def test_replay_from_position_with_length(client, aeron):
+    messages = [i.to_bytes(4, "little") * 50 for i in range(100)]     # 200 bytes -> 256-byte frames
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, messages)
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+    _, sub = replay(client, aeron, recording_id, position=10 * 256, length=5 * 256)
+    assert collect(sub, 5) == messages[10:15]
+    wait_for(lambda: sub.images and sub.images[0].is_end_of_stream or not sub.images, what="end of replay")
+    # -2: what exists, then stop
+    _, sub2 = replay(client, aeron, recording_id, position=90 * 256, length=-2, stream_id=1003)
+    assert collect(sub2, 10) == messages[90:]
+    pub.close()
+
+
+def test_live_replay_follows_the_recording(client, aeron, archiving_driver):
+    channel = "aeron:ipc?term-length=64k"
+    recording_id, sub_id, pub, _ = record(client, aeron, channel, 1000, [b"first"])
+    _, sub = replay(client, aeron, recording_id, length=-1)
+    messages = [b"first"] + [f"live {i}".encode() * 40 for i in range(300)]   # crosses terms and segments
+    got = []
+    assembler = FragmentAssembler(lambda b, o, n, h: got.append(b.get_bytes(o, n)))
+    for m in messages[1:]:
+        wait_for(lambda: pub.offer(m) > 0, invoke=lambda: sub.poll(assembler, 100), what="offer")
+    wait_for(lambda: len(got) >= len(messages), invoke=lambda: sub.poll(assembler, 100), what="live replay")
+    assert got == messages
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+    # the recording stopped: the live replay ends (publication closed, image goes away after linger)
+    wait_for(lambda: not archiving_driver.archive.conductor.replay_sessions, what="replay ended")
+    pub.close()
+
+
+def test_bounded_replay_stops_at_the_counter(client, aeron):
+    messages = [i.to_bytes(2, "little") * 48 for i in range(40)]      # 96 bytes -> 128-byte frames
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, messages)
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+    with aeron.add_counter(1001, "replay limit") as limit:
+        limit.set_ordered(10 * 128)
+        sub = aeron.add_subscription("aeron:ipc", 1004)
+        client.ok(codecs.BoundedReplayRequestEncoder, recording_id=recording_id, position=0, length=-1,
+                  limit_counter_id=limit.counter_id, replay_stream_id=1004, file_io_max_length=0, replay_token=-1,
+                  replay_channel="aeron:ipc")
+        got = collect(sub, 10)
+        assert got == messages[:10]
+        time.sleep(0.2)
+        assert sub.poll(lambda *a: got.append(a), 10) == 0        # held at the limit
+        limit.set_ordered(25 * 128)
+        got += collect(sub, 15)
+        assert got == messages[:25]
+    pub.close()
+
+
+def test_malformed_and_fuzzed_requests_get_errors_and_the_archive_keeps_serving(client, archiving_driver):
+    import random
+    rng = random.Random(12)
+    archive_id = client.ok(codecs.ArchiveIdRequestEncoder)
+    # a request of this session truncated mid-block: answered with ERROR, the correlation id its own
+    full = bytes(bytearray(8) + bytearray(16))
+    header = codecs.MessageHeaderEncoder()
+    buf = bytearray(8 + 16)
+    header.wrap(buf, 0)
+    header.block_length = 24
+    header.template_id = codecs.ReplayRequestEncoder.TEMPLATE_ID
+    header.schema_id = codecs.SCHEMA_ID
+    header.version = codecs.SCHEMA_VERSION
+    enc = codecs.KeepAliveRequestEncoder().wrap(buf, 8)
+    enc.control_session_id = client.control_session_id
+    enc.correlation_id = 4242
+    client.offer(bytes(buf))
+    response = client.wait_response(4242, "ControlResponse")
+    assert response.code == ControlResponseCode.ERROR and response.relevant_id == ArchiveErrorCode.GENERIC
+    # an unknown template id of this session
+    header.template_id = 999
+    client.offer(bytes(buf).replace(bytes(4242 .to_bytes(8, "little")), (4343).to_bytes(8, "little")))
+    response = client.wait_response(4343, "ControlResponse")
+    assert response.code == ControlResponseCode.ERROR
+    # noise: random bytes, wrong schema ids, huge var lengths
+    for i in range(300):
+        n = rng.randrange(0, 200)
+        noise = bytearray(rng.randbytes(n))
+        if n >= 8 and i % 3 == 0:
+            noise[4:6] = codecs.SCHEMA_ID.to_bytes(2, "little")
+            noise[2:4] = rng.choice(list(codecs.TEMPLATES)).to_bytes(2, "little")
+        if n >= 16 and i % 2 == 0:
+            noise[8:16] = client.control_session_id.to_bytes(8, "little", signed=True)
+        client.offer(bytes(noise) or b"\0")
+    del full
+    assert client.ok(codecs.ArchiveIdRequestEncoder) == archive_id
+    assert archiving_driver.archive.conductor.adapter.malformed_count > 0
+
+
+def test_truncate_purge_and_segment_operations(client, aeron, archiving_driver):
+    archive_dir = archiving_driver.archive.context.archive_dir
+    messages = [bytes([i % 250]) * 992 for i in range(400)]      # 1 KiB frames: 64 per segment, 7 segments
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, messages)
+    active = client.call(codecs.TruncateRecordingRequestEncoder, recording_id=recording_id, position=0)
+    assert active.code == ControlResponseCode.ERROR and active.relevant_id == ArchiveErrorCode.ACTIVE_RECORDING
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+    segs = lambda: sorted(int(n.split("-")[1][:-4]) for n in os.listdir(archive_dir)      # noqa: E731
+                          if n.startswith(f"{recording_id}-"))
+    assert stop == 400 * 1024
+    assert segs() == [i * 65536 for i in range(7)]
+    # detach the first two segments, then attach them back
+    assert client.ok(codecs.DetachSegmentsRequestEncoder, recording_id=recording_id,
+                     new_start_position=2 * 65536) == 0
+    assert client.ok(codecs.StartPositionRequestEncoder, recording_id=recording_id) == 2 * 65536
+    assert client.ok(codecs.AttachSegmentsRequestEncoder, recording_id=recording_id) == 2
+    assert client.ok(codecs.StartPositionRequestEncoder, recording_id=recording_id) == 0
+    # purge segments: detach + delete
+    assert client.ok(codecs.PurgeSegmentsRequestEncoder, recording_id=recording_id,
+                     new_start_position=65536) == 1
+    client.wait_signal(RecordingSignal.DELETE, recording_id)
+    assert segs()[0] == 65536
+    bad = client.call(codecs.DetachSegmentsRequestEncoder, recording_id=recording_id, new_start_position=1000)
+    assert bad.code == ControlResponseCode.ERROR and bad.relevant_id == ArchiveErrorCode.INVALID_POSITION
+    # truncate inside the third segment at a frame boundary: later files go, the rest stays replayable
+    cut = 150 * 1024
+    assert client.ok(codecs.TruncateRecordingRequestEncoder, recording_id=recording_id, position=cut) == 4
+    client.wait_signal(RecordingSignal.DELETE, recording_id)
+    assert client.ok(codecs.StopPositionRequestEncoder, recording_id=recording_id) == cut
+    assert segs() == [65536, 131072]
+    _, sub = replay(client, aeron, recording_id, position=65536, length=-2)
+    assert collect(sub, 150 - 64) == messages[64:150]
+    # purge the recording: gone from listings, files deleted
+    wait_for(lambda: not archiving_driver.archive.conductor.replay_sessions, what="replay ended")
+    assert client.ok(codecs.PurgeRecordingRequestEncoder, recording_id=recording_id) == 2
+    client.wait_signal(RecordingSignal.DELETE, recording_id)
+    assert segs() == []
+    unknown = client.call(codecs.ListRecordingRequestEncoder, recording_id=recording_id)
+    assert unknown.code == ControlResponseCode.RECORDING_UNKNOWN
+    pub.close()
+
+
+def test_client_vanishing_mid_replay_ends_the_replay(client, aeron, archiving_driver):
+    messages = [bytes([i % 200]) * 1000 for i in range(2000)]
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, messages)
+    _, sub = replay(client, aeron, recording_id, length=-1)
+    collect(sub, 10)
+    sub.close()                                 # the replay's only subscriber goes away mid-replay
+    wait_for(lambda: not archiving_driver.archive.conductor.replay_sessions, what="replay ended")
+    assert client.ok(codecs.ArchiveIdRequestEncoder) == archiving_driver.archive.archive_id
+    pub.close()

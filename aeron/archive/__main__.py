@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``python -m aeron.archive [props-file ...] [key=value ...]``: a standalone archive (Aeron ``Archive.main``).
+
+Settings are Aeron's ``aeron.archive.*`` properties (and ``aeron.dir``), from ``AERON_*`` environment variables,
+from properties files and from ``key=value`` arguments, later ones winning. With ``--embedded-driver`` our media
+driver is launched in the same process first (driver properties ``aeron.*`` then apply to it). Runs until SIGINT
+or SIGTERM.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+from aeron.archive.archive import Archive, ArchivingMediaDriver
+from aeron.archive.archive import Context as ArchiveContext
+from aeron.common.errors import AeronError
+from aeron.driver.media_driver import MediaDriver
+
+
+def _read_properties(args: list[str]) -> tuple[dict[str, str], bool]:
+    props: dict[str, str] = {}
+    embedded = False
+    for arg in args:
+        if arg == "--embedded-driver":
+            embedded = True
+        elif "=" in arg:
+            key, value = arg.split("=", 1)
+            props[key.strip()] = value.strip()
+        else:
+            with open(arg, encoding="utf-8") as f:
+                for line in f:
+                    line = line.strip()
+                    if line and not line.startswith(("#", "!")) and "=" in line:
+                        key, value = line.split("=", 1)
+                        props[key.strip()] = value.strip()
+    return props, embedded
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run an archive until a signal; returns the exit status."""
+    props, embedded = _read_properties(sys.argv[1:] if argv is None else argv)
+    archive_props = {k: v for k, v in props.items() if k.startswith("aeron.archive.") or k == "aeron.dir"}
+    driver_props = {k: v for k, v in props.items() if k not in archive_props or k == "aeron.dir"}
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        ctx = ArchiveContext(archive_props)
+        if embedded:
+            running = ArchivingMediaDriver.launch(MediaDriver.Context(driver_props), ctx)
+        else:
+            running = Archive.launch(ctx)
+    except AeronError as ex:
+        print(f"aeron.archive: {ex}", file=sys.stderr)
+        return 1
+    print(f"aeron.archive: running ({ctx!r})", file=sys.stderr, flush=True)
+    try:
+        stop.wait()
+    finally:
+        running.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
