@@ -49,7 +49,7 @@ def encode(encoder_cls: type, **fields: Any) -> bytes:
     enc = encoder_cls().wrap_and_apply_header(buf, 0)
     var_order = [name[4:] for name in _put_methods(encoder_cls)]
     for name, value in fields.items():
-        if name not in var_order:
+        if name not in var_order and (name != "correlation_id" or hasattr(encoder_cls, name)):
             setattr(enc, name, value)
     for name in var_order:
         getattr(enc, "put_" + name)(fields.get(name, b""))

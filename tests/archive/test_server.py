@@ -337,3 +337,155 @@ def test_client_vanishing_mid_replay_ends_the_replay(client, aeron, archiving_dr
     wait_for(lambda: not archiving_driver.archive.conductor.replay_sessions, what="replay ended")
     assert client.ok(codecs.ArchiveIdRequestEncoder) == archiving_driver.archive.archive_id
     pub.close()
+
+
+def _udp_archive(shm_dir, **overrides):
+    port = free_port()
+    amd = ArchivingMediaDriver.launch(
+        driver_context(aeron_dir=str(shm_dir / "driver")),
+        archive_context(shm_dir / "archive", control_channel_enabled=True,
+                        control_channel=f"aeron:udp?endpoint=127.0.0.1:{port}", **overrides))
+    return amd, port
+
+
+@pytest.mark.parametrize("mode", ["SHARED", "DEDICATED"])
+def test_udp_control_udp_and_spy_recordings(shm_dir, mode):
+    amd, port = _udp_archive(shm_dir, threading_mode=mode)
+    try:
+        with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
+            c = ControlClient(aeron, f"aeron:udp?endpoint=127.0.0.1:{port}", 10,
+                              f"aeron:udp?endpoint=127.0.0.1:{free_port()}", 20)
+            assert c.connect().code == ControlResponseCode.OK
+            # a UDP stream recorded from the network (REMOTE), with fragmented messages across terms and segments
+            data_channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}|term-length=64k"
+            messages = [bytes([i % 256]) * (100 + (i * 131) % 5000) for i in range(150)]
+            recording_id, sub_id, pub, stop = record(c, aeron, data_channel, 2000, messages)
+            # a UDP publication recorded locally through a spy (LOCAL)
+            spy_channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}|term-length=64k|ssc=true"
+            spy_messages = [f"spy {i}".encode() * 30 for i in range(50)]
+            spy_id, spy_sub, spy_pub, _ = record(c, aeron, spy_channel, 2001, spy_messages, SourceLocation.LOCAL)
+            for sid, rid in ((sub_id, recording_id), (spy_sub, spy_id)):
+                c.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sid)
+                c.wait_signal(RecordingSignal.STOP, rid)
+            replay_channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+            _, sub = replay(c, aeron, recording_id, channel=replay_channel, stream_id=2002)
+            assert collect(sub, len(messages)) == messages
+            _, sub2 = replay(c, aeron, spy_id, channel="aeron:ipc", stream_id=2003)
+            assert collect(sub2, len(spy_messages)) == spy_messages
+            listed = c.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=recording_id)[0]
+            assert listed.source_identity.startswith("127.0.0.1:")
+            assert listed.stripped_channel == f"aeron:udp?endpoint={data_channel.split('=')[1].split('|')[0]}"
+            c.request(codecs.CloseSessionRequestEncoder)
+            wait_for(lambda: not amd.archive.conductor.sessions, what="session closed")
+            pub.close()
+            spy_pub.close()
+            c.close()
+    finally:
+        amd.close()
+
+
+class _ChallengingAuthenticator:
+    def __init__(self):
+        self.credentials = {}
+
+    def on_connect_request(self, session_id, credentials, now_ms):
+        self.credentials[session_id] = credentials
+
+    def on_challenge_response(self, session_id, credentials, now_ms):
+        self.credentials[session_id] = credentials
+
+    def on_connected_session(self, proxy, now_ms):
+        creds = self.credentials[proxy.session_id]
+        if creds == b"admin":
+            proxy.challenge(b"password?")
+        else:
+            proxy.reject()
+
+    def on_challenged_session(self, proxy, now_ms):
+        creds = self.credentials[proxy.session_id]
+        if creds == b"secret":
+            proxy.authenticate(b"admin")
+        elif creds != b"admin":
+            proxy.reject()
+
+
+def test_authentication_challenge_and_rejection(shm_dir):
+    amd = ArchivingMediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver")),
+                                      archive_context(shm_dir / "archive", authenticator=_ChallengingAuthenticator()))
+    try:
+        with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
+            c = ControlClient(aeron, CONTROL, 10, RESPONSE, 21)
+            challenge = c.connect(credentials=b"admin")
+            assert challenge.name == "Challenge" and challenge.encoded_challenge == b"password?"
+            correlation_id = c.request(codecs.ChallengeResponseEncoder, control_session_id=challenge.control_session_id,
+                                       encoded_credentials=b"secret")
+            ok = c.wait_response(correlation_id, "ControlResponse")
+            assert ok.code == ControlResponseCode.OK and ok.relevant_id == challenge.control_session_id
+            c.control_session_id = ok.relevant_id
+            assert c.ok(codecs.ArchiveIdRequestEncoder) == amd.archive.archive_id
+            c.close()
+            bad = ControlClient(aeron, CONTROL, 10, RESPONSE, 22)
+            rejected = bad.connect(credentials=b"nobody")
+            assert rejected.code == ControlResponseCode.ERROR
+            assert rejected.relevant_id == ArchiveErrorCode.AUTHENTICATION_REJECTED
+            bad.close()
+            old = ControlClient(aeron, CONTROL, 10, RESPONSE, 23)
+            refused = old.connect(version=2 << 16)
+            assert refused.code == ControlResponseCode.ERROR and "version" in refused.error_message
+            old.close()
+    finally:
+        amd.close()
+
+
+def test_recording_events_extend_and_checksums(shm_dir):
+    events_channel = "aeron:ipc?term-length=64k"
+    amd = ArchivingMediaDriver.launch(
+        driver_context(aeron_dir=str(shm_dir / "driver")),
+        archive_context(shm_dir / "archive", recording_events_enabled=True, recording_events_channel=events_channel,
+                        record_checksum="io.aeron.archive.checksum.Crc32", replay_checksum="CRC-32"))
+    try:
+        with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
+            events = aeron.add_subscription(events_channel, 30)
+            c = ControlClient(aeron, CONTROL, 10, RESPONSE, 20)
+            assert c.connect().code == ControlResponseCode.OK
+            channel = "aeron:ipc?term-length=64k"
+            first = [b"one" * 100] * 20
+            recording_id, sub_id, pub, stop = record(c, aeron, channel, 3000, first)
+            pub.close()
+            c.wait_signal(RecordingSignal.STOP, recording_id)
+            c.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+            seen = []
+            from tests.archive.control_client import decode
+            assembler = FragmentAssembler(lambda b, o, n, h: seen.append(decode(b.get_bytes(o, n))))
+            wait_for(lambda: any(m.name == "RecordingStopped" for m in seen), invoke=lambda: events.poll(assembler, 10),
+                     what="events")
+            names = [m.name for m in seen]
+            assert names[0] == "RecordingStarted" and "RecordingProgress" in names
+            assert seen[-1].stop_position == stop and seen[0].recording_id == recording_id
+            # the segment holds CRC-32s in the session id fields (archive.md §4.6)
+            path = os.path.join(amd.archive.context.archive_dir, f"{recording_id}-0.rec")
+            with open(path, "rb") as f:
+                frame = f.read(352)
+            import zlib
+            stored = int.from_bytes(frame[12:16], "little", signed=False)
+            assert stored == zlib.crc32(frame[32:352])
+            # extend the stopped recording with a publication that starts at its stop position
+            c.ok(codecs.ExtendRecordingRequestEncoder, recording_id=recording_id, stream_id=3000,
+                 source_location=SourceLocation.REMOTE, channel=channel)
+            desc = c.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=recording_id)[0]
+            bits = desc.term_buffer_length.bit_length() - 1
+            ext_channel = (f"{channel}|init-term-id={desc.initial_term_id}|term-id="
+                           f"{desc.initial_term_id + (stop >> bits)}|term-offset={stop & (desc.term_buffer_length - 1)}")
+            pub2 = aeron.add_exclusive_publication(ext_channel, 3000)
+            ext = c.wait_signal(RecordingSignal.EXTEND, recording_id)
+            assert ext.position == stop
+            second = [b"two" * 100] * 20
+            end = publish(pub2, second)
+            wait_for(lambda: c.ok(codecs.RecordingPositionRequestEncoder, recording_id=recording_id) >= end,
+                     what="extended")
+            _, sub = replay(c, aeron, recording_id)
+            assert collect(sub, 40) == first + second           # checksums verified on replay
+            pub2.close()
+            c.close()
+    finally:
+        amd.close()
