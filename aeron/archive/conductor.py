@@ -22,7 +22,8 @@ from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.catalog import Catalog
 from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
                                            ControlSessionAdapter, RequestError, SessionState)
-from aeron.archive.recording_session import RecordingSession, segment_file_base_position, segment_file_name
+from aeron.archive.recording_session import RecordingSession
+from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
 from aeron.common.agent import Agent, CompositeAgent
 from aeron.common.channel_uri import SPY_PREFIX, ChannelUri, parse_size
@@ -872,14 +873,11 @@ class ArchiveConductor(Agent):
                                ArchiveErrorCode.ACTIVE_RECORDING)
 
     def _segment_files(self, recording_id: int) -> list[tuple[int, str]]:
-        prefix = f"{recording_id}-"
         found = []
         for name in os.listdir(self.archive_dir):
-            if name.startswith(prefix) and name.endswith(".rec"):
-                try:
-                    found.append((int(name[len(prefix):-4]), os.path.join(self.archive_dir, name)))
-                except ValueError:
-                    continue
+            parsed = parse_segment_file_name(name)
+            if parsed is not None and parsed[0] == recording_id:
+                found.append((parsed[1], os.path.join(self.archive_dir, name)))
         return sorted(found)
 
     def _delete_files(self, session: ControlSession, correlation_id: int, recording_id: int,

@@ -12,24 +12,13 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_NONE, SegmentWriter
+from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import ArchiveError
 
 if TYPE_CHECKING:
     from aeron.client.image import Image
 
 NULL_POSITION = -1
-
-
-def segment_file_name(recording_id: int, segment_base_position: int) -> str:
-    """``<recordingId>-<segmentBasePosition>.rec`` (archive.md §4.1)."""
-    return f"{recording_id}-{segment_base_position}.rec"
-
-
-def segment_file_base_position(start_position: int, position: int, term_length: int, segment_length: int) -> int:
-    """Base position of the segment holding ``position``; segments align to the start term's base (§4.3)."""
-    start_term_base = start_position - (start_position & (term_length - 1))
-    from_base = position - start_term_base
-    return start_term_base + (from_base - (from_base & (segment_length - 1)))
 
 
 class RecordingState(enum.Enum):

@@ -15,7 +15,7 @@ from typing import Any
 
 from aeron._core.archive_io import ReplayBlockReader
 from aeron._core.atomic_buffer import AtomicBuffer
-from aeron.archive.recording_session import segment_file_base_position, segment_file_name
+from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import AeronError
 
 NULL_POSITION = -1
