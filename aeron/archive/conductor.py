@@ -26,7 +26,8 @@ from aeron.archive.recording_session import RecordingSession
 from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
 from aeron.common.agent import Agent, CompositeAgent
-from aeron.common.channel_uri import SPY_PREFIX, ChannelUri, parse_size
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
+                                      ChannelUri, parse_size)
 from aeron.common.errors import AeronError, InvalidChannelError, RegistrationError
 
 if TYPE_CHECKING:
@@ -227,6 +228,7 @@ class ArchiveConductor(Agent):
         self.recording_sessions: dict[int, RecordingSession] = {}        # by recording id
         self.replay_sessions: dict[int, ReplaySession] = {}              # by replay session id
         self._pending_replays: list[_PendingReplay] = []
+        self._replay_tokens: dict[int, tuple[ControlSession, int, int]] = {}
         self._images: deque[tuple[RecordingSubscription, Image]] = deque()
         self._next_session_id = random.randrange(0, 1 << 30)
         self._next_replay_id = 1
@@ -373,6 +375,10 @@ class ArchiveConductor(Agent):
                  template_id: int) -> None:
         """Run a decoded request for its session; a refused request is answered with ERROR."""
         session = self.session_for(image, control_session_id)
+        replay_image = None
+        if session is None and handler_name == "on_replay":
+            session = self._session_for_replay_token(control_session_id, decoder)
+            replay_image = image
         if session is None:
             return              # unknown session or another image's: ignored, as Aeron does
         if handler_name == "on_challenge_response":
@@ -387,7 +393,10 @@ class ArchiveConductor(Agent):
             return
         correlation_id = decoder.correlation_id
         try:
-            getattr(self, handler_name)(session, correlation_id, decoder)
+            if replay_image is not None:
+                self.on_replay(session, correlation_id, decoder, replay_image)
+            else:
+                getattr(self, handler_name)(session, correlation_id, decoder)
         except RequestError as ex:
             session.send_error(correlation_id, ex.code, str(ex))
         except (AeronError, OSError, ValueError) as ex:
@@ -671,8 +680,22 @@ class ArchiveConductor(Agent):
 
     # -- requests: replay ------------------------------------------------------------------------------------
 
-    def on_replay(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """ReplayRequest / BoundedReplayRequest (archive.md §10.1)."""
+    def _session_for_replay_token(self, control_session_id: int, d: Any) -> ControlSession | None:
+        # a replay request on a response-channel connection of its own, attributed by its token (archive.md §10.4)
+        if d.acting_version < 10 or d.replay_token == NULL_VALUE:
+            return None
+        entry = self._replay_tokens.pop(d.replay_token, None)
+        if entry is None:
+            return None
+        session, recording_id, deadline_ns = entry
+        if session.control_session_id != control_session_id or recording_id != d.recording_id or \
+                self.nano_time - deadline_ns > 0 or session.is_done:
+            return None
+        return session
+
+    def on_replay(self, session: ControlSession, correlation_id: int, d: Any, replay_image: Any = None) -> None:
+        """ReplayRequest / BoundedReplayRequest (archive.md §10.1); ``replay_image`` is the response-channel
+        connection a token-bearing request came on (its correlation id goes on a control-mode=response replay)."""
         if len(self.replay_sessions) + len(self._pending_replays) >= self.ctx.max_concurrent_replays:
             raise RequestError(f"max concurrent replays reached {self.ctx.max_concurrent_replays}",
                                ArchiveErrorCode.MAX_REPLAYS)
@@ -740,6 +763,10 @@ class ArchiveConductor(Agent):
             uri.put(key, str(value))
         if not uri.has("linger"):
             uri.put("linger", str(self.ctx.replay_linger_timeout_ns))
+        if uri.control_mode == CONTROL_MODE_RESPONSE:
+            if replay_image is None:
+                raise RequestError("a control-mode=response replay needs a replay token and its own connection")
+            uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(replay_image.correlation_id))
         registration_id = self.aeron.async_add_exclusive_publication(str(uri), d.replay_stream_id)
         args = dict(recording_id=recording_id, desc=desc, position=position, length=length,
                     limit_counter_id=limit_counter_id, file_io=file_io)
@@ -857,8 +884,14 @@ class ArchiveConductor(Agent):
         session.send_ok(correlation_id, 0)
 
     def on_replay_token(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """ReplayTokenRequest: not served (response-channel replays need the driver's response-channel images)."""
-        raise RequestError("replay tokens (response-channel replays) are not supported by this archive")
+        """ReplayTokenRequest: a token valid for the connect timeout that attributes a replay request arriving on
+        another connection to this session and recording (archive.md §10.4)."""
+        self._check_recording(d.recording_id)
+        token = NULL_VALUE
+        while token == NULL_VALUE or token in self._replay_tokens:
+            token = random.getrandbits(63)
+        self._replay_tokens[token] = (session, d.recording_id, self.nano_time + self.ctx.connect_timeout_ns)
+        session.send_ok(correlation_id, token)
 
     # -- requests: catalog maintenance -----------------------------------------------------------------------
 

@@ -69,6 +69,8 @@ class ControlClient:
         self.aeron = aeron
         self.timeout_s = timeout_s
         self.subscription = aeron.add_subscription(response_channel, response_stream_id)
+        if "control-mode=response" in response_channel:     # the request names its response subscription
+            request_channel += f"|response-correlation-id={self.subscription.registration_id}"
         self.publication = aeron.add_exclusive_publication(request_channel, request_stream_id)
         self.response_channel = response_channel
         self.response_stream_id = response_stream_id

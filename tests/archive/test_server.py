@@ -489,3 +489,48 @@ def test_recording_events_extend_and_checksums(shm_dir):
             c.close()
     finally:
         amd.close()
+
+
+def test_response_channel_session_and_token_replay(shm_dir):
+    amd, port = _udp_archive(shm_dir)
+    try:
+        with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
+            request = f"aeron:udp?endpoint=127.0.0.1:{port}"
+            c = ControlClient(aeron, request, 10, f"aeron:udp?control-mode=response|control=127.0.0.1:{free_port()}",
+                              20)
+            assert c.connect().code == ControlResponseCode.OK
+            messages = [bytes([i]) * 300 for i in range(30)]
+            recording_id, sub_id, pub, stop = record(c, aeron, "aeron:ipc?term-length=64k", 1000, messages)
+            c.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+            c.wait_signal(RecordingSignal.STOP, recording_id)
+            token = c.ok(codecs.ReplayTokenRequestEncoder, recording_id=recording_id)
+            assert token != -1
+            # the replay subscription is a response channel; the request goes on a connection of its own
+            replay_channel = f"aeron:udp?control-mode=response|control=127.0.0.1:{free_port()}"
+            replay_sub = aeron.add_subscription(replay_channel, 1005)
+            replay_pub = aeron.add_exclusive_publication(
+                f"{request}|response-correlation-id={replay_sub.registration_id}", 10)
+            wait_for(lambda: replay_pub.is_connected, what="replay request connection")
+            from tests.archive.control_client import encode
+            data = encode(codecs.ReplayRequestEncoder, control_session_id=c.control_session_id, correlation_id=777,
+                          recording_id=recording_id, position=-1, length=-1, replay_stream_id=1005,
+                          file_io_max_length=0, replay_token=token, replay_channel=replay_channel)
+            wait_for(lambda: replay_pub.offer(data) > 0, what="replay request sent")
+            ok = c.wait_response(777, "ControlResponse")
+            assert ok.code == ControlResponseCode.OK, ok
+            assert collect(replay_sub, len(messages)) == messages
+            # the token was used once: a second request with it is ignored, the session stays fine
+            assert c.ok(codecs.ArchiveIdRequestEncoder) == amd.archive.archive_id
+            replay_pub.close()
+            pub.close()
+            c.close()
+    finally:
+        amd.close()
+
+
+def test_control_session_ends_when_its_client_goes(client, aeron, archiving_driver):
+    conductor = archiving_driver.archive.conductor
+    assert client.control_session_id in conductor.sessions
+    client.subscription.close()                 # responses can no longer be delivered
+    client.publication.close()                  # and the request image goes
+    wait_for(lambda: client.control_session_id not in conductor.sessions, what="session aborted")
