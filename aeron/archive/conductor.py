@@ -29,6 +29,7 @@ from aeron.common.agent import Agent, CompositeAgent
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
                                       ChannelUri, parse_size)
 from aeron.common.errors import AeronError, InvalidChannelError, RegistrationError
+from aeron.common.version import __version__
 
 if TYPE_CHECKING:
     from aeron.archive.archive import Context
@@ -40,6 +41,9 @@ NULL_POSITION = -1
 MAX_POSITION = (1 << 63) - 1
 FRAME_ALIGNMENT = 32
 RECORDING_POSITION_TYPE_ID = 100       # archive.md §14
+ARCHIVE_ERROR_COUNT_TYPE_ID = 101
+ARCHIVE_CONTROL_SESSIONS_TYPE_ID = 102
+ARCHIVE_CONTROL_SESSION_TYPE_ID = 113
 MAX_KEY_LENGTH = 112
 MAX_LABEL_LENGTH = 380
 MARK_FILE_UPDATE_INTERVAL_NS = 1_000_000_000
@@ -237,7 +241,15 @@ class ArchiveConductor(Agent):
         self._closed = False
         self._control_subscriptions: list[tuple[Any, FragmentAssembler]] = []
         self.events_proxy: RecordingEventsProxy | None = None
+        self.error_counter: Any = None
+        self.sessions_counter: Any = None
         try:
+            archive_key = struct.pack("<q", self.archive_id)
+            self.error_counter = aeron.add_counter(
+                ARCHIVE_ERROR_COUNT_TYPE_ID, f"Archive Errors - archiveId={self.archive_id} version={__version__} "
+                f"commit=aeron-py", archive_key)
+            self.sessions_counter = aeron.add_counter(
+                ARCHIVE_CONTROL_SESSIONS_TYPE_ID, f"Archive Control Sessions - archiveId={self.archive_id}", archive_key)
             if ctx.control_channel_enabled:
                 sub = aeron.add_subscription(ctx.control_channel, ctx.control_stream_id)
                 self._control_subscriptions.append((sub, FragmentAssembler(self.adapter.on_fragment)))
@@ -264,6 +276,8 @@ class ArchiveConductor(Agent):
         """Record an error the archive survived."""
         self.error_count += 1
         self.errors.append(error)
+        if self.error_counter is not None and not self.error_counter.is_closed:
+            self.error_counter.increment_ordered()
         if os.environ.get("AERON_ARCHIVE_DEBUG"):
             traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
 
@@ -299,6 +313,7 @@ class ArchiveConductor(Agent):
                 for session in done:
                     self.sessions.pop(session.control_session_id, None)
                     session.close()
+                self.sessions_counter.set_ordered(len(self.sessions))
         while self.recorder.finished:
             self._close_recording_session(self.recorder.finished.popleft())
             work += 1
@@ -338,6 +353,9 @@ class ArchiveConductor(Agent):
         self._control_subscriptions.clear()
         if self.events_proxy is not None:
             _quietly(self.events_proxy.publication.close)
+        for counter in (self.error_counter, self.sessions_counter):
+            if counter is not None:
+                _quietly(counter.close)
         _quietly(self.catalog.close)
 
     # -- sessions --------------------------------------------------------------------------------------------
@@ -360,6 +378,13 @@ class ArchiveConductor(Agent):
                                  version, encoded_credentials, client_info, self.nano_time)
         self.ctx.authenticator.on_connect_request(session_id, encoded_credentials, self.nano_time // 1_000_000)
         self.sessions[session_id] = session
+        info = f"{client_info} " if client_info else ""
+        suffix = f" - archiveId={self.archive_id}"
+        label = f"control-session: {info}sourceIdentity={image.source_identity} sessionId={image.session_id}"
+        session.counter_registration_id = self.aeron.async_add_counter(
+            ARCHIVE_CONTROL_SESSION_TYPE_ID, label[:MAX_LABEL_LENGTH - len(suffix)] + suffix,
+            struct.pack("<qq", self.archive_id, session_id))
+        self.sessions_counter.set_ordered(len(self.sessions))
 
     def session_for(self, image: "Image", control_session_id: int) -> ControlSession | None:
         """The session named by a request, when the request came from the image that connected it."""

@@ -240,8 +240,9 @@ class ControlSession:
         self._ping_deadline_ns = now_ns
         self._encoded_challenge = b""
         self.listing: Any = None               # the one active listing (archive.md §7.4)
-        self.replay_tokens: dict[int, tuple[int, int]] = {}
         self.reason = ""
+        self.counter_registration_id = NULL_VALUE     # the control-session counter (type 113), value = session id
+        self.counter: Any = None
 
     @property
     def is_done(self) -> bool:
@@ -304,6 +305,13 @@ class ControlSession:
         if state is SessionState.DONE:
             return 0
         work = 0
+        if self.counter is None and self.counter_registration_id != NULL_VALUE:
+            try:
+                self.counter = self.conductor.aeron.get_counter(self.counter_registration_id)
+            except RegistrationError:
+                self.counter_registration_id = NULL_VALUE
+            if self.counter is not None:
+                self.counter.set_ordered(self.control_session_id)
         if state is SessionState.INIT:
             channel = response_channel_for(self.response_channel, self.conductor.ctx, self.image.correlation_id)
             self._publication_registration_id = self.conductor.aeron.async_add_exclusive_publication(
@@ -420,9 +428,21 @@ class ControlSession:
             self.conductor.on_session_closed(self)
 
     def close(self) -> None:
-        """Release the response publication."""
+        """Release the response publication and the session counter."""
         pub = self.publication
         self.publication = None
+        counter = self.counter
+        self.counter = None
+        if counter is None and self.counter_registration_id != NULL_VALUE:
+            try:
+                counter = self.conductor.aeron.get_counter(self.counter_registration_id)
+            except AeronError:
+                counter = None
+        if counter is not None:
+            try:
+                counter.close()
+            except AeronError:
+                pass
         if pub is not None:
             try:
                 pub.close()

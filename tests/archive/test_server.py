@@ -534,3 +534,29 @@ def test_control_session_ends_when_its_client_goes(client, aeron, archiving_driv
     client.subscription.close()                 # responses can no longer be delivered
     client.publication.close()                  # and the request image goes
     wait_for(lambda: client.control_session_id not in conductor.sessions, what="session aborted")
+
+
+def test_counters_the_archive_allocates(client, aeron, archiving_driver):
+    archive_id = archiving_driver.archive.archive_id
+    recording_id, sub_id, pub, stop = record(client, aeron, "aeron:ipc?term-length=64k", 1000, [b"z" * 500] * 10)
+    counters = {c.type_id: c for c in aeron.counters_reader.counters() if c.type_id in (100, 101, 102, 113)}
+    assert set(counters) == {100, 101, 102, 113}
+    rec_pos = counters[100]
+    assert rec_pos.label.startswith(f"rec-pos: {recording_id} ") and rec_pos.label.endswith(f" - archiveId={archive_id}")
+    key = rec_pos.key
+    assert int.from_bytes(key[0:8], "little") == recording_id
+    source_length = int.from_bytes(key[12:16], "little")
+    assert key[16:16 + source_length] == b"aeron:ipc"
+    assert int.from_bytes(key[16 + source_length:24 + source_length], "little", signed=True) == archive_id
+    assert aeron.counters_reader.get_counter_value(rec_pos.counter_id) == stop
+    assert counters[102].label == f"Archive Control Sessions - archiveId={archive_id}"
+    assert aeron.counters_reader.get_counter_value(counters[102].counter_id) == 1
+    session = counters[113]
+    assert session.label.startswith("control-session: sourceIdentity=aeron:ipc sessionId=")
+    wait_for(lambda: aeron.counters_reader.get_counter_value(session.counter_id) == client.control_session_id,
+             what="session counter value")
+    assert counters[101].label.startswith(f"Archive Errors - archiveId={archive_id} version=")
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, recording_id)
+    wait_for(lambda: all(c.type_id != 100 for c in aeron.counters_reader.counters()), what="rec-pos freed")
+    pub.close()
