@@ -1056,12 +1056,60 @@ class ArchiveConductor(Agent):
         session.send_ok(correlation_id, attached)
 
     def on_migrate_segments(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """MigrateSegmentsRequest: not served."""
-        raise RequestError("migrate segments is not supported by this archive")
+        """MigrateSegmentsRequest: move the segment files of stopped recording ``src`` in front of ``dst``, which
+        must start, at a segment boundary, where ``src`` stops; both alike (segment and term length, initial term
+        id, stream id, mtu). ``dst`` then starts where ``src`` did and ``src`` is left empty."""
+        src_id, dst_id = d.src_recording_id, d.dst_recording_id
+        for recording_id in (src_id, dst_id):
+            self._check_stopped(recording_id)
+            self._check_not_replayed(recording_id)
+        if src_id == dst_id:
+            raise RequestError(f"cannot migrate recording {src_id} onto itself")
+        src, dst = self.catalog.recording(src_id), self.catalog.recording(dst_id)
+        same = ("segment_file_length", "term_buffer_length", "initial_term_id", "stream_id", "mtu_length")
+        if any(getattr(src, name) != getattr(dst, name) for name in same):
+            raise RequestError(f"invalid migrate: recordings {src_id} and {dst_id} differ in one of {same}")
+        if src.stop_position != dst.start_position:
+            raise RequestError(f"invalid migrate: srcStopPosition={src.stop_position} != "
+                               f"dstStartPosition={dst.start_position}", ArchiveErrorCode.INVALID_POSITION)
+        seg_len, term_len = src.segment_file_length, src.term_buffer_length
+        boundary = dst.start_position
+        if segment_file_base_position(src.start_position, boundary, term_len, seg_len) != boundary:
+            raise RequestError(f"invalid migrate: dstStartPosition={boundary} is not a segment boundary",
+                               ArchiveErrorCode.INVALID_POSITION)
+        moving = [(b, path) for b, path in self._segment_files(src_id) if b < boundary]
+        for base, _ in moving:
+            target = os.path.join(self.archive_dir, segment_file_name(dst_id, base))
+            if os.path.exists(target):
+                raise RequestError(f"invalid migrate: {target} already exists")
+        for base, path in moving:
+            os.rename(path, os.path.join(self.archive_dir, segment_file_name(dst_id, base)))
+        self.catalog.update_start_position(dst_id, src.start_position)
+        self.catalog.update_start_position(src_id, src.stop_position)
+        leftover = [path for b, path in self._segment_files(src_id)]
+        session.send_ok(correlation_id, len(moving))
+        for path in leftover:
+            _quietly(os.unlink, path)
+        session.send_signal(correlation_id, src_id, NULL_VALUE, NULL_POSITION, RecordingSignal.DELETE)
 
     def on_update_channel(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """UpdateChannelRequest: not served."""
-        raise RequestError("update channel is not supported by this archive")
+        """UpdateChannelRequest: new original and stripped channel for a recording's catalog entry."""
+        desc = self.catalog.find_recording(d.recording_id)
+        if desc is None:
+            session.send_code(correlation_id, d.recording_id, ControlResponseCode.RECORDING_UNKNOWN)
+            return
+        try:
+            stripped = stripped_channel(ChannelUri.parse(d.channel))
+        except InvalidChannelError as ex:
+            raise RequestError(f"invalid channel: {ex}") from None
+        self.catalog.replace_recording(
+            d.recording_id, start_position=desc.start_position, stop_position=desc.stop_position,
+            start_timestamp=desc.start_timestamp, stop_timestamp=desc.stop_timestamp,
+            initial_term_id=desc.initial_term_id, segment_file_length=desc.segment_file_length,
+            term_buffer_length=desc.term_buffer_length, mtu_length=desc.mtu_length, session_id=desc.session_id,
+            stream_id=desc.stream_id, stripped_channel=stripped, original_channel=d.channel,
+            source_identity=desc.source_identity)
+        session.send_ok(correlation_id, 0)
 
     # -- replication -------------------------------------------------------------------------------------------
 

@@ -560,3 +560,36 @@ def test_counters_the_archive_allocates(client, aeron, archiving_driver):
     client.wait_signal(RecordingSignal.STOP, recording_id)
     wait_for(lambda: all(c.type_id != 100 for c in aeron.counters_reader.counters()), what="rec-pos freed")
     pub.close()
+
+
+def test_migrate_segments_and_update_channel(client, aeron, archiving_driver):
+    archive_dir = archiving_driver.archive.context.archive_dir
+    channel = "aeron:ipc?term-length=64k"
+    first = [bytes([i % 250]) * 992 for i in range(128)]           # exactly two 64 KiB segments
+    src_id, sub_id, pub, stop = record(client, aeron, channel, 1000, first)
+    assert stop == 2 * 65536
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    client.wait_signal(RecordingSignal.STOP, src_id)
+    pub.close()
+    # a second recording continuing the stream from the first one's stop position (same term layout)
+    desc = client.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=src_id)[0]
+    ext = f"{channel}|init-term-id={desc.initial_term_id}|term-id={desc.initial_term_id + 2}|term-offset=0"
+    second = [bytes([i % 250]) * 992 for i in range(128, 160)]
+    dst_id, sub2, pub2, stop2 = record(client, aeron, ext, 1000, second)
+    client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub2)
+    client.wait_signal(RecordingSignal.STOP, dst_id)
+    pub2.close()
+    assert client.ok(codecs.StartPositionRequestEncoder, recording_id=dst_id) == stop
+    assert client.ok(codecs.MigrateSegmentsRequestEncoder, src_recording_id=src_id, dst_recording_id=dst_id) == 2
+    client.wait_signal(RecordingSignal.DELETE, src_id)
+    assert client.ok(codecs.StartPositionRequestEncoder, recording_id=dst_id) == 0
+    assert not [n for n in os.listdir(archive_dir) if n.startswith(f"{src_id}-")]
+    _, sub = replay(client, aeron, dst_id, length=-2)
+    assert collect(sub, 160) == first + second
+    assert client.ok(codecs.UpdateChannelRequestEncoder, recording_id=dst_id,
+                     channel="aeron:udp?endpoint=localhost:40123|alias=renamed-and-much-longer-than-before") == 0
+    listed = client.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=dst_id)[0]
+    assert listed.stripped_channel == "aeron:udp?endpoint=localhost:40123|alias=renamed-and-much-longer-than-before"
+    assert listed.start_position == 0 and listed.stop_position == stop2
+    unknown = client.call(codecs.UpdateChannelRequestEncoder, recording_id=99, channel="aeron:ipc")
+    assert unknown.code == ControlResponseCode.RECORDING_UNKNOWN
