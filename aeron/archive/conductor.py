@@ -883,9 +883,8 @@ class ArchiveConductor(Agent):
             return lambda: (stop, True)
 
         def live_limit() -> tuple[int, bool]:
-            if recording.is_done or recording.state.value >= 2:
-                return recording.position, recording.is_done
-            return recording.position, False
+            done = recording.is_done            # first: once done, the position read after it is the final one
+            return recording.position, done
         return live_limit
 
     def _close_replay_session(self, replay: ReplaySession) -> None:
