@@ -89,6 +89,8 @@ class _Setting:
 _SETTINGS: tuple[_Setting, ...] = (
     _Setting("aeron_dir", "aeron.dir", None, _str),
     _Setting("archive_dir", "aeron.archive.dir", "aeron-archive", _str),
+    _Setting("mark_file_dir", "aeron.archive.mark.file.dir", None, _str),
+    _Setting("error_buffer_length", "aeron.archive.error.buffer.length", MIB, parse_size),
     _Setting("delete_archive_on_start", "aeron.archive.dir.delete.on.start", False, _bool),
     _Setting("control_channel_enabled", "aeron.archive.control.channel.enabled", True, _bool),
     _Setting("control_channel", "aeron.archive.control.channel", None, _str),
@@ -159,6 +161,8 @@ class Context:
 
     aeron_dir: str | None
     archive_dir: str
+    mark_file_dir: str | None
+    error_buffer_length: int
     delete_archive_on_start: bool
     control_channel_enabled: bool
     control_channel: str | None
@@ -267,7 +271,10 @@ class Context:
                      "max_concurrent_replays"):
             if not isinstance(getattr(self, name), int):
                 raise ConfigurationError(f"{_BY_ATTR[name].prop} must be an int")
+        if self.error_buffer_length < MIB:
+            raise ConfigurationError(f"aeron.archive.error.buffer.length={self.error_buffer_length}: at least 1 MiB")
         self.archive_dir = os.path.abspath(self.archive_dir)
+        self.mark_file_dir = os.path.abspath(self.mark_file_dir) if self.mark_file_dir else self.archive_dir
         self._concluded = True
         return self
 

@@ -12,6 +12,7 @@ import os
 import random
 import struct
 import sys
+import threading
 import traceback
 from collections import deque
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.catalog import Catalog
+from aeron.archive.mark_file import ArchiveMarkFile
 from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
                                            ControlSessionAdapter, RequestError, SessionState)
 from aeron.archive.recording_session import RecordingSession
@@ -221,8 +223,25 @@ class ArchiveConductor(Agent):
         self.nano_time = ctx.nano_clock()
         self.archive_id = ctx.archive_id if ctx.archive_id != NULL_VALUE else aeron.client_id
         os.makedirs(self.archive_dir, exist_ok=True)
-        self.catalog = Catalog(self.archive_dir, capacity=ctx.catalog_capacity,
-                               file_sync_level=ctx.catalog_file_sync_level, epoch_clock=ctx.epoch_clock_ms)
+        os.makedirs(ctx.mark_file_dir, exist_ok=True)
+        self._error_lock = threading.Lock()
+        # the mark file first: it refuses to start over a live archive (archive.md §6.4)
+        self.mark_file = ArchiveMarkFile.create(
+            ctx.mark_file_dir, aeron_directory=aeron.context.aeron_dir or "",
+            control_channel=ctx.control_channel if ctx.control_channel_enabled else "",
+            local_control_channel=ctx.local_control_channel,
+            events_channel=ctx.recording_events_channel if ctx.recording_events_enabled else "",
+            control_stream_id=ctx.control_stream_id, local_control_stream_id=ctx.local_control_stream_id,
+            events_stream_id=ctx.recording_events_stream_id, archive_id=self.archive_id,
+            error_buffer_length=ctx.error_buffer_length, epoch_clock=ctx.epoch_clock_ms,
+            archive_dir=self.archive_dir)
+        self._mark_file_deadline_ns = 0
+        try:
+            self.catalog = Catalog(self.archive_dir, capacity=ctx.catalog_capacity,
+                                   file_sync_level=ctx.catalog_file_sync_level, epoch_clock=ctx.epoch_clock_ms)
+        except BaseException:
+            self.mark_file.close()
+            raise
         self.proxy = ControlResponseProxy()
         self.adapter = ControlSessionAdapter(self)
         self.recorder = SessionWorker("archive-recorder", False, ctx.nano_clock)
@@ -261,6 +280,7 @@ class ArchiveConductor(Agent):
         except BaseException:
             self._close_resources()
             raise
+        self.mark_file.signal_ready(ctx.epoch_clock_ms())
 
     # -- agent -----------------------------------------------------------------------------------------------
 
@@ -274,10 +294,13 @@ class ArchiveConductor(Agent):
 
     def log_error(self, error: BaseException) -> None:
         """Record an error the archive survived."""
-        self.error_count += 1
-        self.errors.append(error)
-        if self.error_counter is not None and not self.error_counter.is_closed:
-            self.error_counter.increment_ordered()
+        with self._error_lock:              # the recorder and replayer threads report here too
+            self.error_count += 1
+            self.errors.append(error)
+            if self.error_counter is not None and not self.error_counter.is_closed:
+                self.error_counter.increment()
+            if not self.mark_file.closed:
+                self.mark_file.error_log.record(error)
         if os.environ.get("AERON_ARCHIVE_DEBUG"):
             traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
 
@@ -287,6 +310,9 @@ class ArchiveConductor(Agent):
             return 0
         now_ns = self.nano_time = self.ctx.nano_clock()
         work = 0
+        if now_ns - self._mark_file_deadline_ns >= 0:
+            self._mark_file_deadline_ns = now_ns + MARK_FILE_UPDATE_INTERVAL_NS
+            self.mark_file.update_activity_timestamp(self.ctx.epoch_clock_ms())
         for sub, assembler in self._control_subscriptions:
             for image in sub.images:
                 self.adapter.current_image = image
@@ -357,6 +383,9 @@ class ArchiveConductor(Agent):
             if counter is not None:
                 _quietly(counter.close)
         _quietly(self.catalog.close)
+        if not self.mark_file.closed:
+            _quietly(self.mark_file.signal_terminated)
+            self.mark_file.close()
 
     # -- sessions --------------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, MessageHeaderDecoder, RecordingSignal
+from aeron.archive.errors import ArchiveErrorCode
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
                                       SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri)
 from aeron.common.errors import AeronError, MalformedMessageError, RegistrationError
@@ -25,28 +26,6 @@ if TYPE_CHECKING:
 NULL_VALUE = -1
 PROTOCOL_SEMANTIC_VERSION = (1 << 16) | (12 << 8)       # 1.12.0, archive.md §2.5
 RESEND_INTERVAL_NS = 200_000_000                        # CONNECTED/AUTHENTICATED/REJECTED re-send, §7.2
-
-
-class ArchiveErrorCode(enum.IntEnum):
-    """Archive error codes, the ``relevant_id`` of an ERROR response (archive.md §7.9)."""
-
-    GENERIC = 0
-    ACTIVE_LISTING = 1
-    ACTIVE_RECORDING = 2
-    ACTIVE_SUBSCRIPTION = 3
-    UNKNOWN_SUBSCRIPTION = 4
-    UNKNOWN_RECORDING = 5
-    UNKNOWN_REPLAY = 6
-    MAX_REPLAYS = 7
-    MAX_RECORDINGS = 8
-    INVALID_EXTENSION = 9
-    AUTHENTICATION_REJECTED = 10
-    STORAGE_SPACE = 11
-    UNKNOWN_REPLICATION = 12
-    UNAUTHORISED_ACTION = 13
-    REPLICATION_CONNECTION_FAILURE = 14
-    EMPTY_RECORDING = 15
-    INVALID_POSITION = 16
 
 
 class RequestError(AeronError):

@@ -14,6 +14,7 @@ from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.archive import Archive, ArchiveThreadingMode, ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.archive.control_session import ArchiveErrorCode
+from aeron.archive.mark_file import ArchiveMarkFile
 from tests.archive.control_client import ControlClient
 from tests.support import driver_context, free_port, wait_for
 
@@ -88,11 +89,26 @@ def replay(client, aeron, recording_id, position=-1, length=-1, stream_id=1001, 
     return replay_session_id, sub
 
 
-def test_connect_archive_id_and_keepalive(client, archiving_driver):
+def test_connect_archive_id_keepalive_and_mark_file(client, archiving_driver):
     archive_id = client.ok(codecs.ArchiveIdRequestEncoder)
     assert archive_id == archiving_driver.archive.archive_id
     client.request(codecs.KeepAliveRequestEncoder)
     assert client.ok(codecs.ArchiveIdRequestEncoder) == archive_id
+    archive_dir = archiving_driver.archive.context.archive_dir
+    with ArchiveMarkFile.open(archive_dir) as mark:
+        header = mark.header()
+        assert (mark.version, header.archive_id, header.pid) == (196864, archive_id, os.getpid())
+        assert header.aeron_directory == archiving_driver.driver.aeron_dir
+        assert header.local_control_channel == CONTROL and header.control_channel == ""
+        assert mark.activity_timestamp > 0
+
+
+def test_clean_shutdown_marks_the_mark_file_terminated(shm_dir):
+    amd = ArchivingMediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver")),
+                                      archive_context(shm_dir / "archive"))
+    amd.close()
+    with ArchiveMarkFile.open(shm_dir / "archive") as mark:
+        assert mark.version == 196864 and mark.activity_timestamp == -1
 
 
 def test_record_and_replay_ipc_byte_for_byte(client, aeron, archiving_driver):

@@ -6,12 +6,16 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
+
+import pytest
 
 from aeron import Aeron, Context
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.archive import Archive
+from aeron.archive.mark_file import ActiveArchiveError, ArchiveMarkFile
 from aeron.driver.media_driver import MediaDriver
 from tests.archive.control_client import ControlClient
 from tests.archive.test_server import archive_context, collect, replay
@@ -54,6 +58,11 @@ def test_kill_9_mid_recording_then_restart_recovers_the_stop_position(shm_dir):
             assert killed_at is not None
             pub.close()
             c.close()
+        # at once, the mark file still looks live: the restart is refused, as Java's archive refuses it
+        with pytest.raises(ActiveArchiveError):
+            Archive.launch(archive_context(archive_dir, aeron_dir=driver.aeron_dir))
+        wait_for(lambda: ArchiveMarkFile.open(archive_dir).activity_timestamp < time.time() * 1000 - 10_500,
+                 timeout_s=20, interval_s=0.2, what="the killed archive's mark file to age")
         # restart on the same directory: the catalog repairs the stop position from the segment files
         with Archive.launch(archive_context(archive_dir, aeron_dir=driver.aeron_dir)) as archive:
             stop = archive.conductor.catalog.stop_position(recording_id)
