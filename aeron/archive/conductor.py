@@ -27,6 +27,7 @@ from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProx
 from aeron.archive.recording_session import RecordingSession
 from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
+from aeron.archive.replication_session import ReplicationSession
 from aeron.common.agent import Agent, CompositeAgent
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
                                       ChannelUri, parse_size)
@@ -252,6 +253,7 @@ class ArchiveConductor(Agent):
         self.replay_sessions: dict[int, ReplaySession] = {}              # by replay session id
         self._pending_replays: list[_PendingReplay] = []
         self._replay_tokens: dict[int, tuple[ControlSession, int, int]] = {}
+        self.replication_sessions: dict[int, ReplicationSession] = {}
         self._images: deque[tuple[RecordingSubscription, Image]] = deque()
         self._next_session_id = random.randrange(0, 1 << 30)
         self._next_replay_id = 1
@@ -328,6 +330,8 @@ class ArchiveConductor(Agent):
                 rec_sub.control_session.send_error(rec_sub.correlation_id, ArchiveErrorCode.GENERIC, str(ex))
         if self._pending_replays:
             work += self._poll_pending_replays(now_ns)
+        if self.replication_sessions:
+            work += self._run_replications(now_ns)
         if self.sessions:
             done = None
             for session in self.sessions.values():
@@ -357,6 +361,9 @@ class ArchiveConductor(Agent):
         if self._closed:
             return
         self._closed = True
+        for replication in list(self.replication_sessions.values()):
+            replication.close()
+        self.replication_sessions.clear()
         self.recorder.on_close()
         self.replayer.on_close()
         while self.recorder.finished:
@@ -575,6 +582,26 @@ class ArchiveConductor(Agent):
                                ArchiveErrorCode.ACTIVE_SUBSCRIPTION)
         stripped = stripped_channel(uri)
         sub_channel = SPY_PREFIX + stripped if source_location == SourceLocation.LOCAL and uri.is_udp else stripped
+        rec_sub = self._add_recording_subscription(session, correlation_id, stream_id, sub_channel, key, channel,
+                                                   stripped, auto_stop, extend_id)
+        session.send_ok(correlation_id, rec_sub.registration_id)
+
+    def subscribe_for_replication(self, session: ControlSession, replication_id: int, stream_id: int, channel: str,
+                                  dst_recording_id: int) -> RecordingSubscription:
+        """The auto-stop extend subscription a replication records the source's replay with."""
+        uri = ChannelUri.parse(channel)
+        return self._add_recording_subscription(session, replication_id, stream_id, channel,
+                                                subscription_key(stream_id, uri), channel, stripped_channel(uri), True,
+                                                dst_recording_id)
+
+    def close_recording_subscription(self, rec_sub: RecordingSubscription) -> None:
+        """Close a recording subscription (its recordings stop)."""
+        if not rec_sub.closed:
+            self._close_recording_subscription(rec_sub)
+
+    def _add_recording_subscription(self, session: ControlSession, correlation_id: int, stream_id: int,
+                                    sub_channel: str, key: str, channel: str, stripped: str, auto_stop: bool,
+                                    extend_id: int) -> RecordingSubscription:
         holder: list[RecordingSubscription] = []
         images = self._images
 
@@ -592,7 +619,7 @@ class ArchiveConductor(Agent):
         for image in early:
             images.append((rec_sub, image))
         self.recording_subscriptions[rec_sub.registration_id] = rec_sub
-        session.send_ok(correlation_id, rec_sub.registration_id)
+        return rec_sub
 
     def _start_recording_session(self, rec_sub: RecordingSubscription, image: "Image") -> None:
         if rec_sub.closed or image.is_closed:
@@ -1142,12 +1169,59 @@ class ArchiveConductor(Agent):
     # -- replication -------------------------------------------------------------------------------------------
 
     def on_replicate(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """Replicate requests: not served (needs the archive client on the archive's side)."""
-        raise RequestError("replication is not supported by this archive")
+        """ReplicateRequest(2) / TaggedReplicateRequest: replicate a recording of another archive into this one."""
+        live_destination = d.live_destination
+        if live_destination:
+            raise RequestError("replication with a live destination (merge) is not supported by this archive")
+        if getattr(d, "channel_tag_id", NULL_VALUE) != NULL_VALUE or \
+                getattr(d, "subscription_tag_id", NULL_VALUE) != NULL_VALUE:
+            raise RequestError("tagged replication is not supported by this archive")
+        v2 = isinstance(d, codecs.ReplicateRequest2Decoder)
+        replication_channel = (d.replication_channel if v2 else "") or self.ctx.replication_channel
+        if not replication_channel:
+            raise RequestError("no replication channel: set aeron.archive.replication.channel or pass one")
+        dst_recording_id = d.dst_recording_id
+        if dst_recording_id != NULL_VALUE:
+            self._check_stopped(dst_recording_id)
+        if len(self.recording_sessions) >= self.ctx.max_concurrent_recordings:
+            raise RequestError(f"max concurrent recordings reached {self.ctx.max_concurrent_recordings}",
+                               ArchiveErrorCode.MAX_RECORDINGS)
+        replication_id = self._new_session_id()
+        file_io = d.file_io_max_length if v2 and d.acting_version >= 7 else NULL_VALUE
+        replication = ReplicationSession(
+            self, session, replication_id, d.src_recording_id, dst_recording_id,
+            d.stop_position if v2 else NULL_POSITION, d.src_control_channel, d.src_control_stream_id,
+            replication_channel, d.replication_session_id if v2 and d.acting_version >= 8 else NULL_VALUE,
+            d.encoded_credentials if v2 and d.acting_version >= 8 else b"",
+            d.src_response_channel if v2 and d.acting_version >= 10 else "",
+            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time)
+        self.replication_sessions[replication_id] = replication
+        session.send_ok(correlation_id, replication_id)
 
     def on_stop_replication(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """StopReplicationRequest: no replication is ever running here."""
-        raise RequestError(f"unknown replication id {d.replication_id}", ArchiveErrorCode.UNKNOWN_REPLICATION)
+        """StopReplicationRequest."""
+        replication = self.replication_sessions.get(d.replication_id)
+        if replication is None:
+            raise RequestError(f"unknown replication id {d.replication_id}", ArchiveErrorCode.UNKNOWN_REPLICATION)
+        replication.abort()
+        session.send_ok(correlation_id, 0)
+
+    def _run_replications(self, now_ns: int) -> int:
+        work = 0
+        for replication in list(self.replication_sessions.values()):
+            work += replication.do_work(now_ns)
+            if replication.is_done:
+                del self.replication_sessions[replication.replication_id]
+                replication.close()
+                session = replication.control_session
+                if replication.error:
+                    self.log_error(RequestError(replication.error, replication.error_code))
+                    session.send_error(replication.replication_id, replication.error_code, replication.error)
+                sub_id = (replication.recording_subscription.registration_id
+                          if replication.recording_subscription is not None else NULL_VALUE)
+                session.send_signal(replication.replication_id, replication.dst_recording_id, sub_id,
+                                    NULL_POSITION, RecordingSignal.REPLICATE_END)
+        return work
 
 
 class _ListRecordings:
