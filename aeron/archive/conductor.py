@@ -181,7 +181,13 @@ class RecordingEventsProxy:
         enc.stream_id = stream_id
         enc.put_channel(channel.encode("ascii", "replace")[:4096])
         enc.put_source_identity(source_identity.encode("ascii", "replace")[:1024])
-        self.publication.offer(self._buffer, 0, 8 + enc.encoded_length)
+        self._send(8 + enc.encoded_length)
+
+    def _send(self, length: int) -> None:
+        # start and stop are offered a few times (Aeron's SEND_ATTEMPTS), progress once
+        for _ in range(3):
+            if self.publication.offer(self._buffer, 0, length) > 0:
+                return
 
     def progress(self, recording_id: int, start_position: int, position: int) -> None:
         """RecordingProgress."""
@@ -197,7 +203,7 @@ class RecordingEventsProxy:
         enc.recording_id = recording_id
         enc.start_position = start_position
         enc.stop_position = stop_position
-        self.publication.offer(self._buffer, 0, 8 + enc.encoded_length)
+        self._send(8 + enc.encoded_length)
 
 
 class _PendingReplay:
@@ -1173,9 +1179,8 @@ class ArchiveConductor(Agent):
         live_destination = d.live_destination
         if live_destination:
             raise RequestError("replication with a live destination (merge) is not supported by this archive")
-        if getattr(d, "channel_tag_id", NULL_VALUE) != NULL_VALUE or \
-                getattr(d, "subscription_tag_id", NULL_VALUE) != NULL_VALUE:
-            raise RequestError("tagged replication is not supported by this archive")
+        channel_tag_id = getattr(d, "channel_tag_id", NULL_VALUE)
+        subscription_tag_id = getattr(d, "subscription_tag_id", NULL_VALUE)
         v2 = isinstance(d, codecs.ReplicateRequest2Decoder)
         replication_channel = (d.replication_channel if v2 else "") or self.ctx.replication_channel
         if not replication_channel:
@@ -1194,7 +1199,7 @@ class ArchiveConductor(Agent):
             replication_channel, d.replication_session_id if v2 and d.acting_version >= 8 else NULL_VALUE,
             d.encoded_credentials if v2 and d.acting_version >= 8 else b"",
             d.src_response_channel if v2 and d.acting_version >= 10 else "",
-            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time)
+            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time, channel_tag_id, subscription_tag_id)
         self.replication_sessions[replication_id] = replication
         session.send_ok(correlation_id, replication_id)
 

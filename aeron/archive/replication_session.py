@@ -4,8 +4,8 @@ into a local one (Aeron ReplicationSession, archive.md §11.1). Runs on the cond
 source archive's requests are the archive client's own operation generators (aeron.archive.client), advanced with
 ``next()`` so that nothing here blocks the conductor.
 
-Not done here: merging onto a live stream (``liveDestination``) and tagged (MDS) replication subscriptions; such
-requests are refused with an error.
+Not done here: merging onto a live stream (``liveDestination``), refused with an error; tagged replication puts the
+tags on an ordinary recording subscription instead of Aeron's multi-destination one.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from aeron.archive.archive_proxy import ReplayParams
 from aeron.archive.client import Context as ClientContext
 from aeron.archive.client import connect_op
 from aeron.archive.errors import ArchiveErrorCode
-from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, REJOIN_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri)
+from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, REJOIN_PARAM_NAME, SESSION_ID_PARAM_NAME, TAGS_PARAM_NAME,
+                                      ChannelUri)
 from aeron.common.errors import AeronError
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class ReplicationSession:
                  src_recording_id: int, dst_recording_id: int, stop_position: int, src_control_channel: str,
                  src_control_stream_id: int, replication_channel: str, replication_session_id: int,
                  encoded_credentials: bytes, src_response_channel: str, file_io_max_length: int,
-                 now_ns: int) -> None:
+                 now_ns: int, channel_tag_id: int = NULL_VALUE, subscription_tag_id: int = NULL_VALUE) -> None:
         """Made by the conductor for a Replicate request (already validated)."""
         self.conductor = conductor
         self.control_session = control_session
@@ -81,6 +82,8 @@ class ReplicationSession:
         self.replication_channel = replication_channel
         self.replication_session_id = replication_session_id
         self.file_io_max_length = file_io_max_length
+        self.channel_tag_id = channel_tag_id
+        self.subscription_tag_id = subscription_tag_id
         self.state = ReplicationState.CONNECT
         self.error = ""
         self.error_code = ArchiveErrorCode.GENERIC
@@ -265,6 +268,11 @@ class ReplicationSession:
         uri = ChannelUri.parse(self.replication_channel)
         uri.put(SESSION_ID_PARAM_NAME, str(self._replay_image_session_id()))
         uri.put(REJOIN_PARAM_NAME, "false")
+        if self.channel_tag_id != NULL_VALUE:
+            # tagged: the recording subscription carries the request's tags (no multi-destination subscription)
+            tags = str(self.channel_tag_id) if self.subscription_tag_id == NULL_VALUE else \
+                f"{self.channel_tag_id},{self.subscription_tag_id}"
+            uri.put(TAGS_PARAM_NAME, tags)
         self.recording_subscription = conductor.subscribe_for_replication(
             self.control_session, self.replication_id, src.stream_id, str(uri), self.dst_recording_id)
         self._deadline_ns = now_ns + conductor.ctx.connect_timeout_ns
