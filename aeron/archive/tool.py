@@ -555,7 +555,7 @@ def checksum(archive_dir: str | os.PathLike[str], checksum_name: str | Checksum,
         for d in entries:
             catalog.update_checksum(d.recording_id)
             recording_files = files.get(d.recording_id, [])
-            if not recording_files:
+            if not recording_files and not all_segments:        # Aeron: no last segment to checksum
                 _print(out, f"(recordingId={d.recording_id}) ERR: failed to compute checksums")
                 _print(out, f"no segment files for recording {d.recording_id}")
                 continue
