@@ -13,7 +13,17 @@ import os
 import pathlib
 from collections.abc import Callable
 
-from aeron._core.segment_scanner import scan_frames
+from aeron._core.segment_scanner import (
+    CHECKSUM_NONE,
+    VERIFY_BAD_CHECKSUM,
+    VERIFY_BAD_FRAME_LENGTH,
+    VERIFY_BAD_HEADER,
+    VERIFY_DATA_UNREADABLE,
+    VERIFY_HEADER_UNREADABLE,
+    VERIFY_OK,
+    scan_frames,
+    verify_frames,
+)
 from aeron.archive.checksums import Checksum
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
@@ -204,3 +214,61 @@ def compute_stop_position(archive_dir: str | os.PathLike[str], segment_files: li
     stop_offset = recover_stop_offset(pathlib.Path(archive_dir) / name, offset, segment_file_length, checksum,
                                       truncate_on_page_straddle)
     return max(base + stop_offset, start_position)
+
+
+def validate_recording_files(archive_dir: str | os.PathLike[str], recording_id: int, start_position: int,
+                             stop_position: int, initial_term_id: int, term_length: int, segment_file_length: int,
+                             stream_id: int, checksum: Checksum | None = None) -> int:
+    """Check that the segment files of a stopped recording hold whole, well-formed frames from ``start_position``
+    to ``stop_position``: every segment file in the range exists and is long enough, each frame header carries
+    its term offset, term id and stream id (and, with ``checksum``, its payload checksum), and the frames end
+    exactly at the stop position. Returns the frames' end position; a gap, a cut or a bad frame raises
+    CorruptFileError with the segment's path and the offset in it (before a replay would misread it).
+    """
+    if stop_position == start_position:
+        return stop_position
+    if stop_position < start_position:
+        raise InvalidArgumentError(f"stop position {stop_position} is before start position {start_position}")
+    base = segment_file_base_position(start_position, start_position, term_length, segment_file_length)
+    position = start_position
+    kind = checksum.kind if checksum is not None else CHECKSUM_NONE
+    while position < stop_position:
+        path = os.path.join(archive_dir, segment_file_name(recording_id, base))
+        offset = position - base
+        end_offset = min(stop_position - base, segment_file_length)
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < end_offset:
+                    raise CorruptFileError(f"truncated segment file: {size} bytes, recording {recording_id} has "
+                                           f"data to offset {end_offset}", path=path, offset=size)
+                data = mmap.mmap(f.fileno(), end_offset, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise CorruptFileError(f"missing segment file of recording {recording_id} for position {position}",
+                                   path=path) from None
+        try:
+            code, details = verify_frames(data, offset, end_offset, position, term_length, initial_term_id,
+                                          stream_id, kind)
+        finally:
+            data.close()
+        if code == VERIFY_OK and details[0] < end_offset:
+            raise CorruptFileError(f"recorded frames of recording {recording_id} end at offset {details[0]}, before "
+                                   f"its stop position {stop_position}", path=path, offset=details[0])
+        if code == VERIFY_BAD_HEADER:
+            raise CorruptFileError(f"frame header termOffset={details[1]} termId={details[3]} streamId={details[5]}"
+                                   f", expected {details[2]}, {details[4]}, {details[6]}", path=path,
+                                   offset=details[0])
+        if code == VERIFY_BAD_CHECKSUM:
+            raise CorruptFileError(f"frame checksum {details[1]} != {details[2]} computed", path=path,
+                                   offset=details[0])
+        if code == VERIFY_BAD_FRAME_LENGTH:
+            raise CorruptFileError(f"frame length {details[1]}", path=path, offset=details[0])
+        if code in (VERIFY_DATA_UNREADABLE, VERIFY_HEADER_UNREADABLE):
+            raise CorruptFileError(f"frame runs past the stop position {stop_position}", path=path,
+                                   offset=details[0])
+        if details[0] != end_offset:
+            raise CorruptFileError(f"last frame runs past the stop position {stop_position}", path=path,
+                                   offset=details[0])
+        position = base + end_offset
+        base += segment_file_length
+    return position

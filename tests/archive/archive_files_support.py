@@ -3,6 +3,7 @@
 import gzip
 import pathlib
 import shutil
+import struct
 
 GOLDEN_ARCHIVE = "archive"
 
@@ -37,3 +38,47 @@ def copy_dir(src: pathlib.Path, dst: pathlib.Path) -> pathlib.Path:
     """A copy of ``src`` at ``dst``."""
     shutil.copytree(src, dst)
     return dst
+
+
+# -- segment files written by hand, frame by frame -----------------------------------------------------------------
+TERM = 64 * 1024
+SESSION_ID, STREAM_ID, INITIAL_TERM_ID = 0x1234567, 1001, 100
+
+
+def data_frame(term_offset, term_id, payload, flags=0xC0):
+    header = struct.pack("<iBBHiiiiq", 32 + len(payload), 0, flags, 1, term_offset, SESSION_ID, STREAM_ID, term_id, 0)
+    return header + payload + bytes(-(32 + len(payload)) % 32)
+
+
+def pad_frame(term_offset, term_id, length):
+    # the recorder keeps only the header of a padding frame; the rest stays a hole
+    return struct.pack("<iBBHiiiiq", length, 0, 0xC0, 0, term_offset, SESSION_ID, STREAM_ID, term_id, 0)
+
+
+def write_recording(archive_dir, recording_id, start_position, frames_by_position):
+    """Segment files (one term each: 64 KiB segments) holding ``frames_by_position``; returns the stop position."""
+    files = {}
+    stop = start_position
+    for position, frame, advance in frames_by_position:
+        base = position - position % TERM
+        data = files.setdefault(base, bytearray(TERM))
+        data[position - base:position - base + len(frame)] = frame
+        stop = position + advance
+    for base, data in files.items():
+        (archive_dir / f"{recording_id}-{base}.rec").write_bytes(bytes(data))
+    return stop
+
+
+def messages_across_a_term(count: int) -> list:
+    """``count`` 1 KiB messages from position 0 whose term 0 ends in a padding frame: (position, bytes, advance)."""
+    frames, position = [], 0
+    for i in range(count):
+        term_offset = position % TERM
+        if term_offset + 1024 > TERM:
+            frames.append((position, pad_frame(term_offset, INITIAL_TERM_ID, TERM - term_offset), TERM - term_offset))
+            position += TERM - term_offset
+            term_offset = 0
+        term_id = INITIAL_TERM_ID + position // TERM
+        frames.append((position, data_frame(term_offset, term_id, bytes([i]) * 992), 1024))
+        position += 1024
+    return frames

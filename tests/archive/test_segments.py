@@ -1,13 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 """Segment file names, position arithmetic (segments aligned to the start term's base), listing, frame walks."""
 import gzip
+import struct
+import zlib
 
 import pytest
 
+from aeron._core import segment_scanner as k
 from aeron._core.segment_scanner import scan_frames
 from aeron.archive import segments
-from aeron.common.errors import InvalidArgumentError
-from tests.archive.archive_files_support import unpack_golden_archive
+from aeron.archive.checksums import CRC32, CRC32C, new_checksum
+from aeron.common.errors import CorruptFileError, InvalidArgumentError
+from tests.archive.archive_files_support import (
+    INITIAL_TERM_ID,
+    STREAM_ID,
+    messages_across_a_term,
+    unpack_golden_archive,
+    write_recording,
+)
 
 TERM = 64 * 1024
 SEGMENT = 4 * TERM
@@ -66,9 +76,6 @@ def test_golden_segments_are_what_the_readme_says(golden_dir):
 
 
 def test_checksums_match_java_crc32_and_crc32c():
-    import zlib
-
-    from aeron.archive.checksums import CRC32, CRC32C, new_checksum
     for data in (b"", b"a", b"123456789", bytes(range(256)) * 37):
         expected = zlib.crc32(data)
         assert CRC32(data) == (expected - (1 << 32) if expected & 0x80000000 else expected)
@@ -82,8 +89,6 @@ def test_checksums_match_java_crc32_and_crc32c():
 
 
 def test_verify_frames_checks_headers_and_checksums(golden_dir, tmp_path):
-    from aeron._core import segment_scanner as k
-    from aeron.archive.checksums import CRC32
     archive = unpack_golden_archive(golden_dir, tmp_path)
     data = bytearray((archive / "1-0.rec").read_bytes())
     initial_term_id, stream_id = -1684349351, 1002
@@ -103,3 +108,47 @@ def test_verify_frames_checks_headers_and_checksums(golden_dir, tmp_path):
         k.VERIFY_DATA_UNREADABLE
     assert k.verify_frames(bytes(data[:1408 + 10]), 0, 1418, 0, TERM, initial_term_id, stream_id) == \
         (k.VERIFY_HEADER_UNREADABLE, (1408,))
+
+
+GOLDEN_1 = dict(recording_id=1, start_position=0, stop_position=5152, initial_term_id=-1684349351,  # noqa: C408
+                term_length=TERM, segment_file_length=TERM, stream_id=1002)
+
+
+def test_validate_recording_files_accepts_whole_recordings(golden_dir, tmp_path):
+    archive = unpack_golden_archive(golden_dir, tmp_path)
+    assert segments.validate_recording_files(archive, **GOLDEN_1) == 5152
+    assert segments.validate_recording_files(archive, 0, 0, 320, 606839151, TERM, TERM, 1001) == 320
+    # across a term's padding into a second segment file
+    stop = write_recording(tmp_path, 5, 0, messages_across_a_term(70))
+    assert stop > TERM and len(segments.list_segment_files(tmp_path, 5)) == 2
+    assert segments.validate_recording_files(tmp_path, 5, 0, stop, INITIAL_TERM_ID, TERM, TERM, STREAM_ID) == stop
+    assert segments.validate_recording_files(tmp_path, 5, 2048, 4096, INITIAL_TERM_ID, TERM, TERM, STREAM_ID) == 4096
+    assert segments.validate_recording_files(tmp_path, 5, 64, 64, INITIAL_TERM_ID, TERM, TERM, STREAM_ID) == 64
+
+
+def test_validate_recording_files_reports_path_and_offset(golden_dir, tmp_path):
+    archive = unpack_golden_archive(golden_dir, tmp_path)
+    path = archive / "1-0.rec"
+    data = path.read_bytes()
+    path.write_bytes(data[:2000])                                   # truncated inside the second frame
+    with pytest.raises(CorruptFileError, match="truncated segment file") as err:
+        segments.validate_recording_files(archive, **GOLDEN_1)
+    assert err.value.offset == 2000 and err.value.path == str(path)
+    path.write_bytes(data[:1408] + bytes(len(data) - 1408))          # the data ends before the stop position
+    with pytest.raises(CorruptFileError, match="end at offset 1408") as err:
+        segments.validate_recording_files(archive, **GOLDEN_1)
+    flipped = bytearray(data)
+    struct.pack_into("<i", flipped, 2816 + 8, 7)                    # third frame: wrong term offset
+    path.write_bytes(bytes(flipped))
+    with pytest.raises(CorruptFileError, match="termOffset=7") as err:
+        segments.validate_recording_files(archive, **GOLDEN_1)
+    assert err.value.offset == 2816
+    path.write_bytes(data)
+    with pytest.raises(CorruptFileError, match="runs past the stop position"):
+        segments.validate_recording_files(archive, **dict(GOLDEN_1, stop_position=5152 - 64))
+    with pytest.raises(CorruptFileError, match="checksum"):
+        segments.validate_recording_files(archive, **GOLDEN_1, checksum=CRC32)
+    path.unlink()
+    with pytest.raises(CorruptFileError, match="missing segment file") as err:
+        segments.validate_recording_files(archive, **GOLDEN_1)
+    assert err.value.path == str(path)

@@ -13,7 +13,6 @@ import io
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import time
 
@@ -22,8 +21,16 @@ import pytest
 from aeron.archive import AeronArchive, tool
 from aeron.archive.catalog import CATALOG_FILE_NAME, Catalog
 from aeron.archive.mark_file import ArchiveMarkFile
-from aeron.archive.segments import segment_file_name
 from tests import procs
+from tests.archive.archive_files_support import (
+    INITIAL_TERM_ID,
+    SESSION_ID,
+    STREAM_ID,
+    TERM,
+    data_frame,
+    messages_across_a_term,
+    write_recording,
+)
 from tests.archive.archives import (
     JAVA_OPENS,
     java_classpath,
@@ -35,8 +42,6 @@ from tests.archive.client_suite import Signals, payloads, record
 from tests.support import wait_for
 
 UTC = datetime.timezone.utc
-TERM = 64 * 1024
-SESSION_ID, STREAM_ID, INITIAL_TERM_ID = 0x1234567, 1001, 100
 
 
 def java_tool(archive_dir, *args, stdin=""):
@@ -63,30 +68,6 @@ def without_clock(text):
 # -- a directory written by our code ----------------------------------------------------------------------------
 
 
-def data_frame(term_offset, term_id, payload, flags=0xC0):
-    header = struct.pack("<iBBHiiiiq", 32 + len(payload), 0, flags, 1, term_offset, SESSION_ID, STREAM_ID, term_id, 0)
-    return header + payload + bytes(-(32 + len(payload)) % 32)
-
-
-def pad_frame(term_offset, term_id, length):
-    # the recorder keeps only the header of a padding frame; the rest stays a hole
-    return struct.pack("<iBBHiiiiq", length, 0, 0xC0, 0, term_offset, SESSION_ID, STREAM_ID, term_id, 0)
-
-
-def write_recording(archive_dir, recording_id, start_position, frames_by_position):
-    """Segment files (one term each: 64 KiB segments) holding ``frames_by_position``; returns the stop position."""
-    files = {}
-    stop = start_position
-    for position, frame, advance in frames_by_position:
-        base = position - position % TERM
-        data = files.setdefault(base, bytearray(TERM))
-        data[position - base:position - base + len(frame)] = frame
-        stop = position + advance
-    for base, data in files.items():
-        (archive_dir / segment_file_name(recording_id, base)).write_bytes(bytes(data))
-    return stop
-
-
 def build_our_archive(base, cnc_source):
     archive = base / "ours"
     driver = base / "driver"
@@ -100,17 +81,7 @@ def build_our_archive(base, cnc_source):
     mark.signal_terminated()
     mark.close()
 
-    # recording 0: 1 KiB messages across the end of term 0 (a padding frame) into a second segment file
-    frames, position = [], 0
-    for i in range(70):
-        term_offset = position % TERM
-        if term_offset + 1024 > TERM:
-            frames.append((position, pad_frame(term_offset, INITIAL_TERM_ID, TERM - term_offset), TERM - term_offset))
-            position += TERM - term_offset
-            term_offset = 0
-        term_id = INITIAL_TERM_ID + position // TERM
-        frames.append((position, data_frame(term_offset, term_id, bytes([i]) * 992), 1024))
-        position += 1024
+    frames = messages_across_a_term(70)
     # recording 1: starts mid-term; a fragmented message (BEGIN, middle, END)
     start1 = 3 * 1024
     frames1 = [(start1, data_frame(start1, INITIAL_TERM_ID, b"A" * 1376, 0x80), 1408),
