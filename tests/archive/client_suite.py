@@ -541,8 +541,8 @@ def test_recording_events_adapter_sees_started_progress_stopped(client, aeron, s
         wait_for(lambda: any(isinstance(e, RecordingStopped) and e.recording_id == recording_id for e in events),
                  WAIT_S, invoke=lambda: adapter.poll() or time.sleep(0.005), what="RecordingStopped")
         mine = [e for e in events if e.recording_id == recording_id]
-        assert isinstance(mine[0], RecordingStarted)
-        assert mine[0].stream_id == STREAM_ID and mine[0].channel == channel and mine[0].start_position == 0
+        assert isinstance(mine[0], RecordingStarted), mine[:3]
+        assert (mine[0].stream_id, mine[0].channel, mine[0].start_position) == (STREAM_ID, channel, 0)
         assert mine[-1].stop_position == stop
         assert all(isinstance(e, RecordingProgress) for e in mine[1:-1])
         publication.close()
