@@ -1,0 +1,346 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The ``aeron-archive`` Spark data source: archive recordings as a DataFrame, in batch and streaming.
+
+``spark.read.format("aeron-archive").option("path", archive_dir).load()`` reads ``archive.catalog`` and the
+segment files directly (no driver or archive process), on the driver to plan and on every executor to read, so
+the directory must be visible to all of them (local, or a shared filesystem). Options (case-insensitive):
+
+- ``path``: the archive directory (required).
+- ``maxBytesPerPartition``: the most recording bytes of one partition, rounded down to whole terms (at least
+  one term); default 128 MiB.
+- ``recordingId`` / ``streamId``: comma-separated ids to read; ``channel``: a substring of the recorded
+  channel; ``fromPosition`` / ``toPosition``: the first fragment's position, ``[from, to)``. These are the
+  predicates that ``pushFilters`` takes from a query on Spark 4.1+ (``recording_id``, ``stream_id`` and
+  ``position`` comparisons), with ``option("pushFilters", "true")`` and the Spark conf
+  ``spark.sql.python.filterPushdown.enabled=true`` (Spark refuses a reader that pushes while the conf is off).
+- ``onCorrupt``: ``fail`` (default: CorruptSegmentError naming file and offset) or ``skip`` (warn, resume at
+  the next term).
+- ``maxRowsPerBatch`` / ``maxBytesPerBatch``: the Arrow batches ``read`` yields.
+- streaming: ``startingPosition`` ``earliest`` (default) or ``latest``; ``maxBytesPerTrigger``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+)
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxBytes, SupportsTriggerAvailableNow
+from pyspark.sql.types import StructType
+
+from aeron.archive.catalog import Catalog, RecordingDescriptor
+from aeron.common.errors import InvalidArgumentError
+from aeron.spark import scan
+
+SCHEMA_DDL = ("recording_id bigint, position bigint, stream_id int, session_id int, term_id int, term_offset int, "
+              "flags smallint, reserved_value bigint, timestamp timestamp, payload binary")
+
+
+def _ids(value: str | None) -> frozenset[int] | None:
+    if value is None or value.strip() == "":
+        return None
+    try:
+        return frozenset(int(v) for v in value.split(","))
+    except ValueError:
+        raise InvalidArgumentError(f"expected comma-separated integers, got {value!r}") from None
+
+
+def _int(options: Any, name: str, default: int | None) -> int | None:
+    value = options.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidArgumentError(f"option {name} must be an integer, got {value!r}") from None
+
+
+@dataclasses.dataclass
+class Selection:
+    """Which recordings and positions a query reads: from the options, narrowed by pushed filters."""
+
+    archive_dir: str
+    recording_ids: frozenset[int] | None = None
+    stream_ids: frozenset[int] | None = None
+    channel: str | None = None
+    from_position: int = 0
+    to_position: int | None = None
+
+    @classmethod
+    def from_options(cls, options: Any) -> Selection:
+        """Parse the selection options (see the module docstring)."""
+        path = options.get("path")
+        if not path:
+            raise InvalidArgumentError("the aeron-archive source needs option('path', <archive dir>)")
+        return cls(os.fspath(path), _ids(options.get("recordingId")), _ids(options.get("streamId")),
+                   options.get("channel") or None, _int(options, "fromPosition", 0) or 0,
+                   _int(options, "toPosition", None))
+
+    def matches(self, d: RecordingDescriptor) -> bool:
+        """Whether recording ``d`` is selected."""
+        return ((self.recording_ids is None or d.recording_id in self.recording_ids)
+                and (self.stream_ids is None or d.stream_id in self.stream_ids)
+                and (self.channel is None or self.channel in d.original_channel
+                     or self.channel in d.stripped_channel))
+
+    def narrow_ids(self, field: str, ids: frozenset[int]) -> None:
+        """AND ``ids`` into the recording or stream ids."""
+        current = getattr(self, field)
+        setattr(self, field, ids if current is None else current & ids)
+
+    def push(self, f: Filter) -> bool:
+        """Take filter ``f`` when it is one the scan applies exactly; False leaves it to Spark."""
+        column = f.attribute[0] if len(f.attribute) == 1 else None
+        ids_field = {"recording_id": "recording_ids", "stream_id": "stream_ids"}.get(column or "")
+        if ids_field is not None:
+            if isinstance(f, EqualTo) and isinstance(f.value, int):
+                self.narrow_ids(ids_field, frozenset([f.value]))
+                return True
+            if isinstance(f, In) and all(isinstance(v, int) for v in f.value):
+                self.narrow_ids(ids_field, frozenset(f.value))
+                return True
+            return False
+        if column == "position" and isinstance(getattr(f, "value", None), int):
+            v = f.value
+            if isinstance(f, EqualTo):
+                self._from(v)
+                self._to(v + 1)
+            elif isinstance(f, GreaterThan):
+                self._from(v + 1)
+            elif isinstance(f, GreaterThanOrEqual):
+                self._from(v)
+            elif isinstance(f, LessThan):
+                self._to(v)
+            elif isinstance(f, LessThanOrEqual):
+                self._to(v + 1)
+            else:
+                return False
+            return True
+        return False
+
+    def _from(self, position: int) -> None:
+        self.from_position = max(self.from_position, position)
+
+    def _to(self, position: int) -> None:
+        self.to_position = position if self.to_position is None else min(self.to_position, position)
+
+    def descriptors(self) -> list[RecordingDescriptor]:
+        """The VALID, selected recordings of the catalog now."""
+        with Catalog(self.archive_dir, read_only=True) as catalog:
+            return [d for d in catalog if self.matches(d)]
+
+
+class RangePartition(InputPartition):
+    """One Spark partition: a position range of one recording (:class:`aeron.spark.scan.RecordingRange`)."""
+
+    def __init__(self, value: scan.RecordingRange) -> None:
+        """Wrap ``value``."""
+        super().__init__(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadSettings:
+    """How executors read a range (the options that do not select)."""
+
+    skip_corrupt: bool = False
+    max_rows_per_batch: int = scan.DEFAULT_MAX_ROWS_PER_BATCH
+    max_bytes_per_batch: int = scan.DEFAULT_MAX_BYTES_PER_BATCH
+
+    @classmethod
+    def from_options(cls, options: Any) -> ReadSettings:
+        """Parse ``onCorrupt``, ``maxRowsPerBatch`` and ``maxBytesPerBatch``."""
+        on_corrupt = (options.get("onCorrupt") or "fail").lower()
+        if on_corrupt not in ("fail", "skip"):
+            raise InvalidArgumentError(f"option onCorrupt must be 'fail' or 'skip', got {on_corrupt!r}")
+        return cls(on_corrupt == "skip", _int(options, "maxRowsPerBatch", scan.DEFAULT_MAX_ROWS_PER_BATCH) or 1,
+                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1)
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Record batches of one partition."""
+        return scan.read_range(partition.value, skip_corrupt=self.skip_corrupt,
+                               max_rows_per_batch=self.max_rows_per_batch,
+                               max_bytes_per_batch=self.max_bytes_per_batch)
+
+
+def _max_bytes_per_partition(options: Any) -> int:
+    value = _int(options, "maxBytesPerPartition", scan.DEFAULT_MAX_BYTES_PER_PARTITION)
+    assert value is not None
+    if value < 1:
+        raise InvalidArgumentError(f"maxBytesPerPartition must be positive, got {value}")
+    return value
+
+
+class AeronArchiveReader(DataSourceReader):
+    """Batch reader: plans term-aligned ranges on the driver, reads them with the compiled kernel."""
+
+    def __init__(self, options: Any) -> None:
+        """Parse ``options`` (see the module docstring)."""
+        self.selection = Selection.from_options(options)
+        self.settings = ReadSettings.from_options(options)
+        self.max_bytes_per_partition = _max_bytes_per_partition(options)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        """One partition per range of at most maxBytesPerPartition of each selected recording."""
+        s = self.selection
+        parts: list[InputPartition] = []
+        for d in s.descriptors():
+            end = scan.recording_end(s.archive_dir, d)
+            hi = end if s.to_position is None else min(end, s.to_position)
+            for r in scan.split_recording(s.archive_dir, d, s.from_position, hi, self.max_bytes_per_partition):
+                parts.append(RangePartition(r))
+        # Spark wants at least one partition; an empty range reads nothing
+        return parts or [RangePartition(dataclasses.replace(_EMPTY, archive_dir=s.archive_dir))]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of ``partition``."""
+        return self.settings.read(partition)
+
+
+_EMPTY = scan.RecordingRange("", -1, 0, 0, 0, 0, 0, 1 << 16, 1 << 16, 0)
+
+
+class AeronArchivePushdownReader(AeronArchiveReader):
+    """The batch reader that also takes predicates from Spark 4.1+ (``option("pushFilters", "true")``)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
+        """Apply recording_id, stream_id and position predicates in planning; return the rest to Spark."""
+        for f in filters:
+            if not self.selection.push(f):
+                yield f
+
+
+class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Streaming reader: offsets ``{recordingId: position}`` (keys as strings, as JSON has them).
+
+    A batch ``[start, end)`` reads, per recording, the messages whose first fragment lies in its position range,
+    so a query restarted from its checkpoint reads every message once whatever the trigger boundaries were. A
+    live recording's end is the start of its first incomplete message; new matching recordings join as new keys.
+    """
+
+    def __init__(self, options: Any) -> None:
+        """Parse ``options`` (see the module docstring)."""
+        self.selection = Selection.from_options(options)
+        self.settings = ReadSettings.from_options(options)
+        self.max_bytes_per_partition = _max_bytes_per_partition(options)
+        self.max_bytes_per_trigger = _int(options, "maxBytesPerTrigger", None)
+        starting = (options.get("startingPosition") or "earliest").lower()
+        if starting not in ("earliest", "latest"):
+            raise InvalidArgumentError(f"startingPosition must be 'earliest' or 'latest', got {starting!r}")
+        self.starting = starting
+        self._available_now: dict[str, int] | None = None
+        self._ends: dict[int, int] = {}            # live recordings: the last end found, where the next walk starts
+
+    def _latest(self) -> dict[str, int]:
+        s = self.selection
+        latest = {}
+        for d in s.descriptors():
+            end = scan.recording_end(s.archive_dir, d, self._ends.get(d.recording_id))
+            if d.stop_position < 0:
+                self._ends[d.recording_id] = end
+            if s.to_position is not None:
+                end = min(end, s.to_position)
+            latest[str(d.recording_id)] = max(end, d.start_position, s.from_position)
+        return latest
+
+    def _first(self, d: RecordingDescriptor) -> int:
+        return max(d.start_position, self.selection.from_position)
+
+    def initialOffset(self) -> dict:  # noqa: N802 (Spark's name)
+        """Every selected recording at its start (``earliest``) or at its end now (``latest``)."""
+        if self.starting == "latest":
+            return self._latest()
+        return {str(d.recording_id): self._first(d) for d in self.selection.descriptors()}
+
+    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802 (Spark's name)
+        """``maxBytesPerTrigger`` when set."""
+        if self.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(self.max_bytes_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 (Spark's name)
+        """Fix the target: nothing recorded after this call is read by an AvailableNow query."""
+        self._available_now = self._latest()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:  # noqa: N802 (Spark's name)
+        """The end of every selected recording now (or at the AvailableNow target), within ``limit``'s bytes."""
+        latest = self._available_now if self._available_now is not None else self._latest()
+        budget = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None
+        end = dict(start)
+        for key in sorted(latest, key=int):
+            first = start.get(key)
+            if first is None:
+                first = self._first_of(key)
+            target = latest[key]
+            if budget is not None:
+                take = max(0, min(target - first, budget))
+                budget -= take
+                target = first + take
+            end[key] = max(first, target)
+        return end
+
+    def _first_of(self, key: str) -> int:
+        for d in self.selection.descriptors():
+            if d.recording_id == int(key):
+                return self._first(d)
+        return self.selection.from_position
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        """Ranges ``[start[id], end[id])`` of each recording, split as the batch reader does."""
+        s = self.selection
+        descriptors = {str(d.recording_id): d for d in s.descriptors()}
+        parts: list[InputPartition] = []
+        for key in sorted(end, key=int):
+            d = descriptors.get(key)
+            if d is None:
+                continue                       # purged since: nothing left to read
+            lo = start.get(key, self._first(d))
+            hi = end[key]
+            if hi > lo:
+                parts.extend(RangePartition(r) for r in
+                             scan.split_recording(s.archive_dir, d, lo, hi, self.max_bytes_per_partition))
+        return parts
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        """Arrow batches of ``partition``."""
+        return self.settings.read(partition)
+
+    def commit(self, end: dict) -> None:
+        """Nothing to release: the archive keeps its recordings."""
+
+
+class AeronArchiveDataSource(DataSource):
+    """``format("aeron-archive")``: see the module docstring."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name."""
+        return "aeron-archive"
+
+    def schema(self) -> str:
+        """recording_id, position, stream_id, session_id, term_id, term_offset, flags, reserved_value,
+        timestamp, payload."""
+        return SCHEMA_DDL
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        """The batch reader (the pushdown one with ``option("pushFilters", "true")``)."""
+        if (self.options.get("pushFilters") or "false").lower() == "true":
+            return AeronArchivePushdownReader(self.options)
+        return AeronArchiveReader(self.options)
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 (Spark's name)
+        """The streaming reader."""
+        return AeronArchiveStreamReader(self.options)
