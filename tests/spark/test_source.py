@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The aeron-archive format in a local Spark session: batch reads, partitions, pushdown, corrupt segments and
+a streaming query restarted from its checkpoint."""
+import struct
+
+import pytest
+
+from tests.spark.conftest import spark_session
+from tests.spark.recordings import RecordingWriter
+
+pytest.importorskip("pyspark")
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = spark_session()
+    yield session
+    session.stop()
+
+
+def rows_of(df):
+    return sorted((r.recording_id, r.position, bytes(r.payload)) for r in df.collect())
+
+
+def test_golden_java_archive(spark, golden_archive):
+    df = spark.read.format("aeron-archive").option("path", str(golden_archive)).load()
+    assert df.columns == ["recording_id", "position", "stream_id", "session_id", "term_id", "term_offset", "flags",
+                          "reserved_value", "timestamp", "payload"]
+    rows = df.orderBy("recording_id", "position").collect()
+    assert [bytes(r.payload) for r in rows[:5]] == [f"Hello World! {i}".encode() for i in range(5)]
+    assert len(rows) == 6
+    assert len(rows[5].payload) == 5000 and rows[5].stream_id == 1002 and rows[5].flags == 0xC0
+    assert all(r.timestamp is None for r in rows)
+
+
+def make_archive(tmp_path):
+    d = tmp_path / "archive"
+    a = RecordingWriter(d, term_length=64 * 1024, segment_length=128 * 1024, stream_id=1001)
+    for i in range(600):
+        a.append(bytes([i % 251]) * (3000 if i % 7 == 0 else 200) + struct.pack("<i", i))
+    a.stop()
+    b = RecordingWriter(d, stream_id=1002)
+    for i in range(30):
+        b.append(b"b%d" % i)
+    b.stop()
+    return d, a, b
+
+
+@pytest.mark.parametrize("per_partition", ["65536", "300000"])
+def test_every_message_once_across_partitions(spark, tmp_path, per_partition):
+    d, a, b = make_archive(tmp_path)
+    df = (spark.read.format("aeron-archive").option("path", str(d))
+          .option("maxBytesPerPartition", per_partition).option("maxRowsPerBatch", "100").load())
+    want = sorted((w.recording_id, p, m) for w in (a, b) for p, m in w.messages)
+    assert rows_of(df) == want
+    terms = -(-a.position // 65536)
+    per = max(1, int(per_partition) // 65536)
+    assert df.rdd.getNumPartitions() == -(-terms // per) + 1
+
+
+def test_pushdown_prunes_partitions(spark, tmp_path):
+    d, a, b = make_archive(tmp_path)
+    base = (spark.read.format("aeron-archive").option("path", str(d)).option("maxBytesPerPartition", "65536")
+            .option("pushFilters", "true").load())
+    whole = base.rdd.getNumPartitions()
+    only_b = base.filter("stream_id = 1002")
+    assert only_b.rdd.getNumPartitions() == 1
+    assert rows_of(only_b) == sorted((b.recording_id, p, m) for p, m in b.messages)
+    lo = a.messages[300][0]
+    tail = base.filter(f"recording_id = {a.recording_id} and position >= {lo}")
+    assert tail.rdd.getNumPartitions() < whole - 1
+    assert rows_of(tail) == [(a.recording_id, p, m) for p, m in a.messages if p >= lo]
+    # the same predicates as options, for Spark without pushFilters
+    opt = (spark.read.format("aeron-archive").option("path", str(d)).option("maxBytesPerPartition", "65536")
+           .option("recordingId", str(a.recording_id)).option("fromPosition", str(lo)).load())
+    assert opt.rdd.getNumPartitions() == tail.rdd.getNumPartitions()
+    assert rows_of(opt) == rows_of(tail)
+
+
+def test_corrupt_segment_fails_the_query_or_is_skipped(spark, tmp_path):
+    d, a, _ = make_archive(tmp_path)
+    pos = a.messages[10][0]
+    with open(d / f"{a.recording_id}-0.rec", "r+b") as f:
+        f.seek(pos + 20)
+        f.write(struct.pack("<i", 424242))                 # wrong term id
+    df = spark.read.format("aeron-archive").option("path", str(d)).option("recordingId", str(a.recording_id))
+    with pytest.raises(Exception, match=f"CorruptSegmentError.*{a.recording_id}-0.rec @ offset {pos}"):
+        df.load().count()
+    got = rows_of(df.option("onCorrupt", "skip").load())
+    assert got == [(a.recording_id, p, m) for p, m in a.messages if p < pos or p >= 65536]
+
+
+def test_streaming_restart_from_checkpoint(spark, tmp_path):
+    d = tmp_path / "archive"
+    live = RecordingWriter(d, stream_id=1001)               # never stopped: followed while it records
+    for i in range(100):
+        live.append(b"a%d" % i + bytes(300))
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+
+    def run():
+        q = (spark.readStream.format("aeron-archive").option("path", str(d)).option("maxBytesPerTrigger", "20000")
+             .option("maxBytesPerPartition", "65536").load()
+             .writeStream.format("parquet").option("path", str(out)).option("checkpointLocation", str(ckpt))
+             .trigger(availableNow=True).start())
+        q.awaitTermination(120)
+        assert q.exception() is None
+        return q
+
+    q = run()
+    assert len(q.recentProgress) >= 2                       # maxBytesPerTrigger split the backlog
+    first = live.append(b"half" + bytes(5000))              # its later fragments are not written yet
+    path = d / f"{live.recording_id}-0.rec"
+    data = bytearray(path.read_bytes())
+    saved = bytes(data[first + 1408:live.position])
+    data[first + 1408:live.position] = bytes(len(saved))
+    path.write_bytes(data)
+    run()
+    data = bytearray(path.read_bytes())
+    data[first + 1408:first + 1408 + len(saved)] = saved   # the message completes
+    path.write_bytes(data)
+    for i in range(200):
+        live.append(b"c%d" % i + bytes(400))                # term rotation while stopped
+    other = RecordingWriter(d, stream_id=1002)              # a new recording appears
+    for i in range(20):
+        other.append(b"n%d" % i)
+    run()
+    got = sorted((r.recording_id, r.position, bytes(r.payload)) for r in spark.read.parquet(str(out)).collect())
+    want = sorted((w.recording_id, p, m) for w in (live, other) for p, m in w.messages)
+    assert got == want
