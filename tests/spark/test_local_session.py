@@ -128,3 +128,76 @@ def test_streaming_restart_from_checkpoint(spark, tmp_path):
     got = sorted((r.recording_id, r.position, bytes(r.payload)) for r in spark.read.parquet(str(out)).collect())
     want = sorted((w.recording_id, p, m) for w in (live, other) for p, m in w.messages)
     assert got == want
+
+
+@pytest.fixture
+def driver(shm_dir):
+    from aeron import MediaDriver
+    from tests import support
+
+    ctx = support.driver_context(aeron_dir=str(shm_dir / "driver"), ipc_term_buffer_length=64 * 1024)
+    with MediaDriver.launch_embedded(ctx) as d:
+        yield d
+
+
+def collect(driver, stream_id, expect):
+    """A subscription polled by a thread until ``expect`` messages arrived (bounded)."""
+    import threading
+    import time
+
+    from aeron import Aeron, Context, FragmentAssembler
+
+    got, ready, done = [], threading.Event(), threading.Event()
+
+    def run():
+        with Aeron.connect(Context(driver.aeron_dir)) as client:
+            sub = client.add_subscription("aeron:ipc", stream_id)
+            assembler = FragmentAssembler(lambda b, o, n, h: got.append(b.get_bytes(o, n)))
+            ready.set()
+            deadline = time.monotonic() + 120
+            while len(got) < expect and time.monotonic() < deadline:
+                if sub.poll(assembler, 100) == 0:
+                    time.sleep(0.001)
+        done.set()
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    assert ready.wait(30)
+    return got, done, t
+
+
+def test_sink_publishes_each_payload(spark, driver, tmp_path):
+    d, a, _ = make_archive(tmp_path)
+    got, done, t = collect(driver, 77, len(a.messages))
+    df = (spark.read.format("aeron-archive").option("path", str(d)).option("recordingId", str(a.recording_id))
+          .option("maxBytesPerPartition", "65536").load().coalesce(1).sortWithinPartitions("position"))
+    df.write.format("aeron").option("channel", "aeron:ipc").option("streamId", "77") \
+        .option("aeronDir", driver.aeron_dir).option("timeoutMs", "30000").mode("append").save()
+    assert done.wait(120)
+    t.join(10)
+    assert got == [m for _, m in a.messages]                # one message per row, in order, 3000-byte ones too
+
+
+def test_sink_streaming_json_rows(spark, driver, tmp_path):
+    import json
+
+    d, _, b = make_archive(tmp_path)
+    got, done, t = collect(driver, 78, len(b.messages))
+    q = (spark.readStream.format("aeron-archive").option("path", str(d)).option("streamId", "1002").load()
+         .selectExpr("position", "cast(payload as string) as text")
+         .writeStream.format("aeron").option("channel", "aeron:ipc").option("streamId", "78")
+         .option("encoding", "json").option("aeronDir", driver.aeron_dir)
+         .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
+    q.awaitTermination(120)
+    assert q.exception() is None
+    assert done.wait(120)
+    t.join(10)
+    assert sorted((r["position"], r["text"]) for r in map(json.loads, got)) == \
+        [(p, m.decode()) for p, m in b.messages]
+
+
+def test_sink_without_a_driver_times_out(spark, tmp_path):
+    df = spark.createDataFrame([(b"x",)], "payload binary")
+    with pytest.raises(Exception, match="DriverTimeoutError|AeronTimeoutError|no driver|cnc"):
+        df.write.format("aeron").option("channel", "aeron:ipc").option("streamId", "1") \
+            .option("aeronDir", str(tmp_path / "nothing")).option("timeoutMs", "500").mode("append").save()
