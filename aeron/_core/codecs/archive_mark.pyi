@@ -2,12 +2,14 @@
 import enum
 from typing import Any
 
+from aeron._core.codecs.flyweight import DecoderFlyweight, EncoderFlyweight, Flyweight
+
 SCHEMA_ID: int
 SCHEMA_VERSION: int
 SEMANTIC_VERSION: str
 MESSAGE_HEADER_LENGTH: int
 
-class MessageHeaderEncoder:
+class MessageHeaderEncoder(Flyweight):
     ENCODED_LENGTH: int
     def wrap(self, buffer: Any, offset: int = 0) -> MessageHeaderEncoder: ...
     block_length: int
@@ -15,7 +17,7 @@ class MessageHeaderEncoder:
     schema_id: int
     version: int
 
-class MessageHeaderDecoder:
+class MessageHeaderDecoder(Flyweight):
     ENCODED_LENGTH: int
     def wrap(self, buffer: Any, offset: int = 0) -> MessageHeaderDecoder: ...
     @property
@@ -27,7 +29,7 @@ class MessageHeaderDecoder:
     @property
     def version(self) -> int: ...
 
-class MarkFileHeaderEncoder:
+class MarkFileHeaderEncoder(EncoderFlyweight):
     TEMPLATE_ID: int
     BLOCK_LENGTH: int
     SCHEMA_ID: int
@@ -37,10 +39,6 @@ class MarkFileHeaderEncoder:
     ARCHIVE_ID_NULL_VALUE: int
     def wrap(self, buffer: Any, offset: int = 0) -> MarkFileHeaderEncoder: ...
     def wrap_and_apply_header(self, buffer: Any, offset: int = 0) -> MarkFileHeaderEncoder: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def encoded_length(self) -> int: ...
     version: int
     activity_timestamp: int
     start_timestamp: int
@@ -56,7 +54,7 @@ class MarkFileHeaderEncoder:
     def put_events_channel(self, value: str | bytes) -> MarkFileHeaderEncoder: ...
     def put_aeron_directory(self, value: str | bytes) -> MarkFileHeaderEncoder: ...
 
-class MarkFileHeaderDecoder:
+class MarkFileHeaderDecoder(DecoderFlyweight):
     TEMPLATE_ID: int
     BLOCK_LENGTH: int
     SCHEMA_ID: int
@@ -66,14 +64,6 @@ class MarkFileHeaderDecoder:
     ARCHIVE_ID_NULL_VALUE: int
     def wrap(self, buffer: Any, offset: int, acting_block_length: int, acting_version: int, end: int = -1) -> MarkFileHeaderDecoder: ...
     def wrap_header(self, buffer: Any, offset: int = 0, end: int = -1) -> MarkFileHeaderDecoder: ...
-    @property
-    def offset(self) -> int: ...
-    @property
-    def acting_block_length(self) -> int: ...
-    @property
-    def acting_version(self) -> int: ...
-    @property
-    def encoded_length(self) -> int: ...
     @property
     def version(self) -> int: ...
     @property
