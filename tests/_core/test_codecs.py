@@ -222,3 +222,14 @@ def test_golden_java_mark_file_decodes():
     assert mark.control_stream_id == 10 and mark.events_stream_id == 30
     assert mark.control_channel.startswith("aeron:udp")
     assert mark.aeron_directory
+
+
+def test_an_unwrapped_flyweight_raises_instead_of_reading_nothing():
+    with pytest.raises(IllegalStateError, match="not wrapped"):
+        archive.ReplayRequestDecoder().control_session_id
+    with pytest.raises(IllegalStateError, match="not wrapped"):
+        archive.ReplayRequestEncoder().put_replay_channel("aeron:ipc")
+    enc = archive.ReplayRequestEncoder().wrap(bytearray(128))
+    enc.release()
+    with pytest.raises(IllegalStateError):
+        enc.replay_stream_id = 1
