@@ -324,8 +324,8 @@ def gen_message(schema: Schema, m: Message) -> str:
         if f.since_version > 0:
             guard = f"self._version < {f.since_version} or " + guard
         d += ["    @property", f"    def {f.name}(self):", f'        """{_doc(f.description, f.name)}"""',
-              f"        if {guard}:", f"            return {f.null_value}",
-              f"        return get_{f.ctype}(wrapped(self), self._offset + {f.offset})", ""]
+              "        cdef const uint8_t* buf = wrapped(self)", f"        if {guard}:",
+              f"            return {f.null_value}", f"        return get_{f.ctype}(buf, self._offset + {f.offset})", ""]
     for i, v in enumerate(m.var_data):
         d += ["    @property", f"    def {v.name}_length(self):", f'        """Length in bytes of {v.name}."""',
               f"        return self._var_len[{i}]", "",

@@ -257,37 +257,42 @@ cdef class ControlResponseDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """Session id for a multiplexed session over a shared connection, i.e. same Image."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """Request correlation id with which this response is associated."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def relevant_id(self):
         """Relevant identity of an object, e.g. recordingId if RECORDING_UNKNOWN, or error code."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def code(self):
         """Code type of the response which is one of ControlResponseCode."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def version(self):
         """Protocol version for the server using semantic version form."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 4 or self._block_length < 32:
             return 0
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def error_message_length(self):
@@ -347,9 +352,10 @@ cdef class CloseSessionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
 
 cdef class StartRecordingRequestEncoder(EncoderFlyweight):
@@ -433,30 +439,34 @@ cdef class StartRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def source_location(self):
         """source_location"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 20)
+        return get_int32_t(buf, self._offset + 20)
 
     @property
     def channel_length(self):
@@ -541,23 +551,26 @@ cdef class StopRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def channel_length(self):
@@ -691,58 +704,66 @@ cdef class ReplayRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def position(self):
         """position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def length(self):
         """length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def replay_stream_id(self):
         """replay_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 44:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 40)
+        return get_int32_t(buf, self._offset + 40)
 
     @property
     def file_io_max_length(self):
         """file_io_max_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 7 or self._block_length < 48:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 44)
+        return get_int32_t(buf, self._offset + 44)
 
     @property
     def replay_token(self):
         """replay_token"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 10 or self._block_length < 56:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 48)
+        return get_int64_t(buf, self._offset + 48)
 
     @property
     def replay_channel_length(self):
@@ -820,23 +841,26 @@ cdef class StopReplayRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def replay_session_id(self):
         """replay_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class ListRecordingsRequestEncoder(EncoderFlyweight):
@@ -913,30 +937,34 @@ cdef class ListRecordingsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def from_recording_id(self):
         """from_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def record_count(self):
         """record_count"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
 
 cdef class ListRecordingsForUriRequestEncoder(EncoderFlyweight):
@@ -1029,37 +1057,42 @@ cdef class ListRecordingsForUriRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def from_recording_id(self):
         """from_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def record_count(self):
         """record_count"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def channel_length(self):
@@ -1137,23 +1170,26 @@ cdef class ListRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class ExtendRecordingRequestEncoder(EncoderFlyweight):
@@ -1246,37 +1282,42 @@ cdef class ExtendRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def source_location(self):
         """source_location"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def channel_length(self):
@@ -1354,23 +1395,26 @@ cdef class RecordingPositionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class TruncateRecordingRequestEncoder(EncoderFlyweight):
@@ -1447,30 +1491,34 @@ cdef class TruncateRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def position(self):
         """position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
 
 cdef class StopRecordingSubscriptionRequestEncoder(EncoderFlyweight):
@@ -1538,23 +1586,26 @@ cdef class StopRecordingSubscriptionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def subscription_id(self):
         """subscription_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class StopPositionRequestEncoder(EncoderFlyweight):
@@ -1622,23 +1673,26 @@ cdef class StopPositionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class FindLastMatchingRecordingRequestEncoder(EncoderFlyweight):
@@ -1731,37 +1785,42 @@ cdef class FindLastMatchingRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def min_recording_id(self):
         """min_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def session_id(self):
         """session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def channel_length(self):
@@ -1873,44 +1932,50 @@ cdef class ListRecordingSubscriptionsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def pseudo_index(self):
         """pseudo_index"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def subscription_count(self):
         """subscription_count"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 20)
+        return get_int32_t(buf, self._offset + 20)
 
     @property
     def apply_stream_id(self):
         """apply_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def channel_length(self):
@@ -2053,65 +2118,74 @@ cdef class BoundedReplayRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def position(self):
         """position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def length(self):
         """length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def limit_counter_id(self):
         """limit_counter_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 44:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 40)
+        return get_int32_t(buf, self._offset + 40)
 
     @property
     def replay_stream_id(self):
         """replay_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 48:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 44)
+        return get_int32_t(buf, self._offset + 44)
 
     @property
     def file_io_max_length(self):
         """file_io_max_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 7 or self._block_length < 52:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 48)
+        return get_int32_t(buf, self._offset + 48)
 
     @property
     def replay_token(self):
         """replay_token"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 10 or self._block_length < 60:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 52)
+        return get_int64_t(buf, self._offset + 52)
 
     @property
     def replay_channel_length(self):
@@ -2189,23 +2263,26 @@ cdef class StopAllReplaysRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class CatalogHeaderEncoder(EncoderFlyweight):
@@ -2282,30 +2359,34 @@ cdef class CatalogHeaderDecoder(DecoderFlyweight):
     @property
     def version(self):
         """version"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 4:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 0)
+        return get_int32_t(buf, self._offset + 0)
 
     @property
     def length(self):
         """length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 4)
+        return get_int32_t(buf, self._offset + 4)
 
     @property
     def next_recording_id(self):
         """next_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def alignment(self):
         """alignment"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
 
 cdef class RecordingDescriptorHeaderEncoder(EncoderFlyweight):
@@ -2373,23 +2454,26 @@ cdef class RecordingDescriptorHeaderDecoder(DecoderFlyweight):
     @property
     def length(self):
         """Length of the RecordingDescriptor in bytes including alignment padding."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 4:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 0)
+        return get_int32_t(buf, self._offset + 0)
 
     @property
     def state(self):
         """State of the recording."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 4)
+        return get_int32_t(buf, self._offset + 4)
 
     @property
     def checksum(self):
         """Checksum of the entire RecordingDescriptor."""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 12:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 8)
+        return get_int32_t(buf, self._offset + 8)
 
 
 cdef class RecordingDescriptorEncoder(EncoderFlyweight):
@@ -2568,93 +2652,106 @@ cdef class RecordingDescriptorDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def start_timestamp(self):
         """start_timestamp"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def stop_timestamp(self):
         """stop_timestamp"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def start_position(self):
         """start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 48:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 40)
+        return get_int64_t(buf, self._offset + 40)
 
     @property
     def stop_position(self):
         """stop_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 56:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 48)
+        return get_int64_t(buf, self._offset + 48)
 
     @property
     def initial_term_id(self):
         """initial_term_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 60:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 56)
+        return get_int32_t(buf, self._offset + 56)
 
     @property
     def segment_file_length(self):
         """segment_file_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 64:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 60)
+        return get_int32_t(buf, self._offset + 60)
 
     @property
     def term_buffer_length(self):
         """term_buffer_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 68:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 64)
+        return get_int32_t(buf, self._offset + 64)
 
     @property
     def mtu_length(self):
         """mtu_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 72:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 68)
+        return get_int32_t(buf, self._offset + 68)
 
     @property
     def session_id(self):
         """session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 76:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 72)
+        return get_int32_t(buf, self._offset + 72)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 80:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 76)
+        return get_int32_t(buf, self._offset + 76)
 
     @property
     def stripped_channel_length(self):
@@ -2768,30 +2865,34 @@ cdef class RecordingSubscriptionDescriptorDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def subscription_id(self):
         """subscription_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def stripped_channel_length(self):
@@ -2896,44 +2997,50 @@ cdef class RecordingSignalEventDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def subscription_id(self):
         """subscription_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def position(self):
         """position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def signal(self):
         """signal"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 44:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 40)
+        return get_int32_t(buf, self._offset + 40)
 
 
 cdef class ReplicateRequestEncoder(EncoderFlyweight):
@@ -3033,37 +3140,42 @@ cdef class ReplicateRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def src_recording_id(self):
         """src_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def dst_recording_id(self):
         """dst_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def src_control_stream_id(self):
         """src_control_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 36:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 32)
+        return get_int32_t(buf, self._offset + 32)
 
     @property
     def src_control_channel_length(self):
@@ -3151,23 +3263,26 @@ cdef class StopReplicationRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def replication_id(self):
         """replication_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class StartPositionRequestEncoder(EncoderFlyweight):
@@ -3235,23 +3350,26 @@ cdef class StartPositionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class DetachSegmentsRequestEncoder(EncoderFlyweight):
@@ -3328,30 +3446,34 @@ cdef class DetachSegmentsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def new_start_position(self):
         """new_start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
 
 cdef class DeleteDetachedSegmentsRequestEncoder(EncoderFlyweight):
@@ -3419,23 +3541,26 @@ cdef class DeleteDetachedSegmentsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class PurgeSegmentsRequestEncoder(EncoderFlyweight):
@@ -3512,30 +3637,34 @@ cdef class PurgeSegmentsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def new_start_position(self):
         """new_start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
 
 cdef class AttachSegmentsRequestEncoder(EncoderFlyweight):
@@ -3603,23 +3732,26 @@ cdef class AttachSegmentsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class MigrateSegmentsRequestEncoder(EncoderFlyweight):
@@ -3696,30 +3828,34 @@ cdef class MigrateSegmentsRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def src_recording_id(self):
         """src_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def dst_recording_id(self):
         """dst_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
 
 cdef class AuthConnectRequestEncoder(EncoderFlyweight):
@@ -3811,23 +3947,26 @@ cdef class AuthConnectRequestDecoder(DecoderFlyweight):
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def response_stream_id(self):
         """response_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 12:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 8)
+        return get_int32_t(buf, self._offset + 8)
 
     @property
     def version(self):
         """version"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return 0
-        return get_int32_t(wrapped(self), self._offset + 12)
+        return get_int32_t(buf, self._offset + 12)
 
     @property
     def response_channel_length(self):
@@ -3934,23 +4073,26 @@ cdef class ChallengeDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def version(self):
         """version"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return 0
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def encoded_challenge_length(self):
@@ -4026,16 +4168,18 @@ cdef class ChallengeResponseDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def encoded_credentials_length(self):
@@ -4104,16 +4248,18 @@ cdef class KeepAliveRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
 
 cdef class TaggedReplicateRequestEncoder(EncoderFlyweight):
@@ -4231,51 +4377,58 @@ cdef class TaggedReplicateRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def src_recording_id(self):
         """src_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def dst_recording_id(self):
         """dst_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def channel_tag_id(self):
         """channel_tag_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def subscription_tag_id(self):
         """subscription_tag_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 48:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 40)
+        return get_int64_t(buf, self._offset + 40)
 
     @property
     def src_control_stream_id(self):
         """src_control_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 52:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 48)
+        return get_int32_t(buf, self._offset + 48)
 
     @property
     def src_control_channel_length(self):
@@ -4388,37 +4541,42 @@ cdef class StartRecordingRequest2Decoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def source_location(self):
         """source_location"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 20)
+        return get_int32_t(buf, self._offset + 20)
 
     @property
     def auto_stop(self):
         """auto_stop"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def channel_length(self):
@@ -4530,44 +4688,50 @@ cdef class ExtendRecordingRequest2Decoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 28:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 24)
+        return get_int32_t(buf, self._offset + 24)
 
     @property
     def source_location(self):
         """source_location"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 28)
+        return get_int32_t(buf, self._offset + 28)
 
     @property
     def auto_stop(self):
         """auto_stop"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 36:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 32)
+        return get_int32_t(buf, self._offset + 32)
 
     @property
     def channel_length(self):
@@ -4645,23 +4809,26 @@ cdef class StopRecordingByIdentityRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class ReplicateRequest2Encoder(EncoderFlyweight):
@@ -4833,72 +5000,82 @@ cdef class ReplicateRequest2Decoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def src_recording_id(self):
         """src_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def dst_recording_id(self):
         """dst_recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def stop_position(self):
         """stop_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 32)
+        return get_int64_t(buf, self._offset + 32)
 
     @property
     def channel_tag_id(self):
         """channel_tag_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 48:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 40)
+        return get_int64_t(buf, self._offset + 40)
 
     @property
     def subscription_tag_id(self):
         """subscription_tag_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 56:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 48)
+        return get_int64_t(buf, self._offset + 48)
 
     @property
     def src_control_stream_id(self):
         """src_control_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 60:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 56)
+        return get_int32_t(buf, self._offset + 56)
 
     @property
     def file_io_max_length(self):
         """file_io_max_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 7 or self._block_length < 64:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 60)
+        return get_int32_t(buf, self._offset + 60)
 
     @property
     def replication_session_id(self):
         """replication_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 8 or self._block_length < 68:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 64)
+        return get_int32_t(buf, self._offset + 64)
 
     @property
     def src_control_channel_length(self):
@@ -5016,23 +5193,26 @@ cdef class MaxRecordedPositionRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class ArchiveIdRequestEncoder(EncoderFlyweight):
@@ -5091,16 +5271,18 @@ cdef class ArchiveIdRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
 
 cdef class RecordingStartedEncoder(EncoderFlyweight):
@@ -5191,30 +5373,34 @@ cdef class RecordingStartedDecoder(DecoderFlyweight):
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def start_position(self):
         """start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def session_id(self):
         """session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 20:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 16)
+        return get_int32_t(buf, self._offset + 16)
 
     @property
     def stream_id(self):
         """stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 20)
+        return get_int32_t(buf, self._offset + 20)
 
     @property
     def channel_length(self):
@@ -5302,23 +5488,26 @@ cdef class RecordingProgressDecoder(DecoderFlyweight):
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def start_position(self):
         """start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def position(self):
         """position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class RecordingStoppedEncoder(EncoderFlyweight):
@@ -5386,23 +5575,26 @@ cdef class RecordingStoppedDecoder(DecoderFlyweight):
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def start_position(self):
         """start_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def stop_position(self):
         """stop_position"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class PurgeRecordingRequestEncoder(EncoderFlyweight):
@@ -5470,23 +5662,26 @@ cdef class PurgeRecordingRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class ReplayTokenRequestEncoder(EncoderFlyweight):
@@ -5554,23 +5749,26 @@ cdef class ReplayTokenRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
 
 cdef class PingEncoder(EncoderFlyweight):
@@ -5620,9 +5818,10 @@ cdef class PingDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
 
 cdef class UpdateChannelRequestEncoder(EncoderFlyweight):
@@ -5697,23 +5896,26 @@ cdef class UpdateChannelRequestDecoder(DecoderFlyweight):
     @property
     def control_session_id(self):
         """control_session_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 8:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 0)
+        return get_int64_t(buf, self._offset + 0)
 
     @property
     def correlation_id(self):
         """correlation_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def recording_id(self):
         """recording_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def channel_length(self):

@@ -278,72 +278,82 @@ cdef class MarkFileHeaderDecoder(DecoderFlyweight):
     @property
     def version(self):
         """version"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 4:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 0)
+        return get_int32_t(buf, self._offset + 0)
 
     @property
     def activity_timestamp(self):
         """activity_timestamp"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 16:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 8)
+        return get_int64_t(buf, self._offset + 8)
 
     @property
     def start_timestamp(self):
         """start_timestamp"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 24:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 16)
+        return get_int64_t(buf, self._offset + 16)
 
     @property
     def pid(self):
         """pid"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 32:
             return -9223372036854775808
-        return get_int64_t(wrapped(self), self._offset + 24)
+        return get_int64_t(buf, self._offset + 24)
 
     @property
     def control_stream_id(self):
         """control_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 36:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 32)
+        return get_int32_t(buf, self._offset + 32)
 
     @property
     def local_control_stream_id(self):
         """local_control_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 40:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 36)
+        return get_int32_t(buf, self._offset + 36)
 
     @property
     def events_stream_id(self):
         """events_stream_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._block_length < 44:
             return -2147483648
-        return get_int32_t(wrapped(self), self._offset + 40)
+        return get_int32_t(buf, self._offset + 40)
 
     @property
     def header_length(self):
         """header_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 1 or self._block_length < 48:
             return 0
-        return get_int32_t(wrapped(self), self._offset + 44)
+        return get_int32_t(buf, self._offset + 44)
 
     @property
     def error_buffer_length(self):
         """error_buffer_length"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 1 or self._block_length < 52:
             return 0
-        return get_int32_t(wrapped(self), self._offset + 48)
+        return get_int32_t(buf, self._offset + 48)
 
     @property
     def archive_id(self):
         """archive_id"""
+        cdef const uint8_t* buf = wrapped(self)
         if self._version < 2 or self._block_length < 64:
             return -1
-        return get_int64_t(wrapped(self), self._offset + 56)
+        return get_int64_t(buf, self._offset + 56)
 
     @property
     def control_channel_length(self):
