@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.aio.archive against the official Java archive (needs AERON_JAVA_CP; skips without it): connect, record,
-signals and events as async streams, a replay as an async iterator, typed errors, on asyncio and uvloop."""
+"""aeron.aio.archive against our archive and the official Java archive (that one needs AERON_JAVA_CP and skips
+without it): connect, record, signals and events as async streams, a replay as an async iterator, typed errors, on
+asyncio and uvloop."""
 from __future__ import annotations
 
 import asyncio
@@ -17,21 +18,30 @@ from aeron.archive import SourceLocation
 from aeron.archive import errors as E
 from aeron.archive.pollers import RecordingStarted, RecordingStopped
 from tests.archive.archives import java_classpath, start_java_archive, stop_archive
+from tests.archive.test_server_client_suite import our_archive
 from tests.support import free_port
 
 STREAM_ID = 1101
 
 
-@pytest.fixture(scope="module")
-def java_archive():
-    java_classpath()
+@pytest.fixture(scope="module", params=["ours", "java"])
+def archive_handle(request):
+    """An archive with id 5150: ours (in this process) or the official Java one."""
+    if request.param == "java":
+        java_classpath()
     base = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-aarc-{uuid.uuid4().hex[:8]}"
     base.mkdir()
-    handle = start_java_archive(base, "aio", archive_id=5150)
     try:
-        yield handle
+        if request.param == "ours":
+            with our_archive(base, "aio", 5150) as handle:
+                yield handle
+        else:
+            handle = start_java_archive(base, "aio", archive_id=5150)
+            try:
+                yield handle
+            finally:
+                stop_archive(handle)
     finally:
-        stop_archive(handle)
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -45,9 +55,9 @@ async def offer_all(publication, messages) -> None:
         await publication.offer(message, timeout=10)
 
 
-async def test_record_then_replay_as_an_async_iterator(java_archive, loop_errors):
+async def test_record_then_replay_as_an_async_iterator(archive_handle, loop_errors):
     messages = [bytes([i]) * (50 + i) for i in range(30)] + [bytes(range(256)) * 12]   # the last one fragmented
-    async with aeron.aio.archive.connect(**settings(java_archive)) as archive:
+    async with aeron.aio.archive.connect(**settings(archive_handle)) as archive:
         assert archive.archive_id == 5150
         events = archive.recording_events()
         await events.start()
@@ -95,8 +105,8 @@ async def anext_matching(events, kind, recording_id):
     raise AssertionError("events ended")
 
 
-async def test_errors_are_typed_and_listing_works(java_archive, loop_errors):
-    async with aeron.aio.archive.connect(**settings(java_archive)) as archive:
+async def test_errors_are_typed_and_listing_works(archive_handle, loop_errors):
+    async with aeron.aio.archive.connect(**settings(archive_handle)) as archive:
         with pytest.raises(E.UnknownRecordingError) as info:
             await archive.get_stop_position(10**6)
         assert info.value.error_code == E.ArchiveErrorCode.UNKNOWN_RECORDING
@@ -112,9 +122,9 @@ async def test_errors_are_typed_and_listing_works(java_archive, loop_errors):
         assert await archive.find_last_matching_recording(0, "no-such", STREAM_ID, 0) == -1
 
 
-async def test_a_shared_async_client_and_concurrent_requests(java_archive, loop_errors):
-    async with aeron.aio.connect(aeron_dir=java_archive.aeron_dir) as client:
-        async with aeron.aio.archive.connect(client=client, **settings(java_archive)) as archive:
+async def test_a_shared_async_client_and_concurrent_requests(archive_handle, loop_errors):
+    async with aeron.aio.connect(aeron_dir=archive_handle.aeron_dir) as client:
+        async with aeron.aio.archive.connect(client=client, **settings(archive_handle)) as archive:
             results = await asyncio.gather(*(archive.get_start_position(10**6 + i) for i in range(5)),
                                            return_exceptions=True)
             assert all(isinstance(r, E.UnknownRecordingError) for r in results)
