@@ -56,11 +56,6 @@ class ReplicationParams:
     src_response_channel: str | None = None
 
 
-def _i32(value: int) -> int:
-    # Java's NULL_VALUE for an int field is -1, encoded as is
-    return int(value)
-
-
 class ArchiveProxy:
     """Request encoder and sender over an exclusive publication to the archive's control channel."""
 
@@ -222,7 +217,7 @@ class ArchiveProxy:
         e.position = position
         e.length = length
         e.replay_stream_id = replay_stream_id
-        e.file_io_max_length = _i32(file_io_max_length)
+        e.file_io_max_length = file_io_max_length
         e.replay_token = replay_token
         e.put_replay_channel(replay_channel)
         return self._offer(e)
@@ -239,7 +234,7 @@ class ArchiveProxy:
         e.length = length
         e.limit_counter_id = limit_counter_id
         e.replay_stream_id = replay_stream_id
-        e.file_io_max_length = _i32(file_io_max_length)
+        e.file_io_max_length = file_io_max_length
         e.replay_token = replay_token
         e.put_replay_channel(replay_channel)
         return self._offer(e)
@@ -402,8 +397,8 @@ class ArchiveProxy:
         e.channel_tag_id = params.channel_tag_id
         e.subscription_tag_id = params.subscription_tag_id
         e.src_control_stream_id = src_control_stream_id
-        e.file_io_max_length = _i32(params.file_io_max_length)
-        e.replication_session_id = _i32(params.replication_session_id)
+        e.file_io_max_length = params.file_io_max_length
+        e.replication_session_id = params.replication_session_id
         e.put_src_control_channel(src_control_channel)
         e.put_live_destination(params.live_destination or "")
         e.put_replication_channel(params.replication_channel or "")

@@ -26,7 +26,7 @@ from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptor, R
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME,
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PARAM_NAME,
                                       MDC_CONTROL_MODE_PARAM_NAME, MTU_LENGTH_PARAM_NAME,
                                       RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME, SPARSE_PARAM_NAME,
                                       SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
@@ -1063,11 +1063,6 @@ class AeronArchive:
         """As :meth:`stop_replication`; False for an unknown replication."""
         return bool(self._run(self._simple_op("stop_replication", "stop replication", replication_id,
                                               allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION)))
-
-
-def endpoint_of(channel: str) -> str | None:
-    """The ``endpoint`` of ``channel`` (None without one)."""
-    return ChannelUri.parse(channel).get(ENDPOINT_PARAM_NAME)
 
 
 __all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "State", "NullCredentialsSupplier", "ReplayParams",
