@@ -20,7 +20,7 @@ from aeron.aio.client import AsyncAeron
 from aeron.aio.subscription import AsyncSubscription, Message
 from aeron.archive.archive_proxy import NULL_POSITION, NULL_VALUE, ReplayParams, ReplicationParams
 from aeron.archive.client import (REPLAY_ALL_AND_STOP, AeronArchive, Context, Op, SourceLocation, connect_op,
-                                  replay_image_session_id)
+                                  is_response_channel, replay_image_session_id)
 from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.pollers import (RecordingDescriptor, RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
                                    RecordingSubscriptionDescriptor)
@@ -174,7 +174,8 @@ class AsyncAeronArchive:
 
     # -- queries ---------------------------------------------------------------------------------------------------
     async def list_recordings(self, from_recording_id: int, record_count: int,
-                              consumer: Callable[[RecordingDescriptor], Any] | None = None) -> list[RecordingDescriptor]:
+                              consumer: Callable[[RecordingDescriptor], Any] | None = None
+                              ) -> list[RecordingDescriptor]:
         """The descriptors (also given to ``consumer`` when set), as :meth:`AeronArchive.list_recordings`."""
         got: list[RecordingDescriptor] = []
         sink = _tee(got, consumer)
@@ -405,6 +406,11 @@ class ReplayStream:
         """Ask the archive for the replay and subscribe to it (done by the first step when not called)."""
         if self.subscription is None and not self._closed:
             archive = self._archive
+            if is_response_channel(self.replay_channel):     # answered over the subscription's own channel
+                self.subscription = await archive.replay_subscription(self.recording_id, self.replay_channel,
+                                                                      self.replay_stream_id, self.position,
+                                                                      self.length)
+                return
             self.replay_session_id = await archive.start_replay(self.recording_id, self.replay_channel,
                                                                 self.replay_stream_id, self.position, self.length)
             uri = ChannelUri.parse(self.replay_channel)

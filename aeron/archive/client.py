@@ -82,7 +82,8 @@ def segment_file_base_position(start_position: int, position: int, term_buffer_l
     return start_term_base + (from_base - (from_base & (segment_file_length - 1)))
 
 
-def _is_response_channel(channel: str) -> bool:
+def is_response_channel(channel: str) -> bool:
+    """True for a ``control-mode=response`` channel (replays to it go over the response channel)."""
     return ChannelUri.parse(channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE
 
 
@@ -637,7 +638,7 @@ class AeronArchive:
 
     def _start_replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
                          params: ReplayParams) -> Op[int]:
-        if _is_response_channel(replay_channel):
+        if is_response_channel(replay_channel):
             if params.subscription_registration_id == NULL_VALUE:
                 raise ArchiveError("when using start_replay with a response channel, "
                                    "ReplayParams.subscription_registration_id must be set")
@@ -684,7 +685,7 @@ class AeronArchive:
 
     def _replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, params: ReplayParams,
                    available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
-        if _is_response_channel(replay_channel):
+        if is_response_channel(replay_channel):
             registration_id = self.aeron.async_add_subscription(replay_channel, replay_stream_id,
                                                                 available_image_handler, unavailable_image_handler)
             while (subscription := self.aeron.get_subscription(registration_id)) is None:
@@ -1065,6 +1066,7 @@ class AeronArchive:
                                               allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION)))
 
 
-__all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "State", "NullCredentialsSupplier", "ReplayParams",
-           "ReplicationParams", "segment_file_base_position", "connect_op", "REPLAY_ALL_AND_FOLLOW",
+__all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "State", "NullCredentialsSupplier",
+           "ReplayParams", "ReplicationParams", "segment_file_base_position", "connect_op", "is_response_channel",
+           "replay_image_session_id", "REPLAY_ALL_AND_FOLLOW",
            "REPLAY_ALL_AND_STOP", "NULL_POSITION", "NULL_VALUE", "NULL_LENGTH", "NULL_TIMESTAMP"]

@@ -46,7 +46,8 @@ def archive_handle(request):
 
 
 def settings(handle) -> dict:
-    return dict(control_request_channel=handle.control_channel, control_response_channel="aeron:udp?endpoint=localhost:0",
+    return dict(control_request_channel=handle.control_channel,
+                control_response_channel="aeron:udp?endpoint=localhost:0",
                 recording_events_channel=handle.events_channel, aeron_dir=handle.aeron_dir, environ={})
 
 
@@ -95,6 +96,10 @@ async def test_record_then_replay_as_an_async_iterator(archive_handle, loop_erro
                 if len(half) == 5:
                     break
         assert [bytes(m) for m in half] == messages[:5]
+        response_channel = f"aeron:udp?control-mode=response|control=localhost:{free_port()}"
+        over_response = [bytes(m) async for m in archive.replay(recording_id, position=0, length=stop,
+                                                                replay_channel=response_channel)]
+        assert over_response == messages
         publication.close()
 
 
