@@ -15,6 +15,7 @@ import threading
 from aeron.archive.archive import Archive, ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.common.errors import AeronError
+from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import MediaDriver
 
 
@@ -39,7 +40,18 @@ def _read_properties(args: list[str]) -> tuple[dict[str, str], bool]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run an archive until a signal; returns the exit status."""
-    props, embedded = _read_properties(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else argv
+    if any(arg in ("-h", "--help") for arg in args):
+        print(__doc__)
+        return 0
+    if "--version" in args:
+        print(VERSION_TEXT)
+        return 0
+    try:
+        props, embedded = _read_properties(args)
+    except OSError as ex:
+        print(f"aeron.archive: {ex}", file=sys.stderr)
+        return 2
     archive_props = {k: v for k, v in props.items() if k.startswith("aeron.archive.") or k == "aeron.dir"}
     driver_props = {k: v for k, v in props.items() if k not in archive_props or k == "aeron.dir"}
     stop = threading.Event()

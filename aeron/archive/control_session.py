@@ -17,7 +17,7 @@ from aeron._core.codecs.archive import ControlResponseCode, MessageHeaderDecoder
 from aeron.archive.errors import ArchiveErrorCode
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
                                       SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri)
-from aeron.common.errors import AeronError, MalformedMessageError, RegistrationError
+from aeron.common.errors import AeronError, MalformedMessageError, OutOfBoundsError, RegistrationError
 
 if TYPE_CHECKING:
     from aeron.archive.conductor import ArchiveConductor
@@ -500,6 +500,7 @@ class ControlSessionAdapter:
         self.conductor = conductor
         self._header = MessageHeaderDecoder()
         self._auth_connect = codecs.AuthConnectRequestDecoder()
+        self._prefix = codecs.KeepAliveRequestDecoder()
         self._decoders = {tid: (cls(), name) for tid, (cls, name) in _REQUESTS.items()}
         self.malformed_count = 0
         self.current_image: Any = None
@@ -545,13 +546,15 @@ class ControlSessionAdapter:
         self.conductor.dispatch(image, control_session_id, handler_name, d, template_id)
 
     def _session_and_correlation(self, data: bytes, image: Any) -> tuple[ControlSession | None, int]:
-        # every request but AuthConnect starts with controlSessionId, correlationId: use them to answer
-        if len(data) < 8 + 16:
+        # the requests that name a session start with (controlSessionId, correlationId), KeepAliveRequest's whole
+        # block: read them through its decoder to answer a request that does not decode as its own template
+        try:
+            prefix = self._prefix.wrap(data, 8, codecs.KeepAliveRequestDecoder.BLOCK_LENGTH, codecs.SCHEMA_VERSION,
+                                       len(data))
+            control_session_id, correlation_id = prefix.control_session_id, prefix.correlation_id
+        except (MalformedMessageError, OutOfBoundsError):
             return None, NULL_VALUE
-        control_session_id = int.from_bytes(data[8:16], "little", signed=True)
-        correlation_id = int.from_bytes(data[16:24], "little", signed=True)
-        session = self.conductor.session_for(image, control_session_id)
-        return session, correlation_id
+        return self.conductor.session_for(image, control_session_id), correlation_id
 
     def _answer_malformed(self, data: bytes, image: Any, ex: Exception) -> None:
         session, correlation_id = self._session_and_correlation(data, image)

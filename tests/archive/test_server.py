@@ -453,12 +453,13 @@ def test_authentication_challenge_and_rejection(shm_dir):
         amd.close()
 
 
-def test_recording_events_extend_and_checksums(shm_dir):
+def test_recording_events_extend_checksums_and_file_sync(shm_dir):
     events_channel = "aeron:ipc?term-length=64k"
     amd = ArchivingMediaDriver.launch(
         driver_context(aeron_dir=str(shm_dir / "driver")),
         archive_context(shm_dir / "archive", recording_events_enabled=True, recording_events_channel=events_channel,
-                        record_checksum="io.aeron.archive.checksum.Crc32", replay_checksum="CRC-32"))
+                        record_checksum="io.aeron.archive.checksum.Crc32", replay_checksum="CRC-32",
+                        file_sync_level=2))
     try:
         with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
             events = aeron.add_subscription(events_channel, 30)
