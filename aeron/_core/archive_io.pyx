@@ -8,7 +8,7 @@ with one ``pwrite`` (GIL released), a PAD frame as its 32-byte header only (its 
 with a record checksum each DATA frame's session id field carries the CRC-32 of its aligned payload
 (the term itself is never modified: the frames are copied to a scratch block first).
 
-``replay_block`` walks the frames of a mapped segment from a file offset: a PAD becomes
+``replay_block`` finds a run of frames in a mapped segment with the term reader's block scan (term_reader.pxd): a PAD becomes
 ``append_padding``; a run of DATA frames is copied to the scratch block, each frame's session and stream
 id rewritten to the replay publication's (after verifying its checksum when asked), and offered whole
 with ``offer_block``.
@@ -23,6 +23,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic cimport load_acquire_i32
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core cimport frame_descriptor as fd
+from aeron._core.term_reader cimport frame_length_is_corrupt, term_block_scan
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
 import os
@@ -191,58 +192,50 @@ cdef class ReplayBlockReader:
         self.max_block_length = max_block_length
         self.scratch = bytearray(max_block_length)
 
-    def replay_block(self, AtomicBuffer segment, int64_t file_offset, int64_t available, publication,
-                     int32_t session_id, int32_t stream_id, bint verify_checksum=False):
+    def replay_block(self, AtomicBuffer segment, int64_t file_offset, int32_t term_length, int64_t available,
+                     publication, int32_t session_id, int32_t stream_id, bint verify_checksum=False):
         """Offer the frames at ``segment[file_offset:]``, at most ``available`` bytes (the caller keeps that within
-        the term and the recorded limit). Returns the bytes consumed (> 0), 0 when no whole frame fits, or the
-        publication's negative status (nothing consumed: try again later).
+        the term and the recorded limit), found by the term reader's block scan over the mapped term. Returns the
+        bytes consumed (> 0), 0 when no whole frame is there yet, or the publication's negative status (nothing
+        consumed: try again later).
 
         Raises CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame or whose
         checksum does not match.
         """
+        if term_length < fd.FRAME_ALIGNMENT or term_length & (term_length - 1):
+            raise InvalidArgumentError(f"term length {term_length} is not a power of two")
         if file_offset < 0 or available < 0 or file_offset + available > segment.length:
             raise InvalidArgumentError(f"range [{file_offset}, +{available}) outside a {segment.length}-byte segment")
-        cdef const uint8_t *base = segment.data + file_offset
-        cdef int64_t limit = available if available < self.max_block_length else self.max_block_length
-        if limit < fd.HEADER_LENGTH:
-            return 0
-        cdef int32_t frame_length = load_acquire_i32(<const int32_t *>base)
-        if frame_length <= 0:
-            return 0
-        if frame_length < fd.HEADER_LENGTH:
-            raise CorruptFileError(f"frame length {frame_length} below the header length",
-                                   path=segment.path, offset=file_offset)
-        cdef int32_t aligned = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+        # segments start on term boundaries, so the term of this offset is mapped whole
+        cdef int32_t term_offset = <int32_t>(file_offset & (term_length - 1))
+        if file_offset - term_offset + term_length > segment.length:
+            raise InvalidArgumentError(f"term at {file_offset - term_offset} runs past the segment")
+        cdef const uint8_t *term = segment.data + (file_offset - term_offset)
+        cdef int64_t budget = available if available < self.max_block_length else self.max_block_length
+        if budget > term_length - term_offset:
+            budget = term_length - term_offset
+        cdef int32_t limit_offset = term_offset + <int32_t>budget
+        cdef int32_t resulting = term_block_scan(term, term_offset, limit_offset, term_length)
+        cdef int32_t length = resulting - term_offset
+        cdef int32_t frame_length = load_acquire_i32(<const int32_t *>(term + term_offset))
         cdef int64_t result
-        if fd.is_padding_frame(base, 0):
-            if aligned > available:
-                return 0
-            result = publication.append_padding(frame_length - fd.HEADER_LENGTH)
-            return aligned if result > 0 else result
-        cdef int64_t pos = 0
-        while pos < limit:
-            frame_length = load_acquire_i32(<const int32_t *>(base + pos))
-            if frame_length <= 0 or fd.is_padding_frame(base, <int32_t>pos):
-                break
-            if frame_length < fd.HEADER_LENGTH:
-                raise CorruptFileError(f"frame length {frame_length} below the header length",
-                                       path=segment.path, offset=file_offset + pos)
-            aligned = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
-            if aligned > limit - pos:
-                break
-            pos += aligned
-        if pos == 0:
-            if aligned > self.max_block_length:
+        if length == 0:
+            if frame_length > 0 and frame_length_is_corrupt(frame_length, term_offset, term_length):
+                raise CorruptFileError(f"frame length {frame_length} at term offset {term_offset} cannot be a "
+                                       f"recorded frame", path=segment.path, offset=file_offset)
+            if frame_length > 0 and fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > self.max_block_length:
                 raise CorruptFileError(f"frame of {frame_length} bytes exceeds the replay block length "
                                        f"{self.max_block_length}", path=segment.path, offset=file_offset)
             return 0
+        if fd.is_padding_frame(term, term_offset):
+            result = publication.append_padding(frame_length - fd.HEADER_LENGTH)
+            return length if result > 0 else result
         cdef uint8_t *dst = self.scratch
-        memcpy(dst, base, <size_t>pos)
-        cdef int64_t p = 0
-        cdef int32_t stored
-        while p < pos:
-            frame_length = fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET)
-            aligned = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+        memcpy(dst, term + term_offset, <size_t>length)
+        cdef int32_t p = 0
+        cdef int32_t aligned, stored
+        while p < length:
+            aligned = fd.align_i32(fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
             if verify_checksum:
                 stored = fd.frame_i32(dst + p, fd.SESSION_ID_FIELD_OFFSET)
                 if stored != <int32_t>crc32(dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
@@ -251,5 +244,5 @@ cdef class ReplayBlockReader:
             (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = session_id
             (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = stream_id
             p += aligned
-        result = publication.offer_block(self.scratch, 0, pos)
-        return pos if result > 0 else result
+        result = publication.offer_block(self.scratch, 0, length)
+        return length if result > 0 else result

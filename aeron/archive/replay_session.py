@@ -130,8 +130,8 @@ class ReplaySession:
         try:
             self.open_segment()
             assert self.segment is not None
-            consumed = self.reader.replay_block(self.segment, position - self.segment_base, available, pub,
-                                                pub.session_id, pub.stream_id, self.verify_checksum)
+            consumed = self.reader.replay_block(self.segment, position - self.segment_base, self.term_length,
+                                                available, pub, pub.session_id, pub.stream_id, self.verify_checksum)
         except (AeronError, OSError) as ex:
             self.error = str(ex)
             self.state = ReplayState.INACTIVE
