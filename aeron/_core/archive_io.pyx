@@ -8,9 +8,9 @@ with one ``pwrite`` (GIL released), a PAD frame as its 32-byte header only (its 
 with a record checksum each DATA frame's session id field carries the CRC-32 of its aligned payload
 (the term itself is never modified: the frames are copied to a scratch block first).
 
-``replay_block`` finds a run of frames in a mapped segment with the term reader's block scan (term_reader.pxd): a PAD becomes
-``append_padding``; a run of DATA frames is copied to the scratch block, each frame's session and stream
-id rewritten to the replay publication's (after verifying its checksum when asked), and offered whole
+``replay_block`` finds a run of frames in a mapped segment with the term reader's block scan (term_reader.pxd):
+a PAD becomes ``append_padding``; a run of DATA frames is copied to the scratch block, each frame's session and
+stream id rewritten to the replay publication's (after verifying its checksum when asked), and offered whole
 with ``offer_block``.
 """
 cimport cython

@@ -17,7 +17,7 @@ _SERVER_NAMES = ("Archive", "ArchiveThreadingMode", "ArchivingMediaDriver")
 
 __all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "ArchiveProxy", "ReplayParams",
            "ReplicationParams", "ArchiveError", "ArchiveErrorCode", "ArchiveTimeoutError", "PersistentSubscription",
-           "ReplayMerge", *_SERVER_NAMES]
+           "ReplayMerge", "Archive", "ArchiveThreadingMode", "ArchivingMediaDriver"]
 
 
 def __getattr__(name: str) -> object:

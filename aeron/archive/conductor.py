@@ -21,9 +21,9 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.catalog import Catalog
-from aeron.archive.mark_file import ArchiveMarkFile
 from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
                                            ControlSessionAdapter, RequestError, SessionState)
+from aeron.archive.mark_file import ArchiveMarkFile
 from aeron.archive.recording_session import RecordingSession
 from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
@@ -276,7 +276,8 @@ class ArchiveConductor(Agent):
                 ARCHIVE_ERROR_COUNT_TYPE_ID, f"Archive Errors - archiveId={self.archive_id} version={__version__} "
                 f"commit=aeron-py", archive_key)
             self.sessions_counter = aeron.add_counter(
-                ARCHIVE_CONTROL_SESSIONS_TYPE_ID, f"Archive Control Sessions - archiveId={self.archive_id}", archive_key)
+                ARCHIVE_CONTROL_SESSIONS_TYPE_ID, f"Archive Control Sessions - archiveId={self.archive_id}",
+                archive_key)
             if ctx.control_channel_enabled:
                 sub = aeron.add_subscription(ctx.control_channel, ctx.control_stream_id)
                 self._control_subscriptions.append((sub, FragmentAssembler(self.adapter.on_fragment)))

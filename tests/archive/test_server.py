@@ -11,7 +11,7 @@ from aeron import Aeron, Context
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
-from aeron.archive.archive import Archive, ArchiveThreadingMode, ArchivingMediaDriver
+from aeron.archive.archive import ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.archive.control_session import ArchiveErrorCode
 from aeron.archive.mark_file import ArchiveMarkFile
@@ -492,7 +492,8 @@ def test_recording_events_extend_checksums_and_file_sync(shm_dir):
             desc = c.list_recordings(codecs.ListRecordingRequestEncoder, recording_id=recording_id)[0]
             bits = desc.term_buffer_length.bit_length() - 1
             ext_channel = (f"{channel}|init-term-id={desc.initial_term_id}|term-id="
-                           f"{desc.initial_term_id + (stop >> bits)}|term-offset={stop & (desc.term_buffer_length - 1)}")
+                           f"{desc.initial_term_id + (stop >> bits)}|"
+                           f"term-offset={stop & (desc.term_buffer_length - 1)}")
             pub2 = aeron.add_exclusive_publication(ext_channel, 3000)
             ext = c.wait_signal(RecordingSignal.EXTEND, recording_id)
             assert ext.position == stop
@@ -559,7 +560,8 @@ def test_counters_the_archive_allocates(client, aeron, archiving_driver):
     counters = {c.type_id: c for c in aeron.counters_reader.counters() if c.type_id in (100, 101, 102, 113)}
     assert set(counters) == {100, 101, 102, 113}
     rec_pos = counters[100]
-    assert rec_pos.label.startswith(f"rec-pos: {recording_id} ") and rec_pos.label.endswith(f" - archiveId={archive_id}")
+    assert rec_pos.label.startswith(f"rec-pos: {recording_id} ")
+    assert rec_pos.label.endswith(f" - archiveId={archive_id}")
     key = rec_pos.key
     assert int.from_bytes(key[0:8], "little") == recording_id
     source_length = int.from_bytes(key[12:16], "little")

@@ -18,7 +18,7 @@ from aeron.archive.archive import Archive
 from aeron.archive.mark_file import ActiveArchiveError, ArchiveMarkFile
 from aeron.driver.media_driver import MediaDriver
 from tests.archive.control_client import ControlClient
-from tests.archive.test_server import archive_context, collect, replay
+from tests.archive.test_server import archive_context, replay
 from tests.procs import client_env
 from tests.support import driver_context, wait_for
 
