@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -296,6 +297,11 @@ class Archive:
     def __init__(self, context: Context) -> None:
         """Conclude ``context``, connect a client (unless ``context.aeron`` is given) and start the conductor."""
         self._ctx = context.conclude()
+        if context.delete_archive_on_start:
+            # aeron.archive.dir.delete.on.start: a fresh directory (and mark file directory) every start
+            for directory in {context.archive_dir, context.mark_file_dir}:
+                if directory and os.path.isdir(directory):
+                    shutil.rmtree(directory)
         self._closed = False
         self._lock = threading.Lock()
         self._own_aeron = context.aeron is None

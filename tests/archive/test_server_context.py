@@ -84,3 +84,15 @@ def test_invoker_mode_runs_only_when_invoked(shm_dir):
                 stop.set()
                 t.join()
             client.close()
+
+
+def test_delete_archive_on_start(shm_dir):
+    archive_dir = shm_dir / "archive"
+    archive_dir.mkdir()
+    (archive_dir / "7-0.rec").write_bytes(b"old")
+    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver"))) as driver:
+        ctx = ArchiveContext({"aeron.archive.dir.delete.on.start": "true"}, environ={}, aeron_dir=driver.aeron_dir,
+                             archive_dir=str(archive_dir), control_channel_enabled=False, threading_mode="SHARED")
+        with Archive.launch(ctx):
+            assert not (archive_dir / "7-0.rec").exists()
+            assert (archive_dir / "archive.catalog").exists() and (archive_dir / "archive-mark.dat").exists()
