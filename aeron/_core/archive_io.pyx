@@ -5,7 +5,7 @@ publication (replay), per block in C (archive.md §4.4-4.6, §10.3).
 
 ``SegmentWriter.on_block`` is the block handler of ``Image.block_poll``: a run of DATA frames is written
 with one ``pwrite`` (GIL released), a PAD frame as its 32-byte header only (its body stays a hole), and
-with a record checksum each DATA frame's session id field carries the CRC-32 of its aligned payload
+with a record checksum each DATA frame's session id field carries the CRC-32 (or CRC-32C) of its aligned payload
 (the term itself is never modified: the frames are copied to a scratch block first).
 
 ``replay_block`` finds a run of frames in a mapped segment with the term reader's block scan (term_reader.pxd):
@@ -35,45 +35,56 @@ cdef extern from "unistd.h" nogil:
 
 CHECKSUM_NONE = 0
 CHECKSUM_CRC32 = 1
+CHECKSUM_CRC32C = 2
 
-cdef uint32_t CRC_TABLE[256]
+cdef uint32_t CRC_TABLES[3][256]          # by checksum kind; row 0 unused
 
 
-cdef void _init_crc_table() noexcept:
+cdef void _init_crc_table(uint32_t *table, uint32_t polynomial) noexcept:
     cdef uint32_t c
     cdef int n, k
     for n in range(256):
         c = <uint32_t>n
         for k in range(8):
             if c & 1:
-                c = (<uint32_t>0xEDB88320u) ^ (c >> 1)
+                c = polynomial ^ (c >> 1)
             else:
                 c = c >> 1
-        CRC_TABLE[n] = c
+        table[n] = c
 
 
-_init_crc_table()
+_init_crc_table(CRC_TABLES[CHECKSUM_CRC32], <uint32_t>0xEDB88320u)      # IEEE 802.3 (java.util.zip.CRC32)
+_init_crc_table(CRC_TABLES[CHECKSUM_CRC32C], <uint32_t>0x82F63B78u)     # Castagnoli (java.util.zip.CRC32C)
 
 
-cdef inline uint32_t crc32(const uint8_t *data, Py_ssize_t length) noexcept nogil:
-    """CRC-32 (IEEE 802.3, as java.util.zip.CRC32 and zlib.crc32)."""
+cdef inline uint32_t crc(int kind, const uint8_t *data, Py_ssize_t length) noexcept nogil:
+    """CRC-32 or CRC-32C (reflected, all-ones start and end) of ``data``."""
+    cdef const uint32_t *table = CRC_TABLES[kind]
     cdef uint32_t c = ~(<uint32_t>0)
     cdef Py_ssize_t i
     for i in range(length):
-        c = CRC_TABLE[(c ^ data[i]) & 0xFF] ^ (c >> 8)
+        c = table[(c ^ data[i]) & 0xFF] ^ (c >> 8)
     return ~c
 
 
-def frame_checksum(buffer, Py_ssize_t offset, Py_ssize_t frame_length):
-    """The record checksum of the frame at ``buffer[offset:]``: CRC-32 of bytes [32, align(frame_length, 32)),
-    as a signed int32 (the value stored in the session id field)."""
+cdef int _check_kind(int kind) except -1:
+    if kind not in (CHECKSUM_CRC32, CHECKSUM_CRC32C):
+        raise InvalidArgumentError(f"unknown checksum {kind}")
+    return 0
+
+
+def frame_checksum(buffer, Py_ssize_t offset, Py_ssize_t frame_length, int kind=CHECKSUM_CRC32):
+    """The record checksum of the frame at ``buffer[offset:]``: the CRC of bytes [32, align(frame_length, 32)), as a
+    signed int32 (the value stored in the session id field)."""
+    _check_kind(kind)
     cdef Py_buffer view
     cdef Py_ssize_t end = offset + fd.align_i64(frame_length, fd.FRAME_ALIGNMENT)
     PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
     try:
         if offset < 0 or frame_length < fd.HEADER_LENGTH or end > view.len:
             raise InvalidArgumentError(f"frame of {frame_length} bytes at {offset} outside a {view.len}-byte buffer")
-        return <int32_t>crc32(<const uint8_t *>view.buf + offset + fd.HEADER_LENGTH, end - offset - fd.HEADER_LENGTH)
+        return <int32_t>crc(kind, <const uint8_t *>view.buf + offset + fd.HEADER_LENGTH,
+                            end - offset - fd.HEADER_LENGTH)
     finally:
         PyBuffer_Release(&view)
 
@@ -109,8 +120,8 @@ cdef class SegmentWriter:
     cdef Py_ssize_t scratch_length
 
     def __cinit__(self, int sync_level=0, int checksum=CHECKSUM_NONE, Py_ssize_t max_block_length=0):
-        if checksum not in (CHECKSUM_NONE, CHECKSUM_CRC32):
-            raise InvalidArgumentError(f"unknown checksum {checksum}")
+        if checksum != CHECKSUM_NONE:
+            _check_kind(checksum)
         if sync_level not in (0, 1, 2):
             raise InvalidArgumentError(f"file sync level must be 0, 1 or 2, got {sync_level}")
         self.fd = -1
@@ -159,8 +170,8 @@ cdef class SegmentWriter:
                 if aligned > length - pos:
                     break
                 if not fd.is_padding_frame(dst, pos):
-                    (<int32_t *>(dst + pos + fd.SESSION_ID_FIELD_OFFSET))[0] = <int32_t>crc32(
-                        dst + pos + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH)
+                    (<int32_t *>(dst + pos + fd.SESSION_ID_FIELD_OFFSET))[0] = <int32_t>crc(
+                        self.checksum, dst + pos + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH)
                 pos += aligned
             _write_fully(self.fd, dst, length, self.segment_offset)
         if self.sync_level > 0:
@@ -193,15 +204,18 @@ cdef class ReplayBlockReader:
         self.scratch = bytearray(max_block_length)
 
     def replay_block(self, AtomicBuffer segment, int64_t file_offset, int32_t term_length, int64_t available,
-                     publication, int32_t session_id, int32_t stream_id, bint verify_checksum=False):
+                     publication, int32_t session_id, int32_t stream_id, int verify_checksum=CHECKSUM_NONE):
         """Offer the frames at ``segment[file_offset:]``, at most ``available`` bytes (the caller keeps that within
         the term and the recorded limit), found by the term reader's block scan over the mapped term. Returns the
         bytes consumed (> 0), 0 when no whole frame is there yet, or the publication's negative status (nothing
         consumed: try again later).
 
-        Raises CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame or whose
-        checksum does not match.
+        ``verify_checksum`` (a CHECKSUM_* kind) checks each DATA frame's stored checksum first. Raises
+        CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame or whose checksum does
+        not match.
         """
+        if verify_checksum != CHECKSUM_NONE:
+            _check_kind(verify_checksum)
         if term_length < fd.FRAME_ALIGNMENT or term_length & (term_length - 1):
             raise InvalidArgumentError(f"term length {term_length} is not a power of two")
         if file_offset < 0 or available < 0 or file_offset + available > segment.length:
@@ -236,9 +250,9 @@ cdef class ReplayBlockReader:
         cdef int32_t aligned, stored
         while p < length:
             aligned = fd.align_i32(fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
-            if verify_checksum:
+            if verify_checksum != CHECKSUM_NONE:
                 stored = fd.frame_i32(dst + p, fd.SESSION_ID_FIELD_OFFSET)
-                if stored != <int32_t>crc32(dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
+                if stored != <int32_t>crc(verify_checksum, dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
                     raise CorruptFileError(f"frame checksum mismatch (stored {stored})", path=segment.path,
                                            offset=file_offset + p)
             (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = session_id

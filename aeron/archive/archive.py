@@ -20,9 +20,10 @@ from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
 from aeron.common.channel_uri import TERM_MAX_LENGTH, TERM_MIN_LENGTH, parse_duration_ns, parse_size
-from aeron.common.errors import ConfigurationError, IllegalStateError
+from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 from aeron.driver.media_driver import MediaDriver
 
+from aeron.archive.checksums import new_checksum
 from aeron.archive.conductor import ArchiveConductor
 
 KIB = 1024
@@ -68,12 +69,14 @@ def _mode(text: str) -> ArchiveThreadingMode:
 
 
 def _checksum(text: str) -> str | None:
+    # Aeron's checksum names (Java class names, CRC-32 / CRC-32C); stored as the canonical name
     name = text.strip()
     if not name:
         return None
-    if name in ("io.aeron.archive.checksum.Crc32", "CRC-32", "crc32"):
-        return "CRC-32"
-    raise ValueError(f"unsupported checksum {name!r} (CRC-32 is supported: io.aeron.archive.checksum.Crc32)")
+    try:
+        return new_checksum(name).name
+    except InvalidArgumentError as ex:
+        raise ValueError(str(ex)) from None
 
 
 class _Setting:

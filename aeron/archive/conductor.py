@@ -21,10 +21,11 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.catalog import Catalog
+from aeron.archive.checksums import new_checksum
 from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
                                            ControlSessionAdapter, RequestError, SessionState)
 from aeron.archive.mark_file import ArchiveMarkFile
-from aeron.archive.recording_session import RecordingSession
+from aeron.archive.recording_session import RecordingSession, checksum_kind
 from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
 from aeron.archive.replication_session import ReplicationSession
@@ -244,8 +245,10 @@ class ArchiveConductor(Agent):
             archive_dir=self.archive_dir)
         self._mark_file_deadline_ns = 0
         try:
+            # with a record checksum the catalog keeps descriptor checksums too (archive.md §5.9)
             self.catalog = Catalog(self.archive_dir, capacity=ctx.catalog_capacity,
-                                   file_sync_level=ctx.catalog_file_sync_level, epoch_clock=ctx.epoch_clock_ms)
+                                   file_sync_level=ctx.catalog_file_sync_level, epoch_clock=ctx.epoch_clock_ms,
+                                   checksum=new_checksum(ctx.record_checksum) if ctx.record_checksum else None)
         except BaseException:
             self.mark_file.close()
             raise
@@ -895,7 +898,7 @@ class ArchiveConductor(Agent):
                                desc.start_position, desc.initial_term_id, desc.term_buffer_length,
                                desc.segment_file_length, a["position"], a["length"], limit, pub, self.archive_dir,
                                a["file_io"], now_ns + self.ctx.connect_timeout_ns,
-                               self.ctx.replay_checksum is not None)
+                               checksum_kind(self.ctx.replay_checksum))
         try:
             if a["length"] > 0:
                 replay.open_segment()

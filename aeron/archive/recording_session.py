@@ -11,7 +11,7 @@ import enum
 import os
 from typing import TYPE_CHECKING, Any
 
-from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_NONE, SegmentWriter
+from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_CRC32C, CHECKSUM_NONE, SegmentWriter
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import ArchiveError
 
@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from aeron.client.image import Image
 
 NULL_POSITION = -1
+
+
+def checksum_kind(name: str | None) -> int:
+    """The archive_io kernel's checksum kind for a configured checksum name (None: no checksum)."""
+    return {None: CHECKSUM_NONE, "CRC-32": CHECKSUM_CRC32, "CRC-32C": CHECKSUM_CRC32C}[name]
 
 
 class RecordingState(enum.Enum):
@@ -44,7 +49,7 @@ class RecordingWriter:
         self.segment_length = segment_length
         self.segment_base = segment_file_base_position(start_position, join_position, term_length, segment_length)
         self.join_offset = join_position - self.segment_base
-        self.writer = SegmentWriter(sync_level, CHECKSUM_CRC32 if checksum else CHECKSUM_NONE, max_block_length)
+        self.writer = SegmentWriter(sync_level, checksum_kind(checksum), max_block_length)
         self.sync_level = sync_level
 
     @property

@@ -41,7 +41,7 @@ class ReplaySession:
                  start_position: int, initial_term_id: int, term_length: int, segment_length: int,
                  replay_position: int, length: int, limit: Callable[[], tuple[int, bool]], publication: Any,
                  archive_dir: str, file_io_max_length: int, connect_deadline_ns: int,
-                 verify_checksum: bool) -> None:
+                 verify_checksum: int) -> None:
         """Made by the conductor once the replay publication exists."""
         self.replay_session_id = replay_session_id
         self.correlation_id = correlation_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import zlib
 
 import pytest
 
@@ -13,6 +14,8 @@ from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal, Sou
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.archive import ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
+from aeron.archive.catalog import Catalog
+from aeron.archive.checksums import new_checksum
 from aeron.archive.control_session import ArchiveErrorCode
 from aeron.archive.mark_file import ArchiveMarkFile
 from tests.archive.control_client import ControlClient
@@ -453,12 +456,13 @@ def test_authentication_challenge_and_rejection(shm_dir):
         amd.close()
 
 
-def test_recording_events_extend_checksums_and_file_sync(shm_dir):
+@pytest.mark.parametrize("checksum", ["io.aeron.archive.checksum.Crc32", "CRC-32C"])
+def test_recording_events_extend_checksums_and_file_sync(shm_dir, checksum):
     events_channel = "aeron:ipc?term-length=64k"
     amd = ArchivingMediaDriver.launch(
         driver_context(aeron_dir=str(shm_dir / "driver")),
         archive_context(shm_dir / "archive", recording_events_enabled=True, recording_events_channel=events_channel,
-                        record_checksum="io.aeron.archive.checksum.Crc32", replay_checksum="CRC-32",
+                        record_checksum=checksum, replay_checksum=checksum,
                         file_sync_level=2))
     try:
         with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
@@ -483,9 +487,16 @@ def test_recording_events_extend_checksums_and_file_sync(shm_dir):
             path = os.path.join(amd.archive.context.archive_dir, f"{recording_id}-0.rec")
             with open(path, "rb") as f:
                 frame = f.read(352)
-            import zlib
-            stored = int.from_bytes(frame[12:16], "little", signed=False)
-            assert stored == zlib.crc32(frame[32:352])
+            stored = int.from_bytes(frame[12:16], "little", signed=True)
+            assert stored == new_checksum(checksum).compute(frame[32:352])
+            if checksum.endswith("Crc32"):
+                assert stored & 0xFFFFFFFF == zlib.crc32(frame[32:352])
+            with Catalog(amd.archive.context.archive_dir, read_only=True) as catalog:    # descriptor checksums
+                offset = catalog.entry_offset(recording_id)
+                length, _, descriptor_checksum = catalog.header_bytes(recording_id)
+            with open(os.path.join(amd.archive.context.archive_dir, "archive.catalog"), "rb") as f:
+                f.seek(offset + 32)
+                assert descriptor_checksum == new_checksum(checksum).compute(f.read(length)) != 0
             # extend the stopped recording with a publication that starts at its stop position
             c.ok(codecs.ExtendRecordingRequestEncoder, recording_id=recording_id, stream_id=3000,
                  source_location=SourceLocation.REMOTE, channel=channel)
