@@ -54,6 +54,7 @@ from aeron.archive.mark_file import (
     resolve_mark_file_dir,
 )
 from aeron.common.errors import AeronError, InvalidArgumentError
+from aeron.common.version import VERSION_TEXT
 
 Out = IO[str] | None
 Confirm = Callable[[str], bool]
@@ -777,6 +778,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: I
     args = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     stdin = stdin or sys.stdin
+    if args == ["--version"]:
+        out.write(VERSION_TEXT + "\n")
+        return 0
     if not args or len(args) > 6:
         out.write(HELP)
         return 255

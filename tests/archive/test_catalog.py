@@ -291,3 +291,23 @@ def test_torn_last_frame_across_a_page_refuses_to_start(tmp_path):
     (tmp_path / segment_file_name(rid, 0)).write_bytes(bytes(seg))
     with Catalog(tmp_path) as catalog:
         assert catalog.stop_position(rid) == 4096 - 64 + 1024
+
+
+def test_every_flipped_byte_either_decodes_or_is_a_corrupt_file(golden_archive):
+    raw = (golden_archive / CATALOG_FILE_NAME).read_bytes()[:32 + 256 + 192]
+    outcomes = {"ok": 0, "corrupt": 0}
+    for offset in range(len(raw)):
+        for mask in (0x01, 0xFF):
+            damaged = bytearray(raw)
+            damaged[offset] ^= mask
+            write_catalog(golden_archive, damaged)
+            for strict in (True, False):
+                try:
+                    with Catalog(golden_archive, read_only=True, strict=strict) as catalog:
+                        for r in catalog.entries():
+                            assert r.state in (RecordingState.INVALID, RecordingState.VALID, RecordingState.DELETED)
+                    outcomes["ok"] += 1
+                except CorruptFileError as ex:
+                    assert ex.offset is not None and 0 <= ex.offset <= len(raw), (offset, mask, ex)
+                    outcomes["corrupt"] += 1
+    assert outcomes["ok"] and outcomes["corrupt"]
