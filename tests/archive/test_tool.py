@@ -245,3 +245,16 @@ def test_errors_of_archive_and_driver(golden_dir, tmp_path):
     assert lines[3:7] == ["archive went wrong", "", "1 distinct errors observed.", ""]
     assert lines[7] == f"Aeron driver error log (directory: {driver}):"
     assert lines[-1] == f"{len(driver_records)} distinct errors observed" + ("." if driver_records else "")
+
+
+def test_capacity_version_and_prompts(archive):
+    assert tool.capacity(archive, 2 * 1024 * 1024) == 2 * 1024 * 1024 == os.path.getsize(archive / CATALOG_FILE_NAME)
+    assert tool.capacity(archive) == 2 * 1024 * 1024 and tool.count_entries(archive) == 2
+    out = io.StringIO()
+    assert tool.main(["--version"], out=out) == 0 and out.getvalue().startswith("aeron-py ")
+    dump = cli(archive, "dump", 3, stdin="n\nn\n")
+    assert dump.returncode == 0
+    assert dump.stdout.count("Specified frame limit 3 reached. Continue? (y/n): ") == 2
+    assert "128 bytes of (from 320) remaining in recording id 0" in dump.stdout
+    compact = cli(archive, "compact", stdin="n\n")
+    assert "Compaction result" not in compact.stdout and tool.count_entries(archive) == 2
