@@ -114,10 +114,38 @@ cdef uint32_t _crc(const uint32_t table[8][256], const uint8_t *p, int64_t lengt
     return ~crc
 
 
+cdef extern from "aeron_crc32c.h" nogil:
+    uint32_t aeron_crc32c_hw_update(uint32_t crc, const uint8_t *p, size_t length)
+    int aeron_crc32c_hw_available()
+
+cdef bint _HW_CRC32C = aeron_crc32c_hw_available() != 0
+
+
 cdef inline int32_t _checksum(int kind, const uint8_t *p, int64_t length) noexcept nogil:
     if kind == KIND_CRC32C:
+        if _HW_CRC32C:
+            return <int32_t>(~aeron_crc32c_hw_update(<uint32_t>0xFFFFFFFF, p, <size_t>length))
         return <int32_t>_crc(_CRC32C, p, length)
     return <int32_t>_crc(_CRC32, p, length)
+
+
+def crc32c_in_hardware():
+    """Whether CRC-32C runs on the CPU's crc32 instruction (SSE4.2) here."""
+    return bool(_HW_CRC32C)
+
+
+def _crc32c_table(buffer):
+    # the table-driven CRC-32C, for tests to compare with the hardware one
+    cdef Py_buffer view
+    cdef int64_t length = -1
+    cdef int32_t result
+    _get_view(buffer, &view, 0, &length, False)
+    try:
+        with nogil:
+            result = <int32_t>_crc(_CRC32C, <const uint8_t *>view.buf, length)
+        return result
+    finally:
+        PyBuffer_Release(&view)
 
 
 cdef int _get_view(object buffer, Py_buffer *view, int64_t offset, int64_t *length, bint writable) except -1:

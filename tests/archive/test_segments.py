@@ -152,3 +152,13 @@ def test_validate_recording_files_reports_path_and_offset(golden_dir, tmp_path):
     with pytest.raises(CorruptFileError, match="missing segment file") as err:
         segments.validate_recording_files(archive, **GOLDEN_1)
     assert err.value.path == str(path)
+
+
+def test_crc32c_instruction_and_table_agree():
+    # on an SSE4.2 CPU checksum() uses the crc32 instruction; the table version is the reference either way
+    data = bytes(range(256)) * 41 + b"tail"
+    for start in range(24):
+        for length in (0, 1, 7, 8, 9, 63, 64, 65, 1000):
+            piece = data[start:start + length]
+            assert CRC32C(piece) == k._crc32c_table(piece), (start, length)
+    assert isinstance(k.crc32c_in_hardware(), bool)
