@@ -31,53 +31,6 @@ TIMESTAMP_NONE = 0      # no timestamp column values (all null)
 TIMESTAMP_RESERVED = 1  # the reserved value field holds the timestamp (…-ts-offset=reserved)
 TIMESTAMP_PAYLOAD = 2   # an int64 at ``timestamp_offset`` in the message payload
 
-cdef enum:
-    ST_END = 0
-    ST_END_OF_DATA = 1
-    ST_FULL = 2
-    ST_CORRUPT = 3
-    TS_NONE = 0
-    TS_RESERVED = 1
-    TS_PAYLOAD = 2
-
-
-cdef struct Columns:
-    int64_t *position
-    int32_t *stream_id
-    int32_t *session_id
-    int32_t *term_id
-    int32_t *term_offset
-    int16_t *flags
-    int64_t *reserved_value
-    int64_t *timestamp
-    uint8_t *timestamp_valid
-    int32_t *offsets
-    uint8_t *data
-
-
-cdef struct Scan:
-    const uint8_t *seg
-    int64_t offset
-    int64_t skip_before        # messages whose first fragment lies before this offset are walked, not taken
-    int64_t end
-    int64_t limit
-    int64_t segment_base
-    int32_t term_length
-    int32_t shift
-    int32_t initial_term_id
-    int ts_mode
-    int32_t ts_offset
-    int64_t max_rows
-    int64_t max_bytes
-    int64_t data_capacity      # room of the payload buffer when filling, else -1
-    # results
-    int64_t rows
-    int64_t nbytes
-    int64_t next_offset
-    int64_t error_offset
-    int status
-
-
 cdef inline uint16_t frame_type_at(const uint8_t *seg, int64_t off) noexcept nogil:
     return (<const uint16_t *>(seg + off + fd.TYPE_FIELD_OFFSET))[0]
 
@@ -155,6 +108,7 @@ cdef void emit(Scan *s, Columns *c, int64_t first, int64_t last, int32_t last_le
 
 
 cdef void walk(Scan *s, Columns *c, bint fill) noexcept nogil:
+    # the walk of scan_messages (declared in segment_batch.pxd for other kernels)
     cdef int64_t off = s.offset
     cdef int64_t first, cur
     cdef int32_t flen, clen, message_length
