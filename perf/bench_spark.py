@@ -35,9 +35,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from aeron.archive import segments  # noqa: E402
-from aeron.archive.catalog import Catalog  # noqa: E402
-from aeron.spark.scan import plan_ranges, read_range  # noqa: E402
+from aeron.archive import segments
+from aeron.archive.catalog import Catalog
+from aeron.spark.scan import plan_ranges, read_range
 
 TERM = 64 * 1024 * 1024
 RESULTS = HERE / "results"

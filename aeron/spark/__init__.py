@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from aeron.spark.scan import CorruptSegmentError, RecordingRange, plan_ranges, read_range
+from aeron.spark.scan import (
+    CorruptSegmentError,
+    RecordingRange,
+    plan_ranges,
+    read_range,
+)
 from aeron.spark.sink import AeronSinkDataSource
 from aeron.spark.source import AeronArchiveDataSource
 

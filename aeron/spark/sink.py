@@ -37,7 +37,11 @@ from pyspark.sql.types import StructType
 
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context
-from aeron.common.errors import AeronTimeoutError, InvalidArgumentError, PublicationClosedError
+from aeron.common.errors import (
+    AeronTimeoutError,
+    InvalidArgumentError,
+    PublicationClosedError,
+)
 
 _BACK_OFF_S = 0.0005
 
@@ -170,10 +174,10 @@ class AeronStreamWriter(DataSourceStreamArrowWriter):
         """Publish this task's rows."""
         return publish(self.settings, iterator)
 
-    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 (Spark's)
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Published messages are already on the stream: nothing to finish."""
 
-    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803 (Spark's)
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
         """Published messages cannot be taken back: an aborted batch may have been partly delivered."""
 
 
@@ -189,6 +193,6 @@ class AeronSinkDataSource(DataSource):
         """The batch writer (``overwrite`` means nothing to a stream)."""
         return AeronWriter(self.options)
 
-    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:  # noqa: N802
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         """The streaming writer."""
         return AeronStreamWriter(self.options)

@@ -39,7 +39,12 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
 )
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxBytes, SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxBytes,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from aeron.archive.catalog import Catalog, RecordingDescriptor
@@ -216,7 +221,7 @@ _EMPTY = scan.RecordingRange("", -1, 0, 0, 0, 0, 0, 1 << 16, 1 << 16, 0)
 class AeronArchivePushdownReader(AeronArchiveReader):
     """The batch reader that also takes predicates from Spark 4.1+ (``option("pushFilters", "true")``)."""
 
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:  # noqa: N802 (Spark's name)
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
         """Apply recording_id, stream_id and position predicates in planning; return the rest to Spark."""
         for f in filters:
             if not self.selection.push(f):
@@ -259,23 +264,23 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
     def _first(self, d: RecordingDescriptor) -> int:
         return max(d.start_position, self.selection.from_position)
 
-    def initialOffset(self) -> dict:  # noqa: N802 (Spark's name)
+    def initialOffset(self) -> dict:
         """Every selected recording at its start (``earliest``) or at its end now (``latest``)."""
         if self.starting == "latest":
             return self._latest()
         return {str(d.recording_id): self._first(d) for d in self.selection.descriptors()}
 
-    def getDefaultReadLimit(self) -> ReadLimit:  # noqa: N802 (Spark's name)
+    def getDefaultReadLimit(self) -> ReadLimit:
         """``maxBytesPerTrigger`` when set."""
         if self.max_bytes_per_trigger is not None:
             return ReadMaxBytes(self.max_bytes_per_trigger)
         return ReadAllAvailable()
 
-    def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802 (Spark's name)
+    def prepareForTriggerAvailableNow(self) -> None:
         """Fix the target: nothing recorded after this call is read by an AvailableNow query."""
         self._available_now = self._latest()
 
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:  # noqa: N802 (Spark's name)
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """The end of every selected recording now (or at the AvailableNow target), within ``limit``'s bytes."""
         latest = self._available_now if self._available_now is not None else self._latest()
         budget = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None
@@ -341,6 +346,6 @@ class AeronArchiveDataSource(DataSource):
             return AeronArchivePushdownReader(self.options)
         return AeronArchiveReader(self.options)
 
-    def streamReader(self, schema: StructType) -> DataSourceStreamReader:  # noqa: N802 (Spark's name)
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The streaming reader."""
         return AeronArchiveStreamReader(self.options)

@@ -15,7 +15,7 @@ def _java_ok() -> bool:
     if not java:
         return False
     try:
-        return subprocess.run([java, "-version"], capture_output=True, timeout=30).returncode == 0
+        return subprocess.run([java, "-version"], capture_output=True, timeout=30, check=False).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 

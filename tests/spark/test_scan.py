@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The segment -> Arrow scan without Spark: golden Java archive, synthetic recordings read exactly once across
 partition and batch sizes, live, truncated and corrupt segments, timestamps, and the kernel's bounds."""
+import itertools
 import os
 import random
 import struct
@@ -9,12 +10,18 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
-from aeron._core.segment_batch import SCAN_CORRUPT, SCAN_END_OF_DATA, scan_messages  # noqa: E402
-from aeron.archive import segments  # noqa: E402
-from aeron.archive.catalog import Catalog  # noqa: E402
-from aeron.common.errors import InvalidArgumentError  # noqa: E402
-from aeron.spark.scan import CorruptSegmentError, SCHEMA, plan_ranges, read_range, timestamp_source  # noqa: E402
-from tests.spark.recordings import RecordingWriter  # noqa: E402
+from aeron._core.segment_batch import SCAN_CORRUPT, SCAN_END_OF_DATA, scan_messages
+from aeron.archive import segments
+from aeron.archive.catalog import Catalog
+from aeron.common.errors import InvalidArgumentError
+from aeron.spark.scan import (
+    SCHEMA,
+    CorruptSegmentError,
+    plan_ranges,
+    read_range,
+    timestamp_source,
+)
+from tests.spark.recordings import RecordingWriter
 
 
 def read_all(archive_dir, **kw):
@@ -80,7 +87,7 @@ def test_partitions_are_term_aligned_ranges(tmp_path):
     ranges = [r for r in plan_ranges(d, max_bytes_per_partition=200_000) if r.recording_id == a.recording_id]
     assert ranges[0].from_position == a.start_position
     assert ranges[-1].to_position == a.position
-    for prev, nxt in zip(ranges, ranges[1:]):
+    for prev, nxt in itertools.pairwise(ranges):
         assert prev.to_position == nxt.from_position
         assert nxt.from_position % (3 * 65536) == 0        # 200,000 bytes rounds down to 3 terms
     assert all(r.to_position - r.from_position <= 3 * 65536 for r in ranges)
