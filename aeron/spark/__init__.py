@@ -16,10 +16,10 @@ from aeron.spark.scan import (
     read_range,
 )
 from aeron.spark.sink import AeronSinkDataSource
-from aeron.spark.source import AeronArchiveDataSource
+from aeron.spark.source import AeronArchiveDataSource, with_decoder
 
-__all__ = ["AeronArchiveDataSource", "AeronSinkDataSource", "CorruptSegmentError", "RecordingRange", "plan_ranges", "read_range",
-           "register"]
+__all__ = ["AeronArchiveDataSource", "AeronSinkDataSource", "CorruptSegmentError", "RecordingRange", "plan_ranges",
+           "read_range", "register", "with_decoder"]
 
 
 def register(spark: Any) -> None:

@@ -16,13 +16,16 @@ the directory must be visible to all of them (local, or a shared filesystem). Op
 - ``onCorrupt``: ``fail`` (default: CorruptSegmentError naming file and offset) or ``skip`` (warn, resume at
   the next term).
 - ``maxRowsPerBatch`` / ``maxBytesPerBatch``: the Arrow batches ``read`` yields.
+- ``decoder``: ``raw`` (default), ``utf-8``, ``json`` (+ ``valueSchema``), ``struct:<format>``
+  (+ ``valueColumns``): typed columns after ``payload`` (:mod:`aeron.spark.decoders`; :func:`with_decoder` for a
+  user function).
 - streaming: ``startingPosition`` ``earliest`` (default) or ``latest``; ``maxBytesPerTrigger``.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -39,6 +42,7 @@ from pyspark.sql.datasource import (
     LessThan,
     LessThanOrEqual,
 )
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.streaming.datasource import (
     ReadAllAvailable,
     ReadLimit,
@@ -49,7 +53,7 @@ from pyspark.sql.types import StructType
 
 from aeron.archive.catalog import Catalog, RecordingDescriptor
 from aeron.common.errors import InvalidArgumentError
-from aeron.spark import scan
+from aeron.spark import decoders, scan
 
 SCHEMA_DDL = ("recording_id bigint, position bigint, stream_id int, session_id int, term_id int, term_offset int, "
               "flags smallint, reserved_value bigint, timestamp timestamp, payload binary")
@@ -164,21 +168,35 @@ class ReadSettings:
     skip_corrupt: bool = False
     max_rows_per_batch: int = scan.DEFAULT_MAX_ROWS_PER_BATCH
     max_bytes_per_batch: int = scan.DEFAULT_MAX_BYTES_PER_BATCH
+    decoder: decoders.Decoder | None = None
+    decoded_types: tuple[pa.DataType, ...] = ()
 
     @classmethod
-    def from_options(cls, options: Any) -> ReadSettings:
-        """Parse ``onCorrupt``, ``maxRowsPerBatch`` and ``maxBytesPerBatch``."""
+    def from_options(cls, options: Any, schema: StructType | None = None,
+                     decoder: decoders.Decoder | None = None) -> ReadSettings:
+        """Parse ``onCorrupt``, ``maxRowsPerBatch``, ``maxBytesPerBatch`` and the decoder (``decoder`` when the
+        format brings its own); ``schema`` is the one Spark resolved, whose trailing columns the decoder fills."""
         on_corrupt = (options.get("onCorrupt") or "fail").lower()
         if on_corrupt not in ("fail", "skip"):
             raise InvalidArgumentError(f"option onCorrupt must be 'fail' or 'skip', got {on_corrupt!r}")
+        decoder = decoder or decoders.decoder_from_options(options)
+        types: tuple[pa.DataType, ...] = ()
+        if decoder is not None and schema is not None:
+            arrow = to_arrow_schema(schema, timezone="UTC")
+            types = tuple(arrow.field(i).type for i in range(len(scan.SCHEMA), len(arrow)))
+            if isinstance(decoder, decoders.JsonDecoder):
+                decoder = dataclasses.replace(decoder, types=types)
         return cls(on_corrupt == "skip", _int(options, "maxRowsPerBatch", scan.DEFAULT_MAX_ROWS_PER_BATCH) or 1,
-                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1)
+                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1, decoder, types)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Record batches of one partition."""
-        return scan.read_range(partition.value, skip_corrupt=self.skip_corrupt,
-                               max_rows_per_batch=self.max_rows_per_batch,
-                               max_bytes_per_batch=self.max_bytes_per_batch)
+        """Record batches of one partition (with the decoder's columns)."""
+        batches = scan.read_range(partition.value, skip_corrupt=self.skip_corrupt,
+                                  max_rows_per_batch=self.max_rows_per_batch,
+                                  max_bytes_per_batch=self.max_bytes_per_batch)
+        if self.decoder is None:
+            return batches
+        return (decoders.apply(self.decoder, b, self.decoded_types) for b in batches)
 
 
 def _max_bytes_per_partition(options: Any) -> int:
@@ -192,10 +210,11 @@ def _max_bytes_per_partition(options: Any) -> int:
 class AeronArchiveReader(DataSourceReader):
     """Batch reader: plans term-aligned ranges on the driver, reads them with the compiled kernel."""
 
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Any, schema: StructType | None = None,
+                 decoder: decoders.Decoder | None = None) -> None:
         """Parse ``options`` (see the module docstring)."""
         self.selection = Selection.from_options(options)
-        self.settings = ReadSettings.from_options(options)
+        self.settings = ReadSettings.from_options(options, schema, decoder)
         self.max_bytes_per_partition = _max_bytes_per_partition(options)
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -236,10 +255,11 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
     live recording's end is the start of its first incomplete message; new matching recordings join as new keys.
     """
 
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Any, schema: StructType | None = None,
+                 decoder: decoders.Decoder | None = None) -> None:
         """Parse ``options`` (see the module docstring)."""
         self.selection = Selection.from_options(options)
-        self.settings = ReadSettings.from_options(options)
+        self.settings = ReadSettings.from_options(options, schema, decoder)
         self.max_bytes_per_partition = _max_bytes_per_partition(options)
         self.max_bytes_per_trigger = _int(options, "maxBytesPerTrigger", None)
         starting = (options.get("startingPosition") or "earliest").lower()
@@ -330,22 +350,48 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
 class AeronArchiveDataSource(DataSource):
     """``format("aeron-archive")``: see the module docstring."""
 
+    decoder: decoders.Decoder | None = None         # a format made by with_decoder brings its own
+
     @classmethod
     def name(cls) -> str:
         """The format name."""
         return "aeron-archive"
 
+    def _decoder(self) -> decoders.Decoder | None:
+        return self.decoder or decoders.decoder_from_options(self.options)
+
     def schema(self) -> str:
         """recording_id, position, stream_id, session_id, term_id, term_offset, flags, reserved_value,
-        timestamp, payload."""
-        return SCHEMA_DDL
+        timestamp, payload, then the decoder's columns."""
+        decoder = self._decoder()
+        return SCHEMA_DDL if decoder is None else f"{SCHEMA_DDL}, {decoder.ddl}"
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """The batch reader (the pushdown one with ``option("pushFilters", "true")``)."""
         if (self.options.get("pushFilters") or "false").lower() == "true":
-            return AeronArchivePushdownReader(self.options)
-        return AeronArchiveReader(self.options)
+            return AeronArchivePushdownReader(self.options, schema, self.decoder)
+        return AeronArchiveReader(self.options, schema, self.decoder)
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         """The streaming reader."""
-        return AeronArchiveStreamReader(self.options)
+        return AeronArchiveStreamReader(self.options, schema, self.decoder)
+
+
+def with_decoder(fn: Callable[[pa.BinaryArray], Any], value_schema: str,
+                 name: str = "aeron-archive-decoded") -> type[AeronArchiveDataSource]:
+    """A source format ``name`` that adds the columns of ``value_schema`` (Spark DDL) computed by
+    ``fn(payload: pa.BinaryArray)`` per batch (an Array, a sequence of them, or a RecordBatch); register it with
+    ``spark.dataSource.register``. ``fn`` travels to the executors by value (cloudpickle)."""
+    format_name = name
+
+    class AeronArchiveDecodedDataSource(AeronArchiveDataSource):
+        """``aeron-archive`` with a user decoder."""
+
+        decoder = decoders.FunctionDecoder(fn, value_schema)
+
+        @classmethod
+        def name(cls) -> str:
+            """The format name given to with_decoder."""
+            return format_name
+
+    return AeronArchiveDecodedDataSource

@@ -201,3 +201,37 @@ def test_sink_without_a_driver_times_out(spark, tmp_path):
     with pytest.raises(Exception, match="DriverTimeoutError|AeronTimeoutError|no driver|cnc"):
         df.write.format("aeron").option("channel", "aeron:ipc").option("streamId", "1") \
             .option("aeronDir", str(tmp_path / "nothing")).option("timeoutMs", "500").mode("append").save()
+
+
+def test_decoders_add_typed_columns(spark, tmp_path):
+    import json
+
+    import pyarrow.compute as pc
+
+    import aeron.spark
+
+    d = tmp_path / "archive"
+    w = RecordingWriter(d)
+    for i in range(50):
+        w.append(json.dumps({"sym": f"S{i % 3}", "px": 10.0 + i, "qty": i}).encode())
+    w.stop()
+    s = RecordingWriter(d, stream_id=5)
+    for i in range(20):
+        s.append(struct.pack("<qd", i, i * 0.25))
+    s.stop()
+    base = spark.read.format("aeron-archive").option("path", str(d))
+    text = base.option("recordingId", str(w.recording_id)).option("decoder", "utf-8").load()
+    assert text.schema["value"].dataType.simpleString() == "string"
+    assert sorted(r.value for r in text.select("value").collect()) == sorted(m.decode() for _, m in w.messages)
+    js = (base.option("recordingId", str(w.recording_id)).option("decoder", "json")
+          .option("valueSchema", "sym string, px double, qty int").load())
+    agg = {r.sym: (r.n, r.q) for r in js.groupBy("sym").agg({"qty": "sum", "*": "count"})
+           .withColumnRenamed("sum(qty)", "q").withColumnRenamed("count(1)", "n").collect()}
+    assert agg == {f"S{k}": (len(range(k, 50, 3)), sum(range(k, 50, 3))) for k in range(3)}
+    st = (base.option("recordingId", str(s.recording_id)).option("decoder", "struct:<qd")
+          .option("valueColumns", "id,price").load())
+    assert sorted((r.id, r.price) for r in st.collect()) == [(i, i * 0.25) for i in range(20)]
+    fmt = aeron.spark.with_decoder(lambda p: pc.binary_length(p), "size int", name="aeron-archive-sizes")
+    spark.dataSource.register(fmt)
+    sizes = spark.read.format("aeron-archive-sizes").option("path", str(d)).option("streamId", "5").load()
+    assert {r.size for r in sizes.collect()} == {16}
