@@ -35,7 +35,8 @@ def run(code: str) -> list[str]:
 
 
 def test_every_readme_snippet_is_run():
-    assert readme_snippets() == [snippet_after("## Using it"), snippet_after("### With asyncio")]
+    assert readme_snippets() == [snippet_after("## Using it"), snippet_after("### With asyncio"),
+                                 snippet_after("## Spark")]   # the Spark one: tests/spark/test_local_session.py
 
 
 @pytest.mark.timeout(60)
