@@ -261,3 +261,37 @@ def test_readme_pipeline_example(spark, tmp_path):
         want[key] = (n + 1, v + t["qty"], pv + t["px"] * t["qty"])
     assert out == [f"{s} {m} {n} {v} {round(pv / v, 4)}" for (s, m), (n, v, pv) in sorted(want.items())] + \
         ["60 trades"]
+
+
+def test_sink_round_trip_through_our_archive(spark, shm_dir, tmp_path):
+    """Write with the sink on a channel our archive records, stop the recording, read it back with the source."""
+    from aeron.archive import client as archive_client
+    from aeron.archive.archive import ArchivingMediaDriver
+    from aeron.archive.archive import Context as ArchiveContext
+    from aeron.archive.catalog import Catalog
+    from tests import support
+
+    archive_dir = shm_dir / "archive"
+    actx = ArchiveContext(environ={}, archive_dir=str(archive_dir), control_channel_enabled=False,
+                          threading_mode="SHARED", segment_file_length=64 * 1024, idle_strategy="backoff")
+    dctx = support.driver_context(aeron_dir=str(shm_dir / "driver"), ipc_term_buffer_length=64 * 1024)
+    channel = "aeron:ipc?term-length=64k"
+    messages = [b"row-%d-" % i + bytes(i * 37 % 4000) for i in range(300)]
+    with ArchivingMediaDriver.launch(dctx, actx) as amd:
+        ctx = archive_client.Context(environ={}, aeron_dir=amd.driver.aeron_dir,
+                                     control_request_channel="aeron:ipc?term-length=64k", control_request_stream_id=10,
+                                     control_response_channel="aeron:ipc?term-length=64k",
+                                     control_response_stream_id=20)
+        with archive_client.AeronArchive.connect(ctx) as archive:
+            archive.start_recording(channel, 4321, archive_client.SourceLocation.LOCAL)
+            df = spark.createDataFrame([(m,) for m in messages], "payload binary").coalesce(1)
+            df.write.format("aeron").option("channel", channel).option("streamId", "4321") \
+                .option("aeronDir", amd.driver.aeron_dir).mode("append").save()
+
+            def recorded():
+                with Catalog(archive_dir, read_only=True) as c:
+                    return [d for d in c if d.stream_id == 4321 and d.stop_position > 0]
+            support.wait_for(recorded, 60, what="the recording stopped")    # the sink's publication closed
+            archive.try_stop_recording(channel, 4321)
+    back = spark.read.format("aeron-archive").option("path", str(archive_dir)).option("streamId", "4321").load()
+    assert [bytes(r.payload) for r in back.orderBy("position").collect()] == messages
