@@ -122,19 +122,11 @@ def _ascii(name: str, value: str | bytes) -> bytes:
     return bytes(value)
 
 
-_PARKING = bytes(256)
-
-
-def _park(*decoders: object) -> None:
-    """Re-point flyweights at a private buffer, so they no longer hold a view of the catalog mapping (an mmap
-    with an exported view cannot be closed or remapped, and a traceback keeps the flyweights alive)."""
-    for decoder in decoders:
-        decoder.wrap(_PARKING, 0, decoder.BLOCK_LENGTH, decoder.SCHEMA_VERSION)  # type: ignore[attr-defined]
-
-
-def _park_encoder(*encoders: object) -> None:
-    for encoder in encoders:
-        encoder.wrap(bytearray(256), 0)  # type: ignore[attr-defined]
+def _park(*flyweights: object) -> None:
+    """Let flyweights go of the catalog mapping (an mmap with an exported view cannot be closed or remapped, and a
+    traceback keeps the flyweights alive)."""
+    for flyweight in flyweights:
+        flyweight.release()  # type: ignore[attr-defined]
 
 
 class Catalog:
@@ -651,7 +643,7 @@ class Catalog:
             body.put_original_channel(original)
             body.put_source_identity(source)
         finally:
-            _park_encoder(body)
+            _park(body)
 
     def _grow(self, frame_length: int) -> None:
         """Grow the file by x1.5 steps until ``frame_length`` more bytes fit at the end (Aeron ``growCatalog``)."""

@@ -170,7 +170,7 @@ class ArchiveMarkFile:
             encoder.put_events_channel(strings[2])
             encoder.put_aeron_directory(strings[3])
         finally:
-            encoder.wrap(bytearray(HEADER_LENGTH), 0)
+            encoder.release()
         if archive_dir is not None:
             link = pathlib.Path(archive_dir) / LINK_FILENAME
             if pathlib.Path(archive_dir).resolve() == mark_dir.resolve():
@@ -257,7 +257,7 @@ class ArchiveMarkFile:
             raise CorruptFileError(f"mark file header does not decode: {ex}", path=str(self.path),
                                    offset=self._header_offset) from None
         finally:
-            decoder.wrap(bytes(HEADER_LENGTH), 0, MarkFileHeaderEncoder.BLOCK_LENGTH, 0)
+            decoder.release()
 
     def _get_i64(self, offset: int) -> int:
         view = self._view()

@@ -674,7 +674,7 @@ def compact(archive_dir: str | os.PathLike[str], out: Out = None) -> tuple[int, 
             encoder.length = CatalogHeaderEncoder.BLOCK_LENGTH
             encoder.next_recording_id = catalog.next_recording_id
             encoder.alignment = 0 if catalog.legacy else catalog.alignment
-            encoder.wrap(bytearray(CatalogHeaderEncoder.BLOCK_LENGTH), 0)
+            encoder.release()
             parts = [bytes(header)]
             files = _segment_candidates(archive)
             for d in catalog.entries():
