@@ -112,13 +112,6 @@ cdef class SegmentWriter:
     after every block (aeron.archive.file.sync.level). ``checksum`` is CHECKSUM_NONE or CHECKSUM_CRC32.
     """
 
-    cdef public int fd
-    cdef public int64_t segment_offset
-    cdef public int sync_level
-    cdef readonly int checksum
-    cdef uint8_t *scratch
-    cdef Py_ssize_t scratch_length
-
     def __cinit__(self, int sync_level=0, int checksum=CHECKSUM_NONE, Py_ssize_t max_block_length=0):
         if checksum != CHECKSUM_NONE:
             _check_kind(checksum)
@@ -193,9 +186,6 @@ cdef class SegmentWriter:
 @cython.final
 cdef class ReplayBlockReader:
     """Reads frames of a mapped segment into a replay publication (one ``replay_block`` per duty cycle)."""
-
-    cdef bytearray scratch
-    cdef readonly Py_ssize_t max_block_length
 
     def __cinit__(self, Py_ssize_t max_block_length):
         if max_block_length < fd.HEADER_LENGTH:
