@@ -394,16 +394,11 @@ class DriverConductor(Agent):
         if not is_exclusive:
             for candidate in self.ipc_publications:
                 if (candidate.state == ACTIVE and not candidate.is_exclusive and candidate.stream_id == stream_id
-                        and (session_id is None or candidate.session_id == session_id)
                         and candidate.response_correlation_id == response_correlation_id):
                     publication = candidate
                     break
         if publication is not None:
-            publication.check_joins_existing(term_length, mtu_length)
-            if start[0] is not None:
-                raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                   "existing publication cannot be joined at a given init-term-id/term-id/"
-                                   "term-offset")
+            publication.check_joins_existing(term_length, mtu_length, session_id, start)
             publication.incref()
             client = self.get_or_add_client(command.client_id)
             client.publication_links[command.correlation_id] = publication
@@ -477,7 +472,8 @@ class DriverConductor(Agent):
             registration_id, session_id, stream_id, channel, term_length=term_length, mtu_length=mtu_length,
             is_exclusive=is_exclusive, start=start if start[0] is not None else None, sparse=sparse,
             window_length=window, linger_timeout_ns=linger_ns, signal_eos=signal_eos,
-            response_correlation_id=response_correlation_id)
+            response_correlation_id=response_correlation_id,
+            untethered_timeouts=uri_untethered_timeouts(parse_channel(command.channel), ctx))
         try:
             pub_pos, pub_lmt = self.driver_counters.stream_counters(
                 (("pub-pos (exclusive)" if is_exclusive else "pub-pos (concurrent)", ctr.DRIVER_PUBLISHER_POS_TYPE_ID),

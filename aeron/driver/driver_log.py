@@ -17,7 +17,7 @@ import random
 import socket
 
 from aeron._core.counters import AtomicCounter
-from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LogBuffers
+from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LOG_TYPE_IMAGE, LogBuffers
 from aeron._core.term_scanner import clean_term
 from aeron.driver.driver_common import ACTIVE, CommandError, wrap32
 from aeron.driver.untethered import TETHER_ACTIVE
@@ -94,13 +94,18 @@ class LogFactory:
                                term_length: int, mtu_length: int, is_exclusive: bool,
                                start: tuple[int, int, int] | None, sparse: bool, window_length: int,
                                linger_timeout_ns: int, signal_eos: bool, response_correlation_id: int | None = None,
-                               is_response: bool = False) -> LogBuffers:
-        """A publication's log: a random initial term id, or ``start`` = (init-term-id, term-id, term-offset)."""
+                               is_response: bool = False,
+                               untethered_timeouts: tuple[int, int, int] | None = None) -> LogBuffers:
+        """A publication's log: a random initial term id, or ``start`` = (init-term-id, term-id, term-offset);
+        ``untethered_timeouts`` (window limit, linger, resting) as the channel gives them, else the driver's."""
         path = os.path.join(self._publications_dir, f"{registration_id}.logbuffer")
         if start is None:
             initial_term_id, term_id, term_offset = wrap32(random.getrandbits(32)), 0, 0
         else:
             initial_term_id, term_id, term_offset = start
+        window_limit_ns, linger_ns, resting_ns = untethered_timeouts or (
+            self._untethered_window_limit_timeout_ns, self._untethered_window_limit_timeout_ns,
+            self._untethered_resting_timeout_ns)
         try:
             log = LogBuffers.create(
                 path, term_length=term_length, file_mode=self._file_mode, initial_term_id=initial_term_id,
@@ -109,8 +114,8 @@ class LogFactory:
                 term_id=term_id, term_offset=term_offset, start_at_position=start is not None, sparse=sparse,
                 publication_window_length=window_length, linger_timeout_ns=linger_timeout_ns,
                 signal_eos=1 if signal_eos else 0,
-                untethered_window_limit_timeout_ns=self._untethered_window_limit_timeout_ns,
-                untethered_resting_timeout_ns=self._untethered_resting_timeout_ns,
+                untethered_window_limit_timeout_ns=window_limit_ns, untethered_linger_timeout_ns=linger_ns,
+                untethered_resting_timeout_ns=resting_ns,
                 os_default_socket_sndbuf_length=self._os_sndbuf, os_default_socket_rcvbuf_length=self._os_rcvbuf,
                 response_correlation_id=-1 if response_correlation_id is None else response_correlation_id,
                 is_response=1 if is_response else 0)
@@ -121,7 +126,7 @@ class LogFactory:
 
     def create_image_log(self, correlation_id: int, session_id: int, stream_id: int, *, term_length: int,
                          mtu_length: int, initial_term_id: int, term_id: int, term_offset: int, tether: bool,
-                         untethered_timeouts: tuple[int, int, int]) -> LogBuffers:
+                         untethered_timeouts: tuple[int, int, int], **metadata: int) -> LogBuffers:
         """An image's log, starting where the sender's SETUP says its stream is; ``tether`` and the untethered
         (window limit, linger, resting) timeouts are those of the subscription that made it, as the C driver
         writes them."""
@@ -130,11 +135,12 @@ class LogFactory:
         log = LogBuffers.create(
             path, term_length=term_length, file_mode=self._file_mode, initial_term_id=initial_term_id,
             session_id=session_id, stream_id=stream_id, mtu_length=mtu_length, page_size=self._page_size,
-            correlation_id=correlation_id, term_id=term_id, term_offset=term_offset, start_at_position=True,
+            correlation_id=correlation_id, log_type=LOG_TYPE_IMAGE, term_id=term_id, term_offset=term_offset,
+            start_at_position=True,
             sparse=self._sparse_images, os_default_socket_sndbuf_length=self._os_sndbuf,
             os_default_socket_rcvbuf_length=self._os_rcvbuf, tether=1 if tether else 0,
             untethered_window_limit_timeout_ns=window_limit_ns, untethered_linger_timeout_ns=linger_ns,
-            untethered_resting_timeout_ns=resting_ns)
+            untethered_resting_timeout_ns=resting_ns, **metadata)
         self._bytes_mapped.get_and_add(log.log_length)
         return log
 
@@ -183,6 +189,10 @@ class DriverPublication(DriverLog):
         self.state = ACTIVE
         self.state_change_ns = now_ns
         start = self.producer_position()
+        initial_term_id = log.initial_term_id
+        # (initial term id, term id, term offset) the log started at: what a publication joining it must name
+        self.start = (initial_term_id, wrap32(initial_term_id + (start >> self.position_bits_to_shift)),
+                      start & self.term_length_mask)
         self.clean_position = start
         self.consumer_position = start
         self.last_consumer_position = start
@@ -199,15 +209,26 @@ class DriverPublication(DriverLog):
     def pub_lmt_id(self) -> int:
         return self.pub_lmt.counter_id
 
-    def check_joins_existing(self, term_length: int | None, mtu_length: int | None) -> None:
-        """A second ADD_PUBLICATION shares the log only if it asks for nothing the log does not have."""
-        if term_length is not None and term_length != self.term_length:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, f"existing publication has different term length: "
-                                                          f"existing={self.term_length} requested={term_length}")
+    def check_joins_existing(self, term_length: int | None, mtu_length: int | None, session_id: int | None = None,
+                             start: tuple = (None, None, None)) -> None:
+        """A second ADD_PUBLICATION shares the log only if it asks for nothing the log does not have: its session
+        id, MTU, term length and, given as init-term-id/term-id/term-offset, the position it started at
+        (aeron_confirm_publication_match)."""
+        if session_id is not None and session_id != self.session_id:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different 'session-id': "
+                                                        f"existing={self.session_id} requested={session_id}")
         mtu = self.log.mtu_length
         if mtu_length is not None and mtu_length != mtu:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, f"existing publication has different MTU length: "
-                                                          f"existing={mtu} requested={mtu_length}")
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different 'mtu': "
+                                                        f"existing={mtu} requested={mtu_length}")
+        if term_length is not None and term_length != self.term_length:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different 'term-length': "
+                                                        f"existing={self.term_length} requested={term_length}")
+        if start[0] is not None:
+            for key, existing, requested in zip(("init-term-id", "term-id", "term-offset"), self.start, start):
+                if existing != requested:
+                    raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different '{key}': "
+                                                                f"existing={existing} requested={requested}")
 
     def incref(self) -> None:
         self.ref_count += 1

@@ -12,7 +12,6 @@ the counters, the client proxy, the log factory, and the client sessions (``get_
 """
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -22,19 +21,19 @@ from aeron._core.frames import SETUP_SEND_RESPONSE_FLAG
 from aeron._core.logbuffer import check_mtu_length, check_term_length
 from aeron._core.loss_report import LossReport
 from aeron.common import command as cmd
-from aeron.common.channel_uri import ChannelUri, parse_size
+from aeron.common.channel_uri import DATA_HEADER_LENGTH, FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, ChannelUri, parse_size
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode
 from aeron.driver.client_proxy import ClientProxy
 from aeron.driver.client_session import ClientSession
 from aeron.driver.congestion_control import congestion_control_for
 from aeron.driver.driver_common import ACTIVE, DONE, IPC_CHANNEL, CommandError, check_managed_resources
 from aeron.driver.driver_counters import DriverCounters
-from aeron.driver.driver_log import LogFactory
+from aeron.driver.driver_log import LogFactory, os_default_socket_buffers
 from aeron.driver.driver_uri import (
     PROTOTYPE_CORRELATION_ID, parse_channel, uri_bool, uri_duration, uri_int, uri_response_correlation_id,
     uri_untethered_timeouts,
 )
-from aeron.driver.flow_control import flow_control_for
+from aeron.driver.flow_control import MinFlowControl, flow_control_for
 from aeron.driver.loss_detector import OptimalMulticastDelayGenerator, StaticDelayGenerator
 from aeron.driver.network_publication import NetworkPublication
 from aeron.driver.proxies import CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy
@@ -110,6 +109,7 @@ class NetworkResources:
         # destinations of multi-destination subscriptions as the conductor knows them (it owns their counters)
         self._receive_destinations: dict[ReceiveChannelEndpoint, list[ReceiveDestination]] = {}
         self._closing_receive_destinations: list[ReceiveDestination] = []
+        self._os_buffers: tuple[int, int] | None = None
 
     # -- duty cycle and timers -----------------------------------------------------------------------------------
     def is_applying_backpressure(self) -> bool:
@@ -177,6 +177,93 @@ class NetworkResources:
         sndbuf = uri_int(uri, "so-sndbuf", parse_size, None)
         return (ctx.socket_rcvbuf if rcvbuf is None else rcvbuf, ctx.socket_sndbuf if sndbuf is None else sndbuf)
 
+    @staticmethod
+    def _channel_buffers(uri: ChannelUri) -> tuple[int, int]:
+        """(so-sndbuf, so-rcvbuf) as the channel gives them, 0 where it does not."""
+        return (uri_int(uri, "so-sndbuf", parse_size, None) or 0, uri_int(uri, "so-rcvbuf", parse_size, None) or 0)
+
+    def _os_default_buffers(self) -> tuple[int, int]:
+        """(SO_SNDBUF, SO_RCVBUF) of a fresh UDP socket: what a channel and context that set neither get."""
+        if self._os_buffers is None:
+            self._os_buffers = os_default_socket_buffers()
+        return self._os_buffers
+
+    def _check_mtu_for_sndbuf(self, mtu_length: int, endpoint_sndbuf: int, channel_sndbuf: int) -> None:
+        """A publication's MTU must fit the send buffer it will get: the endpoint's, else the channel's, the
+        context's or the OS default (aeron_publication_params_validate_mtu_for_sndbuf)."""
+        for name, sndbuf in (("endpoint", endpoint_sndbuf), ("channel", channel_sndbuf),
+                             ("context", self._ctx.socket_sndbuf), ("os default", self._os_default_buffers()[0])):
+            if sndbuf != 0:
+                if sndbuf < mtu_length:
+                    raise CommandError(ErrorCode.GENERIC_ERROR, f"MTU greater than SO_SNDBUF for {name}: "
+                                                                f"mtu={mtu_length} so-sndbuf={sndbuf}")
+                return
+
+    @staticmethod
+    def _check_buffer_length(name: str, length: int, existing: int, channel: UdpChannel,
+                             existing_channel: UdpChannel) -> None:
+        """A channel sharing an endpoint may not ask for another socket buffer length than the endpoint has."""
+        if length != 0 and length != existing:
+            value = "OS default" if existing == 0 else str(existing)
+            raise CommandError(ErrorCode.GENERIC_ERROR,
+                               f"{name}={length} does not match existing value of {value}: "
+                               f"existingChannel={existing_channel.original} channel={channel.original}")
+
+    def _check_window_for_rcvbuf(self, window: int, rcvbuf: int, channel: UdpChannel,
+                                 existing: UdpChannel | None) -> None:
+        """A subscription's receiver window must fit its socket's receive buffer (aeron_driver_conductor_validate_
+        initial_window_for_rcvbuf)."""
+        limit, os_note = (rcvbuf, "") if rcvbuf != 0 else (self._os_default_buffers()[1], " (OS default)")
+        if limit < window:
+            channels = f"channel={channel.original}" if existing is None else \
+                f"existingChannel={existing.original} channel={channel.original}"
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"Initial window greater than SO_RCVBUF for channel: "
+                                                        f"rcv-wnd={window} so-rcvbuf={rcvbuf}{os_note} {channels}")
+
+    @staticmethod
+    def _matches_tag(channel: UdpChannel, endpoint_channel: UdpChannel) -> bool:
+        """Whether ``channel`` names ``endpoint_channel``'s endpoint by its tag (aeron_udp_channel_matches_tag);
+        the same tag with another control mode or other addresses is refused."""
+        if channel.tag is None or channel.tag != endpoint_channel.tag:
+            return False
+        if channel.control_mode is not None and channel.control_mode != endpoint_channel.control_mode:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"matching tag {channel.tag} has mismatched control-mode: "
+                                                        f"{channel.original} <> {endpoint_channel.original}")
+        if not channel.tag_addresses_match(endpoint_channel):
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"matching tag {channel.tag} has mismatched endpoint or "
+                                                        f"control: {channel.original} <> {endpoint_channel.original}")
+        return True
+
+    def _find_send_endpoint(self, udp_channel: UdpChannel) -> SendChannelEndpoint | None:
+        """The send endpoint a publication channel names: by tag first, else by canonical form (aeron_driver_
+        conductor_find_existing_send_channel_endpoint)."""
+        if udp_channel.tag is not None:
+            for endpoint in self.send_endpoints.values():
+                if self._matches_tag(udp_channel, endpoint.udp_channel):
+                    return endpoint
+            if not (udp_channel.has_explicit_control or udp_channel.is_manual_control_mode or
+                    udp_channel.has_explicit_endpoint):
+                raise CommandError(ErrorCode.GENERIC_ERROR,
+                                   "URI must have explicit control, endpoint, or be manual control-mode when "
+                                   f"original: channel={udp_channel.original}")
+        endpoint = self.send_endpoints.get(udp_channel.canonical_form)
+        if endpoint is not None and None not in (udp_channel.tag, endpoint.udp_channel.tag) and \
+                udp_channel.tag != endpoint.udp_channel.tag:
+            return None
+        return endpoint
+
+    def _find_receive_endpoint(self, udp_channel: UdpChannel) -> ReceiveChannelEndpoint | None:
+        """The receive endpoint a subscription channel names: by tag first, else by canonical form."""
+        if udp_channel.tag is not None:
+            for endpoint in self.receive_endpoints.values():
+                if self._matches_tag(udp_channel, endpoint.udp_channel):
+                    return endpoint
+        endpoint = self.receive_endpoints.get(udp_channel.canonical_form)
+        if endpoint is not None and None not in (udp_channel.tag, endpoint.udp_channel.tag) and \
+                udp_channel.tag != endpoint.udp_channel.tag:
+            return None
+        return endpoint
+
     def _channel_counters(self, kind: str, channel: str, registration_id: int, bound: tuple) -> tuple[int, int]:
         """snd-channel/rcv-channel status counter and its local-sockaddr counter (§5.6, §5.7)."""
         type_id = ctr.DRIVER_SEND_CHANNEL_STATUS_TYPE_ID if kind == "snd" else ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID
@@ -210,24 +297,45 @@ class NetworkResources:
         channel = command.channel
         check_supported_udp_params(uri, channel)
         udp_channel = self._udp_channel(channel, uri, is_subscription=False)
-        if udp_channel.remote_data is None and not udp_channel.is_multi_destination and \
-                udp_channel.control_mode != CONTROL_MODE_RESPONSE:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, f"publication channel needs an endpoint: {channel}")
+        if not udp_channel.is_multi_destination and udp_channel.has_explicit_endpoint and \
+                udp_channel.remote_data is not None and udp_channel.remote_data[1] == 0:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"endpoint has port=0 for publication: channel={channel}")
         stream_id = command.stream_id
         term_length = uri_int(uri, "term-length", parse_size, None)
         mtu_length = uri_int(uri, "mtu", parse_size, None)
         session_id, tagged = self.publication_session_id(uri)
         response_correlation_id, response_image = self._response_channel(uri, udp_channel)
-        endpoint = self.send_endpoints.get(udp_channel.canonical_form)
+        endpoint = self._find_send_endpoint(udp_channel)
+        if endpoint is None and udp_channel.remote_data is None and not udp_channel.is_multi_destination and \
+                udp_channel.control_mode != CONTROL_MODE_RESPONSE:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"publication channel needs an endpoint: {channel}")
+        channel_sndbuf, channel_rcvbuf = self._channel_buffers(uri)
+        resolved_mtu = mtu_length or (tagged.mtu if tagged is not None else ctx.mtu_length)
         if endpoint is not None:
             self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=False)
+            existing_rcvbuf, existing_sndbuf = self._socket_buffers(endpoint.udp_channel.uri)
+            self._check_mtu_for_sndbuf(resolved_mtu, existing_sndbuf, channel_sndbuf)
+            self._check_buffer_length("so-rcvbuf", channel_rcvbuf, existing_rcvbuf, udp_channel, endpoint.udp_channel)
+            self._check_buffer_length("so-sndbuf", channel_sndbuf, existing_sndbuf, udp_channel, endpoint.udp_channel)
+            if udp_channel.tag is not None and udp_channel.tag == endpoint.udp_channel.tag:
+                udp_channel = endpoint.udp_channel      # named by its tag: the endpoint's addresses and modes
+        else:
+            self._check_mtu_for_sndbuf(resolved_mtu, 0, channel_sndbuf)
+        start = (uri_int(uri, "init-term-id", int, None), uri_int(uri, "term-id", int, None),
+                 uri_int(uri, "term-offset", parse_size, None))
+        if any(v is not None for v in start) and not all(v is not None for v in start):
+            raise CommandError(ErrorCode.INVALID_CHANNEL,
+                               "init-term-id, term-id and term-offset must be given together")
         if not is_exclusive and endpoint is not None:
             for publication in self.network_publications:
                 if (publication.endpoint is endpoint and publication.stream_id == stream_id and
                         publication.state == ACTIVE and not publication.is_exclusive and
-                        (session_id is None or session_id == publication.session_id) and
                         publication.response_correlation_id == response_correlation_id):
-                    publication.check_joins_existing(term_length, mtu_length)
+                    publication.check_joins_existing(term_length, mtu_length, session_id, start)
+                    ssc = uri_bool(uri, "ssc", ctx.spies_simulate_connection)
+                    if publication.spies_simulate_connection != ssc:
+                        raise CommandError(ErrorCode.GENERIC_ERROR, "existing publication has different spies "
+                                                                    f"simulate connection: requested={ssc}".lower())
                     if response_image is not None:
                         response_image.set_response_session_id(publication.session_id)
                     publication.incref()
@@ -254,14 +362,12 @@ class NetworkResources:
                                        f"existing publication has clashing session id: {session_id}")
         else:
             session_id = self._next_session_id(stream_id)
-        start = (uri_int(uri, "init-term-id", int, None), uri_int(uri, "term-id", int, None),
-                 uri_int(uri, "term-offset", parse_size, None))
-        if any(v is not None for v in start) and not all(v is not None for v in start):
-            raise CommandError(ErrorCode.INVALID_CHANNEL,
-                               "init-term-id, term-id and term-offset must be given together")
         try:
-            flow_control = flow_control_for(channel, uri.get("fc"), udp_channel.has_group_semantics,
-                                            ctx.multicast_flow_control_strategy)
+            flow_control = flow_control_for(
+                channel, uri.get("fc"), udp_channel.has_group_semantics, ctx.multicast_flow_control_strategy,
+                ctx.unicast_flow_control_strategy, group_tag=ctx.flow_control_group_tag,
+                group_min_size=ctx.flow_control_group_min_size,
+                receiver_timeout_ns=ctx.flow_control_receiver_timeout_ns)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
         created_endpoint = endpoint is None
@@ -334,8 +440,12 @@ class NetworkResources:
             is_exclusive=is_exclusive, start=start if start[0] is not None else None,
             sparse=uri_bool(uri, "sparse", ctx.term_buffer_sparse_file), window_length=window,
             linger_timeout_ns=linger_ns, signal_eos=signal_eos, response_correlation_id=response_correlation_id,
-            is_response=is_response)
+            is_response=is_response, untethered_timeouts=uri_untethered_timeouts(uri, ctx))
         try:
+            if isinstance(flow_control, MinFlowControl):    # min and tagged count their receivers (fc-receivers)
+                flow_control.attach_receivers_counter(self.driver_counters.stream_counter(
+                    "fc-receivers", ctr.FLOW_CONTROL_RECEIVERS_COUNTER_TYPE_ID, registration_id, session_id,
+                    stream_id, endpoint.udp_channel.original, owner_id=-1))
             pub_pos, pub_lmt, snd_pos, snd_lmt, snd_bpe, snd_naks_received = self.driver_counters.stream_counters(
                 (("pub-pos (exclusive)" if is_exclusive else "pub-pos (concurrent)", ctr.DRIVER_PUBLISHER_POS_TYPE_ID),
                  ("pub-lmt", ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID), ("snd-pos", ctr.DRIVER_SENDER_POSITION_TYPE_ID),
@@ -343,6 +453,8 @@ class NetworkResources:
                  ("snd-naks-received", ctr.DRIVER_SENDER_NAKS_RECEIVED_TYPE_ID)),
                 registration_id, session_id, stream_id, channel, owner_id=command.client_id)
         except BaseException:
+            if getattr(flow_control, "receivers_counter", None) is not None:
+                self.driver_counters.free(flow_control.receivers_counter)
             self._log_factory.discard(log)
             raise
         max_resend = 1 if not udp_channel.has_group_semantics else (
@@ -380,6 +492,9 @@ class NetworkResources:
         for counter in (publication.pub_pos, publication.pub_lmt, publication.snd_pos, publication.snd_lmt,
                         publication.snd_bpe, publication.snd_naks):
             self.driver_counters.free(counter)
+        receivers_counter = getattr(publication.flow_control, "receivers_counter", None)
+        if receivers_counter is not None:
+            self.driver_counters.free(receivers_counter)
         if endpoint.decref() <= 0:
             self._close_send_endpoint(endpoint)
 
@@ -432,14 +547,28 @@ class NetworkResources:
             self.client_proxy.on_subscription_ready(command.correlation_id, -1)
             self._link_spies(spy)
             return
+        if udp_channel.has_explicit_control and udp_channel.remote_control is not None and \
+                udp_channel.remote_control[1] == 0:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"control has port=0 for subscription: channel={channel}")
         receiver_window = uri_int(uri, "rcv-wnd", parse_size, None)
         nak_delay_ns = uri_duration(uri, "nak-delay", ctx.nak_unicast_delay_ns) if uri.has("nak-delay") else None
-        endpoint = self.receive_endpoints.get(udp_channel.canonical_form)
+        endpoint = self._find_receive_endpoint(udp_channel)
+        window = receiver_window or ctx.initial_window_length
+        rcvbuf, sndbuf = self._socket_buffers(uri)
         if endpoint is None:
+            self._check_window_for_rcvbuf(window, rcvbuf, udp_channel, None)
             endpoint = self._open_receive_endpoint(udp_channel, uri, command.correlation_id)
         else:
-            self._check_timestamp_offsets_match(endpoint.udp_channel, udp_channel, receive=True)
+            existing = endpoint.udp_channel
+            self._check_timestamp_offsets_match(existing, udp_channel, receive=True)
             self._check_response_mode_matches(endpoint, udp_channel, command.stream_id)
+            if not udp_channel.is_manual_control_mode and not existing.is_manual_control_mode:
+                existing_rcvbuf, existing_sndbuf = self._socket_buffers(existing.uri)
+                self._check_window_for_rcvbuf(window, rcvbuf, udp_channel, existing)
+                self._check_buffer_length("so-sndbuf", sndbuf, existing_sndbuf, udp_channel, existing)
+                self._check_buffer_length("so-rcvbuf", rcvbuf, existing_rcvbuf, udp_channel, existing)
+            if udp_channel.tag is not None and udp_channel.tag == existing.tag:
+                udp_channel = existing                  # named by its tag: the endpoint's addresses and modes
         endpoint.incref()
         is_response = udp_channel.control_mode == CONTROL_MODE_RESPONSE
         subscription = NetworkSubscriptionLink(
@@ -462,11 +591,15 @@ class NetworkResources:
             if publication.state == ACTIVE and spy.matches_publication(publication):
                 self._link_spy(spy, publication)
 
+    def _receiver_group_tag(self, uri: ChannelUri) -> int | None:
+        """The group tag the endpoint's status messages carry: the channel's gtag, else the configured one."""
+        return uri_int(uri, "gtag", int, self._ctx.receiver_group_tag)
+
     def _open_receive_endpoint(self, udp_channel: UdpChannel, uri: ChannelUri,
                                registration_id: int) -> ReceiveChannelEndpoint:
         if udp_channel.is_manual_control_mode:
             return self._open_multi_destination_receive_endpoint(udp_channel, uri, registration_id)
-        group_tag = uri_int(uri, "gtag", int, None)
+        group_tag = self._receiver_group_tag(uri)
         transport = self._open_transport(udp_channel, uri, udp_channel.local_data)
         self._set_timestamp_offsets(transport, udp_channel, receive=True)
         loss = self._ctx.loss_generator_factory()
@@ -535,19 +668,25 @@ class NetworkResources:
             self.receiver_proxy.image_init_failed(endpoint, stream_id, session_id, now_ns)
             return
         term_length, mtu = setup["term_length"], setup["mtu"]
-        rcvbuf = setup["destination"].transport.socket.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
         first = subscriptions[0]
         initial_window = first.receiver_window or ctx.initial_window_length
-        window_length = min(initial_window, term_length // 2)
-        if mtu > window_length or mtu > rcvbuf:
-            raise ConfigurationError(f"sender MTU {mtu} exceeds the receiver window {window_length} or "
-                                     f"SO_RCVBUF {rcvbuf}")
+        self._check_sender_mtu(endpoint, mtu, uri_int(endpoint.udp_channel.uri, "rcv-wnd", parse_size, None)
+                               or ctx.initial_window_length, stream_id, session_id)
         correlation_id = self._next_correlation_id()
         untethered_timeouts = (first.window_limit_timeout_ns, first.linger_timeout_ns, first.resting_timeout_ns)
+        is_multicast = endpoint.udp_channel.is_multicast or (
+            setup["flags"] & 0x40 and first.group in (None, "infer", "true"))
+        if first.group == "false":
+            is_multicast = False
+        channel_sndbuf, channel_rcvbuf = self._channel_buffers(endpoint.udp_channel.uri)
         log = self._log_factory.create_image_log(
             correlation_id, session_id, stream_id, term_length=term_length, mtu_length=mtu,
             initial_term_id=setup["initial_term_id"], term_id=setup["active_term_id"],
-            term_offset=setup["term_offset"], tether=first.tether, untethered_timeouts=untethered_timeouts)
+            term_offset=setup["term_offset"], tether=first.tether, untethered_timeouts=untethered_timeouts,
+            receiver_window_length=initial_window, socket_sndbuf_length=channel_sndbuf,
+            socket_rcvbuf_length=channel_rcvbuf, group=1 if is_multicast else 0,
+            is_response=1 if first.is_response else 0, rejoin=1 if first.rejoin else 0,
+            reliable=1 if first.is_reliable else 0)
         join_position = log.compute_position(setup["active_term_id"], setup["term_offset"])
         channel = endpoint.udp_channel.original
         cc_counters: list[AtomicCounter] = []
@@ -566,10 +705,6 @@ class NetworkResources:
                 self.driver_counters.free(counter)
             self._log_factory.discard(log)
             raise
-        is_multicast = endpoint.udp_channel.is_multicast or (
-            setup["flags"] & 0x40 and first.group in (None, "infer", "true"))
-        if first.group == "false":
-            is_multicast = False
         if not first.is_reliable:
             delay: Any = StaticDelayGenerator(0, 0)
         elif is_multicast:
@@ -595,6 +730,27 @@ class NetworkResources:
         for subscription in subscriptions:
             self._link_image(subscription, image)
         self.receiver_proxy.add_publication_image(image)
+
+    def _check_sender_mtu(self, endpoint: ReceiveChannelEndpoint, mtu: int, window: int, stream_id: int,
+                          session_id: int) -> None:
+        """A SETUP's MTU must fit the endpoint's receiver window and receive buffer (aeron_receiver_channel_endpoint_
+        validate_sender_mtu_length); else no image, and the error log says why."""
+        rcvbuf = self._socket_buffers(endpoint.udp_channel.uri)[0] or self._os_default_buffers()[1]
+        if mtu < DATA_HEADER_LENGTH:
+            problem = f"mtuLength={mtu} < DATA_HEADER_LENGTH={DATA_HEADER_LENGTH}"
+        elif mtu > MAX_UDP_PAYLOAD_LENGTH:
+            problem = f"mtuLength={mtu} > MAX_UDP_PAYLOAD_LENGTH={MAX_UDP_PAYLOAD_LENGTH}"
+        elif mtu % FRAME_ALIGNMENT:
+            problem = f"mtuLength={mtu} must be a multiple of FRAME_ALIGNMENT={FRAME_ALIGNMENT}"
+        elif mtu > window:
+            problem = f"mtuLength={mtu} > initialWindowLength={window}"
+        elif window > rcvbuf or mtu > rcvbuf:
+            what, value = ("Max Window length", window) if window > rcvbuf else ("Sender MTU", mtu)
+            problem = f"{what} greater than socket SO_RCVBUF, increase 'AERON_RCV_INITIAL_WINDOW_LENGTH' to match " \
+                      f"window: value={value}, SO_RCVBUF={rcvbuf}"
+        else:
+            return
+        raise ConfigurationError(f"{problem} stream_id={stream_id} session_id={session_id}")
 
     def _link_image(self, subscription: NetworkSubscriptionLink, image: PublicationImage) -> None:
         position = self.driver_counters.subscriber_position(
@@ -631,20 +787,37 @@ class NetworkResources:
         if not endpoint.udp_channel.is_manual_control_mode:
             raise CommandError(ErrorCode.INVALID_CHANNEL,
                                "destinations can only be added to or removed from control-mode=manual channels")
-        uri = parse_channel(command.channel)
-        try:
-            destination = UdpChannel.parse(command.channel, uri, is_subscription=False)
-        except ConfigurationError as exc:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+        destination = self._send_destination_udp_channel(command.channel)
         address = destination.remote_data
-        if address is None:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, f"destination needs an endpoint: {command.channel}")
         now_ns = self._nano_clock()
         if command.msg_type_id == cmd.ADD_DESTINATION:
             self.sender_proxy.add_destination(endpoint, address, command.correlation_id, now_ns)
         else:
             self.sender_proxy.remove_destination(endpoint, address)
         self.client_proxy.on_operation_succeeded(command.correlation_id)
+
+    @staticmethod
+    def _send_destination_udp_channel(channel: str) -> UdpChannel:
+        """A manual MDC destination's channel, refused as the C driver refuses it (aeron_driver_conductor_validate_
+        send_destination_uri): no spy, an endpoint with a port, none of what only the publication may set."""
+        if channel.startswith("aeron-spy:"):
+            raise CommandError(ErrorCode.INVALID_CHANNEL, f"Aeron spies are invalid as send destinations: {channel}")
+        uri = parse_channel(channel)
+        endpoint = uri.get("endpoint") if uri.media == "udp" else None
+        if endpoint is None:
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"incorrect URI format for destination: {channel}")
+        if endpoint.rpartition(":")[2] == "0":
+            raise CommandError(ErrorCode.GENERIC_ERROR, f"endpoint has port=0 for send destination: channel={channel}")
+        for key in INVALID_DESTINATION_KEYS:
+            if uri.has(key):
+                raise CommandError(ErrorCode.INVALID_CHANNEL,
+                                   f"destinations must not contain the key: {key} channel={channel}")
+        if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
+        try:
+            return UdpChannel.parse(channel, uri, is_subscription=False, is_destination=True)
+        except ConfigurationError as exc:
+            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
 
     def on_remove_destination_by_id(self, command) -> None:
         """REMOVE_DESTINATION_BY_ID (aeron_driver_conductor_on_remove_receive_send_destination_by_id): the destination
@@ -674,7 +847,7 @@ class NetworkResources:
         endpoint = ReceiveChannelEndpoint(udp_channel, None, registration_id, status_id,
                                           AtomicCounter(self._counters_values, status_id), None, self._system,
                                           self.conductor_proxy.create_publication_image,
-                                          group_tag=uri_int(uri, "gtag", int, None),
+                                          group_tag=self._receiver_group_tag(uri),
                                           stream_session_limit=self._ctx.stream_session_limit,
                                           on_error=self._log_error)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint

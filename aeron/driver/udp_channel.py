@@ -75,6 +75,14 @@ def _is_multicast(sockaddr: Address) -> bool:
     return ipaddress.ip_address(sockaddr[0].split("%")[0]).is_multicast
 
 
+def _is_wildcard(sockaddr: Address) -> bool:
+    return ipaddress.ip_address(sockaddr[0].split("%")[0]).is_unspecified
+
+
+def _same(a: Address | None, b: Address | None) -> bool:
+    return a is not None and b is not None and a[:2] == b[:2]
+
+
 def _format(sockaddr: Address) -> str:
     host = sockaddr[0]
     return f"[{host}]:{sockaddr[1]}" if ":" in host else f"{host}:{sockaddr[1]}"
@@ -101,6 +109,21 @@ class UdpChannel:
     media_rcv_timestamp_offset: int = TIMESTAMP_NONE
     channel_rcv_timestamp_offset: int = TIMESTAMP_NONE
     channel_snd_timestamp_offset: int = TIMESTAMP_NONE
+    # the addresses a tagged channel must agree on with the endpoint it names (the C driver's remote_data and
+    # local_data): the endpoint (wildcard when absent), and the control address or else the interface (wildcard)
+    tag_remote: Address | None = None
+    tag_local: Address | None = None
+    has_explicit_endpoint: bool = False
+
+    @property
+    def is_wildcard(self) -> bool:
+        """Neither address nor port on either side: a channel naming only a tag (aeron_udp_channel_is_wildcard)."""
+        return all(a is not None and _is_wildcard(a) and a[1] == 0 for a in (self.tag_remote, self.tag_local))
+
+    def tag_addresses_match(self, other: "UdpChannel") -> bool:
+        """Whether this channel names the same endpoint and control (or interface) as ``other`` (address and port
+        as resolved, as aeron_udp_channel_endpoints_match_with_override compares them)."""
+        return self.is_wildcard or (_same(self.tag_remote, other.tag_remote) and _same(self.tag_local, other.tag_local))
 
     @property
     def is_dynamic_control_mode(self) -> bool:
@@ -150,7 +173,7 @@ class UdpChannel:
 
         interface_text = uri.get("interface")
         family = socket.AF_INET
-        remote_data = remote_control = local_control = interface = None
+        remote_data = remote_control = local_control = interface = control_addr = None
         is_multicast = False
         if endpoint is not None:
             family, remote_data = resolve(endpoint, channel, "endpoint")
@@ -205,12 +228,19 @@ class UdpChannel:
         if wildcard and not is_destination:
             canonical += f"#{tag}" if tag is not None else f"-{next(_unique_ids)}"
         media_rcv, channel_rcv, channel_snd = _timestamp_offsets(uri, channel)
+        if is_multicast:
+            tag_remote, tag_local = remote_data, interface
+        else:
+            tag_remote = remote_data if remote_data is not None else any_interface
+            tag_local = control_addr if control_addr is not None else (
+                interface if interface is not None else any_interface)
         return cls(original=channel, uri=uri, family=family, remote_data=remote_data, local_data=local_data,
                    remote_control=remote_control, local_control=local_control, interface=interface,
                    is_multicast=is_multicast, has_explicit_control=control is not None,
                    control_mode=control_mode, ttl=ttl, canonical_form=canonical, tag=tag,
                    media_rcv_timestamp_offset=media_rcv, channel_rcv_timestamp_offset=channel_rcv,
-                   channel_snd_timestamp_offset=channel_snd)
+                   channel_snd_timestamp_offset=channel_snd, tag_remote=tag_remote, tag_local=tag_local,
+                   has_explicit_endpoint=endpoint is not None)
 
     @property
     def timestamp_offsets(self) -> tuple[int, int, int]:
