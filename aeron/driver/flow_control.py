@@ -88,6 +88,12 @@ class MinFlowControl(FlowControl):
         self._last_setup_limit = -1                  # -1: no SETUP hold in force
         self._time_of_last_setup_ns = 0
         self._setup_triggered = False                # a (matching) receiver asked for the next SETUP
+        self.receivers_counter = None                # fc-receivers (type 17): how many receivers are tracked
+
+    def attach_receivers_counter(self, counter) -> None:
+        """The publication's fc-receivers counter, kept at the number of receivers tracked."""
+        self.receivers_counter = counter
+        counter.set_ordered(len(self.receivers))
 
     def _matches(self, group_tag: int | None) -> bool:
         return True
@@ -118,6 +124,8 @@ class MinFlowControl(FlowControl):
         if existing is None and matches and not is_eos and (
                 not self.receivers or proposed >= min_position - window):
             self.receivers[receiver_id] = _Receiver(receiver_id, position, window, now_ns)
+            if self.receivers_counter is not None:
+                self.receivers_counter.set_ordered(len(self.receivers))
             min_position = min(min_position, proposed)
             self._last_setup_limit = -1              # the receiver that asked for the SETUP has reported
         if len(self.receivers) < self.group_min_size:
@@ -146,11 +154,15 @@ class MinFlowControl(FlowControl):
     def on_idle(self, now_ns: int, sender_limit: int, sender_position: int, is_eos: bool) -> int:
         min_position = self._setup_hold(now_ns)
         timeout = self.receiver_timeout_ns
+        removed = False
         for receiver in list(self.receivers.values()):
             if receiver.eos or receiver.time_of_last_sm_ns + timeout - now_ns < 0:
                 del self.receivers[receiver.receiver_id]
+                removed = True
             elif receiver.last_position_plus_window < min_position:
                 min_position = receiver.last_position_plus_window
+        if removed and self.receivers_counter is not None:
+            self.receivers_counter.set_ordered(len(self.receivers))
         if len(self.receivers) < self.group_min_size or not self.receivers:
             return sender_limit
         return min_position
@@ -179,17 +191,43 @@ def _parse_options(text: str, channel: str) -> dict[str, str]:
     return options
 
 
+# the C driver's supplier names (AERON_MULTICAST_FLOWCONTROL_SUPPLIER, AERON_UNICAST_FLOWCONTROL_SUPPLIER), as the
+# strategy names the fc parameter uses
+SUPPLIER_NAMES = {
+    "aeron_max_multicast_flow_control_strategy_supplier": "max",
+    "aeron_min_flow_control_strategy_supplier": "min",
+    "aeron_tagged_flow_control_strategy_supplier": "tagged",
+    "aeron_unicast_flow_control_strategy_supplier": "unicast",
+}
+
+
+def strategy_name(supplier: str) -> str:
+    """The strategy a configured supplier names: a C supplier name or a strategy name (max, min, tagged, unicast)."""
+    name = SUPPLIER_NAMES.get(supplier.strip(), supplier.strip())
+    if name not in ("max", "min", "tagged", "unicast"):
+        raise ConfigurationError(f"unknown flow control supplier {supplier!r} (max, min, tagged, unicast or one of "
+                                 f"{', '.join(SUPPLIER_NAMES)})")
+    return name
+
+
 def flow_control_for(channel: str, fc: str | None, has_group_semantics: bool,
-                     default_multicast: str = "max") -> FlowControl:
-    """The strategy a publication on ``channel`` uses: unicast max unless the channel is multicast or MDC,
-    then the ``fc`` parameter or the configured multicast default. Raises InvalidChannelError."""
+                     default_multicast: str = "max", default_unicast: str = "unicast", *, group_tag: int = -1,
+                     group_min_size: int = 0,
+                     receiver_timeout_ns: int = DEFAULT_RECEIVER_TIMEOUT_NS) -> FlowControl:
+    """The strategy a publication on ``channel`` uses: the configured unicast one unless the channel is multicast
+    or MDC, then the ``fc`` parameter or the configured multicast one. The group tag, group minimum size and
+    receiver timeout default to the configured ones where ``fc`` does not give them. Raises
+    InvalidChannelError."""
     if not has_group_semantics:
-        return FlowControl(UNICAST_RRWM)
-    text = fc if fc is not None else default_multicast
+        text = strategy_name(default_unicast)
+    else:
+        text = fc if fc is not None else strategy_name(default_multicast)
     kind = text.split(",")[0]
+    if kind == "unicast":
+        return FlowControl(UNICAST_RRWM)
     options = _parse_options(text, channel)
     rrwm = MULTICAST_RRWM
-    timeout = DEFAULT_RECEIVER_TIMEOUT_NS
+    timeout = receiver_timeout_ns
     try:
         if "rrwm" in options:
             rrwm = int(options["rrwm"])
@@ -199,20 +237,18 @@ def flow_control_for(channel: str, fc: str | None, has_group_semantics: bool,
         raise InvalidChannelError("invalid flow control option value", channel, f"fc={text}") from None
     if kind == "max":
         return FlowControl(rrwm, timeout)
-    tag: int | None = None
-    min_size = 0
+    tag: int = group_tag
+    min_size = group_min_size
     group = options.get("g")
     if group is not None:
         tag_text, _, size_text = group.partition("/")
         try:
-            tag = int(tag_text) if tag_text else None
-            min_size = int(size_text) if size_text else 0
+            tag = int(tag_text) if tag_text else tag
+            min_size = int(size_text) if size_text else min_size
         except ValueError:
             raise InvalidChannelError("invalid flow control group", channel, f"fc={text}") from None
     if kind == "min":
         return MinFlowControl(rrwm, timeout, None, min_size)
     if kind == "tagged":
-        if tag is None:
-            tag = -1
         return TaggedFlowControl(rrwm, timeout, tag, min_size)
     raise InvalidChannelError("unknown flow control strategy (max, min or tagged)", channel, f"fc={text}")

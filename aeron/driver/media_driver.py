@@ -32,6 +32,7 @@ from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
 from aeron.driver.driver_conductor import DriverConductor
+from aeron.driver.flow_control import strategy_name
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -62,6 +63,10 @@ def _parse_bool(text: str) -> bool:
 
 def _parse_int(text: str) -> int:
     return int(text.strip(), 0)
+
+
+def _parse_supplier(text: str) -> str:
+    return strategy_name(text)
 
 
 def _parse_size(text: str) -> int:
@@ -191,8 +196,18 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("nak_multicast_max_backoff_ns", "aeron.nak.multicast.max.backoff", 10_000_000, _parse_duration_ns),
     _Setting("nak_multicast_group_size", "aeron.nak.multicast.group.size", 10, _parse_int),
     _Setting("max_resend", "aeron.max.resend", 16, _parse_int),
-    _Setting("multicast_flow_control_strategy", "aeron.multicast.flow.control.strategy", "max", _parse_str,
+    # a strategy name (max, min, tagged, unicast) or the C driver's supplier name for it
+    _Setting("multicast_flow_control_strategy", "aeron.multicast.flow.control.strategy", "max", _parse_supplier,
              env="AERON_MULTICAST_FLOWCONTROL_SUPPLIER"),
+    _Setting("unicast_flow_control_strategy", "aeron.unicast.flow.control.strategy", "unicast", _parse_supplier,
+             env="AERON_UNICAST_FLOWCONTROL_SUPPLIER"),
+    # min and tagged flow control's group tag, group minimum size and receiver timeout where fc= gives none
+    _Setting("flow_control_group_tag", "aeron.flow.control.group.tag", -1, _parse_int),
+    _Setting("flow_control_group_min_size", "aeron.flow.control.group.min.size", 0, _parse_int),
+    _Setting("flow_control_receiver_timeout_ns", "aeron.flow.control.receiver.timeout", 5_000_000_000,
+             _parse_duration_ns),
+    # the group tag receivers put in their status messages where the channel has no gtag (None: no tag)
+    _Setting("receiver_group_tag", "aeron.receiver.group.tag", None, _parse_int),
     _Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, _parse_bool),
     # C defaults to 2 datagrams per publication per sender cycle; a Python duty cycle costs ~10x a C one, so we
     # send up to 8 per cycle to amortise it (same batching limit otherwise, still bounded per cycle)
@@ -282,6 +297,11 @@ class Context:
     nak_multicast_group_size: int
     max_resend: int
     multicast_flow_control_strategy: str
+    unicast_flow_control_strategy: str
+    flow_control_group_tag: int
+    flow_control_group_min_size: int
+    flow_control_receiver_timeout_ns: int
+    receiver_group_tag: int | None
     spies_simulate_connection: bool
     network_publication_max_messages_per_send: int
     udp_channel_incoming_interceptors: str

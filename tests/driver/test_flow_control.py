@@ -7,7 +7,8 @@ import pytest
 
 from aeron.driver.flow_control import (FlowControl, MinFlowControl, TaggedFlowControl, flow_control_for,
                                        max_retransmission_length)
-from aeron.common.errors import InvalidChannelError
+from aeron.common.errors import ConfigurationError, InvalidChannelError
+from aeron.driver import Context
 
 KIB, MIB = 1024, 1024 * 1024
 S = 1_000_000_000
@@ -241,3 +242,63 @@ def test_bad_fc_options_raise_naming_the_parameter(fc_text):
     with pytest.raises(InvalidChannelError) as info:
         flow_control_for("aeron:udp?endpoint=224.0.1.1:4000", fc_text, True)
     assert "fc=" in str(info.value)
+
+
+# -- configured suppliers (AERON_MULTICAST_FLOWCONTROL_SUPPLIER, AERON_UNICAST_FLOWCONTROL_SUPPLIER) and defaults ----
+
+@pytest.mark.parametrize("supplier, cls", [
+    ("aeron_max_multicast_flow_control_strategy_supplier", FlowControl),
+    ("aeron_min_flow_control_strategy_supplier", MinFlowControl),
+    ("aeron_tagged_flow_control_strategy_supplier", TaggedFlowControl),
+    ("min", MinFlowControl),
+])
+def test_the_c_supplier_names_choose_the_multicast_strategy(supplier, cls):
+    assert type(flow_control_for("c", None, True, default_multicast=supplier)) is cls
+    ctx = Context(environ={"AERON_MULTICAST_FLOWCONTROL_SUPPLIER": supplier})
+    assert type(flow_control_for("c", None, True, ctx.multicast_flow_control_strategy)) is cls
+
+
+def test_the_unicast_supplier_chooses_the_unicast_strategy_and_fc_does_not():
+    ctx = Context(environ={"AERON_UNICAST_FLOWCONTROL_SUPPLIER": "aeron_min_flow_control_strategy_supplier"})
+    fc = flow_control_for("aeron:udp?endpoint=h:1|fc=max", "max", False,
+                          default_unicast=ctx.unicast_flow_control_strategy)
+    assert type(fc) is MinFlowControl
+    assert type(flow_control_for("c", None, False)) is FlowControl
+
+
+def test_an_unknown_supplier_is_a_configuration_error():
+    with pytest.raises(ConfigurationError, match="aeron_fastest_flow_control_strategy_supplier"):
+        Context(environ={"AERON_MULTICAST_FLOWCONTROL_SUPPLIER": "aeron_fastest_flow_control_strategy_supplier"})
+
+
+def test_the_configured_group_tag_size_and_timeout_apply_where_fc_gives_none():
+    ctx = Context(environ={"AERON_FLOW_CONTROL_GROUP_TAG": "2020", "AERON_FLOW_CONTROL_GROUP_MIN_SIZE": "2",
+                           "AERON_FLOW_CONTROL_RECEIVER_TIMEOUT": "2s", "AERON_RECEIVER_GROUP_TAG": "7"})
+    assert ctx.receiver_group_tag == 7 and Context(environ={}).receiver_group_tag is None
+    settings = dict(group_tag=ctx.flow_control_group_tag, group_min_size=ctx.flow_control_group_min_size,
+                    receiver_timeout_ns=ctx.flow_control_receiver_timeout_ns)
+    fc = flow_control_for("c", "tagged", True, **settings)
+    assert (fc.group_tag, fc.group_min_size, fc.receiver_timeout_ns) == (2020, 2, 2 * S)
+    fc = flow_control_for("c", "tagged,g:123/1,t:1s", True, **settings)
+    assert (fc.group_tag, fc.group_min_size, fc.receiver_timeout_ns) == (123, 1, S)
+
+
+class _Counter:
+    def __init__(self):
+        self.value = None
+
+    def set_ordered(self, value):
+        self.value = value
+
+
+def test_min_keeps_its_receivers_counter_at_the_number_tracked():
+    fc = MinFlowControl(receiver_timeout_ns=S)
+    counter = _Counter()
+    fc.attach_receivers_counter(counter)
+    assert counter.value == 0
+    fc.on_status_message(0, 0, W, 1, None, False, 0)
+    fc.on_status_message(0, 0, W, 2, None, False, 0)
+    assert counter.value == 2
+    fc.on_status_message(0, 0, W, 1, None, False, S // 2)
+    fc.on_idle(S + S // 4, W, 0, False)                 # receiver 2 timed out, 1 is still live
+    assert counter.value == 1
