@@ -26,7 +26,7 @@ from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorC
 from aeron.driver.client_proxy import ClientProxy
 from aeron.driver.client_session import ClientSession
 from aeron.driver.congestion_control import congestion_control_for
-from aeron.driver.driver_common import ACTIVE, DONE, IPC_CHANNEL, CommandError, check_managed_resources
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, IPC_CHANNEL, CommandError, check_managed_resources
 from aeron.driver.driver_counters import DriverCounters
 from aeron.driver.driver_log import LogFactory, os_default_socket_buffers
 from aeron.driver.driver_uri import (
@@ -161,6 +161,7 @@ class NetworkResources:
     def remove_image_from_receiver(self, image: PublicationImage, now_ns: int) -> None:
         """The image's subscribers are gone: the receiver drops it (a session that may not rejoin cools down)."""
         self.receiver_proxy.remove_publication_image(image, now_ns, image.rejoin)
+        self._try_remove_receive_endpoint(image.endpoint)
 
     # -- helpers -------------------------------------------------------------------------------------------------
     def _udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
@@ -632,11 +633,19 @@ class NetworkResources:
         endpoint = subscription.endpoint
         if not subscription.is_response:
             self.receiver_proxy.remove_subscription(endpoint, subscription.stream_id, subscription.session_id)
-        if endpoint.decref() <= 0:
-            self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
-            endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
-            self.receiver_proxy.remove_endpoint(endpoint)
-            self._closing_receive_endpoints.append(endpoint)
+        endpoint.decref()
+        self._try_remove_receive_endpoint(endpoint)
+
+    def _try_remove_receive_endpoint(self, endpoint: ReceiveChannelEndpoint) -> None:
+        """Close a receive endpoint once no subscription uses it and no image still sends status messages through
+        it (aeron_receive_channel_endpoint_try_remove_endpoint); the receiver lets go of such images first."""
+        if endpoint.ref_count > 0 or endpoint not in self.receive_endpoints.values() or any(
+                image.endpoint is endpoint and image.state in (ACTIVE, DRAINING) for image in self.images):
+            return
+        self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
+        endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
+        self.receiver_proxy.remove_endpoint(endpoint)
+        self._closing_receive_endpoints.append(endpoint)
 
     def _link_spy(self, subscription: SpySubscriptionLink, publication: NetworkPublication) -> None:
         position = self.driver_counters.subscriber_position(

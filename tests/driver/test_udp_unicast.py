@@ -195,3 +195,37 @@ def test_a_subscription_started_after_the_publication_elicits_a_setup(client):
     wait_for(lambda: pub.is_connected and sub.image_count == 1)
     assert sub.images[0].join_position == 0
     stream(pub, [sub], 100, 64)
+
+
+def test_a_receive_endpoint_closes_only_after_the_receiver_let_go_of_its_images():
+    """Closing the last subscription of a live stream: the receiver drops the image (no more status messages
+    through the endpoint's socket) before the endpoint is removed, as the C driver counts images on the endpoint;
+    else the receiver sends on a closed socket."""
+    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
+        network = driver.conductor.network
+        live_images_at_removal = []
+
+        class RecordingProxy:
+            """The receiver proxy, noting which images still use an endpoint when it is handed over for removal."""
+
+            def __init__(self, proxy):
+                self._proxy = proxy
+
+            def __getattr__(self, name):
+                return getattr(self._proxy, name)
+
+            def remove_endpoint(self, endpoint):
+                live_images_at_removal.append([image.state for image in network.images if image.endpoint is endpoint
+                                               and image.state in ("ACTIVE", "DRAINING")])
+                self._proxy.remove_endpoint(endpoint)
+
+        network.receiver_proxy = RecordingProxy(network.receiver_proxy)
+        channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+        pub, sub = connect(c, channel)
+        stream(pub, [sub], 10, 64)
+        status_id = sub.channel_status_id
+        sub.close()
+        wait_for(lambda: live_images_at_removal, timeout_s=15, invoke=lambda: pub.offer(b"x" * 32))
+        assert live_images_at_removal == [[]]
+        wait_for(lambda: c.counters_reader.get_counter_state(status_id) != ctr.RECORD_ALLOCATED, timeout_s=15)
+        assert c.counters_reader.get_counter_value(ctr.ERRORS) == 0
