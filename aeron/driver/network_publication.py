@@ -21,7 +21,7 @@ from aeron._core.frames import (
 )
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import scan_for_availability
-from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.retransmit_handler import RetransmitHandler
 from aeron.driver.untethered import (
@@ -187,7 +187,7 @@ class NetworkPublication(DriverPublication):
     def resend(self, term_id: int, term_offset: int, length: int) -> None:
         """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log (§6.9)."""
         snd_pos = self.snd_pos.get()
-        resend_position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
+        resend_position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         bottom = snd_pos - (self.term_length >> 1) - self.max_message_length
         if not (bottom <= resend_position < snd_pos):
             return
@@ -219,7 +219,7 @@ class NetworkPublication(DriverPublication):
                     self.response_address = source      # the response subscriber that asked for it
             self.flow_control.on_trigger_send_setup(group_tag, now_ns)
             return
-        position = ((term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
+        position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         snd_pos = self.snd_pos.get()
         if abs(position - snd_pos) > self.term_length // 2 and self.has_initial_connection:
             self.endpoint.on_status_message_rejected()

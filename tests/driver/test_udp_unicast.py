@@ -156,6 +156,20 @@ def test_a_stream_started_at_a_given_term_and_offset_joins_there_and_rotates_ter
     assert sorted(term_ids) == [9, 10, 11, 12, 13]
 
 
+def test_a_stream_whose_term_id_wrapped_past_int32_flows(client):
+    """init-term-id near the top of int32 and a term id past the wrap (negative): the sender reads status messages
+    and NAKs at the position the term count wraps to, as the C driver's int32 arithmetic does."""
+    initial_term_id, term_id, term_offset = 2_000_000_000, -2_000_000_000, 256
+    term_count = term_id - initial_term_id + (1 << 32)
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    pub, sub = connect(client, f"{channel}|init-term-id={initial_term_id}|term-id={term_id}|"
+                                f"term-offset={term_offset}|term-length={TERM}", exclusive=True)
+    start = term_count * TERM + term_offset
+    assert pub.position == start
+    stream(pub, [sub], 600, 224)                              # past the publisher window: needs status messages
+    assert sub.images[0].position == pub.position == start + 600 * 256
+
+
 def test_a_late_subscriber_joins_at_the_current_position_not_at_zero(client):
     channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
     early = client.add_subscription(channel, 1001)
