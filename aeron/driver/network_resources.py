@@ -584,8 +584,16 @@ class NetworkResources:
         if not is_response:                     # a response subscription waits for its session (RSP_SETUP)
             self.receiver_proxy.add_subscription(endpoint, command.stream_id, session_id)
         for image in self.images:
-            if image.endpoint is endpoint and image.state == ACTIVE and subscription.matches(image):
+            if image.endpoint is endpoint and self._is_accepting_subscriptions(image) and subscription.matches(image):
                 self._link_image(subscription, image)
+
+    @staticmethod
+    def _is_accepting_subscriptions(image: PublicationImage) -> bool:
+        """An image a new subscription may join (aeron_publication_image_is_accepting_subscriptions): one that still
+        has a working subscriber and data to give. An image its last subscriber left is going: the new subscription
+        waits for the image the sender's next SETUP makes, which starts where the stream is then."""
+        return image.has_working_positions() and (
+            image.state == ACTIVE or (image.state == DRAINING and not image.is_drained()))
 
     def _link_spies(self, spy: SpySubscriptionLink) -> None:
         for publication in self.network_publications:

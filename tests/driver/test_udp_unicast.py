@@ -243,3 +243,18 @@ def test_a_receive_endpoint_closes_only_after_the_receiver_let_go_of_its_images(
         assert live_images_at_removal == [[]]
         wait_for(lambda: c.counters_reader.get_counter_state(status_id) != ctr.RECORD_ALLOCATED, timeout_s=15)
         assert c.counters_reader.get_counter_value(ctr.ERRORS) == 0
+
+
+def test_a_subscription_added_right_after_the_last_one_closed_gets_a_new_image_that_misses_nothing(client):
+    """The image the last subscriber left takes no new subscriber (it is going); the re-added subscription waits for
+    the image of the sender's next SETUP, which starts where the stream then is, so it gets every message sent once
+    it is connected."""
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    pub, sub = connect(client, channel)
+    stream(pub, [sub], 32, 992)
+    old = sub.images[0]
+    sub.close()
+    sub = client.add_subscription(channel, 1001)
+    wait_for(lambda: sub.image_count == 1)
+    assert sub.images[0].correlation_id != old.correlation_id
+    stream(pub, [sub], 64, 992)
