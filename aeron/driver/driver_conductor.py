@@ -34,7 +34,7 @@ from aeron.common.errors import AeronError, ConfigurationError, ErrorCode, Illeg
 from aeron.common.version import __version__ as _package_version
 from aeron.driver.client_proxy import ClientProxy
 from aeron.driver.client_session import ClientSession
-from aeron.driver.driver_common import ACTIVE, DONE, IPC_CHANNEL, CommandError, check_managed_resources, wrap32
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, IPC_CHANNEL, CommandError, check_managed_resources, wrap32
 from aeron.driver.driver_counters import DriverCounters
 from aeron.driver.driver_log import LogFactory
 from aeron.driver.driver_uri import (
@@ -556,8 +556,15 @@ class DriverConductor(Agent):
     def _link_ipc_publications(self, subscription: IpcSubscriptionLink) -> None:
         """Link a new IPC subscription to every active publication it matches (not those rejected a moment ago)."""
         for publication in self.ipc_publications:
-            if publication.state == ACTIVE and subscription.matches(publication) and not publication.in_cool_down:
+            if subscription.matches(publication) and self._is_accepting_subscriptions(publication):
                 self.on_ipc_image_available(publication, self._link(subscription, publication))
+
+    @staticmethod
+    def _is_accepting_subscriptions(publication: IpcPublication) -> bool:
+        """An IPC publication a new subscription may join (aeron_ipc_publication_is_accepting_subscriptions): not
+        cooling down after a rejection, and active or draining with data its subscribers have not read."""
+        return not publication.in_cool_down and (publication.state == ACTIVE or (
+            publication.state == DRAINING and not publication.is_drained(publication.producer_position())))
 
     def link_ipc_subscribers(self, publication: IpcPublication) -> None:
         """A rejected publication's cool-down is over: the subscriptions it matches rejoin (same image id)."""

@@ -50,7 +50,7 @@ from aeron.driver.udp_channel import (
     CONTROL_MODE_RESPONSE, TIMESTAMP_NONE, TIMESTAMP_OFFSET_KEYS, TIMESTAMP_RESERVED_VALUE, UdpChannel, format_address,
 )
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
-from aeron.driver.untethered import UntetheredTimeouts
+from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts
 
 # what a receive destination may not set: it shares its subscription's socket settings and window (C driver's
 # AERON_DRIVER_CONDUCTOR_INVALID_DESTINATION_KEYS)
@@ -597,8 +597,17 @@ class NetworkResources:
 
     def _link_spies(self, spy: SpySubscriptionLink) -> None:
         for publication in self.network_publications:
-            if publication.state == ACTIVE and spy.matches_publication(publication):
+            if self._is_accepting_spies(publication) and spy.matches_publication(publication):
                 self._link_spy(spy, publication)
+
+    @staticmethod
+    def _is_accepting_spies(publication: NetworkPublication) -> bool:
+        """A publication a new spy may join (aeron_network_publication_is_accepting_subscriptions): active, or
+        draining with a working subscriber and data the sender has not sent yet."""
+        return publication.state == ACTIVE or (
+            publication.state == DRAINING and
+            any(link.state != TETHER_RESTING for link in publication.spies.values()) and
+            publication.producer_position() > publication.snd_pos.get_volatile())
 
     def _receiver_group_tag(self, uri: ChannelUri) -> int | None:
         """The group tag the endpoint's status messages carry: the channel's gtag, else the configured one."""
@@ -658,7 +667,7 @@ class NetworkResources:
     def _link_spy(self, subscription: SpySubscriptionLink, publication: NetworkPublication) -> None:
         position = self.driver_counters.subscriber_position(
             subscription.registration_id, subscription.client_id, subscription.channel, publication.session_id,
-            publication.stream_id, publication.registration_id, publication.producer_position())
+            publication.stream_id, publication.registration_id, publication.snd_pos.get_volatile())
         link = SubscriberPosition(subscription, position, self._nano_clock())
         subscription.add_link(publication.registration_id, publication)
         publication.add_subscriber(link)
@@ -769,10 +778,20 @@ class NetworkResources:
             return
         raise ConfigurationError(f"{problem} stream_id={stream_id} session_id={session_id}")
 
+    @staticmethod
+    def _image_join_position(image: PublicationImage) -> int:
+        """Where a new subscriber of an image starts (aeron_publication_image_join_position): with the slowest
+        working subscriber, so two subscriptions of one stream see the same messages, else at the receiver."""
+        position = image.rcv_pos.get_volatile()
+        for link in image.subscribers.values():
+            if link.state != TETHER_RESTING:
+                position = min(position, link.position.get_volatile())
+        return position
+
     def _link_image(self, subscription: NetworkSubscriptionLink, image: PublicationImage) -> None:
         position = self.driver_counters.subscriber_position(
             subscription.registration_id, subscription.client_id, subscription.channel, image.session_id,
-            image.stream_id, image.correlation_id, image.rcv_pos.get_volatile())
+            image.stream_id, image.correlation_id, self._image_join_position(image))
         link = SubscriberPosition(subscription, position, self._nano_clock())
         image.add_subscriber(link)
         subscription.add_link(image.correlation_id, image)
