@@ -194,6 +194,7 @@ class NetworkPublication(DriverPublication):
         term = self.terms[(resend_position >> self.position_bits_to_shift) % 3]
         remaining = length
         offset = term_offset
+        total = 0
         while remaining > 0 and offset < self.term_length:
             available, padding = scan_for_availability(term, offset, min(remaining, self.mtu))
             if available <= 0:
@@ -201,11 +202,13 @@ class NetworkPublication(DriverPublication):
             with term.view(offset, available) as frames:
                 if self.endpoint.send(frames, self.response_address) != available:
                     break
-            if self._retransmits_sent is not None:
-                self._retransmits_sent.increment_ordered()
-                self._retransmitted_bytes.get_and_add(available)
             offset += available + padding
             remaining -= available + padding
+            total += available + padding
+        # one retransmit per resend action however many datagrams it took, as the C driver counts them
+        if total > 0 and self._retransmits_sent is not None:
+            self._retransmits_sent.increment_ordered()
+            self._retransmitted_bytes.get_and_add(total)
 
     # -- control frames (sender thread) ---------------------------------------------------------------------
     def on_status_message(self, flags: int, term_id: int, term_offset: int, window: int, receiver_id: int,

@@ -152,6 +152,23 @@ def test_a_nak_retransmits_once_then_lingers(rig):
     assert counters[ctr.RETRANSMITS_SENT] == 2
 
 
+def test_a_nak_over_several_datagrams_is_one_retransmit_of_all_its_bytes(rig):
+    """RETRANSMITS_SENT counts resend actions, not datagrams (aeron_network_publication_resend), so a long gap NAKed
+    once is one retransmit however many MTU-sized datagrams it takes."""
+    counters, clock, transport, endpoint, publication, appender = rig
+    publication.send(clock())
+    _connect(clock, transport, endpoint)
+    publication.update_pub_pos_and_lmt()
+    for n in range(10):
+        appender.offer(bytes([n]) * 992)                                # 1024-byte frames: one per datagram
+    publication.send(clock())
+    sent = len(transport.sent_of_type(f.HDR_TYPE_DATA))
+    transport.deliver(nak(term_offset=1024, length=8 * 1024), SUBSCRIBER)
+    endpoint.poll_control(clock())
+    assert len(transport.sent_of_type(f.HDR_TYPE_DATA)) - sent == 8
+    assert (counters[ctr.RETRANSMITS_SENT], counters[ctr.RETRANSMITTED_BYTES]) == (1, 8 * 1024)
+
+
 def test_a_nak_beyond_what_was_sent_is_not_answered(rig):
     counters, clock, transport, endpoint, publication, appender = rig
     publication.send(clock())
