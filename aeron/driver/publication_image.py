@@ -199,8 +199,9 @@ class PublicationImage(DriverLog):
             eos = max(c.eos_position for c in self.connections)
             self.log.end_of_stream_position = eos
             self.is_end_of_stream = True
-            if revoked:
+            if revoked and not self.log.is_publication_revoked:     # once, though every EOS heartbeat says so
                 self.log.is_publication_revoked = True
+                self.system[ctr.PUBLICATION_IMAGES_REVOKED].increment_ordered()
 
     def on_rttm(self, now_ns: int, echo_timestamp: int, reception_delta: int) -> None:
         rtt = now_ns - echo_timestamp - reception_delta

@@ -24,7 +24,7 @@ from aeron.driver import Context, MediaDriver
 from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
 from aeron.common.errors import ErrorCode
 from tests.driver.rawclient import RawClient
-from tests.support import wait_for
+from tests.support import free_port, wait_for
 
 MIB = 1024 * 1024
 GOLDEN_SIZES = dict(counters_buffer_length=MIB, ipc_term_buffer_length=65536, term_buffer_length=65536)
@@ -622,6 +622,26 @@ def test_revoked_publication_ends_at_once(driver, client):
     with LogBuffers.map_existing(ready.log_file_name) as log:
         assert log.is_publication_revoked and log.end_of_stream_position == 0
     assert client.counters.get_counter_value(ctr.PUBLICATIONS_REVOKED) == 1
+
+
+def test_a_revoked_network_publication_revokes_its_images(driver, client):
+    """Over UDP the revoke travels in the end-of-stream heartbeat: the receiving image is revoked and counted
+    (Publication Images Revoked), as the publication is (Publications Revoked)."""
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    sub = add_subscription(client, stream_id=14, channel=channel)
+    client.await_correlated(sub)
+    corr = add_publication(client, stream_id=14, channel=channel, exclusive=True)
+    client.await_correlated(corr)
+    _, image = client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE, timeout_s=10)
+    rm = client.next_id()
+    client.send(cmd.REMOVE_PUBLICATION, cmd.RemovePublicationCommand(
+        client.client_id, rm, corr, cmd.REMOVE_PUBLICATION_FLAG_REVOKE).encode())
+    assert client.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
+    _, gone = client.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE and
+                                    m.correlation_id == image.correlation_id, timeout_s=10)
+    assert gone.subscription_registration_id == sub
+    assert client.counters.get_counter_value(ctr.PUBLICATIONS_REVOKED) == 1
+    assert client.counters.get_counter_value(ctr.PUBLICATION_IMAGES_REVOKED) == 1
 
 
 def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fast_driver):
