@@ -722,10 +722,11 @@ class NetworkResources:
                     (("rcv-cc-cubic-rtt", ctr.DRIVER_PER_IMAGE_TYPE_ID),
                      ("rcv-cc-cubic-wnd", ctr.DRIVER_PER_IMAGE_TYPE_ID)),
                     correlation_id, session_id, stream_id, channel, owner_id=-1)
+            # labelled with the channel of the subscription that made the image, as the C driver
             rcv_hwm, rcv_pos, rcv_naks_sent = self.driver_counters.stream_counters(
                 (("rcv-hwm", ctr.DRIVER_RECEIVER_HWM_TYPE_ID), ("rcv-pos", ctr.DRIVER_RECEIVER_POS_TYPE_ID),
                  ("rcv-naks-sent", ctr.DRIVER_RECEIVER_NAKS_SENT_TYPE_ID)),
-                correlation_id, session_id, stream_id, channel, owner_id=first.client_id)
+                correlation_id, session_id, stream_id, first.channel, owner_id=first.client_id)
         except BaseException:
             for counter in cc_counters:
                 self.driver_counters.free(counter)

@@ -258,3 +258,18 @@ def test_a_subscription_added_right_after_the_last_one_closed_gets_a_new_image_t
     wait_for(lambda: sub.image_count == 1)
     assert sub.images[0].correlation_id != old.correlation_id
     stream(pub, [sub], 64, 992)
+
+
+def test_image_counters_name_the_channel_of_the_subscription_that_made_the_image(client):
+    endpoint = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    publications = [client.add_publication(endpoint, stream_id) for stream_id in (1001, 1002)]
+    subscriptions = [client.add_subscription(f"{endpoint}|reliable={reliable}", stream_id)
+                     for stream_id, reliable in ((1001, "false"), (1002, "true"))]
+    wait_for(lambda: all(p.is_connected for p in publications) and all(s.image_count == 1 for s in subscriptions))
+    reader = client.counters_reader
+    for subscription in subscriptions:
+        image_id = subscription.images[0].correlation_id
+        labels = [reader.get_counter_label(i) for i in range(256)
+                  if reader.get_counter_type_id(i) == ctr.DRIVER_RECEIVER_HWM_TYPE_ID and
+                  reader.get_counter_registration_id(i) == image_id]
+        assert len(labels) == 1 and labels[0].endswith(subscription.channel), labels
