@@ -221,7 +221,7 @@ class SendChannelEndpoint:
                 destination.address = source
                 destination.time_of_last_activity_ns = now_ns
                 return
-        self.destinations.append(Destination(source, 0, receiver_id, now_ns))
+        self.destinations.append(Destination(source, NULL_VALUE, receiver_id, now_ns))
         self._destinations_changed()
 
     def check_destinations(self, now_ns: int) -> None:

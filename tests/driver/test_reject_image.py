@@ -143,3 +143,20 @@ def test_reject_refusals(shm_dir):
         wait_for(lambda: sub.image_count == 0, invoke=lambda: sub.poll(Collector(), 10))
         with pytest.raises(IllegalStateError):
             image.reject(REASON)                                    # closed on the client side
+
+
+def test_an_error_frame_from_a_dynamic_mdc_receiver_names_no_destination_id(shm_dir):
+    """Only manual MDC destinations have registration ids; a receiver that joined a dynamic MDC publication by its
+    status messages is reported with destination registration id -1 (NULL_VALUE), and its group tag."""
+    control, port = free_port(), free_port()
+    events = Events()
+    with host(shm_dir, "d", events) as (_, client):
+        pub = client.add_publication(f"aeron:udp?control-mode=dynamic|control=127.0.0.1:{control}|fc=tagged,g:1001",
+                                     1001)
+        sub = client.add_subscription(f"aeron:udp?control=127.0.0.1:{control}|endpoint=127.0.0.1:{port}|gtag=1001",
+                                      1001)
+        wait_for(lambda: pub.is_connected and sub.image_count == 1)
+        sub.images[0].reject(REASON)
+        wait_for(lambda: events.errors, invoke=lambda: sub.poll(Collector(), 10))
+        frame = events.errors[0]
+        assert (frame.destination_registration_id, frame.group_tag, frame.source_port) == (-1, 1001, port)
