@@ -122,6 +122,10 @@ class SpySubscriptionLink(SubscriptionLink):
         self.udp_channel = udp_channel
 
     def matches_publication(self, publication: Any) -> bool:
-        """``publication`` sends on the channel this spy names, on a wanted stream and session."""
-        return (publication.endpoint.udp_channel.canonical_form == self.udp_channel.canonical_form
-                and self.matches(publication))
+        """``publication`` sends on the channel this spy names, on a wanted stream and session; a spy naming the
+        channel's tag follows any publication of that stream on the tagged endpoint (aeron_driver_conductor_spy_
+        subscription_link_matches)."""
+        channel = publication.endpoint.udp_channel
+        if self.udp_channel.tag is not None and self.udp_channel.tag == channel.tag:
+            return publication.stream_id == self.stream_id
+        return channel.canonical_form == self.udp_channel.canonical_form and self.matches(publication)

@@ -94,3 +94,17 @@ def test_a_session_specific_spy_sees_only_its_session(client):
     assert spy.images[0].session_id == pubs[1].session_id
     time.sleep(0.1)
     assert spy.image_count == 1
+
+
+def test_a_spy_naming_a_tag_follows_the_publications_of_the_tagged_endpoint(shm_dir):
+    """``aeron-spy:aeron:udp?tags=<t>`` names the endpoint by its tag alone: a publication made later on that tagged
+    endpoint, and one on a recreated endpoint with a new tag, are spied by the spy naming their tag."""
+    with MediaDriver.launch_embedded(driver_context(aeron_dir=str(shm_dir / "d"))) as driver, \
+            Aeron.connect(Context(driver.aeron_dir)) as client:
+        port = free_port()
+        for tag in (1001, 1002):
+            publication = client.add_exclusive_publication(f"aeron:udp?tags={tag}|endpoint=127.0.0.1:{port}", 7)
+            spy = client.add_subscription(f"aeron-spy:aeron:udp?tags={tag}|session-id={publication.session_id}", 7)
+            wait_for(lambda: spy.image_by_session_id(publication.session_id) is not None)
+            spy.close()
+            publication.close()
