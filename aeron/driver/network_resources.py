@@ -288,7 +288,9 @@ class NetworkResources:
                                       ttl=udp_channel.ttl if multicast else 0, so_rcvbuf=rcvbuf, so_sndbuf=sndbuf,
                                       name=udp_channel.original)
         except ChannelEndpointError as exc:
-            raise CommandError(ErrorCode.CHANNEL_ENDPOINT_ERROR, str(exc)) from exc
+            # GENERIC_ERROR as the C driver answers a failed bind (an OS errno): clients take CHANNEL_ENDPOINT_ERROR
+            # for an endpoint's later failure, keyed by its status counter, not as the answer to their command
+            raise CommandError(ErrorCode.GENERIC_ERROR, str(exc)) from exc
 
     # -- publications --------------------------------------------------------------------------------------------
     def add_publication(self, command, uri: ChannelUri, is_exclusive: bool) -> None:

@@ -158,3 +158,16 @@ def test_a_shared_publication_is_joined_only_with_its_own_session_and_start(clie
             "existing publication has different 'term-offset': existing=1024 requested=2048")
     refused(client, add_publication(client, channel=positioned.replace("init-term-id=10", "init-term-id=11")),
             "existing publication has different 'init-term-id': existing=10 requested=11")
+
+
+def test_a_bind_that_fails_is_answered_as_a_generic_error_not_a_channel_endpoint_error(client):
+    """An address in use answers the command that asked for it with GENERIC_ERROR (the C driver's code for an OS
+    errno): a client takes CHANNEL_ENDPOINT_ERROR as an endpoint's later failure and would keep waiting."""
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    ok(client, add_subscription(client, channel=channel))
+    mds = add_subscription(client, channel="aeron:udp?control-mode=manual")
+    ok(client, mds)
+    corr = client.next_id()
+    client.send(cmd.ADD_RCV_DESTINATION, cmd.DestinationCommand(client.client_id, corr, mds, channel,
+                                                                msg_type_id=cmd.ADD_RCV_DESTINATION).encode())
+    refused(client, corr, "Address already in use")
