@@ -114,6 +114,8 @@ class SendChannelEndpoint:
                 return 0
             sent = transport.send(data, self.remote)
         else:
+            if not self.destinations:       # nobody to send to is no short send (aeron_udp_destination_tracker_send)
+                return len(data) if not isinstance(data, memoryview) else data.nbytes
             sent = 0
             for destination in self.destinations:
                 result = transport.send(data, destination.address)
