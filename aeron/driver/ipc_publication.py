@@ -175,6 +175,8 @@ class IpcPublication(DriverPublication):
         state = self.state
         if state == ACTIVE:
             work = self.check_untethered_subscriptions(now_ns, conductor)
+            # connected while some subscriber works: untethered ones resting do not count (as the C driver)
+            self.log.is_connected = any(link.state != TETHER_RESTING for link in self.subscribers.values())
             if self.check_for_blocked_publisher(self.producer_position(), now_ns):
                 self._unblocked_publications.increment_ordered()
             return work + self._check_cool_down(now_ns, conductor)

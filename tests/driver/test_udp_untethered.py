@@ -125,3 +125,20 @@ def test_a_tethered_subscriber_holds_the_stream_back(client_and_events):
         keeping_up.poll(Collector(), 64)
     # the receiver window past the lagging subscriber, then the publication window past what was sent
     assert pub.position <= 2 * WINDOW and lagging.image_count == 1 and lagging.images[0].position == 0
+
+
+def test_an_ipc_publication_with_only_a_resting_subscriber_is_not_connected(client_and_events):
+    """The tethered subscriber leaves while the untethered one rests: nobody works the stream, so the publication is
+    not connected until the resting one rejoins (the C driver's working position count)."""
+    client, events = client_and_events
+    channel = "aeron:ipc?term-length=64k|untethered-window-limit-timeout=100ms|untethered-resting-timeout=300ms"
+    pub = client.add_exclusive_publication(channel, 1001)
+    tethered = client.add_subscription(channel, 1001)
+    lagging = client.add_subscription(f"{channel}|tether=false", 1001)
+    wait_for(lambda: pub.is_connected and tethered.image_count == 1 and lagging.image_count == 1)
+    image = lagging.images[0]
+    run_ahead(pub, tethered, lambda: image in events.unavailable)
+    tethered.close()
+    wait_for(lambda: not pub.is_connected or lagging.image_count == 1, timeout_s=10)
+    assert not pub.is_connected and lagging.image_count == 0
+    wait_for(lambda: lagging.image_count == 1 and pub.is_connected, timeout_s=10)
