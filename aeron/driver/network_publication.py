@@ -20,7 +20,7 @@ from aeron._core.frames import (
     encode_rttm, encode_setup,
 )
 from aeron._core.logbuffer import LogBuffers
-from aeron._core.term_scanner import scan_for_availability
+from aeron._core.term_scanner import LogBufferUnblocker, scan_for_availability
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.retransmit_handler import RetransmitHandler
@@ -84,6 +84,7 @@ class NetworkPublication(DriverPublication):
         self._retransmits_sent = system.get(ctr.RETRANSMITS_SENT)
         self._retransmitted_bytes = system.get(ctr.RETRANSMITTED_BYTES)
         self._publications_revoked = system.get(ctr.PUBLICATIONS_REVOKED)
+        self._unblocked_publications = system.get(ctr.UNBLOCKED_PUBLICATIONS)
         self.sender_released = False                    # the sender has dropped it: the conductor may free it
         self.has_initial_connection = False
         self.setup_elicited = False
@@ -315,6 +316,25 @@ class NetworkPublication(DriverPublication):
             self._publications_revoked.increment_ordered()
         self.begin_linger(now_ns, conductor)
 
+    def _check_for_blocked_publisher(self, now_ns: int) -> None:
+        """A concurrent publisher that claimed and died leaves an uncommitted frame at the sender position: once
+        the sender has stood there for the unblock timeout, the claim is padded over (aeron_network_publication_
+        check_for_blocked_publisher)."""
+        snd_pos = self.snd_pos.get_volatile()
+        possibly_blocked = (self.log.active_term_count != snd_pos >> self.position_bits_to_shift or
+                            self.producer_position() > snd_pos)
+        if snd_pos == self.last_consumer_position and possibly_blocked:
+            if now_ns > self.time_of_last_consumer_change_ns + self.unblock_timeout_ns and \
+                    LogBufferUnblocker.unblock(self.log, snd_pos):
+                self._count_unblock()
+        else:
+            self.time_of_last_consumer_change_ns = now_ns
+            self.last_consumer_position = snd_pos
+
+    def _count_unblock(self) -> None:
+        if self._unblocked_publications is not None:
+            self._unblocked_publications.increment_ordered()
+
     def begin_linger(self, now_ns: int, conductor: NetworkResources) -> None:
         """Drained (or revoked): the spies' images go; the log lingers for retransmits and late clients."""
         self.to_state(LINGER, now_ns)
@@ -326,11 +346,18 @@ class NetworkPublication(DriverPublication):
         then DONE once the sender let go. Returns the work done."""
         state = self.state
         if state == ACTIVE:
-            return self.check_untethered_spies(now_ns, conductor) if self.spies else 0
+            work = self.check_untethered_spies(now_ns, conductor) if self.spies else 0
+            if not self.is_exclusive:
+                self._check_for_blocked_publisher(now_ns)
+            return work
         if state == DRAINING:
             producer_position = self.producer_position()
             self.pub_pos.set_ordered(producer_position)
-            if self.snd_pos.get_volatile() >= producer_position:
+            snd_pos = self.snd_pos.get_volatile()
+            if producer_position > snd_pos and LogBufferUnblocker.unblock(self.log, snd_pos):
+                self._count_unblock()       # a claim its publisher left behind: the sender may go on
+                return 0
+            if snd_pos >= producer_position:
                 self.is_end_of_stream = True
                 if all(position >= producer_position for position in working_positions(self.spies.values())):
                     self.begin_linger(now_ns, conductor)

@@ -14,10 +14,12 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
+from aeron._core.buffer_claim import BufferClaim
 from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, InvalidChannelError, RegistrationError)
 from tests import procs
 from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, driver_context, receive, wait_for
+from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -382,3 +384,23 @@ def test_static_counter_registration_id_must_be_int64(client):
     for bad in (1 << 63, "5", None):
         with pytest.raises(InvalidArgumentError, match="registration id"):
             client.add_static_counter(1001, "s", bad)
+
+
+def test_a_claim_left_uncommitted_on_a_udp_publication_is_unblocked_after_the_timeout(driver, errors):
+    """The sender stops at an uncommitted claim; once it has stood there for the unblock timeout the conductor pads
+    the claim over and the message behind it goes out (a network publication's blocked-publisher check)."""
+    channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+    with Aeron.connect(client_context(driver.aeron_dir, errors)) as client:
+        sub = client.add_subscription(channel, 22)
+        claimant = client.add_publication(channel, 22)
+        other = client.add_publication(channel, 22)             # the same log
+        wait_for(lambda: claimant.is_connected and sub.image_count == 1)
+        claim = BufferClaim()
+        assert claimant.try_claim(100, claim) > 0
+        position = other.offer(b"behind the claim")
+        assert position > 0
+        assert receive(sub, 1, timeout_s=UNBLOCK_NS / 1e9 + 5) == [b"behind the claim"]
+        assert client.counters_reader.get_counter_value(ctr.UNBLOCKED_PUBLICATIONS) == 1
+        assert sub.images[0].position == position
+        del claim                                               # its view of the log, before the client closes
+    assert errors == []
