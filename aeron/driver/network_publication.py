@@ -225,7 +225,9 @@ class NetworkPublication(DriverPublication):
             return
         position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         snd_pos = self.snd_pos.get()
-        if abs(position - snd_pos) > self.term_length // 2 and self.has_initial_connection:
+        # more than half a term from what was sent: a receiver of another stream with this session (before the first
+        # connection too, as aeron_network_publication_is_valid_status_message)
+        if abs(position - snd_pos) > self.term_length // 2:
             self.endpoint.on_status_message_rejected()
             return
         is_eos = bool(flags & SM_EOS_FLAG)

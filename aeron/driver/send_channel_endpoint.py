@@ -96,6 +96,7 @@ class SendChannelEndpoint:
     def on_status_message_rejected(self) -> None:
         """A publication refused a status message (its position is outside the term window)."""
         self.status_messages_rejected += 1
+        self.system[ctr.STATUS_MESSAGES_REJECTED].increment_ordered()
 
     def _destinations_changed(self) -> None:
         if self._destinations_counter is not None:

@@ -169,6 +169,19 @@ def test_a_nak_over_several_datagrams_is_one_retransmit_of_all_its_bytes(rig):
     assert (counters[ctr.RETRANSMITS_SENT], counters[ctr.RETRANSMITTED_BYTES]) == (1, 8 * 1024)
 
 
+def test_a_status_message_more_than_half_a_term_off_is_rejected_before_the_first_connection_too(rig):
+    """A receiver of another publication with the same session and stream (another driver's, say) reports a far
+    position: rejected and counted, and it does not connect this publication."""
+    counters, clock, transport, endpoint, publication, _ = rig
+    publication.send(clock())
+    transport.deliver(status_message(term_id=103), SUBSCRIBER)           # three terms ahead of what was sent
+    endpoint.poll_control(clock())
+    assert counters[ctr.STATUS_MESSAGES_REJECTED] == 1
+    assert not publication.has_receivers and not publication.has_initial_connection
+    _connect(clock, transport, endpoint)                                # its own receiver still connects
+    assert publication.has_receivers and counters[ctr.STATUS_MESSAGES_REJECTED] == 1
+
+
 def test_a_nak_beyond_what_was_sent_is_not_answered(rig):
     counters, clock, transport, endpoint, publication, appender = rig
     publication.send(clock())
