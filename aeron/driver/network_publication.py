@@ -359,12 +359,13 @@ class NetworkPublication(DriverPublication):
             if producer_position > snd_pos and LogBufferUnblocker.unblock(self.log, snd_pos):
                 self._count_unblock()       # a claim its publisher left behind: the sender may go on
                 return 0
-            if snd_pos >= producer_position:
+            if producer_position > snd_pos:
+                if self.has_receivers:
+                    return 0                # the sender still has data for its receivers
+            else:
                 self.is_end_of_stream = True
-                if all(position >= producer_position for position in working_positions(self.spies.values())):
-                    self.begin_linger(now_ns, conductor)
-                    return 1
-            elif not self.has_receivers:
+            # all sent, or nobody on the network to send to: over once the working spies have read it all
+            if all(position >= producer_position for position in working_positions(self.spies.values())):
                 self.begin_linger(now_ns, conductor)
                 return 1
         elif state == LINGER and now_ns - self.state_change_ns > self.linger_timeout_ns:
