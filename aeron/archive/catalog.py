@@ -87,7 +87,8 @@ class DescriptorHeader(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class RecordingDescriptor:
-    """A snapshot of one catalog entry (Aeron's RecordingDescriptor fields, plus the entry's state)."""
+    """One catalog entry: read from the catalog, or as a ListRecording(s) response delivers it (Aeron's
+    RecordingDescriptor fields; ``state`` and ``checksum`` are the catalog entry's, VALID and 0 from a listing)."""
 
     control_session_id: int
     correlation_id: int

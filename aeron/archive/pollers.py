@@ -15,33 +15,12 @@ from typing import Any
 from aeron._core.codecs import archive as codecs
 from aeron._core.fragment_assembler import ControlledFragmentAssembler, FragmentAssembler
 from aeron._core.term_reader import ABORT, BREAK, CONTINUE
+from aeron.archive.catalog import RecordingDescriptor
 from aeron.archive.errors import ArchiveError, archive_error
 
 NULL_VALUE = -1
 FRAGMENT_LIMIT = 10
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
-
-
-@dataclass(frozen=True)
-class RecordingDescriptor:
-    """One catalog entry as ListRecording(s) delivers it (the fields of Aeron's RecordingDescriptorConsumer)."""
-
-    control_session_id: int
-    correlation_id: int
-    recording_id: int
-    start_timestamp: int
-    stop_timestamp: int
-    start_position: int
-    stop_position: int
-    initial_term_id: int
-    segment_file_length: int
-    term_buffer_length: int
-    mtu_length: int
-    session_id: int
-    stream_id: int
-    stripped_channel: str
-    original_channel: str
-    source_identity: str
 
 
 @dataclass(frozen=True)
