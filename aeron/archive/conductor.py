@@ -162,7 +162,14 @@ class SessionWorker(Agent):
 
 
 class RecordingEventsProxy:
-    """Publishes RecordingStarted/Progress/Stopped on the recording events channel (archive.md §8); best effort."""
+    """Publishes RecordingStarted/Progress/Stopped on the recording events channel (archive.md §8).
+
+    The recorder (started, progress) and the conductor (stopped) may be different threads: a lock serialises them on
+    the one exclusive publication. Progress is best effort (dropped under back pressure); a started or stopped event
+    the publication cannot take now waits in a small queue, in order, flushed by later events and by the conductor.
+    """
+
+    MAX_PENDING = 1024
 
     def __init__(self, publication: Any) -> None:
         """Over an exclusive publication."""
@@ -171,40 +178,60 @@ class RecordingEventsProxy:
         self._started = codecs.RecordingStartedEncoder()
         self._progress = codecs.RecordingProgressEncoder()
         self._stopped = codecs.RecordingStoppedEncoder()
+        self._lock = threading.Lock()
+        self._pending: deque[bytes] = deque()
 
     def started(self, recording_id: int, start_position: int, session_id: int, stream_id: int, channel: str,
                 source_identity: str) -> None:
         """RecordingStarted."""
-        enc = self._started.wrap_and_apply_header(self._buffer, 0)
-        enc.recording_id = recording_id
-        enc.start_position = start_position
-        enc.session_id = session_id
-        enc.stream_id = stream_id
-        enc.put_channel(channel.encode("ascii", "replace")[:4096])
-        enc.put_source_identity(source_identity.encode("ascii", "replace")[:1024])
-        self._send(8 + enc.encoded_length)
-
-    def _send(self, length: int) -> None:
-        # start and stop are offered a few times (Aeron's SEND_ATTEMPTS), progress once
-        for _ in range(3):
-            if self.publication.offer(self._buffer, 0, length) > 0:
-                return
+        with self._lock:
+            enc = self._started.wrap_and_apply_header(self._buffer, 0)
+            enc.recording_id = recording_id
+            enc.start_position = start_position
+            enc.session_id = session_id
+            enc.stream_id = stream_id
+            enc.put_channel(channel.encode("ascii", "replace")[:4096])
+            enc.put_source_identity(source_identity.encode("ascii", "replace")[:1024])
+            self._send(8 + enc.encoded_length, keep=True)
 
     def progress(self, recording_id: int, start_position: int, position: int) -> None:
         """RecordingProgress."""
-        enc = self._progress.wrap_and_apply_header(self._buffer, 0)
-        enc.recording_id = recording_id
-        enc.start_position = start_position
-        enc.position = position
-        self.publication.offer(self._buffer, 0, 8 + enc.encoded_length)
+        with self._lock:
+            enc = self._progress.wrap_and_apply_header(self._buffer, 0)
+            enc.recording_id = recording_id
+            enc.start_position = start_position
+            enc.position = position
+            self._send(8 + enc.encoded_length, keep=False)
 
     def stopped(self, recording_id: int, start_position: int, stop_position: int) -> None:
         """RecordingStopped."""
-        enc = self._stopped.wrap_and_apply_header(self._buffer, 0)
-        enc.recording_id = recording_id
-        enc.start_position = start_position
-        enc.stop_position = stop_position
-        self._send(8 + enc.encoded_length)
+        with self._lock:
+            enc = self._stopped.wrap_and_apply_header(self._buffer, 0)
+            enc.recording_id = recording_id
+            enc.start_position = start_position
+            enc.stop_position = stop_position
+            self._send(8 + enc.encoded_length, keep=True)
+
+    def flush(self) -> int:
+        """Offer the waiting started/stopped events (the conductor's duty cycle)."""
+        if not self._pending:
+            return 0
+        with self._lock:
+            return self._flush()
+
+    def _flush(self) -> int:
+        sent = 0
+        while self._pending and self.publication.offer(self._pending[0]) > 0:
+            self._pending.popleft()
+            sent += 1
+        return sent
+
+    def _send(self, length: int, keep: bool) -> None:
+        self._flush()
+        if not self._pending and self.publication.offer(self._buffer, 0, length) > 0:
+            return
+        if keep and len(self._pending) < self.MAX_PENDING:
+            self._pending.append(bytes(self._buffer[:length]))
 
 
 class _PendingReplay:
@@ -342,6 +369,8 @@ class ArchiveConductor(Agent):
             work += self._poll_pending_replays(now_ns)
         if self.replication_sessions:
             work += self._run_replications(now_ns)
+        if self.events_proxy is not None:
+            work += self.events_proxy.flush()
         if self.sessions:
             done = None
             for session in self.sessions.values():
