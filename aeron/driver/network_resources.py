@@ -100,6 +100,9 @@ class NetworkResources:
         self._log_error = log_error
         self.send_endpoints: dict[str, SendChannelEndpoint] = {}          # by canonical form
         self.receive_endpoints: dict[str, ReceiveChannelEndpoint] = {}
+        # every open endpoint: a tagged endpoint can share its canonical form with another (the maps hold the latest,
+        # as the C driver's), and each must still be found to close it
+        self._open_endpoints: list[Any] = []
         self.network_publications: list[NetworkPublication] = []
         self.network_subscriptions: list[NetworkSubscriptionLink] = []
         self.spy_subscriptions: list[SpySubscriptionLink] = []
@@ -416,11 +419,15 @@ class NetworkResources:
                 ctr.channel_status_key_encode(udp_channel.original), registration_id=registration_id)
             endpoint.attach_destinations_counter(counter_id, AtomicCounter(self._counters_values, counter_id))
         self.send_endpoints[udp_channel.canonical_form] = endpoint
+        self._open_endpoints.append(endpoint)
         self.sender_proxy.add_endpoint(endpoint)
         return endpoint
 
     def _close_send_endpoint(self, endpoint: SendChannelEndpoint) -> None:
-        self.send_endpoints.pop(endpoint.udp_channel.canonical_form, None)
+        if self.send_endpoints.get(endpoint.udp_channel.canonical_form) is endpoint:
+            del self.send_endpoints[endpoint.udp_channel.canonical_form]
+        if endpoint in self._open_endpoints:
+            self._open_endpoints.remove(endpoint)
         endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
         self.sender_proxy.remove_endpoint(endpoint)
         self._closing_send_endpoints.append(endpoint)
@@ -633,6 +640,7 @@ class NetworkResources:
                                           stream_session_limit=self._ctx.stream_session_limit,
                                           on_error=self._log_error)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
+        self._open_endpoints.append(endpoint)
         self.receiver_proxy.add_endpoint(endpoint)
         return endpoint
 
@@ -658,10 +666,12 @@ class NetworkResources:
     def _try_remove_receive_endpoint(self, endpoint: ReceiveChannelEndpoint) -> None:
         """Close a receive endpoint once no subscription uses it and no image still sends status messages through
         it (aeron_receive_channel_endpoint_try_remove_endpoint); the receiver lets go of such images first."""
-        if endpoint.ref_count > 0 or endpoint not in self.receive_endpoints.values() or any(
+        if endpoint.ref_count > 0 or endpoint not in self._open_endpoints or any(
                 image.endpoint is endpoint and image.state in (ACTIVE, DRAINING) for image in self.images):
             return
-        self.receive_endpoints.pop(endpoint.udp_channel.canonical_form, None)
+        if self.receive_endpoints.get(endpoint.udp_channel.canonical_form) is endpoint:
+            del self.receive_endpoints[endpoint.udp_channel.canonical_form]
+        self._open_endpoints.remove(endpoint)
         endpoint.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_CLOSING)
         self.receiver_proxy.remove_endpoint(endpoint)
         self._closing_receive_endpoints.append(endpoint)
@@ -890,6 +900,7 @@ class NetworkResources:
                                           stream_session_limit=self._ctx.stream_session_limit,
                                           on_error=self._log_error)
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
+        self._open_endpoints.append(endpoint)
         self._receive_destinations[endpoint] = []
         self.receiver_proxy.add_endpoint(endpoint)
         return endpoint
@@ -1101,11 +1112,11 @@ class NetworkResources:
             self._log_factory.delete(resource)
         self.images = []
         self.network_publications = []
-        for endpoint in [*self.send_endpoints.values(), *self._closing_send_endpoints,
-                         *self.receive_endpoints.values(), *self._closing_receive_endpoints]:
+        for endpoint in [*self._open_endpoints, *self._closing_send_endpoints, *self._closing_receive_endpoints]:
             endpoint.close()
         self.send_endpoints.clear()
         self.receive_endpoints.clear()
+        self._open_endpoints = []
         self._closing_send_endpoints = []
         self._closing_receive_endpoints = []
         for destination in [*self._closing_receive_destinations,

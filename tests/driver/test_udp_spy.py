@@ -4,6 +4,7 @@ exactly what the network sees, hold the publication back like any tethered subsc
 own only with ssc=true, and see end of stream."""
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -108,3 +109,32 @@ def test_a_spy_naming_a_tag_follows_the_publications_of_the_tagged_endpoint(shm_
             wait_for(lambda: spy.image_by_session_id(publication.session_id) is not None)
             spy.close()
             publication.close()
+
+
+def _open_sockets() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except FileNotFoundError:           # the directory's own descriptor, gone once listed
+            pass
+    return count
+
+
+def test_two_endpoints_of_one_address_with_different_tags_are_both_closed(shm_dir):
+    """Tagged endpoints can share a canonical form: each is still closed (and its counters freed) when its
+    publication goes or the driver closes, whichever the lookup by canonical form holds."""
+    before = _open_sockets()
+    with MediaDriver.launch_embedded(driver_context(aeron_dir=str(shm_dir / "d"))) as driver, \
+            Aeron.connect(Context(driver.aeron_dir)) as client:
+        port = free_port()
+        reader = client.counters_reader
+
+        def send_channels():
+            return [r for r in reader.counters() if r.label.startswith("snd-channel:")]
+        publications = [client.add_exclusive_publication(f"aeron:udp?tags={tag}|endpoint=127.0.0.1:{port}", 7)
+                        for tag in (2001, 2002)]
+        assert len(send_channels()) == 2
+        publications[0].close()
+        wait_for(lambda: len(send_channels()) == 1, timeout_s=10)
+    assert _open_sockets() == before            # the driver closed the endpoint still in use too
