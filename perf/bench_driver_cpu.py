@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Driver CPU per datagram, side by side in one run: our driver vs the official `aeronmd`, same clients.
+
+    .venv/bin/python perf/bench_driver_cpu.py [--runs 3] [--quick]        (aeronmd needs AERON_C_BIN)
+
+Two drivers of the same kind on one machine: the publisher's (it sends) and the subscriber's (it receives). The
+official `streaming_publisher` sends a fixed stream of messages over loopback UDP to `rate_subscriber`; each
+driver's own process CPU time (utime + stime from /proc/<pid>/stat, every thread) over the stream is divided by
+the datagrams it handled, read from its own system counters in cnc.dat:
+  * sent datagrams (publisher's driver): data bytes sent / frame length + heartbeats sent; it also reads the
+    status messages and NAKs received;
+  * received datagrams (subscriber's driver): data bytes received / frame length + heartbeats received; it also
+    sends the status messages and NAKs counted.
+The stream is over when the subscriber's image has rebuilt it all (rcv-pos). Every datagram holds exactly one frame so that bytes convert to datagrams exactly: 32 B messages go with
+``mtu=96`` on the channel (a 64-byte frame; two would not fit), 1 KiB messages with the default MTU (1408: one
+1056-byte frame per datagram). Both drivers: SHARED threading, `backoff` idle, as perf/bench_udp.py.
+Results: perf/results/driver_cpu.json. Targets (issue 14): CPU per datagram <= 1.5x aeronmd's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+from bench_ipc import RESULTS, Driver, _clients, _env, _popen, _stop
+
+from aeron._core import counters as ctr
+from aeron.tools.stat import read_stat
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICK           # utime, stime (fields 14 and 15)
+
+
+def _system_counters(driver: Driver) -> dict[int, int]:
+    stat = read_stat(driver.dir)
+    return {c.counter_id: c.value for c in stat.counters if c.type_id == ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID}
+
+
+def _wait_rebuilt(driver: Driver, position: int, timeout_s: float = 60.0) -> None:
+    """Until the subscriber's driver has rebuilt the whole stream without gaps (its image's rcv-pos reaches
+    ``position``; the publication starts at 0), or the image has gone after being seen."""
+    deadline = time.monotonic() + timeout_s
+    seen = False
+    while time.monotonic() < deadline:
+        positions = [c.value for c in read_stat(driver.dir).counters
+                     if c.type_id == ctr.DRIVER_RECEIVER_POS_TYPE_ID]
+        if positions and max(positions) >= position or seen and not positions:
+            return
+        seen = seen or bool(positions)
+        time.sleep(0.005)
+    raise RuntimeError(f"the subscriber's driver did not rebuild {position} bytes in {timeout_s} s")
+
+
+def _frame_length(message_length: int) -> int:
+    return (message_length + 32 + 31) & ~31
+
+
+def measure(kind: str, bin_dir: str | None, messages: int, length: int) -> dict[str, float]:
+    """One stream through a pair of drivers of ``kind``; CPU µs per datagram for each side."""
+    channel = f"aeron:udp?endpoint=127.0.0.1:{_port()}" + ("|mtu=96" if length <= 32 else "")
+    frame = _frame_length(length)
+    clients = _clients("C", bin_dir)
+    pub_driver = Driver(kind, bin_dir)
+    try:
+        sub_driver = Driver(kind, bin_dir)
+        try:
+            sub = _popen([*clients["subscriber"], "-p", sub_driver.dir, "-c", channel])
+            try:
+                time.sleep(0.5)
+                before = [(_cpu_seconds(d.proc.pid), _system_counters(d)) for d in (pub_driver, sub_driver)]
+                pub = subprocess.run([*clients["publisher"], "-p", pub_driver.dir, "-c", channel, "-m",
+                                      str(messages), "-L", str(length)], capture_output=True, text=True, timeout=600,
+                                     env=_env())
+                if pub.returncode != 0:
+                    raise RuntimeError(f"publisher failed: {pub.stdout} {pub.stderr}")
+                _wait_rebuilt(sub_driver, messages * frame)
+                after = [(_cpu_seconds(d.proc.pid), _system_counters(d)) for d in (pub_driver, sub_driver)]
+            finally:
+                _stop(sub)
+        finally:
+            sub_driver.close()
+    finally:
+        pub_driver.close()
+    (cpu0_pub, c0_pub), (cpu0_sub, c0_sub) = before
+    (cpu1_pub, c1_pub), (cpu1_sub, c1_sub) = after
+
+    def delta(a: dict[int, int], b: dict[int, int], key: int) -> int:
+        return b[key] - a[key]
+    hb_sent = delta(c0_pub, c1_pub, ctr.HEARTBEATS_SENT)
+    sent = (delta(c0_pub, c1_pub, ctr.BYTES_SENT) - 32 * hb_sent) // frame + hb_sent
+    control_in = delta(c0_pub, c1_pub, ctr.STATUS_MESSAGES_RECEIVED) + delta(c0_pub, c1_pub, ctr.NAK_MESSAGES_RECEIVED)
+    hb_received = delta(c0_sub, c1_sub, ctr.HEARTBEATS_RECEIVED)
+    received = (delta(c0_sub, c1_sub, ctr.BYTES_RECEIVED) - 32 * hb_received) // frame + hb_received
+    control_out = delta(c0_sub, c1_sub, ctr.STATUS_MESSAGES_SENT) + delta(c0_sub, c1_sub, ctr.NAK_MESSAGES_SENT)
+    return {"sent_us": (cpu1_pub - cpu0_pub) * 1e6 / max(1, sent + control_in),
+            "received_us": (cpu1_sub - cpu0_sub) * 1e6 / max(1, received + control_out),
+            "sent": sent, "received": received, "control_in": control_in, "control_out": control_out,
+            "naks": delta(c0_sub, c1_sub, ctr.NAK_MESSAGES_SENT)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="smaller message counts")
+    args = parser.parse_args(argv)
+    bin_dir = os.environ.get("AERON_C_BIN")
+    if not bin_dir or not os.access(os.path.join(bin_dir, "aeronmd"), os.X_OK):
+        print("AERON_C_BIN not set: this benchmark needs the official clients (and aeronmd to compare)")
+        return 0
+    scale = 0.25 if args.quick else 1.0
+    cases = [("cpu-per-dgram-32B", int(1e6 * scale), 32), ("cpu-per-dgram-1KiB", int(4e5 * scale), 1024)]
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    for name, messages, length in cases:
+        samples: dict[str, list[dict[str, float]]] = {"ours": [], "aeronmd": []}
+        for _ in range(args.runs):
+            for kind in samples:              # interleaved, so background noise hits both drivers alike
+                samples[kind].append(measure(kind, bin_dir, messages, length))
+        for kind, runs in samples.items():
+            value = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+            results.setdefault(name, {})[kind] = value
+            print(f"{name:20s} {kind:8s} sent {value['sent_us']:.3f} µs/dgram  received {value['received_us']:.3f} "
+                  f"µs/dgram  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
+                  f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs)", flush=True)
+    print()
+    print(f"{'case':20s} {'side':9s} {'ours µs':>9s} {'aeronmd µs':>11s} {'ours/aeronmd':>13s}")
+    for name, by in results.items():
+        for side in ("sent", "received"):
+            ours, theirs = by["ours"][f"{side}_us"], by["aeronmd"][f"{side}_us"]
+            print(f"{name:20s} {side:9s} {ours:9.3f} {theirs:11.3f} {ours / theirs:12.2f}x")
+    print(f"\ndriver process CPU (all threads) per datagram handled, SHARED + backoff, median of {args.runs} runs; "
+          "target: <= 1.5x aeronmd")
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "driver_cpu.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
