@@ -101,6 +101,8 @@ cdef class UdpTransport:
 
 
     cdef void _release(self) noexcept
+    cdef int receive_slots(self) noexcept nogil
+    cdef int received_or_raise(self, int n) except -1
     cdef void _stamp_received(self, int count, bint has_control) noexcept nogil
     cdef int _check(self) except -1
     cdef int _destination(self, object address) except -1

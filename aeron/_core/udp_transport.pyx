@@ -235,55 +235,71 @@ cdef class UdpTransport:
     def receive_batch(self):
         """Receive up to ``batch`` datagrams into the slots; returns how many (0 when none are waiting)."""
         self._check()
+        cdef int n
+        with nogil:
+            n = self.receive_slots()
+        return self.received_or_raise(n)
+
+    cdef int receive_slots(self) noexcept nogil:
+        """One recvmmsg (or recvfrom loop) into the slots, receive timestamps written; the count, or -errno.
+        Sets ``received`` (0 on error). The caller holds no GIL and checked the transport is open."""
         cdef int i, n, err = 0
         cdef socklen_t alen
         cdef ssize_t got
-        with nogil:
-            if self.use_mmsg:
-                for i in range(self.batch):
-                    self.rx[i].msg_hdr.msg_name = &self.rx_addr[i]
-                    self.rx[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage)
-                    self.rx[i].msg_hdr.msg_iov = &self.rx_iov[i]
-                    self.rx[i].msg_hdr.msg_iovlen = 1
-                    if self.rx_control != NULL:
-                        self.rx[i].msg_hdr.msg_control = self.rx_control + i * AERON_PY_TIMESTAMP_CONTROL_LENGTH
-                        self.rx[i].msg_hdr.msg_controllen = <size_t>AERON_PY_TIMESTAMP_CONTROL_LENGTH
-                    else:
-                        self.rx[i].msg_hdr.msg_control = NULL
-                        self.rx[i].msg_hdr.msg_controllen = 0
-                    self.rx[i].msg_hdr.msg_flags = 0
-                n = recvmmsg(self.fd, self.rx, <unsigned int>self.batch, MSG_DONTWAIT, NULL)
-                if n < 0:
-                    err = errno
+        if self.use_mmsg:
+            for i in range(self.batch):
+                self.rx[i].msg_hdr.msg_name = &self.rx_addr[i]
+                self.rx[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage)
+                self.rx[i].msg_hdr.msg_iov = &self.rx_iov[i]
+                self.rx[i].msg_hdr.msg_iovlen = 1
+                if self.rx_control != NULL:
+                    self.rx[i].msg_hdr.msg_control = self.rx_control + i * AERON_PY_TIMESTAMP_CONTROL_LENGTH
+                    self.rx[i].msg_hdr.msg_controllen = <size_t>AERON_PY_TIMESTAMP_CONTROL_LENGTH
                 else:
-                    for i in range(n):
-                        self.rx_len[i] = <int>self.rx[i].msg_len
-                    self._stamp_received(n, True)
+                    self.rx[i].msg_hdr.msg_control = NULL
+                    self.rx[i].msg_hdr.msg_controllen = 0
+                self.rx[i].msg_hdr.msg_flags = 0
+            n = recvmmsg(self.fd, self.rx, <unsigned int>self.batch, MSG_DONTWAIT, NULL)
+            if n < 0:
+                err = errno
             else:
-                n = 0
-                while n < self.batch:
-                    alen = sizeof(sockaddr_storage)
-                    got = recvfrom(self.fd, self.slot_data[n], <size_t>self.slot_length, MSG_DONTWAIT,
-                                   <sockaddr *>&self.rx_addr[n], &alen)
-                    if got < 0:
-                        if n == 0:
-                            err = errno
-                            n = -1
-                        break
-                    self.rx_len[n] = <int>got
-                    n += 1
-                if n > 0:
-                    self._stamp_received(n, False)
+                for i in range(n):
+                    self.rx_len[i] = <int>self.rx[i].msg_len
+                self._stamp_received(n, True)
+        else:
+            n = 0
+            while n < self.batch:
+                alen = sizeof(sockaddr_storage)
+                got = recvfrom(self.fd, self.slot_data[n], <size_t>self.slot_length, MSG_DONTWAIT,
+                               <sockaddr *>&self.rx_addr[n], &alen)
+                if got < 0:
+                    if n == 0:
+                        err = errno
+                        n = -1
+                    break
+                self.rx_len[n] = <int>got
+                n += 1
+            if n > 0:
+                self._stamp_received(n, False)
         if n < 0:
             self.received = 0
-            if err == ENOSYS and self.use_mmsg:
-                self.use_mmsg = False           # no recvmmsg here: single-message fallback from now on
-                return self.receive_batch()
-            if _nothing(err):
-                return 0
-            raise ChannelEndpointError(f"{self.name}: recvmmsg failed: errno {err}")
+            return -err if err > 0 else -1
         self.received = n
         return n
+
+    cdef int received_or_raise(self, int n) except -1:
+        """receive_slots' outcome for Python: the count; 0 for "nothing this time"; a retry without recvmmsg where
+        the kernel lacks it; ChannelEndpointError for a real failure."""
+        if n >= 0:
+            return n
+        if -n == ENOSYS and self.use_mmsg:
+            self.use_mmsg = False           # no recvmmsg here: single-message fallback from now on
+            with nogil:
+                n = self.receive_slots()
+            return self.received_or_raise(n)
+        if _nothing(-n):
+            return 0
+        raise ChannelEndpointError(f"{self.name}: recvmmsg failed: errno {-n}")
 
     cdef void _stamp_received(self, int count, bint has_control) noexcept nogil:
         """Write the receive timestamps into the DATA frames of the datagrams just received (as

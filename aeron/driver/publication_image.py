@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
 from aeron._core.counters import AtomicCounter
+from aeron._core.data_dispatcher import ImageReceiveState
 from aeron._core.frames import (
     EOS_FLAG, ERR_HEADER_LENGTH, ERR_MAX_ERROR_MESSAGE_LENGTH, NAK_HEADER_LENGTH, REVOKED_FLAG, RTTM_HEADER_LENGTH,
     RSP_SETUP_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_EOS_FLAG, SM_WITH_GROUP_TAG_LENGTH, encode_error, encode_nak,
@@ -26,7 +27,7 @@ from aeron.common.errors import ErrorCode
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
-from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS
+from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS, source_key
 from aeron.driver.untethered import (
     TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
     working_positions,
@@ -81,6 +82,9 @@ class PublicationImage(DriverLog):
         self.rcv_hwm = rcv_hwm                          # rcv-hwm: the highest position received
         self.rcv_pos = rcv_pos                          # rcv-pos: rebuilt without gaps up to here
         self.naks_sent = rcv_naks_sent                  # rcv-naks-sent
+        # what the endpoint's compiled data path reads and writes for this image (positions, times, connections)
+        self.receive_state = ImageReceiveState(session_id, stream_id, log.initial_term_id, self.terms, rcv_hwm,
+                                               join_position, now_ns)
         self.cc_counters = cc_counters                  # rcv-cc-cubic-rtt and -wnd when cc=cubic
         self.congestion_control = congestion_control
         self.is_reliable = is_reliable
@@ -130,6 +134,38 @@ class PublicationImage(DriverLog):
         for other in endpoint.destinations:
             if other is not destination and other.has_control_address:
                 self.add_destination(other, now_ns)
+        self._mirror_connections()
+
+    # -- the fields the compiled data path shares ---------------------------------------------------------------
+    @property
+    def time_of_last_packet_ns(self) -> int:
+        return self.receive_state.time_of_last_packet_ns
+
+    @time_of_last_packet_ns.setter
+    def time_of_last_packet_ns(self, value: int) -> None:
+        self.receive_state.time_of_last_packet_ns = value
+
+    @property
+    def last_sm_position(self) -> int:
+        return self.receive_state.last_sm_position
+
+    @last_sm_position.setter
+    def last_sm_position(self, value: int) -> None:
+        self.receive_state.last_sm_position = value
+
+    def _sync_connection_times(self) -> None:
+        """Bring in the times of last frame that the compiled path recorded for the connections it matched."""
+        state = self.receive_state
+        for i in range(min(len(self.connections), state.connection_count)):
+            connection = self.connections[i]
+            connection.time_of_last_frame_ns = max(connection.time_of_last_frame_ns, state.connection_time(i))
+
+    def _mirror_connections(self) -> None:
+        """After the connections changed: the compiled path matches the new list (destination, source)."""
+        self.receive_state.set_connections(
+            (-1 if c.destination is None else c.destination.dispatch_id,
+             None if c.is_fixed else source_key(c.control_address), c.time_of_last_frame_ns)
+            for c in self.connections)
 
     def position_of(self, term_id: int, term_offset: int) -> int:
         return (((term_id - self.initial_term_id) & 0xFFFFFFFF) << self.position_bits_to_shift) + term_offset
@@ -175,8 +211,10 @@ class PublicationImage(DriverLog):
             if connection.destination is destination and (connection.is_fixed or connection.control_address == source):
                 connection.time_of_last_frame_ns = now_ns
                 return connection
+        self._sync_connection_times()
         connection = ImageConnection(source, now_ns, destination)
         self.connections.append(connection)
+        self._mirror_connections()
         return connection
 
     # -- receiver thread: destinations of a multi-destination subscription -------------------------------------
@@ -184,11 +222,15 @@ class PublicationImage(DriverLog):
         """A destination with a control address is told about the image at once (status messages that make a
         dynamic multi-destination-cast sender add it); others are learnt from their first frame."""
         if destination.has_control_address:
+            self._sync_connection_times()
             self.connections.append(ImageConnection(destination.control_address, now_ns, destination, True))
+            self._mirror_connections()
 
     def remove_destination(self, destination: ReceiveDestination) -> None:
         """Forget what arrived over ``destination``: no more status messages or NAKs to its senders."""
+        self._sync_connection_times()
         self.connections = [c for c in self.connections if c.destination is not destination]
+        self._mirror_connections()
         if self.connections and all(c.is_eos for c in self.connections) and not self.is_end_of_stream:
             self._on_eos(self.connections[0], self.connections[0].eos_position, False)
 
@@ -300,6 +342,7 @@ class PublicationImage(DriverLog):
         no status messages and no data the senders drop this receiver and the image goes at its liveness timeout;
         a sender that keeps sending SETUPs then makes a new image."""
         self.rejection_reason = reason
+        self.receive_state.accepting = False            # its datagrams go to insert_packet, which drops them
         self.time_of_last_sm_ns = 0                     # the first error frame goes out at once
 
     def _send_rejection(self, now_ns: int) -> int:
@@ -317,6 +360,7 @@ class PublicationImage(DriverLog):
     def _live_connections(self, now_ns: int) -> list[ImageConnection]:
         # a fixed address (multicast control group, explicit control) is kept while its destination is active, a
         # sender's source while it sends (image liveness)
+        self._sync_connection_times()
         live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= (
             DESTINATION_TIMEOUT_NS if c.is_fixed else self.liveness_timeout_ns)]
         return live or self.connections[:1]

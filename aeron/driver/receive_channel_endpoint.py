@@ -15,19 +15,22 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.data_dispatcher import (
+    DISPATCH_HANDLED, DISPATCH_SETUP_FRAME, DISPATCH_TO_IMAGE, DataPacketDispatcher,
+)
 from aeron._core.frames import (
-    DATA_HEADER_LENGTH, EOS_FLAG, HDR_TYPE_DATA, HDR_TYPE_PAD, HDR_TYPE_RTTM, HDR_TYPE_SETUP, RTTM_HEADER_LENGTH,
-    RTTM_REPLY_FLAG, SM_HEADER_LENGTH, SM_SEND_SETUP_FLAG, RttmFrame, SetupFrame, decode_data_header, decode_frame,
-    encode_rttm, encode_status_message, validate_frame,
+    DATA_HEADER_LENGTH, EOS_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_HEADER_LENGTH, SM_SEND_SETUP_FLAG, RttmFrame,
+    SetupFrame, decode_data_header, decode_frame, encode_rttm, encode_status_message,
 )
 from aeron._core.term_scanner import validate_data_packet
 from aeron.common.errors import ErrorCode
-from aeron.driver.receive_destination import ReceiveDestination
+from aeron._core.udp_transport import UdpTransport
+from aeron.driver.receive_destination import ReceiveDestination, source_key
 from aeron.driver.udp_channel import UdpChannel
+from aeron.driver.udp_channel_transport import LossyTransport
 
 if TYPE_CHECKING:
     from aeron.driver.publication_image import PublicationImage
-    from aeron._core.udp_transport import UdpTransport
 
 DATA_DRAIN_LIMIT = 64
 PENDING_SETUP_TIMEOUT_NS = 1_000_000_000
@@ -96,6 +99,10 @@ class ReceiveChannelEndpoint:
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._bytes_sent = system[ctr.BYTES_SENT]
         self._invalid = system[ctr.INVALID_PACKETS]
+        # DATA and PAD of the images here are validated and inserted in compiled code, a batch per call
+        self._dispatcher = DataPacketDispatcher(
+            self._bytes_received, self._invalid, system[ctr.HEARTBEATS_RECEIVED], system[ctr.FLOW_CONTROL_OVER_RUNS],
+            system[ctr.FLOW_CONTROL_UNDER_RUNS])
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
     @property
@@ -161,10 +168,14 @@ class ReceiveChannelEndpoint:
                 interest.image_count += 1             # INIT_IN_PROGRESS was counted when the SETUP came
             interest.sessions[image.session_id] = image
         self.images.append(image)
+        if image.receive_state is not None:
+            self._dispatcher.add(image.receive_state)
 
     def remove_image(self, image: PublicationImage, now_ns: int, rejoin: bool = True) -> None:
         if image in self.images:
             self.images.remove(image)
+        if image.receive_state is not None:
+            self._dispatcher.remove(image.receive_state)
         interest = self.streams.get(image.stream_id)
         if interest is not None and interest.sessions.get(image.session_id) is image:
             interest.image_count -= 1
@@ -183,36 +194,71 @@ class ReceiveChannelEndpoint:
 
     # -- data path (receiver thread) ----------------------------------------------------------------------------
     def poll(self, now_ns: int) -> int:
+        """Drain every destination's socket (at most DATA_DRAIN_LIMIT datagrams each): one compiled call per batch
+        for a UdpTransport (with or without a compiled loss generator); otherwise a compiled call per datagram.
+        Returns the work: datagrams, bytes inserted, replies sent."""
         work = 0
         for destination in self.destinations:
             transport = destination.transport
-            count = 0
-            while count < DATA_DRAIN_LIMIT:
-                received = transport.receive_batch()          # one recvmmsg, GIL released
-                if received == 0:
-                    break
-                count += received
-                slots = transport.slots
-                for i in range(received):
-                    length = transport.length(i)
-                    if length == 0:
-                        continue                              # dropped by a loss generator
-                    buffer = slots[i]
-                    self._bytes_received.get_and_add(length)
-                    frame_type = validate_frame(buffer, 0, length)      # §1.3 and the per-type header checks
-                    if frame_type == HDR_TYPE_DATA or frame_type == HDR_TYPE_PAD:
-                        work += self._on_data(buffer, length, transport.source(i), now_ns, destination)
-                    elif frame_type == HDR_TYPE_SETUP:
-                        self._on_setup_frame(decode_frame(buffer, 0, length), transport.source(i), now_ns,
-                                             destination)
-                    elif frame_type == HDR_TYPE_RTTM:
-                        self._on_rttm(decode_frame(buffer, 0, length), transport.source(i), now_ns, destination)
-                    elif frame_type < 0:
-                        self._invalid.increment_ordered()
+            if type(transport) is UdpTransport:
+                count, done = self._poll_batches(destination, transport, None, now_ns)
+            elif isinstance(transport, LossyTransport) and transport.compiled is not None:
+                count, done = self._poll_batches(destination, transport.inner, transport, now_ns)
+            else:
+                count, done = self._poll_datagrams(destination, transport, now_ns)
             if count:
                 destination.time_of_last_activity_ns = now_ns
-            work += count
+            work += count + done
         return work
+
+    def _poll_batches(self, destination: ReceiveDestination, transport: UdpTransport, lossy: LossyTransport | None,
+                      now_ns: int) -> tuple[int, int]:
+        dispatcher = self._dispatcher
+        loss = lossy.compiled if lossy is not None else None
+        count = work = 0
+        while count < DATA_DRAIN_LIMIT:
+            received = dispatcher.poll(transport, destination.dispatch_id, now_ns, loss)   # GIL released
+            if received == 0:
+                break
+            count += received
+            work += dispatcher.inserted
+            if lossy is not None:
+                lossy.dropped += dispatcher.dropped
+            for i in range(dispatcher.event_count):              # what needs Python: rare
+                slot = dispatcher.event_slot(i)
+                work += self._on_event(dispatcher.event_kind(i), transport.slots[slot], transport.length(slot),
+                                       transport.source(slot), now_ns, destination)
+        return count, work
+
+    def _poll_datagrams(self, destination: ReceiveDestination, transport: Any, now_ns: int) -> tuple[int, int]:
+        dispatcher = self._dispatcher
+        count = work = 0
+        while count < DATA_DRAIN_LIMIT:
+            received = transport.receive_batch()
+            if received == 0:
+                break
+            count += received
+            slots = transport.slots
+            for i in range(received):
+                length = transport.length(i)
+                if length == 0:
+                    continue                              # dropped by a loss generator
+                source = transport.source(i)
+                kind = dispatcher.dispatch(slots[i], length, source_key(source), destination.dispatch_id, now_ns)
+                work += dispatcher.inserted
+                if kind != DISPATCH_HANDLED:
+                    work += self._on_event(kind, slots[i], length, source, now_ns, destination)
+        return count, work
+
+    def _on_event(self, kind: int, buffer, length: int, source: tuple, now_ns: int,
+                  destination: ReceiveDestination) -> int:
+        if kind == DISPATCH_TO_IMAGE:
+            return self._on_data(buffer, length, source, now_ns, destination)
+        if kind == DISPATCH_SETUP_FRAME:
+            self._on_setup_frame(decode_frame(buffer, 0, length), source, now_ns, destination)
+        else:
+            self._on_rttm(decode_frame(buffer, 0, length), source, now_ns, destination)
+        return 0
 
     def _on_data(self, buffer, length: int, source: tuple, now_ns: int,
                  destination: ReceiveDestination | None = None) -> int:

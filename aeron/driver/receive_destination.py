@@ -9,7 +9,10 @@ multi-destination-cast sender learns the right address, and go to its control ad
 (multicast control group, explicit ``control=``)."""
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
+
+from aeron._core.data_dispatcher import address_key
 
 if TYPE_CHECKING:
     from aeron._core.udp_transport import UdpTransport
@@ -18,13 +21,23 @@ if TYPE_CHECKING:
 # a destination without traffic for this long stops getting status messages and NAKs (AERON_RECEIVE_DESTINATION_
 # TIMEOUT_NS); its control address is then re-resolved by the C driver, which this driver does not need to do
 DESTINATION_TIMEOUT_NS = 5_000_000_000
+_dispatch_ids = itertools.count(1)
+
+
+def source_key(address: tuple) -> bytes:
+    """How the compiled data path knows a source (data_dispatcher.address_key); an address that is not numeric
+    gets a key no datagram has, so what comes from it takes the Python path."""
+    try:
+        return address_key(address)
+    except (OSError, TypeError, ValueError, IndexError):
+        return b"\xff\xff"
 
 
 class ReceiveDestination:
     """Owned by the conductor (creation, counters, closing) and used by the receiver (polling, sending)."""
 
     __slots__ = ("udp_channel", "transport", "local_sockaddr_counter_id", "control_address",
-                 "time_of_last_activity_ns", "receiver_released")
+                 "time_of_last_activity_ns", "receiver_released", "dispatch_id")
 
     def __init__(self, udp_channel: UdpChannel, transport: UdpTransport | Any, local_sockaddr_counter_id: int | None,
                  now_ns: int = 0) -> None:
@@ -35,6 +48,9 @@ class ReceiveDestination:
         self.control_address: tuple | None = udp_channel.remote_control
         self.time_of_last_activity_ns = now_ns
         self.receiver_released = False
+        # tells the compiled data path which destination a datagram came through (image connections are per
+        # destination); unique in the process, never reused
+        self.dispatch_id = next(_dispatch_ids)
 
     @property
     def has_control_address(self) -> bool:

@@ -59,7 +59,9 @@ class LossyTransport:
     def __init__(self, transport: UdpTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
         self._transport = transport
         self._should_drop = should_drop
-        self._compiled = should_drop if isinstance(should_drop, LossGenerator) else None
+        self.inner = transport
+        # a compiled generator runs inside the receive data path's one call per batch
+        self.compiled = should_drop if isinstance(should_drop, LossGenerator) else None
         self._lengths: list[int] = []
         self.dropped = 0
         self.slots = transport.slots
@@ -72,13 +74,13 @@ class LossyTransport:
         self.source = transport.source
         self.fileno = transport.fileno
         self.close = transport.close
-        if self._compiled is not None:
+        if self.compiled is not None:
             self.length = transport.length                  # filter_received zeroes dropped slots in place
 
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
-        if self._compiled is not None:
-            self.dropped += self._compiled.filter_received(self._transport)
+        if self.compiled is not None:
+            self.dropped += self.compiled.filter_received(self._transport)
             return count
         lengths = []
         for i in range(count):

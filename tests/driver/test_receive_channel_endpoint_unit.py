@@ -24,6 +24,7 @@ class RecordingImage:
         self.inserted: list[tuple] = []
         self.rttms: list[tuple] = []
         self.sources: list[tuple] = []
+        self.receive_state = None       # no compiled state: its datagrams reach insert_packet through Python
 
     def insert_packet(self, buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
                       destination=None):
