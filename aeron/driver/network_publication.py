@@ -20,7 +20,7 @@ from aeron._core.frames import (
     encode_rttm, encode_setup,
 )
 from aeron._core.logbuffer import LogBuffers
-from aeron._core.term_scanner import LogBufferUnblocker, scan_for_availability
+from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.retransmit_handler import RetransmitHandler
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 SETUP_INTERVAL_NS = 100_000_000
 HEARTBEAT_INTERVAL_NS = 100_000_000
+RESEND_BATCH = 64                                   # datagrams per sendmmsg when retransmitting (UdpTransport's most)
 
 
 class NetworkPublication(DriverPublication):
@@ -186,26 +187,25 @@ class NetworkPublication(DriverPublication):
         return total
 
     def resend(self, term_id: int, term_offset: int, length: int) -> None:
-        """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log (§6.9)."""
+        """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log (§6.9): scanned and sent from
+        the term in one sendmmsg per RESEND_BATCH datagrams. Counted once per resend, as the C driver does."""
         snd_pos = self.snd_pos.get()
         resend_position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         bottom = snd_pos - (self.term_length >> 1) - self.max_message_length
         if not (bottom <= resend_position < snd_pos):
             return
         term = self.terms[(resend_position >> self.position_bits_to_shift) % 3]
-        remaining = length
+        remaining = min(length, self.term_length - term_offset)
         offset = term_offset
         total = 0
-        while remaining > 0 and offset < self.term_length:
-            available, padding = scan_for_availability(term, offset, min(remaining, self.mtu))
-            if available <= 0:
-                break
-            with term.view(offset, available) as frames:
-                if self.endpoint.send(frames, self.response_address) != available:
-                    break
-            offset += available + padding
-            remaining -= available + padding
-            total += available + padding
+        while remaining > 0:
+            _, advance = self.endpoint.send_term_batch(term, offset, remaining, self.mtu, RESEND_BATCH,
+                                                       self.response_address)
+            if advance == 0:
+                break                                   # nothing more in the range, or the socket would block
+            total += advance
+            offset += advance
+            remaining -= advance
         # one retransmit per resend action however many datagrams it took, as the C driver counts them
         if total > 0 and self._retransmits_sent is not None:
             self._retransmits_sent.increment_ordered()
