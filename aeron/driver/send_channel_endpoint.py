@@ -9,16 +9,17 @@ import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
+from aeron._core.control_dispatcher import ControlFrameReader
 from aeron._core.frames import (
     ERR_HAS_GROUP_TAG_FLAG, HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RSP_SETUP, HDR_TYPE_RTTM, HDR_TYPE_SM,
-    SM_SEND_SETUP_FLAG, ErrorFrame, NakFrame, ResponseSetupFrame, StatusMessageFrame, decode_frame, validate_frame,
+    SM_SEND_SETUP_FLAG, ErrorFrame, ResponseSetupFrame, decode_frame,
 )
+from aeron._core.udp_transport import UdpTransport
 from aeron.common import command as cmd
 from aeron.driver.udp_channel import CONTROL_MODE_RESPONSE, UdpChannel
 
 if TYPE_CHECKING:
     from aeron.driver.network_publication import NetworkPublication
-    from aeron._core.udp_transport import UdpTransport
 
 CONTROL_DRAIN_LIMIT = 64
 NULL_VALUE = -1                                  # Aeron.NULL_VALUE: no destination id, receiver id or group tag
@@ -66,6 +67,8 @@ class SendChannelEndpoint:
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._invalid = system[ctr.INVALID_PACKETS]
         self._short_sends = system[ctr.SHORT_SENDS]
+        # status messages and NAKs are validated and parsed in compiled code, a batch per call
+        self._control = ControlFrameReader(self._bytes_received, self._invalid)
         self.destinations_counter_id: int | None = None
         self._destinations_counter: Any = None
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
@@ -167,56 +170,67 @@ class SendChannelEndpoint:
 
     # -- receiving control frames ------------------------------------------------------------------------------
     def poll_control(self, now_ns: int) -> int:
+        """Read the control frames waiting (at most CONTROL_DRAIN_LIMIT datagrams): one compiled call per batch for
+        a UdpTransport, one per datagram otherwise (a loss generator in Python, a test double). Returns the
+        datagrams read."""
         transport = self.transport
+        reader = self._control
+        compiled = type(transport) is UdpTransport
         work = 0
         while work < CONTROL_DRAIN_LIMIT:
-            received = transport.receive_batch()              # one recvmmsg, GIL released
-            if received == 0:
-                break
+            if compiled:
+                received = reader.poll(transport)             # one recvmmsg, GIL released, records parsed
+                if received == 0:
+                    break
+                for i in range(reader.record_count):
+                    self._on_record(reader, i, reader.slot(i), now_ns)
+            else:
+                received = transport.receive_batch()
+                if received == 0:
+                    break
+                slots = transport.slots
+                for i in range(received):
+                    if reader.parse_datagram(slots[i], transport.length(i)):
+                        self._on_record(reader, 0, i, now_ns)
             work += received
-            slots = transport.slots
-            for i in range(received):
-                length = transport.length(i)
-                if length == 0:
-                    continue
-                buffer = slots[i]
-                self._bytes_received.get_and_add(length)
-                frame_type = validate_frame(buffer, 0, length)      # §1.3 and the per-type header checks
-                if frame_type == HDR_TYPE_SM:
-                    self._on_status_message(decode_frame(buffer, 0, length), transport.source(i), now_ns)
-                elif frame_type == HDR_TYPE_NAK:
-                    self._on_nak(decode_frame(buffer, 0, length), now_ns)
-                elif frame_type == HDR_TYPE_RTTM:
-                    rttm = decode_frame(buffer, 0, length)
-                    publication = self.publications.get((rttm.session_id, rttm.stream_id))
-                    if publication is not None:
-                        publication.on_rttm(rttm.flags, rttm.echo_timestamp, rttm.receiver_id)
-                elif frame_type == HDR_TYPE_ERR:
-                    self._on_error(decode_frame(buffer, 0, length), transport.source(i))
-                elif frame_type == HDR_TYPE_RSP_SETUP:
-                    self._on_response_setup_frame(decode_frame(buffer, 0, length))
-                elif frame_type < 0:
-                    self._invalid.increment_ordered()
         return work
 
-    def _on_status_message(self, sm: StatusMessageFrame, source: tuple, now_ns: int) -> None:
-        flags, receiver_id, group_tag = sm.flags, sm.receiver_id, sm.group_tag
+    def _on_record(self, reader: ControlFrameReader, index: int, slot: int, now_ns: int) -> None:
+        transport = self.transport
+        frame_type = reader.frame_type(index)
+        if frame_type == HDR_TYPE_SM:
+            self._on_status_message(*reader.status_message(index), transport.source(slot), now_ns)
+        elif frame_type == HDR_TYPE_NAK:
+            self._on_nak(*reader.nak(index), now_ns)
+        else:
+            frame = decode_frame(transport.slots[slot], 0, transport.length(slot))
+            if frame_type == HDR_TYPE_RTTM:
+                publication = self.publications.get((frame.session_id, frame.stream_id))
+                if publication is not None:
+                    publication.on_rttm(frame.flags, frame.echo_timestamp, frame.receiver_id)
+            elif frame_type == HDR_TYPE_ERR:
+                self._on_error(frame, transport.source(slot))
+            elif frame_type == HDR_TYPE_RSP_SETUP:
+                self._on_response_setup_frame(frame)
+
+    def _on_status_message(self, session_id: int, stream_id: int, flags: int, term_id: int, term_offset: int,
+                           window: int, receiver_id: int, group_tag: int | None, source: tuple,
+                           now_ns: int) -> None:
         self.system[ctr.STATUS_MESSAGES_RECEIVED].increment_ordered()
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
-        if sm.session_id == 0 and sm.stream_id == 0 and flags & SM_SEND_SETUP_FLAG and not self.is_response:
+        if session_id == 0 and stream_id == 0 and flags & SM_SEND_SETUP_FLAG and not self.is_response:
             for publication in self.publications.values():
                 publication.on_status_message(flags, 0, 0, 0, receiver_id, group_tag, source, now_ns)
             return
-        publication = self.publications.get((sm.session_id, sm.stream_id))
+        publication = self.publications.get((session_id, stream_id))
         if publication is None:
             return
-        term_offset = sm.consumption_term_offset         # validate_frame checked it is >= 0 and 32-aligned
+        # validate_frame's checks ran in the reader: the term offset is >= 0 and 32-aligned
         if term_offset >= publication.term_length:
             self.system[ctr.STATUS_MESSAGES_REJECTED].increment_ordered()
             return
-        publication.on_status_message(flags, sm.consumption_term_id, term_offset, sm.receiver_window, receiver_id,
-                                      group_tag, source, now_ns)
+        publication.on_status_message(flags, term_id, term_offset, window, receiver_id, group_tag, source, now_ns)
 
     def _track_destination(self, source: tuple, receiver_id: int, now_ns: int) -> None:
         for destination in self.destinations:
@@ -234,17 +248,18 @@ class SendChannelEndpoint:
                                  if now_ns - d.time_of_last_activity_ns <= DESTINATION_TIMEOUT_NS]
             self._destinations_changed()
 
-    def _on_nak(self, nak: NakFrame, now_ns: int) -> None:
+    def _on_nak(self, session_id: int, stream_id: int, term_id: int, term_offset: int, length: int,
+                now_ns: int) -> None:
         self.system[ctr.NAK_MESSAGES_RECEIVED].increment_ordered()
-        publication = self.publications.get((nak.session_id, nak.stream_id))
+        publication = self.publications.get((session_id, stream_id))
         if publication is None:
             return
-        # validate_frame checked the offset is >= 0 and 32-aligned and the length >= 0; the rest needs the term
+        # the reader checked the offset is >= 0 and 32-aligned and the length >= 0; the rest needs the term
         term_length = publication.term_length
-        if nak.term_offset >= term_length or nak.term_offset + nak.length > term_length:
+        if term_offset >= term_length or term_offset + length > term_length:
             self._invalid.increment_ordered()
             return
-        publication.on_nak(nak.term_id, nak.term_offset, nak.length, now_ns)
+        publication.on_nak(term_id, term_offset, length, now_ns)
 
     def _on_error(self, error: ErrorFrame, source: tuple | None = None) -> None:
         # validate_frame checked the text length (at most 1023 and within the frame)
