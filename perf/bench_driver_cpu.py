@@ -3,14 +3,18 @@
 
     .venv/bin/python perf/bench_driver_cpu.py [--runs 3] [--quick]        (aeronmd needs AERON_C_BIN)
 
-Two drivers of the same kind on one machine: the publisher's (it sends) and the subscriber's (it receives). The
-official `streaming_publisher` sends a fixed stream of messages over loopback UDP to `rate_subscriber`; each
-driver's own process CPU time (utime + stime from /proc/<pid>/stat, every thread) over the stream is divided by
-the datagrams it handled, read from its own system counters in cnc.dat:
-  * sent datagrams (publisher's driver): data bytes sent / frame length + heartbeats sent; it also reads the
-    status messages and NAKs received;
-  * received datagrams (subscriber's driver): data bytes received / frame length + heartbeats received; it also
-    sends the status messages and NAKs counted.
+Two drivers on one machine: the publisher's (it sends) and the subscriber's (it receives); the one measured is
+paired with an aeronmd on the other side, so both kinds face the same partner (aeronmd with aeronmd, ours with
+aeronmd): ours sending to aeronmd gives our CPU per sent datagram, aeronmd sending to ours our CPU per received
+one. The official `streaming_publisher` sends a fixed stream of messages over loopback UDP to `rate_subscriber`;
+each driver's own process CPU time (utime + stime from /proc/<pid>/stat, every thread) over the stream is divided
+by the datagrams it handled, read from its own counters in cnc.dat:
+  * sent datagrams (publisher's driver): the stream's data datagrams (its snd-pos / frame length) + heartbeats
+    sent, + the status messages and NAKs it read;
+  * received datagrams (subscriber's driver): the stream's data datagrams (its rcv-pos / frame length) +
+    heartbeats received, + the status messages and NAKs it sent.
+Retransmissions and duplicates are not counted as datagrams handled but cost CPU like the rest: a driver that
+causes loss pays for it (the two drivers do not count retransmitted bytes alike, so bytes would not compare).
 The stream is over when the subscriber's image has rebuilt it all (rcv-pos). Every datagram holds exactly one frame so that bytes convert to datagrams exactly: 32 B messages go with
 ``mtu=96`` on the channel (a 64-byte frame; two would not fit), 1 KiB messages with the default MTU (1408: one
 1056-byte frame per datagram). Both drivers: SHARED threading, `backoff` idle, as perf/bench_udp.py.
@@ -49,7 +53,11 @@ def _cpu_seconds(pid: int) -> float:
 
 def _system_counters(driver: Driver) -> dict[int, int]:
     stat = read_stat(driver.dir)
-    return {c.counter_id: c.value for c in stat.counters if c.type_id == ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID}
+    values = {c.counter_id: c.value for c in stat.counters if c.type_id == ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID}
+    # the stream's positions, keyed below the system counter ids' range
+    for key, type_id in ((-1, ctr.DRIVER_SENDER_POSITION_TYPE_ID), (-2, ctr.DRIVER_RECEIVER_POS_TYPE_ID)):
+        values[key] = max((c.value for c in stat.counters if c.type_id == type_id), default=0)
+    return values
 
 
 def _wait_rebuilt(driver: Driver, position: int, timeout_s: float = 60.0) -> None:
@@ -71,14 +79,14 @@ def _frame_length(message_length: int) -> int:
     return (message_length + 32 + 31) & ~31
 
 
-def measure(kind: str, bin_dir: str | None, messages: int, length: int) -> dict[str, float]:
-    """One stream through a pair of drivers of ``kind``; CPU µs per datagram for each side."""
+def measure(pub_kind: str, sub_kind: str, bin_dir: str | None, messages: int, length: int) -> dict[str, float]:
+    """One stream from a ``pub_kind`` driver to a ``sub_kind`` one; CPU µs per datagram for each side."""
     channel = f"aeron:udp?endpoint=127.0.0.1:{_port()}" + ("|mtu=96" if length <= 32 else "")
     frame = _frame_length(length)
     clients = _clients("C", bin_dir)
-    pub_driver = Driver(kind, bin_dir)
+    pub_driver = Driver(pub_kind, bin_dir)
     try:
-        sub_driver = Driver(kind, bin_dir)
+        sub_driver = Driver(sub_kind, bin_dir)
         try:
             sub = _popen([*clients["subscriber"], "-p", sub_driver.dir, "-c", channel])
             try:
@@ -103,15 +111,18 @@ def measure(kind: str, bin_dir: str | None, messages: int, length: int) -> dict[
     def delta(a: dict[int, int], b: dict[int, int], key: int) -> int:
         return b[key] - a[key]
     hb_sent = delta(c0_pub, c1_pub, ctr.HEARTBEATS_SENT)
-    sent = (delta(c0_pub, c1_pub, ctr.BYTES_SENT) - 32 * hb_sent) // frame + hb_sent
+    # the publication starts at 0; its counters may have gone with it, then the stream was sent whole
+    sent_data = (c1_pub[-1] or messages * frame) // frame
+    sent = sent_data + hb_sent
+    resent = (delta(c0_pub, c1_pub, ctr.BYTES_SENT) - 32 * hb_sent) // frame - sent_data
     control_in = delta(c0_pub, c1_pub, ctr.STATUS_MESSAGES_RECEIVED) + delta(c0_pub, c1_pub, ctr.NAK_MESSAGES_RECEIVED)
     hb_received = delta(c0_sub, c1_sub, ctr.HEARTBEATS_RECEIVED)
-    received = (delta(c0_sub, c1_sub, ctr.BYTES_RECEIVED) - 32 * hb_received) // frame + hb_received
+    received = (c1_sub[-2] or messages * frame) // frame + hb_received
     control_out = delta(c0_sub, c1_sub, ctr.STATUS_MESSAGES_SENT) + delta(c0_sub, c1_sub, ctr.NAK_MESSAGES_SENT)
     return {"sent_us": (cpu1_pub - cpu0_pub) * 1e6 / max(1, sent + control_in),
             "received_us": (cpu1_sub - cpu0_sub) * 1e6 / max(1, received + control_out),
             "sent": sent, "received": received, "control_in": control_in, "control_out": control_out,
-            "naks": delta(c0_sub, c1_sub, ctr.NAK_MESSAGES_SENT)}
+            "naks": delta(c0_sub, c1_sub, ctr.NAK_MESSAGES_SENT), "resent": resent}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,22 +139,29 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, float]]] = {}
     for name, messages, length in cases:
         samples: dict[str, list[dict[str, float]]] = {"ours": [], "aeronmd": []}
-        for _ in range(args.runs):
-            for kind in samples:              # interleaved, so background noise hits both drivers alike
-                samples[kind].append(measure(kind, bin_dir, messages, length))
+        for _ in range(args.runs):            # interleaved, so background noise hits both drivers alike
+            sent = measure("ours", "aeronmd", bin_dir, messages, length)
+            received = measure("aeronmd", "ours", bin_dir, messages, length)
+            samples["ours"].append({"sent_us": sent["sent_us"], "received_us": received["received_us"],
+                                    "sent": sent["sent"], "received": received["received"],
+                                    "control_in": sent["control_in"], "control_out": received["control_out"],
+                                    "naks": received["naks"], "resent": sent["resent"]})
+            samples["aeronmd"].append(measure("aeronmd", "aeronmd", bin_dir, messages, length))
         for kind, runs in samples.items():
             value = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             results.setdefault(name, {})[kind] = value
             print(f"{name:20s} {kind:8s} sent {value['sent_us']:.3f} µs/dgram  received {value['received_us']:.3f} "
                   f"µs/dgram  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
-                  f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs)", flush=True)
+                  f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs, {value['resent']:.0f} datagrams "
+                  "resent by the counters)", flush=True)
     print()
     print(f"{'case':20s} {'side':9s} {'ours µs':>9s} {'aeronmd µs':>11s} {'ours/aeronmd':>13s}")
     for name, by in results.items():
         for side in ("sent", "received"):
             ours, theirs = by["ours"][f"{side}_us"], by["aeronmd"][f"{side}_us"]
             print(f"{name:20s} {side:9s} {ours:9.3f} {theirs:11.3f} {ours / theirs:12.2f}x")
-    print(f"\ndriver process CPU (all threads) per datagram handled, SHARED + backoff, median of {args.runs} runs; "
+    print(f"\ndriver process CPU (all threads) per datagram handled, the other side aeronmd, SHARED + backoff, median "
+          f"of {args.runs} runs; "
           "target: <= 1.5x aeronmd")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "driver_cpu.json").write_text(json.dumps(results, indent=1))
