@@ -3,6 +3,7 @@
 # (reference: wire-and-logbuffers.md §4.8).
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.wakeup cimport WakeSignal
 
 cdef class BufferClaim:
     cdef uint8_t *frame               # claimed frame header in the term; NULL when no claim is open
@@ -13,6 +14,7 @@ cdef class BufferClaim:
     cdef object _view                 # memoryview handed out by `buffer`, released on commit/abort
     cdef Py_ssize_t exports           # live exports of the payload (the view and anything derived)
     cdef public int64_t position      # result of the try_claim(length) that returned this claim (the appender's own)
+    cdef WakeSignal wake              # the claiming publication's wake-up signal (None: none), signalled on commit
 
     # Called by the appenders: take the claim over a frame whose header is written (length negative).
     cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1

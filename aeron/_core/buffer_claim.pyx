@@ -81,6 +81,9 @@ cdef class BufferClaim:
         self.active = False
         self.frame = NULL
         self._unpin()
+        if self.wake is not None:
+            self.wake.notify()
+            self.wake = None
         return 0
 
     cdef void _unpin(self) noexcept:

@@ -6,6 +6,7 @@ from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core.buffer_claim cimport BufferClaim
+from aeron._core.wakeup cimport WakeSignal
 from aeron._core.logbuffer cimport LogBuffers
 
 cdef enum:
@@ -95,6 +96,7 @@ cdef class TermAppender:
     cdef bint closed                   # after close() every offer returns CLOSED
     cdef tuple _term_buffers           # AtomicBuffers over the partitions, made for the first supplier call
     cdef BufferClaim _claim            # the reusable claim try_claim(length) returns, made on first use
+    cdef WakeSignal _wake              # signalled after each append (aeron.common.wakeup), or None
 
     cdef int64_t _reserve(self, int32_t length, int32_t framed_length, appender_span_t *span) noexcept nogil
     cdef int64_t _append(self, const appender_iov_t *iov, int32_t length, object supplier) except? -100

@@ -28,6 +28,7 @@ from aeron._core.buffer_claim cimport BufferClaim
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
 from aeron._core.logbuffer cimport LogBuffers
+from aeron._core.wakeup cimport WakeSignal
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 NOT_CONNECTED = APPEND_NOT_CONNECTED
@@ -247,6 +248,7 @@ cdef class TermAppender:
         self.log = None
         self._term_buffers = None
         self._claim = None
+        self._wake = None
 
     def __init__(self, LogBuffers log not None, AtomicBuffer position_limit=None,
                  Py_ssize_t position_limit_offset=0):
@@ -409,6 +411,7 @@ cdef class TermAppender:
             return APPEND_CLOSED
         cdef Py_buffer view
         cdef appender_iov_t iov
+        cdef int64_t result
         PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
         try:
             if length < 0:
@@ -419,7 +422,10 @@ cdef class TermAppender:
             self._check_length(length)
             iov.base = <const uint8_t *>view.buf + offset
             iov.length = length
-            return self._append(&iov, <int32_t>length, reserved_value_supplier)
+            result = self._append(&iov, <int32_t>length, reserved_value_supplier)
+            if result > 0 and self._wake is not None:
+                self._wake.notify()
+            return result
         finally:
             PyBuffer_Release(&view)
 
@@ -435,6 +441,7 @@ cdef class TermAppender:
         cdef appender_iov_t *iov = stack_iov
         cdef Py_ssize_t acquired = 0, i
         cdef Py_ssize_t total = 0
+        cdef int64_t result
         if count > APPEND_STACK_IOV:
             views = <Py_buffer *>PyMem_Malloc(<size_t>count * sizeof(Py_buffer))
             iov = <appender_iov_t *>PyMem_Malloc(<size_t>count * sizeof(appender_iov_t))
@@ -450,7 +457,10 @@ cdef class TermAppender:
                 iov[i].length = views[i].len
                 total += views[i].len
             self._check_length(total)
-            return self._append(iov, <int32_t>total, reserved_value_supplier)
+            result = self._append(iov, <int32_t>total, reserved_value_supplier)
+            if result > 0 and self._wake is not None:
+                self._wake.notify()
+            return result
         finally:
             for i in range(acquired):
                 PyBuffer_Release(&views[i])
@@ -493,7 +503,19 @@ cdef class TermAppender:
         if result > 0:
             frame_header_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
             claim.wrap(self.log.buffer, span.term, span.term_offset, length)
+            claim.wake = self._wake         # the commit signals the sleepers this publication concerns
         return result
+
+    def set_wake_signal(self, WakeSignal signal):
+        """After each successful offer (and claim commit) signal ``signal``: the parked sleepers this
+        publication's data concerns are woken (aeron.common.wakeup). None stops it. Costs a fence and a load
+        per offer while nobody is parked."""
+        self._wake = signal
+
+    @property
+    def wake_signal(self):
+        """The WakeSignal set by :meth:`set_wake_signal`, or None."""
+        return self._wake
 
     def close(self):
         """Stop appending: later offers return CLOSED. The log itself is left open."""
@@ -682,6 +704,8 @@ cdef class ExclusiveTermAppender(TermAppender):
             memcpy(&word, src, 8)
             store_release_i64(<int64_t *>dst, word)
             s.term_offset = resulting_offset
+            if self._wake is not None:
+                self._wake.notify()
             return s.term_begin_position + resulting_offset
         finally:
             PyBuffer_Release(&view)

@@ -13,7 +13,8 @@ from typing import Any
 from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_version_major
 from aeron._core.counters import CountersReader
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.agent import AgentInvoker, AgentRunner, epoch_ms
+from aeron.common.agent import (DRIVER_BACKOFF_MAX_PARK_NS, DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                                DRIVER_BACKOFF_MIN_PARK_NS, AgentInvoker, AgentRunner, WakeupIdleStrategy, epoch_ms)
 from aeron.common.cnc_attach import cnc_open_error, driver_pid_is_gone, no_driver_hint
 from aeron.client.client_conductor import ClientConductor
 from aeron.client.context import Context
@@ -303,6 +304,28 @@ class Aeron:
     def is_command_active(self, correlation_id: int) -> bool:
         """True while an async command (``Subscription.async_add_destination``, ...) awaits the driver."""
         return self._conductor.is_command_active(correlation_id)
+
+    def wakeup_idle_strategy(self, *subscriptions: Subscription, max_spins: int = DRIVER_BACKOFF_MAX_SPINS,
+                             max_yields: int = DRIVER_BACKOFF_MAX_YIELDS,
+                             max_park_ns: int = DRIVER_BACKOFF_MAX_PARK_NS) -> WakeupIdleStrategy:
+        """An idle strategy for a loop polling ``subscriptions`` (every stream when none are named) that parks
+        until whoever writes their data wakes it: an IPC publisher of ours, or our driver's receiver
+        (docs/wakeup.md). ``idle.idle(sub.poll(handler, limit))`` in the loop, as any idle strategy.
+
+        Spins and yields as backoff first; each park is bounded by ``max_park_ns`` (1 ms), so a writer that does
+        not signal (aeronmd, an official client) is picked up as with backoff. Unbound (plain backoff) when the
+        wake-up board cannot be had. Released when this client closes, or by its ``close()``.
+        """
+        stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
+        idle = WakeupIdleStrategy(max_spins, max_yields, DRIVER_BACKOFF_MIN_PARK_NS, max_park_ns)
+        return idle.bind(self._conductor.new_waiter(stream_ids))
+
+
+    def wakeup_waiter(self, *subscriptions: Subscription) -> Any:
+        """A raw waiter on the aeron dir's wake-up board woken by data for ``subscriptions`` (every stream when
+        none are named): ``prepare()``, poll once more, then ``wait(timeout_ns)``, or watch ``fileno()`` from an
+        event loop (``aeron.aio`` does). None when the board cannot be had. Closed with this client."""
+        return self._conductor.new_waiter([sub.stream_id for sub in subscriptions] if subscriptions else None)
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 

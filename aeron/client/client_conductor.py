@@ -35,6 +35,7 @@ from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
 from aeron.common.version import __version__
+from aeron.common.wakeup import CONDUCTOR, SENDER, new_waiter, open_board, stream_bit, streams_mask
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -155,6 +156,10 @@ class ClientConductor(Agent):
         self._time_of_last_service_ns = now
         self._time_of_last_keepalive_ns = now
         self._on_close_hooks: list[Callable[[], Any]] = []
+        # the aeron dir's wake-up board (ours; on aeronmd we make it): our parked subscribers and our driver's
+        # parked agents are woken through it; None means bounded sleeps only (docs/wakeup.md)
+        self.wakeup_board = open_board(ctx.aeron_dir)
+        self._waiters: list[Any] = []
 
     # -- Agent ------------------------------------------------------------------------------------------
 
@@ -316,6 +321,10 @@ class ClientConductor(Agent):
         publication._init_identity(self, pending.channel, corr, message.registration_id,
                                    message.channel_status_indicator_id, message.position_limit_counter_id,
                                    message.log_file_name)
+        if self.wakeup_board is not None:
+            # its subscribers (IPC, spies) and, for a network publication, the driver's sender
+            mask = stream_bit(pending.stream_id) | (0 if pending.channel.startswith("aeron:ipc") else SENDER)
+            publication.set_wake_signal(self.wakeup_board.signaller(mask))
         self._resources[corr] = publication
         pending.result, pending.done = publication, True
 
@@ -442,7 +451,21 @@ class ClientConductor(Agent):
                 if nano_time() > deadline:
                     raise DriverTimeoutError("could not write to the to-driver ring buffer: driver not consuming")
                 time.sleep(0.001)
+        if self.wakeup_board is not None:
+            self.wakeup_board.signal(CONDUCTOR)         # a parked conductor of ours reads it now
         return int(message.correlation_id)
+
+    def new_waiter(self, stream_ids: Any = None) -> Any:
+        """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None), closed with
+        the client; None when there is no board or no free slot (docs/wakeup.md)."""
+        with self.lock:
+            self.ensure_open()
+            if self.wakeup_board is None:
+                return None
+            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids))
+            if waiter is not None:
+                self._waiters.append(waiter)
+            return waiter
 
     def _begin(self, kind: int, message: Any, channel: str = "", stream_id: int = 0, handlers: Any = None) -> int:
         with self.lock:
@@ -863,6 +886,11 @@ class ClientConductor(Agent):
                     self._cnc.close()
                 except IllegalStateError as exc:
                     self._report(exc)
+            for waiter in self._waiters:
+                waiter.close()
+            self._waiters.clear()
+            if self.wakeup_board is not None:
+                self.wakeup_board.close()
             for hook in self._on_close_hooks:
                 hook()
 

@@ -25,7 +25,7 @@ from aeron.common.errors import AeronTimeoutError, AgentTerminationError, Config
 __all__ = [
     "Agent", "AgentRunner", "AgentInvoker", "CompositeAgent", "AgentTerminationError", "ErrorHandler",
     "IdleStrategy", "NoOpIdleStrategy", "BusySpinIdleStrategy", "YieldingIdleStrategy", "SleepingIdleStrategy",
-    "SleepingMillisIdleStrategy", "BackoffIdleStrategy", "idle_strategy_from_name",
+    "SleepingMillisIdleStrategy", "BackoffIdleStrategy", "WakeupIdleStrategy", "idle_strategy_from_name",
     "epoch_ms", "epoch_ns", "nano_time", "CachedNanoClock", "CachedEpochClock",
 ]
 
@@ -582,6 +582,91 @@ class BackoffIdleStrategy(IdleStrategy):
                 f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns})")
 
 
+class _Waiter(Protocol):
+    def prepare(self) -> None: ...
+    def cancel(self) -> None: ...
+    def wait(self, timeout_ns: int, fds: Any = None) -> bool: ...
+    def close(self) -> None: ...
+
+
+class WakeupIdleStrategy(BackoffIdleStrategy):
+    """Backoff's spins and yields, then, instead of sleeping, park until someone wakes us (docs/wakeup.md).
+
+    Unbound (no ``waiter``) it is exactly BackoffIdleStrategy. Bound to a waiter on the aeron dir's wake-up
+    board, each park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that
+    wrote before it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the
+    descriptors ``fds()`` returns (a driver agent's UDP sockets) for at most ``max_park_ns``: the same bound as
+    backoff's longest park, so a writer that never signals (an official client or driver) waits no longer than
+    it does today. Any work resets it.
+    """
+
+    __slots__ = ("waiter", "fds", "_prepared", "parks")
+    alias = "wakeup"
+
+    def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
+                 max_park_ns: int = 1_000_000, *, waiter: _Waiter | None = None,
+                 fds: Callable[[], Any] | None = None, yield_fn: Callable[[], Any] = os.sched_yield,
+                 sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
+        """Backoff's limits (``max_park_ns`` is also the bound of a wake-up park); ``waiter`` and ``fds`` as
+        :meth:`bind`."""
+        super().__init__(max_spins, max_yields, min_park_ns, max_park_ns, yield_fn=yield_fn, sleep_fn=sleep_fn)
+        self.waiter: _Waiter | None = None
+        self.fds: Callable[[], Any] | None = None
+        self._prepared = False
+        self.parks = 0
+        if waiter is not None:
+            self.bind(waiter, fds)
+
+    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None) -> "WakeupIdleStrategy":
+        """Park on ``waiter`` (aeron.common.wakeup.new_waiter), also waking when a descriptor of ``fds()`` is
+        readable; None unbinds (back to backoff's sleeps). Returns self."""
+        if self._prepared and self.waiter is not None:
+            self.waiter.cancel()
+        self._prepared = False
+        self.waiter = waiter
+        self.fds = fds
+        return self
+
+    @property
+    def is_bound(self) -> bool:
+        """True when parks wait for a wake-up rather than sleeping."""
+        return self.waiter is not None
+
+    def idle(self, work_count: int = 0) -> None:
+        """Spin, yield, then prepare a park and, if the next duty cycle also found nothing, wait."""
+        if work_count > 0:
+            if self._prepared:
+                self._prepared = False
+                self.waiter.cancel()                                    # type: ignore[union-attr]
+            if self.state != NOT_IDLE:
+                self.reset()
+            return
+        waiter = self.waiter
+        if waiter is None or self.state != PARKING:
+            super().idle(work_count)
+            return
+        if not self._prepared:
+            waiter.prepare()
+            self._prepared = True
+            return                      # the caller's next duty cycle is the re-check
+        self._prepared = False
+        self.parks += 1
+        fds = self.fds
+        waiter.wait(self.max_park_ns, fds() if fds is not None else None)
+
+    def close(self) -> None:
+        """Release the waiter's slot (if bound) and go back to backoff's sleeps."""
+        waiter = self.waiter
+        self.bind(None)
+        if waiter is not None:
+            waiter.close()
+
+    def __repr__(self) -> str:
+        """The settings and whether it is bound."""
+        return (f"WakeupIdleStrategy(max_spins={self.max_spins}, max_yields={self.max_yields}, "
+                f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns}, bound={self.is_bound})")
+
+
 # Aeron's driver defaults for "backoff" (Configuration.IDLE_*; AERON_IDLE_STRATEGY_BACKOFF_* in aeron_agent.h).
 # Note max yields: 20 in Aeron's drivers, 5 in Agrona's own BackoffIdleStrategy defaults.
 DRIVER_BACKOFF_MAX_SPINS = 10
@@ -595,14 +680,16 @@ _YIELD = ("yield", "org.agrona.concurrent.YieldingIdleStrategy", "aeron_idle_str
 _SLEEP_NS = ("sleep-ns", "sleeping", "org.agrona.concurrent.SleepingIdleStrategy", "aeron_idle_strategy_sleeping")
 _SLEEP_MS = ("sleep", "sleep-ms", "org.agrona.concurrent.SleepingMillisIdleStrategy")
 _BACKOFF = ("backoff", "org.agrona.concurrent.BackoffIdleStrategy", "aeron_idle_strategy_backoff")
-IDLE_STRATEGY_NAMES = _NOOP + _SPIN + _YIELD + _SLEEP_NS + _SLEEP_MS + _BACKOFF
+_WAKEUP = ("wakeup",)       # ours: no Aeron driver knows it
+IDLE_STRATEGY_NAMES = _NOOP + _SPIN + _YIELD + _SLEEP_NS + _SLEEP_MS + _BACKOFF + _WAKEUP
 
 
 def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStrategy:
     """Build the idle strategy Aeron's drivers name ``name`` (``AERON_*_IDLE_STRATEGY`` / ``aeron.*.idle.strategy``).
 
     Accepted: ``noop``, ``spin``, ``yield``, ``sleep-ns``/``sleeping`` (1 µs), ``sleep-ms`` and ``sleep`` (1 ms),
-    ``backoff`` (Aeron's driver defaults 10 spins, 20 yields, 1 µs..1 ms), the Agrona class names
+    ``backoff`` (Aeron's driver defaults 10 spins, 20 yields, 1 µs..1 ms), ``wakeup`` (ours: backoff whose
+    parks wait for a wake-up, same defaults and init args; see WakeupIdleStrategy), the Agrona class names
     (``org.agrona.concurrent.BackoffIdleStrategy`` ...) and the C symbol names (``aeron_idle_strategy_backoff``
     ...). ``init_args`` is the C driver's ``AERON_*_IDLE_STRATEGY_INIT_ARGS``: a duration for the sleeping
     strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff (``10-20-1us-1ms``).
@@ -625,20 +712,20 @@ def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStra
             return SleepingIdleStrategy(parse_duration_ns(args))
         except ConfigurationError as error:
             raise ConfigurationError(f"idle strategy {key!r}: bad init args {init_args!r}: {error}") from None
-    if key in _BACKOFF:
+    if key in _BACKOFF or key in _WAKEUP:
+        cls = BackoffIdleStrategy if key in _BACKOFF else WakeupIdleStrategy
         if args is None:
-            return BackoffIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
-                                       DRIVER_BACKOFF_MIN_PARK_NS, DRIVER_BACKOFF_MAX_PARK_NS)
+            return cls(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                       DRIVER_BACKOFF_MIN_PARK_NS, DRIVER_BACKOFF_MAX_PARK_NS)
         parts = args.split("-")
         if len(parts) != 4 or not parts[0].isdigit() or not parts[1].isdigit():
             raise ConfigurationError(
                 f"idle strategy {key!r}: init args {init_args!r} must be spins-yields-minpark-maxpark "
                 "(e.g. 10-20-1us-1ms)")
         try:
-            return BackoffIdleStrategy(int(parts[0]), int(parts[1]), parse_duration_ns(parts[2]),
-                                       parse_duration_ns(parts[3]))
+            return cls(int(parts[0]), int(parts[1]), parse_duration_ns(parts[2]), parse_duration_ns(parts[3]))
         except ConfigurationError as error:
             raise ConfigurationError(f"idle strategy {key!r}: bad init args {init_args!r}: {error}") from None
     raise ConfigurationError(
         f"unknown idle strategy {name!r} (expected one of: noop, spin, yield, sleep-ns, sleeping, sleep-ms, sleep, "
-        "backoff, or an org.agrona.concurrent.*IdleStrategy class name)")
+        "backoff, wakeup, or an org.agrona.concurrent.*IdleStrategy class name)")

@@ -8,6 +8,7 @@ raises ConfigurationError naming the property.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import enum
 import getpass
@@ -26,12 +27,14 @@ from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
+from aeron.common.wakeup import WAKEUP_FILE, open_board
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
 from aeron.driver.driver_conductor import DriverConductor
+from aeron.driver.driver_wakeup import SignallingAgent, bind_idle_strategy
 from aeron.driver.flow_control import strategy_name
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
@@ -620,6 +623,9 @@ class MediaDriver:
         self._terminated = threading.Event()
         self._aeron_dir = context.resolved_dir()
         ensure_dir_is_recreated(context, log=_stderr)
+        # before cnc.dat: a client that sees the driver ready finds the board too
+        self._wakeup_board = open_board(self._aeron_dir, create=True, file_mode=context.dir_file_mode)
+        self._waiters: list[Any] = []
         self._conductor = DriverConductor(context, termination_hook=self._on_termination)
         self._runners: list[Any] = []
         self._invoker = None
@@ -628,30 +634,52 @@ class MediaDriver:
         try:
             mode = context.threading_mode
             if mode is ThreadingMode.INVOKER:
-                self._invoker = AgentInvoker(CompositeAgent(conductor, conductor.sender, conductor.receiver),
-                                             error_handler=on_error)
+                agents = (conductor, conductor.sender, conductor.receiver)
+                invoked: Any = CompositeAgent(*agents)
+                if self._wakeup_board is not None:
+                    invoked = SignallingAgent(invoked, self._wakeup_board, conductor, agents)
+                self._invoker = AgentInvoker(invoked, error_handler=on_error)
                 self._invoker.start()
             elif mode is ThreadingMode.SHARED:
-                self._start(CompositeAgent(conductor, conductor.sender, conductor.receiver),
-                            context.shared_idle_strategy, on_error)
+                self._start((conductor, conductor.sender, conductor.receiver), context.shared_idle_strategy, on_error)
             elif mode is ThreadingMode.SHARED_NETWORK:
-                self._start(conductor, context.conductor_idle_strategy, on_error)
-                self._start(CompositeAgent(conductor.sender, conductor.receiver),
-                            context.sharednetwork_idle_strategy, on_error)
+                self._start((conductor,), context.conductor_idle_strategy, on_error)
+                self._start((conductor.sender, conductor.receiver), context.sharednetwork_idle_strategy, on_error)
             else:
-                self._start(conductor, context.conductor_idle_strategy, on_error)
-                self._start(conductor.sender, context.sender_idle_strategy, on_error)
-                self._start(conductor.receiver, context.receiver_idle_strategy, on_error)
+                self._start((conductor,), context.conductor_idle_strategy, on_error)
+                self._start((conductor.sender,), context.sender_idle_strategy, on_error)
+                self._start((conductor.receiver,), context.receiver_idle_strategy, on_error)
         except BaseException:
             for runner in self._runners:
                 runner.close()
             conductor.on_close()
+            self._close_wakeup()
             raise
 
-    def _start(self, agent: Any, idle_name: str, on_error: Callable[[BaseException], None]) -> None:
-        runner = AgentRunner(agent, idle_strategy_from_name(idle_name), error_handler=on_error)
+    def _start(self, agents: tuple[Any, ...], idle_name: str, on_error: Callable[[BaseException], None]) -> None:
+        agent: Any = agents[0] if len(agents) == 1 else CompositeAgent(*agents)
+        idle = idle_strategy_from_name(idle_name)
+        board = self._wakeup_board
+        if board is not None:
+            # signals go out whatever our idle strategy: our clients parked on us wake either way
+            agent = SignallingAgent(agent, board, self._conductor, agents)
+            waiter = bind_idle_strategy(idle, board, self._conductor, agents)
+            if waiter is not None:
+                self._waiters.append(waiter)
+        runner = AgentRunner(agent, idle, error_handler=on_error)
         self._runners.append(runner)
         runner.start()
+
+    def _close_wakeup(self) -> None:
+        for waiter in self._waiters:
+            waiter.close()
+        self._waiters.clear()
+        if self._wakeup_board is not None:
+            self._wakeup_board.close()
+            self._wakeup_board = None
+            # at rest the directory holds only Aeron's files
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self._aeron_dir, WAKEUP_FILE))
 
     @classmethod
     def launch(cls, context: _Context | None = None) -> "MediaDriver":
@@ -723,6 +751,7 @@ class MediaDriver:
                 runner.close()
             if self._invoker is not None:
                 self._invoker.close()
+            self._close_wakeup()
         finally:
             if not self._conductor.is_closed:
                 self._conductor.on_close()

@@ -89,5 +89,9 @@ class Receiver(Agent):
             self._system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work
 
+    def wait_fds(self) -> list[int]:
+        """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport."""
+        return [destination.transport.fileno() for endpoint in self.endpoints for destination in endpoint.destinations]
+
     def on_close(self) -> None:
         self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

@@ -84,5 +84,9 @@ class Sender(Agent):
             self._system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work + (1 if sent else 0)
 
+    def wait_fds(self) -> list[int]:
+        """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""
+        return [endpoint.transport.fileno() for endpoint in self.endpoints]
+
     def on_close(self) -> None:
         self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

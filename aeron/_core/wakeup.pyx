@@ -1,0 +1,385 @@
+# SPDX-License-Identifier: Apache-2.0
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The wake-up board: how a parked agent is woken by whoever just wrote its work (docs/wakeup.md).
+
+A side file in the aeron dir (``wakeup.dat``, not an Aeron file: official tools never open it) holds a header
+and SLOT_COUNT slots. A sleeper owns a slot: its state, its pid, the mask of writes that concern it and the
+token naming its abstract AF_UNIX datagram socket (``\\0aeron-py-wakeup-<token hex>``). Parking is:
+
+    sleeper: state = PARKED; parked_count += 1 (full fence)    writer: write the data (release)
+             re-check for work (one more duty cycle)                    full fence
+             poll(socket, its other fds, bounded timeout)              if parked_count != 0: scan the slots,
+             state = AWAKE; parked_count -= 1                            CAS PARKED -> WOKEN, send 1 datagram
+
+Either the sleeper's re-check sees the data or the writer sees the parked count (both sides fence between
+their store and their load), so no wake-up is lost; a writer that does not take part (an official client or
+driver) is picked up by the bounded timeout, exactly as a backoff park. The CAS means one datagram per park,
+whoever many writers there are; while nobody is parked a writer pays a fence and a load.
+
+Header: magic i32 @0, version i32 @4, slot count i32 @8, slot length i32 @12, parked count i32 @64.
+Slot i at SLOTS_OFFSET + i * SLOT_LENGTH: state i32 @0, pid i32 @4, mask i64 @8, token i64 @16.
+"""
+from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint64_t
+from libc.string cimport memset
+from libc.stdio cimport snprintf
+
+from aeron._core.atomic cimport (cas_i32, fence_full, get_and_add_i32, load_acquire_i32, load_acquire_i64,
+                                 store_release_i32, store_release_i64)
+from aeron.common.errors import IllegalStateError
+
+cdef extern from "<sys/socket.h>" nogil:
+    ctypedef unsigned int socklen_t
+    struct sockaddr:
+        pass
+    ssize_t sendto(int fd, const void *buf, size_t n, int flags, const sockaddr *addr, socklen_t addr_len)
+    ssize_t recv(int fd, void *buf, size_t n, int flags)
+    int MSG_DONTWAIT
+    int MSG_NOSIGNAL
+
+cdef extern from "<sys/un.h>" nogil:
+    struct sockaddr_un:
+        unsigned short sun_family
+        char sun_path[108]
+
+cdef extern from "<time.h>" nogil:
+    struct timespec:
+        long tv_sec
+        long tv_nsec
+
+cdef extern from "<poll.h>" nogil:
+    struct pollfd:
+        int fd
+        short events
+        short revents
+    short POLLIN
+    int ppoll(pollfd *fds, unsigned long nfds, const timespec *timeout, const void *sigmask)
+
+cdef enum:
+    AF_UNIX_ = 1
+    MAX_WAIT_FDS = 64
+
+MAGIC = 0x454B4157            # "WAKE"
+VERSION = 1
+SLOT_COUNT = 64
+SLOT_LENGTH = 64
+PARKED_COUNT_OFFSET = 64
+SLOTS_OFFSET = 128
+FILE_LENGTH = SLOTS_OFFSET + SLOT_COUNT * SLOT_LENGTH
+cdef enum:
+    SLOT_FREE = 0
+    SLOT_AWAKE = 1
+    SLOT_PARKED = 2
+    SLOT_WOKEN = 3
+FREE = SLOT_FREE
+AWAKE = SLOT_AWAKE
+PARKED = SLOT_PARKED
+WOKEN = SLOT_WOKEN
+SOCKET_NAME_PREFIX = b"\0aeron-py-wakeup-"
+
+cdef int SLOT_COUNT_C = SLOT_COUNT
+cdef int SLOT_LENGTH_C = SLOT_LENGTH
+cdef int SLOTS_OFFSET_C = SLOTS_OFFSET
+cdef int PARKED_OFFSET_C = PARKED_COUNT_OFFSET
+
+
+cdef inline uint8_t *slot_at(uint8_t *base, int index) noexcept nogil:
+    return base + SLOTS_OFFSET_C + index * SLOT_LENGTH_C
+
+
+cdef socklen_t socket_address(sockaddr_un *addr, int64_t token) noexcept nogil:
+    memset(addr, 0, sizeof(sockaddr_un))
+    addr.sun_family = AF_UNIX_
+    # abstract name: a leading NUL, no file; its length is exactly what bind() got from Python
+    cdef int n = snprintf(addr.sun_path + 1, 100, "aeron-py-wakeup-%016llx", <unsigned long long>token)
+    return <socklen_t>(sizeof(unsigned short) + 1 + n)     # sun_path follows the 2-byte family
+
+
+def socket_name(int64_t token) -> bytes:
+    """The abstract socket name of the sleeper with ``token`` (what it binds)."""
+    return SOCKET_NAME_PREFIX + b"%016x" % (<uint64_t>token)
+
+
+cdef class WakeupBoard:
+    """The mapped board. ``mapping`` is a writable buffer of at least FILE_LENGTH bytes (the side file's mmap)
+    with a valid header; ``send_socket`` an AF_UNIX datagram socket, not bound, non-blocking."""
+
+    def __cinit__(self):
+        self._has_pin = False
+        self.base = NULL
+        self.send_fd = -1
+        self.closed = True
+
+    def __init__(self, mapping, send_socket):
+        """Use ``mapping`` (kept pinned until :meth:`close`) and send wake-ups on ``send_socket``."""
+        PyObject_GetBuffer(mapping, &self._pin, PyBUF_WRITABLE)
+        self._has_pin = True
+        if self._pin.len < FILE_LENGTH:
+            PyBuffer_Release(&self._pin)
+            self._has_pin = False
+            raise ValueError(f"wake-up board needs {FILE_LENGTH} bytes, got {self._pin.len}")
+        self.base = <uint8_t *>self._pin.buf
+        self.mapping = mapping
+        self._send_socket = send_socket
+        self.send_fd = send_socket.fileno()
+        self.closed = False
+
+    def __dealloc__(self):
+        if self._has_pin:
+            PyBuffer_Release(&self._pin)
+
+    def close(self):
+        """Stop sending wake-ups and close the send socket. Idempotent. The mapping stays pinned (it is 4 KiB)
+        until the board and every WakeSignal and Waiter on it are gone, so a writer still holding a signal
+        never touches unmapped memory."""
+        self.closed = True
+        if self._send_socket is not None:
+            self._send_socket.close()
+            self._send_socket = None
+        self.send_fd = -1
+
+    @property
+    def is_closed(self):
+        """True after :meth:`close`."""
+        return self.closed
+
+    cdef void wake(self, int64_t mask) noexcept nogil:
+        cdef uint8_t *base = self.base
+        cdef uint8_t *slot
+        cdef int i
+        cdef sockaddr_un addr
+        cdef socklen_t length
+        cdef char byte = 1
+        if self.send_fd < 0:
+            return
+        for i in range(SLOT_COUNT_C):
+            slot = slot_at(base, i)
+            if load_acquire_i32(<int32_t *>slot) != SLOT_PARKED:
+                continue
+            if (load_acquire_i64(<int64_t *>(slot + 8)) & mask) == 0:
+                continue
+            if not cas_i32(<int32_t *>slot, SLOT_PARKED, SLOT_WOKEN):
+                continue        # woken by another writer, or it got up by itself
+            length = socket_address(&addr, load_acquire_i64(<int64_t *>(slot + 16)))
+            # a full socket queue (EAGAIN) already holds a wake-up; a vanished sleeper (ECONNREFUSED) needs none
+            if sendto(self.send_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, <sockaddr *>&addr, length) == 1:
+                self.wakeups_sent += 1
+
+    # -- cold: header, slots ---------------------------------------------------------------------------------
+    cdef int _check(self) except -1:
+        if self.closed:
+            raise IllegalStateError("wake-up board is closed")
+        return 0
+
+    def init_header(self):
+        """Write the header of a new (zeroed) board."""
+        self._check()
+        cdef int32_t *h = <int32_t *>self.base
+        h[1] = VERSION
+        h[2] = SLOT_COUNT
+        h[3] = SLOT_LENGTH
+        store_release_i32(h, MAGIC)
+
+    def header_ok(self):
+        """True when the header names this layout (magic, version, slot count and length)."""
+        self._check()
+        cdef int32_t *h = <int32_t *>self.base
+        return (load_acquire_i32(h) == MAGIC and h[1] == VERSION and h[2] == SLOT_COUNT
+                and h[3] == SLOT_LENGTH)
+
+    @property
+    def parked_count(self):
+        """Sleepers parked now (0 means writers pay only a fence and a load)."""
+        self._check()
+        return load_acquire_i32(<int32_t *>(self.base + PARKED_OFFSET_C))
+
+    def slot_state(self, int index):
+        """(state, pid, mask, token) of slot ``index``."""
+        self._check()
+        if not 0 <= index < SLOT_COUNT_C:
+            raise IndexError(index)
+        cdef uint8_t *slot = slot_at(self.base, index)
+        return (load_acquire_i32(<int32_t *>slot), (<int32_t *>slot)[1], load_acquire_i64(<int64_t *>(slot + 8)),
+                load_acquire_i64(<int64_t *>(slot + 16)))
+
+    def claim(self, int32_t pid, int64_t mask, int64_t token):
+        """Take a free slot for a sleeper: returns its index, or -1 when every slot is taken."""
+        self._check()
+        cdef uint8_t *slot
+        cdef int i
+        for i in range(SLOT_COUNT_C):
+            slot = slot_at(self.base, i)
+            if load_acquire_i32(<int32_t *>slot) == FREE and cas_i32(<int32_t *>slot, FREE, AWAKE):
+                (<int32_t *>slot)[1] = pid
+                store_release_i64(<int64_t *>(slot + 16), token)
+                store_release_i64(<int64_t *>(slot + 8), mask)
+                return i
+        return -1
+
+    def reclaim(self, int index, int32_t state):
+        """Free slot ``index`` of a sleeper that died in ``state`` (its pid is gone); True if this call freed it.
+        A dead sleeper that was parked no longer counts as parked."""
+        self._check()
+        cdef uint8_t *slot = slot_at(self.base, index)
+        if state == FREE or not cas_i32(<int32_t *>slot, state, FREE):
+            return False
+        if state == PARKED or state == WOKEN:
+            get_and_add_i32(<int32_t *>(self.base + PARKED_OFFSET_C), -1)
+        return True
+
+    def set_mask(self, int index, int64_t mask):
+        """Change what wakes slot ``index`` (e.g. a subscription was added)."""
+        self._check()
+        store_release_i64(<int64_t *>(slot_at(self.base, index) + 8), mask)
+
+    def signal(self, int64_t mask):
+        """Wake the parked sleepers whose mask meets ``mask`` (what a WakeSignal does, from Python)."""
+        if self.closed:
+            return
+        fence_full()
+        if load_acquire_i32(<int32_t *>(self.base + PARKED_OFFSET_C)) != 0:
+            self.wake(mask)
+
+    def signaller(self, int64_t mask):
+        """A WakeSignal for writes that concern ``mask``."""
+        self._check()
+        cdef WakeSignal signal = WakeSignal.__new__(WakeSignal)
+        signal.board = self
+        signal.parked = <int32_t *>(self.base + PARKED_OFFSET_C)
+        signal.mask = mask
+        return signal
+
+
+cdef class WakeSignal:
+    """A writer's handle (made by :meth:`WakeupBoard.signaller`): ``signal()`` after writing."""
+
+    def signal(self):
+        """Wake the parked sleepers this writer's mask concerns; a fence and a load when none is parked."""
+        self.notify()
+
+    def __repr__(self):
+        return f"WakeSignal(mask={self.mask:#x})"
+
+
+cdef class Waiter:
+    """A sleeper's slot: ``prepare()``, re-check for work, then ``wait()`` or ``cancel()`` (module docstring).
+
+    ``sock`` is the bound, non-blocking AF_UNIX datagram socket named after the slot's token; the waiter owns
+    it and the slot until :meth:`close`."""
+
+    cdef readonly WakeupBoard board
+    cdef readonly int index
+    cdef int fd
+    cdef object _socket
+    cdef uint8_t *slot
+    cdef readonly bint prepared
+    cdef readonly int64_t wakeups      # parks ended by a wake-up datagram
+    cdef readonly int64_t timeouts     # parks ended by the bounded timeout
+    cdef pollfd fds[MAX_WAIT_FDS + 1]
+
+    def __init__(self, WakeupBoard board not None, int index, sock):
+        """Own slot ``index`` of ``board`` (claimed by the caller) and ``sock``."""
+        board._check()
+        self.board = board
+        self.index = index
+        self.slot = slot_at(board.base, index)
+        self._socket = sock
+        self.fd = sock.fileno()
+        self.prepared = False
+
+    def fileno(self):
+        """The socket a wake-up arrives on (for an event loop's add_reader)."""
+        return self.fd
+
+    def prepare(self):
+        """Say "parked" (the writers will now wake us); the caller re-checks for work next."""
+        if self.prepared or self.slot == NULL or self.board.closed:
+            return
+        store_release_i32(<int32_t *>self.slot, PARKED)
+        get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), 1)     # a full fence
+        self.prepared = True
+
+    def cancel(self):
+        """Back to awake without waiting (the re-check found work, or the wait ended)."""
+        if not self.prepared:
+            return
+        self.prepared = False
+        if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
+            store_release_i32(<int32_t *>self.slot, AWAKE)      # WOKEN: a datagram is, or soon will be, queued
+            self.drain()
+        get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
+
+    def drain(self):
+        """Read every queued wake-up datagram; returns how many."""
+        cdef char buf[16]
+        cdef int n = 0
+        if self.fd < 0:
+            return 0
+        with nogil:
+            while recv(self.fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0:
+                n += 1
+        return n
+
+    def wait(self, int64_t timeout_ns, fds=None):
+        """Sleep until a wake-up, one of ``fds`` (socket descriptors) is readable, or ``timeout_ns`` passed;
+        the GIL is released meanwhile. Call after :meth:`prepare` (and a re-check). Returns True when woken
+        (datagram or fd), False on timeout. Ends parked: :meth:`cancel` is done here."""
+        cdef unsigned long count = 1
+        cdef timespec ts
+        cdef int ready
+        cdef object fd
+        if not self.prepared:
+            return True
+        self.fds[0].fd = self.fd
+        self.fds[0].events = POLLIN
+        self.fds[0].revents = 0
+        if fds is not None:
+            for fd in fds:
+                if count > MAX_WAIT_FDS:
+                    break
+                self.fds[count].fd = <int>fd
+                self.fds[count].events = POLLIN
+                self.fds[count].revents = 0
+                count += 1
+        if timeout_ns < 0:
+            timeout_ns = 0
+        ts.tv_sec = <long>(timeout_ns // 1_000_000_000)
+        ts.tv_nsec = <long>(timeout_ns % 1_000_000_000)
+        with nogil:
+            ready = ppoll(self.fds, count, &ts, NULL)
+        self.cancel()
+        if ready > 0:
+            self.wakeups += 1
+            return True
+        self.timeouts += 1
+        return False
+
+    def set_mask(self, int64_t mask):
+        """Change what wakes this waiter."""
+        if self.slot != NULL:
+            store_release_i64(<int64_t *>(self.slot + 8), mask)
+
+    @property
+    def mask(self):
+        """What wakes this waiter."""
+        return load_acquire_i64(<int64_t *>(self.slot + 8)) if self.slot != NULL else 0
+
+    def close(self):
+        """Free the slot and close the socket. Idempotent."""
+        if self.slot != NULL:
+            self.cancel()
+            store_release_i64(<int64_t *>(self.slot + 8), 0)
+            store_release_i32(<int32_t *>self.slot, FREE)
+            self.slot = NULL
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        self.fd = -1
+
+    @property
+    def is_closed(self):
+        """True after :meth:`close`."""
+        return self.slot == NULL
+
+    def __repr__(self):
+        return f"<Waiter slot={self.index} wakeups={self.wakeups} timeouts={self.timeouts}>"
