@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Waiting without a file descriptor: shared memory gives the loop nothing to select on, so an await that has to
-wait backs off (sleep(0) a few times, then doubling sleeps up to a cap) and resets when work shows up."""
+"""Waiting on the loop. Shared memory gives the loop nothing to select on, so without help an await that has to
+wait backs off (sleep(0) a few times, then doubling sleeps up to a cap) and resets when work shows up. With the
+aeron dir's wake-up board (docs/wakeup.md) it instead parks on a file descriptor the loop watches: whoever writes
+the data (an IPC publisher of ours, our driver's receiver) sends one datagram to it, and the await resumes at
+once; the park is still bounded by the same cap, so a writer that does not signal is picked up as before."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 from aeron.common.errors import AeronTimeoutError
 
@@ -51,6 +55,91 @@ class AsyncBackoffIdleStrategy:
             return
         await asyncio.sleep(self._sleep)
         self._sleep = min(self._sleep * 2, self._max)
+
+
+class AsyncWakeup:
+    """One client's waiter on the wake-up board, watched by the loop (``add_reader``). Any number of tasks may
+    wait on it at once: a wake-up resumes them all, and each polls its own subscription again."""
+
+    __slots__ = ("waiter", "_loop", "_futures", "wakeups")
+
+    def __init__(self, waiter: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.waiter = waiter
+        self._loop = loop
+        self._futures: list[asyncio.Future[None]] = []
+        self.wakeups = 0
+        loop.add_reader(waiter.fileno(), self._on_readable)
+
+    def _on_readable(self) -> None:
+        self.waiter.drain()
+        self.waiter.cancel()
+        self.wakeups += 1
+        futures, self._futures = self._futures, []
+        for future in futures:
+            if not future.done():
+                future.set_result(None)
+
+    def prepare(self) -> None:
+        """Mark parked; the caller polls once more before :meth:`wait` (so no write is missed)."""
+        self.waiter.prepare()
+
+    async def wait(self, timeout_s: float) -> None:
+        """Until a wake-up, or ``timeout_s``; at once when a wake-up already un-parked the waiter since this task's
+        :meth:`prepare` (the caller polls, then prepares again)."""
+        if not self.waiter.prepared:
+            return
+        future = self._loop.create_future()
+        self._futures.append(future)
+        handle = self._loop.call_later(timeout_s, _resolve, future)
+        try:
+            await future
+        finally:
+            handle.cancel()
+            if future in self._futures:
+                self._futures.remove(future)
+            if not self._futures:
+                self.waiter.cancel()        # nobody waits any more: writers need not signal us
+
+    def close(self) -> None:
+        """Stop watching the descriptor and resume every waiting task (the waiter is the client's to close)."""
+        with contextlib.suppress(Exception):
+            self._loop.remove_reader(self.waiter.fileno())
+        futures, self._futures = self._futures, []
+        for future in futures:
+            _resolve(future)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
+    """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup` (the same cap bounds them):
+    a few sleep(0) rounds, then mark parked and return (the caller polls once more), then wait."""
+
+    __slots__ = ("_wakeup", "_prepared")
+
+    def __init__(self, wakeup: AsyncWakeup, spins: int = DEFAULT_SPINS, max_sleep_s: float = DEFAULT_MAX_SLEEP_S) -> None:
+        super().__init__(spins, DEFAULT_MIN_SLEEP_S, max_sleep_s)
+        self._wakeup = wakeup
+        self._prepared = False
+
+    async def idle(self, work_count: int = 0) -> None:
+        if work_count > 0 or self._count < self._spins:
+            await super().idle(work_count)
+            return
+        if not self._prepared:
+            self._prepared = True
+            self._wakeup.prepare()
+            return                          # the caller's next poll is the re-check
+        self._prepared = False
+        await self._wakeup.wait(self._max)
+
+
+def async_idle(wakeup: AsyncWakeup | None) -> AsyncBackoffIdleStrategy:
+    """The idle strategy an await uses: parking on ``wakeup`` when the client has one, else backoff."""
+    return AsyncBackoffIdleStrategy() if wakeup is None else AsyncWakeupIdleStrategy(wakeup)
 
 
 @contextlib.asynccontextmanager

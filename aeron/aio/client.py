@@ -9,7 +9,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
+from aeron.aio._idle import AsyncBackoffIdleStrategy, AsyncWakeup, deadline
 from aeron.aio.publication import AsyncPublication
 from aeron.aio.subscription import AsyncSubscription
 from aeron.client.aeron import Aeron
@@ -33,11 +33,17 @@ class AsyncAeron:
         self._invoker = invoker
         self._subscriptions: list[AsyncSubscription] = []     # to release their last message's view on close
         self._closed = False
+        loop = asyncio.get_running_loop()
+        # one waiter for every subscription of this client, watched by the loop (docs/wakeup.md); None: backoff
+        waiter = aeron.wakeup_waiter()
+        self._wakeup: AsyncWakeup | None = AsyncWakeup(waiter, loop) if waiter is not None else None
         self._task: asyncio.Task[None] | None = asyncio.get_running_loop().create_task(
             self._run_conductor(), name="aeron-client-conductor")
 
     async def _run_conductor(self) -> None:
-        idle = AsyncBackoffIdleStrategy(spins=2, max_sleep_s=1e-3)
+        # keepalives and driver responses: awaiting a registration runs its own duty cycles, so the task can
+        # sleep as long as a sync client's conductor thread does (idle_sleep_duration_ns, 16 ms)
+        idle = AsyncBackoffIdleStrategy(spins=2, max_sleep_s=self.aeron.context.idle_sleep_duration_ns / 1e9)
         invoke = self._invoker.invoke
         while not self._invoker.is_closed:
             await idle.idle(invoke())
@@ -99,7 +105,7 @@ class AsyncAeron:
         registration_id = self.aeron.async_add_subscription(channel, stream_id, on_available, on_unavailable)
         subscription = await self._await_registration(registration_id, self.aeron.get_subscription, "subscription",
                                                       timeout)
-        wrapper = AsyncSubscription(subscription)
+        wrapper = AsyncSubscription(subscription, self._wakeup)
         holder.append(wrapper)
         self._subscriptions.append(wrapper)
         for image in subscription.images:           # images that came with the registration itself
@@ -139,6 +145,8 @@ class AsyncAeron:
         for subscription in self._subscriptions:
             subscription._release_current()       # the last step's view pins the log: drop it before unmapping
         self._subscriptions.clear()
+        if self._wakeup is not None:
+            self._wakeup.close()
         self.aeron.close()
         if self.driver is not None:
             driver, self.driver = self.driver, None

@@ -5,7 +5,9 @@ There is no queue between the log and the user: each ``receive``/``__anext__`` p
 message out of the log (a controlled poll that stops after it), so a slow consumer back-pressures its publishers
 exactly as a slow sync subscriber does, and cancelling an await never loses a message (nothing is polled until it
 is returned). The payload is a memoryview of the log (or of the assembler's buffer for a fragmented message),
-valid until the next step; ``Message.copy()`` detaches it. A message already in the log is returned without
+valid until the next step; ``Message.copy()`` detaches it. The Message object itself is re-filled in place at each
+step (``receive`` returns the same object every time) and its view is made only when ``payload`` is read, so the
+async path allocates nothing per message of its own. A message already in the log is returned without
 suspending, except that every ``YIELD_EVERY`` (256) such results in a row the next one first gives the loop a turn,
 so draining a backlog cannot starve timers or other tasks. Image events go through a bounded queue: when it is
 full the oldest event is dropped and ``image_events_dropped`` counts it (the slow-consumer signal).
@@ -17,7 +19,7 @@ import collections
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
+from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, AsyncWakeup, async_idle, deadline
 from aeron.client import ControlledFragmentAssembler, ControlledPollAction
 from aeron.common.errors import IllegalStateError
 
@@ -28,15 +30,24 @@ IMAGE_EVENT_QUEUE_CAPACITY = 1024
 
 class Message:
     """One assembled message: ``payload`` (memoryview, valid for this step), ``length``, and the header fields
-    of its first fragment."""
+    of its first fragment.
 
-    __slots__ = ("payload", "session_id", "stream_id", "term_id", "term_offset", "position", "reserved_value",
-                 "flags")
+    An AsyncSubscription hands out the same Message object at every step, re-filled in place, and makes the
+    payload view only when ``payload`` is first read in that step: a consumer that reads ``length`` and the
+    header fields, or ``copy()``/``bytes()``, allocates nothing per message. Keep a message with ``copy()``.
+    """
 
-    def __init__(self, payload: memoryview, session_id: int, stream_id: int, term_id: int, term_offset: int,
-                 position: int, reserved_value: int, flags: int) -> None:
-        """Made by :class:`AsyncSubscription` for each assembled message."""
-        self.payload = payload
+    __slots__ = ("_buffer", "offset", "_length", "_view", "session_id", "stream_id", "term_id", "term_offset",
+                 "position", "reserved_value", "flags")
+
+    def __init__(self, payload: Any = None, session_id: int = 0, stream_id: int = 0, term_id: int = 0,
+                 term_offset: int = 0, position: int = 0, reserved_value: int = 0, flags: int = 0) -> None:
+        """A message over ``payload`` (a memoryview or bytes); AsyncSubscription makes one and re-fills it."""
+        view = None if payload is None else memoryview(payload)
+        self._buffer: Any = None
+        self.offset = 0
+        self._length = 0 if view is None else view.nbytes
+        self._view: memoryview | None = view
         self.session_id = session_id
         self.stream_id = stream_id
         self.term_id = term_id
@@ -45,28 +56,63 @@ class Message:
         self.reserved_value = reserved_value
         self.flags = flags
 
+    def _fill(self, buffer: Any, offset: int, length: int, header: Any) -> None:
+        # the step's message: the log (or assembler) buffer and where the payload is; the view comes on demand
+        self._buffer = buffer
+        self.offset = offset
+        self._length = length
+        self.session_id = header.session_id
+        self.stream_id = header.stream_id
+        self.term_id = header.term_id
+        self.term_offset = header.term_offset
+        self.position = header.position
+        self.reserved_value = header.reserved_value
+        self.flags = header.flags
+
+    @property
+    def payload(self) -> memoryview:
+        """The payload, a memoryview valid for this step (released by the next one)."""
+        view = self._view
+        if view is None:
+            if self._buffer is None:
+                raise ValueError("message released: its step is over (copy() keeps a message)")
+            view = self._view = self._buffer.view(self.offset, self._length)
+        return view
+
     @property
     def length(self) -> int:
         """Payload length in bytes."""
-        return self.payload.nbytes
+        return self._length
 
     def copy(self) -> "Message":
         """The same message over its own bytes: valid for as long as you keep it."""
-        return Message(memoryview(self.payload.tobytes()), self.session_id, self.stream_id, self.term_id,
-                       self.term_offset, self.position, self.reserved_value, self.flags)
+        return Message(self.tobytes(), self.session_id, self.stream_id, self.term_id, self.term_offset,
+                       self.position, self.reserved_value, self.flags)
+
+    def tobytes(self) -> bytes:
+        """A copy of the payload."""
+        if self._view is not None:
+            return self._view.tobytes()
+        if self._buffer is None:
+            raise ValueError("message released: its step is over (copy() keeps a message)")
+        return self._buffer.get_bytes(self.offset, self._length)         # type: ignore[no-any-return]
 
     def release(self) -> None:
         """Release the payload view now (the next step does it otherwise)."""
-        self.payload.release()
+        view = self._view
+        self._view = None
+        self._buffer = None
+        if view is not None:
+            view.release()
 
     def __bytes__(self) -> bytes:
         """A copy of the payload."""
-        return self.payload.tobytes()
+        return self.tobytes()
 
     def __repr__(self) -> str:
         """Session, stream, position and length."""
         return f"<Message session={self.session_id} stream={self.stream_id} position={self.position} " \
-               f"length={self.payload.nbytes}>"
+               f"length={self._length}>"
 
 
 class ImageEvent:
@@ -88,15 +134,18 @@ class AsyncSubscription:
 
     See the module docstring for the guarantees (no queue, cancel-safe, zero-copy until the next step).
     """
-    __slots__ = ("subscription", "_assembler", "_taken", "_current", "_events", "image_events_dropped",
-                 "_unsuspended", "__weakref__")
+    __slots__ = ("subscription", "_assembler", "_taken", "_current", "_message", "_wakeup", "_events",
+                 "image_events_dropped", "_unsuspended", "__weakref__")
 
-    def __init__(self, subscription: Any) -> None:
-        """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``)."""
+    def __init__(self, subscription: Any, wakeup: AsyncWakeup | None = None) -> None:
+        """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``); ``wakeup`` is the client's waiter
+        on the loop (None: waits back off)."""
         self.subscription = subscription
         self._assembler = ControlledFragmentAssembler(self._on_message)
         self._taken: Message | None = None
         self._current: Message | None = None
+        self._message = Message()           # re-filled at every step (nothing allocated per message)
+        self._wakeup = wakeup
         self._events: collections.deque[ImageEvent] = collections.deque()
         self.image_events_dropped = 0
         self._unsuspended = 0       # results returned in a row without suspending (fairness, see _idle.YIELD_EVERY)
@@ -105,8 +154,9 @@ class AsyncSubscription:
     def _on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
         if self._taken is not None:
             return BREAK            # not reached: the poll stops after one message
-        self._taken = Message(buffer.view(offset, length), header.session_id, header.stream_id, header.term_id,
-                              header.term_offset, header.position, header.reserved_value, header.flags)
+        message = self._message
+        message._fill(buffer, offset, length, header)
+        self._taken = message
         return BREAK
 
     def _poll_one(self) -> Message | None:
@@ -141,7 +191,7 @@ class AsyncSubscription:
             message = self._poll_one()
             if message is not None:
                 return message
-        idle = AsyncBackoffIdleStrategy()
+        idle = async_idle(self._wakeup)
         async with deadline(timeout, "message received"):
             while True:
                 await idle.idle(0)
@@ -183,7 +233,7 @@ class AsyncSubscription:
             count = self.subscription.poll(handler, fragment_limit)
             if count:
                 return count
-        idle = AsyncBackoffIdleStrategy()
+        idle = async_idle(self._wakeup)
         async with deadline(timeout, "fragment polled"):
             while True:
                 await idle.idle(0)

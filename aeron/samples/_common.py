@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from aeron.client import Aeron, Context
+from aeron.common.agent import idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import AeronError, ConfigurationError
 from aeron.common.version import VERSION_TEXT, __version__
@@ -108,10 +109,22 @@ def parser(prog: str, options: str) -> argparse.ArgumentParser:
         "F": (("-f",), dict(dest="fragment_limit", metavar="limit", type=_size, default=DEFAULT_FRAGMENT_COUNT_LIMIT,
                             help="limit to fragments per poll")),
     }
-    for letter in options:
+    for letter in options.replace("i", ""):
         args, kwargs = table[letter]
         p.add_argument(*args, **kwargs)
+    if "i" in options:
+        p.add_argument("--idle", metavar="strategy", default="spin",
+                       help="how to wait for the next message (ours, not the C samples'): spin (default, as the "
+                            "C samples), backoff, yield, ..., or wakeup: park until the writer wakes us")
     return p
+
+
+def idle_strategy(client: Aeron, name: str, *subscriptions: Any) -> Any:
+    """The sample's idle strategy: ``wakeup`` bound to ``client``'s wake-up board for ``subscriptions``, or the
+    named Agrona strategy."""
+    if name.strip() == "wakeup":
+        return client.wakeup_idle_strategy(*subscriptions)
+    return idle_strategy_from_name(name)
 
 
 def connect(prefix: str | None, **settings: Any) -> Aeron:

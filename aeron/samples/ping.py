@@ -3,9 +3,10 @@
 ``cpong``), printed as percentiles in microseconds.
 
     python -m aeron.samples.ping [-C uri] [-c uri] [-L length] [-m messages] [-p|--dir prefix] [-S stream-id]
-                                 [-s stream-id] [-w messages]
+                                 [-s stream-id] [-w messages] [--idle strategy]
 
-Spins while waiting for each pong, as cping does (one spinning thread here, one in the pong).
+Spins while waiting for each pong, as cping does (one spinning thread here, one in the pong); ``--idle wakeup``
+parks until the pong arrives.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class _PongHandler:
 
 
 def send_ping_and_receive_pong(publication: Any, image: Any, handler: _PongHandler, poll_handler: Any,
-                               messages: int, message: bytearray, running: c.Running) -> None:
+                               messages: int, message: bytearray, running: c.Running, idle: Any = None) -> None:
     handler.count = 0
     offer = publication.offer
     poll = image.poll
@@ -46,12 +47,16 @@ def send_ping_and_receive_pong(publication: Any, image: Any, handler: _PongHandl
         stamp[0] = clock()
         while offer(message) < 0:
             stamp[0] = clock()
-        while handler.count < i + 1:
-            poll(poll_handler, limit)
+        if idle is None:
+            while handler.count < i + 1:
+                poll(poll_handler, limit)
+        else:
+            while handler.count < i + 1:
+                idle(poll(poll_handler, limit))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = c.parser("ping", "cCLmpsSw").parse_args(argv)
+    args = c.parser("ping", "cCLmpsSwi").parse_args(argv)
     ping_channel = args.channel or c.DEFAULT_PING_CHANNEL
     ping_stream_id = c.DEFAULT_PING_STREAM_ID if args.stream_id is None else args.stream_id
     if args.length < 8:
@@ -76,10 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         poll_handler = handler if args.length <= publication.max_payload_length else ImageFragmentAssembler(handler)
         print(f"Warming up the media driver with {args.warm_up} messages of length {args.length} bytes", flush=True)
         start = time.perf_counter_ns()
-        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.warm_up, message, running)
+        idle = None if args.idle == "spin" else c.idle_strategy(client, args.idle, subscription).idle
+        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.warm_up, message, running, idle)
         print(f"Warm up complete in {time.perf_counter_ns() - start}ns")
         print(f"Pinging {args.messages} messages of length {args.length} bytes", flush=True)
-        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.messages, message, running)
+        send_ping_and_receive_pong(publication, image, handler, poll_handler, args.messages, message, running, idle)
         c.print_percentiles(handler.rtts[:handler.count])
         print("Shutting down...", flush=True)
     return 0

@@ -2,8 +2,9 @@
 """Port of the C sample cpong: echoes every ping back on the pong channel until SIGINT.
 
     python -m aeron.samples.pong [-C uri] [-c uri] [-p|--dir prefix] [-S stream-id] [-s stream-id]
+                                 [--idle strategy]
 
-Spins on the ping image, as cpong does (one spinning thread).
+Spins on the ping image, as cpong does (one spinning thread); ``--idle wakeup`` parks until a ping arrives.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from aeron.samples import _common as c
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = c.parser("pong", "cCpsS").parse_args(argv)
+    args = c.parser("pong", "cCpsSi").parse_args(argv)
     ping_channel = args.channel or c.DEFAULT_PING_CHANNEL
     ping_stream_id = c.DEFAULT_PING_STREAM_ID if args.stream_id is None else args.stream_id
     running = c.Running().install()
@@ -44,8 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = ImageFragmentAssembler(echo)
         poll = image.poll
         limit = c.DEFAULT_FRAGMENT_COUNT_LIMIT
+        idle = c.idle_strategy(client, args.idle, subscription).idle
         while running:
-            poll(handler, limit)
+            idle(poll(handler, limit))
         print("Shutting down...", flush=True)
     return 0
 
