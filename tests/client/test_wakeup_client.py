@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our client and driver on the wake-up board: offers, claim commits and commands wake whoever they concern;
+the driver's agents park on it and on their sockets; at rest the directory holds only Aeron's files."""
+import os
+import threading
+
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron.common.agent import WakeupIdleStrategy
+from aeron.common.wakeup import CONDUCTOR, SENDER, WAKEUP_FILE, stream_bit
+from tests.support import driver_context, free_port, wait_for
+
+LONG_NS = 10_000_000_000
+
+
+@pytest.fixture(params=["SHARED", "DEDICATED"])
+def driver(request, shm_dir):
+    idle = "wakeup"
+    ctx = driver_context(aeron_dir=str(shm_dir / "d"), threading_mode=request.param, shared_idle_strategy=idle,
+                         conductor_idle_strategy=idle, sender_idle_strategy=idle, receiver_idle_strategy=idle,
+                         dir_delete_on_shutdown=False)
+    with MediaDriver.launch(ctx) as d:
+        yield d
+    assert sorted(os.listdir(d.aeron_dir)) == ["cnc.dat", "images", "loss-report.dat", "publications"]
+
+
+def test_ipc_offer_and_claim_wake_a_parked_subscriber(driver):
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        sub = client.add_subscription("aeron:ipc", 11)
+        pub = client.add_publication("aeron:ipc", 11)
+        assert pub.wake_signal.mask == stream_bit(11)          # IPC: its subscribers only, not the driver
+        wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
+        waiter = client.wakeup_waiter(sub)
+        waiter.prepare()
+        assert pub.offer(b"hello") > 0
+        assert waiter.wait(LONG_NS) is True
+        waiter.prepare()
+        with pub.try_claim(4) as claim:
+            claim.buffer[:] = b"abcd"
+        assert waiter.wait(LONG_NS) is True and waiter.wakeups == 2
+        got = []
+        wait_for(lambda: sub.poll(lambda b, o, n, h: got.append(b.get_bytes(o, n)), 10) or len(got) == 2)
+        assert got == [b"hello", b"abcd"]
+
+
+def test_udp_round_trip_with_every_driver_agent_parking(driver):
+    port = free_port()
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        sub = client.add_subscription(channel, 12)
+        pub = client.add_publication(channel, 12)
+        assert pub.wake_signal.mask == stream_bit(12) | SENDER
+        wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
+        idle = client.wakeup_idle_strategy(sub)
+        assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
+        got = []
+
+        def handler(buffer, offset, length, header):
+            got.append(buffer.get_bytes(offset, length))
+
+        done = threading.Event()
+
+        def receive():
+            while len(got) < 20 and not done.is_set():
+                idle.idle(sub.poll(handler, 10))
+
+        reader = threading.Thread(target=receive)
+        reader.start()
+        try:
+            for i in range(20):
+                while pub.offer(bytes([i]) * 8) < 0:
+                    pass
+                wait_for(lambda: len(got) > i, what=f"message {i}")
+        finally:
+            done.set()
+            reader.join(10)
+        assert got == [bytes([i]) * 8 for i in range(20)]
+        assert idle.parks > 0
+        driver_waiters = [r.idle_strategy for r in driver._runners]
+        assert all(isinstance(i, WakeupIdleStrategy) and i.is_bound for i in driver_waiters)
+
+
+def test_client_commands_signal_the_conductor(driver):
+    board = None
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        board = client._conductor.wakeup_board
+        waiter = client._conductor.new_waiter([])
+        waiter.set_mask(CONDUCTOR)
+        waiter.prepare()
+        client.add_subscription("aeron:ipc", 13)
+        assert waiter.wait(LONG_NS) is True
+    assert board.is_closed
+
+
+def test_our_client_on_a_directory_without_a_board_makes_one(shm_dir):
+    ctx = driver_context(aeron_dir=str(shm_dir / "d"))
+    with MediaDriver.launch(ctx) as driver:
+        os.unlink(os.path.join(driver.aeron_dir, WAKEUP_FILE))   # as under aeronmd
+        with Aeron.connect(Context(driver.aeron_dir)) as client:
+            assert client._conductor.wakeup_board is not None
+            assert os.path.exists(os.path.join(driver.aeron_dir, WAKEUP_FILE))

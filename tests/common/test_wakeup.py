@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The wake-up board (aeron.common.wakeup, aeron._core.wakeup) and WakeupIdleStrategy: a parked waiter is woken by
+a writer whose mask meets its own, never by others, and no wake-up is lost between "parked" and the wait."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from aeron._core import wakeup as wk
+from aeron.common.agent import PARKING, BackoffIdleStrategy, WakeupIdleStrategy, idle_strategy_from_name
+from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, WAKEUP_FILE, new_waiter, open_board, stream_bit,
+                                 streams_mask)
+
+LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
+
+
+@pytest.fixture
+def board(shm_dir):
+    board = open_board(str(shm_dir), create=True)
+    assert board is not None
+    yield board
+    board.close()
+
+
+def test_a_fresh_board_has_the_documented_layout(shm_dir, board):
+    data = (shm_dir / WAKEUP_FILE).read_bytes()
+    assert len(data) == wk.FILE_LENGTH == wk.SLOTS_OFFSET + wk.SLOT_COUNT * wk.SLOT_LENGTH
+    assert int.from_bytes(data[0:4], "little") == wk.MAGIC
+    assert int.from_bytes(data[4:8], "little") == wk.VERSION
+    assert board.header_ok() and board.parked_count == 0
+    again = open_board(str(shm_dir))                # a client opens the same board
+    assert again is not None and again.header_ok()
+    again.close()
+
+
+def test_a_board_of_another_layout_is_not_used(shm_dir):
+    (shm_dir / WAKEUP_FILE).write_bytes(b"\x01" * wk.FILE_LENGTH)
+    assert open_board(str(shm_dir)) is None
+    assert open_board(str(shm_dir / "missing")) is None
+
+
+def test_a_matching_signal_wakes_a_parked_waiter_and_others_do_not(board):
+    waiter = new_waiter(board, stream_bit(7))
+    try:
+        waiter.prepare()
+        assert board.parked_count == 1
+        board.signal(stream_bit(8) | CONDUCTOR)          # not its bits: nothing sent
+        assert board.wakeups_sent == 0
+        assert waiter.wait(1_000_000) is False and waiter.timeouts == 1
+        assert board.parked_count == 0
+        waiter.prepare()
+        board.signaller(stream_bit(7)).signal()         # a write that landed before the wait: not lost
+        assert board.wakeups_sent == 1
+        assert waiter.wait(LONG_NS) is True and waiter.wakeups == 1
+        assert board.parked_count == 0
+    finally:
+        waiter.close()
+    assert board.slot_state(waiter.index)[0] == wk.FREE
+
+
+def test_signals_cost_nothing_while_nobody_is_parked(board):
+    waiter = new_waiter(board, ALL_STREAMS)
+    try:
+        for _ in range(100):
+            board.signal(ALL_STREAMS)
+        assert board.wakeups_sent == 0
+        waiter.prepare()
+        waiter.cancel()             # the re-check found work: back to awake, nothing sent meanwhile
+        board.signal(ALL_STREAMS)
+        assert board.wakeups_sent == 0 and board.parked_count == 0
+    finally:
+        waiter.close()
+
+
+def test_one_datagram_per_park_however_many_writers(board):
+    waiter = new_waiter(board, stream_bit(1))
+    try:
+        waiter.prepare()
+        for _ in range(10):
+            board.signal(stream_bit(1))
+        assert board.wakeups_sent == 1
+        assert waiter.wait(LONG_NS) is True
+        assert waiter.drain() == 0                       # cancel() after the wait drained it
+    finally:
+        waiter.close()
+
+
+def test_a_readable_descriptor_ends_the_wait(board):
+    import socket
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    waiter = new_waiter(board, 0)
+    try:
+        waiter.prepare()
+        b.send(b"x")
+        assert waiter.wait(LONG_NS, [a.fileno()]) is True
+    finally:
+        waiter.close()
+        a.close()
+        b.close()
+
+
+def test_slots_of_dead_processes_are_taken_back(board):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    pid = int(dead.stdout)
+    for _ in range(wk.SLOT_COUNT):
+        assert board.claim(pid, ALL_STREAMS, 1) >= 0
+    assert board.claim(os.getpid(), ALL_STREAMS, 2) == -1
+    waiter = new_waiter(board, ALL_STREAMS)
+    assert waiter is not None
+    waiter.close()
+
+
+def test_masks():
+    assert stream_bit(1001) == 1 << (1001 % 60)
+    assert stream_bit(-1) == 1 << 59
+    assert streams_mask([1, 2]) == stream_bit(1) | stream_bit(2)
+    assert streams_mask(None) == ALL_STREAMS
+    assert not (ALL_STREAMS & (CONDUCTOR | SENDER))
+
+
+class FakeWaiter:
+    def __init__(self):
+        self.calls = []
+
+    def prepare(self):
+        self.calls.append("prepare")
+
+    def cancel(self):
+        self.calls.append("cancel")
+
+    def wait(self, timeout_ns, fds=None):
+        self.calls.append(("wait", timeout_ns, fds))
+        return False
+
+    def close(self):
+        self.calls.append("close")
+
+
+def test_wakeup_idle_strategy_spins_yields_then_prepares_rechecks_and_waits():
+    sleeps = []
+    waiter = FakeWaiter()
+    idle = WakeupIdleStrategy(2, 1, 1000, 5000, waiter=waiter, fds=lambda: [3], yield_fn=lambda: None,
+                              sleep_fn=sleeps.append)
+    while idle.state != PARKING:
+        idle.idle(0)
+    assert waiter.calls == [] and sleeps == []
+    idle.idle(0)
+    assert waiter.calls == ["prepare"]                  # returns: the caller's next duty cycle re-checks
+    idle.idle(0)
+    assert waiter.calls == ["prepare", ("wait", 5000, [3])]
+    idle.idle(0)
+    idle.idle(1)                                        # work after "prepare": cancelled, back to spinning
+    assert waiter.calls[-2:] == ["prepare", "cancel"] and idle.state != PARKING
+    idle.close()
+    assert waiter.calls[-1] == "close" and not idle.is_bound
+
+
+def test_an_unbound_wakeup_strategy_is_backoff():
+    sleeps = []
+    idle = WakeupIdleStrategy(1, 1, 1000, 4000, yield_fn=lambda: None, sleep_fn=sleeps.append)
+    for _ in range(8):
+        idle.idle(0)
+    assert sleeps == [1000, 2000, 4000, 4000]
+
+
+def test_wakeup_by_name():
+    idle = idle_strategy_from_name("wakeup")
+    assert isinstance(idle, WakeupIdleStrategy) and isinstance(idle, BackoffIdleStrategy)
+    assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (10, 20, 1_000_000)
+    idle = idle_strategy_from_name("wakeup", "5-0-1us-10ms")
+    assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (5, 0, 10_000_000)
