@@ -66,7 +66,7 @@ class AsyncWakeup:
     def __init__(self, waiter: Any, loop: asyncio.AbstractEventLoop) -> None:
         self.waiter = waiter
         self._loop = loop
-        self._futures: list[asyncio.Future[None]] = []
+        self._futures: list[asyncio.Future[bool]] = []
         self.wakeups = 0
         loop.add_reader(waiter.fileno(), self._on_readable)
 
@@ -77,22 +77,22 @@ class AsyncWakeup:
         futures, self._futures = self._futures, []
         for future in futures:
             if not future.done():
-                future.set_result(None)
+                future.set_result(True)
 
     def prepare(self) -> None:
         """Mark parked; the caller polls once more before :meth:`wait` (so no write is missed)."""
         self.waiter.prepare()
 
-    async def wait(self, timeout_s: float) -> None:
-        """Until a wake-up, or ``timeout_s``; at once when a wake-up already un-parked the waiter since this task's
-        :meth:`prepare` (the caller polls, then prepares again)."""
+    async def wait(self, timeout_s: float) -> bool:
+        """Until a wake-up (True), or ``timeout_s`` (False); at once (True) when a wake-up already un-parked the
+        waiter since this task's :meth:`prepare` (the caller polls, then prepares again)."""
         if not self.waiter.prepared:
-            return
-        future = self._loop.create_future()
+            return True
+        future: asyncio.Future[bool] = self._loop.create_future()
         self._futures.append(future)
         handle = self._loop.call_later(timeout_s, _resolve, future)
         try:
-            await future
+            return await future
         finally:
             handle.cancel()
             if future in self._futures:
@@ -109,24 +109,31 @@ class AsyncWakeup:
             _resolve(future)
 
 
-def _resolve(future: asyncio.Future[None]) -> None:
+def _resolve(future: asyncio.Future[bool]) -> None:
     if not future.done():
-        future.set_result(None)
+        future.set_result(False)
+
+
+QUIET_PARK_S = 16e-3               # the bound a park grows to while nothing happens (docs/wakeup.md)
 
 
 class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
-    """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup` (the same cap bounds them):
-    a few sleep(0) rounds, then mark parked and return (the caller polls once more), then wait."""
+    """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup`: a few sleep(0) rounds, then
+    mark parked and return (the caller polls once more), then wait. A park is bounded by the backoff cap (1 ms),
+    doubling with each park that times out up to QUIET_PARK_S, as WakeupIdleStrategy."""
 
-    __slots__ = ("_wakeup", "_prepared")
+    __slots__ = ("_wakeup", "_prepared", "_bound")
 
     def __init__(self, wakeup: AsyncWakeup, spins: int = DEFAULT_SPINS, max_sleep_s: float = DEFAULT_MAX_SLEEP_S) -> None:
         super().__init__(spins, DEFAULT_MIN_SLEEP_S, max_sleep_s)
         self._wakeup = wakeup
         self._prepared = False
+        self._bound = max_sleep_s
 
     async def idle(self, work_count: int = 0) -> None:
         if work_count > 0 or self._count < self._spins:
+            if work_count > 0:
+                self._bound = self._max
             await super().idle(work_count)
             return
         if not self._prepared:
@@ -134,7 +141,8 @@ class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
             self._wakeup.prepare()
             return                          # the caller's next poll is the re-check
         self._prepared = False
-        await self._wakeup.wait(self._max)
+        if not await self._wakeup.wait(self._bound):
+            self._bound = min(self._bound * 2, QUIET_PARK_S)
 
 
 def async_idle(wakeup: AsyncWakeup | None) -> AsyncBackoffIdleStrategy:

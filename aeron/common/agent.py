@@ -595,21 +595,26 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     Unbound (no ``waiter``) it is exactly BackoffIdleStrategy. Bound to a waiter on the aeron dir's wake-up
     board, each park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that
     wrote before it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the
-    descriptors ``fds()`` returns (a driver agent's UDP sockets) for at most ``max_park_ns``: the same bound as
-    backoff's longest park, so a writer that never signals (an official client or driver) waits no longer than
-    it does today. Any work resets it.
+    descriptors ``fds()`` returns (a driver agent's UDP sockets). A park is bounded, so that a writer that never
+    signals (an official client or driver) is still picked up: by ``max_park_ns`` (1 ms, backoff's longest
+    sleep) while work comes and goes, the bound doubling with each park that ends by timeout up to
+    ``quiet_park_ns`` (16 ms, the client conductor's idle sleep) once nothing has happened for a while, which
+    is what keeps an idle process under 1 % of a core. Any work resets it.
     """
 
-    __slots__ = ("waiter", "fds", "_prepared", "parks")
+    __slots__ = ("waiter", "fds", "quiet_park_ns", "park_bound_ns", "_prepared", "parks")
     alias = "wakeup"
+    DEFAULT_QUIET_PARK_NS = 16_000_000
 
     def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
-                 max_park_ns: int = 1_000_000, *, waiter: _Waiter | None = None,
-                 fds: Callable[[], Any] | None = None, yield_fn: Callable[[], Any] = os.sched_yield,
-                 sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
-        """Backoff's limits (``max_park_ns`` is also the bound of a wake-up park); ``waiter`` and ``fds`` as
-        :meth:`bind`."""
+                 max_park_ns: int = 1_000_000, *, quiet_park_ns: int = DEFAULT_QUIET_PARK_NS,
+                 waiter: _Waiter | None = None, fds: Callable[[], Any] | None = None,
+                 yield_fn: Callable[[], Any] = os.sched_yield, sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
+        """Backoff's limits (``max_park_ns`` is also the first bound of a wake-up park), the quiet bound
+        (at least ``max_park_ns``); ``waiter`` and ``fds`` as :meth:`bind`."""
         super().__init__(max_spins, max_yields, min_park_ns, max_park_ns, yield_fn=yield_fn, sleep_fn=sleep_fn)
+        self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
+        self.park_bound_ns = self.max_park_ns
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
         self._prepared = False
@@ -632,6 +637,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         """True when parks wait for a wake-up rather than sleeping."""
         return self.waiter is not None
 
+    def reset(self) -> None:
+        """As backoff's, and the park bound back to ``max_park_ns``."""
+        super().reset()
+        self.park_bound_ns = self.max_park_ns
+
     def idle(self, work_count: int = 0) -> None:
         """Spin, yield, then prepare a park and, if the next duty cycle also found nothing, wait."""
         if work_count > 0:
@@ -652,7 +662,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._prepared = False
         self.parks += 1
         fds = self.fds
-        waiter.wait(self.max_park_ns, fds() if fds is not None else None)
+        bound = self.park_bound_ns
+        if not waiter.wait(bound, fds() if fds is not None else None) and bound < self.quiet_park_ns:
+            self.park_bound_ns = min(bound * 2, self.quiet_park_ns)
 
     def close(self) -> None:
         """Release the waiter's slot (if bound) and go back to backoff's sleeps."""
@@ -664,7 +676,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     def __repr__(self) -> str:
         """The settings and whether it is bound."""
         return (f"WakeupIdleStrategy(max_spins={self.max_spins}, max_yields={self.max_yields}, "
-                f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns}, bound={self.is_bound})")
+                f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns}, "
+                f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")
 
 
 # Aeron's driver defaults for "backoff" (Configuration.IDLE_*; AERON_IDLE_STRATEGY_BACKOFF_* in aeron_agent.h).

@@ -171,3 +171,15 @@ def test_wakeup_by_name():
     assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (10, 20, 1_000_000)
     idle = idle_strategy_from_name("wakeup", "5-0-1us-10ms")
     assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (5, 0, 10_000_000)
+
+
+def test_the_park_bound_grows_while_quiet_and_resets_on_work():
+    waiter = FakeWaiter()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, quiet_park_ns=16000, waiter=waiter, yield_fn=lambda: None)
+    waits = []
+    for _ in range(20):
+        idle.idle(0)
+    waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits[:4] == [4000, 8000, 16000, 16000]
+    idle.idle(1)
+    assert idle.park_bound_ns == 4000

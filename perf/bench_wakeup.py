@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Waking instead of spinning (docs/wakeup.md), side by side in one run: round-trip latency with every idle thread
+of ours parked, against aeronmd with backoff and with busy-spin, quiet and with one CPU burner per core.
+
+    .venv/bin/python perf/bench_wakeup.py [--pings 20000] [--quick] [--no-burners]   (aeronmd parts need AERON_C_BIN)
+
+Cases (each with its own driver process and /dev/shm dir, all in SHARED threading mode):
+  * ours wakeup: our driver with ``aeron.shared.idle.strategy=wakeup`` and our ping/pong samples with
+    ``--idle wakeup`` (nothing spins: every idle thread parks on the wake-up board or its sockets);
+  * aeronmd backoff / aeronmd spin: the official driver with AERON_SHARED_IDLE_STRATEGY=backoff or spin and the
+    official cping/cpong (which busy-spin, as they always do);
+  * asyncio: our driver (wakeup), the ping an ``aeron.aio`` client on asyncio in this process awaiting each pong,
+    the pong our sample with ``--idle wakeup``;
+  * idle CPU: our driver and a pong (both wakeup) with no traffic for 5 s: CPU % of each process.
+IPC (``aeron:ipc``) and UDP (``aeron:udp?endpoint=127.0.0.1:<port>``, one driver holding both ends).
+With burners: one ``while True: pass`` process per core (os.cpu_count()) at the same priority, for the whole case.
+Results: perf/results/wakeup.json. Targets (issue 14): UDP p50 <= 30 µs and p99 <= 200 µs, IPC p50 <= 10 µs,
+asyncio IPC p50 <= 20 µs, each process < 1 % CPU when idle.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import os
+import pathlib
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+PY = sys.executable
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra or {})
+    return env
+
+
+def _port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Driver:
+    def __init__(self, kind: str, idle: str) -> None:
+        self.dir = f"/dev/shm/aeron-bench-wk-{kind}-{uuid.uuid4().hex[:8]}"
+        if kind == "ours":
+            args = [PY, "-m", "aeron.driver", f"aeron.dir={self.dir}", "aeron.dir.delete.on.start=true",
+                    "aeron.dir.delete.on.shutdown=true", "aeron.threading.mode=SHARED",
+                    f"aeron.shared.idle.strategy={idle}"]
+            env = _env()
+        else:
+            args = [os.path.join(os.environ["AERON_C_BIN"], "aeronmd")]
+            env = _env(dict(AERON_DIR=self.dir, AERON_DIR_DELETE_ON_START="1", AERON_DIR_DELETE_ON_SHUTDOWN="1",
+                            AERON_THREADING_MODE="SHARED", AERON_SHARED_IDLE_STRATEGY=idle))
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 20
+        cnc = os.path.join(self.dir, "cnc.dat")
+        while True:
+            try:
+                with open(cnc, "rb") as f:
+                    if f.read(4) not in (b"", b"\0\0\0\0"):
+                        break
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"{kind} driver did not start")
+            time.sleep(0.05)
+        time.sleep(0.3)
+
+    def close(self) -> None:
+        _stop(self.proc)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate(timeout=5)
+    return out or ""
+
+
+def _clients(kind: str, idle: str) -> tuple[list[str], list[str]]:
+    if kind == "C":
+        bin_dir = os.environ["AERON_C_BIN"]
+        return [os.path.join(bin_dir, "cping")], [os.path.join(bin_dir, "cpong")]
+    return ([PY, "-m", "aeron.samples.ping", "--idle", idle], [PY, "-m", "aeron.samples.pong", "--idle", idle])
+
+
+def _channels(transport: str) -> tuple[str, str]:
+    if transport == "ipc":
+        return "aeron:ipc", "aeron:ipc"
+    return f"aeron:udp?endpoint=127.0.0.1:{_port()}", f"aeron:udp?endpoint=127.0.0.1:{_port()}"
+
+
+def sample_rtt(driver: Driver, kind: str, idle: str, transport: str, pings: int) -> dict[str, float]:
+    ping, pong = _clients(kind, idle)
+    ping_channel, pong_channel = _channels(transport)
+    args = ["-p", driver.dir, "-c", ping_channel, "-C", pong_channel]
+    pong_proc = subprocess.Popen([*pong, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 env=_env())
+    try:
+        time.sleep(0.5)
+        out = subprocess.run([*ping, *args, "-m", str(pings), "-w", str(max(1000, pings // 4)), "-L", "32"],
+                             capture_output=True, text=True, timeout=600, env=_env()).stdout
+    finally:
+        _stop(pong_proc)
+    rows = [(float(v), float(p) * 100.0) for v, p in re.findall(r"^\s*(\d+\.\d+)\s+(\d\.\d+)\s+\d+", out, re.M)]
+    if not rows:
+        raise RuntimeError(f"no histogram in ping output: {out}")
+    return {f"p{t:g}": next((v for v, p in rows if p >= t - 1e-9), rows[-1][0]) for t in (50.0, 90.0, 99.0)}
+
+
+async def _aio_ping(aeron_dir: str, pings: int, ping_stream: int, pong_stream: int) -> list[int]:
+    import aeron.aio
+    samples = []
+    async with aeron.aio.connect(aeron_dir) as client:
+        sub = await client.add_subscription("aeron:ipc", pong_stream)
+        pub = await client.add_exclusive_publication("aeron:ipc", ping_stream)
+        await pub.wait_connected(timeout=10)
+        while not sub.image_count:
+            await asyncio.sleep(0.001)
+        message = bytes(32)
+        clock = time.perf_counter_ns
+        for _ in range(pings):
+            start = clock()
+            await pub.offer(message)
+            await sub.receive(timeout=5)
+            samples.append(clock() - start)
+    return samples
+
+
+def aio_rtt(driver: Driver, pings: int) -> dict[str, float]:
+    pong_proc = subprocess.Popen([PY, "-m", "aeron.samples.pong", "--idle", "wakeup", "-p", driver.dir, "-c",
+                                  "aeron:ipc", "-C", "aeron:ipc", "-s", "2002", "-S", "2003"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    try:
+        time.sleep(0.5)
+        samples = asyncio.run(_aio_ping(driver.dir, pings + pings // 4, 2002, 2003))[pings // 4:]
+    finally:
+        _stop(pong_proc)
+    samples.sort()
+    return {f"p{t:g}": samples[min(len(samples) - 1, int(t * len(samples) / 100))] / 1000.0 for t in (50, 90, 99)}
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])          # utime + stime
+
+
+def idle_cpu(transport: str, seconds: float = 5.0) -> dict[str, float]:
+    """CPU % of our driver and of a pong, both wakeup, connected to a ping that sends nothing, over ``transport``
+    (over UDP the driver still sends heartbeats and status messages: that is most of its idle work)."""
+    from aeron import Aeron, Context
+    driver = Driver("ours", "wakeup")
+    ping_channel, pong_channel = _channels(transport)
+    pong = subprocess.Popen([PY, "-m", "aeron.samples.pong", "--idle", "wakeup", "-p", driver.dir, "-c", ping_channel,
+                             "-C", pong_channel], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    client = Aeron.connect(Context(driver.dir))
+    try:
+        sub = client.add_subscription(pong_channel, 1003)          # the samples' default stream ids
+        pub = client.add_exclusive_publication(ping_channel, 1002)
+        deadline = time.monotonic() + 20
+        while not (pub.is_connected and sub.image_count) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(2.0)
+        hz = os.sysconf("SC_CLK_TCK")
+        before = {name: _cpu_ticks(p.pid) for name, p in (("driver", driver.proc), ("pong", pong))}
+        time.sleep(seconds)
+        after = {name: _cpu_ticks(p.pid) for name, p in (("driver", driver.proc), ("pong", pong))}
+        return {name: 100.0 * (after[name] - before[name]) / hz / seconds for name in before}
+    finally:
+        client.close()
+        _stop(pong)
+        driver.close()
+
+
+def _burn() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    while True:
+        pass
+
+
+class Burners:
+    def __init__(self, count: int) -> None:
+        ctx = mp.get_context("spawn")
+        self.procs = [ctx.Process(target=_burn, daemon=True) for _ in range(count)]
+        for p in self.procs:
+            p.start()
+
+    def close(self) -> None:
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            p.join(5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pings", type=int, default=20000)
+    parser.add_argument("--quick", action="store_true", help="5,000 pings")
+    parser.add_argument("--no-burners", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated case names to run")
+    args = parser.parse_args(argv)
+    pings = 5000 if args.quick else args.pings
+    have_c = bool(os.environ.get("AERON_C_BIN")) and os.access(
+        os.path.join(os.environ.get("AERON_C_BIN", ""), "aeronmd"), os.X_OK)
+    cases = [("ours-wakeup", "ours", "wakeup", "py", "wakeup")]
+    if have_c:
+        cases += [("aeronmd-backoff", "aeronmd", "backoff", "C", ""), ("aeronmd-spin", "aeronmd", "spin", "C", "")]
+    only = {c for c in args.only.split(",") if c}
+    results: dict[str, object] = {}
+    if not only or "idle" in only:
+        for transport in ("ipc", "udp"):
+            results[f"idle_cpu_percent/{transport}"] = cpu = idle_cpu(transport)
+            print(f"idle CPU % over {transport} (ours, wakeup, 5 s, no traffic): {cpu}", flush=True)
+    for burners in ([0] if args.no_burners else [0, os.cpu_count() or 1]):
+        burn = Burners(burners) if burners else None
+        try:
+            for transport in ("ipc", "udp"):
+                for name, driver_kind, driver_idle, client_kind, client_idle in cases:
+                    if only and name not in only:
+                        continue
+                    key = f"{transport}/{name}/burners={burners}"
+                    driver = Driver(driver_kind, driver_idle)
+                    try:
+                        results[key] = sample_rtt(driver, client_kind, client_idle, transport, pings)
+                    finally:
+                        driver.close()
+                    print(f"{key:40s} {_fmt(results[key])}", flush=True)
+            if not only or "asyncio" in only:
+                key = f"ipc/asyncio-wakeup/burners={burners}"
+                driver = Driver("ours", "wakeup")
+                try:
+                    results[key] = aio_rtt(driver, pings)
+                finally:
+                    driver.close()
+                print(f"{key:40s} {_fmt(results[key])}", flush=True)
+        finally:
+            if burn is not None:
+                burn.close()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "wakeup.json").write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def _fmt(value: object) -> str:
+    return " ".join(f"{k} {v:9.2f}" for k, v in value.items()) + " µs"      # type: ignore[attr-defined]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
