@@ -305,19 +305,21 @@ class Aeron:
         """True while an async command (``Subscription.async_add_destination``, ...) awaits the driver."""
         return self._conductor.is_command_active(correlation_id)
 
-    def wakeup_idle_strategy(self, *subscriptions: Subscription, max_spins: int = DRIVER_BACKOFF_MAX_SPINS,
-                             max_yields: int = DRIVER_BACKOFF_MAX_YIELDS,
+    def wakeup_idle_strategy(self, *subscriptions: Subscription,
+                             spin_ns: int = WakeupIdleStrategy.DEFAULT_SPIN_NS,
                              max_park_ns: int = DRIVER_BACKOFF_MAX_PARK_NS) -> WakeupIdleStrategy:
         """An idle strategy for a loop polling ``subscriptions`` (every stream when none are named) that parks
         until whoever writes their data wakes it: an IPC publisher of ours, or our driver's receiver
         (docs/wakeup.md). ``idle.idle(sub.poll(handler, limit))`` in the loop, as any idle strategy.
 
-        Spins and yields as backoff first; each park is bounded by ``max_park_ns`` (1 ms), so a writer that does
-        not signal (aeronmd, an official client) is picked up as with backoff. Unbound (plain backoff) when the
+        Spins (polls again at once) for ``spin_ns`` after each message, then parks; each park is bounded by
+        ``max_park_ns`` (1 ms, growing to 16 ms while nothing happens), so a writer that does not signal
+        (aeronmd, an official client) is still picked up. Unbound (plain backoff) when the
         wake-up board cannot be had. Released when this client closes, or by its ``close()``.
         """
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
-        idle = WakeupIdleStrategy(max_spins, max_yields, DRIVER_BACKOFF_MIN_PARK_NS, max_park_ns)
+        idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
+                                  max_park_ns, spin_ns=spin_ns)
         return idle.bind(self._conductor.new_waiter(stream_ids))
 
 

@@ -590,31 +590,43 @@ class _Waiter(Protocol):
 
 
 class WakeupIdleStrategy(BackoffIdleStrategy):
-    """Backoff's spins and yields, then, instead of sleeping, park until someone wakes us (docs/wakeup.md).
+    """Spin briefly, then, instead of sleeping, park until someone wakes us (docs/wakeup.md).
 
-    Unbound (no ``waiter``) it is exactly BackoffIdleStrategy. Bound to a waiter on the aeron dir's wake-up
-    board, each park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that
-    wrote before it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the
-    descriptors ``fds()`` returns (a driver agent's UDP sockets). A park is bounded, so that a writer that never
-    signals (an official client or driver) is still picked up: by ``max_park_ns`` (1 ms, backoff's longest
-    sleep) while work comes and goes, the bound doubling with each park that ends by timeout up to
-    ``quiet_park_ns`` (16 ms, the client conductor's idle sleep) once nothing has happened for a while, which
-    is what keeps an idle process under 1 % of a core. Any work resets it.
+    Unbound (no ``waiter``) it is exactly BackoffIdleStrategy with the limits given. Bound to a waiter on the
+    aeron dir's wake-up board: after work it keeps returning at once (the caller polls again) for ``spin_ns``
+    (50 µs: a busy ping-pong never parks between messages), without yielding (on a busy machine a yield sends
+    the thread behind every other runnable process, while a thread woken from a park runs at once). Then each
+    park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that wrote before
+    it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the descriptors
+    ``fds()`` returns (a driver agent's UDP sockets). A park is bounded, so that a writer that never signals (an
+    official client or driver) is still picked up: by ``max_park_ns`` (1 ms, backoff's longest sleep) while
+    work comes and goes, the bound doubling with each park that ends by timeout up to ``quiet_park_ns`` (16 ms,
+    the client conductor's idle sleep) once nothing has happened for a while, which is what keeps an idle
+    process under 1 % of a core. Any work resets it.
     """
 
-    __slots__ = ("waiter", "fds", "quiet_park_ns", "park_bound_ns", "_prepared", "parks")
+    __slots__ = ("waiter", "fds", "spin_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock",
+                 "_prepared", "parks")
     alias = "wakeup"
+    DEFAULT_SPIN_NS = 10_000
     DEFAULT_QUIET_PARK_NS = 16_000_000
 
     def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
-                 max_park_ns: int = 1_000_000, *, quiet_park_ns: int = DEFAULT_QUIET_PARK_NS,
-                 waiter: _Waiter | None = None, fds: Callable[[], Any] | None = None,
-                 yield_fn: Callable[[], Any] = os.sched_yield, sleep_fn: Callable[[int], Any] = _sleep_ns) -> None:
-        """Backoff's limits (``max_park_ns`` is also the first bound of a wake-up park), the quiet bound
-        (at least ``max_park_ns``); ``waiter`` and ``fds`` as :meth:`bind`."""
+                 max_park_ns: int = 1_000_000, *, spin_ns: int = DEFAULT_SPIN_NS,
+                 quiet_park_ns: int = DEFAULT_QUIET_PARK_NS, waiter: _Waiter | None = None,
+                 fds: Callable[[], Any] | None = None, yield_fn: Callable[[], Any] = os.sched_yield,
+                 sleep_fn: Callable[[int], Any] = _sleep_ns, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+        """Backoff's limits (used unbound; ``max_park_ns`` is also the first bound of a wake-up park), the spin
+        time, the quiet bound (at least ``max_park_ns``); ``waiter`` and ``fds`` as :meth:`bind`; ``clock``
+        (nanoseconds) replaces the spin clock (tests)."""
         super().__init__(max_spins, max_yields, min_park_ns, max_park_ns, yield_fn=yield_fn, sleep_fn=sleep_fn)
+        if spin_ns < 0:
+            raise ConfigurationError(f"spin_ns must be >= 0, got {spin_ns}")
+        self.spin_ns = int(spin_ns)
         self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
         self.park_bound_ns = self.max_park_ns
+        self._spin_start_ns = 0
+        self._clock = clock
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
         self._prepared = False
@@ -630,6 +642,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._prepared = False
         self.waiter = waiter
         self.fds = fds
+        self.reset()
         return self
 
     @property
@@ -643,7 +656,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.park_bound_ns = self.max_park_ns
 
     def idle(self, work_count: int = 0) -> None:
-        """Spin, yield, then prepare a park and, if the next duty cycle also found nothing, wait."""
+        """Spin for ``spin_ns`` after work, then prepare a park and, if the next duty cycle also found nothing,
+        wait."""
         if work_count > 0:
             if self._prepared:
                 self._prepared = False
@@ -652,9 +666,18 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self.reset()
             return
         waiter = self.waiter
-        if waiter is None or self.state != PARKING:
+        if waiter is None:
             super().idle(work_count)
             return
+        state = self.state
+        if state == NOT_IDLE:
+            self.state = SPINNING
+            self._spin_start_ns = self._clock()
+            return
+        if state == SPINNING:
+            if self._clock() - self._spin_start_ns < self.spin_ns:
+                return
+            self.state = PARKING
         if not self._prepared:
             waiter.prepare()
             self._prepared = True
@@ -675,8 +698,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     def __repr__(self) -> str:
         """The settings and whether it is bound."""
-        return (f"WakeupIdleStrategy(max_spins={self.max_spins}, max_yields={self.max_yields}, "
-                f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns}, "
+        return (f"WakeupIdleStrategy(spin_ns={self.spin_ns}, max_park_ns={self.max_park_ns}, "
                 f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")
 
 
@@ -702,10 +724,11 @@ def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStra
 
     Accepted: ``noop``, ``spin``, ``yield``, ``sleep-ns``/``sleeping`` (1 µs), ``sleep-ms`` and ``sleep`` (1 ms),
     ``backoff`` (Aeron's driver defaults 10 spins, 20 yields, 1 µs..1 ms), ``wakeup`` (ours: backoff whose
-    parks wait for a wake-up, same defaults and init args; see WakeupIdleStrategy), the Agrona class names
+    parks wait for a wake-up after 50 µs of spinning; see WakeupIdleStrategy), the Agrona class names
     (``org.agrona.concurrent.BackoffIdleStrategy`` ...) and the C symbol names (``aeron_idle_strategy_backoff``
     ...). ``init_args`` is the C driver's ``AERON_*_IDLE_STRATEGY_INIT_ARGS``: a duration for the sleeping
-    strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff (``10-20-1us-1ms``).
+    strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff (``10-20-1us-1ms``), ``spin-maxpark``
+    (``50us-1ms``) or backoff's form (for its sleeps when unbound) for wakeup.
     Raises ConfigurationError for an unknown name or malformed init args.
     """
     if not isinstance(name, str):
@@ -727,6 +750,14 @@ def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStra
             raise ConfigurationError(f"idle strategy {key!r}: bad init args {init_args!r}: {error}") from None
     if key in _BACKOFF or key in _WAKEUP:
         cls = BackoffIdleStrategy if key in _BACKOFF else WakeupIdleStrategy
+        if args is not None and cls is WakeupIdleStrategy and len(args.split("-")) == 2:
+            spin, park = args.split("-")
+            try:
+                return WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                                          DRIVER_BACKOFF_MIN_PARK_NS, parse_duration_ns(park),
+                                          spin_ns=parse_duration_ns(spin))
+            except ConfigurationError as error:
+                raise ConfigurationError(f"idle strategy {key!r}: bad init args {init_args!r}: {error}") from None
         if args is None:
             return cls(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
                        DRIVER_BACKOFF_MIN_PARK_NS, DRIVER_BACKOFF_MAX_PARK_NS)

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from aeron._core import wakeup as wk
+from aeron.common.errors import ConfigurationError
 from aeron.common.agent import PARKING, BackoffIdleStrategy, WakeupIdleStrategy, idle_strategy_from_name
 from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, WAKEUP_FILE, new_waiter, open_board, stream_bit,
                                  streams_mask)
@@ -138,14 +139,15 @@ class FakeWaiter:
         self.calls.append("close")
 
 
-def test_wakeup_idle_strategy_spins_yields_then_prepares_rechecks_and_waits():
-    sleeps = []
+def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_waits():
+    now = [0]
     waiter = FakeWaiter()
-    idle = WakeupIdleStrategy(2, 1, 1000, 5000, waiter=waiter, fds=lambda: [3], yield_fn=lambda: None,
-                              sleep_fn=sleeps.append)
-    while idle.state != PARKING:
-        idle.idle(0)
-    assert waiter.calls == [] and sleeps == []
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, waiter=waiter, fds=lambda: [3],
+                              clock=lambda: now[0])
+    for _ in range(5):
+        idle.idle(0)                                    # still within the spin time: returns at once
+    assert waiter.calls == [] and idle.state != PARKING
+    now[0] = 150
     idle.idle(0)
     assert waiter.calls == ["prepare"]                  # returns: the caller's next duty cycle re-checks
     idle.idle(0)
@@ -168,14 +170,18 @@ def test_an_unbound_wakeup_strategy_is_backoff():
 def test_wakeup_by_name():
     idle = idle_strategy_from_name("wakeup")
     assert isinstance(idle, WakeupIdleStrategy) and isinstance(idle, BackoffIdleStrategy)
-    assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (10, 20, 1_000_000)
-    idle = idle_strategy_from_name("wakeup", "5-0-1us-10ms")
+    assert (idle.spin_ns, idle.max_park_ns, idle.quiet_park_ns) == (50_000, 1_000_000, 16_000_000)
+    idle = idle_strategy_from_name("wakeup", "20us-2ms")
+    assert (idle.spin_ns, idle.max_park_ns) == (20_000, 2_000_000)
+    idle = idle_strategy_from_name("wakeup", "5-0-1us-10ms")          # backoff's form: its unbound sleeps
     assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (5, 0, 10_000_000)
+    with pytest.raises(ConfigurationError):
+        idle_strategy_from_name("wakeup", "fast-1ms")
 
 
 def test_the_park_bound_grows_while_quiet_and_resets_on_work():
     waiter = FakeWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, quiet_park_ns=16000, waiter=waiter, yield_fn=lambda: None)
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
     waits = []
     for _ in range(20):
         idle.idle(0)
