@@ -5,6 +5,7 @@
 #   ./run.sh demo [args]     end-to-end demo
 #   ./run.sh test [pytest args]
 #   ./run.sh bench [args]    pyperf benchmarks in perf/
+#   ./run.sh regress [args]  the latency regression suite against perf/baseline.json (exit 1 on a regression)
 #   ./run.sh build           set-up and build only
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -66,5 +67,6 @@ case "$cmd" in
     test)  setup_venv; build; exec "$VENV/bin/python" -m pytest "$@" ;;
     demo)  setup_venv; build; exec "$VENV/bin/python" -m aeron.samples.demo "$@" ;;
     bench) setup_venv; build; exec "$VENV/bin/python" perf/run_all.py "$@" ;;
-    *) echo "usage: $0 {demo|test|bench|build} [args]" >&2; exit 2 ;;
+    regress) setup_venv; build; cd perf; exec "$VENV/bin/python" compare.py --run "$@" ;;
+    *) echo "usage: $0 {demo|test|bench|regress|build} [args]" >&2; exit 2 ;;
 esac
