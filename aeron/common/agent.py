@@ -594,7 +594,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     Unbound (no ``waiter``) it is exactly BackoffIdleStrategy with the limits given. Bound to a waiter on the
     aeron dir's wake-up board: after work it keeps returning at once (the caller polls again) for ``spin_ns``
-    (50 µs: a busy ping-pong never parks between messages), without yielding (on a busy machine a yield sends
+    (10 µs: a hot IPC ping-pong never parks between messages), without yielding (on a busy machine a yield sends
     the thread behind every other runnable process, while a thread woken from a park runs at once). Then each
     park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that wrote before
     it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the descriptors
@@ -724,11 +724,11 @@ def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStra
 
     Accepted: ``noop``, ``spin``, ``yield``, ``sleep-ns``/``sleeping`` (1 µs), ``sleep-ms`` and ``sleep`` (1 ms),
     ``backoff`` (Aeron's driver defaults 10 spins, 20 yields, 1 µs..1 ms), ``wakeup`` (ours: backoff whose
-    parks wait for a wake-up after 50 µs of spinning; see WakeupIdleStrategy), the Agrona class names
+    parks wait for a wake-up after 10 µs of spinning; see WakeupIdleStrategy), the Agrona class names
     (``org.agrona.concurrent.BackoffIdleStrategy`` ...) and the C symbol names (``aeron_idle_strategy_backoff``
     ...). ``init_args`` is the C driver's ``AERON_*_IDLE_STRATEGY_INIT_ARGS``: a duration for the sleeping
     strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff (``10-20-1us-1ms``), ``spin-maxpark``
-    (``50us-1ms``) or backoff's form (for its sleeps when unbound) for wakeup.
+    (``10us-1ms``) or backoff's form (for its sleeps when unbound) for wakeup.
     Raises ConfigurationError for an unknown name or malformed init args.
     """
     if not isinstance(name, str):

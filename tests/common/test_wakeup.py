@@ -170,7 +170,7 @@ def test_an_unbound_wakeup_strategy_is_backoff():
 def test_wakeup_by_name():
     idle = idle_strategy_from_name("wakeup")
     assert isinstance(idle, WakeupIdleStrategy) and isinstance(idle, BackoffIdleStrategy)
-    assert (idle.spin_ns, idle.max_park_ns, idle.quiet_park_ns) == (50_000, 1_000_000, 16_000_000)
+    assert (idle.spin_ns, idle.max_park_ns, idle.quiet_park_ns) == (10_000, 1_000_000, 16_000_000)
     idle = idle_strategy_from_name("wakeup", "20us-2ms")
     assert (idle.spin_ns, idle.max_park_ns) == (20_000, 2_000_000)
     idle = idle_strategy_from_name("wakeup", "5-0-1us-10ms")          # backoff's form: its unbound sleeps
