@@ -8,8 +8,8 @@
 Each benchmark is divided by its reference from the same run (regression.RATIOS: round trips by the raw UDP
 round trip, throughput by the bare copy), so the ratio says how much slower than the machine's own floor we are
 and survives a slower or busier machine. Noise is measured, not assumed: for each benchmark and its reference
-the robust spread of pyperf's values (interquartile range / 1.349, relative to the median); a ratio's noise is the
-two combined, and run and baseline noise combine again. A ratio regresses when it exceeds the baseline's by more
+the standard error of the median of pyperf's values (sigma from the interquartile range / 1.349), relative to
+the median; a ratio's noise is the two combined, and run and baseline noise combine again. A ratio regresses when it exceeds the baseline's by more
 than ``--sigmas`` (3) times that combined noise, and by at least ``--min-change`` (10 %), so that a quiet machine
 does not flag differences too small to matter. Improvements are reported, never failed.
 """
@@ -33,12 +33,13 @@ BASELINE = HERE / "baseline.json"
 
 
 def _spread(values: list[float]) -> tuple[float, float]:
-    """Median and robust relative spread of ``values``."""
+    """Median of ``values`` and its noise: the standard error of a median (1.253 sigma / sqrt(n)), sigma
+    estimated robustly from the interquartile range, relative to the median."""
     median = statistics.median(values)
     if len(values) < 4:
         return median, 0.0
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return median, (q3 - q1) / 1.349 / median
+    return median, 1.253 * (q3 - q1) / 1.349 / math.sqrt(len(values)) / median
 
 
 def ratios(suite: pyperf.BenchmarkSuite) -> dict[str, dict[str, float]]:
