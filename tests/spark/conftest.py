@@ -39,7 +39,7 @@ def spark_session(master: str = "local[2]", **conf: str):
     """A SparkSession whose Python workers run this interpreter (they import aeron and pyarrow)."""
     pytest.importorskip("pyspark")
     if not JAVA:
-        pytest.skip("no java for pyspark")
+        pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
