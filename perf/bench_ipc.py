@@ -169,7 +169,7 @@ def run_cases(cases: list[tuple[str, str, str, int, int]], runs: int, name: str,
         cases = [c for c in cases if c[1] != "C"]
         print("AERON_C_BIN not set: official clients and aeronmd skipped")
     results: dict[str, dict[str, object]] = {}
-    for name, client_kind, what, count, extra in cases:
+    for case, client_kind, what, count, extra in cases:
         clients = _clients(client_kind, bin_dir)
         samples: dict[str, list] = {kind: [] for kind in drivers}
         for _ in range(runs):
@@ -185,8 +185,8 @@ def run_cases(cases: list[tuple[str, str, str, int, int]], runs: int, name: str,
                 value: object = statistics.median(samples[kind])
             else:
                 value = {t: statistics.median(s[t] for s in samples[kind]) for t in _TARGETS}
-            results.setdefault(name, {})[kind] = value
-            print(f"{name:15s} {kind:8s} {_fmt(value)}", flush=True)
+            results.setdefault(case, {})[kind] = value
+            print(f"{case:15s} {kind:8s} {_fmt(value)}", flush=True)
     print()
     print(f"{'case':15s} {'ours':>34s} {'aeronmd':>34s} {'ours/aeronmd':>14s}")
     for name, by_driver in results.items():
