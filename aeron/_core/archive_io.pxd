@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Archive data path kernels (archive_io.pyx): term blocks into segment files, segment frames into a replay
 # publication. Declared here so that other compiled modules may cimport them.
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cdef class SegmentWriter:
     cdef public int fd                    # open segment file, -1 when none
@@ -11,6 +11,7 @@ cdef class SegmentWriter:
     cdef uint8_t *scratch                 # block copy whose session id fields get the checksums
     cdef Py_ssize_t scratch_length
 
+    cdef int write_block(self, const uint8_t *src, int32_t length) noexcept nogil
+
 cdef class ReplayBlockReader:
-    cdef bytearray scratch                # block copy whose session and stream ids are rewritten
-    cdef readonly Py_ssize_t max_block_length
+    cdef readonly Py_ssize_t max_block_length     # longest run copied at once (file io max length)

@@ -1,29 +1,39 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Archive data path: term blocks into segment files (recording) and segment frames into a replay
-publication (replay), per block in C (archive.md §4.4-4.6, §10.3).
+"""Archive data path, per block in C and without the GIL: term blocks into segment files (recording) and segment
+frames into a replay publication (replay) (archive.md §4.4-4.6, §10.3).
 
-``SegmentWriter.on_block`` is the block handler of ``Image.block_poll``: a run of DATA frames is written
-with one ``pwrite`` (GIL released), a PAD frame as its 32-byte header only (its body stays a hole), and
-with a record checksum each DATA frame's session id field carries the CRC-32 (or CRC-32C) of its aligned payload
-(the term itself is never modified: the frames are copied to a scratch block first).
+``SegmentWriter.record`` is a recorder duty cycle for one image: it takes runs of whole frames from the image's terms
+with the term reader's block scan and writes each with one ``pwrite`` straight from the term (a PAD frame as its
+32-byte header only: its body stays a hole), storing the image's subscriber position after each write, until a byte
+budget, the end of the segment or the end of what is there. With a record checksum each DATA frame's session id field
+carries the CRC-32 (or CRC-32C) of its aligned payload; the term itself is never modified: the run is copied to a
+scratch block first.
 
-``replay_block`` finds a run of frames in a mapped segment with the term reader's block scan (term_reader.pxd):
-a PAD becomes ``append_padding``; a run of DATA frames is copied to the scratch block, each frame's session and
-stream id rewritten to the replay publication's (after verifying its checksum when asked), and offered whole
-with ``offer_block``.
+``ReplayBlockReader.replay`` is a replayer duty cycle for one replay: it takes runs of whole frames from a mapped
+segment with the same block scan and copies each straight into the replay publication's term, with the publication's
+session and stream id, publishing the run's first frame last (as ``offer_block`` does); a recorded PAD frame becomes
+an appended padding. Again until a byte budget, back pressure, or the end of what is recorded.
+
+The GIL is held only to check arguments and to raise: a whole duty cycle's copies, scans and file writes run without
+it, so that the recorder, the replayer and the other threads of the process do not take turns per block.
 """
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
-from libc.errno cimport errno, EINTR
+from libc.errno cimport errno, EINTR, EIO
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from aeron._core.atomic cimport load_acquire_i32
+from aeron._core.atomic cimport load_acquire_i32, load_acquire_i64, store_release_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core cimport frame_descriptor as fd
-from aeron._core.term_reader cimport frame_length_is_corrupt, term_block_scan
+from aeron._core cimport logbuffer_descriptor as ld
+from aeron._core.term_appender cimport (APPEND_CLOSED,
+                                        ExclusiveTermAppender, appender_span_t, appender_state_t,
+                                        back_pressure_status, exclusive_reserve, exclusive_rotate_term,
+                                        frame_padding_write)
+from aeron._core.term_reader cimport TermReader, frame_length_is_corrupt, term_block_scan
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
 import os
@@ -33,9 +43,15 @@ cdef extern from "unistd.h" nogil:
     int fsync(int fd)
     int fdatasync(int fd)
 
-CHECKSUM_NONE = 0
-CHECKSUM_CRC32 = 1
-CHECKSUM_CRC32C = 2
+cdef enum:
+    # checksum kinds, as C constants for the nogil code
+    KIND_NONE = 0
+    KIND_CRC32 = 1
+    KIND_CRC32C = 2
+
+CHECKSUM_NONE = KIND_NONE
+CHECKSUM_CRC32 = KIND_CRC32
+CHECKSUM_CRC32C = KIND_CRC32C
 
 cdef uint32_t CRC_TABLES[3][256]          # by checksum kind; row 0 unused
 
@@ -53,8 +69,8 @@ cdef void _init_crc_table(uint32_t *table, uint32_t polynomial) noexcept:
         table[n] = c
 
 
-_init_crc_table(CRC_TABLES[CHECKSUM_CRC32], <uint32_t>0xEDB88320u)      # IEEE 802.3 (java.util.zip.CRC32)
-_init_crc_table(CRC_TABLES[CHECKSUM_CRC32C], <uint32_t>0x82F63B78u)     # Castagnoli (java.util.zip.CRC32C)
+_init_crc_table(CRC_TABLES[KIND_CRC32], <uint32_t>0xEDB88320u)      # IEEE 802.3 (java.util.zip.CRC32)
+_init_crc_table(CRC_TABLES[KIND_CRC32C], <uint32_t>0x82F63B78u)     # Castagnoli (java.util.zip.CRC32C)
 
 
 cdef inline uint32_t crc(int kind, const uint8_t *data, Py_ssize_t length) noexcept nogil:
@@ -89,19 +105,27 @@ def frame_checksum(buffer, Py_ssize_t offset, Py_ssize_t frame_length, int kind=
         PyBuffer_Release(&view)
 
 
-cdef int _write_fully(int file, const uint8_t *data, Py_ssize_t length, int64_t file_offset) except -1:
+cdef int write_fully(int file, const uint8_t *data, Py_ssize_t length, int64_t file_offset) noexcept nogil:
+    """pwrite all of ``data`` at ``file_offset``: 0, or the errno of the failed write."""
     cdef ssize_t n
     while length > 0:
-        with nogil:
-            n = pwrite(file, data, <size_t>length, file_offset)
+        n = pwrite(file, data, <size_t>length, file_offset)
         if n < 0:
             if errno == EINTR:
                 continue
-            raise OSError(errno, os.strerror(errno))
+            return errno
+        if n == 0:
+            return EIO                  # a regular file never takes nothing; do not spin on it
         data += n
         length -= n
         file_offset += n
     return 0
+
+
+cdef int sync_file(int file, int sync_level) noexcept nogil:
+    """fdatasync (level 1) or fsync (level 2): 0, or the errno."""
+    cdef int rc = fsync(file) if sync_level >= 2 else fdatasync(file)
+    return errno if rc != 0 else 0
 
 
 @cython.final
@@ -109,7 +133,8 @@ cdef class SegmentWriter:
     """Writes term blocks into the open segment file ``fd`` at ``segment_offset`` (advanced by each block).
 
     ``sync_level`` 0 leaves flushing to the OS, 1 forces the data (fdatasync) and 2 data and metadata (fsync)
-    after every block (aeron.archive.file.sync.level). ``checksum`` is CHECKSUM_NONE or CHECKSUM_CRC32.
+    after every block (aeron.archive.file.sync.level). ``checksum`` is a CHECKSUM_* kind; a checksumming writer
+    copies each block to a scratch block of ``max_block_length`` bytes first.
     """
 
     def __cinit__(self, int sync_level=0, int checksum=CHECKSUM_NONE, Py_ssize_t max_block_length=0):
@@ -136,22 +161,18 @@ cdef class SegmentWriter:
             free(self.scratch)
             self.scratch = NULL
 
-    def on_block(self, AtomicBuffer buffer, int32_t offset, int32_t length, int32_t session_id, int32_t term_id):
-        """Block handler: write ``buffer[offset:offset + length]`` (whole frames, as block_poll delivers them)."""
-        if self.fd < 0:
-            raise InvalidArgumentError("no segment file open")
-        buffer.check(offset, length)
-        cdef const uint8_t *src = buffer.data + offset
-        cdef int32_t frame_length, aligned, pos
+    cdef int write_block(self, const uint8_t *src, int32_t length) noexcept nogil:
+        # One run of whole frames (or one PAD) at segment_offset, then the sync its level asks for: 0 or an errno.
+        # The caller keeps a checksummed run within scratch_length.
+        cdef int rc
+        cdef int32_t pos, frame_length, aligned
         cdef uint8_t *dst
         if fd.is_padding_frame(src, 0):
-            # the header alone: replay re-creates the body with append_padding
-            _write_fully(self.fd, src, fd.HEADER_LENGTH, self.segment_offset)
-        elif self.checksum == CHECKSUM_NONE:
-            _write_fully(self.fd, src, length, self.segment_offset)
+            # the header alone: replay re-creates the body with an appended padding
+            rc = write_fully(self.fd, src, fd.HEADER_LENGTH, self.segment_offset)
+        elif self.checksum == KIND_NONE:
+            rc = write_fully(self.fd, src, length, self.segment_offset)
         else:
-            if length > self.scratch_length:
-                raise InvalidArgumentError(f"block of {length} bytes exceeds the writer's {self.scratch_length}")
             dst = self.scratch
             memcpy(dst, src, <size_t>length)
             pos = 0
@@ -166,10 +187,73 @@ cdef class SegmentWriter:
                     (<int32_t *>(dst + pos + fd.SESSION_ID_FIELD_OFFSET))[0] = <int32_t>crc(
                         self.checksum, dst + pos + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH)
                 pos += aligned
-            _write_fully(self.fd, dst, length, self.segment_offset)
-        if self.sync_level > 0:
-            self.force()
-        self.segment_offset += length
+            rc = write_fully(self.fd, dst, length, self.segment_offset)
+        if rc == 0 and self.sync_level > 0:
+            rc = sync_file(self.fd, self.sync_level)
+        if rc == 0:
+            self.segment_offset += length
+        return rc
+
+    def record(self, TermReader image not None, int32_t block_length_limit, int64_t segment_length,
+               int64_t max_length):
+        """Write what ``image`` has from its position into the segment, run by run without the GIL: each run of
+        whole frames at most ``block_length_limit`` bytes and within its term (TermBlockScanner rules: a PAD alone),
+        the image's position stored after each run's write. Stops after ``max_length`` bytes (a run already begun is
+        finished), when ``segment_offset`` reaches ``segment_length`` (the caller rolls the segment), or when no
+        whole frame is there. Returns the bytes consumed, 0 when nothing was there.
+
+        A run never passes the segment's end (in a recording a segment holds whole terms, so it never has to).
+        Raises OSError when a write or sync fails (the position stays before that run) and CorruptFileError (log
+        path and offset) for a committed frame that cannot be in a term, as ``block_poll`` does.
+        """
+        if self.fd < 0:
+            raise InvalidArgumentError("no segment file open")
+        if block_length_limit < fd.FRAME_ALIGNMENT:
+            raise InvalidArgumentError(f"block length limit {block_length_limit} below a frame")
+        if self.checksum != CHECKSUM_NONE and block_length_limit > self.scratch_length:
+            raise InvalidArgumentError(
+                f"block length limit {block_length_limit} exceeds the writer's {self.scratch_length}")
+        if image.retired:
+            return 0
+        image.check_open()
+        cdef int64_t position = load_acquire_i64(image.position_ptr)
+        if position < 0 or position & (fd.FRAME_ALIGNMENT - 1):
+            raise CorruptFileError(f"subscriber position {position} is negative or not 32-aligned")
+        cdef int32_t capacity = image._term_length
+        cdef int32_t mask = image.term_length_mask
+        cdef int32_t bits = image._position_bits_to_shift
+        cdef int64_t *position_ptr = image.position_ptr
+        cdef int64_t total = 0
+        cdef int32_t index = 0, offset = 0, limit_offset, resulting, length, frame_length
+        cdef const uint8_t *term
+        cdef int rc = 0
+        cdef bint corrupt = False
+        with nogil:
+            # image.retired is re-read per run: a retired image stays mapped for the client's linger
+            while total < max_length and self.segment_offset < segment_length and not image.retired:
+                index = ld.index_by_position(position, bits)
+                offset = <int32_t>(position & mask)
+                limit_offset = capacity if block_length_limit > capacity - offset else offset + block_length_limit
+                if limit_offset - offset > segment_length - self.segment_offset:
+                    limit_offset = offset + <int32_t>(segment_length - self.segment_offset)
+                term = image.terms[index]
+                resulting = term_block_scan(term, offset, limit_offset, capacity)
+                length = resulting - offset
+                if length == 0:
+                    frame_length = fd.frame_length_volatile(term, offset)
+                    corrupt = frame_length > 0 and frame_length_is_corrupt(frame_length, offset, capacity)
+                    break
+                rc = self.write_block(term + offset, length)
+                if rc != 0:
+                    break
+                position += length
+                store_release_i64(position_ptr, position)
+                total += length
+        if rc != 0:
+            raise OSError(rc, os.strerror(rc))
+        if corrupt and total == 0:
+            image.corrupt(index, offset, position)
+        return total
 
     def force(self):
         """fdatasync (level 1) or fsync (level 2) the open segment."""
@@ -178,75 +262,215 @@ cdef class SegmentWriter:
         if file < 0:
             return
         with nogil:
-            rc = fsync(file) if self.sync_level >= 2 else fdatasync(file)
+            rc = sync_file(file, self.sync_level)
         if rc != 0:
-            raise OSError(errno, os.strerror(errno))
+            raise OSError(rc, os.strerror(rc))
+
+
+cdef enum:
+    # why a replay run stopped short, besides the publication's status
+    REPLAY_CORRUPT_LENGTH = 1           # a committed frame length that cannot be in a term
+    REPLAY_FRAME_TOO_LONG = 2           # a whole frame longer than the replay block
+    REPLAY_BAD_CHECKSUM = 3             # a DATA frame whose stored checksum does not match
+    REPLAY_NOT_DATA = 4                 # a frame that is neither DATA nor PAD
+    REPLAY_WRONG_PLACE = 5              # a run whose term id / term offset is not where the publication is
+    REPLAY_TERM_PAST_SEGMENT = 6        # the term of the offset is not mapped whole
+
+
+cdef inline bint at_term_of(appender_state_t *s, const uint8_t *frame, int32_t term_offset) noexcept nogil:
+    # Rotate a full term first (no rotation past the max position); then the publication must be at the term
+    # offset the frame was read from (so that a run that fits its term in the segment fits the publication's), and
+    # the frame must carry that term offset and the publication's term id: a replay publication starts where the
+    # replay does.
+    if s.term_offset >= s.term_length and s.term_begin_position + s.term_length < s.max_possible_position:
+        exclusive_rotate_term(s)
+    return (s.term_offset == term_offset
+            and fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) == term_offset
+            and fd.frame_i32(frame, fd.TERM_ID_FIELD_OFFSET) == s.term_id)
+
+
+cdef int64_t append_run(appender_state_t *s, const uint8_t *src, int32_t length) noexcept nogil:
+    # offer_block's kernel over a recorded run whose session and stream ids are rewritten in the term: the tail
+    # first, the run after its first header, that header's words 3, 2, 1, and its length word last with a release
+    # store, which publishes the run (subscribers cannot pass the first frame before it).
+    cdef int64_t limit = load_acquire_i64(s.position_limit)
+    cdef int64_t position = s.term_begin_position + s.term_offset
+    if position >= limit:
+        return back_pressure_status(s, position, length)
+    cdef uint8_t *dst = s.terms[s.active_partition_index] + s.term_offset
+    cdef int32_t resulting_offset = s.term_offset + length
+    cdef uint8_t header[32]                 # fd.HEADER_LENGTH
+    cdef int64_t word
+    cdef int32_t p
+    store_release_i64(ld.tail_counter_ptr(s.meta, s.active_partition_index), ld.pack_tail(s.term_id, resulting_offset))
+    memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
+    p = fd.align_i32(fd.frame_i32(src, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+    while p < length:
+        (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
+        (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
+        p += fd.align_i32(fd.frame_i32(src + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+    memcpy(header, src, fd.HEADER_LENGTH)
+    (<int32_t *>(header + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
+    (<int32_t *>(header + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
+    memcpy(dst + 24, header + 24, 8)
+    memcpy(dst + 16, header + 16, 8)
+    memcpy(dst + 8, header + 8, 8)
+    memcpy(&word, header, 8)
+    store_release_i64(<int64_t *>dst, word)
+    s.term_offset = resulting_offset
+    return s.term_begin_position + resulting_offset
+
+
+cdef int32_t checked_run_length(const uint8_t *src, int32_t length, int verify_checksum, int *error,
+                                int32_t *stored) noexcept nogil:
+    # How much of a run, from its start, is DATA frames (whose stored checksums match, when asked); where it stops
+    # short, *error says why (and *stored holds the mismatching checksum).
+    cdef int32_t p = 0
+    cdef int32_t aligned
+    while p < length:
+        aligned = fd.align_i32(fd.frame_i32(src + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+        if fd.frame_type(src, p) != fd.HDR_TYPE_DATA:
+            error[0] = REPLAY_NOT_DATA
+            break
+        if verify_checksum != KIND_NONE:
+            stored[0] = fd.frame_i32(src + p, fd.SESSION_ID_FIELD_OFFSET)
+            if stored[0] != <int32_t>crc(verify_checksum, src + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
+                error[0] = REPLAY_BAD_CHECKSUM
+                break
+        p += aligned
+    return p
+
+
+cdef int64_t append_recorded_padding(appender_state_t *s, int32_t frame_length) noexcept nogil:
+    # append_padding's kernel: a PAD frame of the recorded length (its body is never read)
+    cdef appender_span_t span
+    cdef int64_t result = exclusive_reserve(s, frame_length - fd.HEADER_LENGTH,
+                                            fd.align_i32(frame_length, fd.FRAME_ALIGNMENT), &span)
+    if result > 0:
+        frame_padding_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
+    return result
 
 
 @cython.final
 cdef class ReplayBlockReader:
-    """Reads frames of a mapped segment into a replay publication (one ``replay_block`` per duty cycle)."""
+    """Replays frames of a mapped segment into an exclusive publication (``replay``, once per duty cycle)."""
 
     def __cinit__(self, Py_ssize_t max_block_length):
         if max_block_length < fd.HEADER_LENGTH:
             raise InvalidArgumentError(f"max block length {max_block_length} below a frame header")
         self.max_block_length = max_block_length
-        self.scratch = bytearray(max_block_length)
 
-    def replay_block(self, AtomicBuffer segment, int64_t file_offset, int32_t term_length, int64_t available,
-                     publication, int32_t session_id, int32_t stream_id, int verify_checksum=CHECKSUM_NONE):
-        """Offer the frames at ``segment[file_offset:]``, at most ``available`` bytes (the caller keeps that within
-        the term and the recorded limit), found by the term reader's block scan over the mapped term. Returns the
-        bytes consumed (> 0), 0 when no whole frame is there yet, or the publication's negative status (nothing
-        consumed: try again later).
+    def replay(self, AtomicBuffer segment not None, int64_t file_offset, int32_t term_length, int64_t available,
+               ExclusiveTermAppender publication not None, int verify_checksum=CHECKSUM_NONE):
+        """Offer the recorded frames at ``segment[file_offset:]``, at most ``available`` bytes (the caller keeps
+        that within the segment and the recorded limit), run by run without the GIL: each run of whole frames at
+        most ``max_block_length`` bytes and within its term (found by the term reader's block scan over the mapped
+        term) is copied into the publication's term with its session and stream id; a PAD frame is appended as a
+        padding. Returns the bytes consumed (> 0), 0 when no whole frame is there yet, or the publication's negative
+        status when nothing was consumed (back pressure: try again later).
 
         ``verify_checksum`` (a CHECKSUM_* kind) checks each DATA frame's stored checksum first. Raises
-        CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame or whose checksum does
-        not match.
+        CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame, whose checksum does
+        not match, or that is not where the publication is (term id and term offset); the frames before it are
+        replayed.
         """
         if verify_checksum != CHECKSUM_NONE:
             _check_kind(verify_checksum)
         if term_length < fd.FRAME_ALIGNMENT or term_length & (term_length - 1):
             raise InvalidArgumentError(f"term length {term_length} is not a power of two")
-        if file_offset < 0 or available < 0 or file_offset + available > segment.length:
-            raise InvalidArgumentError(f"range [{file_offset}, +{available}) outside a {segment.length}-byte segment")
-        # segments start on term boundaries, so the term of this offset is mapped whole
-        cdef int32_t term_offset = <int32_t>(file_offset & (term_length - 1))
-        if file_offset - term_offset + term_length > segment.length:
-            raise InvalidArgumentError(f"term at {file_offset - term_offset} runs past the segment")
-        cdef const uint8_t *term = segment.data + (file_offset - term_offset)
-        cdef int64_t budget = available if available < self.max_block_length else self.max_block_length
-        if budget > term_length - term_offset:
-            budget = term_length - term_offset
-        cdef int32_t limit_offset = term_offset + <int32_t>budget
-        cdef int32_t resulting = term_block_scan(term, term_offset, limit_offset, term_length)
-        cdef int32_t length = resulting - term_offset
-        cdef int32_t frame_length = load_acquire_i32(<const int32_t *>(term + term_offset))
-        cdef int64_t result
-        if length == 0:
-            if frame_length > 0 and frame_length_is_corrupt(frame_length, term_offset, term_length):
-                raise CorruptFileError(f"frame length {frame_length} at term offset {term_offset} cannot be a "
-                                       f"recorded frame", path=segment.path, offset=file_offset)
-            if frame_length > 0 and fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > self.max_block_length:
-                raise CorruptFileError(f"frame of {frame_length} bytes exceeds the replay block length "
-                                       f"{self.max_block_length}", path=segment.path, offset=file_offset)
-            return 0
-        if fd.is_padding_frame(term, term_offset):
-            result = publication.append_padding(frame_length - fd.HEADER_LENGTH)
-            return length if result > 0 else result
-        cdef uint8_t *dst = self.scratch
-        memcpy(dst, term + term_offset, <size_t>length)
-        cdef int32_t p = 0
-        cdef int32_t aligned, stored
-        while p < length:
-            aligned = fd.align_i32(fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
-            if verify_checksum != CHECKSUM_NONE:
-                stored = fd.frame_i32(dst + p, fd.SESSION_ID_FIELD_OFFSET)
-                if stored != <int32_t>crc(verify_checksum, dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
-                    raise CorruptFileError(f"frame checksum mismatch (stored {stored})", path=segment.path,
-                                           offset=file_offset + p)
-            (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = session_id
-            (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = stream_id
-            p += aligned
-        result = publication.offer_block(self.scratch, 0, length)
-        return length if result > 0 else result
+        if publication.state.term_length != term_length:
+            raise InvalidArgumentError(f"replay publication's term length {publication.state.term_length} is not the "
+                                       f"recording's {term_length}")
+        if file_offset < 0 or file_offset & (fd.FRAME_ALIGNMENT - 1) or available < 0 \
+                or file_offset + available > segment.length:
+            raise InvalidArgumentError(f"range [{file_offset}, +{available}) outside a {segment.length}-byte segment "
+                                       f"or not 32-aligned")
+        if publication.closed:
+            return APPEND_CLOSED
+        cdef appender_state_t *s = &publication.state
+        cdef const uint8_t *data = segment.data
+        cdef int64_t segment_length = segment.length
+        cdef int64_t max_block = self.max_block_length
+        cdef int64_t consumed = 0, at = file_offset, budget, term_start, result = 0
+        cdef int32_t term_offset = 0, resulting, length, frame_length = 0, p = 0, stored = 0
+        cdef const uint8_t *term
+        cdef const uint8_t *src
+        cdef int error = 0
+        cdef Py_buffer pin
+        # Another thread may close the publication and then its log while we copy without the GIL: our own export
+        # keeps the mapping alive until the last store (log.close() is refused meanwhile), as offer() does.
+        PyObject_GetBuffer(publication.log.buffer, &pin, PyBUF_SIMPLE)
+        try:
+            with nogil:
+                while consumed < available:
+                    at = file_offset + consumed
+                    term_offset = <int32_t>(at & (term_length - 1))
+                    term_start = at - term_offset
+                    if term_start + term_length > segment_length:
+                        error = REPLAY_TERM_PAST_SEGMENT
+                        break
+                    term = data + term_start
+                    budget = available - consumed
+                    if budget > max_block:
+                        budget = max_block
+                    if budget > term_length - term_offset:
+                        budget = term_length - term_offset
+                    resulting = term_block_scan(term, term_offset, term_offset + <int32_t>budget, term_length)
+                    length = resulting - term_offset
+                    src = term + term_offset
+                    frame_length = load_acquire_i32(<const int32_t *>src)
+                    if length == 0:
+                        if frame_length > 0 and frame_length_is_corrupt(frame_length, term_offset, term_length):
+                            error = REPLAY_CORRUPT_LENGTH
+                        elif frame_length > 0 and fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > max_block:
+                            error = REPLAY_FRAME_TOO_LONG
+                        break
+                    if not at_term_of(s, src, term_offset):
+                        error = REPLAY_WRONG_PLACE
+                        break
+                    if fd.is_padding_frame(src, 0):
+                        result = append_recorded_padding(s, frame_length)
+                    else:
+                        p = checked_run_length(src, length, verify_checksum, &error, &stored)
+                        if p > 0:
+                            result = append_run(s, src, p)
+                        if error != 0:
+                            # the good frames before the bad one are replayed, then it is reported
+                            at += p
+                            if p > 0 and result > 0:
+                                consumed += p
+                            break
+                    if result <= 0:
+                        break
+                    consumed += length
+        finally:
+            PyBuffer_Release(&pin)
+        if consumed > 0 and publication._wake is not None:
+            publication._wake.notify()              # a sleeping subscriber's conductor has work
+        if error != 0:
+            _raise_replay_error(error, self.max_block_length, segment, at, term_offset, frame_length, stored, s)
+        if consumed > 0:
+            return consumed
+        return result if result < 0 else 0
+
+
+cdef int _raise_replay_error(int error, Py_ssize_t max_block_length, AtomicBuffer segment, int64_t at,
+                             int32_t term_offset, int32_t frame_length, int32_t stored,
+                             const appender_state_t *s) except -1:
+    if error == REPLAY_TERM_PAST_SEGMENT:
+        raise InvalidArgumentError(f"term at {at - term_offset} runs past the {segment.length}-byte segment")
+    if error == REPLAY_CORRUPT_LENGTH:
+        raise CorruptFileError(f"frame length {frame_length} at term offset {term_offset} cannot be a recorded "
+                               f"frame", path=segment.path, offset=at)
+    if error == REPLAY_FRAME_TOO_LONG:
+        raise CorruptFileError(f"frame of {frame_length} bytes exceeds the replay block length "
+                               f"{max_block_length}", path=segment.path, offset=at)
+    if error == REPLAY_BAD_CHECKSUM:
+        raise CorruptFileError(f"frame checksum mismatch (stored {stored})", path=segment.path, offset=at)
+    if error == REPLAY_NOT_DATA:
+        raise CorruptFileError(f"frame of type {fd.frame_type(segment.data + at, 0)} where a DATA or PAD frame "
+                               f"was recorded", path=segment.path, offset=at)
+    raise CorruptFileError(
+        f"recorded frame of term id {fd.frame_i32(segment.data + at, fd.TERM_ID_FIELD_OFFSET)} at term offset "
+        f"{fd.frame_i32(segment.data + at, fd.TERM_OFFSET_FIELD_OFFSET)} where the replay is at term id "
+        f"{s.term_id} term offset {s.term_offset}", path=segment.path, offset=at)

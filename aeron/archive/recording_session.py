@@ -2,8 +2,9 @@
 """Recording: an image's term blocks written into ``<recordingId>-<segmentBase>.rec`` files (Aeron RecordingSession
 and RecordingWriter, archive.md §4).
 
-Per block the work is the compiled SegmentWriter's (one ``pwrite`` per run of frames); what is here is per segment
-and per duty cycle: opening and rolling segment files, the position counter, the end of the recording.
+Per block the work is the compiled SegmentWriter's: one ``record`` call per duty cycle takes runs of whole frames
+from the image and writes each with one ``pwrite``, all without the GIL, for up to a batch of blocks. What is here is
+per segment and per duty cycle: opening and rolling segment files, the position counter, the end of the recording.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from aeron.client.image import Image
 
 NULL_POSITION = -1
+RECORD_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle writes for one recording
 
 
 def checksum_kind(name: str | None) -> int:
@@ -36,7 +38,7 @@ class RecordingState(enum.Enum):
 
 
 class RecordingWriter:
-    """The segment files of one recording from a join position; ``on_block`` is the compiled writer's."""
+    """The segment files of one recording from a join position; the blocks are the compiled writer's."""
 
     def __init__(self, archive_dir: str, recording_id: int, start_position: int, join_position: int,
                  term_length: int, segment_length: int, sync_level: int, checksum: str | None,
@@ -84,6 +86,14 @@ class RecordingWriter:
         self.writer.fd = fd
         self.segment_base = base
 
+    def record(self, image: "Image", block_length_limit: int, max_length: int) -> int:
+        """Write up to ``max_length`` bytes of what ``image`` has (runs of at most ``block_length_limit``), never
+        past the open segment's end, then roll to the next segment if this one is full. Returns the bytes written."""
+        length: int = self.writer.record(image, block_length_limit, self.segment_length, max_length)
+        if length > 0:
+            self.after_block()
+        return length
+
     def after_block(self) -> None:
         """Roll to the next segment once this one is full (a term never crosses a segment)."""
         if self.writer.segment_offset >= self.segment_length:
@@ -123,6 +133,10 @@ class RecordingSession:
         self.auto_stop = auto_stop
         self.events_proxy = events_proxy
         self.block_length_limit = min(image.term_buffer_length, ctx.file_io_max_length)
+        # Blocks per duty cycle: each call runs without the GIL, so a batch spares the process's other threads a GIL
+        # hand-over per block; a term's worth (at least one block) keeps the position counter and other sessions of
+        # the recorder moving.
+        self.batch_length = max(self.block_length_limit, min(image.term_buffer_length, RECORD_BATCH_LENGTH))
         self.writer = RecordingWriter(archive_dir, recording_id, start_position, self.join_position,
                                       image.term_buffer_length, segment_length, ctx.file_sync_level,
                                       ctx.record_checksum, self.block_length_limit)
@@ -161,9 +175,7 @@ class RecordingSession:
                 self.state = RecordingState.INACTIVE
                 return 1
             try:
-                length = self.image.block_poll(self.writer.writer.on_block, self.block_length_limit)
-                if length > 0:
-                    self.writer.after_block()
+                length = self.writer.record(self.image, self.block_length_limit, self.batch_length)
             except (OSError, ArchiveError) as ex:
                 self.error = ex
                 self.state = RecordingState.INACTIVE

@@ -2,9 +2,9 @@
 """Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
 term id, term length and position (Aeron ReplaySession, archive.md §10).
 
-The frames are read by the compiled ReplayBlockReader straight from the mapping (no copy in Python): per duty
-cycle one block, bounded by the term end, the file IO max length and the limit (the stop position, a live
-recording's position, or a bounded replay's counter).
+The frames are copied by the compiled ReplayBlockReader straight from the mapping into the publication's term,
+without the GIL: per duty cycle a batch of blocks (each at most the file IO max length and within its term), bounded
+by the segment end and the limit (the stop position, a live recording's position, or a bounded replay's counter).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import AeronError
 
 NULL_POSITION = -1
+REPLAY_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle replays for one replay
 
 
 class ReplayState(enum.Enum):
@@ -57,6 +58,8 @@ class ReplaySession:
         self.publication = publication
         self.archive_dir = archive_dir
         self.reader = ReplayBlockReader(file_io_max_length)
+        # as the recorder's batch: a term's worth (at least one block) per duty cycle, without the GIL
+        self.batch_length = max(file_io_max_length, min(term_length, REPLAY_BATCH_LENGTH))
         self.connect_deadline_ns = connect_deadline_ns
         self.verify_checksum = verify_checksum
         self.state = ReplayState.INIT
@@ -125,13 +128,13 @@ class ReplaySession:
                 self.state = ReplayState.INACTIVE
                 return 1
             return 0
-        term_offset = position & (self.term_length - 1)
-        available = min(end - position, self.term_length - term_offset)
         try:
             self.open_segment()
             assert self.segment is not None
-            consumed = self.reader.replay_block(self.segment, position - self.segment_base, self.term_length,
-                                                available, pub, pub.session_id, pub.stream_id, self.verify_checksum)
+            file_offset = position - self.segment_base
+            available = min(end - position, self.segment_length - file_offset, self.batch_length)
+            consumed = self.reader.replay(self.segment, file_offset, self.term_length, available, pub,
+                                          self.verify_checksum)
         except (AeronError, OSError) as ex:
             self.error = str(ex)
             self.state = ReplayState.INACTIVE
