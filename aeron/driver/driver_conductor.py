@@ -41,10 +41,12 @@ from aeron.driver.driver_uri import (
     parse_channel, uri_bool, uri_duration, uri_int, uri_response_correlation_id, uri_untethered_timeouts,
 )
 from aeron.driver.ipc_publication import IpcPublication
+from aeron.driver.name_resolver import name_resolver_for
 from aeron.driver.network_publication import NetworkPublication
 from aeron.driver.network_resources import NetworkResources
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT as DRIVER_COMMAND_DRAIN_LIMIT
 from aeron.driver.proxies import CommandQueue
+from aeron.driver.re_resolution import ReResolution
 from aeron.driver.subscription_link import IpcSubscriptionLink, SubscriberPosition, SubscriptionLink
 
 COMMAND_DRAIN_LIMIT = 10                     # AERON_COMMAND_DRAIN_LIMIT
@@ -53,6 +55,7 @@ DRIVER_VERSION = _package_version            # shown in the "Errors" and "Aeron 
 DRIVER_COMMIT = "aeron-py"
 CYCLE_THRESHOLD_NS = 100_000_000             # aeron.driver.conductor.cycle.threshold default
 MAX_ERROR_TEXT_LENGTH = 1023                 # AERON_ERROR_MAX_TEXT_LENGTH: longest rejection reason
+RESOLVER_CHECK_NS = 1_000_000                # how often the conductor lets the name resolver look at its clock
 def _response_text(code: int, detail: str) -> str:
     """ON_ERROR text: the C driver's ``(-code) description`` head and the detail, without the driver source location
     the error log keeps (it names the driver's code, not the client's mistake)."""
@@ -122,7 +125,7 @@ class DriverConductor(Agent):
         mode = ctx.threading_mode.name
         suffixes = {
             ctr.ERRORS: f": version={DRIVER_VERSION} commit={DRIVER_COMMIT}",
-            ctr.RESOLUTION_CHANGES: ": driverName=",
+            ctr.RESOLUTION_CHANGES: f": driverName={ctx.resolver_name}",
             ctr.CONDUCTOR_MAX_CYCLE_TIME: f": {mode}",
             ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED: f": threshold=100ms {mode}",
             ctr.SENDER_MAX_CYCLE_TIME: f": {mode}",
@@ -159,6 +162,8 @@ class DriverConductor(Agent):
         self._ring_last_consumer_position = self.to_driver.consumer_position()
         self._ring_last_change_ns = now_ns
         self._handlers = self._build_handlers()
+        # resolves channels' endpoint and control names; the driver resolver also gossips with other drivers
+        self.name_resolver = name_resolver_for(ctx, self.counters, self.system, self._log_resolver_error)
         self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
         self.network = NetworkResources(
             ctx, command_queue=self.command_queue, counters=self.counters,
@@ -166,6 +171,10 @@ class DriverConductor(Agent):
             log_factory=self.log_factory, loss_report=self.loss_report, get_or_add_client=self.get_or_add_client,
             next_session_id=self._allocate_session_id, next_correlation_id=self.to_driver.next_correlation_id,
             log_error=self._log_error, on_publication_error=self.on_publication_error)
+        self.network.name_resolver = self.name_resolver
+        self.re_resolution = ReResolution(self.network, self.name_resolver, self.system,
+                                          ctx.re_resolution_check_interval_ns, self._log_resolver_error)
+        self._next_resolver_work_ns = 0
         self.sender = self.network.sender                           # the agents MediaDriver runs
         self.receiver = self.network.receiver
 
@@ -198,6 +207,10 @@ class DriverConductor(Agent):
             work += publication.update_pub_pos_and_lmt()
         work += self.command_queue.drain(DRIVER_COMMAND_DRAIN_LIMIT)      # DriverConductorProxy commands
         work += self.network.do_work(start_ns)
+        if start_ns >= self._next_resolver_work_ns:        # the resolver keeps its own 10 ms duty cycle
+            self._next_resolver_work_ns = start_ns + RESOLVER_CHECK_NS
+            work += self.name_resolver.do_work(self._epoch_clock())
+            work += self.re_resolution.do_work(start_ns)
         cycle_ns = self._nano_clock() - start_ns
         self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME].propose_max_ordered(cycle_ns)
         if cycle_ns > CYCLE_THRESHOLD_NS:
@@ -218,6 +231,7 @@ class DriverConductor(Agent):
         for client in self.clients.values():
             client.heartbeat.close()
         try:
+            self.name_resolver.close()
             self.network.close()
         finally:
             self._release_files()
@@ -257,6 +271,16 @@ class DriverConductor(Agent):
             self.error_log.record(text)
             self.errors_counter.increment_ordered()
         return text
+
+    def _log_resolver_error(self, code: int, detail: str, os_errno: int | None, count: bool) -> None:
+        """An error of the name resolver: in the distinct error log, and in ``Errors`` when ``count`` (the C
+        resolver logs failed bootstrap neighbour resolutions without counting them)."""
+        if self.error_log is None:
+            return
+        self.error_log.record(cmd.format_driver_error(code, detail, function="name_resolver",
+                                                      filename="name_resolver.py", line=0, os_errno=os_errno))
+        if count:
+            self.errors_counter.increment_ordered()
 
     def _on_command(self, msg_type_id: int, buffer: AtomicBuffer, offset: int, length: int) -> None:
         handler = self._handlers.get(msg_type_id)

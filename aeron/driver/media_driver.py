@@ -111,6 +111,14 @@ def _parse_str(text: str) -> str:
     return text
 
 
+def _parse_name_resolver_supplier(text: str) -> str:
+    # the C driver's supplier names; csv_table (a test-only redirecting table) is not implemented here
+    value = text.strip()
+    if value not in ("", "default", "driver"):
+        raise ValueError("expected 'default' or 'driver'")
+    return value
+
+
 def _parse_file_mode(text: str) -> int | None:
     # octal, as chmod takes it: 660, 0660 or 0o660; empty for the default (0o666 less the umask)
     value = text.strip().lower()
@@ -232,6 +240,23 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("multi_gap_loss_args", "aeron.udp.channel.transport.bindings.multi.gap.loss.args", "", _parse_str),
     _Setting("network_publication_max_messages_per_send", "aeron.network.publication.max.messages.per.send", 8,
              _parse_int),
+    # name resolution (name_resolver.py): which resolver (default, driver; unset: driver when a resolver interface
+    # is set), and the driver resolver's name, interface, bootstrap neighbours, timeout and intervals
+    _Setting("name_resolver_supplier", "aeron.name.resolver.supplier", "", _parse_name_resolver_supplier),
+    _Setting("resolver_name", "aeron.driver.resolver.name", "", _parse_str),
+    _Setting("resolver_interface", "aeron.driver.resolver.interface", "", _parse_str),
+    _Setting("resolver_bootstrap_neighbor", "aeron.driver.resolver.bootstrap.neighbor", "", _parse_str),
+    _Setting("resolver_neighbor_timeout_ns", "aeron.driver.resolver.neighbor.timeout", 10_000_000_000,
+             _parse_duration_ns),
+    _Setting("resolver_self_resolution_interval_ns", "aeron.driver.resolver.self.resolution.interval",
+             1_000_000_000, _parse_duration_ns),
+    _Setting("resolver_neighbor_resolution_interval_ns", "aeron.driver.resolver.neighbor.resolution.interval",
+             2_000_000_000, _parse_duration_ns),
+    _Setting("resolver_bootstrap_neighbor_resolution_interval_ns",
+             "aeron.driver.resolver.bootstrap.neighbor.resolution.interval", 10_000_000_000, _parse_duration_ns),
+    # how often silent unicast endpoints have their names resolved again (0: never)
+    _Setting("re_resolution_check_interval_ns", "aeron.driver.reresolution.check.interval", 1_000_000_000,
+             _parse_duration_ns, env="AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL"),
 )
 _BY_ATTR = {s.attr: s for s in _SETTINGS}
 _BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
@@ -320,6 +345,15 @@ class Context:
     loss_args: str
     fixed_loss_args: str
     multi_gap_loss_args: str
+    name_resolver_supplier: str
+    resolver_name: str
+    resolver_interface: str
+    resolver_bootstrap_neighbor: str
+    resolver_neighbor_timeout_ns: int
+    resolver_self_resolution_interval_ns: int
+    resolver_neighbor_resolution_interval_ns: int
+    resolver_bootstrap_neighbor_resolution_interval_ns: int
+    re_resolution_check_interval_ns: int
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
@@ -499,6 +533,14 @@ class Context:
             raise ConfigurationError("aeron.ipc.publication.term.window.length must be >= 0")
         if self.publication_reserved_session_id_low > self.publication_reserved_session_id_high:
             raise ConfigurationError("aeron.publication.reserved.session.id.low must be <= high")
+        if self.resolver_interface and not self.resolver_name:
+            raise ConfigurationError("aeron.driver.resolver.name (AERON_DRIVER_RESOLVER_NAME) is required when "
+                                     "aeron.driver.resolver.interface is set")
+        for attr in ("resolver_neighbor_timeout_ns", "resolver_self_resolution_interval_ns",
+                     "resolver_neighbor_resolution_interval_ns",
+                     "resolver_bootstrap_neighbor_resolution_interval_ns"):
+            if getattr(self, attr) <= 0:
+                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be > 0")
         return self
 
     def __repr__(self) -> str:
@@ -633,7 +675,14 @@ class MediaDriver:
         # before cnc.dat: a client that sees the driver ready finds the board too
         self._wakeup_board = open_board(self._aeron_dir, create=True, file_mode=context.dir_file_mode)
         self._waiters: list[Any] = []
-        self._conductor = DriverConductor(context, termination_hook=self._on_termination)
+        try:
+            self._conductor = DriverConductor(context, termination_hook=self._on_termination)
+        except BaseException:
+            # e.g. the resolver interface could not be bound: nothing of this driver stays behind
+            self._close_wakeup()
+            if self._ctx.dir_delete_on_shutdown:
+                self._delete_dir_on_shutdown()
+            raise
         self._runners: list[Any] = []
         self._invoker = None
         conductor = self._conductor

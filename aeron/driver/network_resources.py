@@ -113,6 +113,8 @@ class NetworkResources:
         self._receive_destinations: dict[ReceiveChannelEndpoint, list[ReceiveDestination]] = {}
         self._closing_receive_destinations: list[ReceiveDestination] = []
         self._os_buffers: tuple[int, int] | None = None
+        # the driver's name resolver for channel endpoints and control addresses (the conductor sets it)
+        self.name_resolver: Any = None
 
     # -- duty cycle and timers -----------------------------------------------------------------------------------
     def is_applying_backpressure(self) -> bool:
@@ -170,8 +172,9 @@ class NetworkResources:
     def _udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
         try:
             if uri.is_spy:      # a spy names the publication's channel: parse it as the publication does
-                return UdpChannel.parse(channel[len("aeron-spy:"):], is_subscription=False)
-            return UdpChannel.parse(channel, uri, is_subscription=is_subscription)
+                return UdpChannel.parse(channel[len("aeron-spy:"):], is_subscription=False,
+                                        resolver=self.name_resolver)
+            return UdpChannel.parse(channel, uri, is_subscription=is_subscription, resolver=self.name_resolver)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, f"{exc}") from exc
 
@@ -845,8 +848,7 @@ class NetworkResources:
             self.sender_proxy.remove_destination(endpoint, address)
         self.client_proxy.on_operation_succeeded(command.correlation_id)
 
-    @staticmethod
-    def _send_destination_udp_channel(channel: str) -> UdpChannel:
+    def _send_destination_udp_channel(self, channel: str) -> UdpChannel:
         """A manual MDC destination's channel, refused as the C driver refuses it (aeron_driver_conductor_validate_
         send_destination_uri): no spy, an endpoint with a port, none of what only the publication may set."""
         if channel.startswith("aeron-spy:"):
@@ -864,7 +866,8 @@ class NetworkResources:
         if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
             raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
         try:
-            return UdpChannel.parse(channel, uri, is_subscription=False, is_destination=True)
+            return UdpChannel.parse(channel, uri, is_subscription=False, is_destination=True,
+                                    resolver=self.name_resolver)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
 
@@ -926,7 +929,8 @@ class NetworkResources:
         if uri.get("control-mode") == "response":
             raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
         try:
-            return UdpChannel.parse(channel, uri, is_subscription=True, is_destination=True)
+            return UdpChannel.parse(channel, uri, is_subscription=True, is_destination=True,
+                                    resolver=self.name_resolver)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
 

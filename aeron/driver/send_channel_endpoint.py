@@ -63,6 +63,7 @@ class SendChannelEndpoint:
         self.is_dynamic = udp_channel.is_dynamic_control_mode
         self.remote = udp_channel.remote_data
         self.status_messages_rejected = 0
+        self.time_of_last_sm_ns = 0                   # a silent unicast endpoint's name is re-resolved (ReResolution)
         self._bytes_sent = system[ctr.BYTES_SENT]
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._invalid = system[ctr.INVALID_PACKETS]
@@ -217,6 +218,7 @@ class SendChannelEndpoint:
                            window: int, receiver_id: int, group_tag: int | None, source: tuple,
                            now_ns: int) -> None:
         self.system[ctr.STATUS_MESSAGES_RECEIVED].increment_ordered()
+        self.time_of_last_sm_ns = now_ns
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
         if session_id == 0 and stream_id == 0 and flags & SM_SEND_SETUP_FLAG and not self.is_response:

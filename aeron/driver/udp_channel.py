@@ -13,9 +13,11 @@ import ipaddress
 import itertools
 import socket
 from dataclasses import dataclass, field
+from typing import Any
 
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import InvalidChannelError
+from aeron.driver.name_resolver import NameResolutionError
 
 CONTROL_MODE_MANUAL = "manual"
 CONTROL_MODE_DYNAMIC = "dynamic"
@@ -53,8 +55,13 @@ def _split_host_port(text: str, channel: str, key: str) -> tuple[str, int | None
     return host, port
 
 
-def resolve(text: str, channel: str, key: str, default_port: int | None = None) -> tuple[int, Address]:
-    """Resolve ``host:port`` to (family, sockaddr), preferring IPv4 like the C driver's resolver."""
+def resolve(text: str, channel: str, key: str, default_port: int | None = None,
+            resolver: Any = None) -> tuple[int, Address]:
+    """Resolve ``host:port`` to (family, sockaddr), preferring IPv4 like the C driver's resolver. With the
+    driver's name ``resolver`` (name_resolver.py), a host that is not an address literal is resolved by it, so
+    it may name a driver."""
+    if resolver is not None:
+        text = resolver.lookup(text, key, False)
     host, port = _split_host_port(text, channel, key)
     if port is None:
         if default_port is None:
@@ -62,6 +69,12 @@ def resolve(text: str, channel: str, key: str, default_port: int | None = None) 
         port = default_port
     if host in ("", "*"):
         host = "0.0.0.0"
+    if resolver is not None and not _is_literal(host):
+        try:
+            family, address = resolver.resolve(host, key, False)
+        except NameResolutionError as exc:
+            raise InvalidChannelError(f"unknown host ({exc})", channel, f"{key}={text}") from None
+        return family, ((address, port, 0, 0) if family == socket.AF_INET6 else (address, port))
     try:
         infos = socket.getaddrinfo(host, port, 0, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
     except (socket.gaierror, UnicodeError) as exc:
@@ -69,6 +82,14 @@ def resolve(text: str, channel: str, key: str, default_port: int | None = None) 
     infos.sort(key=lambda info: 0 if info[0] == socket.AF_INET else 1)
     family, _, _, _, sockaddr = infos[0]
     return family, sockaddr
+
+
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return False
+    return True
 
 
 def _is_multicast(sockaddr: Address) -> bool:
@@ -143,9 +164,11 @@ class UdpChannel:
 
     @classmethod
     def parse(cls, channel: str, uri: ChannelUri | None = None, is_subscription: bool = False,
-              is_destination: bool = False) -> "UdpChannel":
+              is_destination: bool = False, resolver: Any = None) -> "UdpChannel":
         """Raises InvalidChannelError naming the part that does not resolve or is not allowed. A destination's
-        canonical form never gets a unique suffix: removing a destination finds it by that form."""
+        canonical form never gets a unique suffix: removing a destination finds it by that form. ``resolver``
+        (the driver's name resolver) resolves the names in ``endpoint`` and ``control``; without one the
+        operating system does."""
         uri = uri if uri is not None else ChannelUri.parse(channel)
         if uri.media != "udp":
             raise InvalidChannelError("UDP channel expected", channel, uri.media)
@@ -176,7 +199,7 @@ class UdpChannel:
         remote_data = remote_control = local_control = interface = control_addr = None
         is_multicast = False
         if endpoint is not None:
-            family, remote_data = resolve(endpoint, channel, "endpoint")
+            family, remote_data = resolve(endpoint, channel, "endpoint", resolver=resolver)
             is_multicast = _is_multicast(remote_data)
         if interface_text is not None:
             if interface_text.startswith("{"):
@@ -198,7 +221,7 @@ class UdpChannel:
             local_control = remote_control    # senders bind the control group's port
         else:
             if control is not None:
-                _, control_addr = resolve(control, channel, "control")
+                _, control_addr = resolve(control, channel, "control", resolver=resolver)
                 if is_subscription:
                     remote_control = control_addr
                 else:
