@@ -2,19 +2,22 @@
 """The ``aeron`` Spark sink: each row's payload published as one message on a channel and stream.
 
 ``df.write.format("aeron").option("channel", "aeron:udp?endpoint=host:port").option("streamId", "1001")
-.save()`` and the streaming twin (``writeStream.format("aeron")``). Each write task connects a client to a
-running media driver (``aeronDir``, default the client's default directory), adds an exclusive publication,
-waits for it to connect, and offers the rows of its partition in order. Options (case-insensitive):
+.save()`` and the streaming twin (``writeStream.format("aeron")``). Each write task adds an exclusive
+publication, waits for it to connect, and offers the rows of its partition in order. Options (case-insensitive):
 
 - ``channel`` and ``streamId`` (required).
 - ``column``: the binary or string column to publish (default ``payload``); ``encoding=json`` publishes each
   whole row as a JSON object instead.
-- ``aeronDir``: the driver's directory; ``timeoutMs`` (default 10,000): how long a task waits for the
-  publication to connect, or for one message to get past back pressure, before it fails with
-  AeronTimeoutError.
-
-The driver runs outside the Spark tasks (an embedded driver per task would not outlive its publication's
-delivery).
+- ``aeronDir``: the directory of a running media driver. Without it each task launches an embedded driver
+  (:mod:`aeron.spark.connection`) and, before closing it, waits until the driver has drained and released the
+  closed publication (every message sent, the linger over), or until the archive recorded every message.
+- ``timeoutMs`` (default 10,000): how long a task waits for the publication to connect, for one message to get
+  past back pressure, or for its messages to be delivered, before it fails with AeronTimeoutError.
+- ``record=true``: the archive at ``controlChannel`` (with the other archive options of
+  :mod:`aeron.spark.connection`) records what each task publishes: the task starts a recording of its
+  publication's session before offering (``sourceLocation``: ``local`` for a spy on the archive's own driver,
+  the default for IPC, or ``remote``, the default for UDP), waits until the recorded position reaches the
+  publication's, then stops that recording. Each task makes one recording.
 """
 from __future__ import annotations
 
@@ -35,12 +38,19 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from aeron.client.aeron import Aeron
-from aeron.client.context import Context
+from aeron._core.counters import DRIVER_PUBLISHER_LIMIT_TYPE_ID
+from aeron.archive.client import AeronArchive, SourceLocation
+from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import (
     AeronTimeoutError,
     InvalidArgumentError,
     PublicationClosedError,
+)
+from aeron.spark.connection import (
+    ArchiveSettings,
+    Connection,
+    bool_option,
+    timeout_ms_option,
 )
 
 _BACK_OFF_S = 0.0005
@@ -48,10 +58,12 @@ _BACK_OFF_S = 0.0005
 
 @dataclasses.dataclass
 class PublishedMessages(WriterCommitMessage):
-    """What one task published: its message count and the publication's final position."""
+    """What one task published: its message count, the publication's final position, and the recording that
+    holds them (-1 without ``record``)."""
 
     messages: int
     position: int
+    recording_id: int = -1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +76,8 @@ class SinkSettings:
     encoding: str
     aeron_dir: str | None
     timeout_s: float
+    archive: ArchiveSettings | None = None
+    source_location: SourceLocation = SourceLocation.REMOTE
 
     @classmethod
     def from_options(cls, options: Any) -> SinkSettings:
@@ -77,11 +91,22 @@ class SinkSettings:
             raise InvalidArgumentError(f"option encoding must be 'column' or 'json', got {encoding!r}")
         try:
             stream_id = int(stream)
-            timeout_ms = int(options.get("timeoutMs") or 10_000)
         except ValueError:
-            raise InvalidArgumentError("options streamId and timeoutMs must be integers") from None
-        return cls(channel, stream_id, options.get("column") or "payload", encoding, options.get("aeronDir"),
-                   timeout_ms / 1000.0)
+            raise InvalidArgumentError(f"option streamId must be an integer, got {stream!r}") from None
+        timeout_ms = timeout_ms_option(options)
+        archive = None
+        location = SourceLocation.LOCAL if channel.startswith("aeron:ipc") else SourceLocation.REMOTE
+        if bool_option(options, "record"):
+            archive = ArchiveSettings.from_options(options)
+            if archive is None:
+                raise InvalidArgumentError("option record needs the archive's option('controlChannel', ...)")
+            where = options.get("sourceLocation")
+            if where:
+                if where.lower() not in ("local", "remote"):
+                    raise InvalidArgumentError(f"option sourceLocation must be 'local' or 'remote', got {where!r}")
+                location = SourceLocation[where.upper()]
+        return cls(channel, stream_id, options.get("column") or "payload", encoding, options.get("aeronDir") or None,
+                   timeout_ms / 1000.0, archive, location)
 
 
 def _payloads(batch: pa.RecordBatch, settings: SinkSettings) -> tuple[memoryview, memoryview] | list[bytes]:
@@ -106,33 +131,84 @@ def _payloads(batch: pa.RecordBatch, settings: SinkSettings) -> tuple[memoryview
 
 
 def publish(settings: SinkSettings, batches: Iterator[pa.RecordBatch]) -> PublishedMessages:
-    """Offer every message of ``batches`` on one exclusive publication, in order, with back pressure."""
-    context = Context(settings.aeron_dir) if settings.aeron_dir else Context()
+    """Offer every message of ``batches`` on one exclusive publication, in order, with back pressure; with
+    ``record`` in a recording of its own."""
+    with Connection(settings.aeron_dir, settings.archive) as conn:
+        assert conn.aeron is not None
+        archive = conn.archive
+        publication = conn.aeron.add_exclusive_publication(settings.channel, settings.stream_id)
+        subscription_id = recording_id = -1
+        try:
+            if archive is not None:
+                subscription_id, recording_id = _start_recording(archive, publication, settings)
+            _await(lambda: publication.is_connected, settings,
+                   f"publication {settings.channel} stream {settings.stream_id} not connected")
+            count = _offer_all(publication, batches, settings)
+            position = publication.position
+            if archive is not None:
+                _await(lambda: archive.get_recording_position(recording_id) >= position, settings,
+                       f"recording {recording_id} not at position {position}")
+        finally:
+            try:
+                if archive is not None and subscription_id >= 0:
+                    archive.try_stop_recording_subscription(subscription_id)
+            finally:
+                publication.close()
+        if conn.is_embedded and archive is None:
+            # the embedded driver goes with this task: first let it send everything and linger for late NAKs
+            assert conn.driver is not None
+            reader = conn.aeron.counters_reader
+            registration_id = publication.registration_id
+            linger_s = conn.driver.context.publication_linger_timeout_ns / 1e9
+            _await(lambda: reader.find_by_type_id_and_registration_id(
+                DRIVER_PUBLISHER_LIMIT_TYPE_ID, registration_id) < 0, settings,
+                f"publication {settings.channel} stream {settings.stream_id} not drained", extra_s=linger_s,
+                interval_s=0.005)
+    return PublishedMessages(count, position, recording_id)
+
+
+def _await(condition: Any, settings: SinkSettings, what: str, extra_s: float = 0.0, interval_s: float = 0.001) -> None:
+    deadline = time.monotonic() + settings.timeout_s + extra_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AeronTimeoutError(f"{what} after {settings.timeout_s + extra_s:g} s")
+        time.sleep(interval_s)
+
+
+def _start_recording(archive: AeronArchive, publication: Any, settings: SinkSettings) -> tuple[int, int]:
+    """Record ``publication``'s session (before anything is offered, so the recording holds all of it); returns
+    (recording subscription id, recording id) once the archive has the recording."""
+    uri = ChannelUri.parse(settings.channel)
+    uri.put("session-id", str(publication.session_id))
+    subscription_id = archive.start_recording(str(uri), settings.stream_id, settings.source_location)
+    found = [-1]
+
+    def started() -> bool:
+        found[0] = archive.find_last_matching_recording(0, "", settings.stream_id, publication.session_id)
+        return found[0] >= 0
+    try:
+        _await(started, settings, f"no recording of session {publication.session_id} stream {settings.stream_id}")
+    except BaseException:
+        archive.try_stop_recording_subscription(subscription_id)
+        raise
+    return subscription_id, found[0]
+
+
+def _offer_all(publication: Any, batches: Iterator[pa.RecordBatch], settings: SinkSettings) -> int:
     count = 0
-    with Aeron.connect(context) as aeron:
-        publication = aeron.add_exclusive_publication(settings.channel, settings.stream_id)
-        deadline = time.monotonic() + settings.timeout_s
-        while not publication.is_connected:
-            if time.monotonic() > deadline:
-                raise AeronTimeoutError(f"publication {settings.channel} stream {settings.stream_id} not connected "
-                                        f"after {settings.timeout_s} s")
-            time.sleep(0.001)
-        for batch in batches:
-            messages = _payloads(batch, settings)
-            if isinstance(messages, list):
-                for m in messages:
-                    _offer(publication, m, 0, len(m), settings)
-            else:
-                offsets, data = messages
-                for i in range(len(offsets) - 1):
-                    start = offsets[i]
-                    _offer(publication, data, start, offsets[i + 1] - start, settings)
-                count += len(offsets) - 1
-                continue
+    for batch in batches:
+        messages = _payloads(batch, settings)
+        if isinstance(messages, list):
+            for m in messages:
+                _offer(publication, m, 0, len(m), settings)
             count += len(messages)
-        position = publication.position
-        publication.close()
-    return PublishedMessages(count, position)
+        else:
+            offsets, data = messages
+            for i in range(len(offsets) - 1):
+                start = offsets[i]
+                _offer(publication, data, start, offsets[i + 1] - start, settings)
+            count += len(offsets) - 1
+    return count
 
 
 def _offer(publication: Any, buffer: Any, offset: int, length: int, settings: SinkSettings) -> None:
