@@ -3,9 +3,14 @@
 
 ``spark.read.format("aeron-archive").option("path", archive_dir).load()`` reads ``archive.catalog`` and the
 segment files directly (no driver or archive process), on the driver to plan and on every executor to read, so
-the directory must be visible to all of them (local, or a shared filesystem). Options (case-insensitive):
+the directory must be visible to all of them (local, or a shared filesystem).
+``option("controlChannel", ...)`` instead of ``path`` reads through a running archive: the planner
+lists its recordings over the control channel and each partition is a replay of its position range, received on
+the executor's driver (:mod:`aeron.spark.replay`); same schema, same rows. Options (case-insensitive):
 
-- ``path``: the archive directory (required).
+- ``path``: the archive directory, or ``controlChannel`` (and ``controlStreamId``, ``controlResponseChannel``,
+  ``controlResponseStreamId``, ``replayChannel``, ``replayStreamId``, ``timeoutMs``, ``aeronDir``: see
+  :mod:`aeron.spark.connection`; without ``aeronDir`` each task launches an embedded driver). One of the two.
 - ``maxBytesPerPartition``: the most recording bytes of one partition, rounded down to whole terms (at least
   one term); default 128 MiB.
 - ``recordingId`` / ``streamId``: comma-separated ids to read; ``channel``: a substring of the recorded
@@ -53,7 +58,8 @@ from pyspark.sql.types import StructType
 
 from aeron.archive.catalog import Catalog, RecordingDescriptor
 from aeron.common.errors import InvalidArgumentError
-from aeron.spark import decoders, scan
+from aeron.spark import decoders, replay, scan
+from aeron.spark.connection import ArchiveSettings, Connection
 
 SCHEMA_DDL = ("recording_id bigint, position bigint, stream_id int, session_id int, term_id int, term_offset int, "
               "flags smallint, reserved_value bigint, timestamp timestamp, payload binary")
@@ -83,6 +89,7 @@ class Selection:
     """Which recordings and positions a query reads: from the options, narrowed by pushed filters."""
 
     archive_dir: str
+    remote: ArchiveSettings | None = None
     recording_ids: frozenset[int] | None = None
     stream_ids: frozenset[int] | None = None
     channel: str | None = None
@@ -93,9 +100,15 @@ class Selection:
     def from_options(cls, options: Any) -> Selection:
         """Parse the selection options (see the module docstring)."""
         path = options.get("path")
-        if not path:
-            raise InvalidArgumentError("the aeron-archive source needs option('path', <archive dir>)")
-        return cls(os.fspath(path), _ids(options.get("recordingId")), _ids(options.get("streamId")),
+        remote = ArchiveSettings.from_options(options)
+        if path and remote is not None:
+            raise InvalidArgumentError("the aeron-archive source reads either the files (option path) or through "
+                                       "a running archive (option controlChannel), not both")
+        if not path and remote is None:
+            raise InvalidArgumentError("the aeron-archive source needs option('path', <archive dir>) or "
+                                       "option('controlChannel', <the archive's control channel>)")
+        return cls(os.fspath(path) if path else "", remote, _ids(options.get("recordingId")),
+                   _ids(options.get("streamId")),
                    options.get("channel") or None, _int(options, "fromPosition", 0) or 0,
                    _int(options, "toPosition", None))
 
@@ -152,11 +165,25 @@ class Selection:
         with Catalog(self.archive_dir, read_only=True) as catalog:
             return [d for d in catalog if self.matches(d)]
 
+    def replayed_ranges(self, aeron_dir: str | None, max_bytes_per_partition: int) -> list[replay.ReplayedRange]:
+        """The ranges of the selected recordings of the running archive (a connection only while planning)."""
+        assert self.remote is not None
+        ranges = []
+        with Connection(aeron_dir, self.remote) as conn:
+            assert conn.archive is not None
+            for d in replay.list_descriptors(conn.archive):
+                if self.matches(d):
+                    end = replay.recorded_end(conn.archive, d)
+                    to = end if self.to_position is None else self.to_position
+                    ranges.extend(replay.plan(d, self.from_position, to, end, max_bytes_per_partition))
+        return ranges
+
 
 class RangePartition(InputPartition):
-    """One Spark partition: a position range of one recording (:class:`aeron.spark.scan.RecordingRange`)."""
+    """One Spark partition: a position range of one recording (:class:`aeron.spark.scan.RecordingRange`), or one
+    to replay (:class:`aeron.spark.replay.ReplayedRange`)."""
 
-    def __init__(self, value: scan.RecordingRange) -> None:
+    def __init__(self, value: scan.RecordingRange | replay.ReplayedRange) -> None:
         """Wrap ``value``."""
         super().__init__(value)
 
@@ -170,6 +197,8 @@ class ReadSettings:
     max_bytes_per_batch: int = scan.DEFAULT_MAX_BYTES_PER_BATCH
     decoder: decoders.Decoder | None = None
     decoded_types: tuple[pa.DataType, ...] = ()
+    remote: ArchiveSettings | None = None
+    aeron_dir: str | None = None
 
     @classmethod
     def from_options(cls, options: Any, schema: StructType | None = None,
@@ -187,13 +216,24 @@ class ReadSettings:
             if isinstance(decoder, decoders.JsonDecoder):
                 decoder = dataclasses.replace(decoder, types=types)
         return cls(on_corrupt == "skip", _int(options, "maxRowsPerBatch", scan.DEFAULT_MAX_ROWS_PER_BATCH) or 1,
-                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1, decoder, types)
+                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1, decoder, types,
+                   ArchiveSettings.from_options(options), options.get("aeronDir") or None)
+
+    def _replayed(self, value: replay.ReplayedRange) -> Iterator[pa.RecordBatch]:
+        assert self.remote is not None
+        with Connection(self.aeron_dir, self.remote) as conn:
+            yield from replay.read_replayed(conn, self.remote, value, skip_corrupt=self.skip_corrupt,
+                                            max_rows_per_batch=self.max_rows_per_batch,
+                                            max_bytes_per_batch=self.max_bytes_per_batch)
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Record batches of one partition (with the decoder's columns)."""
-        batches = scan.read_range(partition.value, skip_corrupt=self.skip_corrupt,
-                                  max_rows_per_batch=self.max_rows_per_batch,
-                                  max_bytes_per_batch=self.max_bytes_per_batch)
+        if isinstance(partition.value, replay.ReplayedRange):
+            batches = self._replayed(partition.value)
+        else:
+            batches = scan.read_range(partition.value, skip_corrupt=self.skip_corrupt,
+                                      max_rows_per_batch=self.max_rows_per_batch,
+                                      max_bytes_per_batch=self.max_bytes_per_batch)
         if self.decoder is None:
             return batches
         return (decoders.apply(self.decoder, b, self.decoded_types) for b in batches)
@@ -221,11 +261,15 @@ class AeronArchiveReader(DataSourceReader):
         """One partition per range of at most maxBytesPerPartition of each selected recording."""
         s = self.selection
         parts: list[InputPartition] = []
-        for d in s.descriptors():
-            end = scan.recording_end(s.archive_dir, d)
-            hi = end if s.to_position is None else min(end, s.to_position)
-            for r in scan.split_recording(s.archive_dir, d, s.from_position, hi, self.max_bytes_per_partition):
-                parts.append(RangePartition(r))
+        if s.remote is not None:
+            parts.extend(RangePartition(r) for r in s.replayed_ranges(self.settings.aeron_dir,
+                                                                      self.max_bytes_per_partition))
+        else:
+            for d in s.descriptors():
+                end = scan.recording_end(s.archive_dir, d)
+                hi = end if s.to_position is None else min(end, s.to_position)
+                for r in scan.split_recording(s.archive_dir, d, s.from_position, hi, self.max_bytes_per_partition):
+                    parts.append(RangePartition(r))
         # Spark wants at least one partition; an empty range reads nothing
         return parts or [RangePartition(dataclasses.replace(_EMPTY, archive_dir=s.archive_dir))]
 
@@ -253,6 +297,8 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
     A batch ``[start, end)`` reads, per recording, the messages whose first fragment lies in its position range,
     so a query restarted from its checkpoint reads every message once whatever the trigger boundaries were. A
     live recording's end is the start of its first incomplete message; new matching recordings join as new keys.
+    With ``controlChannel`` the planner keeps one archive connection (closed by ``stop``) and finds a live
+    recording's end by replaying the term of its recorded position (:func:`aeron.spark.replay.message_boundary`).
     """
 
     def __init__(self, options: Any, schema: StructType | None = None,
@@ -268,14 +314,57 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         self.starting = starting
         self._available_now: dict[str, int] | None = None
         self._ends: dict[int, int] = {}            # live recordings: the last end found, where the next walk starts
+        self._conn: Connection | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the planner's archive connection (executors read with connections of their own)."""
+        state = dict(self.__dict__)
+        state["_conn"] = None
+        return state
+
+    def _archive(self) -> Connection:
+        if self._conn is None:
+            self._conn = Connection(self.settings.aeron_dir, self.selection.remote)
+        return self._conn
+
+    def _descriptors(self) -> list[RecordingDescriptor]:
+        s = self.selection
+        if s.remote is None:
+            return s.descriptors()
+        archive = self._archive().archive
+        assert archive is not None
+        return [d for d in replay.list_descriptors(archive) if s.matches(d)]
+
+    def _end(self, d: RecordingDescriptor) -> int:
+        s = self.selection
+        if s.remote is None:
+            end = scan.recording_end(s.archive_dir, d, self._ends.get(d.recording_id))
+            if d.stop_position < 0:
+                self._ends[d.recording_id] = end
+            return end
+        conn = self._archive()
+        assert conn.archive is not None
+        end = replay.recorded_end(conn.archive, d)
+        if d.stop_position < 0:
+            end = replay.message_boundary(conn, s.remote, d, end)
+        return end
+
+    def _ranges(self, d: RecordingDescriptor, lo: int, hi: int) -> list[InputPartition]:
+        s = self.selection
+        if s.remote is None:
+            return [RangePartition(r) for r in
+                    scan.split_recording(s.archive_dir, d, lo, hi, self.max_bytes_per_partition)]
+        archive = self._archive().archive
+        assert archive is not None
+        # a message begun before hi may end past it (hi cut by maxBytesPerTrigger): replay up to what is recorded
+        limit = replay.recorded_end(archive, d)
+        return [RangePartition(r) for r in replay.plan(d, lo, hi, limit, self.max_bytes_per_partition)]
 
     def _latest(self) -> dict[str, int]:
         s = self.selection
         latest = {}
-        for d in s.descriptors():
-            end = scan.recording_end(s.archive_dir, d, self._ends.get(d.recording_id))
-            if d.stop_position < 0:
-                self._ends[d.recording_id] = end
+        for d in self._descriptors():
+            end = self._end(d)
             if s.to_position is not None:
                 end = min(end, s.to_position)
             latest[str(d.recording_id)] = max(end, d.start_position, s.from_position)
@@ -288,7 +377,7 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         """Every selected recording at its start (``earliest``) or at its end now (``latest``)."""
         if self.starting == "latest":
             return self._latest()
-        return {str(d.recording_id): self._first(d) for d in self.selection.descriptors()}
+        return {str(d.recording_id): self._first(d) for d in self._descriptors()}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxBytesPerTrigger`` when set."""
@@ -318,15 +407,14 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         return end
 
     def _first_of(self, key: str) -> int:
-        for d in self.selection.descriptors():
+        for d in self._descriptors():
             if d.recording_id == int(key):
                 return self._first(d)
         return self.selection.from_position
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Ranges ``[start[id], end[id])`` of each recording, split as the batch reader does."""
-        s = self.selection
-        descriptors = {str(d.recording_id): d for d in s.descriptors()}
+        descriptors = {str(d.recording_id): d for d in self._descriptors()}
         parts: list[InputPartition] = []
         for key in sorted(end, key=int):
             d = descriptors.get(key)
@@ -335,8 +423,7 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
             lo = start.get(key, self._first(d))
             hi = end[key]
             if hi > lo:
-                parts.extend(RangePartition(r) for r in
-                             scan.split_recording(s.archive_dir, d, lo, hi, self.max_bytes_per_partition))
+                parts.extend(self._ranges(d, lo, hi))
         return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -345,6 +432,12 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
 
     def commit(self, end: dict) -> None:
         """Nothing to release: the archive keeps its recordings."""
+
+    def stop(self) -> None:
+        """Close the planner's archive connection (and its embedded driver)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
 
 
 class AeronArchiveDataSource(DataSource):
