@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The aeron-archive format in a local Spark session: batch reads, partitions, pushdown, corrupt segments and
-a streaming query restarted from its checkpoint."""
+"""The aeron-archive format in a local Spark session: batch reads, partitions, pushdown, corrupt segments,
+a streaming query restarted from its checkpoint, reads through a running archive, and the sink."""
 import struct
 
 import pytest
 
+from tests import support
 from tests.spark.conftest import spark_session
 from tests.spark.recordings import RecordingWriter
 
@@ -295,3 +296,61 @@ def test_sink_round_trip_through_our_archive(spark, shm_dir, tmp_path):
             archive.try_stop_recording(channel, 4321)
     back = spark.read.format("aeron-archive").option("path", str(archive_dir)).option("streamId", "4321").load()
     assert [bytes(r.payload) for r in back.orderBy("position").collect()] == messages
+
+
+def test_sink_records_and_the_archive_replays_the_same_dataframe(spark, running_archive):
+    """The sink on embedded drivers (no aeronDir) publishes over UDP to our archive, which records each task's
+    publication; the recordings read back through the archive (controlChannel, embedded drivers again) give the
+    same DataFrame as the files, every message once."""
+    from aeron.archive.catalog import Catalog
+
+    messages = [b"trade-%d-" % i + bytes([i % 251]) * (i * 53 % 4500) for i in range(400)]
+    channel = f"aeron:udp?endpoint=127.0.0.1:{support.free_port()}|term-length=64k"
+    df = spark.createDataFrame([(m,) for m in messages], "payload binary")
+    assert df.rdd.getNumPartitions() == 2
+    df.write.format("aeron").option("channel", channel).option("streamId", "4321").option("record", "true") \
+        .option("controlChannel", running_archive.control_channel).mode("append").save()
+    with Catalog(running_archive.archive_dir, read_only=True) as c:
+        ids = sorted(d.recording_id for d in c if d.stream_id == 4321)
+    assert len(ids) == 2                                     # one recording per task
+    files = (spark.read.format("aeron-archive").option("path", running_archive.archive_dir)
+             .option("maxBytesPerPartition", "65536").load())
+    replayed = (spark.read.format("aeron-archive").option("controlChannel", running_archive.control_channel)
+                .option("maxBytesPerPartition", "65536").load())
+    assert replayed.rdd.getNumPartitions() == files.rdd.getNumPartitions() > 4
+    want = sorted(files.collect())
+    assert sorted(replayed.collect()) == want
+    assert sorted(bytes(r.payload) for r in want) == sorted(messages)
+    for rid in ids:
+        mine = [bytes(r.payload) for r in sorted(want, key=lambda r: r.position) if r.recording_id == rid]
+        first = messages.index(mine[0])
+        assert mine == messages[first:first + len(mine)]     # each task's rows in order
+    with pytest.raises(Exception, match="ArchiveTimeoutError"):
+        (spark.read.format("aeron-archive").option("timeoutMs", "500")
+         .option("controlChannel", f"aeron:udp?endpoint=127.0.0.1:{support.free_port()}").load().count())
+
+
+def test_streaming_through_the_archive_resumes_from_its_checkpoint(spark, running_archive, tmp_path):
+    """controlChannel in streaming: maxBytesPerTrigger cuts recordings anywhere, a restarted query picks up a new
+    recording, and every message is read once (the same rows as the files)."""
+    first = [b"s%d-" % i + bytes(i * 97 % 3000) for i in range(150)]
+    running_archive.record(first, stream_id=2001)
+    out, ckpt = str(tmp_path / "out"), str(tmp_path / "ckpt")
+
+    def run():
+        q = (spark.readStream.format("aeron-archive").option("controlChannel", running_archive.control_channel)
+             .option("streamId", "2001").option("maxBytesPerTrigger", "60000").option("maxBytesPerPartition", "65536")
+             .load().writeStream.format("parquet").option("path", out).option("checkpointLocation", ckpt)
+             .trigger(availableNow=True).start())
+        q.awaitTermination(180)
+        assert q.exception() is None
+        return q
+
+    assert len(run().recentProgress) >= 2                   # maxBytesPerTrigger split the backlog
+    second = [b"t%d-" % i + bytes(i * 31 % 2000) for i in range(100)]
+    running_archive.record(second, stream_id=2001)
+    run()
+    got = sorted((r.recording_id, r.position, bytes(r.payload)) for r in spark.read.parquet(out).collect())
+    files = spark.read.format("aeron-archive").option("path", running_archive.archive_dir).option("streamId", "2001")
+    assert got == rows_of(files.load())
+    assert sorted(m for _, _, m in got) == sorted(first + second)
