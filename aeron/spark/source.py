@@ -28,6 +28,7 @@ the executor's driver (:mod:`aeron.spark.replay`); same schema, same rows. Optio
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -297,8 +298,10 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
     A batch ``[start, end)`` reads, per recording, the messages whose first fragment lies in its position range,
     so a query restarted from its checkpoint reads every message once whatever the trigger boundaries were. A
     live recording's end is the start of its first incomplete message; new matching recordings join as new keys.
-    With ``controlChannel`` the planner keeps one archive connection (closed by ``stop``) and finds a live
-    recording's end by replaying the term of its recorded position (:func:`aeron.spark.replay.message_boundary`).
+    With ``controlChannel`` each planning call connects to the archive for its duration (Spark may kill the
+    planner's process without calling ``stop``, which would leave an embedded driver's directory behind), and a
+    live recording's end is found by replaying the term of its recorded position
+    (:func:`aeron.spark.replay.message_boundary`).
     """
 
     def __init__(self, options: Any, schema: StructType | None = None,
@@ -317,14 +320,25 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         self._conn: Connection | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the planner's archive connection (executors read with connections of their own)."""
+        """Pickled without a planning connection (executors read with connections of their own)."""
         state = dict(self.__dict__)
         state["_conn"] = None
         return state
 
+    @contextlib.contextmanager
+    def _planning(self) -> Iterator[None]:
+        if self.selection.remote is None or self._conn is not None:
+            yield
+            return
+        with Connection(self.settings.aeron_dir, self.selection.remote) as conn:
+            self._conn = conn
+            try:
+                yield
+            finally:
+                self._conn = None
+
     def _archive(self) -> Connection:
-        if self._conn is None:
-            self._conn = Connection(self.settings.aeron_dir, self.selection.remote)
+        assert self._conn is not None, "archive calls happen inside _planning"
         return self._conn
 
     def _descriptors(self) -> list[RecordingDescriptor]:
@@ -375,9 +389,10 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
 
     def initialOffset(self) -> dict:
         """Every selected recording at its start (``earliest``) or at its end now (``latest``)."""
-        if self.starting == "latest":
-            return self._latest()
-        return {str(d.recording_id): self._first(d) for d in self._descriptors()}
+        with self._planning():
+            if self.starting == "latest":
+                return self._latest()
+            return {str(d.recording_id): self._first(d) for d in self._descriptors()}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         """``maxBytesPerTrigger`` when set."""
@@ -387,24 +402,26 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
 
     def prepareForTriggerAvailableNow(self) -> None:
         """Fix the target: nothing recorded after this call is read by an AvailableNow query."""
-        self._available_now = self._latest()
+        with self._planning():
+            self._available_now = self._latest()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         """The end of every selected recording now (or at the AvailableNow target), within ``limit``'s bytes."""
-        latest = self._available_now if self._available_now is not None else self._latest()
-        budget = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None
-        end = dict(start)
-        for key in sorted(latest, key=int):
-            first = start.get(key)
-            if first is None:
-                first = self._first_of(key)
-            target = latest[key]
-            if budget is not None:
-                take = max(0, min(target - first, budget))
-                budget -= take
-                target = first + take
-            end[key] = max(first, target)
-        return end
+        with self._planning():
+            latest = self._available_now if self._available_now is not None else self._latest()
+            budget = limit.max_bytes if isinstance(limit, ReadMaxBytes) else None
+            end = dict(start)
+            for key in sorted(latest, key=int):
+                first = start.get(key)
+                if first is None:
+                    first = self._first_of(key)
+                target = latest[key]
+                if budget is not None:
+                    take = max(0, min(target - first, budget))
+                    budget -= take
+                    target = first + take
+                end[key] = max(first, target)
+            return end
 
     def _first_of(self, key: str) -> int:
         for d in self._descriptors():
@@ -414,17 +431,18 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
         """Ranges ``[start[id], end[id])`` of each recording, split as the batch reader does."""
-        descriptors = {str(d.recording_id): d for d in self._descriptors()}
-        parts: list[InputPartition] = []
-        for key in sorted(end, key=int):
-            d = descriptors.get(key)
-            if d is None:
-                continue                       # purged since: nothing left to read
-            lo = start.get(key, self._first(d))
-            hi = end[key]
-            if hi > lo:
-                parts.extend(self._ranges(d, lo, hi))
-        return parts
+        with self._planning():
+            descriptors = {str(d.recording_id): d for d in self._descriptors()}
+            parts: list[InputPartition] = []
+            for key in sorted(end, key=int):
+                d = descriptors.get(key)
+                if d is None:
+                    continue                       # purged since: nothing left to read
+                lo = start.get(key, self._first(d))
+                hi = end[key]
+                if hi > lo:
+                    parts.extend(self._ranges(d, lo, hi))
+            return parts
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Arrow batches of ``partition``."""
@@ -434,10 +452,7 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         """Nothing to release: the archive keeps its recordings."""
 
     def stop(self) -> None:
-        """Close the planner's archive connection (and its embedded driver)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            conn.close()
+        """Nothing to release: planning connections close with their calls."""
 
 
 class AeronArchiveDataSource(DataSource):
