@@ -36,6 +36,7 @@ cdef struct ImageEntry:
     int64_t *rcv_hwm
     int64_t last_sm_position        # what the last status message said (written by Python when it sends one)
     int64_t time_of_last_packet_ns
+    int64_t wake_bit                # the wake-up board's bit of this stream: who to wake when data lands
     bint accepting                  # False once rejected: everything goes to Python, which drops it
     int connection_count
     FastConnection connections[MAX_FAST_CONNECTIONS]
@@ -57,6 +58,7 @@ cdef class DataPacketDispatcher:
     cdef readonly int event_count
     cdef readonly int64_t inserted  # bytes inserted by the last call
     cdef readonly int dropped       # datagrams the loss generator dropped in the last poll
+    cdef readonly int64_t data_mask # wake bits of the streams data was inserted into, until take_data_mask()
     cdef int64_t *bytes_received
     cdef int64_t *invalid_packets
     cdef int64_t *heartbeats_received

@@ -38,6 +38,7 @@ from aeron._core.udp_transport cimport (
 import socket as _socket
 import struct as _struct
 
+from aeron._core.wakeup import stream_bit
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 DISPATCH_HANDLED = DISPATCH_OK
@@ -130,6 +131,7 @@ cdef class ImageReceiveState:
         self.entry.last_sm_position = join_position
         self.entry.time_of_last_packet_ns = now_ns
         self.entry.accepting = True
+        self.entry.wake_bit = stream_bit(stream_id)
 
     @property
     def session_id(self):
@@ -375,6 +377,7 @@ cdef class DataPacketDispatcher:
         if proposed > load_acquire_i64(e.rcv_hwm):
             store_release_i64(e.rcv_hwm, proposed)
         self.inserted += length
+        self.data_mask |= e.wake_bit
         return DISPATCH_OK
 
     cdef void _dispatch_slots(self, UdpTransport transport, int count, int64_t destination_id,
@@ -440,6 +443,13 @@ cdef class DataPacketDispatcher:
             return DISPATCH_OK
         return self.dispatch_one(<uint8_t *>&view[0], <int32_t>length, <const uint8_t *>PyBytes_AS_STRING(source_key),
                                  <int32_t>PyBytes_GET_SIZE(source_key), destination_id, now_ns)
+
+    def take_data_mask(self):
+        """The wake-up bits of the streams whose images got data since the last call (then cleared): the
+        subscribers to wake (aeron.common.wakeup)."""
+        cdef int64_t mask = self.data_mask
+        self.data_mask = 0
+        return mask
 
     def event_slot(self, int index):
         """The transport slot of event ``index`` of the last poll."""

@@ -7,6 +7,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from aeron._core.atomic cimport fence_full, load_acquire_i32
 
+cdef enum:
+    STREAM_BITS_C = 60                # mask bits 0..59: subscribers, by stream id modulo 60; 60..62: driver agents
+
+
 cdef class WakeupBoard:
     cdef uint8_t *base                # the mapped side file (FILE_LENGTH bytes)
     cdef Py_buffer _pin               # export on the mapping, so it cannot be unmapped under us

@@ -16,8 +16,10 @@ AWAKE: Final[int]
 PARKED: Final[int]
 WOKEN: Final[int]
 SOCKET_NAME_PREFIX: Final[bytes]
+STREAM_BITS: Final[int]
 
 def socket_name(token: int) -> bytes: ...
+def stream_bit(stream_id: int) -> int: ...
 
 class WakeupBoard:
     @property

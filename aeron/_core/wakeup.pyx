@@ -76,6 +76,16 @@ AWAKE = SLOT_AWAKE
 PARKED = SLOT_PARKED
 WOKEN = SLOT_WOKEN
 SOCKET_NAME_PREFIX = b"\0aeron-py-wakeup-"
+STREAM_BITS = STREAM_BITS_C     # mask bits 0..59: subscribers, by stream id modulo 60; 60..62: driver agents
+
+
+def stream_bit(int32_t stream_id):
+    """The mask bit of subscribers of ``stream_id`` (streams share bits modulo STREAM_BITS: a spurious wake-up
+    costs a poll)."""
+    cdef int bit = stream_id % STREAM_BITS_C        # C's modulo (cdivision): negative for a negative id
+    if bit < 0:
+        bit += STREAM_BITS_C
+    return (<int64_t>1) << bit
 
 cdef int SLOT_COUNT_C = SLOT_COUNT
 cdef int SLOT_LENGTH_C = SLOT_LENGTH
@@ -323,11 +333,13 @@ cdef class Waiter:
     def wait(self, int64_t timeout_ns, fds=None):
         """Sleep until a wake-up, one of ``fds`` (socket descriptors) is readable, or ``timeout_ns`` passed;
         the GIL is released meanwhile. Call after :meth:`prepare` (and a re-check). Returns True when woken
-        (datagram or fd), False on timeout. Ends parked: :meth:`cancel` is done here."""
+        (datagram or fd), False on timeout. Ends awake (what :meth:`cancel` does, with the one datagram of a
+        wake-up read rather than the socket drained)."""
         cdef unsigned long count = 1
         cdef timespec ts
         cdef int ready
         cdef object fd
+        cdef char buf[16]
         if not self.prepared:
             return True
         self.fds[0].fd = self.fd
@@ -347,7 +359,13 @@ cdef class Waiter:
         ts.tv_nsec = <long>(timeout_ns % 1_000_000_000)
         with nogil:
             ready = ppoll(self.fds, count, &ts, NULL)
-        self.cancel()
+            if ready > 0 and self.fds[0].revents & POLLIN:
+                recv(self.fd, buf, sizeof(buf), MSG_DONTWAIT)     # a wake-up is one datagram: one read, no drain
+        self.prepared = False
+        if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
+            # WOKEN: its datagram was just read, or is on its way (a later wait reads it when it returns early)
+            store_release_i32(<int32_t *>self.slot, AWAKE)
+        get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
         if ready > 0:
             self.wakeups += 1
             return True

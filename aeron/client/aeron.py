@@ -320,14 +320,15 @@ class Aeron:
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
         idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
                                   max_park_ns, spin_ns=spin_ns)
-        return idle.bind(self._conductor.new_waiter(stream_ids))
+        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)))
 
 
     def wakeup_waiter(self, *subscriptions: Subscription) -> Any:
         """A raw waiter on the aeron dir's wake-up board woken by data for ``subscriptions`` (every stream when
         none are named): ``prepare()``, poll once more, then ``wait(timeout_ns)``, or watch ``fileno()`` from an
         event loop (``aeron.aio`` does). None when the board cannot be had. Closed with this client."""
-        return self._conductor.new_waiter([sub.stream_id for sub in subscriptions] if subscriptions else None)
+        return self._conductor.new_waiter([sub.stream_id for sub in subscriptions] if subscriptions else None,
+                                          _has_spy(subscriptions))
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -362,3 +363,8 @@ class Aeron:
         """Client id, directory and state."""
         state = "closed" if self.is_closed else "connected"
         return f"<Aeron client_id={self.client_id} dir={self._ctx.aeron_dir!r} {state}>"
+
+
+def _has_spy(subscriptions: tuple[Subscription, ...]) -> bool:
+    """True when one of ``subscriptions`` is a spy (it reads a network publication's log: woken by its offers)."""
+    return any(sub.channel.startswith("aeron-spy:") for sub in subscriptions)

@@ -35,7 +35,7 @@ from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import CONDUCTOR, SENDER, new_waiter, open_board, stream_bit, streams_mask
+from aeron.common.wakeup import CONDUCTOR, SENDER, SPIES, new_waiter, open_board, stream_bit, streams_mask
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -322,8 +322,9 @@ class ClientConductor(Agent):
                                    message.channel_status_indicator_id, message.position_limit_counter_id,
                                    message.log_file_name)
         if self.wakeup_board is not None:
-            # its subscribers (IPC, spies) and, for a network publication, the driver's sender
-            mask = stream_bit(pending.stream_id) | (0 if pending.channel.startswith("aeron:ipc") else SENDER)
+            # IPC: its stream's subscribers; network: the driver's sender and any spy (its stream's subscribers are
+            # woken by the receiver once the data is in their image)
+            mask = stream_bit(pending.stream_id) if pending.channel.startswith("aeron:ipc") else SENDER | SPIES
             publication.set_wake_signal(self.wakeup_board.signaller(mask))
         self._resources[corr] = publication
         pending.result, pending.done = publication, True
@@ -455,14 +456,15 @@ class ClientConductor(Agent):
             self.wakeup_board.signal(CONDUCTOR)         # a parked conductor of ours reads it now
         return int(message.correlation_id)
 
-    def new_waiter(self, stream_ids: Any = None) -> Any:
-        """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None), closed with
-        the client; None when there is no board or no free slot (docs/wakeup.md)."""
+    def new_waiter(self, stream_ids: Any = None, spies: bool = False) -> Any:
+        """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None; ``spies``: a
+        spy subscription is among them), closed with the client; None when there is no board or no free slot
+        (docs/wakeup.md)."""
         with self.lock:
             self.ensure_open()
             if self.wakeup_board is None:
                 return None
-            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids))
+            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids, spies))
             if waiter is not None:
                 self._waiters.append(waiter)
             return waiter

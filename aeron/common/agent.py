@@ -603,10 +603,15 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     work comes and goes, the bound doubling with each park that ends by timeout up to ``quiet_park_ns`` (16 ms,
     the client conductor's idle sleep) once nothing has happened for a while, which is what keeps an idle
     process under 1 % of a core. Any work resets it.
+
+    Bound with ``timers`` (our driver's agents, aeron.driver.driver_wakeup.SignallingAgent): work that moved no
+    data and no command (``timers.active`` false: a heartbeat, a status message, a timer) neither spins nor resets
+    the bound, and a park also ends when ``timers.time_to_deadline_ns(bound)`` says the next timer is due, so the
+    driver wakes for its timers when they are due rather than polling for them every millisecond after each one.
     """
 
-    __slots__ = ("waiter", "fds", "spin_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock",
-                 "_prepared", "parks")
+    __slots__ = ("waiter", "fds", "timers", "spin_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns",
+                 "_clock", "_prepared", "parks")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
     DEFAULT_QUIET_PARK_NS = 16_000_000
@@ -629,19 +634,23 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._clock = clock
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
+        self.timers: Any = None
         self._prepared = False
         self.parks = 0
         if waiter is not None:
             self.bind(waiter, fds)
 
-    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None) -> "WakeupIdleStrategy":
+    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None,
+             timers: Any = None) -> "WakeupIdleStrategy":
         """Park on ``waiter`` (aeron.common.wakeup.new_waiter), also waking when a descriptor of ``fds()`` is
-        readable; None unbinds (back to backoff's sleeps). Returns self."""
+        readable, timed by ``timers`` (see the class docstring); None unbinds (back to backoff's sleeps).
+        Returns self."""
         if self._prepared and self.waiter is not None:
             self.waiter.cancel()
         self._prepared = False
         self.waiter = waiter
         self.fds = fds
+        self.timers = timers if waiter is not None else None
         self.reset()
         return self
 
@@ -662,8 +671,16 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             if self._prepared:
                 self._prepared = False
                 self.waiter.cancel()                                    # type: ignore[union-attr]
-            if self.state != NOT_IDLE:
-                self.reset()
+            timers = self.timers
+            if timers is None or timers.active:
+                if self.state != NOT_IDLE:
+                    self.reset()
+                return
+            # only timers ran (a heartbeat, a status message): no spin, the park bound kept; the next duty cycle
+            # is the re-check of a park
+            self.state = PARKING
+            self.waiter.prepare()                                       # type: ignore[union-attr]
+            self._prepared = True
             return
         waiter = self.waiter
         if waiter is None:
@@ -686,8 +703,19 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.parks += 1
         fds = self.fds
         bound = self.park_bound_ns
-        if not waiter.wait(bound, fds() if fds is not None else None) and bound < self.quiet_park_ns:
-            self.park_bound_ns = min(bound * 2, self.quiet_park_ns)
+        timeout = bound
+        timers = self.timers
+        if timers is not None:
+            due = timers.time_to_deadline_ns(bound)
+            # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
+            timeout = due if due > 0 else min(bound, self.max_park_ns)
+        if not waiter.wait(timeout, fds() if fds is not None else None):
+            if bound < self.quiet_park_ns:
+                self.park_bound_ns = min(bound * 2, self.quiet_park_ns)
+            # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per
+            # timeout, not two)
+            waiter.prepare()
+            self._prepared = True
 
     def close(self) -> None:
         """Release the waiter's slot (if bound) and go back to backoff's sleeps."""

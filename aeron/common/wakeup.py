@@ -7,9 +7,9 @@ official layout. Whoever gets there first creates it (our driver recreates it wi
 that cannot be opened or has another layout means "no wake-ups": sleepers then time out as a backoff park
 does, and writers signal nothing.
 
-Masks (one 64-bit word per sleeper): bit ``stream_id % STREAM_BITS`` for subscribers of that stream, and one
-bit per driver agent: CONDUCTOR (client commands), SENDER (data in a network publication), RECEIVER (commands
-from the conductor; its sockets wake it by themselves).
+Masks (one 64-bit word per sleeper): bit ``stream_id % STREAM_BITS`` for subscribers of that stream, one bit per
+driver agent: CONDUCTOR (client commands), SENDER (data in a network publication), RECEIVER (commands from the
+conductor; its sockets wake it by themselves), and SPIES for spy subscribers.
 """
 from __future__ import annotations
 
@@ -20,32 +20,31 @@ import random
 import socket
 
 from aeron._core import wakeup as _wk
-from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard
+from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
 
-__all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CONDUCTOR", "SENDER", "RECEIVER", "stream_bit",
+__all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard"]
 
 WAKEUP_FILE = "wakeup.dat"
-STREAM_BITS = 60
+STREAM_BITS = _wk.STREAM_BITS
 ALL_STREAMS = (1 << STREAM_BITS) - 1
 RECEIVER = 1 << 60
 SENDER = 1 << 61
 CONDUCTOR = 1 << 62
+# bit 63 (the sign bit of the int64 mask): spy subscribers, the only readers of a network publication's log. A
+# network publication's offers signal SENDER | SPIES, not their stream's bit: its data reaches that stream's
+# subscribers only through the driver's receiver, which wakes them when it has inserted it.
+SPIES = -(1 << 63)
 
 _log = logging.getLogger("aeron.wakeup")
 
 
-def stream_bit(stream_id: int) -> int:
-    """The mask bit of subscribers of ``stream_id`` (streams share bits modulo STREAM_BITS: a spurious wake-up
-    costs a poll)."""
-    return 1 << (stream_id % STREAM_BITS)
-
-
-def streams_mask(stream_ids: object) -> int:
-    """The OR of the bits of ``stream_ids``; ALL_STREAMS when it is None."""
+def streams_mask(stream_ids: object, spies: bool = False) -> int:
+    """The OR of the bits of ``stream_ids``, with SPIES when ``spies`` (a spy subscription is among them);
+    every stream and the spies when ``stream_ids`` is None."""
     if stream_ids is None:
-        return ALL_STREAMS
-    mask = 0
+        return ALL_STREAMS | SPIES
+    mask = SPIES if spies else 0
     for stream_id in stream_ids:        # type: ignore[attr-defined]
         mask |= stream_bit(int(stream_id))
     return mask

@@ -159,6 +159,7 @@ class DriverConductor(Agent):
         self._next_session_id = wrap32(random.getrandbits(32))
         self._timer_interval_ns = ctx.timer_interval_ns
         self._next_timer_ns = now_ns + self._timer_interval_ns
+        self.activity = 0
         self._ring_last_consumer_position = self.to_driver.consumer_position()
         self._ring_last_change_ns = now_ns
         self._handlers = self._build_handlers()
@@ -200,17 +201,21 @@ class DriverConductor(Agent):
                 work += self.to_driver.read(self._on_command, COMMAND_DRAIN_LIMIT)
         except Exception as exc:        # noqa: BLE001 - a corrupt record must not stop the driver
             self.on_agent_error(exc)
+        timers = 0
         if start_ns >= self._next_timer_ns:
             self._next_timer_ns = start_ns + self._timer_interval_ns
-            work += self.on_timer_event(start_ns, self._epoch_clock())
+            timers = self.on_timer_event(start_ns, self._epoch_clock())
         for publication in self.ipc_publications:
             work += publication.update_pub_pos_and_lmt()
         work += self.command_queue.drain(DRIVER_COMMAND_DRAIN_LIMIT)      # DriverConductorProxy commands
         work += self.network.do_work(start_ns)
         if start_ns >= self._next_resolver_work_ns:        # the resolver keeps its own 10 ms duty cycle
             self._next_resolver_work_ns = start_ns + RESOLVER_CHECK_NS
-            work += self.name_resolver.do_work(self._epoch_clock())
-            work += self.re_resolution.do_work(start_ns)
+            # gossip and re-resolution run on their intervals: timer work, which must not keep the driver spinning
+            timers += self.name_resolver.do_work(self._epoch_clock())
+            timers += self.re_resolution.do_work(start_ns)
+        self.activity = work            # commands, and limits moved by readers: not the timers (driver_wakeup)
+        work += timers
         cycle_ns = self._nano_clock() - start_ns
         self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME].propose_max_ordered(cycle_ns)
         if cycle_ns > CYCLE_THRESHOLD_NS:

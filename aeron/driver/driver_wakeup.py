@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
-from aeron.common.wakeup import ALL_STREAMS, CONDUCTOR, RECEIVER, SENDER, WakeupBoard, new_waiter
+from aeron.common.wakeup import CONDUCTOR, RECEIVER, SENDER, WakeupBoard, new_waiter
 
 __all__ = ["SignallingAgent", "agent_mask", "bind_idle_strategy"]
 
@@ -42,28 +42,37 @@ def _fds_of(agents: tuple[Any, ...]) -> Callable[[], list[int]] | None:
 
 
 def bind_idle_strategy(idle: IdleStrategy, board: WakeupBoard | None, conductor: Any,
-                       agents: tuple[Any, ...]) -> Any:
-    """Bind a ``wakeup`` idle strategy to a new waiter of ``board`` for the thread running ``agents``; returns
-    the waiter (None when ``idle`` is another kind, there is no board, or the board is full: the strategy then
-    parks with backoff's bounded sleeps)."""
+                       agents: tuple[Any, ...], timers: Any = None) -> Any:
+    """Bind a ``wakeup`` idle strategy to a new waiter of ``board`` for the thread running ``agents``, its parks
+    timed by ``timers`` (the thread's SignallingAgent: which cycles were active, when the next timer is due);
+    returns the waiter (None when ``idle`` is another kind, there is no board, or the board is full: the strategy
+    then parks with backoff's bounded sleeps)."""
     if not isinstance(idle, WakeupIdleStrategy) or board is None:
         return None
     waiter = new_waiter(board, agent_mask(conductor, agents))
     if waiter is not None:
-        idle.bind(waiter, _fds_of(agents))
+        idle.bind(waiter, _fds_of(agents), timers)
     return waiter
 
 
 class SignallingAgent(Agent):
     """Runs ``agent`` (one of the driver's, or a composite of them) and, after each duty cycle, signals: the
-    subscribers when the receiver did work (it may have written into images; their bit is not known here,
-    so every subscriber of our board), and any other driver thread with commands queued for it."""
+    subscribers of the streams the receiver inserted data for in that cycle (heartbeats, status messages and
+    setups wake nobody), and any other driver thread with commands queued for it.
+
+    It also tells a ``wakeup`` idle strategy how to park (the strategy's ``timers``): ``active`` says whether the
+    cycle moved data or commands (only then does the strategy spin and reset its park bound: heartbeats, status
+    messages and timers do not), and ``time_to_deadline_ns`` when the agents' next timer is due (heartbeat, SETUP,
+    status message, NAK, retransmit), so a park ends then rather than polling for it."""
 
     def __init__(self, agent: Agent, board: WakeupBoard, conductor: Any, agents: tuple[Any, ...]) -> None:
         self.agent = agent
         self.role_name = agent.role_name
         self._signal = board.signal
-        self._data_mask = ALL_STREAMS if conductor.receiver in agents else 0
+        self._receiver = conductor.receiver if conductor.receiver in agents else None
+        self._agents = agents
+        self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
+        self.active = True
         own = set(map(id, agents))
         self._peers = tuple((peer.command_queue, bit) for peer, bit in (
             (conductor, CONDUCTOR), (conductor.sender, SENDER), (conductor.receiver, RECEIVER)) if id(peer) not in own)
@@ -73,13 +82,22 @@ class SignallingAgent(Agent):
 
     def do_work(self) -> int:
         work = self.agent.do_work()
-        mask = self._data_mask if work > 0 else 0
+        receiver = self._receiver
+        mask = receiver.data_mask if receiver is not None else 0
         for queue, bit in self._peers:
             if queue:
                 mask |= bit
         if mask:
             self._signal(mask)
+        self.active = any(agent.activity for agent in self._agents)
         return work
+
+    def time_to_deadline_ns(self, far_ns: int) -> int:
+        """Nanoseconds until the agents' next timer is due (<= 0: due now), at most ``far_ns``."""
+        ttd = far_ns
+        for agent in self._timed:
+            ttd = min(ttd, agent.time_to_deadline_ns(far_ns))
+        return ttd
 
     def on_close(self) -> None:
         self.agent.on_close()

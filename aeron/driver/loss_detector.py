@@ -64,6 +64,7 @@ class LossDetector:
         self.active_term_offset = -1
         self.active_length = 0
         self.expiry_ns = 0
+        self.gap_open = False          # the last scan found a gap: its NAK timer (expiry_ns) is running
 
     def scan(self, term, term_length: int, rebuild_term_id: int, rebuild_offset: int, hwm_term_id: int,
              hwm_offset: int, now_ns: int) -> tuple[int, bool]:
@@ -73,12 +74,14 @@ class LossDetector:
             # rebuild position at or past the high-water mark: nothing to scan. It can be past it: a term-ending PAD
             # arrives as a 32-byte datagram, so the hwm stops 32 bytes into the padding while the scan steps over
             # the whole PAD frame into the next term (as in the C driver, which compares positions here)
+            self.gap_open = False
             return rebuild_offset, False
         limit = hwm_offset if rebuild_term_id == hwm_term_id else term_length
         self._gap = (0, 0, 0)
         gap_offset = TermGapScanner.scan_for_gap(term, rebuild_term_id, rebuild_offset, limit, self._record_gap)
         found = False
-        if self._gap[2] > 0:
+        self.gap_open = self._gap[2] > 0
+        if self.gap_open:
             length = self._gap[2]
             # the active gap, or what is left of it after data arrived at its end, keeps its timer and is not a
             # new loss (as aeron_loss_detector_scan; counting it again would inflate the loss report)

@@ -697,7 +697,9 @@ class MediaDriver:
                 self._invoker = AgentInvoker(invoked, error_handler=on_error)
                 self._invoker.start()
             elif mode is ThreadingMode.SHARED:
-                self._start((conductor, conductor.sender, conductor.receiver), context.shared_idle_strategy, on_error)
+                # Aeron's order (aeron_driver_shared_do_work): a datagram offered is sent, and one that arrived is
+                # received, before the conductor's housekeeping
+                self._start((conductor.sender, conductor.receiver, conductor), context.shared_idle_strategy, on_error)
             elif mode is ThreadingMode.SHARED_NETWORK:
                 self._start((conductor,), context.conductor_idle_strategy, on_error)
                 self._start((conductor.sender, conductor.receiver), context.sharednetwork_idle_strategy, on_error)
@@ -719,7 +721,7 @@ class MediaDriver:
         if board is not None:
             # signals go out whatever our idle strategy: our clients parked on us wake either way
             agent = SignallingAgent(agent, board, self._conductor, agents)
-            waiter = bind_idle_strategy(idle, board, self._conductor, agents)
+            waiter = bind_idle_strategy(idle, board, self._conductor, agents, agent)
             if waiter is not None:
                 self._waiters.append(waiter)
         runner = AgentRunner(agent, idle, error_handler=on_error)

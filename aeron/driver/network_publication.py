@@ -134,6 +134,16 @@ class NetworkPublication(DriverPublication):
         self.retransmit_handler.process_timeouts(now_ns)
         return sent
 
+    def next_deadline_ns(self, far_ns: int) -> int:
+        """When ``send`` next has a timer due with no data to send: a SETUP while not connected (or when one was
+        asked for), a heartbeat, a retransmit; ``far_ns`` at the latest (a parked sender's wake-up time)."""
+        deadline = far_ns
+        if not self.has_initial_connection or self.setup_elicited:
+            deadline = min(deadline, self.time_of_last_setup_ns + SETUP_INTERVAL_NS + 1)
+        if self.has_initial_connection:
+            deadline = min(deadline, self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1)
+        return self.retransmit_handler.next_deadline_ns(deadline)
+
     def _setup_message_check(self, now_ns: int, term_id: int, term_offset: int) -> None:
         if now_ns <= self.time_of_last_setup_ns + SETUP_INTERVAL_NS:
             return

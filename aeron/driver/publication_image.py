@@ -291,6 +291,19 @@ class PublicationImage(DriverLog):
             work = 1
         return work
 
+    def next_deadline_ns(self, now_ns: int, far_ns: int) -> int:
+        """When the receiver next has a timer of this image due: a status message (or rejection) interval, a
+        pending status message (now), a NAK; ``far_ns`` at the latest (a parked receiver's wake-up time)."""
+        if self.state == DONE:
+            return far_ns
+        if self.sm_pending and self.rejection_reason is None:
+            return now_ns
+        deadline = min(far_ns, self.time_of_last_sm_ns + SM_TIMEOUT_NS)
+        loss = self.loss_detector
+        if loss.gap_open and loss.expiry_ns < deadline:
+            deadline = loss.expiry_ns
+        return deadline
+
     def send_pending_status_message(self, now_ns: int) -> int:
         if self.state == DONE:
             return 0

@@ -23,6 +23,7 @@ from aeron._core.frames import (
     SetupFrame, decode_data_header, decode_frame, encode_rttm, encode_status_message,
 )
 from aeron._core.term_scanner import validate_data_packet
+from aeron._core.wakeup import stream_bit
 from aeron.common.errors import ErrorCode
 from aeron._core.udp_transport import UdpTransport
 from aeron.driver.receive_destination import ReceiveDestination, source_key
@@ -103,6 +104,7 @@ class ReceiveChannelEndpoint:
         self._dispatcher = DataPacketDispatcher(
             self._bytes_received, self._invalid, system[ctr.HEARTBEATS_RECEIVED], system[ctr.FLOW_CONTROL_OVER_RUNS],
             system[ctr.FLOW_CONTROL_UNDER_RUNS])
+        self._data_mask = 0                           # wake-up bits of data inserted from Python (rare)
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
     @property
@@ -211,6 +213,13 @@ class ReceiveChannelEndpoint:
             work += count + done
         return work
 
+    def take_data_mask(self) -> int:
+        """The wake-up bits of the streams whose images got data since the last call (then cleared): who the
+        receiver wakes (docs/wakeup.md)."""
+        mask = self._dispatcher.take_data_mask() | self._data_mask
+        self._data_mask = 0
+        return mask
+
     def _poll_batches(self, destination: ReceiveDestination, transport: UdpTransport, lossy: LossyTransport | None,
                       now_ns: int) -> tuple[int, int]:
         dispatcher = self._dispatcher
@@ -275,6 +284,8 @@ class ReceiveChannelEndpoint:
                 self._invalid.increment_ordered()
                 return 0
             is_heartbeat = length == DATA_HEADER_LENGTH and frame_length == 0
+            if not is_heartbeat:
+                self._data_mask |= stream_bit(stream_id)
             return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
                                        destination)
         if not interest.wants(session_id):

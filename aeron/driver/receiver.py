@@ -30,6 +30,8 @@ class Receiver(Agent):
         self._nano_clock = nano_clock
         self._system = system
         self._conductor_proxy = conductor_proxy
+        self.data_mask = 0          # wake-up bits of the streams this cycle's poll inserted data into
+        self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
 
     # -- ReceiverProxy commands (receiver thread) ----------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -75,19 +77,32 @@ class Receiver(Agent):
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()
-        work = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        data_mask = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
+            data_mask |= endpoint.take_data_mask()
             work += endpoint.elicit_setups(now)
             work += endpoint.sweep(now)
         for image in self.images:
             work += image.track_rebuild(now)
             work += image.send_pending_status_message(now)
+        self.data_mask = data_mask
+        self.activity = commands + (1 if data_mask else 0)
         cycle = self._nano_clock() - now
         self._system[ctr.RECEIVER_MAX_CYCLE_TIME].propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
             self._system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work
+
+    def time_to_deadline_ns(self, far_ns: int) -> int:
+        """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most
+        ``far_ns`` (wake-up idle strategy); data wakes it by its sockets."""
+        now = self._nano_clock()
+        deadline = now + far_ns
+        for image in self.images:
+            deadline = image.next_deadline_ns(now, deadline)
+        return deadline - now
 
     def wait_fds(self) -> list[int]:
         """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport."""

@@ -63,6 +63,15 @@ class RetransmitHandler:
             free.state, free.expiry_ns = DELAYED, now_ns + self._delay_ns
         return True
 
+    def next_deadline_ns(self, far_ns: int) -> int:
+        """When ``process_timeouts`` next has something to do (a delayed resend, a linger over); ``far_ns`` when
+        nothing is pending."""
+        deadline = far_ns
+        for action in self._actions:
+            if action.state != INACTIVE and action.expiry_ns < deadline:
+                deadline = action.expiry_ns + 1         # strictly past expiry
+        return deadline
+
     def process_timeouts(self, now_ns: int) -> int:
         work = 0
         for action in self._actions:

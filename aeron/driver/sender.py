@@ -33,6 +33,7 @@ class Sender(Agent):
         self._round_robin = 0
         self._cycles = 0
         self._last_control_poll_ns = 0
+        self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
 
     # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -63,7 +64,7 @@ class Sender(Agent):
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         start = self._nano_clock()
-        work = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
         sent = 0
         publications = self.publications
         count = len(publications)
@@ -78,11 +79,21 @@ class Sender(Agent):
                 work += endpoint.poll_control(start)
                 endpoint.check_destinations(start)
             self._last_control_poll_ns = start
+        self.activity = commands + sent
         cycle = self._nano_clock() - start
         self._system[ctr.SENDER_MAX_CYCLE_TIME].propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
             self._system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
         return work + (1 if sent else 0)
+
+    def time_to_deadline_ns(self, far_ns: int) -> int:
+        """How long a parked sender may sleep before a publication's timer is due (SETUP, heartbeat,
+        retransmit), at most ``far_ns`` (wake-up idle strategy); status messages and NAKs wake it by its sockets."""
+        now = self._nano_clock()
+        deadline = now + far_ns
+        for publication in self.publications:
+            deadline = publication.next_deadline_ns(deadline)
+        return deadline - now
 
     def wait_fds(self) -> list[int]:
         """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""

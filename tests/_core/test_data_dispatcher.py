@@ -23,6 +23,7 @@ from aeron._core.data_dispatcher import (
 )
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.udp_transport import UdpTransport
+from aeron._core.wakeup import stream_bit
 from aeron.common.errors import InvalidArgumentError
 
 TERM_LENGTH = 65536
@@ -261,3 +262,14 @@ def test_address_keys_tell_sources_apart():
     assert address_key(("127.0.0.1", 1)) != address_key(("127.0.0.1", 2))
     assert address_key(("127.0.0.1", 1)) != address_key(("127.0.0.2", 1))
     assert len(address_key(("::1", 1, 0, 0))) == 28 and len(address_key(("10.0.0.1", 1))) == 8
+
+
+def test_the_data_mask_names_the_streams_data_was_inserted_into(rig):
+    other = rig.image(SESSION, stream_id=-3)
+    rig.dispatcher.add(other)
+    assert rig.dispatch(heartbeat(0)) == DISPATCH_HANDLED
+    assert rig.dispatcher.take_data_mask() == 0                      # a heartbeat brings no data: wakes nobody
+    rig.dispatch(data_frame(0, b"a" * 8))
+    rig.dispatch(data_frame(0, b"b" * 8, stream_id=-3))
+    assert rig.dispatcher.take_data_mask() == stream_bit(STREAM) | stream_bit(-3) == (1 << 41) | (1 << 57)
+    assert rig.dispatcher.take_data_mask() == 0                      # taken: cleared

@@ -8,7 +8,7 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron.common.agent import WakeupIdleStrategy
-from aeron.common.wakeup import CONDUCTOR, SENDER, WAKEUP_FILE, stream_bit
+from aeron.common.wakeup import CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, stream_bit
 from tests.support import driver_context, free_port, wait_for
 
 LONG_NS = 10_000_000_000
@@ -50,7 +50,8 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
     with Aeron.connect(Context(driver.aeron_dir)) as client:
         sub = client.add_subscription(channel, 12)
         pub = client.add_publication(channel, 12)
-        assert pub.wake_signal.mask == stream_bit(12) | SENDER
+        # the sender and any spy: stream 12's subscribers are woken by the receiver once the data is in their image
+        assert pub.wake_signal.mask == SENDER | SPIES
         wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
         idle = client.wakeup_idle_strategy(sub)
         assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
@@ -79,6 +80,28 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         assert idle.parks > 0
         driver_waiters = [r.idle_strategy for r in driver._runners]
         assert all(isinstance(i, WakeupIdleStrategy) and i.is_bound for i in driver_waiters)
+
+
+def test_the_receiver_wakes_the_subscribers_of_the_stream_it_inserted_data_for_only(driver):
+    port = free_port()
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        sub = client.add_subscription(channel, 12)
+        pub = client.add_publication(channel, 12)
+        wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
+        board = client._conductor.wakeup_board
+        mine, other = new_waiter(board, stream_bit(12)), new_waiter(board, stream_bit(13))
+        try:
+            mine.prepare()
+            other.prepare()
+            while pub.offer(b"x" * 8) < 0:
+                pass
+            assert mine.wait(LONG_NS) is True                   # woken once the receiver inserted it
+            assert sub.poll(lambda *args: None, 10) == 1
+            assert other.wait(50_000_000) is False              # another stream's subscriber slept on
+        finally:
+            mine.close()
+            other.close()
 
 
 def test_client_commands_signal_the_conductor(driver):

@@ -10,8 +10,8 @@ import pytest
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError
 from aeron.common.agent import PARKING, BackoffIdleStrategy, WakeupIdleStrategy, idle_strategy_from_name
-from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, WAKEUP_FILE, new_waiter, open_board, stream_bit,
-                                 streams_mask)
+from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, open_board,
+                                 stream_bit, streams_mask)
 
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
 
@@ -82,7 +82,7 @@ def test_one_datagram_per_park_however_many_writers(board):
             board.signal(stream_bit(1))
         assert board.wakeups_sent == 1
         assert waiter.wait(LONG_NS) is True
-        assert waiter.drain() == 0                       # cancel() after the wait drained it
+        assert waiter.drain() == 0                       # the wait read its one datagram
     finally:
         waiter.close()
 
@@ -117,8 +117,9 @@ def test_masks():
     assert stream_bit(1001) == 1 << (1001 % 60)
     assert stream_bit(-1) == 1 << 59
     assert streams_mask([1, 2]) == stream_bit(1) | stream_bit(2)
-    assert streams_mask(None) == ALL_STREAMS
-    assert not (ALL_STREAMS & (CONDUCTOR | SENDER))
+    assert streams_mask(None) == ALL_STREAMS | SPIES
+    assert streams_mask([1], spies=True) == stream_bit(1) | SPIES
+    assert not (ALL_STREAMS & (CONDUCTOR | SENDER | SPIES)) and SPIES == -(1 << 63)     # bit 63 of the int64
 
 
 class FakeWaiter:
@@ -151,7 +152,7 @@ def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_wait
     idle.idle(0)
     assert waiter.calls == ["prepare"]                  # returns: the caller's next duty cycle re-checks
     idle.idle(0)
-    assert waiter.calls == ["prepare", ("wait", 5000, [3])]
+    assert waiter.calls == ["prepare", ("wait", 5000, [3]), "prepare"]   # timed out: the next cycle re-checks
     idle.idle(0)
     idle.idle(1)                                        # work after "prepare": cancelled, back to spinning
     assert waiter.calls[-2:] == ["prepare", "cancel"] and idle.state != PARKING
@@ -189,3 +190,48 @@ def test_the_park_bound_grows_while_quiet_and_resets_on_work():
     assert waits[:4] == [4000, 8000, 16000, 16000]
     idle.idle(1)
     assert idle.park_bound_ns == 4000
+
+
+class FakeTimers:
+    """What our driver's SignallingAgent tells a wakeup strategy: was the cycle active, when is the next timer."""
+
+    def __init__(self):
+        self.active = True
+        self.due_ns = 1 << 62
+
+    def time_to_deadline_ns(self, far_ns):
+        return min(far_ns, self.due_ns)
+
+
+def test_timer_work_neither_spins_nor_resets_the_park_bound():
+    waiter, timers = FakeWaiter(), FakeTimers()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
+    idle.bind(waiter, None, timers)
+    for _ in range(10):
+        idle.idle(0)
+    assert idle.park_bound_ns == 16000
+    timers.active = False                               # a heartbeat or a status message: housekeeping
+    waiter.calls.clear()
+    idle.idle(1)
+    assert waiter.calls == ["cancel", "prepare"] and idle.state == PARKING     # to the re-check, no spin
+    idle.idle(0)
+    assert waiter.calls[-2] == ("wait", 16000, None) and idle.park_bound_ns == 16000
+    timers.active = True                                # data or a command: spin again, bound back to its start
+    idle.idle(1)
+    assert idle.park_bound_ns == 4000 and idle.state != PARKING
+
+
+def test_a_park_ends_when_the_next_timer_is_due():
+    waiter, timers = FakeWaiter(), FakeTimers()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, None, timers)
+    timers.due_ns = 2500
+    for _ in range(3):
+        idle.idle(0)
+    waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits == [2500]                              # not the bound (4000): the timer is due first
+    timers.due_ns = 0                                   # still due after the cycle that ran it (a failed send)
+    idle.idle(0)
+    idle.idle(0)
+    waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits[-1] == 4000                            # retried after backoff's longest sleep, not in a loop

@@ -1,0 +1,322 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Counts behind the wake-up latency figures (docs/wakeup.md), which a noisy machine does not change the way it
+changes times: per UDP or IPC round trip of the ping/pong samples on our driver (all ``wakeup``, SHARED mode), and
+per second with a ping connected and no traffic.
+
+    .venv/bin/python perf/wake_counts.py [--pings 5000] [--transport udp|ipc] [--idle-seconds 5] [--syscalls]
+
+For each process (driver, ping, pong): the driver's duty cycles, the parks of each sleeper and how they ended
+(woken or timed out), the wake-up datagrams it sent, its voluntary context switches (each is a sleep: a park, a
+GIL hand-over) and its CPU time; ``--syscalls`` adds the system calls (``strace -c -f``, which slows every
+process down, so the other counts are taken in a run without it).
+
+Experiment knobs (environment): WAKE_COUNTS_TIMING=1 adds each driver agent's time per duty cycle;
+WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's and the samples' spin times.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+
+def _thread_switches() -> tuple[int, int]:
+    voluntary = involuntary = 0
+    for task in pathlib.Path("/proc/self/task").iterdir():
+        try:
+            text = (task / "status").read_text()
+        except OSError:
+            continue
+        voluntary += int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", text, re.M).group(1))
+        involuntary += int(re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", text, re.M).group(1))
+    return voluntary, involuntary
+
+
+def _process_stats(extra: dict) -> dict:
+    times = os.times()
+    voluntary, involuntary = _thread_switches()
+    return dict(extra, cpu_s=times.user + times.system, voluntary_switches=voluntary,
+                involuntary_switches=involuntary)
+
+
+def _on_snapshot(out: str, stats) -> None:
+    """SIGUSR1 writes the counts so far to ``out``.<n> (n = 1, 2, ...): the parent takes a window's difference."""
+    taken = [0]
+
+    def snapshot(*_):
+        taken[0] += 1
+        pathlib.Path(f"{out}.{taken[0]}").write_text(json.dumps(stats()))
+
+    signal.signal(signal.SIGUSR1, snapshot)
+
+
+def _sleepers(idles: list) -> dict:
+    """``idles``: (idle strategy, its waiter when bound): the waiter is kept as the driver closes it."""
+    stats = {"parks": 0, "woken": 0, "timeouts": 0}
+    for idle, waiter in idles:
+        stats["parks"] += getattr(idle, "parks", 0)
+        if waiter is not None:
+            stats["woken"] += waiter.wakeups
+            stats["timeouts"] += waiter.timeouts
+    return stats
+
+
+def run_driver(out: str, args: list[str]) -> int:
+    """The driver, counting: duty cycles, its sleepers' parks, the wake-ups it sent."""
+    from aeron.driver import __main__ as driver_main
+    from aeron.driver import media_driver
+    captured: dict = {"idles": [], "runners": [], "boards": []}
+    original_start = media_driver.MediaDriver._start
+
+    def start(self, agents, idle_name, on_error):
+        original_start(self, agents, idle_name, on_error)
+        runner = self._runners[-1]
+        captured["runners"].append(runner)
+        captured["idles"].append((runner.idle_strategy, getattr(runner.idle_strategy, "waiter", None)))
+        captured["boards"].append(self._wakeup_board)
+        if os.environ.get("WAKE_COUNTS_DRIVER_SPIN_NS"):
+            runner.idle_strategy.spin_ns = int(os.environ["WAKE_COUNTS_DRIVER_SPIN_NS"])
+
+    media_driver.MediaDriver._start = start
+    counted_cycles = [0]
+    from aeron.driver.driver_wakeup import SignallingAgent
+    original_do_work = SignallingAgent.do_work
+
+    def do_work(self):
+        counted_cycles[0] += 1
+        return original_do_work(self)
+
+    SignallingAgent.do_work = do_work
+    timings: dict[str, list[int]] = {}
+    if os.environ.get("WAKE_COUNTS_TIMING"):
+        # the time each agent's duty cycle takes (adds a clock read per agent per cycle)
+        from aeron.driver.driver_conductor import DriverConductor
+        from aeron.driver.receiver import Receiver
+        from aeron.driver.sender import Sender
+        clock = time.perf_counter_ns
+        for cls in (DriverConductor, Sender, Receiver):
+            cell = timings.setdefault(cls.__name__, [0, 0])
+
+            def timed(self, _original=cls.do_work, _cell=cell):
+                start = clock()
+                work = _original(self)
+                _cell[0] += clock() - start
+                _cell[1] += 1
+                return work
+
+            cls.do_work = timed
+
+    def stats():
+        boards = [b for b in captured["boards"] if b is not None]
+        extra = {f"{name}_ns": cell[0] for name, cell in timings.items()}
+        return _process_stats(dict(_sleepers(captured["idles"]), cycles=counted_cycles[0],
+                                   wakeups_sent=sum(b.wakeups_sent for b in boards), **extra))
+
+    _on_snapshot(out, stats)
+    return driver_main.main(args)
+
+
+def _patch_client_idle(captured: list) -> None:
+    from aeron.samples import _common
+    original = _common.idle_strategy
+
+    def idle_strategy(client, name, *subscriptions):
+        idle = original(client, name, *subscriptions)
+        if os.environ.get("WAKE_COUNTS_CLIENT_SPIN_NS"):
+            idle.spin_ns = int(os.environ["WAKE_COUNTS_CLIENT_SPIN_NS"])
+        captured.append((idle, client))
+        return idle
+
+    _common.idle_strategy = idle_strategy
+
+
+def run_sample(role: str, out: str, args: list[str]) -> int:
+    """The ping or pong sample, counting its parks and the wake-ups it sent."""
+    captured: list = []
+    _patch_client_idle(captured)
+
+    def stats():
+        idles = [(idle, getattr(idle, "waiter", None)) for idle, _ in captured]
+        sent = 0
+        for _, client in captured:
+            board = client._conductor.wakeup_board
+            sent += board.wakeups_sent if board is not None and not board.is_closed else 0
+        return _process_stats(dict(_sleepers(idles), wakeups_sent=sent))
+
+    _on_snapshot(out, stats)
+    if role == "pong":
+        from aeron.samples import pong as sample
+        return sample.main(args)
+    from aeron.samples import ping as sample
+    original = sample.send_ping_and_receive_pong
+
+    def send_ping_and_receive_pong(*call_args, **kwargs):
+        os.kill(os.getpid(), signal.SIGUSR1)
+        original(*call_args, **kwargs)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    sample.send_ping_and_receive_pong = send_ping_and_receive_pong
+    return sample.main(args)
+
+
+# -- the parent: start the three, run the pings or wait, collect --------------------------------------------------
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def _wrap(role: str, out: str, argv: list[str], strace: str | None) -> list[str]:
+    cmd = [sys.executable, str(pathlib.Path(__file__).resolve()), f"_{role}", out, *argv]
+    if strace:
+        return ["strace", "-f", "-c", "-o", strace, *cmd]
+    return cmd
+
+
+def _snapshot(procs: dict, outs: dict, n: int) -> dict:
+    if any(proc.args[0] == "strace" for proc in procs.values()):
+        return {role: {} for role in procs}         # strace's pid is not the sample's: totals only
+    for proc in procs.values():
+        proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    taken = {}
+    for role in procs:
+        path = pathlib.Path(f"{outs[role]}.{n}")
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.01)
+        taken[role] = json.loads(path.read_text())
+    return taken
+
+
+def _difference(after: dict, before: dict) -> dict:
+    return {key: after[key] - before.get(key, 0) for key in after}
+
+
+def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> dict:
+    from bench_wakeup import _channels, _stop
+    tmp = tempfile.mkdtemp(prefix="wake-counts-")
+    outs = {role: os.path.join(tmp, role) for role in ("driver", "ping", "pong")}
+    traces = {role: os.path.join(tmp, f"{role}.strace") for role in outs} if syscalls else {}
+    aeron_dir = f"/dev/shm/aeron-wake-counts-{os.getpid()}"
+    driver = subprocess.Popen(_wrap("driver", outs["driver"], [
+        f"aeron.dir={aeron_dir}", "aeron.dir.delete.on.start=true", "aeron.dir.delete.on.shutdown=true",
+        "aeron.threading.mode=SHARED", "aeron.shared.idle.strategy=wakeup"], traces.get("driver")),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    procs = {"driver": driver}
+    result: dict = {"transport": transport, "pings": pings, "p50_us": None}
+    client = None
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(os.path.join(aeron_dir, "cnc.dat")):
+            if driver.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("driver did not start")
+            time.sleep(0.05)
+        time.sleep(1.0)
+        ping_channel, pong_channel = _channels(transport)
+        common = ["-p", aeron_dir, "-c", ping_channel, "-C", pong_channel]
+        procs["pong"] = subprocess.Popen(_wrap("pong", outs["pong"], [*common, "--idle", "wakeup"],
+                                               traces.get("pong")),
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+        time.sleep(1.5)
+        if pings:
+            before = _snapshot(procs, outs, 1)
+            ping = subprocess.run(_wrap("ping", outs["ping"], [*common, "--idle", "wakeup", "-m", str(pings), "-w",
+                                                               "0", "-L", "32"], traces.get("ping")),
+                                  capture_output=True, text=True, timeout=900, env=_env())
+            after = _snapshot(procs, outs, 2)
+            rows = re.findall(r"^\s*(\d+\.\d+)\s+(\d\.\d+)\s+\d+", ping.stdout, re.M)
+            result["p50_us"] = next((float(v) for v, p in rows if float(p) >= 0.5), None)
+            if not syscalls:
+                ping_before = json.loads(pathlib.Path(outs["ping"] + ".3").read_text())
+                ping_after = json.loads(pathlib.Path(outs["ping"] + ".4").read_text())
+                result["ping"] = _difference(ping_after, ping_before)
+        else:
+            from aeron import Aeron, Context
+            client = Aeron.connect(Context(aeron_dir))
+            sub = client.add_subscription(pong_channel, 1003)          # the samples' default stream ids
+            pub = client.add_exclusive_publication(ping_channel, 1002)
+            deadline = time.monotonic() + 20
+            while not (pub.is_connected and sub.image_count) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(2.0)
+            before = _snapshot(procs, outs, 1)
+            time.sleep(idle_seconds)
+            after = _snapshot(procs, outs, 2)
+        for role in procs:
+            result[role] = _difference(after[role], before[role])
+    finally:
+        if client is not None:
+            client.close()
+        for proc in reversed(list(procs.values())):
+            _stop(proc)
+    if syscalls:
+        for role in result:
+            if role in traces and os.path.exists(traces[role]):
+                result[role] = dict(result.get(role) or {}, syscalls_total=_strace_counts(traces[role]))
+    return result
+
+
+def _strace_counts(path: str) -> dict[str, int]:
+    counts = {}
+    for line in pathlib.Path(path).read_text().splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[-1].isidentifier() and fields[3].isdigit():
+            counts[fields[-1]] = int(fields[3])
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_driver":
+        return run_driver(argv[1], argv[2:])
+    if argv and argv[0] in ("_ping", "_pong"):
+        return run_sample(argv[0][1:], argv[1], argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pings", type=int, default=5000, help="round trips (0: the idle measurement)")
+    parser.add_argument("--transport", choices=("udp", "ipc"), default="udp")
+    parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--syscalls", action="store_true", help="also count system calls with strace -c -f")
+    args = parser.parse_args(argv)
+    result = measure(args.transport, args.pings, args.idle_seconds, args.syscalls)
+    per = result["pings"] or args.idle_seconds
+    unit = "round trip" if result["pings"] else "second (idle)"
+    print(f"{args.transport}: per {unit}" + (f", p50 {result['p50_us']} µs" if result["p50_us"] else ""))
+    for role in ("driver", "ping", "pong"):
+        stats = result.get(role)
+        if not stats:
+            print(f"  {role:6s} (no counts)")
+            continue
+        cells = []
+        for key in ("cycles", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
+                    "involuntary_switches"):
+            if key in stats:
+                cells.append(f"{key} {stats[key] / per:7.2f}")
+        for key in sorted(stats):
+            if key.endswith("_ns") and stats.get("cycles"):
+                cells.append(f"{key[:-3]} {stats[key] / stats['cycles'] / 1000:6.2f} µs/cycle")
+        if "cpu_s" in stats:
+            cells.append(f"cpu {1e6 * stats['cpu_s'] / per:8.1f} µs" if result["pings"]
+                         else f"cpu {100 * stats['cpu_s'] / per:5.2f} %")
+        print(f"  {role:6s} " + "  ".join(cells))
+        if "syscalls_total" in stats:
+            top = sorted(stats["syscalls_total"].items(), key=lambda kv: -kv[1])[:8]
+            print(f"         syscalls (whole run, start-up included) {sum(stats['syscalls_total'].values()) / per:7.2f}: "
+                  + ", ".join(f"{name} {count / per:.2f}" for name, count in top))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
