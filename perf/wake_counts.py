@@ -16,10 +16,12 @@ WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pathlib
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -261,19 +263,35 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> 
         if client is not None:
             client.close()
         for proc in reversed(list(procs.values())):
+            if proc.args[0] == "strace":
+                _interrupt_traced(proc)
             _stop(proc)
     if syscalls:
-        for role in result:
-            if role in traces and os.path.exists(traces[role]):
-                result[role] = dict(result.get(role) or {}, syscalls_total=_strace_counts(traces[role]))
+        for role, path in traces.items():
+            if os.path.exists(path):
+                result[role] = dict(result.get(role) or {}, syscalls_total=_strace_counts(path))
+    shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+def _interrupt_traced(proc: subprocess.Popen) -> None:
+    """SIGINT the process strace runs (strace then writes its summary as it exits), not strace."""
+    try:
+        children = pathlib.Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+    except OSError:
+        return
+    for child in children:
+        with contextlib.suppress(OSError):
+            os.kill(int(child), signal.SIGINT)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(20)
 
 
 def _strace_counts(path: str) -> dict[str, int]:
     counts = {}
     for line in pathlib.Path(path).read_text().splitlines():
         fields = line.split()
-        if len(fields) >= 5 and fields[-1].isidentifier() and fields[3].isdigit():
+        if len(fields) >= 5 and fields[-1].isidentifier() and fields[-1] != "total" and fields[3].isdigit():
             counts[fields[-1]] = int(fields[3])
     return counts
 
@@ -313,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {role:6s} " + "  ".join(cells))
         if "syscalls_total" in stats:
             top = sorted(stats["syscalls_total"].items(), key=lambda kv: -kv[1])[:8]
-            print(f"         syscalls (whole run, start-up included) {sum(stats['syscalls_total'].values()) / per:7.2f}: "
+            total = sum(stats["syscalls_total"].values()) / per
+            print(f"         syscalls (whole run, start-up included) {total:7.2f}: "
                   + ", ".join(f"{name} {count / per:.2f}" for name, count in top))
     return 0
 
