@@ -5,6 +5,7 @@ arguments (typed errors naming the bad part). Every wait is bounded; processes a
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -181,9 +182,12 @@ def test_driver_killed_under_a_client_raises_driver_timeout_without_hanging(shm_
         killed_at = time.monotonic()
         wait_for(lambda: errors, timeout_s=5, invoke=invoke, what="driver timeout reported")
         elapsed = time.monotonic() - killed_at
-        assert 0.8 < elapsed < 1.0 + 0.1 + 1.0               # driver timeout + keepalive interval (+ slack)
+        # the driver's last heartbeat may predate the kill by a while on a loaded machine, so it is the age the
+        # client saw, not the time since the kill, that must exceed the timeout; the elapsed time bounds hanging
+        assert elapsed < 1.0 + 0.1 + 1.0                     # driver timeout + keepalive interval (+ slack)
         assert len(errors) == 1 and type(errors[0]) is DriverTimeoutError
-        assert "MediaDriver keepalive: age=" in str(errors[0]) and "timeout=1000ms" in str(errors[0])
+        age = re.search(r"MediaDriver keepalive: age=(\d+)ms > timeout=1000ms", str(errors[0]))
+        assert age is not None and int(age.group(1)) > 1000, str(errors[0])
         assert client.is_closed
         assert pub.is_closed and pub.offer(b"x") == pub.CLOSED
         assert counter.is_closed and sub.is_closed
