@@ -229,9 +229,9 @@ class NetworkPublication(DriverPublication):
         if flags & SM_SEND_SETUP_FLAG:
             if not self.is_end_of_stream:
                 self.setup_elicited = True
+                self.flow_control.on_trigger_send_setup(group_tag, now_ns)
                 if self.is_response:
                     self.response_address = source      # the response subscriber that asked for it
-            self.flow_control.on_trigger_send_setup(group_tag, now_ns)
             return
         position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         snd_pos = self.snd_pos.get()

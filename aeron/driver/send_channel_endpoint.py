@@ -221,10 +221,9 @@ class SendChannelEndpoint:
         self.time_of_last_sm_ns = now_ns
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
-        if session_id == 0 and stream_id == 0 and flags & SM_SEND_SETUP_FLAG and not self.is_response:
-            for publication in self.publications.values():
-                publication.on_status_message(flags, 0, 0, 0, receiver_id, group_tag, source, now_ns)
-            return
+        # a subscription's periodic announcement (session 0, stream 0) only makes it a destination: no publication
+        # answers it, as in aeron_send_channel_endpoint_on_status_message (a publication that took it for a request
+        # would send a SETUP, and min/tagged flow control would hold its limit there, every second)
         publication = self.publications.get((session_id, stream_id))
         if publication is None:
             return

@@ -165,8 +165,10 @@ def network_publication(tmp_path, counters: Counters, endpoint: Any, clock: Manu
                         stream_id: int = 1001, initial_term_id: int = 100, channel: str = CHANNEL,
                         is_group: bool = False, max_retransmits: int = 1,
                         connection_timeout_ns: int = 5_000 * MS, signal_eos: bool = True,
-                        name: str = "pub") -> tuple[NetworkPublication, ConcurrentTermAppender]:
-    """A unicast publication of one 64 KiB-term log, and an appender that offers into it within pub-lmt."""
+                        name: str = "pub",
+                        flow_control: Any = None) -> tuple[NetworkPublication, ConcurrentTermAppender]:
+    """A unicast publication of one 64 KiB-term log, and an appender that offers into it within pub-lmt; its flow
+    control the channel's default unless given."""
     log = LogBuffers.create(str(tmp_path / f"{name}.logbuffer"), term_length=TERM_LENGTH,
                             initial_term_id=initial_term_id, session_id=session_id, stream_id=stream_id,
                             mtu_length=MTU, correlation_id=10)
@@ -175,7 +177,9 @@ def network_publication(tmp_path, counters: Counters, endpoint: Any, clock: Manu
     publication = NetworkPublication(
         registration_id=10, owner_client_id=1, session_id=session_id, stream_id=stream_id, channel=channel,
         is_exclusive=False, log=log, endpoint=endpoint, **stream_counters,
-        flow_control=flow_control_for(channel, None, udp.has_group_semantics), window_length=TERM_LENGTH // 2,
+        flow_control=flow_control if flow_control is not None else flow_control_for(channel, None,
+                                                                                       udp.has_group_semantics),
+        window_length=TERM_LENGTH // 2,
         linger_timeout_ns=5_000 * MS, unblock_timeout_ns=15_000 * MS, connection_timeout_ns=connection_timeout_ns,
         signal_eos=signal_eos, spies_simulate_connection=False, max_retransmits=max_retransmits, ttl=0,
         is_group=is_group, now_ns=clock(), system=counters.system)

@@ -8,6 +8,7 @@ import pytest
 
 from aeron._core import counters as ctr
 from aeron._core import frames as f
+from aeron.driver.flow_control import MinFlowControl
 from tests.driver.fakes import (
     MS, MTU, SUBSCRIBER, TERM_LENGTH, Counters, FakeTransport, ManualClock, nak, network_publication,
     send_endpoint, status_message,
@@ -236,5 +237,42 @@ def test_a_silent_receiver_times_out(tmp_path):
     assert not publication.has_receivers and not publication.log.is_connected
     assert publication.update_pub_pos_and_lmt() == 1                    # pub-lmt falls back to snd-pos
     assert publication.pub_lmt.get() == publication.snd_pos.get()
+    appender.close()
+    publication.close()
+
+
+def test_min_flow_control_limit_follows_receivers_that_keep_announcing_themselves(tmp_path):
+    """Dynamic MDC subscriptions announce themselves to the control address every second (session 0, stream 0, the
+    SETUP flag). That only makes them destinations: the publication sends no SETUP for it, so min flow control
+    sets no SETUP hold and the sender limit keeps following the slowest receiver."""
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    channel = "aeron:udp?control=127.0.0.1:40200|control-mode=dynamic|fc=min"
+    endpoint = send_endpoint(counters, transport, channel)
+    publication, appender = network_publication(tmp_path, counters, endpoint, clock, channel=channel, is_group=True,
+                                                flow_control=MinFlowControl())
+    endpoint.publications[(7, 1001)] = publication
+    receivers = {1: ("127.0.0.1", 40401), 2: ("127.0.0.1", 40402)}
+    publication.send(clock())                                            # a SETUP, to no destination yet
+    for receiver_id, address in receivers.items():
+        transport.deliver(status_message(window=4096, receiver_id=receiver_id), address)
+    endpoint.poll_control(clock())
+    assert publication.log.is_connected and publication.snd_lmt.get() == 4096
+    limits = []
+    for window in (8192, 12288, 16384, 20480):
+        for receiver_id, address in receivers.items():
+            transport.deliver(status_message(session_id=0, stream_id=0, window=0, flags=f.SM_SEND_SETUP_FLAG,
+                                             receiver_id=receiver_id), address)
+        endpoint.poll_control(clock())
+        clock.advance(101 * MS)
+        publication.send(clock())
+        for receiver_id, address in receivers.items():
+            transport.deliver(status_message(window=window, receiver_id=receiver_id), address)
+        endpoint.poll_control(clock())
+        publication.send(clock())
+        limits.append(publication.snd_lmt.get())
+        clock.advance(900 * MS)
+    assert limits == [8192, 12288, 16384, 20480]
+    assert transport.sent_of_type(f.HDR_TYPE_SETUP) == []
+    assert sorted(d.receiver_id for d in endpoint.destinations) == [1, 2]
     appender.close()
     publication.close()

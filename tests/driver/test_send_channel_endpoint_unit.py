@@ -55,12 +55,31 @@ def test_a_status_message_goes_to_its_publication(rig):
     assert counters[ctr.BYTES_RECEIVED] == f.SM_WITH_GROUP_TAG_LENGTH
 
 
-def test_a_setup_request_for_stream_zero_goes_to_every_publication(rig):
+def test_a_subscription_announcement_reaches_no_publication(rig):
+    """A status message for session 0 / stream 0 with the SETUP flag is a subscription announcing itself to a
+    control address: it is counted, but no publication takes it for a SETUP request."""
     counters, clock, transport, endpoint, seven, eight = rig
     transport.deliver(status_message(session_id=0, stream_id=0, window=0, flags=f.SM_SEND_SETUP_FLAG, receiver_id=9))
     endpoint.poll_control(clock())
-    assert seven.calls == eight.calls == [("sm", f.SM_SEND_SETUP_FLAG, 0, 0, 0, 9, None, ("127.0.0.1", 40124),
-                                           clock())]
+    assert seven.calls == eight.calls == []
+    assert counters[ctr.STATUS_MESSAGES_RECEIVED] == 1
+
+
+def test_a_subscription_announcement_makes_a_dynamic_destination_only():
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    endpoint = send_endpoint(counters, transport, "aeron:udp?control=127.0.0.1:40200|control-mode=dynamic")
+    publication = RecordingPublication()
+    endpoint.publications[(7, 1001)] = publication
+    transport.deliver(status_message(session_id=0, stream_id=0, window=0, flags=f.SM_SEND_SETUP_FLAG, receiver_id=9),
+                      ("127.0.0.1", 40401))
+    endpoint.poll_control(clock())
+    assert [(d.address, d.receiver_id) for d in endpoint.destinations] == [(("127.0.0.1", 40401), 9)]
+    assert publication.calls == []
+    # the same receiver asking for its session's SETUP does reach the publication
+    transport.deliver(status_message(session_id=7, window=0, flags=f.SM_SEND_SETUP_FLAG, receiver_id=9),
+                      ("127.0.0.1", 40401))
+    endpoint.poll_control(clock())
+    assert [call[:2] for call in publication.calls] == [("sm", f.SM_SEND_SETUP_FLAG)]
 
 
 def test_invalid_frames_are_counted_and_dropped(rig):
