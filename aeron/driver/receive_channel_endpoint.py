@@ -19,8 +19,9 @@ from aeron._core.data_dispatcher import (
     DISPATCH_HANDLED, DISPATCH_SETUP_FRAME, DISPATCH_TO_IMAGE, DataPacketDispatcher,
 )
 from aeron._core.frames import (
-    DATA_HEADER_LENGTH, EOS_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_HEADER_LENGTH, SM_SEND_SETUP_FLAG, RttmFrame,
-    SetupFrame, decode_data_header, decode_frame, encode_rttm, encode_status_message,
+    DATA_HEADER_LENGTH, EOS_FLAG, RTTM_HEADER_LENGTH, RTTM_REPLY_FLAG, SM_HEADER_LENGTH, SM_SEND_SETUP_FLAG,
+    SM_WITH_GROUP_TAG_LENGTH, RttmFrame, SetupFrame, decode_data_header, decode_frame, encode_rttm,
+    encode_status_message,
 )
 from aeron._core.term_scanner import validate_data_packet
 from aeron._core.wakeup import stream_bit
@@ -88,7 +89,8 @@ class ReceiveChannelEndpoint:
         self.receiver_released = False                # the receiver has dropped it: the conductor may close it
         # (endpoint, setup fields, control address, source): DriverConductorProxy.create_publication_image
         self._on_setup = on_setup
-        self._elicit = bytearray(SM_HEADER_LENGTH)
+        # SETUP-eliciting status messages carry the group tag too: tagged flow control counts only matching requests
+        self._elicit = bytearray(SM_HEADER_LENGTH if group_tag is None else SM_WITH_GROUP_TAG_LENGTH)
         self._rttm_reply = bytearray(RTTM_HEADER_LENGTH)
         # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
         self.control_address = udp_channel.remote_control
@@ -301,7 +303,7 @@ class ReceiveChannelEndpoint:
         self._elicit_replies_left -= 1
         # an unknown session of a wanted stream: ask its sender for a SETUP
         interest.sessions[session_id] = (PENDING_SETUP, now_ns)
-        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
+        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, self.group_tag,
                               SM_SEND_SETUP_FLAG)
         self.send_to(self._elicit, destination.control_address or source, destination)
         return 1
@@ -415,7 +417,7 @@ class ReceiveChannelEndpoint:
         return work
 
     def _elicit_setup(self, destination: ReceiveDestination, session_id: int, stream_id: int) -> int:
-        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, None,
+        encode_status_message(self._elicit, 0, session_id, stream_id, 0, 0, 0, self.receiver_id, self.group_tag,
                               SM_SEND_SETUP_FLAG)
         self.send_to(self._elicit, destination.control_address, destination)
         return 1

@@ -181,3 +181,22 @@ def test_explicit_control_subscriptions_announce_themselves_every_second():
     sm = f.decode_frame(transport.sent[0][0])
     assert transport.sent[0][1] == ("127.0.0.1", 40200)
     assert (sm.flags, sm.session_id, sm.stream_id) == (f.SM_SEND_SETUP_FLAG, 0, 0)
+
+
+def test_requests_for_a_setup_carry_the_endpoints_group_tag():
+    """A tagged sender counts a receiver's SETUP request only when it carries the tag (aeron_tagged_flow_control.c),
+    so both kinds of request, the announcement to a control address and the answer to an unknown session, carry the
+    endpoint's group tag; an untagged endpoint sends the short status message."""
+    for group_tag, length in ((2004, f.SM_WITH_GROUP_TAG_LENGTH), (None, f.SM_HEADER_LENGTH)):
+        counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+        endpoint = receive_endpoint(counters, transport, lambda *args: None,
+                                    channel="aeron:udp?endpoint=127.0.0.1:40123|control=127.0.0.1:40200",
+                                    group_tag=group_tag)
+        endpoint.add_subscription(1001, None)
+        endpoint.elicit_setups(clock())
+        transport.deliver(data_frame(0, b"a" * 8, session_id=9))
+        endpoint.poll(clock())
+        requests = [f.decode_frame(datagram) for datagram, _ in transport.sent]
+        assert [(len(datagram), sm.flags, sm.session_id, sm.group_tag)
+                for (datagram, _), sm in zip(transport.sent, requests)] == [
+            (length, f.SM_SEND_SETUP_FLAG, 0, group_tag), (length, f.SM_SEND_SETUP_FLAG, 9, group_tag)]
