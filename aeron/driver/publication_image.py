@@ -438,7 +438,12 @@ class PublicationImage(DriverLog):
         state = self.state
         if state == ACTIVE:
             work = self.check_untethered_subscriptions(now_ns, conductor) if self.subscribers else 0
-            inactive = now_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
+            # silence as the receiver saw it: when this driver was held up (a loaded machine), what the sender sent
+            # meanwhile waits in the socket, and the conductor may run first; the image is inactive only once the
+            # receiver has polled and found nothing for the liveness timeout
+            polled_ns = self.endpoint.time_of_last_poll_ns
+            seen_ns = min(now_ns, polled_ns) if polled_ns > 0 else now_ns
+            inactive = seen_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
             eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()
             if inactive or eos or not self.has_working_positions():
                 self.state = DRAINING

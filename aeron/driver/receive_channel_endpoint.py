@@ -95,6 +95,8 @@ class ReceiveChannelEndpoint:
         # SMs and NAKs go to the control group (multicast) or the explicit control address; else to the source
         self.control_address = udp_channel.remote_control
         self._time_of_last_elicit_ns = 0
+        # when the receiver last read the sockets (0: not yet): its images' liveness is judged against it
+        self.time_of_last_poll_ns = 0
         self.stream_session_limit = stream_session_limit
         self._on_error = on_error                     # (code, text): the conductor's distinct error log
         self._time_of_last_sweep_ns = 0
@@ -201,6 +203,7 @@ class ReceiveChannelEndpoint:
         """Drain every destination's socket (at most DATA_DRAIN_LIMIT datagrams each): one compiled call per batch
         for a UdpTransport (with or without a compiled loss generator); otherwise a compiled call per datagram.
         Returns the work: datagrams, bytes inserted, replies sent."""
+        self.time_of_last_poll_ns = now_ns
         work = 0
         for destination in self.destinations:
             transport = destination.transport

@@ -65,6 +65,12 @@ class Sender(Agent):
     def do_work(self) -> int:
         start = self._nano_clock()
         work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        # control frames overdue (this driver was held up, e.g. on a loaded machine): read the status messages that
+        # wait in the sockets first, so that flow control and the publications judge their receivers' silence by
+        # what the receivers sent, not by how long this thread did not run
+        polled = start - self._last_control_poll_ns > CONTROL_POLL_INTERVAL_NS
+        if polled:
+            work += self._poll_control(start)
         sent = 0
         publications = self.publications
         count = len(publications)
@@ -73,12 +79,8 @@ class Sender(Agent):
             for i in range(count):
                 sent += publications[(start_index + i) % count].send(start)
         self._cycles += 1
-        if sent == 0 or self._cycles % CONTROL_POLL_RATIO == 0 or \
-                start - self._last_control_poll_ns > CONTROL_POLL_INTERVAL_NS:
-            for endpoint in self.endpoints:
-                work += endpoint.poll_control(start)
-                endpoint.check_destinations(start)
-            self._last_control_poll_ns = start
+        if not polled and (sent == 0 or self._cycles % CONTROL_POLL_RATIO == 0):
+            work += self._poll_control(start)
         self.activity = commands + sent
         cycle = self._nano_clock() - start
         self._system[ctr.SENDER_MAX_CYCLE_TIME].propose_max_ordered(cycle)
@@ -94,6 +96,14 @@ class Sender(Agent):
         for publication in self.publications:
             deadline = publication.next_deadline_ns(deadline)
         return deadline - now
+
+    def _poll_control(self, now_ns: int) -> int:
+        work = 0
+        for endpoint in self.endpoints:
+            work += endpoint.poll_control(now_ns)
+            endpoint.check_destinations(now_ns)
+        self._last_control_poll_ns = now_ns
+        return work
 
     def wait_fds(self) -> list[int]:
         """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""

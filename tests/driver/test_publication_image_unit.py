@@ -5,14 +5,16 @@ status message window and its scheduling, one NAK per gap per retry delay, gap f
 end of stream (wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12)."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from aeron._core import counters as ctr
 from aeron._core import frames as f
 from aeron.driver import publication_image as pi
 from tests.driver.fakes import (
-    MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, data_frame, publication_image,
-    receive_endpoint,
+    MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, SubscriberLink, data_frame,
+    publication_image, receive_endpoint,
 )
 
 
@@ -153,3 +155,33 @@ def test_a_draining_image_says_end_of_stream_in_its_status_messages(rig):
     image.state = pi.DRAINING                                           # the conductor's lifecycle step
     image.send_pending_status_message(clock())
     assert _sent(transport, f.HDR_TYPE_SM)[-1][0].flags == f.SM_EOS_FLAG
+
+
+class _TetheredLink(SubscriberLink):
+    """A tethered subscriber, as the conductor's lifecycle step looks at it."""
+
+    subscription = SimpleNamespace(tether=True)
+
+    def update_time(self, now_ns: int) -> None:
+        pass
+
+
+def test_liveness_is_judged_by_what_the_receiver_saw(rig):
+    """After the whole driver was held up past the liveness timeout, the conductor may look before the receiver
+    has read what waited in the socket: the image stays until the receiver has polled and found nothing for the
+    liveness timeout."""
+    counters, clock, transport, endpoint, image, subscriber = rig
+    image.subscribers[1] = _TetheredLink(subscriber)
+    endpoint.poll(clock())
+    clock.advance(image.liveness_timeout_ns + 1 * MS)                  # nothing ran meanwhile
+    image.on_time_event(clock(), clock() // 1_000_000, None)
+    assert image.state == pi.ACTIVE
+    endpoint.poll(clock())                                              # the receiver reads: a heartbeat waited
+    frame = data_frame(0, b"")
+    image.insert_packet(frame, len(frame), 100, 0, True, f.UNFRAGMENTED, PUBLISHER, clock())
+    image.on_time_event(clock(), clock() // 1_000_000, None)
+    assert image.state == pi.ACTIVE
+    clock.advance(image.liveness_timeout_ns + 1 * MS)
+    endpoint.poll(clock())                                              # polled, and nothing came
+    image.on_time_event(clock(), clock() // 1_000_000, None)
+    assert image.state == pi.DRAINING

@@ -91,3 +91,38 @@ def test_a_closed_sender_refuses_commands(rig):
     assert len(agents.sender.command_queue) == 0
     assert not agents.sender_proxy.offer((agents.sender.on_add_publication, publication))
     assert counters[ctr.SENDER_PROXY_FAILS] == 0
+
+
+def test_after_a_stall_status_messages_are_read_before_receivers_are_judged_silent(tmp_path):
+    """When the whole driver was held up (a loaded machine) for longer than the connection timeout, the status
+    messages that came meanwhile wait in the socket: the sender reads them before its publications look for
+    receivers gone silent, so a live receiver is not dropped for the time this thread did not run."""
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    endpoint = send_endpoint(counters, transport)
+    publication, appender = network_publication(tmp_path, counters, endpoint, clock, connection_timeout_ns=500 * MS)
+    endpoint.publications[(7, 1001)] = publication
+    agents.sender_proxy.add_endpoint(endpoint)
+    agents.sender_proxy.add_publication(publication)
+    agents.sender.do_work()
+    agents.sender.do_work()
+    transport.deliver(status_message(), SUBSCRIBER)
+    agents.sender.do_work()
+    assert publication.has_receivers
+    connected = []                                                      # every connected state it passes through
+    update = publication._update_has_receivers
+
+    def recording_update() -> None:
+        update()
+        connected.append(publication.log.is_connected)
+
+    publication._update_has_receivers = recording_update
+    clock.advance(700 * MS)                                              # nothing ran for 700 ms
+    transport.deliver(status_message(), SUBSCRIBER)                     # sent by the receiver meanwhile
+    agents.sender.do_work()
+    assert connected and all(connected) and publication.has_receivers
+    clock.advance(501 * MS)                                              # this time the receiver is silent
+    agents.sender.do_work()
+    assert not publication.has_receivers
+    appender.close()
+    publication.close()
