@@ -21,6 +21,7 @@ from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
 from aeron.common.channel_uri import TERM_MAX_LENGTH, TERM_MIN_LENGTH, parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
+from aeron.common.security import AuthorisationService, as_authorisation_service, authorisation_service_from_name
 from aeron.driver.media_driver import MediaDriver
 
 from aeron.archive.checksums import new_checksum
@@ -109,6 +110,8 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("recording_events_stream_id", "aeron.archive.recording.events.stream.id", 30, _int),
     _Setting("replication_channel", "aeron.archive.replication.channel", None, _str),
     _Setting("segment_file_length", "aeron.archive.segment.file.length", 128 * MIB, parse_size),
+    # Aeron's default is the default segment length, not the configured one
+    _Setting("low_storage_space_threshold", "aeron.archive.low.storage.space.threshold", 128 * MIB, parse_size),
     _Setting("file_sync_level", "aeron.archive.file.sync.level", 0, _int),
     _Setting("catalog_file_sync_level", "aeron.archive.catalog.file.sync.level", None, _int),
     _Setting("catalog_capacity", "aeron.archive.catalog.capacity", MIB, parse_size),
@@ -124,10 +127,19 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("archive_id", "aeron.archive.id", -1, _int),
     _Setting("record_checksum", "aeron.archive.record.checksum", None, _checksum),
     _Setting("replay_checksum", "aeron.archive.replay.checksum", None, _checksum),
+    _Setting("authorisation_service_supplier", "aeron.archive.authorisation.service.supplier", "", _str),
 )
 _BY_ATTR = {s.attr: s for s in _SETTINGS}
 _BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
-_EXTRA_ATTRS = ("authenticator", "epoch_clock_ms", "nano_clock", "error_handler", "aeron")
+_EXTRA_ATTRS = ("authenticator", "authorisation_service", "usable_space_probe", "epoch_clock_ms", "nano_clock",
+                "error_handler", "aeron")
+
+
+def usable_space(path: str) -> int:
+    """Bytes still writable by an unprivileged process on the file system holding ``path`` (Java's
+    ``FileStore.getUsableSpace``: available blocks times the fragment size)."""
+    stat = os.statvfs(path)
+    return stat.f_bavail * stat.f_frsize
 
 
 class AllowAllAuthenticator:
@@ -159,8 +171,12 @@ class Context:
     ``environ``'s ``AERON_ARCHIVE_*``/``AERON_DIR`` values (``os.environ`` unless given), then ``properties`` (a
     mapping or ``key=value`` strings with Aeron's property names), then attributes, each validated as assigned.
 
-    Besides the properties: ``authenticator`` (default: :class:`AllowAllAuthenticator`), ``aeron`` (an Aeron client
-    to use instead of connecting one to ``aeron_dir``), ``error_handler``, ``epoch_clock_ms`` and ``nano_clock``.
+    Besides the properties: ``authenticator`` (default: :class:`AllowAllAuthenticator`), ``authorisation_service``
+    (an :class:`aeron.common.security.AuthorisationService` or a function with its arguments; default: the one
+    ``aeron.archive.authorisation.service.supplier`` names, ALLOW_ALL when unset), ``usable_space_probe`` (a
+    function returning the usable bytes of the archive directory's file system, checked against
+    ``low_storage_space_threshold``; default: :func:`usable_space` of the directory), ``aeron`` (an Aeron client to
+    use instead of connecting one to ``aeron_dir``), ``error_handler``, ``epoch_clock_ms`` and ``nano_clock``.
     """
 
     aeron_dir: str | None
@@ -181,6 +197,7 @@ class Context:
     recording_events_stream_id: int
     replication_channel: str | None
     segment_file_length: int
+    low_storage_space_threshold: int
     file_sync_level: int
     catalog_file_sync_level: int | None
     catalog_capacity: int
@@ -195,6 +212,7 @@ class Context:
     archive_id: int
     record_checksum: str | None
     replay_checksum: str | None
+    authorisation_service_supplier: str
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
@@ -202,6 +220,8 @@ class Context:
         for setting in _SETTINGS:
             object.__setattr__(self, setting.attr, setting.default)
         self.authenticator: Any = AllowAllAuthenticator()
+        self.authorisation_service: AuthorisationService | None = None
+        self.usable_space_probe: Callable[[], int] | None = None
         self.aeron: Aeron | None = None
         self.error_handler: Callable[[BaseException], None] | None = None
         self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
@@ -277,7 +297,17 @@ class Context:
                 raise ConfigurationError(f"{_BY_ATTR[name].prop} must be an int")
         if self.error_buffer_length < MIB:
             raise ConfigurationError(f"aeron.archive.error.buffer.length={self.error_buffer_length}: at least 1 MiB")
+        if not isinstance(self.low_storage_space_threshold, int) or self.low_storage_space_threshold < 0:
+            raise ConfigurationError(f"aeron.archive.low.storage.space.threshold={self.low_storage_space_threshold}"
+                                     ": a byte count >= 0")
         self.archive_dir = os.path.abspath(self.archive_dir)
+        if self.authorisation_service is None:
+            self.authorisation_service = authorisation_service_from_name(self.authorisation_service_supplier)
+        else:
+            self.authorisation_service = as_authorisation_service(self.authorisation_service)
+        if self.usable_space_probe is None:
+            archive_dir = self.archive_dir
+            self.usable_space_probe = lambda: usable_space(archive_dir)
         self.mark_file_dir = os.path.abspath(self.mark_file_dir) if self.mark_file_dir else self.archive_dir
         self._concluded = True
         return self

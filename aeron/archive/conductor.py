@@ -484,6 +484,11 @@ class ArchiveConductor(Agent):
         if handler_name == "on_challenge_response":
             session.on_challenge_response(decoder.correlation_id, decoder.encoded_credentials)
             return
+        # every request but closing is authorised first, as Aeron's adapter does (a token-borne replay was checked
+        # when its token was asked for)
+        if replay_image is None and handler_name != "on_close_session" and \
+                not session.authorise(template_id, decoder.correlation_id):
+            return
         if not session.activate_on_request():
             return
         if handler_name == "on_close_session":
@@ -609,6 +614,7 @@ class ArchiveConductor(Agent):
         if len(self.recording_sessions) >= self.ctx.max_concurrent_recordings:
             raise RequestError(f"max concurrent recordings reached {self.ctx.max_concurrent_recordings}",
                                ArchiveErrorCode.MAX_RECORDINGS)
+        self.check_storage_space()
         try:
             uri = ChannelUri.parse(channel)
         except InvalidChannelError as ex:
@@ -628,10 +634,20 @@ class ArchiveConductor(Agent):
     def subscribe_for_replication(self, session: ControlSession, replication_id: int, stream_id: int, channel: str,
                                   dst_recording_id: int) -> RecordingSubscription:
         """The auto-stop extend subscription a replication records the source's replay with."""
+        self.check_storage_space()
         uri = ChannelUri.parse(channel)
         return self._add_recording_subscription(session, replication_id, stream_id, channel,
                                                 subscription_key(stream_id, uri), channel, stripped_channel(uri), True,
                                                 dst_recording_id)
+
+    def check_storage_space(self) -> None:
+        """Refuse (STORAGE_SPACE) to start writing a recording when the archive's file system has no more usable
+        space than the low storage space threshold."""
+        threshold = self.ctx.low_storage_space_threshold
+        usable = self.ctx.usable_space_probe()
+        if usable <= threshold:
+            raise RequestError(f"low storage threshold={threshold} <= usableSpace={usable}",
+                               ArchiveErrorCode.STORAGE_SPACE)
 
     def close_recording_subscription(self, rec_sub: RecordingSubscription) -> None:
         """Close a recording subscription (its recordings stop)."""
@@ -732,8 +748,8 @@ class ArchiveConductor(Agent):
         session = recording.control_session
         if recording.error is not None:
             self.log_error(recording.error)
-            session.send_error(recording.correlation_id, ArchiveErrorCode.GENERIC,
-                               f"recording {recording_id} failed: {recording.error}")
+            session.send_error(recording.correlation_id, recording.error_code,
+                               f"recording {recording_id} failed: {recording.error_message}")
         session.send_signal(recording.correlation_id, recording_id, recording.subscription_id, position,
                             RecordingSignal.STOP)
         rec_sub = self.recording_subscriptions.get(recording.subscription_id)

@@ -17,7 +17,7 @@ from aeron._core.codecs.archive import ControlResponseCode, MessageHeaderDecoder
 from aeron.archive.errors import ArchiveErrorCode
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
                                       SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri)
-from aeron.common.errors import AeronError, MalformedMessageError, OutOfBoundsError, RegistrationError
+from aeron.common.errors import AeronError, Category, MalformedMessageError, OutOfBoundsError, RegistrationError
 
 if TYPE_CHECKING:
     from aeron.archive.conductor import ArchiveConductor
@@ -35,6 +35,17 @@ class RequestError(AeronError):
         """``code`` is an ArchiveErrorCode."""
         super().__init__(message)
         self.code = int(code)
+
+    @property
+    def error_code(self) -> int:
+        """The ArchiveErrorCode (the name the client's errors use)."""
+        return self.code
+
+
+class UnauthorisedActionWarning(AeronError):
+    """Logged (the error log, the error counter) when a request is refused by the authorisation service."""
+
+    category = Category.WARN
 
 
 class ControlResponseProxy:
@@ -222,6 +233,7 @@ class ControlSession:
         self.reason = ""
         self.counter_registration_id = NULL_VALUE     # the control-session counter (type 113), value = session id
         self.counter: Any = None
+        self.encoded_principal: bytes | None = None      # what the authenticator accepted; None until it did
 
     @property
     def is_done(self) -> bool:
@@ -367,6 +379,7 @@ class ControlSession:
         """Authenticator accepted: answer OK (re-sent until the first request)."""
         if self.state in (SessionState.CONNECTED, SessionState.CHALLENGED):
             self.state = SessionState.AUTHENTICATED
+            self.encoded_principal = bytes(encoded_principal)
             self._resend_deadline_ns = 0
             self.send_ok(self.correlation_id, self.control_session_id)
             self._resend_deadline_ns = self.conductor.nano_time + RESEND_INTERVAL_NS
@@ -390,6 +403,19 @@ class ControlSession:
             self.correlation_id = correlation_id
             self.conductor.ctx.authenticator.on_challenge_response(
                 self.control_session_id, encoded_credentials, self.conductor.nano_time // 1_000_000)
+
+    def authorise(self, template_id: int, correlation_id: int) -> bool:
+        """Ask the archive's authorisation service whether this session's principal may make a request of
+        ``template_id``; a refusal is answered with UNAUTHORISED_ACTION and logged as a warning."""
+        conductor = self.conductor
+        if conductor.ctx.authorisation_service.is_authorised(codecs.SCHEMA_ID, template_id, None,
+                                                             self.encoded_principal):
+            return True
+        conductor.log_error(UnauthorisedActionWarning(
+            f"unauthorised archive action={template_id} controlSessionId={self.control_session_id} "
+            f"source={self.image.source_identity}"))
+        self.send_error(correlation_id, ArchiveErrorCode.UNAUTHORISED_ACTION, "unauthorised action")
+        return False
 
     def activate_on_request(self) -> bool:
         """A request arrived: an AUTHENTICATED session becomes ACTIVE. False when the session cannot serve it."""

@@ -9,10 +9,12 @@ per segment and per duty cycle: opening and rolling segment files, the position 
 from __future__ import annotations
 
 import enum
+import errno
 import os
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_CRC32C, CHECKSUM_NONE, SegmentWriter
+from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import ArchiveError
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 NULL_POSITION = -1
 RECORD_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle writes for one recording
+_STORAGE_ERRNOS = frozenset((errno.ENOSPC, errno.EDQUOT))       # no space, or over quota
 
 
 def checksum_kind(name: str | None) -> int:
@@ -99,8 +102,8 @@ class RecordingWriter:
         if self.writer.segment_offset >= self.segment_length:
             next_base = self.segment_base + self.segment_length
             self._close_fd()
-            self.writer.segment_offset = 0
             self._open(next_base, allow_existing=False)
+            self.writer.segment_offset = 0      # after the open: a failed roll leaves the position at the end
 
     def _close_fd(self) -> None:
         fd = self.writer.fd
@@ -132,6 +135,7 @@ class RecordingSession:
         self.subscription_id = subscription_id
         self.auto_stop = auto_stop
         self.events_proxy = events_proxy
+        self.usable_space_probe = ctx.usable_space_probe
         self.block_length_limit = min(image.term_buffer_length, ctx.file_io_max_length)
         # Blocks per duty cycle: each call runs without the GIL, so a batch spares the process's other threads a GIL
         # hand-over per block; a term's worth (at least one block) keeps the position counter and other sessions of
@@ -143,6 +147,7 @@ class RecordingSession:
         self.state = RecordingState.INIT
         self.position = self.join_position
         self.error: BaseException | None = None
+        self.error_code = ArchiveErrorCode.GENERIC
         self._abort = False
         self._progress_position = self.join_position
 
@@ -155,6 +160,30 @@ class RecordingSession:
         """Ask the recorder to stop this session at its next duty cycle (any thread)."""
         self._abort = True
 
+    @property
+    def error_message(self) -> str:
+        """What failed, with the exception's type ("" without an error)."""
+        error = self.error
+        return "" if error is None else f"{type(error).__name__} - {error}"
+
+    def _on_error(self, ex: BaseException) -> int:
+        # as Aeron's RecordingWriter: a write refused for space (ENOSPC, or less usable space left than a block)
+        # is STORAGE_SPACE; the recording stops at the last whole block written, which stays its stop position
+        self.error = ex
+        code = ArchiveErrorCode.GENERIC
+        if isinstance(ex, OSError):
+            if ex.errno in _STORAGE_ERRNOS:
+                code = ArchiveErrorCode.STORAGE_SPACE
+            else:
+                try:
+                    if self.usable_space_probe() < self.block_length_limit:
+                        code = ArchiveErrorCode.STORAGE_SPACE
+                except OSError:
+                    pass
+        self.error_code = code
+        self.state = RecordingState.INACTIVE
+        return 1
+
     def do_work(self) -> int:
         """Write what the image has; stop at its end, on abort or on an I/O error."""
         state = self.state
@@ -162,9 +191,7 @@ class RecordingSession:
             try:
                 self.writer.init()
             except (OSError, ArchiveError) as ex:
-                self.error = ex
-                self.state = RecordingState.INACTIVE
-                return 1
+                return self._on_error(ex)
             self.state = RecordingState.RECORDING
             if self.events_proxy is not None:
                 self.events_proxy.started(self.recording_id, self.join_position, self.image.session_id,
@@ -177,9 +204,10 @@ class RecordingSession:
             try:
                 length = self.writer.record(self.image, self.block_length_limit, self.batch_length)
             except (OSError, ArchiveError) as ex:
-                self.error = ex
-                self.state = RecordingState.INACTIVE
-                return 1
+                # the runs written before the failure count: the recording stops after the last one
+                self.position = self.writer.position
+                self.position_counter.set_ordered(self.position)
+                return self._on_error(ex)
             if length > 0:
                 self.position = self.writer.position
                 self.position_counter.set_ordered(self.position)
