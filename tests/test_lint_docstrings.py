@@ -22,7 +22,8 @@ PUBLIC_PATHS = ["aeron/client", "aeron/aio", "aeron/common", "aeron/tools", "aer
                 "aeron/__init__.py"]
 COMPILED_FACES = [aeron.client.Publication, aeron.client.ExclusivePublication, aeron.client.Image,
                   aeron.client.BufferClaim, aeron.client.Header, aeron.client.FragmentAssembler,
-                  aeron.client.ControlledFragmentAssembler, aeron.client.ImageFragmentAssembler]
+                  aeron.client.ControlledFragmentAssembler, aeron.client.ImageFragmentAssembler,
+                  aeron.client.ImageControlledFragmentAssembler]
 # `cdef readonly` attributes: Cython gives them no docstring (the classes' docstrings describe them)
 UNDOCUMENTABLE = {"log"}
 EMBEDDED_SIGNATURE = re.compile(r"^[\w.]+\(.*\)(\s*->.*)?$")

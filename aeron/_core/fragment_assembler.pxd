@@ -54,3 +54,8 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
 @cython.final
 cdef class ImageFragmentAssembler(_AssemblerBase):
     cdef BufferBuilder builder         # the single session of one image
+
+
+@cython.final
+cdef class ImageControlledFragmentAssembler(_AssemblerBase):
+    cdef BufferBuilder builder         # the single session of one image

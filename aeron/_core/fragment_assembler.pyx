@@ -2,8 +2,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Reassemble fragmented messages before they reach the application handler.
 
-Port of FragmentAssembler, ControlledFragmentAssembler, ImageFragmentAssembler and BufferBuilder
-(reference §5.4). The delegate sees ``(buffer, offset, length, header)``: for an unfragmented
+Port of FragmentAssembler, ControlledFragmentAssembler, ImageFragmentAssembler, ImageControlledFragmentAssembler
+and BufferBuilder (reference §5.4). The delegate sees ``(buffer, offset, length, header)``: for an unfragmented
 message the reader's own arguments, for a reassembled one the session builder's buffer at offset 0
 and a header whose frame_length is 32 + total, whose flags are first | last and whose position is
 the end of the last fragment. Builders are reused per session; the delegate's buffer and header
@@ -344,3 +344,54 @@ cdef class ImageFragmentAssembler(_AssemblerBase):
     def clear(self):
         """Discard a message in progress."""
         self.builder.reset()
+
+
+@cython.final
+cdef class ImageControlledFragmentAssembler(_AssemblerBase):
+    """ControlledFragmentAssembler for a single image (one session): one builder, no session lookup. When the
+    delegate ABORTs a reassembled message the last fragment is taken back, so its redelivery completes it again."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.builder = BufferBuilder(self.initial_buffer_length)
+
+    def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        """The controlled poll handler: as ``ControlledFragmentAssembler.on_fragment``, for one image's
+        fragments; returns the delegate's action (CONTINUE for a fragment that does not complete a message)."""
+        cdef const uint8_t *frame = header.frame()
+        cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
+        cdef BufferBuilder b = self.builder
+        cdef int32_t previous_limit
+        if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
+            return self.delegate(buffer, offset, length, header)
+        if flags & fd.BEGIN_FRAG_FLAG:
+            b.reset()
+            b.capture_header(header)
+            if _append_from(self, b, buffer, offset, length) == 0:
+                b.next_term_offset = header.next_term_offset_c()
+            return CONTROLLED_ACTION_CONTINUE
+        if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
+            b.reset()
+            return CONTROLLED_ACTION_CONTINUE
+        previous_limit = b.limit
+        if _append_from(self, b, buffer, offset, length) != 0:
+            return CONTROLLED_ACTION_CONTINUE
+        if not (flags & fd.END_FRAG_FLAG):
+            b.next_term_offset = header.next_term_offset_c()
+            return CONTROLLED_ACTION_CONTINUE
+        try:
+            action = self.delegate(b.buffer, 0, b.limit, b.complete(header))
+        except BaseException:
+            b.reset()
+            raise
+        if action == CONTROLLED_ACTION_ABORT:
+            b.limit = previous_limit
+        else:
+            b.reset()
+        return action
+
+    def clear(self):
+        """Drop the message in progress."""
+        self.builder.reset()
+
+    def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        return self.on_fragment(buffer, offset, length, header)

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The Aeron client: Python control objects over the compiled core (STYLE.md section 2)."""
 from aeron._core.buffer_claim import BufferClaim
-from aeron._core.fragment_assembler import ControlledFragmentAssembler, FragmentAssembler, ImageFragmentAssembler
+from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,
+                                           ImageControlledFragmentAssembler, ImageFragmentAssembler)
 from aeron._core.term_reader import ControlledPollAction, Header
 from aeron.client.aeron import Aeron, connect_to_driver
 from aeron.client.context import Context
@@ -14,6 +15,6 @@ from aeron.common.paths import default_aeron_dir
 
 __all__ = [
     "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",
-    "Counter", "ExclusivePublication", "FragmentAssembler", "Header", "Image", "ImageFragmentAssembler",
-    "Publication", "Subscription", "connect_to_driver", "default_aeron_dir",
+    "Counter", "ExclusivePublication", "FragmentAssembler", "Header", "Image", "ImageControlledFragmentAssembler",
+    "ImageFragmentAssembler", "Publication", "Subscription", "connect_to_driver", "default_aeron_dir",
 ]

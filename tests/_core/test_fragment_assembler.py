@@ -3,7 +3,7 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.fragment_assembler import (BufferBuilder, ControlledFragmentAssembler, FragmentAssembler,
-                                            ImageFragmentAssembler)
+                                            ImageControlledFragmentAssembler, ImageFragmentAssembler)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, Header, TermReader
 from aeron.common.errors import InvalidArgumentError
@@ -299,6 +299,44 @@ def test_image_assembler_drops_mismatch():
     assert col.messages == []
 
 
+def test_image_controlled_assembler_passes_actions_and_abort_redelivers(writer, reader):
+    payload = b"z" * 3000
+    writer.frame(b"u")
+    writer.message(payload, MAX_PAYLOAD)
+    writer.frame(b"v")
+    actions = [CONTINUE, ABORT, COMMIT, BREAK]
+    got = []
+
+    def delegate(buffer, offset, length, header):
+        got.append((buffer.get_bytes(offset, length), header.frame_length, header.flags))
+        return actions.pop(0)
+
+    asm = ImageControlledFragmentAssembler(delegate)
+    assert reader.controlled_poll(asm, 100) == 3            # "u", then BEGIN and middle; the END aborted
+    assert reader.position == 64 + 1408 * 2
+    assert reader.controlled_poll(asm, 100) == 2            # the END again (COMMIT), then "v" (BREAK)
+    assert got == [(b"u", 33, 0xC0), (payload, 32 + 3000, 0xC0), (payload, 32 + 3000, 0xC0), (b"v", 33, 0xC0)]
+    assert reader.controlled_poll(asm, 100) == 0
+
+
+def test_image_controlled_assembler_is_one_message_whatever_the_session():
+    # one image's fragments: no lookup by session id, so a message begun under one session id and ended under
+    # another at the expected term offset is one message (a replay and the live stream it joins share positions)
+    f = Fragments()
+    col = Collector(CONTINUE)
+    asm = ImageControlledFragmentAssembler(col)
+    assert f.deliver(asm, f.frame(0, b"ab", BEGIN, session_id=1)) == CONTINUE
+    assert f.deliver(asm, f.frame(64, b"cd", END, session_id=2)) == CONTINUE
+    assert col.payloads == [b"abcd"]
+    assert f.deliver(asm, f.frame(128, b"mid", 0)) == CONTINUE          # no message in progress: dropped
+    assert f.deliver(asm, f.frame(192, b"x", BEGIN)) == CONTINUE
+    asm.clear()
+    assert f.deliver(asm, f.frame(256, b"y", END)) == CONTINUE
+    assert col.payloads == [b"abcd"]
+    with pytest.raises(InvalidArgumentError):
+        ImageControlledFragmentAssembler(42)
+
+
 def test_buffer_builder_validation():
     with pytest.raises(InvalidArgumentError):
         BufferBuilder(-1)
@@ -307,7 +345,8 @@ def test_buffer_builder_validation():
 
 # -- a delegate closing what it was handed --------------------------------------------------------
 
-@pytest.mark.parametrize("kind", [FragmentAssembler, ImageFragmentAssembler, ControlledFragmentAssembler])
+@pytest.mark.parametrize("kind", [FragmentAssembler, ImageFragmentAssembler, ControlledFragmentAssembler,
+                                  ImageControlledFragmentAssembler])
 @pytest.mark.parametrize("what", ["buffer", "header"])
 def test_delegate_closing_its_buffer_or_header_does_not_break_the_builder(kind, what):
     # The builder keeps raw pointers into its storage and its complete header. A delegate that
