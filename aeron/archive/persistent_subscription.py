@@ -4,8 +4,11 @@
 join the live stream and switch over at the same position, falling back to a replay whenever the live image goes.
 
 Not thread-safe; call :meth:`poll` in a duty cycle (it also connects to the archive, without blocking, and
-reconnects after a loss). Messages reach the handler assembled, across the switch from replay to live. Replays
-over response channels (``control-mode=response``) and ``controlled_poll`` are not supported by this port yet.
+reconnects after a loss). Messages reach the handler assembled, across the switch from replay to live;
+:meth:`PersistentSubscription.controlled_poll` takes a controlled handler instead. The replay channel may be
+session specific (the replay's session id is added to it), a UDP one on a wildcard port (``endpoint=host:0``) or a
+response channel (``control-mode=response``: the replay comes back over a request publication of its own, with a
+replay token of the archive session, as Aeron's does).
 """
 from __future__ import annotations
 
@@ -15,17 +18,22 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.codecs import archive as codecs
-from aeron._core.fragment_assembler import ControlledFragmentAssembler, ImageFragmentAssembler
+from aeron._core.fragment_assembler import (ControlledFragmentAssembler, ImageControlledFragmentAssembler,
+                                           ImageFragmentAssembler)
 from aeron._core.term_reader import ABORT, CONTINUE
+from aeron.archive.archive_proxy import ArchiveProxy
 from aeron.archive.client import (NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW, AeronArchive, Context as
                                   ArchiveContext, connect_op, replay_image_session_id)
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode
 from aeron.archive.pollers import RecordingDescriptor, descriptor_from
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
-                                      REJOIN_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri)
-from aeron.common.errors import ConfigurationError, IllegalStateError
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME,
+                                      MDC_CONTROL_MODE_PARAM_NAME, REJOIN_PARAM_NAME,
+                                      RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
+                                      SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
+                                      TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri)
+from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 
 FROM_START = NULL_POSITION          # replay the whole recording first
 FROM_LIVE = -2                      # join the live stream wherever it is; no history
@@ -138,8 +146,6 @@ class Context:
         if self.start_position < FROM_LIVE:
             raise ConfigurationError(f"invalid start_position {self.start_position}")
         uri = ChannelUri.parse(self.replay_channel)
-        if uri.get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
-            raise ConfigurationError("replay over a response channel (control-mode=response) is not supported yet")
         uri.put(REJOIN_PARAM_NAME, "false")
         self.replay_channel = str(uri)
         self.is_concluded = True
@@ -265,7 +271,9 @@ class PersistentSubscription:
         self.replay_channel = ctx.replay_channel
         self._replay_uri = ChannelUri.parse(ctx.replay_channel)
         endpoint = self._replay_uri.get(ENDPOINT_PARAM_NAME) if self._replay_uri.is_udp else None
-        self._dynamic_port = endpoint is not None and endpoint.endswith(":0")
+        # the three kinds of replay channel, as Aeron's ReplayChannelType
+        self._response_channel = self._replay_uri.get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE
+        self._dynamic_port = not self._response_channel and endpoint is not None and endpoint.endswith(":0")
         self.replay_stream_id = ctx.replay_stream_id
         self.listener = ctx.listener
         self._aeron = ctx.aeron
@@ -279,6 +287,12 @@ class PersistentSubscription:
         self._list_recording = _ListRecording()
         self._max_recorded_position = _MaxRecordedPosition(self)
         self._replay_request = _Op()
+        self._replay_token_request = _Op()
+        self._replay_token = NULL_VALUE
+        self._request_publication_id = NULL_VALUE
+        self._request_publication: Any = None
+        self._request_proxy: ArchiveProxy | None = None
+        self._request_publication_deadline_ns = 0
         self._replay_session_id = NULL_VALUE
         self._replay_subscription_id = NULL_VALUE
         self._replay_subscription: Any = None
@@ -290,10 +304,13 @@ class PersistentSubscription:
         self._live_image_deadline_ns = 0
         self._live_image_deadline_breached = False
         self._pending_drops: list[int] = []
+        self._pending_publication_drops: list[int] = []
         self._next_live_position = NULL_VALUE
         self._last_observed_live_position = NULL_VALUE
         self._handler: Callable[..., Any] | None = None
+        self._controlled_handler: Callable[..., int] | None = None
         self._assembler = ImageFragmentAssembler(self._on_fragment)
+        self._controlled_assembler = ImageControlledFragmentAssembler(self._on_fragment_controlled)
         self._response_assembler = ControlledFragmentAssembler(self._on_response)
         self._set_join_difference(_LONG_MIN)
         self.state = State.AWAIT_ARCHIVE_CONNECTION
@@ -325,14 +342,25 @@ class PersistentSubscription:
         messages, to ``fragment_handler(buffer, offset, length, header)``; returns the work done."""
         self._handler = fragment_handler
         try:
-            return self._do_work(fragment_limit)
+            return self._do_work(fragment_limit, False)
         finally:
             self._handler = None
+
+    def controlled_poll(self, fragment_handler: Callable[..., int], fragment_limit: int) -> int:
+        """As :meth:`poll`, with a controlled handler: ``fragment_handler(buffer, offset, length, header)`` returns
+        a ControlledPollAction for the whole assembled message (ABORT: deliver it again at the next poll; BREAK:
+        stop this poll after it; COMMIT and CONTINUE: go on), in the replay, while switching and live alike."""
+        self._controlled_handler = fragment_handler
+        try:
+            return self._do_work(fragment_limit, True)
+        finally:
+            self._controlled_handler = None
 
     def close(self) -> None:
         """Stop the replay, close the subscriptions, the archive session and (when owned) the Aeron client."""
         if not self._aeron.is_closed:
             self._clean_up_replay()
+            self._clean_up_request_publication()
             for subscription in (self._live_subscription, self._replay_subscription):
                 if subscription is not None:
                     subscription.close()
@@ -402,7 +430,8 @@ class PersistentSubscription:
             d = codecs.ControlResponseDecoder().wrap(buffer, body, hdr.block_length, hdr.version, offset + length)
             if d.control_session_id == archive.control_session_id:
                 correlation_id = d.correlation_id
-                for op in (self._max_recorded_position, self._list_recording, self._replay_request):
+                for op in (self._max_recorded_position, self._list_recording, self._replay_request,
+                           self._replay_token_request):
                     if op.correlation_id == correlation_id:
                         op.on_response(d.relevant_id, d.code, d.error_message)
                         break
@@ -435,17 +464,18 @@ class PersistentSubscription:
             self.position = self._replay_image.position
         self._clean_up_live_subscription()
         self._replay_session_id = NULL_VALUE        # the archive went: nothing to stop
+        self._clean_up_request_publication()
         self._clean_up_replay_subscription()
         self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
 
     # -- the state machine -------------------------------------------------------------------------------------------
-    def _do_work(self, fragment_limit: int) -> int:
+    def _do_work(self, fragment_limit: int, controlled: bool) -> int:
         work = 0
         invoker = self._aeron.conductor_agent_invoker
         if invoker is not None:
             work += invoker.invoke()
         work += self._poll_archive()
-        if self._pending_drops:
+        if self._pending_drops or self._pending_publication_drops:
             work += self._close_pending_drops()
         state = self.state
         if state is State.AWAIT_ARCHIVE_CONNECTION:
@@ -464,16 +494,24 @@ class PersistentSubscription:
             work += self._await_replay_subscription()
         elif state is State.AWAIT_REPLAY_CHANNEL_ENDPOINT:
             work += self._await_replay_channel_endpoint()
+        elif state is State.ADD_REQUEST_PUBLICATION:
+            work += self._add_request_publication()
+        elif state is State.AWAIT_REQUEST_PUBLICATION:
+            work += self._await_request_publication()
+        elif state is State.SEND_REPLAY_TOKEN_REQUEST:
+            work += self._send_replay_token_request()
+        elif state is State.AWAIT_REPLAY_TOKEN:
+            work += self._await_replay_token()
         elif state is State.REPLAY:
-            work += self._replay(fragment_limit)
+            work += self._replay(fragment_limit, controlled)
         elif state is State.ATTEMPT_SWITCH:
-            work += self._attempt_switch(fragment_limit)
+            work += self._attempt_switch(fragment_limit, controlled)
         elif state is State.ADD_LIVE_SUBSCRIPTION:
             work += self._add_live_subscription()
         elif state is State.AWAIT_LIVE:
             work += self._await_live()
         elif state is State.LIVE:
-            work += self._live(fragment_limit)
+            work += self._live(fragment_limit, controlled)
         return work
 
     def _set_state(self, state: State) -> None:
@@ -567,7 +605,8 @@ class PersistentSubscription:
 
     def _set_up_replay(self) -> None:
         self._reset_replay_catchup_state()
-        self._set_state(State.ADD_REPLAY_SUBSCRIPTION if self._dynamic_port else State.SEND_REPLAY_REQUEST)
+        self._set_state(State.ADD_REPLAY_SUBSCRIPTION if self._dynamic_port or self._response_channel
+                        else State.SEND_REPLAY_REQUEST)
 
     def _refresh_recording_descriptor(self) -> None:
         self._reset_replay_catchup_state()
@@ -585,6 +624,25 @@ class PersistentSubscription:
             correlation_id = self._aeron.next_correlation_id()
             self._send(lambda p, cs: p.stop_replay(session_id, correlation_id, cs))
             self._replay_session_id = NULL_VALUE
+
+    def _clean_up_request_publication(self) -> None:
+        if self._request_publication is not None:
+            self._request_publication.close()
+        elif self._request_publication_id != NULL_VALUE:
+            self._drop_pending_publication(self._request_publication_id)
+        self._request_publication_id = NULL_VALUE
+        self._request_publication = None
+        self._request_proxy = None
+
+    def _drop_pending_publication(self, registration_id: int) -> None:
+        try:
+            publication = self._aeron.get_exclusive_publication(registration_id)
+        except Exception:       # noqa: BLE001 - a failed registration has nothing to close
+            return
+        if publication is not None:
+            publication.close()
+        else:
+            self._pending_publication_drops.append(registration_id)
 
     def _clean_up_replay_subscription(self) -> None:
         if self._replay_subscription is not None:
@@ -617,26 +675,41 @@ class PersistentSubscription:
 
     def _close_pending_drops(self) -> int:
         work = 0
-        for registration_id in list(self._pending_drops):
-            try:
-                subscription = self._aeron.get_subscription(registration_id)
-            except Exception:       # noqa: BLE001 - refused: nothing to close
-                subscription = None
-                self._pending_drops.remove(registration_id)
-            if subscription is not None:
-                subscription.close()
-                self._pending_drops.remove(registration_id)
-                work += 1
+        for drops, get in ((self._pending_drops, self._aeron.get_subscription),
+                           (self._pending_publication_drops, self._aeron.get_exclusive_publication)):
+            for registration_id in list(drops):
+                try:
+                    resource = get(registration_id)
+                except Exception:       # noqa: BLE001 - refused: nothing to close
+                    resource = None
+                    drops.remove(registration_id)
+                if resource is not None:
+                    resource.close()
+                    drops.remove(registration_id)
+                    work += 1
         return work
 
     def _send_replay_request(self) -> int:
         correlation_id = self._aeron.next_correlation_id()
-        channel = str(self._replay_uri) if self._dynamic_port else self.replay_channel
+        channel = str(self._replay_uri) if self._dynamic_port or self._response_channel else self.replay_channel
         position = self.position
-        if not self._send(lambda p, cs: p.replay(self.recording_id, position, REPLAY_ALL_AND_FOLLOW, channel,
-                                                 self.replay_stream_id, correlation_id, cs)):
+        if self._response_channel:
+            sent = self._send_on_request_publication(lambda p, cs: p.replay(
+                self.recording_id, position, REPLAY_ALL_AND_FOLLOW, channel, self.replay_stream_id, correlation_id,
+                cs, replay_token=self._replay_token))
+        else:
+            sent = self._send(lambda p, cs: p.replay(self.recording_id, position, REPLAY_ALL_AND_FOLLOW, channel,
+                                                     self.replay_stream_id, correlation_id, cs))
+        if not sent:
             if self._archive is not None:
-                return 0
+                if not self._response_channel or time.monotonic_ns() - self._request_publication_deadline_ns < 0:
+                    return 0
+                # the request publication never connected: start the replay set-up again
+                self._clean_up_request_publication()
+                self._clean_up_replay_subscription()
+                self._set_up_replay()
+                return 1
+            self._clean_up_request_publication()
             self._clean_up_replay_subscription()
             self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
             return 1
@@ -648,6 +721,7 @@ class PersistentSubscription:
         op = self._replay_request
         if not op.received:
             if time.monotonic_ns() - op.deadline_ns >= 0:
+                self._clean_up_request_publication()
                 self._clean_up_replay_subscription()
                 if self._archive is not None:
                     self._set_up_replay()
@@ -657,6 +731,7 @@ class PersistentSubscription:
             return 0
         if op.code != codecs.ControlResponseCode.OK:
             self._set_state(State.FAILED)
+            self._clean_up_request_publication()
             self._clean_up_replay_subscription()
             Reason = PersistentSubscriptionError.Reason
             reason = {ArchiveErrorCode.INVALID_POSITION: Reason.INVALID_START_POSITION,
@@ -666,7 +741,10 @@ class PersistentSubscription:
             return 1
         self._replay_session_id = op.relevant_id
         self._replay_image_deadline_ns = time.monotonic_ns() + self._message_timeout_ns
-        if self._dynamic_port:
+        if self._response_channel:
+            self._clean_up_request_publication()        # the replay is under way: its request connection is done
+            self._set_state(State.REPLAY)
+        elif self._dynamic_port:
             self._set_state(State.REPLAY)
         else:
             self._replay_uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(self._replay_session_id)))
@@ -674,7 +752,7 @@ class PersistentSubscription:
         return 1
 
     def _add_replay_subscription(self) -> int:
-        channel = self.replay_channel if self._dynamic_port else str(self._replay_uri)
+        channel = self.replay_channel if self._dynamic_port or self._response_channel else str(self._replay_uri)
         self._replay_subscription_id = self._aeron.async_add_subscription(channel, self.replay_stream_id)
         self._set_state(State.AWAIT_REPLAY_SUBSCRIPTION)
         return 1
@@ -692,12 +770,100 @@ class PersistentSubscription:
             return 0
         self._replay_subscription_id = NULL_VALUE
         self._replay_subscription = subscription
-        if self._dynamic_port:
+        if self._response_channel:
+            self._set_state(State.ADD_REQUEST_PUBLICATION)
+        elif self._dynamic_port:
             self._set_state(State.AWAIT_REPLAY_CHANNEL_ENDPOINT)
         else:
             self._replay_image_deadline_ns = time.monotonic_ns() + self._message_timeout_ns
             self._set_state(State.REPLAY)
         return 1
+
+    def _add_request_publication(self) -> int:
+        # a request publication of its own whose response-correlation-id names the replay subscription: the archive
+        # sends the replay over that subscription's response channel (archive.md §10.4)
+        archive_ctx = self._archive_ctx
+        assert archive_ctx.control_request_channel is not None
+        uri = ChannelUri.parse(archive_ctx.control_request_channel)
+        for key in (SESSION_ID_PARAM_NAME, TERM_ID_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME, TERM_OFFSET_PARAM_NAME):
+            uri.remove(key)
+        uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(self._replay_subscription.registration_id))
+        uri.put(TERM_LENGTH_PARAM_NAME, str(archive_ctx.control_term_buffer_length))
+        uri.put(SPIES_SIMULATE_CONNECTION_PARAM_NAME, "false")
+        self._request_publication_id = self._aeron.async_add_exclusive_publication(
+            str(uri), archive_ctx.control_request_stream_id)
+        self._set_state(State.AWAIT_REQUEST_PUBLICATION)
+        return 1
+
+    def _await_request_publication(self) -> int:
+        try:
+            publication = self._aeron.get_exclusive_publication(self._request_publication_id)
+        except Exception as exc:        # noqa: BLE001 - refused: retried when temporary, else terminal
+            self._request_publication_id = NULL_VALUE
+            self._clean_up_replay_subscription()
+            if isinstance(exc, RegistrationError) and \
+                    exc.error_code == ErrorCode.RESOURCE_TEMPORARILY_UNAVAILABLE:
+                self._set_up_replay()
+                self.listener.on_error(exc)
+            else:
+                self._set_state(State.FAILED)
+                self._on_terminal_error(exc)
+            return 1
+        if publication is None:
+            return 0
+        self._request_publication_id = NULL_VALUE
+        self._request_publication = publication
+        self._request_proxy = ArchiveProxy(publication, self._archive_ctx.message_retry_attempts)
+        self._request_publication_deadline_ns = time.monotonic_ns() + self._message_timeout_ns
+        self._set_state(State.SEND_REPLAY_TOKEN_REQUEST)
+        return 1
+
+    def _send_replay_token_request(self) -> int:
+        correlation_id = self._aeron.next_correlation_id()
+        if not self._send(lambda p, cs: p.request_replay_token(correlation_id, cs, self.recording_id)):
+            if self._archive is not None:
+                return 0
+            self._clean_up_request_publication()
+            self._clean_up_replay_subscription()
+            self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
+            return 1
+        self._replay_token_request.init(correlation_id, time.monotonic_ns() + self._message_timeout_ns)
+        self._set_state(State.AWAIT_REPLAY_TOKEN)
+        return 1
+
+    def _await_replay_token(self) -> int:
+        op = self._replay_token_request
+        if not op.received:
+            if time.monotonic_ns() - op.deadline_ns >= 0:
+                self._clean_up_request_publication()
+                self._clean_up_replay_subscription()
+                if self._archive is not None:
+                    self._set_up_replay()
+                else:
+                    self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
+                return 1
+            return 0
+        if op.code != codecs.ControlResponseCode.OK:
+            self._set_state(State.FAILED)
+            self._clean_up_request_publication()
+            self._clean_up_replay_subscription()
+            self._on_terminal_error(ArchiveError(f"replay token request failed: {op.error_message}",
+                                                 op.relevant_id, op.correlation_id))
+            return 1
+        self._replay_token = op.relevant_id
+        self._set_state(State.SEND_REPLAY_REQUEST if self._replay_uri.is_ipc else State.AWAIT_REPLAY_CHANNEL_ENDPOINT)
+        return 1
+
+    def _send_on_request_publication(self, request: Callable[[Any, int], bool]) -> bool:
+        archive = self._archive
+        publication = self._request_publication
+        if archive is None or publication is None or not publication.is_connected:
+            return False
+        try:
+            return request(self._request_proxy, archive.control_session_id)
+        except ArchiveError as exc:
+            self.listener.on_error(exc)
+            return False
 
     def _await_replay_channel_endpoint(self) -> int:
         resolved = self._replay_subscription.try_resolve_channel_endpoint_port()
@@ -709,7 +875,7 @@ class PersistentSubscription:
         self._set_state(State.SEND_REPLAY_REQUEST)
         return 1
 
-    def _replay(self, fragment_limit: int) -> int:
+    def _replay(self, fragment_limit: int, controlled: bool) -> int:
         image = self._replay_image
         if image is None:
             image = self._replay_subscription.image_by_session_id(replay_image_session_id(self._replay_session_id))
@@ -751,7 +917,7 @@ class PersistentSubscription:
                 return 1
             if not self._live_image_deadline_breached and time.monotonic_ns() - self._live_image_deadline_ns >= 0:
                 self._on_live_image_deadline_breached()
-        fragments = image.poll(self._assembler, fragment_limit)
+        fragments = self._do_poll(image, fragment_limit, controlled)
         self.position = image.position
         if (self._live_subscription_id == NULL_VALUE and self._live_subscription is None
                 and self._max_recorded_position.is_caught_up(self.position)):
@@ -774,7 +940,7 @@ class PersistentSubscription:
             "could be caused by the publisher being down, or by a misconfiguration of the subscriber or a firewall "
             "between them."))
 
-    def _attempt_switch(self, fragment_limit: int) -> int:
+    def _attempt_switch(self, fragment_limit: int, controlled: bool) -> int:
         fragments = 0
         live_image = self._live_image
         replay_image = self._replay_image
@@ -797,7 +963,9 @@ class PersistentSubscription:
                 self._set_state(State.REPLAY)
                 return 1
             fragments += live_image.controlled_poll(self._on_live_catchup_fragment, fragment_limit)
-            fragments += replay_image.controlled_poll(self._on_replay_catchup_fragment, fragment_limit)
+            fragments += replay_image.controlled_poll(
+                self._on_replay_catchup_fragment_controlled if controlled else self._on_replay_catchup_fragment,
+                fragment_limit)
         if self.state is State.LIVE:
             self.position = live_image.position
             self._clean_up_replay()
@@ -818,6 +986,12 @@ class PersistentSubscription:
             return ABORT
         self._assembler.on_fragment(buffer, offset, length, header)
         return CONTINUE
+
+    def _on_replay_catchup_fragment_controlled(self, buffer: Any, offset: int, length: int, header: Any) -> int:
+        if header.position == self._next_live_position:
+            self._set_state(State.LIVE)
+            return ABORT
+        return self._controlled_assembler.on_fragment(buffer, offset, length, header)
 
     def _add_live_subscription(self) -> int:
         self._do_add_live_subscription()
@@ -866,9 +1040,9 @@ class PersistentSubscription:
             self._on_live_image_deadline_breached()
         return 0
 
-    def _live(self, fragment_limit: int) -> int:
+    def _live(self, fragment_limit: int, controlled: bool) -> int:
         image = self._live_image
-        fragments = image.poll(self._assembler, fragment_limit)
+        fragments = self._do_poll(image, fragment_limit, controlled)
         if fragments == 0 and image.is_closed:
             final_position = image.position
             self._advance_last_observed_live_position(final_position)
@@ -896,10 +1070,21 @@ class PersistentSubscription:
             counter.increment_ordered()
         self.listener.on_live_left()
 
+    def _do_poll(self, image: Any, fragment_limit: int, controlled: bool) -> int:
+        if controlled:
+            return image.controlled_poll(self._controlled_assembler, fragment_limit)
+        return image.poll(self._assembler, fragment_limit)
+
     def _on_fragment(self, buffer: Any, offset: int, length: int, header: Any) -> None:
         handler = self._handler
         if handler is not None:
             handler(buffer, offset, length, header)
+
+    def _on_fragment_controlled(self, buffer: Any, offset: int, length: int, header: Any) -> int:
+        handler = self._controlled_handler
+        if handler is None:
+            return ABORT            # nobody to take it: keep it for the next poll
+        return handler(buffer, offset, length, header)
 
     def __repr__(self) -> str:
         """State and position."""

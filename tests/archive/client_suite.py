@@ -16,6 +16,7 @@ import pytest
 from aeron._core.codecs.archive import RecordingSignal
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ReplayParams, SourceLocation
+from aeron.client import ControlledPollAction
 from aeron.archive import errors as E
 from aeron.archive.client import REPLAY_ALL_AND_STOP, State, replay_image_session_id
 from aeron.archive.pollers import (RecordingDescriptor, RecordingEventsAdapter, RecordingProgress, RecordingStarted,
@@ -669,15 +670,21 @@ class Listener(PersistentSubscriptionListener):
 
 def persistent(archive, aeron, recording_id: int, start: int, live_channel: str, listener: Listener,
                replay_channel: str = "aeron:ipc", live_stream_id: int = STREAM_ID) -> PersistentSubscription:
+    # an IPC response channel answers an IPC request publication: the archive's local control channel then
+    settings = dict(control_request_channel="aeron:ipc", control_response_channel="aeron:ipc") if \
+        replay_channel.startswith("aeron:ipc") and "control-mode=response" in replay_channel else {}
     return PersistentSubscription.create(PersistentContext(
         recording_id=recording_id, start_position=start, live_channel=live_channel, live_stream_id=live_stream_id,
-        replay_channel=replay_channel, replay_stream_id=3003, archive_context=archive.context(), aeron=aeron,
-        listener=listener))
+        replay_channel=replay_channel, replay_stream_id=3003, archive_context=archive.context(**settings),
+        aeron=aeron, listener=listener))
 
 
-@pytest.mark.parametrize("replay_channel", ["aeron:ipc", "aeron:udp?endpoint=localhost:0"])
+@pytest.mark.parametrize("replay_channel", ["aeron:ipc", "aeron:udp?endpoint=localhost:0", "response-udp",
+                                            "aeron:ipc?control-mode=response"])
 def test_persistent_subscription_replays_history_then_switches_to_live(client, aeron, signals, archive,
                                                                        replay_channel):
+    if replay_channel == "response-udp":         # a replay over a response channel of its own
+        replay_channel = f"aeron:udp?control-mode=response|control=localhost:{free_port()}"
     live_channel = f"aeron:ipc?alias=persistent-{free_port()}"
     first = payloads(300)
     recording_id, _, publication = record(client, aeron, signals, first, live_channel, SourceLocation.LOCAL)
@@ -687,10 +694,14 @@ def test_persistent_subscription_replays_history_then_switches_to_live(client, a
     ps = persistent(archive, aeron, recording_id, FROM_START, live_channel, listener, replay_channel)
     try:
         seen_replaying = []
-        wait_for(lambda: (seen_replaying.append(ps.is_replaying) or ps.is_live) and len(got) >= len(first), 30.0,
-                 invoke=lambda: ps.poll(handler, 20) or time.sleep(0.0005), what="live after the replay")
+        states = set()
+        wait_for(lambda: (seen_replaying.append(ps.is_replaying) or states.add(ps.state) or ps.is_live) and
+                 len(got) >= len(first), 30.0, invoke=lambda: ps.poll(handler, 20) or time.sleep(0.0005),
+                 what="live after the replay")
         assert any(seen_replaying) and listener.joined == 1 and not ps.has_failed
         assert ps.ctx.state_counter.get() == PersistentState.LIVE
+        # a response channel replay asks for a replay token and sends its request on a publication of its own
+        assert (PersistentState.AWAIT_REPLAY_TOKEN in states) == ("control-mode=response" in replay_channel)
         more = [m + b"!" for m in payloads(50)]
         offer_all(publication, more)
         wait_for(lambda: len(got) >= len(first) + len(more), WAIT_S,
@@ -733,3 +744,52 @@ def test_persistent_subscription_from_live_and_its_failures(client, aeron, signa
             failing.close()
     publication.close()
     client.stop_recording(live_channel, STREAM_ID)
+
+
+def test_persistent_subscription_controlled_poll_honours_every_action(client, aeron, signals, archive):
+    # ABORT (the message comes again), BREAK (the poll ends after it), COMMIT and CONTINUE, in the replay, while
+    # switching and live; every 50th message is fragmented
+    live_channel = f"aeron:ipc?alias=persistent-controlled-{free_port()}"
+    first = [m * (40 if i % 50 == 0 else 1) for i, m in enumerate(payloads(300))]
+    recording_id, _, publication = record(client, aeron, signals, first, live_channel, SourceLocation.LOCAL)
+    listener = Listener()
+    accepted: list[bytes] = []
+    aborted: list[bytes] = []
+    this_poll: list[str] = []
+
+    def handler(buf: Any, off: int, length: int, hdr: Any) -> int:
+        message = buf.get_bytes(off, length)
+        index = int.from_bytes(message[100:104], "little")      # payloads' index after its 100 pattern bytes
+        kind = index % 10
+        if kind == 3 and message not in aborted:
+            aborted.append(message)
+            this_poll.append("ABORT")
+            return ControlledPollAction.ABORT
+        accepted.append(message)
+        name = {5: "BREAK", 7: "COMMIT"}.get(kind, "CONTINUE")
+        this_poll.append(name)
+        return int(getattr(ControlledPollAction, name))
+
+    def poll() -> int:
+        this_poll.clear()
+        work = ps.controlled_poll(handler, 20)
+        assert "BREAK" not in this_poll[:-1] and "ABORT" not in this_poll[:-1], this_poll
+        return work
+
+    ps = persistent(archive, aeron, recording_id, FROM_START, live_channel, listener)
+    try:
+        seen_replaying = []
+        wait_for(lambda: (seen_replaying.append(ps.is_replaying) or ps.is_live) and len(accepted) >= len(first),
+                 30.0, invoke=lambda: poll() or time.sleep(0.0005), what="live after the replay")
+        assert any(seen_replaying) and listener.joined == 1 and not ps.has_failed
+        more = [m + b"?" for m in payloads(40)]
+        offer_all(publication, more)
+        wait_for(lambda: len(accepted) >= len(first) + len(more), WAIT_S,
+                 invoke=lambda: poll() or time.sleep(0.0005), what="live messages")
+        assert accepted == first + more
+        assert aborted == [m for m in first + more if int.from_bytes(m[100:104], "little") % 10 == 3]
+        assert ps.position == publication.position
+    finally:
+        ps.close()
+        publication.close()
+        client.stop_recording(live_channel, STREAM_ID)
