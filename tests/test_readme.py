@@ -36,6 +36,7 @@ def run(code: str) -> list[str]:
 
 def test_every_readme_snippet_is_run():
     assert readme_snippets() == [snippet_after("## Using it"), snippet_after("### With asyncio"),
+                                 snippet_after("### Recording and replaying with the archive"),
                                  snippet_after("## Spark")]   # the Spark one: tests/spark/test_local_session.py
 
 
@@ -55,3 +56,8 @@ def test_readme_example_runs_over_udp():
 @pytest.mark.timeout(60)
 def test_readme_async_echo_example_runs():
     assert run(snippet_after("### With asyncio")) == ["b'hello'", "b'world'"]
+
+
+@pytest.mark.timeout(60)
+def test_readme_archive_example_runs():
+    assert run(snippet_after("### Recording and replaying with the archive")) == ["hello", "archive"]
