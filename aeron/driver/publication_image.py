@@ -42,18 +42,23 @@ if TYPE_CHECKING:
 SM_TIMEOUT_NS = 200_000_000
 IMAGE_LINGER_NS = 1_000_000_000         # a closed image's log stays a moment for clients still mapping it
 _INT64_MAX = (1 << 63) - 1
+NEVER_NS = -(1 << 62)               # the time of last frame of a connection that has had none
 
 
 class ImageConnection:
     """Where status messages and NAKs for an image go: one per receive destination with a control address (all
     its traffic maps to it), else one per sender source seen on a destination."""
 
-    __slots__ = ("control_address", "time_of_last_frame_ns", "is_eos", "eos_position", "destination", "is_fixed")
+    __slots__ = ("control_address", "time_of_last_frame_ns", "time_of_last_activity_ns", "is_eos", "eos_position",
+                 "destination", "is_fixed")
 
     def __init__(self, control_address: tuple, now_ns: int, destination: ReceiveDestination | None = None,
-                 is_fixed: bool = False) -> None:
+                 is_fixed: bool = False, has_frame: bool = True) -> None:
         self.control_address = control_address
-        self.time_of_last_frame_ns = now_ns
+        # a destination added to an image has seen no frame yet: it gets status messages (they elicit the sender)
+        # but is not an active transport until data comes through it (aeron_publication_image_add_destination)
+        self.time_of_last_frame_ns = now_ns if has_frame else NEVER_NS
+        self.time_of_last_activity_ns = now_ns
         self.is_eos = False
         self.eos_position = 0
         self.destination = destination
@@ -223,7 +228,8 @@ class PublicationImage(DriverLog):
         dynamic multi-destination-cast sender add it); others are learnt from their first frame."""
         if destination.has_control_address:
             self._sync_connection_times()
-            self.connections.append(ImageConnection(destination.control_address, now_ns, destination, True))
+            self.connections.append(ImageConnection(destination.control_address, now_ns, destination, True,
+                                                    has_frame=False))
             self._mirror_connections()
 
     def remove_destination(self, destination: ReceiveDestination) -> None:
@@ -332,7 +338,9 @@ class PublicationImage(DriverLog):
         self.last_sm_window = window
         self.time_of_last_sm_ns = now_ns
         self.sm_pending = False
-        self.log.active_transport_count = len(self.connections)
+        # connections with a frame within the image liveness timeout (aeron_update_active_transport_count)
+        self.log.active_transport_count = sum(1 for c in self.connections
+                                              if now_ns - c.time_of_last_frame_ns < self.liveness_timeout_ns)
         if self.congestion_control.should_measure_rtt(now_ns):
             encode_rttm(self._rttm, 0, self.session_id, self.stream_id, now_ns, 0, self.receiver_id, RTTM_REPLY_FLAG)
             for connection in self._live_connections(now_ns):
@@ -374,7 +382,7 @@ class PublicationImage(DriverLog):
         # a fixed address (multicast control group, explicit control) is kept while its destination is active, a
         # sender's source while it sends (image liveness)
         self._sync_connection_times()
-        live = [c for c in self.connections if now_ns - c.time_of_last_frame_ns <= (
+        live = [c for c in self.connections if now_ns - max(c.time_of_last_frame_ns, c.time_of_last_activity_ns) <= (
             DESTINATION_TIMEOUT_NS if c.is_fixed else self.liveness_timeout_ns)]
         return live or self.connections[:1]
 

@@ -146,6 +146,26 @@ def test_destination_with_explicit_control_elicits_a_dynamic_mdc_sender(shm_dir)
         assert status_messages_received(cp) == received
 
 
+def test_a_destination_is_an_active_transport_once_data_comes_through_it(shm_dir):
+    """As the C driver counts an image's active transports (ReplayMerge and the archive's live merge wait for two):
+    a destination with a control address gets status messages at once but counts only once data arrives over it;
+    one that nobody sends from never does."""
+    with hosts(shm_dir, "p", "s") as (cp, cs):
+        port = free_port()
+        sub = cs.add_subscription(MDS, 1001)
+        sub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{port}")
+        pub = cp.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{port}", 1001)
+        wait_for(lambda: pub.is_connected and sub.image_count == 1, timeout_s=15)
+        stream(pub, [sub], 100, 64)
+        log = sub.images[0].log_buffers
+        wait_for(lambda: log.active_transport_count == 1)
+        sub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{free_port()}|control=127.0.0.1:{free_port()}")
+        sent = counter(cs, "Status Messages sent").value
+        stream(pub, [sub], 100, 64, first=100)
+        wait_for(lambda: counter(cs, "Status Messages sent").value >= sent + 4, timeout_s=15)
+        assert log.active_transport_count == 1
+
+
 def test_images_of_two_sessions_over_two_destinations(shm_dir):
     """Different streams' sessions arriving on different destinations are separate images of one subscription."""
     with hosts(shm_dir, "a", "b", "s") as (ca, cb, cs):
