@@ -28,7 +28,7 @@ from aeron.archive.mark_file import ArchiveMarkFile
 from aeron.archive.recording_session import RecordingSession, checksum_kind
 from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
-from aeron.archive.replication_session import ReplicationSession
+from aeron.archive.replication_session import ReplicationSession, replicate_request_problem
 from aeron.common.agent import Agent, CompositeAgent
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
                                       ChannelUri, parse_size)
@@ -1226,14 +1226,16 @@ class ArchiveConductor(Agent):
     def on_replicate(self, session: ControlSession, correlation_id: int, d: Any) -> None:
         """ReplicateRequest(2) / TaggedReplicateRequest: replicate a recording of another archive into this one."""
         live_destination = d.live_destination
-        if live_destination:
-            raise RequestError("replication with a live destination (merge) is not supported by this archive")
         channel_tag_id = getattr(d, "channel_tag_id", NULL_VALUE)
         subscription_tag_id = getattr(d, "subscription_tag_id", NULL_VALUE)
         v2 = isinstance(d, codecs.ReplicateRequest2Decoder)
         replication_channel = (d.replication_channel if v2 else "") or self.ctx.replication_channel
         if not replication_channel:
             raise RequestError("no replication channel: set aeron.archive.replication.channel or pass one")
+        tagged = channel_tag_id != NULL_VALUE or subscription_tag_id != NULL_VALUE
+        problem = replicate_request_problem(replication_channel, live_destination, tagged)
+        if problem is not None:
+            raise RequestError(problem)
         dst_recording_id = d.dst_recording_id
         if dst_recording_id != NULL_VALUE:
             self._check_stopped(dst_recording_id)
@@ -1248,7 +1250,8 @@ class ArchiveConductor(Agent):
             replication_channel, d.replication_session_id if v2 and d.acting_version >= 8 else NULL_VALUE,
             d.encoded_credentials if v2 and d.acting_version >= 8 else b"",
             d.src_response_channel if v2 and d.acting_version >= 10 else "",
-            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time, channel_tag_id, subscription_tag_id)
+            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time, channel_tag_id, subscription_tag_id,
+            live_destination)
         self.replication_sessions[replication_id] = replication
         session.send_ok(correlation_id, replication_id)
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replication between two of our archives on two drivers: a stopped recording copied into a new one and onto the
-end of an existing one, a bounded (stop position) copy, errors, and stop replication."""
+end of an existing one, a bounded (stop position) copy, errors, and stop replication (the live merge and tagged
+replication: test_server_replication_live.py)."""
 from __future__ import annotations
 
 import contextlib
@@ -106,12 +107,12 @@ def test_replication_errors(two_archives):
     assert error.relevant_id == ArchiveErrorCode.REPLICATION_CONNECTION_FAILURE
     unknown = dst_client.call(codecs.StopReplicationRequestEncoder, replication_id=123)
     assert unknown.code == ControlResponseCode.ERROR and unknown.relevant_id == ArchiveErrorCode.UNKNOWN_REPLICATION
-    live = dst_client.call(codecs.ReplicateRequest2Encoder, src_recording_id=0, dst_recording_id=-1,
-                           stop_position=-1, channel_tag_id=-1, subscription_tag_id=-1, src_control_stream_id=10,
-                           file_io_max_length=0, replication_session_id=-1, src_control_channel=src_control,
-                           live_destination="aeron:udp?endpoint=127.0.0.1:1", replication_channel="",
-                           encoded_credentials=b"", src_response_channel="")
-    assert live.code == ControlResponseCode.ERROR and "live destination" in live.error_message
+    ipc = dst_client.call(codecs.ReplicateRequest2Encoder, src_recording_id=0, dst_recording_id=-1,
+                          stop_position=-1, channel_tag_id=-1, subscription_tag_id=-1, src_control_stream_id=10,
+                          file_io_max_length=0, replication_session_id=-1, src_control_channel=src_control,
+                          live_destination="aeron:ipc", replication_channel="", encoded_credentials=b"",
+                          src_response_channel="")
+    assert ipc.code == ControlResponseCode.ERROR and "live merge needs UDP" in ipc.error_message
 
 
 def test_replicating_an_active_recording_follows_it_until_stopped(two_archives):
