@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Archives for the client tests to talk to: the official Java ArchivingMediaDriver (needs AERON_JAVA_CP; skips
-cleanly without it). Each runs in its own /dev/shm directory on free loopback ports and is stopped by the
-fixture that started it. When our own archive server lands, a launcher for it goes here with the same face."""
+cleanly without it), and ours in this process, with the same face. Each runs in its own /dev/shm directory on free
+loopback ports and is stopped by the fixture that started it."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -15,8 +16,11 @@ from typing import Any
 import pytest
 
 from aeron.archive import Context
+from aeron.archive.archive import ArchivingMediaDriver
+from aeron.archive.archive import Context as ArchiveContext
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
+from aeron.driver.media_driver import MediaDriver
 from tests import procs
 from tests.support import free_port
 
@@ -118,3 +122,29 @@ def stop_archive(handle: ArchiveHandle) -> None:
     """Stop the archive process (SIGTERM: the Java launcher closes driver and archive cleanly)."""
     procs.stop(handle.proc, signal.SIGTERM, timeout=20)
     handle.proc = None
+
+
+@contextlib.contextmanager
+def our_archive(base: pathlib.Path, name: str, archive_id: int, **archive_settings: Any):
+    """Our ArchivingMediaDriver (SHARED threading), set up as :func:`start_java_archive` sets up the Java one;
+    ``archive_settings`` override the archive context's. The handle's ``proc`` is the ArchivingMediaDriver."""
+    aeron_dir = str(base / f"{name}-driver")
+    archive_dir = str(base / f"{name}-archive")
+    handle = ArchiveHandle(name=name, aeron_dir=aeron_dir, archive_dir=archive_dir,
+                           control_channel=f"aeron:udp?endpoint=localhost:{free_port()}", control_stream_id=10,
+                           events_channel=f"aeron:udp?endpoint=localhost:{free_port()}", events_stream_id=30,
+                           archive_id=archive_id, replication_channel="aeron:udp?endpoint=localhost:0")
+    driver_ctx = MediaDriver.Context(
+        environ={}, aeron_dir=aeron_dir, dir_delete_on_start=True, dir_delete_on_shutdown=True,
+        threading_mode="SHARED", term_buffer_length=TERM_LENGTH, ipc_term_buffer_length=TERM_LENGTH,
+        publication_linger_timeout_ns=200_000_000, client_liveness_timeout_ns=5_000_000_000,
+        timer_interval_ns=100_000_000, spies_simulate_connection=True)
+    settings: dict[str, Any] = dict(
+        environ={}, archive_dir=archive_dir, control_channel=handle.control_channel,
+        replication_channel=handle.replication_channel, recording_events_enabled=True,
+        recording_events_channel=handle.events_channel, segment_file_length=SEGMENT_LENGTH, archive_id=archive_id,
+        replay_linger_timeout_ns=200_000_000, threading_mode="SHARED")
+    settings.update(archive_settings)
+    with ArchivingMediaDriver.launch(driver_ctx, ArchiveContext(**settings)) as amd:
+        handle.proc = amd
+        yield handle

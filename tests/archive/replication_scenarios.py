@@ -1,0 +1,226 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Replication scenarios between two archives, each an :class:`tests.archive.archives.ArchiveHandle` (ours or the
+official Java one): a live recording replicated with a merge onto its live stream while the publisher keeps
+publishing, optionally followed through a subscription naming the replication's tags. Run between two of ours by
+tests/archive/test_server_replication_live.py and across ours and Java by
+tests/interop/test_archive_replication_java.py."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from aeron._core.codecs.archive import RecordingSignal
+from aeron._core.fragment_assembler import FragmentAssembler
+from aeron.archive import AeronArchive, SourceLocation
+from tests.archive.archives import ArchiveHandle
+from tests.support import free_port, wait_for
+
+LIVE_STREAM_ID = 1033
+REPLAY_STREAM_ID = 2033
+WAIT_S = 20.0
+
+
+class Signals:
+    """A recording signal consumer that keeps what it got."""
+
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def __call__(self, event: Any) -> None:
+        self.events.append(event)
+
+    def of(self, signal: RecordingSignal, correlation_id: int | None = None) -> list[Any]:
+        return [e for e in self.events if e.signal == signal and correlation_id in (None, e.correlation_id)]
+
+    def kinds(self, correlation_id: int) -> list[RecordingSignal]:
+        return [RecordingSignal(e.signal) for e in self.events if e.correlation_id == correlation_id]
+
+
+@dataclasses.dataclass
+class Connected:
+    """A client of one archive: its Aeron client, archive client and the signals it received."""
+
+    handle: ArchiveHandle
+    aeron: Any
+    archive: AeronArchive
+    signals: Signals
+
+    def await_signal(self, signal: RecordingSignal, correlation_id: int | None = None) -> Any:
+        return wait_for(lambda: self.signals.of(signal, correlation_id), WAIT_S,
+                        invoke=self.archive.poll_for_recording_signals, what=f"{signal.name} signal")[0]
+
+
+@contextlib.contextmanager
+def connected(handle: ArchiveHandle) -> Iterator[Connected]:
+    aeron = handle.connect_aeron()
+    try:
+        signals = Signals()
+        ctx = handle.context(aeron=aeron)
+        ctx.recording_signal_consumer = signals
+        with AeronArchive.connect(ctx) as archive:
+            yield Connected(handle, aeron, archive, signals)
+    finally:
+        aeron.close()
+
+
+def message(i: int) -> bytes:
+    return i.to_bytes(4, "little") + bytes((i + j) & 0xFF for j in range(28 + i % 200))
+
+
+class Publisher:
+    """Offers numbered messages on a thread (one every ~0.5 ms) until stopped; ``sent`` holds those taken."""
+
+    def __init__(self, publication: Any) -> None:
+        self.publication = publication
+        self.sent: list[bytes] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def publish(self, count: int) -> None:
+        """On the caller's thread (before :meth:`start`)."""
+        for _ in range(count):
+            self._offer_next(WAIT_S)
+
+    def _offer_next(self, timeout_s: float) -> bool:
+        data = message(len(self.sent))
+        deadline = time.monotonic() + timeout_s
+        while self.publication.offer(data) < 0:
+            if time.monotonic() > deadline or self._stop.is_set():
+                return False
+            time.sleep(0.0002)
+        self.sent.append(data)
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._offer_next(0.05)
+            time.sleep(0.0005)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wait_for_more(self, count: int) -> None:
+        target = len(self.sent) + count
+        wait_for(lambda: len(self.sent) >= target, WAIT_S, interval_s=0.005, what=f"{count} more messages sent")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(10)
+
+
+class Follower:
+    """Polls a subscription on a thread, keeping every message (a subscription left unpolled would hold back the
+    image it shares with the recording)."""
+
+    def __init__(self, subscription: Any) -> None:
+        self.subscription = subscription
+        self.got: list[bytes] = []
+        self._stop = threading.Event()
+        self._assembler = FragmentAssembler(lambda buf, off, length, hdr: self.got.append(buf.get_bytes(off, length)))
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.subscription.poll(self._assembler, 50) == 0:
+                time.sleep(0.0005)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+def live_channel() -> str:
+    """A dynamic multi-destination-cast publication channel: a destination joins by naming its control address."""
+    return f"aeron:udp?control=localhost:{free_port()}|control-mode=dynamic"
+
+
+def collect_replay(dst: Connected, recording_id: int, length: int, count: int) -> list[bytes]:
+    got: list[bytes] = []
+    assembler = FragmentAssembler(lambda buf, off, n, hdr: got.append(buf.get_bytes(off, n)))
+    subscription = dst.archive.replay(recording_id, f"aeron:udp?endpoint=localhost:{free_port()}", REPLAY_STREAM_ID,
+                                      0, length)
+    try:
+        wait_for(lambda: len(got) >= count, WAIT_S, invoke=lambda: subscription.poll(assembler, 100) or
+                 time.sleep(0.001), what=f"{count} replayed messages")
+    finally:
+        subscription.close()
+    return got
+
+
+def start_live_recording(src: Connected) -> tuple[int, int, Any, Publisher]:
+    """Record a live stream at the source (locally) with 100 messages in it; (recording id, subscription id,
+    publication, publisher)."""
+    live = live_channel()
+    subscription_id = src.archive.start_recording(live, LIVE_STREAM_ID, SourceLocation.LOCAL)
+    publication = src.aeron.add_exclusive_publication(live, LIVE_STREAM_ID)
+    start = wait_for(lambda: [e for e in src.signals.of(RecordingSignal.START) if e.subscription_id == subscription_id],
+                     WAIT_S, invoke=src.archive.poll_for_recording_signals, what="START signal")[0]
+    publisher = Publisher(publication)
+    publisher.publish(100)
+    wait_for(lambda: src.archive.get_recording_position(start.recording_id) >= publication.position, WAIT_S,
+             interval_s=0.005, what="recorded at the source")
+    return start.recording_id, subscription_id, publication, publisher
+
+
+def replicate_with_live_merge(src_handle: ArchiveHandle, dst_handle: ArchiveHandle, tagged: bool = False) -> dict:
+    """Replicate a live recording with a merge while the publisher keeps going, then stop the source recording:
+    the destination recording goes on from the live stream alone. Checks the signals (REPLICATE, EXTEND, MERGE,
+    REPLICATE_END, then STOP when the publication ends), that every message is in the destination recording
+    exactly once and in order, and with ``tagged`` that a subscription naming the tags followed it all."""
+    with connected(src_handle) as src, connected(dst_handle) as dst:
+        src_id, subscription_id, publication, publisher = start_live_recording(src)
+        follower = None
+        try:
+            live = publication.channel
+            if tagged:
+                channel_tag, subscription_tag = dst.aeron.next_correlation_id(), dst.aeron.next_correlation_id()
+                follower = Follower(dst.aeron.add_subscription(
+                    f"aeron:udp?control-mode=manual|rejoin=false|tags={channel_tag},{subscription_tag}",
+                    LIVE_STREAM_ID))
+            publisher.start()
+            if tagged:
+                replication_id = dst.archive.tagged_replicate(src_id, -1, channel_tag, subscription_tag,
+                                                              src_handle.control_stream_id,
+                                                              src_handle.control_channel, live)
+            else:
+                replication_id = dst.archive.replicate(src_id, -1, src_handle.control_stream_id,
+                                                       src_handle.control_channel, live)
+            dst.await_signal(RecordingSignal.REPLICATE_END, replication_id)
+            assert dst.signals.kinds(replication_id) == [RecordingSignal.REPLICATE, RecordingSignal.EXTEND,
+                                                         RecordingSignal.MERGE, RecordingSignal.REPLICATE_END]
+            dst_id = dst.signals.of(RecordingSignal.REPLICATE, replication_id)[0].recording_id
+            merge = dst.signals.of(RecordingSignal.MERGE, replication_id)[0]
+            assert merge.recording_id == dst_id and merge.position > 0
+            # from here only the live stream can feed the destination: the source stops recording it
+            publisher.wait_for_more(100)
+            src.archive.stop_recording_subscription(subscription_id)
+            publisher.wait_for_more(200)
+            publisher.stop()
+            final = publication.position
+            wait_for(lambda: dst.archive.get_recording_position(dst_id) >= final, WAIT_S, interval_s=0.005,
+                     what="the destination recording follows the live stream")
+            assert dst.archive.get_recording_position(dst_id) == final
+            if follower is not None:
+                wait_for(lambda: len(follower.got) >= len(publisher.sent), WAIT_S, interval_s=0.005,
+                         what="the tagged subscription follows")
+                assert follower.got == publisher.sent
+            publication.close()
+            stop = dst.await_signal(RecordingSignal.STOP, replication_id)
+            assert (stop.recording_id, stop.position) == (dst_id, final)
+            assert dst.archive.get_stop_position(dst_id) == final
+            assert collect_replay(dst, dst_id, final, len(publisher.sent)) == publisher.sent
+            return dict(src_recording_id=src_id, dst_recording_id=dst_id, merge_position=merge.position,
+                        stop_position=final, messages=len(publisher.sent))
+        finally:
+            publisher.stop()
+            if follower is not None:
+                follower.stop()
+                follower.subscription.close()
+            publication.close()
+            src.archive.try_stop_recording_subscription(subscription_id)
