@@ -644,6 +644,47 @@ def test_replicate_a_stopped_recording_into_a_second_archive(client, aeron, sign
         publication.close()
 
 
+def test_replicate_with_live_merge_while_the_source_keeps_recording(client, aeron, signals, second_archive):
+    """Replication that merges onto the live stream (MERGE signal) while the publisher keeps going, the live
+    destination naming an ephemeral endpoint and the publication's control address."""
+    control_port = free_port()
+    live = f"aeron:udp?control=localhost:{control_port}|control-mode=dynamic"
+    recording_id, _, publication = record(client, aeron, signals, payloads(100), live, SourceLocation.LOCAL)
+    stop = threading.Event()
+
+    def publish() -> None:
+        while not stop.is_set():
+            publication.offer(payloads(1)[0])
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=publish, daemon=True)
+    thread.start()
+    dst_aeron = second_archive.connect_aeron()
+    dst_signals = Signals()
+    ctx = second_archive.context(aeron=dst_aeron)
+    ctx.recording_signal_consumer = dst_signals
+    try:
+        with AeronArchive.connect(ctx) as dst:
+            replication_id = dst.replicate(recording_id, -1, client.context.control_request_stream_id,
+                                           archive_control_channel(client),
+                                           f"aeron:udp?endpoint=localhost:0|control=localhost:{control_port}")
+            merge = wait_for(lambda: dst_signals.of(RecordingSignal.MERGE), WAIT_S,
+                             invoke=dst.poll_for_recording_signals, what="MERGE")[0]
+            assert merge.correlation_id == replication_id and merge.position > 0
+            dst_id = merge.recording_id
+            wait_for(lambda: dst.get_recording_position(dst_id) > merge.position, WAIT_S,
+                     invoke=lambda: time.sleep(0.01), what="the merged recording follows the live stream")
+            dst.try_stop_replication(replication_id)      # the session may already have ended after the merge
+            await_signal(dst, dst_signals, RecordingSignal.REPLICATE_END)
+            dst.try_stop_recording_by_identity(dst_id)
+    finally:
+        stop.set()
+        thread.join(10)
+        dst_aeron.close()
+        publication.close()
+        client.stop_recording(live, STREAM_ID)
+
+
 def archive_control_channel(client: AeronArchive) -> str:
     """The source archive's control channel as the destination should dial it (without the client's session id
     and defaults)."""

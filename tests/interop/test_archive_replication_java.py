@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Replication with a merge onto the live stream across our archive and the official Java ArchivingMediaDriver,
+both ways, while the publisher keeps publishing (the scenario of tests/archive/replication_scenarios.py: signals in
+order, every message exactly once in the destination recording, the recording going on from the live stream after
+the merge). Needs AERON_JAVA_CP (skips cleanly without it)."""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import uuid
+
+import pytest
+
+from tests.archive.archives import java_classpath, our_archive, start_java_archive, stop_archive
+from tests.archive.replication_scenarios import WAIT_S, replicate_with_live_merge
+from tests.support import wait_for
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module")
+def base():
+    java_classpath()
+    path = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-jrepl-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def java(base):
+    handle = start_java_archive(base, "java", archive_id=6711)
+    try:
+        yield handle
+    finally:
+        stop_archive(handle)
+
+
+@pytest.fixture(scope="module")
+def ours(base):
+    with our_archive(base, "ours", 6712) as handle:
+        yield handle
+
+
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
+def test_java_source_replicated_into_our_archive_with_live_merge(java, ours, tagged):
+    replicate_with_live_merge(java, ours, tagged=tagged)
+    conductor = ours.proc.archive.conductor
+    wait_for(lambda: not conductor.replication_sessions and not conductor.recording_subscriptions, WAIT_S,
+             what="our replication closed")
+
+
+@pytest.mark.parametrize("tagged", [False, True], ids=["plain", "tagged"])
+def test_our_source_replicated_into_the_java_archive_with_live_merge(ours, java, tagged):
+    replicate_with_live_merge(ours, java, tagged=tagged)
+    # the Java archive stopped the replay it merged away from
+    wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay stopped")
