@@ -1,0 +1,29 @@
+# SPDX-License-Identifier: Apache-2.0
+# The sender's data path in compiled code: one call sends every publication of a send channel endpoint.
+from libc.stdint cimport int32_t, int64_t, uint8_t
+
+from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport
+
+
+cdef struct PassSlot:
+    uint8_t *terms[3]               # the publication's three term partitions
+    int64_t *snd_pos                # snd-pos: written here (the sender thread owns it)
+    int64_t *snd_lmt                # snd-lmt: how far flow control lets it send
+    int32_t term_length
+    int32_t position_bits_to_shift
+    int32_t mtu
+    int32_t max_messages            # datagrams per pass (the driver's max messages per send)
+    int64_t sent                    # bytes the last pass sent for it
+    int64_t position                # its sender position while the pass runs
+
+
+cdef class SendPass:
+    cdef PassSlot *slots
+    cdef readonly int count
+    cdef int capacity
+    cdef int round_robin
+    cdef list _owners                # the term buffers and counters the slots point into: kept open
+    cdef int32_t datagram_slot[MAX_BATCH]
+    cdef int64_t datagram_advance[MAX_BATCH]
+
+    cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil

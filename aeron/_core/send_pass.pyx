@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: Apache-2.0
+# cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""SendPass: one compiled call sends the data of every publication of a send channel endpoint (the data half of
+aeron_network_publication_send, for all publications at once).
+
+``set_publications(entries)`` (sender thread, when publications come and go) takes per publication its three term
+buffers, its snd-pos and snd-lmt counters, its MTU and its most datagrams per pass. ``send(transport, address)``
+then, with the GIL released, scans each publication's term from its sender position up to its sender limit
+(scan_for_availability: whole frames, at most an MTU per datagram, padding skipped, at most two terms), gathers
+the datagrams of all publications into one sendmmsg (a second one past MAX_BATCH datagrams), and moves each sender
+position over what the socket took. Setups, heartbeats, flow control's idle step and retransmits stay with the
+publication (per duty cycle or rarer, in Python). ``sent(i)`` is what the last pass sent for publication ``i``.
+"""
+from libc.errno cimport EAGAIN, EINTR, errno
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, realloc
+
+from aeron._core.atomic cimport load_acquire_i64, store_release_i64
+from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.counters cimport AtomicCounter
+from aeron._core.term_scanner cimport term_scanner_scan_for_availability
+from aeron._core.udp_transport cimport (
+    ECONNREFUSED, EWOULDBLOCK, MAX_BATCH, NO_TIMESTAMP, UdpTransport, sendmmsg,
+)
+
+from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
+
+
+cdef inline bint _nothing(int err) noexcept nogil:
+    return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
+
+
+cdef class SendPass:
+    def __cinit__(self):
+        self.slots = NULL
+        self.count = 0
+        self.capacity = 0
+        self.round_robin = 0
+        self._owners = []
+
+    def __dealloc__(self):
+        free(self.slots)
+
+    def set_publications(self, entries):
+        """``entries``: (terms, snd_pos, snd_lmt, mtu, max_messages) per publication, terms being its three term
+        AtomicBuffers; replaces the table (allocates only when it grows)."""
+        cdef int n = len(entries), i, k
+        cdef PassSlot *grown
+        cdef AtomicBuffer term
+        cdef AtomicCounter snd_pos, snd_lmt
+        cdef PassSlot *slot
+        owners = []
+        for terms, snd_pos, snd_lmt, mtu, max_messages in entries:
+            if len(terms) != 3:
+                raise InvalidArgumentError("a publication has three terms")
+            first = terms[0]
+            for term in terms:
+                term.check(0, 0)
+                if term.length != (<AtomicBuffer>first).length or term.length < 64 or \
+                        term.length & (term.length - 1):
+                    raise InvalidArgumentError(f"term length {term.length} must be a power of two, the same for all")
+            snd_pos._check()
+            snd_lmt._check()
+            if mtu < 32 or max_messages < 1:
+                raise InvalidArgumentError(f"bad mtu {mtu} or max messages {max_messages}")
+            owners.append((terms, snd_pos, snd_lmt))
+        if n > self.capacity:
+            grown = <PassSlot *>realloc(self.slots, n * sizeof(PassSlot))
+            if grown == NULL:
+                raise MemoryError()
+            self.slots = grown
+            self.capacity = n
+        for i in range(n):
+            terms, snd_pos, snd_lmt, mtu, max_messages = entries[i]
+            slot = &self.slots[i]
+            for k in range(3):
+                term = terms[k]
+                slot.terms[k] = term.data
+            slot.term_length = <int32_t>(<AtomicBuffer>terms[0]).length
+            slot.position_bits_to_shift = 0
+            while (1 << slot.position_bits_to_shift) < slot.term_length:
+                slot.position_bits_to_shift += 1
+            slot.snd_pos = snd_pos.addr
+            slot.snd_lmt = snd_lmt.addr
+            slot.mtu = mtu
+            slot.max_messages = max_messages if max_messages < MAX_BATCH else MAX_BATCH
+            slot.sent = 0
+        self._owners = owners
+        self.count = n
+        self.round_robin = 0
+
+    def sent(self, int index):
+        """Bytes the last ``send`` sent for publication ``index`` (its order in set_publications)."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        return self.slots[index].sent
+
+    cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil:
+        """sendmmsg of the ``count`` datagrams gathered; moves the positions of the publications they came from over
+        the ones the socket took. Returns how many it took (0 when it would block), -1 with *err on failure."""
+        cdef int i, n
+        cdef PassSlot *slot
+        for i in range(count):
+            transport.tx[i].msg_hdr.msg_name = &transport.destination
+            transport.tx[i].msg_hdr.msg_namelen = transport.destination_length
+            transport.tx[i].msg_hdr.msg_iov = &transport.tx_iov[i]
+            transport.tx[i].msg_hdr.msg_iovlen = 1
+            transport.tx[i].msg_hdr.msg_control = NULL
+            transport.tx[i].msg_hdr.msg_controllen = 0
+            transport.tx[i].msg_hdr.msg_flags = 0
+        n = sendmmsg(transport.fd, transport.tx, <unsigned int>count, 0)
+        if n < 0:
+            err[0] = errno
+            if _nothing(err[0]):
+                return 0
+            return -1
+        for i in range(n):
+            slot = &self.slots[self.datagram_slot[i]]
+            slot.sent += <int64_t>transport.tx_iov[i].iov_len
+            slot.position += self.datagram_advance[i]
+        return n
+
+    def send(self, UdpTransport transport not None, address):
+        """Send what each publication may (see the module doc) to ``address`` in as few sendmmsg calls as it takes.
+        Returns the bytes sent in all. The transport must use sendmmsg and stamp no send timestamps."""
+        transport._check()
+        if not transport.use_mmsg or transport.channel_send_timestamp_offset != NO_TIMESTAMP:
+            raise IllegalStateError("the compiled send pass needs sendmmsg and no channel send timestamps")
+        transport._destination(address)
+        cdef int count = 0, i, j, s, n, taken, err = 0, datagrams, budget
+        cdef int start = 0
+        cdef int64_t total = 0, position, limit, from_position
+        cdef int32_t term_offset, window, available, padding, max_length, term_length
+        cdef uint8_t *term
+        cdef PassSlot *slot
+        cdef bint blocked = False
+        if self.count == 0:
+            return 0
+        self.round_robin = (self.round_robin + 1) % self.count
+        start = self.round_robin
+        with nogil:
+            for j in range(self.count):
+                slot = &self.slots[j]
+                slot.sent = 0
+                slot.position = slot.snd_pos[0]           # plain: only the sender writes it
+            for j in range(self.count):
+                if blocked:
+                    break
+                s = (start + j) % self.count
+                slot = &self.slots[s]
+                term_length = slot.term_length
+                limit = load_acquire_i64(slot.snd_lmt)
+                position = slot.position
+                budget = slot.max_messages
+                # as network_publication's _send_data: at most two terms, stop when the scan stops inside one
+                while budget > 0 and limit > position and not blocked:
+                    term_offset = <int32_t>(position & (term_length - 1))
+                    term = slot.terms[(position >> slot.position_bits_to_shift) % 3]
+                    window = <int32_t>(limit - position if limit - position < term_length else term_length)
+                    datagrams = 0
+                    while datagrams < budget and window > 0 and term_offset < term_length:
+                        if count == MAX_BATCH:
+                            taken = self._flush(transport, count, &err)
+                            if taken < count:
+                                blocked = True            # the socket is full (or failed): the rest waits
+                                break
+                            count = 0
+                        max_length = slot.mtu if slot.mtu < window else window
+                        available = term_scanner_scan_for_availability(term + term_offset, term_length - term_offset,
+                                                                       max_length, &padding)
+                        if available <= 0:
+                            break
+                        transport.tx_iov[count].iov_base = term + term_offset
+                        transport.tx_iov[count].iov_len = <size_t>available
+                        self.datagram_slot[count] = s
+                        self.datagram_advance[count] = available + padding
+                        count += 1
+                        datagrams += 1
+                        term_offset += available + padding
+                        window -= available + padding
+                        position += available + padding
+                    if datagrams == 0:
+                        break
+                    budget -= datagrams
+                    if position & (term_length - 1):
+                        break                             # stopped inside the term: nothing more to send now
+            if count > 0 and not blocked:
+                self._flush(transport, count, &err)
+            for j in range(self.count):
+                slot = &self.slots[j]
+                if slot.sent > 0:
+                    store_release_i64(slot.snd_pos, slot.position)
+                    total += slot.sent
+        if err != 0 and not _nothing(err):
+            raise ChannelEndpointError(f"{transport.name}: sendmmsg to {address} failed: errno {err}")
+        return total
