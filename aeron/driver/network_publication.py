@@ -113,14 +113,35 @@ class NetworkPublication(DriverPublication):
 
     # -- sender thread --------------------------------------------------------------------------------------
     def send(self, now_ns: int) -> int:
+        """The per-publication send (MDC, response publications, transports without a compiled pass): setup,
+        data within the sender limit, then the idle work."""
         snd_pos = self.snd_pos.get()
-        term_offset = snd_pos & self.term_length_mask
-        term_id = self._term_id(snd_pos)
         if not self.has_initial_connection or self.setup_elicited:
-            self._setup_message_check(now_ns, term_id, term_offset)
+            self._setup_message_check(now_ns, snd_pos)
         sent = self._send_data(now_ns, snd_pos)
+        return self._after_data(now_ns, sent)
+
+    def on_pass_sent(self, now_ns: int, sent: int) -> int:
+        """The endpoint's compiled send pass has sent ``sent`` bytes of this publication's data (and moved snd-pos):
+        the rest of a duty cycle's send. Returns ``sent``."""
+        if sent:
+            self.time_of_last_data_or_heartbeat_ns = now_ns
+            self.bytes_sent += sent
+            if self.has_initial_connection and not self.setup_elicited:
+                self.retransmit_handler.process_timeouts(now_ns)    # streaming: all the rest is for idle cycles
+                return sent
+        if not self.has_initial_connection or self.setup_elicited:
+            self._setup_message_check(now_ns, self.snd_pos.get())
         if sent == 0:
-            self._heartbeat_check(now_ns, snd_pos, term_id, term_offset)
+            snd_pos = self.snd_pos.get()
+            if self.snd_lmt.get() <= snd_pos and self.producer_position() > snd_pos:
+                self.snd_bpe.increment_ordered()     # data waiting, window closed: back pressure
+        return self._after_data(now_ns, sent)
+
+    def _after_data(self, now_ns: int, sent: int) -> int:
+        if sent == 0:
+            snd_pos = self.snd_pos.get()
+            self._heartbeat_check(now_ns, snd_pos)
             if self.spies_simulate_connection and self.spies and not self.has_receivers:
                 # nobody on the network: the sender position follows the farthest spy, or an ssc publication read
                 # only by spies would stall one window in (§6.3)
@@ -144,9 +165,10 @@ class NetworkPublication(DriverPublication):
             deadline = min(deadline, self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1)
         return self.retransmit_handler.next_deadline_ns(deadline)
 
-    def _setup_message_check(self, now_ns: int, term_id: int, term_offset: int) -> None:
+    def _setup_message_check(self, now_ns: int, snd_pos: int) -> None:
         if now_ns <= self.time_of_last_setup_ns + SETUP_INTERVAL_NS:
             return
+        term_id, term_offset = self._term_id(snd_pos), snd_pos & self.term_length_mask
         encode_setup(self._setup, 0, self.session_id, self.stream_id, self.initial_term_id, term_id, term_offset,
                      self.term_length, self.mtu, self.ttl, self.setup_flags)
         if self.endpoint.send(self._setup, self.response_address) == SETUP_HEADER_LENGTH:
@@ -156,9 +178,10 @@ class NetworkPublication(DriverPublication):
             if self.has_receivers:
                 self.setup_elicited = False
 
-    def _heartbeat_check(self, now_ns: int, snd_pos: int, term_id: int, term_offset: int) -> None:
+    def _heartbeat_check(self, now_ns: int, snd_pos: int) -> None:
         if not self.has_initial_connection or now_ns <= self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS:
             return
+        term_id, term_offset = self._term_id(snd_pos), snd_pos & self.term_length_mask
         flags = UNFRAGMENTED
         if self.is_revoked:
             flags |= EOS_FLAG | REVOKED_FLAG
@@ -209,8 +232,9 @@ class NetworkPublication(DriverPublication):
         offset = term_offset
         total = 0
         while remaining > 0:
+            # not counted in bytes sent: the C driver counts retransmits only in retransmitted bytes
             _, advance = self.endpoint.send_term_batch(term, offset, remaining, self.mtu, RESEND_BATCH,
-                                                       self.response_address)
+                                                       self.response_address, count_bytes=False)
             if advance == 0:
                 break                                   # nothing more in the range, or the socket would block
             total += advance

@@ -14,7 +14,8 @@ from aeron._core.frames import (
     ERR_HAS_GROUP_TAG_FLAG, HDR_TYPE_ERR, HDR_TYPE_NAK, HDR_TYPE_RSP_SETUP, HDR_TYPE_RTTM, HDR_TYPE_SM,
     SM_SEND_SETUP_FLAG, ErrorFrame, ResponseSetupFrame, decode_frame,
 )
-from aeron._core.udp_transport import UdpTransport
+from aeron._core.send_pass import SendPass
+from aeron._core.udp_transport import TIMESTAMP_NONE, UdpTransport
 from aeron.common import command as cmd
 from aeron.driver.udp_channel import CONTROL_MODE_RESPONSE, UdpChannel
 
@@ -70,6 +71,12 @@ class SendChannelEndpoint:
         self._short_sends = system[ctr.SHORT_SENDS]
         # status messages and NAKs are validated and parsed in compiled code, a batch per call
         self._control = ControlFrameReader(self._bytes_received, self._invalid)
+        # the data of its publications goes out in one compiled pass per duty cycle (sender thread); a loss
+        # generator's transport passes sends straight through to the compiled one it wraps
+        inner = getattr(transport, "inner", transport)
+        self._send_transport = inner if type(inner) is UdpTransport else None
+        self._send_pass = SendPass()
+        self.pass_publications: list[NetworkPublication] = []
         self.destinations_counter_id: int | None = None
         self._destinations_counter: Any = None
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
@@ -134,9 +141,10 @@ class SendChannelEndpoint:
         return sent
 
     def send_term_batch(self, term, term_offset: int, window: int, mtu: int, max_datagrams: int,
-                        address: tuple | None = None) -> tuple[int, int]:
+                        address: tuple | None = None, count_bytes: bool = True) -> tuple[int, int]:
         """Scan and send up to ``max_datagrams`` MTU-sized datagrams of ``term`` in one sendmmsg per destination
-        (or to ``address``, see send); (bytes sent, sender position advance), as UdpTransport.send_term_batch."""
+        (or to ``address``, see send); (bytes sent, sender position advance), as UdpTransport.send_term_batch.
+        ``count_bytes=False`` for retransmits, which the bytes-sent counter leaves out (as aeronmd's)."""
         transport = self.transport
         if address is not None:
             sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, address)
@@ -153,9 +161,42 @@ class SendChannelEndpoint:
                     sent, advance = result
             if not self.destinations:
                 return 0, 0
-        if sent > 0:
+        if sent > 0 and count_bytes:
             self._bytes_sent.get_and_add(sent)
         return sent, advance
+
+    # -- the compiled send pass (sender thread) ------------------------------------------------------------------
+    def sender_add_publication(self, publication: NetworkPublication) -> bool:
+        """The sender takes on ``publication``: True when this endpoint's compiled pass sends its data (unicast or
+        multicast to the channel's endpoint over sendmmsg, no send timestamps, not a response publication, which
+        sends to one subscriber), False when the sender calls its own ``send``."""
+        transport = self._send_transport
+        if transport is None or publication.is_response or self.is_mdc or self.remote is None or \
+                not transport.use_mmsg or transport.channel_send_timestamp_offset != TIMESTAMP_NONE:
+            return False
+        self._set_pass([*self.pass_publications, publication])
+        return True
+
+    def sender_remove_publication(self, publication: NetworkPublication) -> None:
+        if publication in self.pass_publications:
+            self._set_pass([p for p in self.pass_publications if p is not publication])
+
+    def _set_pass(self, publications: list[NetworkPublication]) -> None:
+        self._send_pass.set_publications([
+            (p.terms, p.snd_pos, p.snd_lmt, p.mtu, p.max_messages_per_send) for p in publications])
+        self.pass_publications = publications
+
+    def send_pass(self, now_ns: int) -> int:
+        """One duty cycle's send for the publications of the compiled pass: their data in one compiled call, then
+        each one's setup, heartbeat, idle flow control and retransmit timeouts. Returns the data bytes sent."""
+        send_pass = self._send_pass
+        total = send_pass.send(self._send_transport, self.remote)
+        if total:
+            self._bytes_sent.get_and_add(total)
+        sent = 0
+        for i, publication in enumerate(self.pass_publications):
+            sent += publication.on_pass_sent(now_ns, send_pass.sent(i))
+        return sent
 
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
         self.destinations.append(Destination(address, registration_id, 0, now_ns))

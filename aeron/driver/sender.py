@@ -26,6 +26,7 @@ class Sender(Agent):
                  conductor_proxy: DriverConductorProxy) -> None:
         self.command_queue = CommandQueue()
         self.publications: list[Any] = []
+        self._own_send: list[Any] = []        # publications sent one by one; the others go in their endpoint's pass
         self.endpoints: list[Any] = []
         self._nano_clock = nano_clock
         self._system = system
@@ -34,6 +35,8 @@ class Sender(Agent):
         self._cycles = 0
         self._last_control_poll_ns = 0
         self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
+        self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
+        self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
 
     # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -46,10 +49,15 @@ class Sender(Agent):
 
     def on_add_publication(self, publication: Any) -> None:
         self.publications.append(publication)
+        if not publication.endpoint.sender_add_publication(publication):
+            self._own_send.append(publication)
 
     def on_remove_publication(self, publication: Any) -> None:
         if publication in self.publications:
             self.publications.remove(publication)
+            publication.endpoint.sender_remove_publication(publication)
+            if publication in self._own_send:
+                self._own_send.remove(publication)
         self._conductor_proxy.sender_released(publication)
 
     def on_add_destination(self, endpoint: Any, address: tuple, registration_id: int, now_ns: int) -> None:
@@ -72,7 +80,10 @@ class Sender(Agent):
         if polled:
             work += self._poll_control(start)
         sent = 0
-        publications = self.publications
+        for endpoint in self.endpoints:
+            if endpoint.pass_publications:
+                sent += endpoint.send_pass(start)     # one compiled call sends all its publications' data
+        publications = self._own_send
         count = len(publications)
         if count:
             start_index = self._round_robin = (self._round_robin + 1) % count
@@ -83,9 +94,9 @@ class Sender(Agent):
             work += self._poll_control(start)
         self.activity = commands + sent
         cycle = self._nano_clock() - start
-        self._system[ctr.SENDER_MAX_CYCLE_TIME].propose_max_ordered(cycle)
+        self._max_cycle_time.propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
-            self._system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
+            self._cycle_time_exceeded.increment_ordered()
         return work + (1 if sent else 0)
 
     def time_to_deadline_ns(self, far_ns: int) -> int:

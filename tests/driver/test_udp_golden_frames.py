@@ -73,7 +73,7 @@ class _CaptureEndpoint:
     def send(self, data, address=None):             # address: a response publication's subscriber (unused here)
         return self.transport.send(data, self.address)
 
-    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams, address=None):
+    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams, address=None, count_bytes=True):
         return self.transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.address)
 
     @property
