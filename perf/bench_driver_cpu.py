@@ -14,7 +14,8 @@ by the datagrams it handled, read from its own counters in cnc.dat:
   * received datagrams (subscriber's driver): the stream's data datagrams (its rcv-pos / frame length) +
     heartbeats received, + the status messages and NAKs it sent.
 Retransmissions and duplicates are not counted as datagrams handled but cost CPU like the rest: a driver that
-causes loss pays for it (the two drivers do not count retransmitted bytes alike, so bytes would not compare).
+causes loss pays for it. What was resent is shown from the retransmitted-bytes counter, which both drivers keep
+alike (bytes sent leaves retransmits out in both).
 The stream is over when the subscriber's image has rebuilt it all (rcv-pos). Every datagram holds exactly one frame so that bytes convert to datagrams exactly: 32 B messages go with
 ``mtu=96`` on the channel (a 64-byte frame; two would not fit), 1 KiB messages with the default MTU (1408: one
 1056-byte frame per datagram). Both drivers: SHARED threading, `backoff` idle, as perf/bench_udp.py.
@@ -114,7 +115,7 @@ def measure(pub_kind: str, sub_kind: str, bin_dir: str | None, messages: int, le
     # the publication starts at 0; its counters may have gone with it, then the stream was sent whole
     sent_data = (c1_pub[-1] or messages * frame) // frame
     sent = sent_data + hb_sent
-    resent = (delta(c0_pub, c1_pub, ctr.BYTES_SENT) - 32 * hb_sent) // frame - sent_data
+    resent = delta(c0_pub, c1_pub, ctr.RETRANSMITTED_BYTES) // frame
     control_in = delta(c0_pub, c1_pub, ctr.STATUS_MESSAGES_RECEIVED) + delta(c0_pub, c1_pub, ctr.NAK_MESSAGES_RECEIVED)
     hb_received = delta(c0_sub, c1_sub, ctr.HEARTBEATS_RECEIVED)
     received = (c1_sub[-2] or messages * frame) // frame + hb_received
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:20s} {kind:8s} sent {value['sent_us']:.3f} µs/dgram  received {value['received_us']:.3f} "
                   f"µs/dgram  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
                   f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs, {value['resent']:.0f} datagrams "
-                  "resent by the counters)", flush=True)
+                  "resent)", flush=True)
     print()
     print(f"{'case':20s} {'side':9s} {'ours µs':>9s} {'aeronmd µs':>11s} {'ours/aeronmd':>13s}")
     for name, by in results.items():
