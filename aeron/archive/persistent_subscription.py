@@ -717,22 +717,30 @@ class PersistentSubscription:
         self._set_state(State.AWAIT_REPLAY_RESPONSE)
         return 1
 
+    def _restart_replay_set_up(self) -> None:
+        """A request went unanswered: let go of its publication and subscription and set the replay up again
+        (on the archive connection it has, or after connecting again)."""
+        self._clean_up_request_publication()
+        self._clean_up_replay_subscription()
+        if self._archive is not None:
+            self._set_up_replay()
+        else:
+            self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
+
+    def _fail_replay_set_up(self) -> None:
+        self._set_state(State.FAILED)
+        self._clean_up_request_publication()
+        self._clean_up_replay_subscription()
+
     def _await_replay_response(self) -> int:
         op = self._replay_request
         if not op.received:
             if time.monotonic_ns() - op.deadline_ns >= 0:
-                self._clean_up_request_publication()
-                self._clean_up_replay_subscription()
-                if self._archive is not None:
-                    self._set_up_replay()
-                else:
-                    self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
+                self._restart_replay_set_up()
                 return 1
             return 0
         if op.code != codecs.ControlResponseCode.OK:
-            self._set_state(State.FAILED)
-            self._clean_up_request_publication()
-            self._clean_up_replay_subscription()
+            self._fail_replay_set_up()
             Reason = PersistentSubscriptionError.Reason
             reason = {ArchiveErrorCode.INVALID_POSITION: Reason.INVALID_START_POSITION,
                       ArchiveErrorCode.UNKNOWN_RECORDING: Reason.RECORDING_NOT_FOUND}.get(op.relevant_id,
@@ -835,18 +843,11 @@ class PersistentSubscription:
         op = self._replay_token_request
         if not op.received:
             if time.monotonic_ns() - op.deadline_ns >= 0:
-                self._clean_up_request_publication()
-                self._clean_up_replay_subscription()
-                if self._archive is not None:
-                    self._set_up_replay()
-                else:
-                    self._set_state(State.AWAIT_ARCHIVE_CONNECTION)
+                self._restart_replay_set_up()
                 return 1
             return 0
         if op.code != codecs.ControlResponseCode.OK:
-            self._set_state(State.FAILED)
-            self._clean_up_request_publication()
-            self._clean_up_replay_subscription()
+            self._fail_replay_set_up()
             self._on_terminal_error(ArchiveError(f"replay token request failed: {op.error_message}",
                                                  op.relevant_id, op.correlation_id))
             return 1
