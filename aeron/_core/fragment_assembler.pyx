@@ -172,6 +172,32 @@ cdef inline int _append_from(_AssemblerBase self, BufferBuilder builder, object 
     return rc
 
 
+cdef object _controlled_continue(_AssemblerBase self, BufferBuilder b, object buffer, Py_ssize_t offset,
+                                 Py_ssize_t length, Header header, const uint8_t *frame, uint8_t flags):
+    """A middle or end fragment for a controlled assembler: appended in order (a gap drops the message), the
+    delegate called on the end, and an ABORTed message's last fragment taken back so its redelivery completes it."""
+    cdef int32_t previous_limit
+    if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
+        b.reset()
+        return CONTROLLED_ACTION_CONTINUE
+    previous_limit = b.limit
+    if _append_from(self, b, buffer, offset, length) != 0:
+        return CONTROLLED_ACTION_CONTINUE
+    if not (flags & fd.END_FRAG_FLAG):
+        b.next_term_offset = header.next_term_offset_c()
+        return CONTROLLED_ACTION_CONTINUE
+    try:
+        action = self.delegate(b.buffer, 0, b.limit, b.complete(header))
+    except BaseException:
+        b.reset()
+        raise
+    if action == CONTROLLED_ACTION_ABORT:
+        b.limit = previous_limit
+    else:
+        b.reset()
+    return action
+
+
 cdef class _SessionAssembler(_AssemblerBase):
 
     def __cinit__(self, *args, **kwargs):
@@ -266,7 +292,6 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
         cdef const uint8_t *frame = header.frame()
         cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
         cdef BufferBuilder b
-        cdef int32_t previous_limit
         if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
             return self.delegate(buffer, offset, length, header)
         cdef int32_t session_id = fd.frame_i32(frame, fd.SESSION_ID_FIELD_OFFSET)
@@ -280,25 +305,7 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
         b = self.builder_for(session_id, False)
         if b is None:
             return CONTROLLED_ACTION_CONTINUE
-        if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
-            b.reset()
-            return CONTROLLED_ACTION_CONTINUE
-        previous_limit = b.limit
-        if _append_from(self, b, buffer, offset, length) != 0:
-            return CONTROLLED_ACTION_CONTINUE
-        if not (flags & fd.END_FRAG_FLAG):
-            b.next_term_offset = header.next_term_offset_c()
-            return CONTROLLED_ACTION_CONTINUE
-        try:
-            action = self.delegate(b.buffer, 0, b.limit, b.complete(header))
-        except BaseException:
-            b.reset()
-            raise
-        if action == CONTROLLED_ACTION_ABORT:
-            b.limit = previous_limit
-        else:
-            b.reset()
-        return action
+        return _controlled_continue(self, b, buffer, offset, length, header, frame, flags)
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
         return self.on_fragment(buffer, offset, length, header)
@@ -360,7 +367,6 @@ cdef class ImageControlledFragmentAssembler(_AssemblerBase):
         cdef const uint8_t *frame = header.frame()
         cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
         cdef BufferBuilder b = self.builder
-        cdef int32_t previous_limit
         if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
             return self.delegate(buffer, offset, length, header)
         if flags & fd.BEGIN_FRAG_FLAG:
@@ -369,25 +375,7 @@ cdef class ImageControlledFragmentAssembler(_AssemblerBase):
             if _append_from(self, b, buffer, offset, length) == 0:
                 b.next_term_offset = header.next_term_offset_c()
             return CONTROLLED_ACTION_CONTINUE
-        if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
-            b.reset()
-            return CONTROLLED_ACTION_CONTINUE
-        previous_limit = b.limit
-        if _append_from(self, b, buffer, offset, length) != 0:
-            return CONTROLLED_ACTION_CONTINUE
-        if not (flags & fd.END_FRAG_FLAG):
-            b.next_term_offset = header.next_term_offset_c()
-            return CONTROLLED_ACTION_CONTINUE
-        try:
-            action = self.delegate(b.buffer, 0, b.limit, b.complete(header))
-        except BaseException:
-            b.reset()
-            raise
-        if action == CONTROLLED_ACTION_ABORT:
-            b.limit = previous_limit
-        else:
-            b.reset()
-        return action
+        return _controlled_continue(self, b, buffer, offset, length, header, frame, flags)
 
     def clear(self):
         """Drop the message in progress."""
