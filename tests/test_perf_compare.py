@@ -4,11 +4,11 @@ regression and the command exits 1; within the noise, or faster, it passes."""
 import json
 import sys
 
+import pyperf
 import pytest
 
 from tests.conftest import PROJECT_ROOT
 
-pyperf = pytest.importorskip("pyperf")
 sys.path.insert(0, str(PROJECT_ROOT / "perf"))
 import compare  # noqa: E402
 

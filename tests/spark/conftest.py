@@ -7,8 +7,6 @@ import sys
 
 import pytest
 
-pytest.importorskip("pyarrow")
-
 
 def _java_ok() -> bool:
     java = shutil.which("java") or (os.environ.get("JAVA_HOME") and os.path.join(os.environ["JAVA_HOME"], "bin", "java"))
@@ -37,7 +35,6 @@ def golden_archive(golden_dir, tmp_path):
 
 def spark_session(master: str = "local[2]", **conf: str):
     """A SparkSession whose Python workers run this interpreter (they import aeron and pyarrow)."""
-    pytest.importorskip("pyspark")
     if not JAVA:
         pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
     os.environ["PYSPARK_PYTHON"] = sys.executable

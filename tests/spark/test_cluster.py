@@ -8,7 +8,6 @@ import pytest
 from tests.spark.conftest import spark_session
 from tests.spark.recordings import RecordingWriter
 
-pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]   # a Spark session starts in 20-60 s on a loaded machine
 
 

@@ -3,9 +3,8 @@
 import json
 import struct
 
+import pyarrow as pa
 import pytest
-
-pa = pytest.importorskip("pyarrow")
 
 from aeron.common.errors import InvalidArgumentError
 from aeron.spark import decoders

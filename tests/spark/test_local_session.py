@@ -9,7 +9,6 @@ from tests import support
 from tests.spark.conftest import spark_session
 from tests.spark.recordings import RecordingWriter
 
-pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]   # a Spark session starts in 20-60 s on a loaded machine
 
 

@@ -9,10 +9,8 @@ import random
 import threading
 import time
 
+import pyarrow as pa
 import pytest
-
-pa = pytest.importorskip("pyarrow")
-pytest.importorskip("pyspark")
 
 from aeron.archive.errors import ArchiveTimeoutError, UnknownRecordingError
 from aeron.common.errors import InvalidArgumentError

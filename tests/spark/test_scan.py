@@ -6,9 +6,8 @@ import os
 import random
 import struct
 
+import pyarrow as pa
 import pytest
-
-pa = pytest.importorskip("pyarrow")
 
 from aeron._core.segment_batch import SCAN_CORRUPT, SCAN_END_OF_DATA, scan_messages
 from aeron.archive import segments
