@@ -635,14 +635,7 @@ class PersistentSubscription:
         self._request_proxy = None
 
     def _drop_pending_publication(self, registration_id: int) -> None:
-        try:
-            publication = self._aeron.get_exclusive_publication(registration_id)
-        except Exception:       # noqa: BLE001 - a failed registration has nothing to close
-            return
-        if publication is not None:
-            publication.close()
-        else:
-            self._pending_publication_drops.append(registration_id)
+        self._drop_pending(registration_id, self._aeron.get_exclusive_publication, self._pending_publication_drops)
 
     def _clean_up_replay_subscription(self) -> None:
         if self._replay_subscription is not None:
@@ -663,15 +656,19 @@ class PersistentSubscription:
         self._live_image = None
 
     def _drop_pending_subscription(self, registration_id: int) -> None:
-        # our client has no async remove: take the subscription when the driver answers, and close it
+        self._drop_pending(registration_id, self._aeron.get_subscription, self._pending_drops)
+
+    @staticmethod
+    def _drop_pending(registration_id: int, get: Callable[[int], Any], drops: list[int]) -> None:
+        # our client has no async remove: take the resource when the driver answers, and close it
         try:
-            subscription = self._aeron.get_subscription(registration_id)
+            resource = get(registration_id)
         except Exception:       # noqa: BLE001 - a failed registration has nothing to close
             return
-        if subscription is not None:
-            subscription.close()
+        if resource is not None:
+            resource.close()
         else:
-            self._pending_drops.append(registration_id)
+            drops.append(registration_id)
 
     def _close_pending_drops(self) -> int:
         work = 0
