@@ -40,6 +40,7 @@ import os
 
 cdef extern from "unistd.h" nogil:
     ssize_t pwrite(int fd, const void *buf, size_t count, long offset)
+    ssize_t pread(int fd, void *buf, size_t count, long offset)
     int fsync(int fd)
     int fdatasync(int fd)
 
@@ -275,6 +276,8 @@ cdef enum:
     REPLAY_NOT_DATA = 4                 # a frame that is neither DATA nor PAD
     REPLAY_WRONG_PLACE = 5              # a run whose term id / term offset is not where the publication is
     REPLAY_TERM_PAST_SEGMENT = 6        # the term of the offset is not mapped whole
+    REPLAY_READ_FAILED = 7              # pread of the segment file failed (errno kept)
+    REPLAY_FILE_SHORT = 8               # the segment file ends inside a recorded frame
 
 
 cdef inline bint at_term_of(appender_state_t *s, const uint8_t *frame, int32_t term_offset) noexcept nogil:
@@ -289,27 +292,23 @@ cdef inline bint at_term_of(appender_state_t *s, const uint8_t *frame, int32_t t
             and fd.frame_i32(frame, fd.TERM_ID_FIELD_OFFSET) == s.term_id)
 
 
-cdef int64_t append_run(appender_state_t *s, const uint8_t *src, int32_t length) noexcept nogil:
-    # offer_block's kernel over a recorded run whose session and stream ids are rewritten in the term: the tail
-    # first, the run after its first header, that header's words 3, 2, 1, and its length word last with a release
-    # store, which publishes the run (subscribers cannot pass the first frame before it).
-    cdef int64_t limit = load_acquire_i64(s.position_limit)
-    cdef int64_t position = s.term_begin_position + s.term_offset
-    if position >= limit:
-        return back_pressure_status(s, position, length)
-    cdef uint8_t *dst = s.terms[s.active_partition_index] + s.term_offset
+cdef int64_t publish_run(appender_state_t *s, uint8_t *dst, const uint8_t *first_header,
+                         int32_t length) noexcept nogil:
+    # offer_block's commit over a run already in the term at dst (all but its first header), whose session and
+    # stream ids are rewritten in place: the tail first, the ids of the frames after the first, then the first
+    # header (taken from first_header) words 3, 2, 1, and its length word last with a release store, which
+    # publishes the run (subscribers cannot pass the first frame before it).
     cdef int32_t resulting_offset = s.term_offset + length
     cdef uint8_t header[32]                 # fd.HEADER_LENGTH
     cdef int64_t word
     cdef int32_t p
     store_release_i64(ld.tail_counter_ptr(s.meta, s.active_partition_index), ld.pack_tail(s.term_id, resulting_offset))
-    memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
-    p = fd.align_i32(fd.frame_i32(src, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+    p = fd.align_i32(fd.frame_i32(first_header, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
     while p < length:
         (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
         (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
-        p += fd.align_i32(fd.frame_i32(src + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
-    memcpy(header, src, fd.HEADER_LENGTH)
+        p += fd.align_i32(fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+    memcpy(header, first_header, fd.HEADER_LENGTH)
     (<int32_t *>(header + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
     (<int32_t *>(header + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
     memcpy(dst + 24, header + 24, 8)
@@ -321,20 +320,58 @@ cdef int64_t append_run(appender_state_t *s, const uint8_t *src, int32_t length)
     return s.term_begin_position + resulting_offset
 
 
-cdef int32_t checked_run_length(const uint8_t *src, int32_t length, int verify_checksum, int *error,
-                                int32_t *stored) noexcept nogil:
+cdef inline int64_t limit_status(appender_state_t *s, int32_t length) noexcept nogil:
+    # 1 when the publication may take a run of ``length`` bytes now, else its (negative) back pressure status
+    cdef int64_t position = s.term_begin_position + s.term_offset
+    if position >= load_acquire_i64(s.position_limit):
+        return back_pressure_status(s, position, length)
+    return 1
+
+
+cdef int64_t append_run(appender_state_t *s, const uint8_t *src, int32_t length) noexcept nogil:
+    # a recorded run from memory (the mapped segment) into the term after the limit check, then published
+    cdef int64_t status = limit_status(s, length)
+    if status <= 0:
+        return status
+    cdef uint8_t *dst = s.terms[s.active_partition_index] + s.term_offset
+    memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
+    return publish_run(s, dst, src, length)
+
+
+cdef ssize_t read_fully(int file, uint8_t *dst, Py_ssize_t length, int64_t file_offset) noexcept nogil:
+    """pread up to ``length`` bytes at ``file_offset`` (fewer only at the end of the file): the bytes read, or
+    -errno."""
+    cdef ssize_t n
+    cdef Py_ssize_t done = 0
+    while done < length:
+        n = pread(file, dst + done, <size_t>(length - done), file_offset + done)
+        if n < 0:
+            if errno == EINTR:
+                continue
+            return -errno
+        if n == 0:
+            break
+        done += n
+    return done
+
+
+cdef int32_t checked_run_length(const uint8_t *first_header, const uint8_t *run, int32_t length,
+                                int verify_checksum, int *error, int32_t *stored) noexcept nogil:
     # How much of a run, from its start, is DATA frames (whose stored checksums match, when asked); where it stops
-    # short, *error says why (and *stored holds the mismatching checksum).
+    # short, *error says why (and *stored holds the mismatching checksum). The first frame's header is read from
+    # first_header, every other byte from run.
     cdef int32_t p = 0
     cdef int32_t aligned
+    cdef const uint8_t *header
     while p < length:
-        aligned = fd.align_i32(fd.frame_i32(src + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
-        if fd.frame_type(src, p) != fd.HDR_TYPE_DATA:
+        header = first_header if p == 0 else run + p
+        aligned = fd.align_i32(fd.frame_i32(header, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+        if fd.frame_type(header, 0) != fd.HDR_TYPE_DATA:
             error[0] = REPLAY_NOT_DATA
             break
         if verify_checksum != KIND_NONE:
-            stored[0] = fd.frame_i32(src + p, fd.SESSION_ID_FIELD_OFFSET)
-            if stored[0] != <int32_t>crc(verify_checksum, src + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
+            stored[0] = fd.frame_i32(header, fd.SESSION_ID_FIELD_OFFSET)
+            if stored[0] != <int32_t>crc(verify_checksum, run + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
                 error[0] = REPLAY_BAD_CHECKSUM
                 break
         p += aligned
@@ -361,18 +398,26 @@ cdef class ReplayBlockReader:
         self.max_block_length = max_block_length
 
     def replay(self, AtomicBuffer segment not None, int64_t file_offset, int32_t term_length, int64_t available,
-               ExclusiveTermAppender publication not None, int verify_checksum=CHECKSUM_NONE):
+               ExclusiveTermAppender publication not None, int verify_checksum=CHECKSUM_NONE, int file=-1):
         """Offer the recorded frames at ``segment[file_offset:]``, at most ``available`` bytes (the caller keeps
         that within the segment and the recorded limit), run by run without the GIL: each run of whole frames at
-        most ``max_block_length`` bytes and within its term (found by the term reader's block scan over the mapped
-        term) is copied into the publication's term with its session and stream id; a PAD frame is appended as a
-        padding. Returns the bytes consumed (> 0), 0 when no whole frame is there yet, or the publication's negative
-        status when nothing was consumed (back pressure: try again later).
+        most ``max_block_length`` bytes and within its term is copied into the publication's term with its session
+        and stream id; a PAD frame is appended as a padding. Returns the bytes consumed (> 0), 0 when no whole frame
+        is there yet, or the publication's negative status when nothing was consumed (back pressure: try again
+        later).
+
+        With ``file`` (a descriptor open for reading on the segment's file, the same bytes as ``segment``), each
+        run's bytes after its first header are read with ``pread`` straight into the publication's term, where the
+        run is then found and checked, and only its first header is read from the mapping: a read from the page
+        cache costs what ``dd``'s does, where a copy from the mapping also takes a page fault per page it touches
+        first. Without it the run is found by the term reader's block scan over the mapping and copied from there.
+        Bytes read past the run's end stay unpublished: the frame length word after the run is zeroed before the
+        run is published, so a subscriber stops there until the next run overwrites them.
 
         ``verify_checksum`` (a CHECKSUM_* kind) checks each DATA frame's stored checksum first. Raises
         CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame, whose checksum does
-        not match, or that is not where the publication is (term id and term offset); the frames before it are
-        replayed.
+        not match, or that is not where the publication is (term id and term offset), or where the file ends inside
+        a recorded frame, and OSError when the read fails; the frames before it are replayed.
         """
         if verify_checksum != CHECKSUM_NONE:
             _check_kind(verify_checksum)
@@ -392,10 +437,12 @@ cdef class ReplayBlockReader:
         cdef int64_t segment_length = segment.length
         cdef int64_t max_block = self.max_block_length
         cdef int64_t consumed = 0, at = file_offset, budget, term_start, result = 0
-        cdef int32_t term_offset = 0, resulting, length, frame_length = 0, p = 0, stored = 0
+        cdef int32_t term_offset = 0, resulting, length, frame_length = 0, p = 0, stored = 0, got, next_length
         cdef const uint8_t *term
         cdef const uint8_t *src
-        cdef int error = 0
+        cdef uint8_t *dst
+        cdef ssize_t n
+        cdef int error = 0, read_errno = 0
         cdef Py_buffer pin
         # Another thread may close the publication and then its log while we copy without the GIL: our own export
         # keeps the mapping alive until the last store (log.close() is refused meanwhile), as offer() does.
@@ -415,10 +462,16 @@ cdef class ReplayBlockReader:
                         budget = max_block
                     if budget > term_length - term_offset:
                         budget = term_length - term_offset
-                    resulting = term_block_scan(term, term_offset, term_offset + <int32_t>budget, term_length)
-                    length = resulting - term_offset
                     src = term + term_offset
                     frame_length = load_acquire_i32(<const int32_t *>src)
+                    if file < 0 or frame_length <= 0 or fd.is_padding_frame(src, 0):
+                        resulting = term_block_scan(term, term_offset, term_offset + <int32_t>budget, term_length)
+                        length = resulting - term_offset
+                    elif frame_length_is_corrupt(frame_length, term_offset, term_length) \
+                            or fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > budget:
+                        length = 0
+                    else:
+                        length = -1             # found after the read below
                     if length == 0:
                         if frame_length > 0 and frame_length_is_corrupt(frame_length, term_offset, term_length):
                             error = REPLAY_CORRUPT_LENGTH
@@ -430,8 +483,8 @@ cdef class ReplayBlockReader:
                         break
                     if fd.is_padding_frame(src, 0):
                         result = append_recorded_padding(s, frame_length)
-                    else:
-                        p = checked_run_length(src, length, verify_checksum, &error, &stored)
+                    elif length > 0:
+                        p = checked_run_length(src, src, length, verify_checksum, &error, &stored)
                         if p > 0:
                             result = append_run(s, src, p)
                         if error != 0:
@@ -439,6 +492,41 @@ cdef class ReplayBlockReader:
                             at += p
                             if p > 0 and result > 0:
                                 consumed += p
+                            break
+                    else:
+                        result = limit_status(s, <int32_t>budget)
+                        if result <= 0:
+                            break
+                        dst = s.terms[s.active_partition_index] + s.term_offset
+                        n = read_fully(file, dst + fd.HEADER_LENGTH, budget - fd.HEADER_LENGTH,
+                                       at + fd.HEADER_LENGTH)
+                        if n < 0:
+                            error = REPLAY_READ_FAILED
+                            read_errno = <int>-n
+                            break
+                        got = fd.HEADER_LENGTH + <int32_t>n
+                        length = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
+                        if length > got:
+                            error = REPLAY_FILE_SHORT
+                            break
+                        # the run: whole frames in what was read, up to a PAD or a frame that is not there whole
+                        while length < got:
+                            next_length = fd.frame_i32(dst + length, fd.FRAME_LENGTH_FIELD_OFFSET)
+                            if next_length <= 0 or frame_length_is_corrupt(next_length, term_offset + length,
+                                                                           term_length) \
+                                    or fd.is_padding_frame(dst, length) \
+                                    or fd.align_i32(next_length, fd.FRAME_ALIGNMENT) > got - length:
+                                break
+                            length += fd.align_i32(next_length, fd.FRAME_ALIGNMENT)
+                        p = checked_run_length(src, dst, length, verify_checksum, &error, &stored)
+                        if p < got:
+                            # what was read after the published frames stays invisible: a zero length stops there
+                            (<int32_t *>(dst + p))[0] = 0
+                        if p > 0:
+                            result = publish_run(s, dst, src, p)
+                        if error != 0:
+                            at += p
+                            consumed += p
                             break
                     if result <= 0:
                         break
@@ -448,7 +536,8 @@ cdef class ReplayBlockReader:
         if consumed > 0 and publication._wake is not None:
             publication._wake.notify()              # a sleeping subscriber's conductor has work
         if error != 0:
-            _raise_replay_error(error, self.max_block_length, segment, at, term_offset, frame_length, stored, s)
+            _raise_replay_error(error, self.max_block_length, segment, at, term_offset, frame_length, stored, s,
+                                read_errno)
         if consumed > 0:
             return consumed
         return result if result < 0 else 0
@@ -456,7 +545,12 @@ cdef class ReplayBlockReader:
 
 cdef int _raise_replay_error(int error, Py_ssize_t max_block_length, AtomicBuffer segment, int64_t at,
                              int32_t term_offset, int32_t frame_length, int32_t stored,
-                             const appender_state_t *s) except -1:
+                             const appender_state_t *s, int read_errno) except -1:
+    if error == REPLAY_READ_FAILED:
+        raise OSError(read_errno, f"{os.strerror(read_errno)} reading at {at}", segment.path)
+    if error == REPLAY_FILE_SHORT:
+        raise CorruptFileError(f"segment file ends inside the frame of {frame_length} bytes recorded there",
+                               path=segment.path, offset=at)
     if error == REPLAY_TERM_PAST_SEGMENT:
         raise InvalidArgumentError(f"term at {at - term_offset} runs past the {segment.length}-byte segment")
     if error == REPLAY_CORRUPT_LENGTH:

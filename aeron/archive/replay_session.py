@@ -2,9 +2,10 @@
 """Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
 term id, term length and position (Aeron ReplaySession, archive.md §10).
 
-The frames are copied by the compiled ReplayBlockReader straight from the mapping into the publication's term,
-without the GIL: per duty cycle a batch of blocks (each at most the file IO max length and within its term), bounded
-by the segment end and the limit (the stop position, a live recording's position, or a bounded replay's counter).
+The frames are read by the compiled ReplayBlockReader with ``pread`` straight into the publication's term, without
+the GIL (the mapping only serves each run's first header: a copy from the mapping would take a page fault per page):
+per duty cycle a batch of blocks (each at most the file IO max length and within its term), bounded by the segment
+end and the limit (the stop position, a live recording's position, or a bounded replay's counter).
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ class ReplaySession:
         self.verify_checksum = verify_checksum
         self.state = ReplayState.INIT
         self.segment: AtomicBuffer | None = None
+        self.segment_fd = -1
         self.segment_base = NULL_POSITION
         self.error: str = ""
         self._abort = ""
@@ -85,14 +87,22 @@ class ReplaySession:
             return
         self._close_segment()
         path = os.path.join(self.archive_dir, segment_file_name(self.recording_id, base))
-        self.segment = AtomicBuffer.map_file(path, min_length=self.segment_length)
+        segment = AtomicBuffer.map_file(path, min_length=self.segment_length)
+        try:
+            self.segment_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except BaseException:
+            segment.close()
+            raise
+        self.segment = segment
         self.segment_base = base
 
     def _close_segment(self) -> None:
-        segment = self.segment
-        self.segment = None
+        segment, fd = self.segment, self.segment_fd
+        self.segment, self.segment_fd = None, -1
         if segment is not None:
             segment.close()
+        if fd >= 0:
+            os.close(fd)
 
     def do_work(self, now_ns: int) -> int:
         """Wait for the subscriber, then replay one block."""
@@ -134,7 +144,7 @@ class ReplaySession:
             file_offset = position - self.segment_base
             available = min(end - position, self.segment_length - file_offset, self.batch_length)
             consumed = self.reader.replay(self.segment, file_offset, self.term_length, available, pub,
-                                          self.verify_checksum)
+                                          self.verify_checksum, self.segment_fd)
         except (AeronError, OSError) as ex:
             self.error = str(ex)
             self.state = ReplayState.INACTIVE

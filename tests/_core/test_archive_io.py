@@ -181,6 +181,40 @@ def recorded_segment(sizes_per_term):
     return data
 
 
+class Source:
+    """Replay input over recorded bytes: the mapping alone, or (``pread``) the mapping of a file holding them plus a
+    descriptor the reader reads the runs with. ``of(data)`` (re)writes the bytes and returns the segment."""
+
+    def __init__(self, tmp_path, pread):
+        self.tmp_path, self.pread, self.fd, self.count, self.opened = tmp_path, pread, -1, 0, []
+
+    def of(self, data):
+        if not self.pread:
+            return AtomicBuffer(data)
+        self.count += 1
+        path = self.tmp_path / f"{self.count}-0.rec"
+        path.write_bytes(bytes(data))
+        self.fd = os.open(path, os.O_RDONLY)
+        segment = AtomicBuffer.map_file(str(path))
+        self.opened.append((segment, self.fd))
+        return segment
+
+    def replay(self, reader, segment, offset, term, available, pub, kind=0):
+        return reader.replay(segment, offset, term, available, pub, kind, self.fd if self.pread else -1)
+
+    def close(self):
+        for segment, fd in self.opened:
+            segment.close()
+            os.close(fd)
+
+
+@pytest.fixture(params=[False, True], ids=["mapped", "pread"])
+def source(request, tmp_path):
+    src = Source(tmp_path, request.param)
+    yield src
+    src.close()
+
+
 def replay_publication(limit=None, **kw):
     log = make_log(REPLAY_SESSION, REPLAY_STREAM, **kw)
     if limit is None:
@@ -202,88 +236,113 @@ def with_replay_ids(data, end):
     return bytes(expected)
 
 
-def test_replay_copies_frames_with_the_publication_ids_and_recreates_pads():
+def test_replay_copies_frames_with_the_publication_ids_and_recreates_pads(source):
     data = recorded_segment([[10, 300, 1000] * 20, [64, 0, 5]])        # term 1: 96 + 32 + 64 bytes, then a PAD
-    segment = AtomicBuffer(data)
+    segment = source.of(data)
     log, pub, _ = replay_publication()
     reader = ReplayBlockReader(4096)
-    assert reader.replay(segment, 0, TERM, TERM + 192, pub) == TERM + 192
+    assert source.replay(reader, segment, 0, TERM, TERM + 192, pub) == TERM + 192
     assert pub.position == TERM + 192
     expected = with_replay_ids(data, TERM + 192)
     assert log.term_buffer(0).get_bytes(0, TERM) == expected[:TERM]
     assert log.term_buffer(1).get_bytes(0, 192) == expected[TERM:]
-    assert reader.replay(segment, TERM + 192, TERM, 0, pub) == 0
+    assert source.replay(reader, segment, TERM + 192, TERM, 0, pub) == 0
     # a budget that ends inside a frame: the frames before it only
     log2, pub2, _ = replay_publication()
-    assert reader.replay(segment, 0, TERM, 64 + 100, pub2) == 64
+    assert source.replay(reader, segment, 0, TERM, 64 + 100, pub2) == 64
+    assert log2.term_buffer(0).get_i32(64) == 0             # what was read past the run stays unpublished
 
 
-def test_replay_waits_for_back_pressure_and_stops_at_the_limit():
+def test_replay_waits_for_back_pressure_and_stops_at_the_limit(source):
     data = recorded_segment([[1000] * 10, []])
-    segment = AtomicBuffer(data)
+    segment = source.of(data)
     log, pub, counter = replay_publication(limit=0)
     reader = ReplayBlockReader(2112)                         # runs of two 1056-byte frames
-    assert reader.replay(segment, 0, TERM, 10 * 1056, pub) == BACK_PRESSURED
+    assert source.replay(reader, segment, 0, TERM, 10 * 1056, pub) == BACK_PRESSURED
     assert pub.position == 0
     counter.put_i64_ordered(8, 100)                         # the first run fits under the limit, the second not
-    assert reader.replay(segment, 0, TERM, 10 * 1056, pub) == 2112
+    assert source.replay(reader, segment, 0, TERM, 10 * 1056, pub) == 2112
     assert pub.position == 2112
     counter.put_i64_ordered(8, 1 << 40)
-    assert reader.replay(segment, 2112, TERM, 8 * 1056, pub) == 8 * 1056
+    assert source.replay(reader, segment, 2112, TERM, 8 * 1056, pub) == 8 * 1056
     assert log.term_buffer(0).get_bytes(0, 10 * 1056) == with_replay_ids(data, 10 * 1056)
     pub.close()
-    assert reader.replay(segment, 0, TERM, 1056, pub) == -4          # CLOSED
+    assert source.replay(reader, segment, 0, TERM, 1056, pub) == -4          # CLOSED
 
 
 @pytest.mark.parametrize("kind", [CHECKSUM_CRC32, CHECKSUM_CRC32C])
-def test_replay_verifies_checksums(kind):
+def test_replay_verifies_checksums(kind, source):
     data = recorded_segment([[10, 300, 1000], []])
     for offset in (0, 64, 416):
         frame_length = read_header(data, offset)[0]
         data[offset + 12:offset + 16] = frame_checksum(data, offset, frame_length, kind).to_bytes(4, "little",
                                                                                                    signed=True)
-    segment = AtomicBuffer(data)
+    segment = source.of(data)
     log, pub, _ = replay_publication()
-    assert ReplayBlockReader(4096).replay(segment, 0, TERM, 1472, pub, kind) == 1472
+    assert source.replay(ReplayBlockReader(4096), segment, 0, TERM, 1472, pub, kind) == 1472
     data[64 + 40] ^= 1
+    segment = source.of(data)
     log, pub, _ = replay_publication()
     with pytest.raises(CorruptFileError) as error:
-        ReplayBlockReader(4096).replay(segment, 0, TERM, 1472, pub, kind)
+        source.replay(ReplayBlockReader(4096), segment, 0, TERM, 1472, pub, kind)
     assert error.value.offset == 64
     assert pub.position == 64                               # the frame before it was replayed
 
 
-def test_replay_refuses_what_cannot_be_a_recording():
+def test_replay_refuses_what_cannot_be_a_recording(source):
     data = recorded_segment([[10, 300, 1000], []])
-    segment = AtomicBuffer(data)
+    segment = source.of(data)
     reader = ReplayBlockReader(4096)
     log, pub, _ = replay_publication()
     with pytest.raises(InvalidArgumentError):
-        reader.replay(segment, 0, TERM * 2, 64, pub)        # not the publication's term length
+        source.replay(reader, segment, 0, TERM * 2, 64, pub)        # not the publication's term length
     with pytest.raises(InvalidArgumentError):
-        reader.replay(segment, TERM, TERM, TERM + 32, pub)  # past the segment
+        source.replay(reader, segment, TERM, TERM, TERM + 32, pub)  # past the segment
     with pytest.raises(InvalidArgumentError):
-        reader.replay(segment, 16, TERM, 64, pub)           # not 32-aligned
+        source.replay(reader, segment, 16, TERM, 64, pub)           # not 32-aligned
     # the publication is not where the recorded frame is
     log, pub, _ = replay_publication(term_id=INITIAL, term_offset=64, start_at_position=True)
     with pytest.raises(CorruptFileError) as error:
-        reader.replay(segment, 0, TERM, 1472, pub)
+        source.replay(reader, segment, 0, TERM, 1472, pub)
     assert error.value.offset == 0
     # a frame type that is neither DATA nor PAD
     bad = bytearray(data)
     bad[64 + 6] = 5
     log, pub, _ = replay_publication()
     with pytest.raises(CorruptFileError) as error:
-        reader.replay(AtomicBuffer(bad), 0, TERM, 1472, pub)
+        source.replay(reader, source.of(bad), 0, TERM, 1472, pub)
     assert error.value.offset == 64 and pub.position == 64
     # a frame length that runs past the term, and a frame longer than a replay block
     bad = bytearray(data)
     bad[0:4] = (TERM + 32).to_bytes(4, "little")
     log, pub, _ = replay_publication()
     with pytest.raises(CorruptFileError):
-        reader.replay(AtomicBuffer(bad), 0, TERM, 1472, pub)
+        source.replay(reader, source.of(bad), 0, TERM, 1472, pub)
     with pytest.raises(CorruptFileError):
-        ReplayBlockReader(512).replay(segment, 416, TERM, 1056, pub)
+        source.replay(ReplayBlockReader(512), segment, 416, TERM, 1056, pub)
     assert pub.position == 0
     # nothing recorded yet
-    assert reader.replay(AtomicBuffer(bytearray(2 * TERM)), 0, TERM, 1472, pub) == 0
+    assert source.replay(reader, source.of(bytearray(2 * TERM)), 0, TERM, 1472, pub) == 0
+
+
+def test_replay_by_pread_reports_a_short_file_and_a_failed_read(tmp_path):
+    data = recorded_segment([[10, 300, 1000], []])
+    path = tmp_path / "0-0.rec"
+    path.write_bytes(bytes(data))
+    segment = AtomicBuffer.map_file(str(path))
+    fd = os.open(path, os.O_RDWR)
+    try:
+        reader = ReplayBlockReader(4096)
+        log, pub, _ = replay_publication()
+        os.ftruncate(fd, 64 + 200)                  # ends inside the 1056-byte frame at 416... and the one at 64
+        with pytest.raises(CorruptFileError) as error:
+            reader.replay(segment, 0, TERM, 1472, pub, 0, fd)
+        assert error.value.offset == 64 and error.value.path == str(path)
+        assert pub.position == 64                   # the whole frame before it was replayed
+        assert log.term_buffer(0).get_i32(64) == 0
+        with pytest.raises(OSError):
+            reader.replay(segment, 64, TERM, 1408, pub, 0, 1 << 20)      # not a descriptor
+        assert pub.position == 64
+    finally:
+        os.close(fd)
+        segment.close()
