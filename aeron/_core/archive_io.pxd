@@ -15,3 +15,4 @@ cdef class SegmentWriter:
 
 cdef class ReplayBlockReader:
     cdef readonly Py_ssize_t max_block_length     # longest run copied at once (file io max length)
+    cdef int populated                            # bit per log partition already mapped in (populate)

@@ -41,8 +41,44 @@ import os
 cdef extern from "unistd.h" nogil:
     ssize_t pwrite(int fd, const void *buf, size_t count, long offset)
     ssize_t pread(int fd, void *buf, size_t count, long offset)
+
+cdef extern from "sys/mman.h" nogil:
+    int madvise(void *addr, size_t length, int advice)
+
+cdef extern from "sys/vfs.h" nogil:
+    ctypedef struct statfs_t "struct statfs":
+        long f_type
+    int fstatfs(int fd, statfs_t *buf)
     int fsync(int fd)
     int fdatasync(int fd)
+
+cdef enum:
+    MADV_POPULATE_WRITE_ = 23           # Linux 5.14: fault the range in, one call (EINVAL before: then faults do)
+    PAGE_SIZE_ = 4096
+    TMPFS_MAGIC_ = 0x01021994
+
+
+cdef inline void populate(const uint8_t *start, int64_t length, int advice) noexcept nogil:
+    # Map the pages of [start, start + length) in one madvise instead of one page fault per page (a replay's
+    # publication log is new: each of its pages is touched first by the replay's copy). Advisory: errors ignored.
+    cdef size_t begin = (<size_t>start) & ~(<size_t>PAGE_SIZE_ - 1)
+    cdef size_t end = <size_t>start + <size_t>length
+    if length > 0:
+        madvise(<void *>begin, end - begin, advice)
+
+
+def prefers_pread(int file):
+    """Whether a replay should ``pread`` the segment open as ``file`` rather than copy from its mapping: true except
+    on tmpfs (/dev/shm), whose read path goes page by page and costs more than a copy from the mapping (where a
+    fault maps several pages) does, measured in docs/performance.md "Archive"."""
+    cdef statfs_t info
+    cdef int rc
+    with nogil:
+        rc = fstatfs(file, &info)
+    if rc != 0:
+        raise OSError(errno, os.strerror(errno))
+    return info.f_type != TMPFS_MAGIC_
+
 
 cdef enum:
     # checksum kinds, as C constants for the nogil code
@@ -396,6 +432,7 @@ cdef class ReplayBlockReader:
         if max_block_length < fd.HEADER_LENGTH:
             raise InvalidArgumentError(f"max block length {max_block_length} below a frame header")
         self.max_block_length = max_block_length
+        self.populated = 0
 
     def replay(self, AtomicBuffer segment not None, int64_t file_offset, int32_t term_length, int64_t available,
                ExclusiveTermAppender publication not None, int verify_checksum=CHECKSUM_NONE, int file=-1):
@@ -481,6 +518,11 @@ cdef class ReplayBlockReader:
                     if not at_term_of(s, src, term_offset):
                         error = REPLAY_WRONG_PLACE
                         break
+                    if not self.populated & (1 << s.active_partition_index):
+                        # first write into this partition of the (new) replay log: map the rest of it at once
+                        self.populated |= 1 << s.active_partition_index
+                        populate(s.terms[s.active_partition_index] + s.term_offset, term_length - s.term_offset,
+                                 MADV_POPULATE_WRITE_)
                     if fd.is_padding_frame(src, 0):
                         result = append_recorded_padding(s, frame_length)
                     elif length > 0:

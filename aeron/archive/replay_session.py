@@ -2,10 +2,11 @@
 """Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
 term id, term length and position (Aeron ReplaySession, archive.md §10).
 
-The frames are read by the compiled ReplayBlockReader with ``pread`` straight into the publication's term, without
-the GIL (the mapping only serves each run's first header: a copy from the mapping would take a page fault per page):
-per duty cycle a batch of blocks (each at most the file IO max length and within its term), bounded by the segment
-end and the limit (the stop position, a live recording's position, or a bounded replay's counter).
+The frames go into the publication's term by the compiled ReplayBlockReader, without the GIL: read with ``pread``
+straight into the term (the mapping only serves each run's first header), or, on tmpfs, whose reads cost more than a
+copy from the mapping does, copied from the mapping. Per duty cycle a batch of blocks (each at most the file IO max
+length and within its term), bounded by the segment end and the limit (the stop position, a live recording's
+position, or a bounded replay's counter).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from aeron._core.archive_io import ReplayBlockReader
+from aeron._core.archive_io import ReplayBlockReader, prefers_pread
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import AeronError
@@ -89,7 +90,13 @@ class ReplaySession:
         path = os.path.join(self.archive_dir, segment_file_name(self.recording_id, base))
         segment = AtomicBuffer.map_file(path, min_length=self.segment_length)
         try:
-            self.segment_fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if prefers_pread(fd):
+                    self.segment_fd, fd = fd, -1
+            finally:
+                if fd >= 0:
+                    os.close(fd)
         except BaseException:
             segment.close()
             raise
