@@ -10,10 +10,10 @@ budget, the end of the segment or the end of what is there. With a record checks
 carries the CRC-32 (or CRC-32C) of its aligned payload; the term itself is never modified: the run is copied to a
 scratch block first.
 
-``ReplayBlockReader.replay`` is a replayer duty cycle for one replay: it takes runs of whole frames from a mapped
-segment with the same block scan and copies each straight into the replay publication's term, with the publication's
-session and stream id, publishing the run's first frame last (as ``offer_block`` does); a recorded PAD frame becomes
-an appended padding. Again until a byte budget, back pressure, or the end of what is recorded.
+``ReplayBlockReader.replay`` is a replayer duty cycle for one replay: it reads (``pread``) or copies (from the mapped
+segment) each block straight into the replay publication's term, finds the run of whole frames there, gives them the
+publication's session and stream id, and publishes the run's first frame last (as ``offer_block`` does); a recorded
+PAD frame becomes an appended padding. Again until a byte budget, back pressure, or the end of what is recorded.
 
 The GIL is held only to check arguments and to raise: a whole duty cycle's copies, scans and file writes run without
 it, so that the recorder, the replayer and the other threads of the process do not take turns per block.
@@ -330,20 +330,14 @@ cdef inline bint at_term_of(appender_state_t *s, const uint8_t *frame, int32_t t
 
 cdef int64_t publish_run(appender_state_t *s, uint8_t *dst, const uint8_t *first_header,
                          int32_t length) noexcept nogil:
-    # offer_block's commit over a run already in the term at dst (all but its first header), whose session and
-    # stream ids are rewritten in place: the tail first, the ids of the frames after the first, then the first
-    # header (taken from first_header) words 3, 2, 1, and its length word last with a release store, which
-    # publishes the run (subscribers cannot pass the first frame before it).
+    # offer_block's commit of a run already in the term at dst with the publication's ids (all but its first
+    # header): the tail first, then the first header (from first_header, with the publication's ids) words 3, 2, 1,
+    # and its length word last with a release store, which publishes the run (subscribers cannot pass the first
+    # frame before it).
     cdef int32_t resulting_offset = s.term_offset + length
     cdef uint8_t header[32]                 # fd.HEADER_LENGTH
     cdef int64_t word
-    cdef int32_t p
     store_release_i64(ld.tail_counter_ptr(s.meta, s.active_partition_index), ld.pack_tail(s.term_id, resulting_offset))
-    p = fd.align_i32(fd.frame_i32(first_header, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
-    while p < length:
-        (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
-        (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
-        p += fd.align_i32(fd.frame_i32(dst + p, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
     memcpy(header, first_header, fd.HEADER_LENGTH)
     (<int32_t *>(header + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
     (<int32_t *>(header + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
@@ -364,16 +358,6 @@ cdef inline int64_t limit_status(appender_state_t *s, int32_t length) noexcept n
     return 1
 
 
-cdef int64_t append_run(appender_state_t *s, const uint8_t *src, int32_t length) noexcept nogil:
-    # a recorded run from memory (the mapped segment) into the term after the limit check, then published
-    cdef int64_t status = limit_status(s, length)
-    if status <= 0:
-        return status
-    cdef uint8_t *dst = s.terms[s.active_partition_index] + s.term_offset
-    memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
-    return publish_run(s, dst, src, length)
-
-
 cdef ssize_t read_fully(int file, uint8_t *dst, Py_ssize_t length, int64_t file_offset) noexcept nogil:
     """pread up to ``length`` bytes at ``file_offset`` (fewer only at the end of the file): the bytes read, or
     -errno."""
@@ -391,26 +375,42 @@ cdef ssize_t read_fully(int file, uint8_t *dst, Py_ssize_t length, int64_t file_
     return done
 
 
-cdef int32_t checked_run_length(const uint8_t *first_header, const uint8_t *run, int32_t length,
-                                int verify_checksum, int *error, int32_t *stored) noexcept nogil:
-    # How much of a run, from its start, is DATA frames (whose stored checksums match, when asked); where it stops
-    # short, *error says why (and *stored holds the mismatching checksum). The first frame's header is read from
-    # first_header, every other byte from run.
-    cdef int32_t p = 0
-    cdef int32_t aligned
-    cdef const uint8_t *header
-    while p < length:
-        header = first_header if p == 0 else run + p
-        aligned = fd.align_i32(fd.frame_i32(header, fd.FRAME_LENGTH_FIELD_OFFSET), fd.FRAME_ALIGNMENT)
+cdef int32_t run_in_place(const uint8_t *first_header, uint8_t *dst, int32_t got, int32_t term_offset,
+                          int32_t term_length, int verify_checksum, const appender_state_t *s, int *error,
+                          int32_t *stored) noexcept nogil:
+    # One pass over what was copied to dst (all of it but the first header, which is at first_header; the first
+    # frame is known to be there whole): the run of whole DATA frames from the start, up to a PAD or a frame not
+    # there whole, each frame's ids after the first rewritten to the publication's as it goes. Where a frame is
+    # not DATA or its stored checksum (when asked) does not match, the run ends before it and *error says why
+    # (*stored holds the mismatching checksum).
+    cdef int32_t p = 0, frame_length, aligned
+    cdef const uint8_t *header = first_header
+    while True:
+        if p > 0:
+            if got - p < fd.HEADER_LENGTH:
+                break
+            header = dst + p
+            frame_length = fd.frame_i32(header, fd.FRAME_LENGTH_FIELD_OFFSET)
+            if frame_length <= 0 or frame_length_is_corrupt(frame_length, term_offset + p, term_length) \
+                    or fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > got - p or fd.is_padding_frame(header, 0):
+                break
+        else:
+            frame_length = fd.frame_i32(header, fd.FRAME_LENGTH_FIELD_OFFSET)
+        aligned = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
         if fd.frame_type(header, 0) != fd.HDR_TYPE_DATA:
             error[0] = REPLAY_NOT_DATA
             break
         if verify_checksum != KIND_NONE:
             stored[0] = fd.frame_i32(header, fd.SESSION_ID_FIELD_OFFSET)
-            if stored[0] != <int32_t>crc(verify_checksum, run + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
+            if stored[0] != <int32_t>crc(verify_checksum, dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
                 error[0] = REPLAY_BAD_CHECKSUM
                 break
+        if p > 0:
+            (<int32_t *>(dst + p + fd.SESSION_ID_FIELD_OFFSET))[0] = s.session_id
+            (<int32_t *>(dst + p + fd.STREAM_ID_FIELD_OFFSET))[0] = s.stream_id
         p += aligned
+        if p >= got:
+            break
     return p
 
 
@@ -443,13 +443,14 @@ cdef class ReplayBlockReader:
         is there yet, or the publication's negative status when nothing was consumed (back pressure: try again
         later).
 
-        With ``file`` (a descriptor open for reading on the segment's file, the same bytes as ``segment``), each
-        run's bytes after its first header are read with ``pread`` straight into the publication's term, where the
-        run is then found and checked, and only its first header is read from the mapping: a read from the page
-        cache costs what ``dd``'s does, where a copy from the mapping also takes a page fault per page it touches
-        first. Without it the run is found by the term reader's block scan over the mapping and copied from there.
-        Bytes read past the run's end stay unpublished: the frame length word after the run is zeroed before the
-        run is published, so a subscriber stops there until the next run overwrites them.
+        Each run's bytes after its first header (read from the mapping) are put straight into the publication's
+        term, read with ``pread`` from ``file`` (a descriptor open for reading on the segment's file, the same bytes
+        as ``segment``) or, without it, copied from the mapping; the run is then found in the term in one pass that
+        checks each frame and rewrites its ids. A read from the page cache costs what ``dd``'s does where a copy
+        from the mapping also takes the faults of mapping the pages (except on tmpfs: see ``prefers_pread``). Bytes
+        put past the run's end stay unpublished: the frame length word after the run is zeroed before the run is
+        published, so a subscriber stops there until a later run overwrites them. The first write into each
+        partition of the publication's log maps the rest of that partition in one call (a replay log is new).
 
         ``verify_checksum`` (a CHECKSUM_* kind) checks each DATA frame's stored checksum first. Raises
         CorruptFileError (segment path and offset) for a frame that cannot be a recorded frame, whose checksum does
@@ -474,7 +475,7 @@ cdef class ReplayBlockReader:
         cdef int64_t segment_length = segment.length
         cdef int64_t max_block = self.max_block_length
         cdef int64_t consumed = 0, at = file_offset, budget, term_start, result = 0
-        cdef int32_t term_offset = 0, resulting, length, frame_length = 0, p = 0, stored = 0, got, next_length
+        cdef int32_t term_offset = 0, length, frame_length = 0, stored = 0, got
         cdef const uint8_t *term
         cdef const uint8_t *src
         cdef uint8_t *dst
@@ -501,15 +502,10 @@ cdef class ReplayBlockReader:
                         budget = term_length - term_offset
                     src = term + term_offset
                     frame_length = load_acquire_i32(<const int32_t *>src)
-                    if file < 0 or frame_length <= 0 or fd.is_padding_frame(src, 0):
-                        resulting = term_block_scan(term, term_offset, term_offset + <int32_t>budget, term_length)
-                        length = resulting - term_offset
-                    elif frame_length_is_corrupt(frame_length, term_offset, term_length) \
-                            or fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > budget:
-                        length = 0
-                    else:
-                        length = -1             # found after the read below
-                    if length == 0:
+                    if frame_length <= 0 or frame_length_is_corrupt(frame_length, term_offset, term_length) \
+                            or (fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > budget
+                                and not fd.is_padding_frame(src, 0)):        # a PAD goes alone, at any length
+                        # no whole frame here yet, or one that cannot be replayed
                         if frame_length > 0 and frame_length_is_corrupt(frame_length, term_offset, term_length):
                             error = REPLAY_CORRUPT_LENGTH
                         elif frame_length > 0 and fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > max_block:
@@ -525,50 +521,38 @@ cdef class ReplayBlockReader:
                                  MADV_POPULATE_WRITE_)
                     if fd.is_padding_frame(src, 0):
                         result = append_recorded_padding(s, frame_length)
-                    elif length > 0:
-                        p = checked_run_length(src, src, length, verify_checksum, &error, &stored)
-                        if p > 0:
-                            result = append_run(s, src, p)
-                        if error != 0:
-                            # the good frames before the bad one are replayed, then it is reported
-                            at += p
-                            if p > 0 and result > 0:
-                                consumed += p
-                            break
+                        length = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
                     else:
                         result = limit_status(s, <int32_t>budget)
                         if result <= 0:
                             break
+                        # the budget after the first header goes straight into the term, where the run is found
                         dst = s.terms[s.active_partition_index] + s.term_offset
-                        n = read_fully(file, dst + fd.HEADER_LENGTH, budget - fd.HEADER_LENGTH,
-                                       at + fd.HEADER_LENGTH)
-                        if n < 0:
-                            error = REPLAY_READ_FAILED
-                            read_errno = <int>-n
-                            break
-                        got = fd.HEADER_LENGTH + <int32_t>n
-                        length = fd.align_i32(frame_length, fd.FRAME_ALIGNMENT)
-                        if length > got:
-                            error = REPLAY_FILE_SHORT
-                            break
-                        # the run: whole frames in what was read, up to a PAD or a frame that is not there whole
-                        while length < got:
-                            next_length = fd.frame_i32(dst + length, fd.FRAME_LENGTH_FIELD_OFFSET)
-                            if next_length <= 0 or frame_length_is_corrupt(next_length, term_offset + length,
-                                                                           term_length) \
-                                    or fd.is_padding_frame(dst, length) \
-                                    or fd.align_i32(next_length, fd.FRAME_ALIGNMENT) > got - length:
+                        if file >= 0:
+                            n = read_fully(file, dst + fd.HEADER_LENGTH, budget - fd.HEADER_LENGTH,
+                                           at + fd.HEADER_LENGTH)
+                            if n < 0:
+                                error = REPLAY_READ_FAILED
+                                read_errno = <int>-n
                                 break
-                            length += fd.align_i32(next_length, fd.FRAME_ALIGNMENT)
-                        p = checked_run_length(src, dst, length, verify_checksum, &error, &stored)
-                        if p < got:
-                            # what was read after the published frames stays invisible: a zero length stops there
-                            (<int32_t *>(dst + p))[0] = 0
-                        if p > 0:
-                            result = publish_run(s, dst, src, p)
+                            got = fd.HEADER_LENGTH + <int32_t>n
+                            if fd.align_i32(frame_length, fd.FRAME_ALIGNMENT) > got:
+                                error = REPLAY_FILE_SHORT
+                                break
+                        else:
+                            memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(budget - fd.HEADER_LENGTH))
+                            got = <int32_t>budget
+                        length = run_in_place(src, dst, got, term_offset, term_length, verify_checksum, s, &error,
+                                              &stored)
+                        if length < got:
+                            # what was copied after the run stays invisible: a zero length stops subscribers there
+                            (<int32_t *>(dst + length))[0] = 0
+                        if length > 0:
+                            result = publish_run(s, dst, src, length)
                         if error != 0:
-                            at += p
-                            consumed += p
+                            # the good frames before the bad one are replayed, then it is reported
+                            at += length
+                            consumed += length
                             break
                     if result <= 0:
                         break
