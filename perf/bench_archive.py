@@ -48,7 +48,10 @@ import threading
 import time
 import uuid
 
-import numpy as np
+# numpy's OpenBLAS starts a thread per core that spins after start-up (perf showed them at ~7 % of the samples of a
+# run); nothing here uses BLAS, and on 2 cores they take time from the pipeline. Children inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
