@@ -15,6 +15,12 @@ cdef struct PassSlot:
     int32_t max_messages            # datagrams per pass (the driver's max messages per send)
     int64_t sent                    # bytes the last pass sent for it
     int64_t position                # its sender position while the pass runs
+    uint8_t *meta                   # its log's metadata (producer position), NULL: no back-pressure count here
+    int64_t *snd_bpe                # snd-bpe: bumped when data waits behind a closed window (sender thread)
+    int32_t initial_term_id
+    int64_t due_ns                  # when its Python part (setup, heartbeat, timers) runs next
+    int64_t last_sent_ns            # when a pass last sent data of it
+    int64_t total_sent              # bytes sent by passes since the publication last took them
 
 
 cdef class SendPass:
@@ -23,6 +29,8 @@ cdef class SendPass:
     cdef int capacity
     cdef int round_robin
     cdef list _owners                # the term buffers and counters the slots point into: kept open
+    cdef int32_t *due_slots          # the publications whose Python part is due after the last pass
+    cdef readonly int due_count
     cdef int32_t datagram_slot[MAX_BATCH]
     cdef int64_t datagram_advance[MAX_BATCH]
 

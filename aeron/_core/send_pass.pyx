@@ -4,20 +4,29 @@
 aeron_network_publication_send, for all publications at once).
 
 ``set_publications(entries)`` (sender thread, when publications come and go) takes per publication its three term
-buffers, its snd-pos and snd-lmt counters, its MTU and its most datagrams per pass. ``send(transport, address)``
-then, with the GIL released, scans each publication's term from its sender position up to its sender limit
-(scan_for_availability: whole frames, at most an MTU per datagram, padding skipped, at most two terms), gathers
-the datagrams of all publications into one sendmmsg (a second one past MAX_BATCH datagrams), and moves each sender
-position over what the socket took. Setups, heartbeats, flow control's idle step and retransmits stay with the
-publication (per duty cycle or rarer, in Python). ``sent(i)`` is what the last pass sent for publication ``i``.
+buffers, its snd-pos and snd-lmt counters, its MTU and its most datagrams per pass, and optionally its log and
+snd-bpe counter. ``send(transport, address, now_ns)`` then, with the GIL released, scans each publication's term
+from its sender position up to its sender limit (scan_for_availability: whole frames, at most an MTU per datagram,
+padding skipped, at most two terms), gathers the datagrams of all publications into one sendmmsg (a second one past
+MAX_BATCH datagrams), and moves each sender position over what the socket took. A publication that sent nothing
+while data waits behind its closed window counts a back-pressure event (snd-bpe), as the per-publication send.
+
+Setups, heartbeats, flow control's idle step and retransmits stay with the publication in Python, run only when
+due: each publication has a due time (``set_due``); after a pass, ``due_count`` and ``due(k)`` name those whose
+time has come, so a streaming publication costs no Python per duty cycle. ``sent(i)`` is what the last pass sent
+for publication ``i``; ``take_sent(i)`` the bytes sent since it was last taken and ``last_sent_ns(i)`` when data
+last went out (heartbeats count from there).
 """
 from libc.errno cimport EAGAIN, EINTR, errno
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, realloc
+
+from aeron._core cimport logbuffer_descriptor as ld
 
 from aeron._core.atomic cimport load_acquire_i64, store_release_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core.counters cimport AtomicCounter
+from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 from aeron._core.udp_transport cimport (
     ECONNREFUSED, EWOULDBLOCK, MAX_BATCH, NO_TIMESTAMP, UdpTransport, sendmmsg,
@@ -33,6 +42,8 @@ cdef inline bint _nothing(int err) noexcept nogil:
 cdef class SendPass:
     def __cinit__(self):
         self.slots = NULL
+        self.due_slots = NULL
+        self.due_count = 0
         self.count = 0
         self.capacity = 0
         self.round_robin = 0
@@ -40,17 +51,32 @@ cdef class SendPass:
 
     def __dealloc__(self):
         free(self.slots)
+        free(self.due_slots)
 
     def set_publications(self, entries):
-        """``entries``: (terms, snd_pos, snd_lmt, mtu, max_messages) per publication, terms being its three term
-        AtomicBuffers; replaces the table (allocates only when it grows)."""
+        """``entries``: (terms, snd_pos, snd_lmt, mtu, max_messages[, log, snd_bpe]) per publication, terms being its
+        three term AtomicBuffers, log its LogBuffers (for the producer position) and snd_bpe its back-pressure
+        counter (both or neither); replaces the table (allocates only when it grows). Every publication is due."""
         cdef int n = len(entries), i, k
         cdef PassSlot *grown
+        cdef int32_t *grown_due
+        cdef LogBuffers log
+        cdef AtomicCounter snd_bpe
         cdef AtomicBuffer term
         cdef AtomicCounter snd_pos, snd_lmt
         cdef PassSlot *slot
         owners = []
-        for terms, snd_pos, snd_lmt, mtu, max_messages in entries:
+        for entry in entries:
+            if len(entry) not in (5, 7):
+                raise InvalidArgumentError("an entry is (terms, snd_pos, snd_lmt, mtu, max_messages[, log, snd_bpe])")
+            terms, snd_pos, snd_lmt, mtu, max_messages = entry[:5]
+            if len(entry) == 7:
+                log, snd_bpe = entry[5], entry[6]
+                log.check_open()
+                snd_bpe._check()
+                if log.term_length != (<AtomicBuffer>terms[0]).length:
+                    raise InvalidArgumentError("the log's term length differs from its terms'")
+                owners.append((log, snd_bpe))
             if len(terms) != 3:
                 raise InvalidArgumentError("a publication has three terms")
             first = terms[0]
@@ -69,9 +95,13 @@ cdef class SendPass:
             if grown == NULL:
                 raise MemoryError()
             self.slots = grown
+            grown_due = <int32_t *>realloc(self.due_slots, n * sizeof(int32_t))
+            if grown_due == NULL:
+                raise MemoryError()
+            self.due_slots = grown_due
             self.capacity = n
         for i in range(n):
-            terms, snd_pos, snd_lmt, mtu, max_messages = entries[i]
+            terms, snd_pos, snd_lmt, mtu, max_messages = entries[i][:5]
             slot = &self.slots[i]
             for k in range(3):
                 term = terms[k]
@@ -85,8 +115,20 @@ cdef class SendPass:
             slot.mtu = mtu
             slot.max_messages = max_messages if max_messages < MAX_BATCH else MAX_BATCH
             slot.sent = 0
+            slot.meta = NULL
+            slot.snd_bpe = NULL
+            slot.initial_term_id = 0
+            if len(entries[i]) == 7:
+                log, snd_bpe = entries[i][5], entries[i][6]
+                slot.meta = log.meta
+                slot.initial_term_id = log.initial_term_id
+                slot.snd_bpe = snd_bpe.addr
+            slot.due_ns = INT64_MIN
+            slot.last_sent_ns = INT64_MIN
+            slot.total_sent = 0
         self._owners = owners
         self.count = n
+        self.due_count = 0
         self.round_robin = 0
 
     def sent(self, int index):
@@ -94,6 +136,32 @@ cdef class SendPass:
         if index < 0 or index >= self.count:
             raise IndexError(index)
         return self.slots[index].sent
+
+    def due(self, int k):
+        """The index of the ``k``-th publication whose Python part is due after the last pass."""
+        if k < 0 or k >= self.due_count:
+            raise IndexError(k)
+        return self.due_slots[k]
+
+    def set_due(self, int index, int64_t due_ns):
+        """Run publication ``index``'s Python part after the first pass at or past ``due_ns``."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        self.slots[index].due_ns = due_ns
+
+    def last_sent_ns(self, int index):
+        """When a pass last sent data of publication ``index`` (the ``now_ns`` it was given)."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        return self.slots[index].last_sent_ns
+
+    def take_sent(self, int index):
+        """The bytes sent for publication ``index`` since the last take (then 0)."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        cdef int64_t total = self.slots[index].total_sent
+        self.slots[index].total_sent = 0
+        return total
 
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil:
         """sendmmsg of the ``count`` datagrams gathered; moves the positions of the publications they came from over
@@ -120,20 +188,22 @@ cdef class SendPass:
             slot.position += self.datagram_advance[i]
         return n
 
-    def send(self, UdpTransport transport not None, address):
-        """Send what each publication may (see the module doc) to ``address`` in as few sendmmsg calls as it takes.
-        Returns the bytes sent in all. The transport must use sendmmsg and stamp no send timestamps."""
+    def send(self, UdpTransport transport not None, address, int64_t now_ns=0):
+        """Send what each publication may (see the module doc) to ``address`` in as few sendmmsg calls as it takes;
+        ``now_ns`` is the duty cycle's time. Returns the bytes sent in all. The transport must use sendmmsg and stamp
+        no send timestamps."""
         transport._check()
         if not transport.use_mmsg or transport.channel_send_timestamp_offset != NO_TIMESTAMP:
             raise IllegalStateError("the compiled send pass needs sendmmsg and no channel send timestamps")
         transport._destination(address)
         cdef int count = 0, i, j, s, n, taken, err = 0, datagrams, budget
         cdef int start = 0
-        cdef int64_t total = 0, position, limit, from_position
+        cdef int64_t total = 0, position, limit, from_position, producer, raw_tail
         cdef int32_t term_offset, window, available, padding, max_length, term_length
         cdef uint8_t *term
         cdef PassSlot *slot
         cdef bint blocked = False
+        self.due_count = 0
         if self.count == 0:
             return 0
         self.round_robin = (self.round_robin + 1) % self.count
@@ -191,6 +261,20 @@ cdef class SendPass:
                 if slot.sent > 0:
                     store_release_i64(slot.snd_pos, slot.position)
                     total += slot.sent
+                    slot.total_sent += slot.sent
+                    slot.last_sent_ns = now_ns
+                elif slot.meta != NULL and load_acquire_i64(slot.snd_lmt) <= slot.position:
+                    raw_tail = ld.raw_tail_volatile(slot.meta, ld.index_by_term_count(
+                        ld.active_term_count_volatile(slot.meta)))
+                    producer = ld.compute_position(ld.term_id_of(raw_tail),
+                                                   ld.term_offset_of(raw_tail, slot.term_length),
+                                                   slot.position_bits_to_shift, slot.initial_term_id)
+                    if producer > slot.position:
+                        # data waiting, window closed: back pressure (only the sender thread writes snd-bpe)
+                        store_release_i64(slot.snd_bpe, slot.snd_bpe[0] + 1)
+                if now_ns >= slot.due_ns:
+                    self.due_slots[self.due_count] = j
+                    self.due_count += 1
         if err != 0 and not _nothing(err):
             raise ChannelEndpointError(f"{transport.name}: sendmmsg to {address} failed: errno {err}")
         return total

@@ -23,6 +23,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
+from aeron.driver.flow_control import FlowControl
 from aeron.driver.retransmit_handler import RetransmitHandler
 from aeron.driver.untethered import (
     TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
@@ -30,7 +31,6 @@ from aeron.driver.untethered import (
 )
 
 if TYPE_CHECKING:
-    from aeron.driver.flow_control import FlowControl
     from aeron.driver.network_resources import NetworkResources
     from aeron.driver.send_channel_endpoint import SendChannelEndpoint
     from aeron.driver.subscription_link import SubscriberPosition
@@ -106,6 +106,11 @@ class NetworkPublication(DriverPublication):
         self.snd_lmt.set_ordered(start)
         self.bytes_sent = 0
         self.short_sends = 0
+        # the endpoint's compiled send pass and this publication's index in it (sender thread; None: own send)
+        self._send_pass: Any = None
+        self._pass_index = -1
+        # max flow control's idle step changes nothing: no need to run it every cycle
+        self._trivial_idle_flow_control = type(flow_control).on_idle is FlowControl.on_idle
 
     # -- positions ---------------------------------------------------------------------------------------
     def _term_id(self, position: int) -> int:
@@ -121,22 +126,45 @@ class NetworkPublication(DriverPublication):
         sent = self._send_data(now_ns, snd_pos)
         return self._after_data(now_ns, sent)
 
-    def on_pass_sent(self, now_ns: int, sent: int) -> int:
-        """The endpoint's compiled send pass has sent ``sent`` bytes of this publication's data (and moved snd-pos):
-        the rest of a duty cycle's send. Returns ``sent``."""
-        if sent:
-            self.time_of_last_data_or_heartbeat_ns = now_ns
-            self.bytes_sent += sent
-            if self.has_initial_connection and not self.setup_elicited:
-                self.retransmit_handler.process_timeouts(now_ns)    # streaming: all the rest is for idle cycles
-                return sent
+    def on_pass_due(self, now_ns: int, sent: int, last_sent_ns: int, sent_since: int) -> int:
+        """The rest of a duty cycle's send after the endpoint's compiled send pass, run only when this publication is
+        due (see ``pass_due_ns``): the pass sent ``sent`` bytes of its data this cycle (and moved snd-pos), last
+        sent data at ``last_sent_ns`` and ``sent_since`` bytes since the last call; it also counted back pressure.
+        Returns when it is next due."""
+        self.take_pass_sent(last_sent_ns, sent_since)
         if not self.has_initial_connection or self.setup_elicited:
             self._setup_message_check(now_ns, self.snd_pos.get())
-        if sent == 0:
-            snd_pos = self.snd_pos.get()
-            if self.snd_lmt.get() <= snd_pos and self.producer_position() > snd_pos:
-                self.snd_bpe.increment_ordered()     # data waiting, window closed: back pressure
-        return self._after_data(now_ns, sent)
+        self._after_data(now_ns, sent)
+        return self.pass_due_ns(now_ns)
+
+    def take_pass_sent(self, last_sent_ns: int, sent_since: int) -> None:
+        """What the compiled pass sent of this publication since it last took it: when data last went out (the
+        heartbeat timer counts from there) and how many bytes."""
+        if last_sent_ns > self.time_of_last_data_or_heartbeat_ns:
+            self.time_of_last_data_or_heartbeat_ns = last_sent_ns
+        self.bytes_sent += sent_since
+
+    def pass_due_ns(self, now_ns: int) -> int:
+        """When the Python part of a compiled-pass publication has work next: every cycle while it is not connected,
+        was asked for a SETUP, has no receivers (spies may move its sender position) or its flow control has an idle
+        step; otherwise at its next heartbeat, receiver timeout or retransmit timer. Anything that changes these
+        (status messages, NAKs, error frames) makes it due at once (``_make_pass_due``)."""
+        if not self.has_initial_connection or self.setup_elicited or not self.has_receivers or \
+                not self._trivial_idle_flow_control:
+            return now_ns
+        deadline = self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1
+        if self.receivers:
+            deadline = min(deadline, min(self.receivers.values()) + self.connection_timeout_ns + 1)
+        return self.retransmit_handler.next_deadline_ns(deadline)
+
+    def attach_pass(self, send_pass: Any, index: int) -> None:
+        """The endpoint's compiled send pass sends this publication's data as its ``index``-th (None: it does not)."""
+        self._send_pass = send_pass
+        self._pass_index = index
+
+    def _make_pass_due(self) -> None:
+        if self._send_pass is not None:
+            self._send_pass.set_due(self._pass_index, 0)
 
     def _after_data(self, now_ns: int, sent: int) -> int:
         if sent == 0:
@@ -248,6 +276,7 @@ class NetworkPublication(DriverPublication):
     # -- control frames (sender thread) ---------------------------------------------------------------------
     def on_status_message(self, flags: int, term_id: int, term_offset: int, window: int, receiver_id: int,
                           group_tag: int | None, source: tuple, now_ns: int) -> None:
+        self._make_pass_due()
         if window < 0 or window > self.term_length // 2:
             return
         if flags & SM_SEND_SETUP_FLAG:
@@ -280,6 +309,7 @@ class NetworkPublication(DriverPublication):
             self.state_change_ns = 0                 # unicast: the receiver has gone, end the linger now
 
     def on_nak(self, term_id: int, term_offset: int, length: int, now_ns: int) -> None:
+        self._make_pass_due()                        # its retransmit timers
         self.snd_naks.increment_ordered()
         self.retransmit_handler.on_nak(term_id, term_offset, length, self.term_length, now_ns,
                                        self._max_retransmission_length)
@@ -295,6 +325,7 @@ class NetworkPublication(DriverPublication):
     def on_error(self, receiver_id: int, error_code: int, message: str) -> bool:
         """An error frame from a receiver: it is dropped at once. True when it was a receiver this publication knew
         (its clients are then told, once)."""
+        self._make_pass_due()
         known = self.receivers.pop(receiver_id, None) is not None
         self.flow_control.on_error(receiver_id)
         self._update_has_receivers()

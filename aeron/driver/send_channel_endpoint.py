@@ -180,23 +180,33 @@ class SendChannelEndpoint:
     def sender_remove_publication(self, publication: NetworkPublication) -> None:
         if publication in self.pass_publications:
             self._set_pass([p for p in self.pass_publications if p is not publication])
+            publication.attach_pass(None, -1)
 
     def _set_pass(self, publications: list[NetworkPublication]) -> None:
-        self._send_pass.set_publications([
-            (p.terms, p.snd_pos, p.snd_lmt, p.mtu, p.max_messages_per_send) for p in publications])
+        send_pass = self._send_pass
+        for i, publication in enumerate(self.pass_publications):      # what the old table holds for them
+            publication.take_pass_sent(send_pass.last_sent_ns(i), send_pass.take_sent(i))
+        send_pass.set_publications([(p.terms, p.snd_pos, p.snd_lmt, p.mtu, p.max_messages_per_send, p.log, p.snd_bpe)
+                                    for p in publications])
+        for i, publication in enumerate(publications):                  # each is due at its first pass
+            publication.attach_pass(send_pass, i)
         self.pass_publications = publications
 
     def send_pass(self, now_ns: int) -> int:
-        """One duty cycle's send for the publications of the compiled pass: their data in one compiled call, then
-        each one's setup, heartbeat, idle flow control and retransmit timeouts. Returns the data bytes sent."""
+        """One duty cycle's send for the publications of the compiled pass: their data in one compiled call, then the
+        setup, heartbeat, idle flow control and retransmit timeouts of those that are due. Returns the data bytes
+        sent."""
         send_pass = self._send_pass
-        total = send_pass.send(self._send_transport, self.remote)
+        total = send_pass.send(self._send_transport, self.remote, now_ns)
         if total:
             self._bytes_sent.get_and_add(total)
-        sent = 0
-        for i, publication in enumerate(self.pass_publications):
-            sent += publication.on_pass_sent(now_ns, send_pass.sent(i))
-        return sent
+        if send_pass.due_count:
+            publications = self.pass_publications
+            for k in range(send_pass.due_count):
+                i = send_pass.due(k)
+                send_pass.set_due(i, publications[i].on_pass_due(now_ns, send_pass.sent(i), send_pass.last_sent_ns(i),
+                                                                 send_pass.take_sent(i)))
+        return total
 
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
         self.destinations.append(Destination(address, registration_id, 0, now_ns))

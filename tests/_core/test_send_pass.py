@@ -12,6 +12,7 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import AtomicCounter
+from aeron._core.logbuffer import LogBuffers
 from aeron._core.send_pass import SendPass
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
@@ -163,3 +164,41 @@ def test_send_timestamps_need_the_per_publication_path(pair):
     send_pass.set_publications([Publication(1).entry()])
     with pytest.raises(IllegalStateError):
         send_pass.send(sender, receiver.bound_address)
+
+
+def test_only_the_publications_whose_python_part_is_due_are_listed(pair):
+    sender, receiver = pair
+    a, b = Publication(1), Publication(2)
+    end = a.commit(0, 0, 32)
+    a.snd_lmt.set_ordered(end)
+    send_pass = SendPass()
+    send_pass.set_publications([a.entry(), b.entry()])
+    assert send_pass.send(sender, receiver.bound_address, 1_000) == 64       # a new table: every one is due
+    assert [send_pass.due(k) for k in range(send_pass.due_count)] == [0, 1]
+    assert (send_pass.last_sent_ns(0), send_pass.take_sent(0), send_pass.take_sent(0)) == (1_000, 64, 0)
+    send_pass.set_due(0, 5_000)
+    send_pass.set_due(1, 2_000)
+    send_pass.send(sender, receiver.bound_address, 1_500)
+    assert send_pass.due_count == 0
+    send_pass.send(sender, receiver.bound_address, 2_000)
+    assert [send_pass.due(k) for k in range(send_pass.due_count)] == [1]
+    with pytest.raises(IndexError):
+        send_pass.due(1)
+
+
+def test_data_waiting_behind_a_closed_window_counts_back_pressure(pair):
+    sender, receiver = pair
+    log = LogBuffers.create(None, term_length=TERM_LENGTH * 64, initial_term_id=5, session_id=1, stream_id=10)
+    terms = [log.term_buffer(i) for i in range(3)]
+    values = AtomicBuffer(bytearray(3 * 128))
+    snd_pos, snd_lmt, snd_bpe = (AtomicCounter(values, i) for i in range(3))
+    send_pass = SendPass()
+    send_pass.set_publications([(terms, snd_pos, snd_lmt, 96, 8, log, snd_bpe)])
+    send_pass.send(sender, receiver.bound_address, 1)
+    assert snd_bpe.get() == 0                        # nothing written: no back pressure
+    log.metadata_buffer().put_i64(0, (5 << 32) | 64)  # a publisher has claimed 64 bytes; the window stays closed
+    send_pass.send(sender, receiver.bound_address, 2)
+    send_pass.send(sender, receiver.bound_address, 3)
+    assert (snd_bpe.get(), snd_pos.get()) == (2, 0)
+    with pytest.raises(InvalidArgumentError):
+        send_pass.set_publications([(terms, snd_pos, snd_lmt, 96, 8, log)])
