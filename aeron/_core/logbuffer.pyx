@@ -340,6 +340,15 @@ cdef class LogBuffers:
         self.check_open()
         return ld.active_term_count_volatile(self.meta)
 
+    def producer_position(self):
+        """Where the publishers have got to: the active partition's tail, capped at the term end (the driver reads
+        it every duty cycle)."""
+        self.check_open()
+        cdef int64_t raw_tail = ld.raw_tail_volatile(
+            self.meta, ld.index_by_term_count(ld.active_term_count_volatile(self.meta)))
+        return ld.compute_position(ld.term_id_of(raw_tail), ld.term_offset_of(raw_tail, self.term_length),
+                                   self.position_bits_to_shift, self.initial_term_id)
+
     @property
     def active_partition_index(self):
         self.check_open()

@@ -42,10 +42,7 @@ class DriverLog:
 
     def producer_position(self) -> int:
         """Where the publishers have got to: the active partition's tail, capped at the term end."""
-        log = self.log
-        raw_tail = log.raw_tail_volatile(log.active_term_count % 3)
-        term_offset = min(raw_tail & 0xFFFFFFFF, self.term_length)
-        return log.compute_position(raw_tail >> 32, term_offset)
+        return self.log.producer_position()
 
     def clean_buffer_to(self, target: int) -> None:
         """Zero consumed terms up to ``target`` so a partition is clean before it is reused (§3.5)."""

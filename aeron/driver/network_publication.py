@@ -473,8 +473,8 @@ class NetworkPublication(DriverPublication):
             return 0
         work = 0
         snd_pos = self.snd_pos.get_volatile()
-        self.pub_pos.set_ordered(self.producer_position())
-        if self.is_connected_now():
+        self.pub_pos.set_ordered(self.log.producer_position())
+        if self.has_receivers and self.flow_control.has_required_receivers() or self.is_connected_now():
             min_pos = snd_pos
             for spy in self.spies.values():
                 if spy.state != TETHER_RESTING:     # an untethered spy that fell behind holds nothing back

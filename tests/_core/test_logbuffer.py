@@ -369,3 +369,16 @@ def test_metadata_setters_are_visible_in_bytes():
         meta.close()
     finally:
         log.close()
+
+
+def test_producer_position_reads_the_active_partitions_tail_capped_at_the_term_end():
+    term_length = 64 * 1024
+    log = LogBuffers.create(None, term_length=term_length, initial_term_id=-5, session_id=1, stream_id=2)
+    meta = log.metadata_buffer()
+    assert log.producer_position() == 0
+    meta.put_i64(0, lb.pack_tail(-5, 4096))
+    assert log.producer_position() == 4096
+    # the third term (partition 2, active term count 2), its tail run past the end by a claim that did not fit
+    meta.put_i64(16, lb.pack_tail(-3, term_length + 96))
+    meta.put_i32(24, 2)
+    assert log.producer_position() == 3 * term_length
