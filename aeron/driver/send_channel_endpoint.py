@@ -69,6 +69,7 @@ class SendChannelEndpoint:
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._invalid = system[ctr.INVALID_PACKETS]
         self._short_sends = system[ctr.SHORT_SENDS]
+        self._status_messages_received = system[ctr.STATUS_MESSAGES_RECEIVED]
         # status messages and NAKs are validated and parsed in compiled code, a batch per call
         self._control = ControlFrameReader(self._bytes_received, self._invalid)
         # the data of its publications goes out in one compiled pass per duty cycle (sender thread); a loss
@@ -251,7 +252,7 @@ class SendChannelEndpoint:
         transport = self.transport
         frame_type = reader.frame_type(index)
         if frame_type == HDR_TYPE_SM:
-            self._on_status_message(*reader.status_message(index), transport.source(slot), now_ns)
+            self._on_status_message(*reader.status_message(index), slot, now_ns)
         elif frame_type == HDR_TYPE_NAK:
             self._on_nak(*reader.nak(index), now_ns)
         else:
@@ -266,10 +267,11 @@ class SendChannelEndpoint:
                 self._on_response_setup_frame(frame)
 
     def _on_status_message(self, session_id: int, stream_id: int, flags: int, term_id: int, term_offset: int,
-                           window: int, receiver_id: int, group_tag: int | None, source: tuple,
-                           now_ns: int) -> None:
-        self.system[ctr.STATUS_MESSAGES_RECEIVED].increment_ordered()
+                           window: int, receiver_id: int, group_tag: int | None, slot: int, now_ns: int) -> None:
+        self._status_messages_received.increment_ordered()
         self.time_of_last_sm_ns = now_ns
+        # the source address only when it is used: making it costs more than the rest of a status message
+        source = self.transport.source(slot) if self.is_dynamic or self.is_response else None
         if self.is_dynamic:
             self._track_destination(source, receiver_id, now_ns)
         # a subscription's periodic announcement (session 0, stream 0) only makes it a destination: no publication

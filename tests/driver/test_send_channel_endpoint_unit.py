@@ -50,9 +50,21 @@ def test_a_status_message_goes_to_its_publication(rig):
                                      group_tag=3), source)
     assert endpoint.poll_control(clock()) == 1
     assert seven.calls == []
-    assert eight.calls == [("sm", 0, 101, 64, 4096, 5, 3, source, clock())]
+    # a plain unicast publication has no use for the receiver's address: it is not made (dynamic MDC and response
+    # channels get it, see below)
+    assert eight.calls == [("sm", 0, 101, 64, 4096, 5, 3, None, clock())]
     assert counters[ctr.STATUS_MESSAGES_RECEIVED] == 1
     assert counters[ctr.BYTES_RECEIVED] == f.SM_WITH_GROUP_TAG_LENGTH
+
+
+def test_a_response_endpoint_hands_the_status_message_source_on(rig):
+    counters, clock, transport, endpoint, seven, eight = rig
+    endpoint.is_response = True
+    source = ("127.0.0.1", 50001)
+    transport.deliver(status_message(session_id=8, term_id=101, term_offset=64, window=4096, receiver_id=5,
+                                     group_tag=3), source)
+    assert endpoint.poll_control(clock()) == 1
+    assert eight.calls == [("sm", 0, 101, 64, 4096, 5, 3, source, clock())]
 
 
 def test_a_subscription_announcement_reaches_no_publication(rig):
