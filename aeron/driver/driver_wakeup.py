@@ -89,7 +89,12 @@ class SignallingAgent(Agent):
                 mask |= bit
         if mask:
             self._signal(mask)
-        self.active = any(agent.activity for agent in self._agents)
+        active = False
+        for agent in self._agents:          # a loop, not any(generator): this runs every duty cycle
+            if agent.activity:
+                active = True
+                break
+        self.active = active
         return work
 
     def time_to_deadline_ns(self, far_ns: int) -> int:

@@ -114,7 +114,8 @@ class CommandProxy:
 
     def is_applying_backpressure(self) -> bool:
         """True when the target's queue is nearly full: take no new client command until it drains."""
-        return self.queue.remaining_capacity() < COMMAND_QUEUE_RESERVE
+        queue = self.queue           # remaining_capacity() inlined: the conductor asks every duty cycle
+        return queue.capacity - len(queue._records) < COMMAND_QUEUE_RESERVE
 
 
 class SenderProxy(CommandProxy):

@@ -32,6 +32,8 @@ class Receiver(Agent):
         self._conductor_proxy = conductor_proxy
         self.data_mask = 0          # wake-up bits of the streams this cycle's poll inserted data into
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
+        self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
+        self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
 
     # -- ReceiverProxy commands (receiver thread) ----------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -90,9 +92,9 @@ class Receiver(Agent):
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
         cycle = self._nano_clock() - now
-        self._system[ctr.RECEIVER_MAX_CYCLE_TIME].propose_max_ordered(cycle)
+        self._max_cycle_time.propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
-            self._system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
+            self._cycle_time_exceeded.increment_ordered()
         return work
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
