@@ -158,6 +158,15 @@ cdef class ImageReceiveState:
         self.entry.time_of_last_packet_ns = value
 
     @property
+    def inserts(self):
+        """Data frames inserted into the image's terms so far (by the compiled path and ``count_insert``)."""
+        return self.entry.inserts
+
+    def count_insert(self):
+        """A data frame went into the terms by the Python path."""
+        self.entry.inserts += 1
+
+    @property
     def accepting(self):
         """False: the compiled path hands every datagram of this image to Python (a rejected image)."""
         return self.entry.accepting
@@ -373,6 +382,7 @@ cdef class DataPacketDispatcher:
             get_and_add_i64(self.flow_control_under_runs, 1)
             return DISPATCH_OK
         e.time_of_last_packet_ns = now_ns
+        e.inserts += 1
         term_rebuilder_insert(e.terms[(position >> e.position_bits_to_shift) % 3] + term_offset, p, length)
         if proposed > load_acquire_i64(e.rcv_hwm):
             store_release_i64(e.rcv_hwm, proposed)

@@ -25,6 +25,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron.common.errors import ErrorCode
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
+from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS, source_key
@@ -130,6 +131,9 @@ class PublicationImage(DriverLog):
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
+        # what the last rebuild scan saw (track_rebuild): it runs again only when one of them moved
+        self._tracked_inserts = self._tracked_hwm = self._tracked_min_sub = self._tracked_max_sub = -1
+        self._static_window = isinstance(congestion_control, StaticWindowCongestionControl)
         self._sm = bytearray(SM_WITH_GROUP_TAG_LENGTH)
         self._nak = bytearray(NAK_HEADER_LENGTH)
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
@@ -203,6 +207,7 @@ class PublicationImage(DriverLog):
             self.system[ctr.FLOW_CONTROL_UNDER_RUNS].increment_ordered()
             return 0
         self.time_of_last_packet_ns = now_ns
+        self.receive_state.count_insert()
         term = self.terms[(packet_position >> self.position_bits_to_shift) % 3]
         TermRebuilder.insert(term, term_offset, buffer, length)
         if proposed > self.rcv_hwm.get():
@@ -273,9 +278,19 @@ class PublicationImage(DriverLog):
                 max_sub = position
         if min_sub == _INT64_MAX:
             return 0
+        hwm = self.rcv_hwm.get_volatile()
+        inserts = self.receive_state.inserts
+        loss = self.loss_detector
+        # nothing it depends on has moved since the last scan (no data inserted, hwm and subscribers where they were,
+        # no NAK timer due, a static window): it would decide the same again
+        if inserts == self._tracked_inserts and hwm == self._tracked_hwm and min_sub == self._tracked_min_sub and \
+                max_sub == self._tracked_max_sub and self._static_window and \
+                not (loss.gap_open and now_ns >= loss.expiry_ns):
+            return 0
+        self._tracked_inserts, self._tracked_hwm = inserts, hwm
+        self._tracked_min_sub, self._tracked_max_sub = min_sub, max_sub
         rcv_pos = self.rcv_pos.get()
         rebuild = max(rcv_pos, max_sub)
-        hwm = self.rcv_hwm.get_volatile()
         shift = self.position_bits_to_shift
         rebuild_term_offset = rebuild & self.term_length_mask
         rebuild_term_id = ((rebuild >> shift) + self.initial_term_id + (1 << 31)) % (1 << 32) - (1 << 31)
@@ -391,6 +406,7 @@ class PublicationImage(DriverLog):
             term = self.terms[(self.position_of(term_id, term_offset) >> self.position_bits_to_shift) % 3]
             if TermGapFiller.try_fill_gap(self.log, term, term_id, term_offset, length):
                 self.system[ctr.LOSS_GAP_FILLS].increment_ordered()
+                self._tracked_inserts = -1          # the term changed: the next rebuild scan steps over the fill
             return
         encode_nak(self._nak, 0, self.session_id, self.stream_id, term_id, term_offset, length)
         for connection in self._live_connections(self.time_of_last_packet_ns):
