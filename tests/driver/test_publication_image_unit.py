@@ -53,6 +53,25 @@ def test_out_of_order_frames_are_rebuilt_in_place(rig):
     assert image.terms[0].get_bytes(0, 192) == b"".join(frames)
 
 
+def test_the_rebuild_scan_runs_again_only_when_something_it_depends_on_moved(rig, monkeypatch):
+    counters, clock, transport, endpoint, image, subscriber = rig
+    scans = []
+    scan = image.loss_detector.scan
+    monkeypatch.setattr(image.loss_detector, "scan", lambda *args: scans.append(args) or scan(*args))
+    _insert(image, clock, 64, b"B" * 32)
+    image.track_rebuild(clock())
+    image.track_rebuild(clock())
+    image.track_rebuild(clock())
+    assert len(scans) == 1                        # nothing new: the same decision, not scanned again
+    _insert(image, clock, 0, b"A" * 32)           # fills the gap: the hwm stays, the same clock time
+    image.track_rebuild(clock())
+    assert len(scans) == 2 and image.rcv_pos.get() == 128
+    clock.advance(MS)                             # a NAK timer or a subscriber moving also brings it back
+    subscriber.set_ordered(64)
+    image.track_rebuild(clock())
+    assert len(scans) == 3
+
+
 def test_the_first_status_message_goes_at_once_with_the_receiver_window(rig):
     counters, clock, transport, endpoint, image, subscriber = rig
     assert image.send_pending_status_message(clock()) == 1
