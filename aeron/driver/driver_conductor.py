@@ -148,6 +148,8 @@ class DriverConductor(Agent):
         self.system[ctr.CONTROL_PROTOCOL_VERSION].set_ordered(cmd.CONTROL_PROTOCOL_SEMANTIC_VERSION)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].set_ordered(self.cnc.file_length + loss_length)
         self.errors_counter = self.system[ctr.ERRORS]
+        self._max_cycle_time = self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME]        # read every duty cycle
+        self._cycle_time_exceeded = self.system[ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED]
         self.driver_counters = DriverCounters(self.counters, self.counters_values)
         self.log_factory = LogFactory(self.aeron_dir, ctx, self.system[ctr.BYTES_CURRENTLY_MAPPED])
 
@@ -217,9 +219,9 @@ class DriverConductor(Agent):
         self.activity = work            # commands, and limits moved by readers: not the timers (driver_wakeup)
         work += timers
         cycle_ns = self._nano_clock() - start_ns
-        self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME].propose_max_ordered(cycle_ns)
+        self._max_cycle_time.propose_max_ordered(cycle_ns)
         if cycle_ns > CYCLE_THRESHOLD_NS:
-            self.system[ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED].increment_ordered()
+            self._cycle_time_exceeded.increment_ordered()
         return work
 
     def on_close(self) -> None:
