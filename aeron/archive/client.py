@@ -656,9 +656,25 @@ class AeronArchive:
         """A replay to a ``control-mode=response`` subscription (archive.md §10.4): a replay token on this
         session, then the ReplayRequest sent on a new request publication whose ``response-correlation-id``
         names the replay subscription, so the archive answers it over that subscription's own channel."""
+        token = yield from self._replay_token_op(recording_id)
+        publication = yield from self._replay_request_publication_op(subscription_registration_id)
+        try:
+            return (yield from self._replay_on_publication_op(publication, recording_id, replay_channel,
+                                                              replay_stream_id,
+                                                              dataclasses.replace(params, replay_token=token)))
+        finally:
+            publication.close()
+
+    def _replay_token_op(self, recording_id: int) -> Op[int]:
+        """A replay token for ``recording_id`` (ReplayTokenRequest): it attributes a replay request sent on another
+        connection to this session."""
         correlation_id = self._begin()
         sent = self.archive_proxy.request_replay_token(correlation_id, self.control_session_id, recording_id)
-        token = yield from self._request(sent, "replay token", correlation_id)
+        return (yield from self._request(sent, "replay token", correlation_id))
+
+    def _replay_request_publication_op(self, subscription_registration_id: int) -> Op[Any]:
+        """A request publication to the archive whose ``response-correlation-id`` names the replay subscription,
+        once connected with a window to send in (the caller closes it)."""
         ctx = self.context
         assert ctx.control_request_channel is not None
         uri = ChannelUri.parse(ctx.control_request_channel)
@@ -673,15 +689,22 @@ class AeronArchive:
         try:
             deadline = _Deadline(ctx.message_timeout_ns)
             while not publication.is_connected or publication.position_limit == 0:
-                deadline.check("timed out waiting to establish replay connection", correlation_id)
+                deadline.check("timed out waiting to establish replay connection", self.last_correlation_id)
                 yield 0
-            proxy = ArchiveProxy(publication, ctx.message_retry_attempts)
-            params = dataclasses.replace(params, replay_token=token)
-            sent = proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params, correlation_id,
-                                            self.control_session_id)
-            return (yield from self._request(sent, "replay", correlation_id))
-        finally:
+        except BaseException:
             publication.close()
+            raise
+        return publication
+
+    def _replay_on_publication_op(self, publication: Any, recording_id: int, replay_channel: str,
+                                  replay_stream_id: int, params: ReplayParams) -> Op[int]:
+        """The ReplayRequest of this session sent on ``publication`` (one from
+        :meth:`_replay_request_publication_op`); the answer comes on this session's response stream."""
+        correlation_id = self._begin()
+        proxy = ArchiveProxy(publication, self.context.message_retry_attempts)
+        sent = proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params, correlation_id,
+                                        self.control_session_id)
+        return (yield from self._request(sent, "replay", correlation_id))
 
     def _replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, params: ReplayParams,
                    available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:

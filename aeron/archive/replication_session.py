@@ -12,7 +12,11 @@ is removed and the replay stopped. The recording then goes on from the live stre
 stream ends. A tagged replication (channel/subscription tag ids) uses the same multi-destination subscription,
 tagged, so that other subscriptions naming the tags share its receive endpoint.
 
-Not done here: a ``control-mode=response`` replication channel (Aeron's replay token path).
+With a ``control-mode=response`` replication channel (neither live destination nor tags) the replay comes back
+over a response channel, as a client's replay over one does: the recording subscription is the response
+subscription (no session id: the source's replay publication is paired with it), a replay token is asked for on
+the source connection, and the ReplayRequest, bearing it, goes on a request publication of its own whose
+``response-correlation-id`` names the recording subscription; that publication lives as long as the replication.
 """
 from __future__ import annotations
 
@@ -27,7 +31,8 @@ from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.replay_merge import LIVE_ADD_MAX_WINDOW, REPLAY_REMOVE_THRESHOLD
 from aeron.common.channel_uri import (CONTROL_MODE_MANUAL, CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, EOS_PARAM_NAME,
                                       INTERFACE_PARAM_NAME, LINGER_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
-                                      REJOIN_PARAM_NAME, SESSION_ID_PARAM_NAME, TAGS_PARAM_NAME, ChannelUri)
+                                      REJOIN_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
+                                      TAGS_PARAM_NAME, ChannelUri)
 from aeron.common.errors import AeronError
 
 if TYPE_CHECKING:
@@ -40,18 +45,20 @@ SOURCE_ARCHIVE_POLL_INTERVAL_NS = 100_000_000      # how often an idle step look
 
 
 class ReplicationState(enum.Enum):
-    """Where a replication is (Aeron ReplicationSession.State, without the response-channel states)."""
+    """Where a replication is (Aeron ReplicationSession.State)."""
 
     CONNECT = 0
     REPLICATE_DESCRIPTOR = 1
     SRC_RECORDING_POSITION = 2
     EXTEND = 3
-    REPLAY = 4
-    AWAIT_IMAGE = 5
-    REPLICATE = 6
-    CATCHUP = 7
-    ATTEMPT_LIVE_JOIN = 8
-    DONE = 9
+    REPLAY_TOKEN = 4
+    GET_ARCHIVE_PROXY = 5
+    REPLAY = 6
+    AWAIT_IMAGE = 7
+    REPLICATE = 8
+    CATCHUP = 9
+    ATTEMPT_LIVE_JOIN = 10
+    DONE = 11
 
 
 class _Credentials:
@@ -106,6 +113,10 @@ class ReplicationSession:
         self.replication_session_id = replication_session_id
         self.file_io_max_length = file_io_max_length
         self.live_destination = live_destination or None
+        # the replay comes back over a response channel: paired with the recording subscription, not by session id
+        self.is_response = ChannelUri.parse(replication_channel).control_mode == CONTROL_MODE_RESPONSE
+        self.replay_token = NULL_VALUE
+        self.response_publication: Any = None
         # a tag left out is the replication id, as Aeron does, so a tagged subscription always has both
         self.is_tagged = channel_tag_id != NULL_VALUE or subscription_tag_id != NULL_VALUE
         self.channel_tag_id = replication_id if channel_tag_id == NULL_VALUE else channel_tag_id
@@ -227,6 +238,19 @@ class ReplicationSession:
             return self._src_recording_position(now_ns)
         if state is ReplicationState.EXTEND:
             return self._extend(now_ns)
+        if state is ReplicationState.REPLAY_TOKEN:
+            finished, token = self._step()
+            if not finished:
+                return 0
+            self.replay_token = token
+            self._op = self.src_archive._replay_request_publication_op(self.recording_subscription.registration_id)
+            return self._set_state(ReplicationState.GET_ARCHIVE_PROXY, now_ns)
+        if state is ReplicationState.GET_ARCHIVE_PROXY:
+            finished, publication = self._step()
+            if not finished:
+                return 0
+            self.response_publication = publication
+            return self._set_state(ReplicationState.REPLAY, now_ns)
         if state is ReplicationState.REPLAY:
             return self._replay(now_ns)
         if state is ReplicationState.AWAIT_IMAGE:
@@ -324,7 +348,8 @@ class ReplicationSession:
         uri = ChannelUri.parse(self.replication_channel)
         endpoint = uri.get(ENDPOINT_PARAM_NAME)
         uri.put(REJOIN_PARAM_NAME, "false")
-        uri.put(SESSION_ID_PARAM_NAME, str(self._replay_session_id()))
+        if not self.is_response:
+            uri.put(SESSION_ID_PARAM_NAME, str(self._replay_session_id()))
         if self.is_mds:
             if endpoint is None:
                 return self._fail(f"replication channel has no endpoint for the replay destination: "
@@ -338,6 +363,9 @@ class ReplicationSession:
             assert endpoint is not None
             self.replay_destination = destination_uri(self.replication_channel, endpoint)
             self.recording_subscription.subscription.async_add_destination(self.replay_destination)
+        if self.is_response:
+            self._op = self.src_archive._replay_token_op(self.src_recording_id)
+            return self._set_state(ReplicationState.REPLAY_TOKEN, now_ns)
         return self._set_state(ReplicationState.REPLAY, now_ns)
 
     def _replay(self, now_ns: int) -> int:
@@ -357,13 +385,20 @@ class ReplicationSession:
                 # the replay must end without an end of stream: the image goes on with the live stream
                 uri.put(LINGER_PARAM_NAME, "0")
                 uri.put(EOS_PARAM_NAME, "false")
-            uri.put(SESSION_ID_PARAM_NAME, str(self._replay_session_id()))
             length = (self.stop_position - self.replay_position if self.stop_position != NULL_POSITION
                       else NULL_VALUE)
             params = ReplayParams(position=self.replay_position, length=length,
-                                  file_io_max_length=self.file_io_max_length)
-            self._op = self.src_archive._start_replay_op(self.src_recording_id, str(uri),
-                                                         self.src_descriptor.stream_id, params)
+                                  file_io_max_length=self.file_io_max_length, replay_token=self.replay_token)
+            if self.is_response:
+                # the source pairs its replay publication with the recording subscription, as the request's
+                # publication names it
+                uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(self.recording_subscription.registration_id))
+                self._op = self.src_archive._replay_on_publication_op(
+                    self.response_publication, self.src_recording_id, str(uri), self.src_descriptor.stream_id, params)
+            else:
+                uri.put(SESSION_ID_PARAM_NAME, str(self._replay_session_id()))
+                self._op = self.src_archive._start_replay_op(self.src_recording_id, str(uri),
+                                                             self.src_descriptor.stream_id, params)
             return 1
         finished, replay_session_id = self._step()
         if not finished:
@@ -435,12 +470,15 @@ class ReplicationSession:
         return 1
 
     def close(self) -> None:
-        """Stop the source replay if it still runs, close the source connection and, unless merged, the recording
-        subscription."""
+        """Stop the source replay if it still runs, close the source connection, the replay's request publication
+        and, unless merged, the recording subscription."""
         archive = self.src_archive
         self.src_archive = None
         if self.recording_subscription is not None:
             self.conductor.close_recording_subscription(self.recording_subscription)
+        if self.response_publication is not None:
+            self.response_publication.close()
+            self.response_publication = None
         if self._op is not None:
             try:
                 self._op.close()          # an unfinished connect closes what it made
