@@ -633,12 +633,15 @@ class ArchiveConductor(Agent):
 
     def subscribe_for_replication(self, session: ControlSession, replication_id: int, stream_id: int, channel: str,
                                   dst_recording_id: int) -> RecordingSubscription:
-        """The auto-stop extend subscription a replication records the source's replay with."""
+        """The auto-stop extend subscription a replication records the source's replay with; answered, as an
+        ExtendRecording is, with an OK for the replication id naming the subscription (Aeron does the same)."""
         self.check_storage_space()
         uri = ChannelUri.parse(channel)
-        return self._add_recording_subscription(session, replication_id, stream_id, channel,
-                                                subscription_key(stream_id, uri), channel, stripped_channel(uri), True,
-                                                dst_recording_id)
+        rec_sub = self._add_recording_subscription(session, replication_id, stream_id, channel,
+                                                   subscription_key(stream_id, uri), channel, stripped_channel(uri),
+                                                   True, dst_recording_id)
+        session.send_ok(replication_id, rec_sub.registration_id)
+        return rec_sub
 
     def check_storage_space(self) -> None:
         """Refuse (STORAGE_SPACE) to start writing a recording when the archive's file system has no more usable
