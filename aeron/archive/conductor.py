@@ -1246,6 +1246,7 @@ class ArchiveConductor(Agent):
             raise RequestError(f"max concurrent recordings reached {self.ctx.max_concurrent_recordings}",
                                ArchiveErrorCode.MAX_RECORDINGS)
         replication_id = self._new_session_id()
+        # as Aeron: only NULL_VALUE means "the recording's"; any other value below its mtu fails the replication
         file_io = d.file_io_max_length if v2 and d.acting_version >= 7 else NULL_VALUE
         replication = ReplicationSession(
             self, session, replication_id, d.src_recording_id, dst_recording_id,
@@ -1253,7 +1254,7 @@ class ArchiveConductor(Agent):
             replication_channel, d.replication_session_id if v2 and d.acting_version >= 8 else NULL_VALUE,
             d.encoded_credentials if v2 and d.acting_version >= 8 else b"",
             d.src_response_channel if v2 and d.acting_version >= 10 else "",
-            file_io if file_io and file_io > 0 else NULL_VALUE, self.nano_time, channel_tag_id, subscription_tag_id,
+            file_io, self.nano_time, channel_tag_id, subscription_tag_id,
             live_destination)
         self.replication_sessions[replication_id] = replication
         session.send_ok(correlation_id, replication_id)

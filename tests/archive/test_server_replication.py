@@ -41,10 +41,10 @@ def two_archives(shm_dir):
         yield src, dst, src_aeron, dst_aeron, src_client, dst_client, f"aeron:udp?endpoint=127.0.0.1:{src_port}"
 
 
-def replicate(client, src_control, src_recording_id, dst_recording_id=-1, stop_position=-1):
+def replicate(client, src_control, src_recording_id, dst_recording_id=-1, stop_position=-1, file_io_max_length=-1):
     return client.ok(codecs.ReplicateRequest2Encoder, src_recording_id=src_recording_id,
                      dst_recording_id=dst_recording_id, stop_position=stop_position, channel_tag_id=-1,
-                     subscription_tag_id=-1, src_control_stream_id=10, file_io_max_length=0,
+                     subscription_tag_id=-1, src_control_stream_id=10, file_io_max_length=file_io_max_length,
                      replication_session_id=-1, src_control_channel=src_control, live_destination="",
                      replication_channel="", encoded_credentials=b"", src_response_channel="")
 
@@ -69,6 +69,9 @@ def test_replicate_a_stopped_recording_into_a_new_and_an_existing_one(two_archiv
     assert created.correlation_id == replication_id and created.position == 0
     synced = dst_client.wait_signal(RecordingSignal.SYNC, dst_id, timeout_s=30)
     assert synced.position == middle
+    # the OK for the replication id naming the recording subscription, sent when it was made (as Aeron does)
+    extend_ok = dst_client.wait_response(replication_id, "ControlResponse")
+    assert extend_ok.code == ControlResponseCode.OK and extend_ok.relevant_id == synced.subscription_id != -1
     dst_client.wait_signal(RecordingSignal.REPLICATE_END, dst_id)
     assert dst_client.ok(codecs.StopPositionRequestEncoder, recording_id=dst_id) == middle
     # then the rest onto the same recording
@@ -109,10 +112,25 @@ def test_replication_errors(two_archives):
     assert unknown.code == ControlResponseCode.ERROR and unknown.relevant_id == ArchiveErrorCode.UNKNOWN_REPLICATION
     ipc = dst_client.call(codecs.ReplicateRequest2Encoder, src_recording_id=0, dst_recording_id=-1,
                           stop_position=-1, channel_tag_id=-1, subscription_tag_id=-1, src_control_stream_id=10,
-                          file_io_max_length=0, replication_session_id=-1, src_control_channel=src_control,
+                          file_io_max_length=-1, replication_session_id=-1, src_control_channel=src_control,
                           live_destination="aeron:ipc", replication_channel="", encoded_credentials=b"",
                           src_response_channel="")
     assert ipc.code == ControlResponseCode.ERROR and "live merge needs UDP" in ipc.error_message
+
+
+def test_a_file_io_max_length_below_the_mtu_fails_the_replication_zero_included(two_archives):
+    # as Aeron: only -1 (NULL_VALUE) means the recording's own; 0 is a length like any other
+    src, dst, src_aeron, dst_aeron, src_client, dst_client, src_control = two_archives
+    src_id, sub_id, pub, _ = record(src_client, src_aeron, "aeron:ipc?term-length=64k", 1000, [b"m" * 100] * 5)
+    for file_io in (0, 1000):
+        replication_id = replicate(dst_client, src_control, src_id, file_io_max_length=file_io)
+        error = dst_client.wait_response(replication_id, "ControlResponse", timeout_s=30)
+        assert error.code == ControlResponseCode.ERROR and error.relevant_id == ArchiveErrorCode.GENERIC
+        assert f"fileIoMaxLength ({file_io}) is less than the recording mtuLength (1408)" in error.error_message
+        end = dst_client.wait_signal(RecordingSignal.REPLICATE_END)
+        assert end.correlation_id == replication_id
+    assert not [m for m in dst_client.messages if m.name == "RecordingSignalEvent"]      # no recording made
+    pub.close()
 
 
 def test_replicating_an_active_recording_follows_it_until_stopped(two_archives):
