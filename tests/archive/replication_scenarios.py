@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replication scenarios between two archives, each an :class:`tests.archive.archives.ArchiveHandle` (ours or the
 official Java one): a live recording replicated with a merge onto its live stream while the publisher keeps
-publishing, optionally followed through a subscription naming the replication's tags. Run between two of ours by
-tests/archive/test_server_replication_live.py and across ours and Java by
+publishing, optionally followed through a subscription naming the replication's tags, and a stopped recording
+replicated over response channels, every answer for the replication id kept. Run between two of ours by
+tests/archive/test_server_replication_live.py and test_server_replication_response.py, and across ours and Java by
 tests/interop/test_archive_replication_java.py."""
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from aeron._core.codecs.archive import RecordingSignal
+from aeron._core.codecs import archive as codecs
+from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive import AeronArchive, SourceLocation
 from tests.archive.archives import ArchiveHandle
+from tests.archive.control_client import ControlClient
 from tests.support import free_port, wait_for
 
 LIVE_STREAM_ID = 1033
@@ -224,3 +227,126 @@ def replicate_with_live_merge(src_handle: ArchiveHandle, dst_handle: ArchiveHand
                 follower.subscription.close()
             publication.close()
             src.archive.try_stop_recording_subscription(subscription_id)
+
+
+def response_channel() -> str:
+    """A ``control-mode=response`` subscription channel with its own control address."""
+    return f"aeron:udp?control-mode=response|control=localhost:{free_port()}"
+
+
+def record_stopped(src: Connected, count: int) -> tuple[int, int, list[bytes]]:
+    """A stopped recording at the source with ``count`` numbered messages (UDP, some fragmented);
+    (recording id, stop position, messages)."""
+    channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+    subscription_id = src.archive.start_recording(channel, LIVE_STREAM_ID, SourceLocation.REMOTE)
+    publication = src.aeron.add_exclusive_publication(channel, LIVE_STREAM_ID)
+    try:
+        start = wait_for(lambda: [e for e in src.signals.of(RecordingSignal.START)
+                                  if e.subscription_id == subscription_id],
+                         WAIT_S, invoke=src.archive.poll_for_recording_signals, what="START signal")[0]
+        publisher = Publisher(publication)
+        publisher.publish(count)
+        sent = publisher.sent + [bytes(range(256)) * 20]           # one message of several fragments
+        wait_for(lambda: publication.offer(sent[-1]) > 0, WAIT_S, interval_s=0.001, what="offer")
+        stop = publication.position
+        wait_for(lambda: src.archive.get_recording_position(start.recording_id) >= stop, WAIT_S, interval_s=0.005,
+                 what="recorded at the source")
+    finally:
+        publication.close()
+    src.archive.stop_recording_subscription(subscription_id)
+    src.await_signal(RecordingSignal.STOP, start.correlation_id)
+    return start.recording_id, stop, sent
+
+
+def control_responses(client: Any, correlation_id: int) -> list[tuple[str, Any, int]]:
+    """What a raw control client got for ``correlation_id``, in order: ``("ControlResponse", code,
+    relevant id)`` or ``("RecordingSignalEvent", signal, position)``."""
+    found: list[tuple[str, Any, int]] = []
+    for m in client.messages:
+        if getattr(m, "correlation_id", None) != correlation_id:
+            continue
+        if m.name == "ControlResponse":
+            found.append((m.name, ControlResponseCode(m.code), m.relevant_id))
+        elif m.name == "RecordingSignalEvent":
+            found.append((m.name, RecordingSignal(m.signal), m.position))
+    return found
+
+
+def replicate_over_response_channels(src_handle: ArchiveHandle, dst_handle: ArchiveHandle, count: int = 300,
+                                     stop_position: int | None = None) -> dict:
+    """Replicate a stopped recording of ``src_handle`` into ``dst_handle`` with ``control-mode=response`` channels
+    both for the source's control responses and for the replay (Aeron's ``ReplicationParams.srcResponseChannel`` and
+    ``replicationChannel``), the destination driven by a raw control client that keeps every message. Checks that
+    the destination recording holds every message exactly once, in order (up to ``stop_position`` if given); returns
+    what came for the replication id (:func:`control_responses`) and the facts."""
+    with connected(src_handle) as src:
+        src_id, stop, sent = record_stopped(src, count)
+        dst_aeron = dst_handle.connect_aeron()
+        client = ControlClient(dst_aeron, dst_handle.control_channel, dst_handle.control_stream_id,
+                               f"aeron:udp?endpoint=localhost:{free_port()}", 20, timeout_s=WAIT_S)
+        try:
+            assert client.connect().code == ControlResponseCode.OK
+            end = stop if stop_position is None else stop_position
+            replication_id = client.ok(
+                codecs.ReplicateRequest2Encoder, src_recording_id=src_id, dst_recording_id=-1,
+                stop_position=-1 if stop_position is None else stop_position, channel_tag_id=-1,
+                subscription_tag_id=-1, src_control_stream_id=src_handle.control_stream_id, file_io_max_length=-1,
+                replication_session_id=-1, src_control_channel=src_handle.control_channel, live_destination="",
+                replication_channel=response_channel(), encoded_credentials=b"",
+                src_response_channel=response_channel())
+
+            def ended() -> bool:
+                got = control_responses(client, replication_id)
+                return ("RecordingSignalEvent", RecordingSignal.STOP, end) in got or \
+                    any(r[1] == ControlResponseCode.ERROR for r in got)
+            client._wait(ended, "replication ended and its recording stopped")
+            responses = control_responses(client, replication_id)
+            created = [m for m in client.messages if m.name == "RecordingSignalEvent" and
+                       m.correlation_id == replication_id and m.signal == RecordingSignal.REPLICATE]
+            assert created, [m for m in client.messages if getattr(m, "correlation_id", None) == replication_id]
+            dst_id = created[0].recording_id
+            assert client.ok(codecs.StopPositionRequestEncoder, recording_id=dst_id) == end
+            extend_ok = [m for m in client.messages if m.name == "ControlResponse" and
+                         m.correlation_id == replication_id and m.code == ControlResponseCode.OK]
+            extend = [m for m in client.messages if m.name == "RecordingSignalEvent" and
+                      m.correlation_id == replication_id and m.signal == RecordingSignal.EXTEND]
+        finally:
+            client.close()
+            dst_aeron.close()
+    with connected(dst_handle) as dst:
+        expected = [m for m, e in zip(sent, message_ends(sent)) if e <= end]
+        assert collect_replay(dst, dst_id, end, len(expected)) == expected
+    return dict(src_recording_id=src_id, dst_recording_id=dst_id, stop_position=stop, responses=responses,
+                extend_ok=extend_ok, extend=extend, messages=len(expected))
+
+
+def message_ends(messages: list[bytes], mtu: int = 1408, term_length: int = 64 * 1024) -> list[int]:
+    """The stream position after each message as an exclusive publication lays them out (fragments of at most
+    ``mtu - 32`` bytes; a frame that does not fit in the rest of a term goes to the next, after padding)."""
+    ends, position = [], 0
+    max_payload = mtu - 32
+    for data in messages:
+        remaining = len(data)
+        while True:
+            chunk = min(remaining, max_payload)
+            length = (32 + chunk + 31) & ~31
+            if position % term_length + length > term_length:
+                position += term_length - position % term_length
+            position += length
+            remaining -= chunk
+            if remaining <= 0:
+                break
+        ends.append(position)
+    return ends
+
+
+def expected_responses(facts: dict, end: int) -> list[tuple[str, Any, int]]:
+    """Aeron's order for a replication of a stopped recording into a new one, as :func:`control_responses` lists
+    it: REPLICATE, the OK naming the recording subscription, EXTEND at the start, SYNC at the end, REPLICATE_END,
+    then STOP once the recording subscription has gone."""
+    subscription_id = facts["extend_ok"][0].relevant_id
+    return [("RecordingSignalEvent", RecordingSignal.REPLICATE, 0),
+            ("ControlResponse", ControlResponseCode.OK, subscription_id),
+            ("RecordingSignalEvent", RecordingSignal.EXTEND, 0), ("RecordingSignalEvent", RecordingSignal.SYNC, end),
+            ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1),
+            ("RecordingSignalEvent", RecordingSignal.STOP, end)]

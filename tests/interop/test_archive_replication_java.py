@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Replication with a merge onto the live stream across our archive and the official Java ArchivingMediaDriver,
-both ways, while the publisher keeps publishing (the scenario of tests/archive/replication_scenarios.py: signals in
-order, every message exactly once in the destination recording, the recording going on from the live stream after
-the merge). Needs AERON_JAVA_CP (skips cleanly without it)."""
+"""Replication across our archive and the official Java ArchivingMediaDriver, both ways: with a merge onto the live
+stream while the publisher keeps publishing (signals in order, every message exactly once in the destination
+recording, the recording going on from the live stream after the merge), and of a stopped recording over response
+channels (every answer for the replication id, the OK naming the recording subscription among them, as the other
+side gives it). The scenarios are tests/archive/replication_scenarios.py's. Needs AERON_JAVA_CP (skips cleanly
+without it)."""
 from __future__ import annotations
 
 import os
@@ -13,7 +15,8 @@ import uuid
 import pytest
 
 from tests.archive.archives import java_classpath, our_archive, start_java_archive, stop_archive
-from tests.archive.replication_scenarios import WAIT_S, replicate_with_live_merge
+from tests.archive.replication_scenarios import (WAIT_S, expected_responses, replicate_over_response_channels,
+                                                 replicate_with_live_merge)
 from tests.support import wait_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -58,3 +61,20 @@ def test_our_source_replicated_into_the_java_archive_with_live_merge(ours, java,
     replicate_with_live_merge(ours, java, tagged=tagged)
     # the Java archive stopped the replay it merged away from
     wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay stopped")
+
+
+def test_java_source_replicated_into_our_archive_over_response_channels(java, ours):
+    facts = replicate_over_response_channels(java, ours)
+    assert facts["responses"] == expected_responses(facts, facts["stop_position"])
+    conductor = ours.proc.archive.conductor
+    wait_for(lambda: not conductor.replication_sessions and not conductor.recording_subscriptions, WAIT_S,
+             what="our replication closed")
+
+
+def test_our_source_replicated_into_the_java_archive_over_response_channels(ours, java):
+    # the Java destination's answers for the replication id, the OK naming its recording subscription among them,
+    # are those ours gives (tests/archive/test_server_replication_response.py)
+    facts = replicate_over_response_channels(ours, java)
+    assert facts["responses"] == expected_responses(facts, facts["stop_position"])
+    assert facts["extend_ok"][0].relevant_id == facts["extend"][0].subscription_id
+    wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay ended")
