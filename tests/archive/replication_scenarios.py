@@ -273,12 +273,14 @@ def control_responses(client: Any, correlation_id: int) -> list[tuple[str, Any, 
 
 
 def replicate_over_response_channels(src_handle: ArchiveHandle, dst_handle: ArchiveHandle, count: int = 300,
-                                     stop_position: int | None = None) -> dict:
+                                     stop_position: int | None = None, response_control: bool = True,
+                                     response_replay: bool = True) -> dict:
     """Replicate a stopped recording of ``src_handle`` into ``dst_handle`` with ``control-mode=response`` channels
-    both for the source's control responses and for the replay (Aeron's ``ReplicationParams.srcResponseChannel`` and
-    ``replicationChannel``), the destination driven by a raw control client that keeps every message. Checks that
-    the destination recording holds every message exactly once, in order (up to ``stop_position`` if given); returns
-    what came for the replication id (:func:`control_responses`) and the facts."""
+    for the source's control responses (``response_control``) and for the replay (``response_replay``): Aeron's
+    ``ReplicationParams.srcResponseChannel`` and ``replicationChannel``; the others are the defaults. The
+    destination is driven by a raw control client that keeps every message. Checks that the destination recording
+    holds every message exactly once, in order (up to ``stop_position`` if given); returns what came for the
+    replication id (:func:`control_responses`) and the facts."""
     with connected(src_handle) as src:
         src_id, stop, sent = record_stopped(src, count)
         dst_aeron = dst_handle.connect_aeron()
@@ -292,8 +294,8 @@ def replicate_over_response_channels(src_handle: ArchiveHandle, dst_handle: Arch
                 stop_position=-1 if stop_position is None else stop_position, channel_tag_id=-1,
                 subscription_tag_id=-1, src_control_stream_id=src_handle.control_stream_id, file_io_max_length=-1,
                 replication_session_id=-1, src_control_channel=src_handle.control_channel, live_destination="",
-                replication_channel=response_channel(), encoded_credentials=b"",
-                src_response_channel=response_channel())
+                replication_channel=response_channel() if response_replay else "", encoded_credentials=b"",
+                src_response_channel=response_channel() if response_control else "")
 
             def ended() -> bool:
                 got = control_responses(client, replication_id)
@@ -305,7 +307,8 @@ def replicate_over_response_channels(src_handle: ArchiveHandle, dst_handle: Arch
                        m.correlation_id == replication_id and m.signal == RecordingSignal.REPLICATE]
             assert created, [m for m in client.messages if getattr(m, "correlation_id", None) == replication_id]
             dst_id = created[0].recording_id
-            assert client.ok(codecs.StopPositionRequestEncoder, recording_id=dst_id) == end
+            assert client.ok(codecs.StopPositionRequestEncoder, recording_id=dst_id) == end, [
+                m for m in client.messages if getattr(m, "correlation_id", None) == replication_id]
             extend_ok = [m for m in client.messages if m.name == "ControlResponse" and
                          m.correlation_id == replication_id and m.code == ControlResponseCode.OK]
             extend = [m for m in client.messages if m.name == "RecordingSignalEvent" and

@@ -79,22 +79,29 @@ def seen(src, dst, monkeypatch):
     return seen
 
 
-def check_response_path(seen: dict) -> None:
+def check_response_path(seen: dict, response_control: bool = True, response_replay: bool = True) -> None:
     # the replication's control session at the source answers over a response channel (the test's own client of
     # the source connects first, with a plain one)
-    assert ["control-mode=response" in channel for channel in seen["connect"]] == [False, True], seen["connect"]
+    assert ["control-mode=response" in channel for channel in seen["connect"]] == [False, response_control]
     # the recording subscription is the response subscription (no session id), and the replay request came with
     # a token on its own connection, naming that subscription
     [recording] = seen["recording"]
-    assert "control-mode=response" in recording and "session-id" not in recording, recording
     [(replay_channel, has_token, own_connection)] = seen["replay"]
-    assert "control-mode=response" in replay_channel and "response-correlation-id=" in replay_channel
-    assert has_token and own_connection
+    if response_replay:
+        assert "control-mode=response" in recording and "session-id" not in recording, recording
+        assert "control-mode=response" in replay_channel and "response-correlation-id=" in replay_channel
+        assert has_token and own_connection
+    else:
+        assert "control-mode" not in recording and "session-id=" in recording, recording
+        assert "control-mode" not in replay_channel and not has_token and not own_connection
 
 
-def test_a_stopped_recording_replicated_over_response_channels(src, dst, seen):
-    facts = replicate_over_response_channels(src, dst)
-    check_response_path(seen)
+@pytest.mark.parametrize("response_control,response_replay", [(True, True), (True, False), (False, True)],
+                         ids=["both", "control-only", "replay-only"])
+def test_a_stopped_recording_replicated_over_response_channels(src, dst, seen, response_control, response_replay):
+    facts = replicate_over_response_channels(src, dst, response_control=response_control,
+                                             response_replay=response_replay)
+    check_response_path(seen, response_control, response_replay)
     assert facts["responses"] == expected_responses(facts, facts["stop_position"])
     # the OK names the recording subscription the EXTEND signal names
     assert facts["extend_ok"][0].relevant_id == facts["extend"][0].subscription_id

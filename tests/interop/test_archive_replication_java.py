@@ -63,18 +63,32 @@ def test_our_source_replicated_into_the_java_archive_with_live_merge(ours, java,
     wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay stopped")
 
 
-def test_java_source_replicated_into_our_archive_over_response_channels(java, ours):
-    facts = replicate_over_response_channels(java, ours)
+RESPONSE_MODES = pytest.mark.parametrize("response_control,response_replay", [(True, True), (True, False),
+                                                                           (False, True)],
+                                         ids=["both", "control-only", "replay-only"])
+
+
+@RESPONSE_MODES
+def test_java_source_replicated_into_our_archive_over_response_channels(java, ours, response_control,
+                                                                        response_replay):
+    facts = replicate_over_response_channels(java, ours, response_control=response_control,
+                                             response_replay=response_replay)
     assert facts["responses"] == expected_responses(facts, facts["stop_position"])
     conductor = ours.proc.archive.conductor
     wait_for(lambda: not conductor.replication_sessions and not conductor.recording_subscriptions, WAIT_S,
              what="our replication closed")
 
 
-def test_our_source_replicated_into_the_java_archive_over_response_channels(ours, java):
+# not replay-only: the Java destination's replay request publication keeps the session-id of its plain control
+# connection's and its driver refuses it ("existing publication has clashing sessionId"), whatever the source
+@pytest.mark.parametrize("response_control,response_replay", [(True, True), (True, False)],
+                         ids=["both", "control-only"])
+def test_our_source_replicated_into_the_java_archive_over_response_channels(ours, java, response_control,
+                                                                            response_replay):
     # the Java destination's answers for the replication id, the OK naming its recording subscription among them,
     # are those ours gives (tests/archive/test_server_replication_response.py)
-    facts = replicate_over_response_channels(ours, java)
+    facts = replicate_over_response_channels(ours, java, response_control=response_control,
+                                             response_replay=response_replay)
     assert facts["responses"] == expected_responses(facts, facts["stop_position"])
     assert facts["extend_ok"][0].relevant_id == facts["extend"][0].subscription_id
     wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay ended")
