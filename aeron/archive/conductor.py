@@ -634,12 +634,17 @@ class ArchiveConductor(Agent):
     def subscribe_for_replication(self, session: ControlSession, replication_id: int, stream_id: int, channel: str,
                                   dst_recording_id: int) -> RecordingSubscription:
         """The auto-stop extend subscription a replication records the source's replay with; answered, as an
-        ExtendRecording is, with an OK for the replication id naming the subscription (Aeron does the same)."""
+        ExtendRecording is, with an OK for the replication id naming the subscription (Aeron does the same); refused
+        as an ExtendRecording is when a recording subscription of the same key exists (e.g. another replication on
+        the same response channel and stream)."""
         self.check_storage_space()
         uri = ChannelUri.parse(channel)
-        rec_sub = self._add_recording_subscription(session, replication_id, stream_id, channel,
-                                                   subscription_key(stream_id, uri), channel, stripped_channel(uri),
-                                                   True, dst_recording_id)
+        key = subscription_key(stream_id, uri)
+        if any(s.key == key for s in self.recording_subscriptions.values()):
+            raise RequestError(f"recording exists for streamId={stream_id} channel={channel}",
+                               ArchiveErrorCode.ACTIVE_SUBSCRIPTION)
+        rec_sub = self._add_recording_subscription(session, replication_id, stream_id, channel, key, channel,
+                                                   stripped_channel(uri), True, dst_recording_id)
         session.send_ok(replication_id, rec_sub.registration_id)
         return rec_sub
 

@@ -353,3 +353,48 @@ def expected_responses(facts: dict, end: int) -> list[tuple[str, Any, int]]:
             ("RecordingSignalEvent", RecordingSignal.EXTEND, 0), ("RecordingSignalEvent", RecordingSignal.SYNC, end),
             ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1),
             ("RecordingSignalEvent", RecordingSignal.STOP, end)]
+
+
+def second_replication_on_the_same_response_channel(src_handle: ArchiveHandle, dst_handle: ArchiveHandle) -> list:
+    """Two replications of an active recording into ``dst_handle`` on one ``control-mode=response`` replication
+    channel: the first follows the recording; the second cannot have a recording subscription of the same channel
+    and stream (Aeron's extendRecording refuses it). Returns what came for the second replication id, once it
+    ended, after checking the first still follows the recording and stops when asked."""
+    with connected(src_handle) as src:
+        src_id, subscription_id, publication, publisher = start_live_recording(src)
+        dst_aeron = dst_handle.connect_aeron()
+        client = ControlClient(dst_aeron, dst_handle.control_channel, dst_handle.control_stream_id,
+                               f"aeron:udp?endpoint=localhost:{free_port()}", 20, timeout_s=WAIT_S)
+        try:
+            assert client.connect().code == ControlResponseCode.OK
+            channel = response_channel()
+            ids = []
+            for _ in range(2):
+                ids.append(client.ok(
+                    codecs.ReplicateRequest2Encoder, src_recording_id=src_id, dst_recording_id=-1, stop_position=-1,
+                    channel_tag_id=-1, subscription_tag_id=-1, src_control_stream_id=src_handle.control_stream_id,
+                    file_io_max_length=-1, replication_session_id=-1, src_control_channel=src_handle.control_channel,
+                    live_destination="", replication_channel=channel, encoded_credentials=b"",
+                    src_response_channel=response_channel()))
+                if len(ids) == 1:        # the first has its recording subscription before the second asks
+                    client._wait(lambda: ("RecordingSignalEvent", RecordingSignal.EXTEND, 0) in
+                                 control_responses(client, ids[0]), "EXTEND of the first replication")
+            first, second = ids
+            client._wait(lambda: ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1) in
+                         control_responses(client, second), "the second replication ended")
+            publisher.publish(50)
+            end = publication.position
+            dst_id = [m for m in client.messages if m.name == "RecordingSignalEvent" and m.correlation_id == first
+                      and m.signal == RecordingSignal.REPLICATE][0].recording_id
+            client._wait(lambda: client.ok(codecs.RecordingPositionRequestEncoder, recording_id=dst_id) == end,
+                         "the first replication follows the recording")
+            client.ok(codecs.StopReplicationRequestEncoder, replication_id=first)
+            client._wait(lambda: ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1) in
+                         control_responses(client, first), "the first replication ended")
+            return control_responses(client, second)
+        finally:
+            publisher.stop()
+            publication.close()
+            src.archive.try_stop_recording_subscription(subscription_id)
+            client.close()
+            dst_aeron.close()

@@ -2,7 +2,8 @@
 """Replication over response channels between two of our archives on two drivers: the source's control responses
 and the replay both come back over ``control-mode=response`` channels (a whole stopped recording, a bounded part of
 one, an active recording followed until the replication is stopped), and the OK the destination sends for the
-replication id when it makes the recording subscription."""
+replication id when it makes the recording subscription; a second replication on the same response channel and
+stream is refused (ACTIVE_SUBSCRIPTION), as Aeron refuses it."""
 from __future__ import annotations
 
 import os
@@ -12,11 +13,12 @@ import uuid
 
 import pytest
 
-from aeron._core.codecs.archive import RecordingSignal
-from aeron.archive import ReplicationParams
+from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
+from aeron.archive import ArchiveErrorCode, ReplicationParams
 from tests.archive.archives import our_archive
 from tests.archive.replication_scenarios import (WAIT_S, collect_replay, connected, expected_responses, message_ends,
                                                  replicate_over_response_channels, response_channel,
+                                                 second_replication_on_the_same_response_channel,
                                                  start_live_recording)
 from tests.support import wait_for
 
@@ -148,3 +150,12 @@ def test_an_active_recording_followed_over_response_channels_until_the_replicati
             publication.close()
             s.archive.try_stop_recording_subscription(subscription_id)
     check_response_path(seen)
+
+
+def test_a_second_replication_on_the_same_response_channel_is_refused(src, dst):
+    responses = second_replication_on_the_same_response_channel(src, dst)
+    assert [r[:2] for r in responses] == [("RecordingSignalEvent", RecordingSignal.REPLICATE),
+                                          ("ControlResponse", ControlResponseCode.ERROR),
+                                          ("RecordingSignalEvent", RecordingSignal.REPLICATE_END)]
+    assert responses[1][2] == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
+    settled(src, dst)

@@ -3,8 +3,8 @@
 stream while the publisher keeps publishing (signals in order, every message exactly once in the destination
 recording, the recording going on from the live stream after the merge), and of a stopped recording over response
 channels (every answer for the replication id, the OK naming the recording subscription among them, as the other
-side gives it). The scenarios are tests/archive/replication_scenarios.py's. Needs AERON_JAVA_CP (skips cleanly
-without it)."""
+side gives it; a second replication on the same response channel refused on both). The scenarios are
+tests/archive/replication_scenarios.py's. Needs AERON_JAVA_CP (skips cleanly without it)."""
 from __future__ import annotations
 
 import os
@@ -14,9 +14,12 @@ import uuid
 
 import pytest
 
+from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
+from aeron.archive import ArchiveErrorCode
 from tests.archive.archives import java_classpath, our_archive, start_java_archive, stop_archive
 from tests.archive.replication_scenarios import (WAIT_S, expected_responses, replicate_over_response_channels,
-                                                 replicate_with_live_merge)
+                                                 replicate_with_live_merge,
+                                                 second_replication_on_the_same_response_channel)
 from tests.support import wait_for
 
 pytestmark = pytest.mark.timeout(180)
@@ -92,3 +95,13 @@ def test_our_source_replicated_into_the_java_archive_over_response_channels(ours
     assert facts["responses"] == expected_responses(facts, facts["stop_position"])
     assert facts["extend_ok"][0].relevant_id == facts["extend"][0].subscription_id
     wait_for(lambda: not ours.proc.archive.conductor.replay_sessions, WAIT_S, what="our replay ended")
+
+
+@pytest.mark.parametrize("direction", ["java-to-ours", "ours-to-java"])
+def test_a_second_replication_on_the_same_response_channel_is_refused_on_both(java, ours, direction):
+    src, dst = (java, ours) if direction == "java-to-ours" else (ours, java)
+    responses = second_replication_on_the_same_response_channel(src, dst)
+    assert [r[:2] for r in responses] == [("RecordingSignalEvent", RecordingSignal.REPLICATE),
+                                          ("ControlResponse", ControlResponseCode.ERROR),
+                                          ("RecordingSignalEvent", RecordingSignal.REPLICATE_END)]
+    assert responses[1][2] == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
