@@ -390,8 +390,8 @@ class ReplicationSession:
             params = ReplayParams(position=self.replay_position, length=length,
                                   file_io_max_length=self.file_io_max_length, replay_token=self.replay_token)
             if self.is_response:
-                # the source pairs its replay publication with the recording subscription, as the request's
-                # publication names it
+                # no session id: the source pairs its replay publication with the image this request comes on,
+                # whose publication names the recording subscription (Aeron names it in the channel too)
                 uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(self.recording_subscription.registration_id))
                 self._op = self.src_archive._replay_on_publication_op(
                     self.response_publication, self.src_recording_id, str(uri), self.src_descriptor.stream_id, params)
@@ -476,9 +476,12 @@ class ReplicationSession:
         self.src_archive = None
         if self.recording_subscription is not None:
             self.conductor.close_recording_subscription(self.recording_subscription)
-        if self.response_publication is not None:
-            self.response_publication.close()
-            self.response_publication = None
+        publication, self.response_publication = self.response_publication, None
+        if publication is not None:
+            try:
+                publication.close()
+            except AeronError:
+                pass
         if self._op is not None:
             try:
                 self._op.close()          # an unfinished connect closes what it made
