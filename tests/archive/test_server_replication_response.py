@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replication over response channels between two of our archives on two drivers: the source's control responses
 and the replay both come back over ``control-mode=response`` channels (a whole stopped recording, a bounded part of
-one, an active recording followed until the replication is stopped), and the OK the destination sends for the
+one, an active recording followed until the replication is stopped; over IPC response channels with both archives on
+one driver), and the OK the destination sends for the
 replication id when it makes the recording subscription; a second replication on the same response channel and
 stream is refused (ACTIVE_SUBSCRIPTION), as Aeron refuses it."""
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 import shutil
@@ -13,14 +15,23 @@ import uuid
 
 import pytest
 
+from aeron import Aeron, Context
+from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
 from aeron.archive import ArchiveErrorCode, ReplicationParams
+from aeron.archive.archive import Archive
+from aeron.driver.media_driver import MediaDriver
 from tests.archive.archives import our_archive
-from tests.archive.replication_scenarios import (WAIT_S, collect_replay, connected, expected_responses, message_ends,
+from tests.archive.control_client import ControlClient
+from tests.archive.replication_scenarios import (WAIT_S, collect_replay, connected, control_responses,
+                                                 expected_responses, message_ends,
                                                  replicate_over_response_channels, response_channel,
                                                  second_replication_on_the_same_response_channel,
                                                  start_live_recording)
-from tests.support import wait_for
+from tests.archive.test_server import archive_context, collect, record, replay
+from tests.support import driver_context, wait_for
+
+IPC = "aeron:ipc?term-length=64k"
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -159,3 +170,51 @@ def test_a_second_replication_on_the_same_response_channel_is_refused(src, dst):
                                           ("RecordingSignalEvent", RecordingSignal.REPLICATE_END)]
     assert responses[1][2] == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
     settled(src, dst)
+
+
+@pytest.fixture
+def two_archives_on_one_driver(shm_dir):
+    """A driver with two of our archives on it, each reached over IPC on a control stream of its own."""
+    with contextlib.ExitStack() as stack:
+        driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver"))))
+        archives = [stack.enter_context(contextlib.closing(Archive.launch(archive_context(
+            shm_dir / name, aeron_dir=driver.aeron_dir, local_control_stream_id=stream_id, archive_id=archive_id,
+            replication_channel="aeron:ipc")))) for name, stream_id, archive_id in (("src", 10, 1), ("dst", 11, 2))]
+        aeron = stack.enter_context(Aeron.connect(Context(aeron_dir=driver.aeron_dir)))
+        clients = [ControlClient(aeron, IPC, stream_id, IPC, 20 + stream_id) for stream_id in (10, 11)]
+        for client in clients:
+            assert client.connect().code == ControlResponseCode.OK
+        yield archives, aeron, clients
+
+
+def test_replication_over_ipc_response_channels(two_archives_on_one_driver):
+    # both archives on one driver: the source's control responses and the replay come back over IPC response
+    # channels
+    (src, dst), aeron, (src_client, dst_client) = two_archives_on_one_driver
+    messages = [bytes([i % 256]) * (10 + (i * 97) % 3000) for i in range(200)]
+    src_id, sub_id, pub, stop = record(src_client, aeron, IPC, 1000, messages)
+    src_client.ok(codecs.StopRecordingSubscriptionRequestEncoder, subscription_id=sub_id)
+    src_client.wait_signal(RecordingSignal.STOP, src_id)
+    pub.close()
+    replication_id = dst_client.ok(
+        codecs.ReplicateRequest2Encoder, src_recording_id=src_id, dst_recording_id=-1, stop_position=-1,
+        channel_tag_id=-1, subscription_tag_id=-1, src_control_stream_id=10, file_io_max_length=-1,
+        replication_session_id=-1, src_control_channel=IPC, live_destination="",
+        replication_channel="aeron:ipc?control-mode=response", encoded_credentials=b"",
+        src_response_channel="aeron:ipc?control-mode=response|term-length=64k")
+    dst_client._wait(lambda: ("RecordingSignalEvent", RecordingSignal.STOP, stop) in
+                     control_responses(dst_client, replication_id), "replicated and stopped")
+    responses = control_responses(dst_client, replication_id)
+    subscription_id = responses[1][2]
+    assert responses == [("RecordingSignalEvent", RecordingSignal.REPLICATE, 0),
+                         ("ControlResponse", ControlResponseCode.OK, subscription_id),
+                         ("RecordingSignalEvent", RecordingSignal.EXTEND, 0),
+                         ("RecordingSignalEvent", RecordingSignal.SYNC, stop),
+                         ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1),
+                         ("RecordingSignalEvent", RecordingSignal.STOP, stop)]
+    dst_id = [m for m in dst_client.messages if m.name == "RecordingSignalEvent" and
+              m.correlation_id == replication_id][0].recording_id
+    _, sub = replay(dst_client, aeron, dst_id, length=-2, stream_id=1010)
+    assert collect(sub, len(messages)) == messages
+    wait_for(lambda: not src.conductor.replay_sessions and not dst.conductor.replication_sessions, WAIT_S,
+             what="replication closed")
