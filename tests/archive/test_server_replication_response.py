@@ -154,6 +154,8 @@ def test_an_active_recording_followed_over_response_channels_until_the_replicati
             settled(src, dst)
             # the replay's request publication went with the replication
             assert replication.response_publication is None
+            # the recording stops once its subscription has gone (after REPLICATE_END)
+            assert d.await_signal(RecordingSignal.STOP, replication_id).position == end
             assert d.archive.get_stop_position(dst_id) == end
             assert collect_replay(d, dst_id, end, len(publisher.sent)) == publisher.sent
         finally:
