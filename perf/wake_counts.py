@@ -11,7 +11,10 @@ GIL hand-over) and its CPU time; ``--syscalls`` adds the system calls (``strace 
 process down, so the other counts are taken in a run without it).
 
 Experiment knobs (environment): WAKE_COUNTS_TIMING=1 adds each driver agent's time per duty cycle;
-WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's and the samples' spin times.
+WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's and the samples' spin times,
+WAKE_COUNTS_DATA_SPIN_NS and WAKE_COUNTS_FULL_CYCLE_DEFER_NS the driver's data spin and how long it defers the rest
+of a duty cycle; WAKE_COUNTS_STAMPS=1 adds the time between the milestones of a round trip (CLOCK_MONOTONIC stamps
+in the three processes: ping offer, driver send, insert, pong wake-up, ...), p10/p50/p90.
 """
 from __future__ import annotations
 
@@ -59,9 +62,42 @@ def _on_snapshot(out: str, stats) -> None:
 
     def snapshot(*_):
         taken[0] += 1
+        _write_stamps(out)
         pathlib.Path(f"{out}.{taken[0]}").write_text(json.dumps(stats()))
 
     signal.signal(signal.SIGUSR1, snapshot)
+
+
+_STAMPS: list = []          # (perf_counter_ns, code) with WAKE_COUNTS_STAMPS=1: per-hop times of a round trip
+
+
+def _stamping() -> bool:
+    return bool(os.environ.get("WAKE_COUNTS_STAMPS"))
+
+
+def _stamp(code: str, _clock=time.perf_counter_ns, _append=_STAMPS.append) -> None:
+    _append((_clock(), code))
+
+
+class _StampedWaiter:
+    """A waiter whose ``wait`` stamps its return (``code``): when a sleeper woke."""
+
+    def __init__(self, waiter, code: str) -> None:
+        self._waiter = waiter
+        self._code = code
+
+    def wait(self, timeout_ns, fds=None):
+        woken = self._waiter.wait(timeout_ns, fds)
+        _stamp(self._code)
+        return woken
+
+    def __getattr__(self, name):
+        return getattr(self._waiter, name)
+
+
+def _write_stamps(out: str) -> None:
+    if _stamping():
+        pathlib.Path(out + ".stamps").write_text(json.dumps(_STAMPS))
 
 
 def _sleepers(idles: list) -> dict:
@@ -88,8 +124,21 @@ def run_driver(out: str, args: list[str]) -> int:
         captured["runners"].append(runner)
         captured["idles"].append((runner.idle_strategy, getattr(runner.idle_strategy, "waiter", None)))
         captured["boards"].append(self._wakeup_board)
-        if os.environ.get("WAKE_COUNTS_DRIVER_SPIN_NS"):
-            runner.idle_strategy.spin_ns = int(os.environ["WAKE_COUNTS_DRIVER_SPIN_NS"])
+        for knob, attribute in (("WAKE_COUNTS_DRIVER_SPIN_NS", "spin_ns"), ("WAKE_COUNTS_DATA_SPIN_NS", "data_spin_ns"),
+                                ("WAKE_COUNTS_FULL_CYCLE_DEFER_NS", "full_cycle_defer_ns")):
+            if os.environ.get(knob) and hasattr(runner.idle_strategy, attribute):
+                setattr(runner.idle_strategy, attribute, int(os.environ[knob]))
+        if _stamping() and getattr(runner.idle_strategy, "waiter", None) is not None:
+            runner.idle_strategy.waiter = _StampedWaiter(runner.idle_strategy.waiter, "DW")
+        receiver = self._conductor.receiver
+        if _stamping() and getattr(receiver, "signal_data", None) is not None:
+            signal = receiver.signal_data
+
+            def signal_data(mask, _signal=signal):
+                _stamp(f"R{mask.bit_length() - 1}")
+                _signal(mask)
+
+            receiver.signal_data = signal_data
 
     media_driver.MediaDriver._start = start
     counted_cycles = [0]
@@ -101,6 +150,31 @@ def run_driver(out: str, args: list[str]) -> int:
         return original_do_work(self)
 
     SignallingAgent.do_work = do_work
+    if _stamping():
+        from aeron.common.wakeup import stream_bit
+        from aeron.driver.send_channel_endpoint import SendChannelEndpoint
+        for name in ("send_pass", "send_data"):
+            if not hasattr(SendChannelEndpoint, name):
+                continue
+
+            def stamped(self, now_ns, _original=getattr(SendChannelEndpoint, name)):
+                sent = _original(self, now_ns)
+                if sent and self.pass_publications:
+                    _stamp(f"S{stream_bit(self.pass_publications[0].stream_id).bit_length() - 1}")
+                return sent
+
+            setattr(SendChannelEndpoint, name, stamped)
+    fast_counts = [0, 0]
+    if hasattr(SignallingAgent, "fast_work"):
+        original_fast_work = SignallingAgent.fast_work
+
+        def fast_work(self):
+            work = original_fast_work(self)
+            fast_counts[0] += 1
+            fast_counts[1] += 1 if work else 0
+            return work
+
+        SignallingAgent.fast_work = fast_work
     timings: dict[str, list[int]] = {}
     if os.environ.get("WAKE_COUNTS_TIMING"):
         # the time each agent's duty cycle takes (adds a clock read per agent per cycle)
@@ -123,19 +197,22 @@ def run_driver(out: str, args: list[str]) -> int:
     def stats():
         boards = [b for b in captured["boards"] if b is not None]
         extra = {f"{name}_ns": cell[0] for name, cell in timings.items()}
-        return _process_stats(dict(_sleepers(captured["idles"]), cycles=counted_cycles[0],
+        return _process_stats(dict(_sleepers(captured["idles"]), cycles=counted_cycles[0], fast_polls=fast_counts[0],
+                                   fast_hits=fast_counts[1],
                                    wakeups_sent=sum(b.wakeups_sent for b in boards), **extra))
 
     _on_snapshot(out, stats)
     return driver_main.main(args)
 
 
-def _patch_client_idle(captured: list) -> None:
+def _patch_client_idle(captured: list, role: str = "") -> None:
     from aeron.samples import _common
     original = _common.idle_strategy
 
     def idle_strategy(client, name, *subscriptions):
         idle = original(client, name, *subscriptions)
+        if _stamping() and getattr(idle, "waiter", None) is not None:
+            idle.waiter = _StampedWaiter(idle.waiter, role[:2].upper() + "W")
         if os.environ.get("WAKE_COUNTS_CLIENT_SPIN_NS"):
             idle.spin_ns = int(os.environ["WAKE_COUNTS_CLIENT_SPIN_NS"])
         captured.append((idle, client))
@@ -147,7 +224,17 @@ def _patch_client_idle(captured: list) -> None:
 def run_sample(role: str, out: str, args: list[str]) -> int:
     """The ping or pong sample, counting its parks and the wake-ups it sent."""
     captured: list = []
-    _patch_client_idle(captured)
+    _patch_client_idle(captured, role)
+    if _stamping():
+        from aeron.client.publication import ExclusivePublication
+        appender_offer = ExclusivePublication.offer
+        code = role[:2].upper() + "O"
+
+        def offer(self, *offer_args, _code=code):
+            _stamp(_code)
+            return appender_offer(self, *offer_args)
+
+        ExclusivePublication.offer = offer
 
     def stats():
         idles = [(idle, getattr(idle, "waiter", None)) for idle, _ in captured]
@@ -270,8 +357,56 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> 
         for role, path in traces.items():
             if os.path.exists(path):
                 result[role] = dict(result.get(role) or {}, syscalls_total=_strace_counts(path))
+    if _stamping() and pings:
+        result["hops"] = _hops(tmp, pings)
     shutil.rmtree(tmp, ignore_errors=True)
     return result
+
+
+_HOPS = (("PIO", "ping offer"), ("S", "driver sent ping"), ("R", "ping inserted"), ("POW", "pong woke"),
+         ("POO", "pong offer"), ("S", "driver sent pong"), ("R", "pong inserted"), ("PIW", "ping woke"))
+
+
+def _hops(tmp: str, pings: int) -> list:
+    """Per round trip of the last ``pings``, the time from each milestone to the next (ping offer, the driver's
+    send, its insert and signal, the pong's wake-up and offer, ... the ping's wake-up, its next offer), from the
+    three processes' CLOCK_MONOTONIC stamps; a milestone that did not happen (a client that caught the data in
+    its spin: no wake-up) counts as zero. Returns (label, p10, p50, p90 µs, share missing)."""
+    stamps = []
+    for role in ("driver", "ping", "pong"):
+        path = pathlib.Path(tmp, role + ".stamps")
+        if path.exists():
+            stamps += [tuple(x) for x in json.loads(path.read_text())]
+    stamps.sort()
+    starts = [i for i, (_, code) in enumerate(stamps) if code == "PIO"][-pings:]
+    segments: list[list[float]] = [[] for _ in range(len(_HOPS))]
+    missing = [0] * len(_HOPS)
+    for n, start in enumerate(starts[:-1]):
+        end = starts[n + 1]
+        previous = stamps[start][0]
+        k = start
+        for h, (code, _) in enumerate(_HOPS[1:] + (("PIO", "next ping offer"),), start=0):
+            j = k + 1
+            while j <= end and not (stamps[j][1] == code or (code in "SR" and stamps[j][1].startswith(code)
+                                                                and stamps[j][1][1:].isdigit())):
+                j += 1
+            if j > end or (code == "PIO" and j != end):
+                if code != "PIO":
+                    segments[h].append(0.0)
+                    missing[h] += 1
+                    continue
+                j = end
+            segments[h].append((stamps[j][0] - previous) / 1000)
+            previous = stamps[j][0]
+            k = j
+    labels = [f"{_HOPS[h][1]} -> {(_HOPS[1:] + (('PIO', 'next ping offer'),))[h][1]}" for h in range(len(_HOPS))]
+    out = []
+    for h, values in enumerate(segments):
+        if values:
+            values.sort()
+            out.append((labels[h], values[len(values) // 10], values[len(values) // 2], values[9 * len(values) // 10],
+                        missing[h] / len(values)))
+    return out
 
 
 def _interrupt_traced(proc: subprocess.Popen) -> None:
@@ -318,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {role:6s} (no counts)")
             continue
         cells = []
-        for key in ("cycles", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
+        for key in ("cycles", "fast_polls", "fast_hits", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
                     "involuntary_switches"):
             if key in stats:
                 cells.append(f"{key} {stats[key] / per:7.2f}")
@@ -334,6 +469,8 @@ def main(argv: list[str] | None = None) -> int:
             total = sum(stats["syscalls_total"].values()) / per
             print(f"         syscalls (whole run, start-up included) {total:7.2f}: "
                   + ", ".join(f"{name} {count / per:.2f}" for name, count in top))
+    for label, p10, p50, p90, missing in result.get("hops", ()):
+        print(f"  {label:40s} p10 {p10:8.1f}  p50 {p50:8.1f}  p90 {p90:8.1f} µs  (absent {100 * missing:.0f} %)")
     return 0
 
 

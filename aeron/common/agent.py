@@ -582,6 +582,11 @@ class BackoffIdleStrategy(IdleStrategy):
                 f"min_park_ns={self.min_park_ns}, max_park_ns={self.max_park_ns})")
 
 
+# a driver thread's data spin runs the rest of its duty cycle after at most this many passes that moved data (a
+# stream that keeps coming: its status messages and flow control are not held up by the spin)
+FULL_CYCLE_DEFER_PASSES = 64
+
+
 class _Waiter(Protocol):
     def prepare(self) -> None: ...
     def cancel(self) -> None: ...
@@ -608,12 +613,17 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     data and no command (``timers.active`` false: a heartbeat, a status message, a timer) neither spins nor resets
     the bound, and a park also ends when ``timers.time_to_deadline_ns(bound)`` says the next timer is due, so the
     driver wakes for its timers when they are due rather than polling for them every millisecond after each one.
+    When ``timers`` also has ``fast_work`` (the data half of the driver's duty cycle: compiled send and receive
+    passes), the spin after data is that half alone, over and over, for ``data_spin_ns`` (200 µs), the rest of
+    the cycle deferred by up to ``full_cycle_defer_ns`` (1 ms): see :meth:`_fast_spin`.
     """
 
-    __slots__ = ("waiter", "fds", "timers", "spin_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns",
-                 "_clock", "_prepared", "parks")
+    __slots__ = ("waiter", "fds", "timers", "_fast", "spin_ns", "data_spin_ns", "full_cycle_defer_ns", "quiet_park_ns",
+                 "park_bound_ns", "_spin_start_ns", "_clock", "_prepared", "parks")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
+    DEFAULT_DATA_SPIN_NS = 200_000
+    DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
     DEFAULT_QUIET_PARK_NS = 16_000_000
 
     def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
@@ -628,6 +638,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if spin_ns < 0:
             raise ConfigurationError(f"spin_ns must be >= 0, got {spin_ns}")
         self.spin_ns = int(spin_ns)
+        self.data_spin_ns = self.DEFAULT_DATA_SPIN_NS
+        self.full_cycle_defer_ns = self.DEFAULT_FULL_CYCLE_DEFER_NS
         self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
         self.park_bound_ns = self.max_park_ns
         self._spin_start_ns = 0
@@ -635,6 +647,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
         self.timers: Any = None
+        self._fast: Callable[[], int] | None = None
         self._prepared = False
         self.parks = 0
         if waiter is not None:
@@ -651,6 +664,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.waiter = waiter
         self.fds = fds
         self.timers = timers if waiter is not None else None
+        self._fast = getattr(self.timers, "fast_work", None)
         self.reset()
         return self
 
@@ -675,6 +689,16 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             if timers is None or timers.active:
                 if self.state != NOT_IDLE:
                     self.reset()
+                if self._fast is None:
+                    return
+                # a driver thread: its spin (the data half alone) starts now, not after another whole cycle
+                self.state = SPINNING
+                self._spin_start_ns = self._clock()
+                if self._fast_spin():
+                    return
+                self.state = PARKING
+                self.waiter.prepare()                                   # type: ignore[union-attr]
+                self._prepared = True
                 return
             # only timers ran (a heartbeat, a status message): no spin, the park bound kept; the next duty cycle
             # is the re-check of a park
@@ -687,12 +711,17 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             super().idle(work_count)
             return
         state = self.state
+        fast = self._fast
         if state == NOT_IDLE:
-            self.state = SPINNING
+            self.state = state = SPINNING
             self._spin_start_ns = self._clock()
-            return
+            if fast is None:
+                return
         if state == SPINNING:
-            if self._clock() - self._spin_start_ns < self.spin_ns:
+            if fast is not None:
+                if self._fast_spin():
+                    return
+            elif self._clock() - self._spin_start_ns < self.spin_ns:
                 return
             self.state = PARKING
         if not self._prepared:
@@ -716,6 +745,38 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             # timeout, not two)
             waiter.prepare()
             self._prepared = True
+
+    def _fast_spin(self) -> bool:
+        """A driver thread's spin: its data half (``timers.fast_work``: the compiled send and receive passes, the
+        subscribers signalled) over and over instead of whole duty cycles, for ``data_spin_ns`` after the last data
+        moved, so that a reply offered or received meanwhile moves within microseconds rather than after the rest
+        of a cycle of Python (tens of µs). The rest of the cycle (status messages, control frames, timers,
+        commands, limits) is owed once data moved, and runs when the spin ends, ``full_cycle_defer_ns`` after
+        the first data it owes, or after FULL_CYCLE_DEFER_PASSES passes that moved data, whichever comes first:
+        True then (the caller's next duty cycle runs it, and the spin starts again after it). False when the spin
+        ended with nothing owed: park."""
+        fast = self._fast
+        clock = self._clock
+        start = self._spin_start_ns
+        spin_ns = self.data_spin_ns
+        defer = self.full_cycle_defer_ns
+        owed = 0
+        passes = 0
+        while True:
+            now = clock()
+            if now - start >= spin_ns:
+                if owed:
+                    self.state = NOT_IDLE
+                    return True
+                return False
+            if fast():                                                  # type: ignore[misc]
+                passes += 1
+                if owed == 0:
+                    owed = now
+                if now - owed >= defer or passes >= FULL_CYCLE_DEFER_PASSES:
+                    self.state = NOT_IDLE
+                    return True
+                start = self._spin_start_ns = clock()
 
     def close(self) -> None:
         """Release the waiter's slot (if bound) and go back to backoff's sleeps."""

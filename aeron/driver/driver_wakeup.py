@@ -69,7 +69,10 @@ class SignallingAgent(Agent):
         self.agent = agent
         self.role_name = agent.role_name
         self._signal = board.signal
-        self._receiver = conductor.receiver if conductor.receiver in agents else None
+        self._receiver = receiver = conductor.receiver if conductor.receiver in agents else None
+        self._sender = conductor.sender if conductor.sender in agents else None
+        if receiver is not None:
+            receiver.signal_data = board.signal         # subscribers woken as soon as their data is in
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
         self.active = True
@@ -82,8 +85,7 @@ class SignallingAgent(Agent):
 
     def do_work(self) -> int:
         work = self.agent.do_work()
-        receiver = self._receiver
-        mask = receiver.data_mask if receiver is not None else 0
+        mask = 0
         for queue, bit in self._peers:
             if queue:
                 mask |= bit
@@ -95,6 +97,25 @@ class SignallingAgent(Agent):
                 active = True
                 break
         self.active = active
+        return work
+
+    def fast_work(self) -> int:
+        """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): the sender's
+        compiled send passes, then the receiver's sockets into images (their subscribers signalled at once), and
+        signals for other driver threads. Returns the work (bytes sent, datagrams read)."""
+        work = 0
+        sender = self._sender
+        if sender is not None:
+            work += sender.send_data()
+        receiver = self._receiver
+        if receiver is not None:
+            work += receiver.poll_data()
+        mask = 0
+        for queue, bit in self._peers:
+            if queue:
+                mask |= bit
+        if mask:
+            self._signal(mask)
         return work
 
     def time_to_deadline_ns(self, far_ns: int) -> int:

@@ -34,6 +34,9 @@ class Receiver(Agent):
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
+        # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
+        # images' status messages and the rest of the duty cycle): driver_wakeup.SignallingAgent
+        self.signal_data: Callable[[int], Any] | None = None
 
     # -- ReceiverProxy commands (receiver thread) ----------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -86,6 +89,8 @@ class Receiver(Agent):
             data_mask |= endpoint.take_data_mask()
             work += endpoint.elicit_setups(now)
             work += endpoint.sweep(now)
+        if data_mask and self.signal_data is not None:
+            self.signal_data(data_mask)
         for image in self.images:
             work += image.track_rebuild(now)
             work += image.send_pending_status_message(now)
@@ -95,6 +100,20 @@ class Receiver(Agent):
         self._max_cycle_time.propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
             self._cycle_time_exceeded.increment_ordered()
+        return work
+
+    def poll_data(self) -> int:
+        """The data half of a duty cycle, for the wake-up spin between cycles (driver_wakeup.SignallingAgent): the
+        endpoints' sockets read and their data inserted, its subscribers signalled; commands, rebuild tracking and
+        status messages wait for the next duty cycle. Returns the datagrams read."""
+        now_ns = self._nano_clock()
+        work = 0
+        data_mask = 0
+        for endpoint in self.endpoints:
+            work += endpoint.poll(now_ns)
+            data_mask |= endpoint.take_data_mask()
+        if data_mask and self.signal_data is not None:
+            self.signal_data(data_mask)
         return work
 
     def time_to_deadline_ns(self, far_ns: int) -> int:

@@ -209,6 +209,20 @@ class SendChannelEndpoint:
                                                                  send_pass.take_sent(i)))
         return total
 
+    def send_data(self, now_ns: int) -> int:
+        """The compiled pass alone, for the wake-up spin between duty cycles: data that was offered goes out, the
+        publications that sent get their bookkeeping, and their timers wait for the next duty cycle. Returns the
+        bytes sent."""
+        send_pass = self._send_pass
+        total = send_pass.send(self._send_transport, self.remote)
+        if total:
+            self._bytes_sent.get_and_add(total)
+            for i, publication in enumerate(self.pass_publications):
+                sent = send_pass.sent(i)
+                if sent:
+                    publication.on_pass_sent(now_ns, sent)
+        return total
+
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
         self.destinations.append(Destination(address, registration_id, 0, now_ns))
         self._destinations_changed()

@@ -99,6 +99,17 @@ class Sender(Agent):
             self._cycle_time_exceeded.increment_ordered()
         return work + (1 if sent else 0)
 
+    def send_data(self) -> int:
+        """The data half of a duty cycle, for the wake-up spin between cycles (driver_wakeup.SignallingAgent): the
+        endpoints' compiled send passes only; commands, control frames, timers and the publications sent one by one
+        wait for the next duty cycle. Returns the bytes sent."""
+        now_ns = self._nano_clock()
+        sent = 0
+        for endpoint in self.endpoints:
+            if endpoint.pass_publications:
+                sent += endpoint.send_data(now_ns)
+        return sent
+
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked sender may sleep before a publication's timer is due (SETUP, heartbeat,
         retransmit), at most ``far_ns`` (wake-up idle strategy); status messages and NAKs wake it by its sockets."""

@@ -10,6 +10,7 @@ from aeron import Aeron, Context, MediaDriver
 from aeron.common.agent import WakeupIdleStrategy
 from aeron.common.wakeup import CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, stream_bit
 from tests.support import driver_context, free_port, wait_for
+from tests.client.conftest import client_context
 
 LONG_NS = 10_000_000_000
 
@@ -123,3 +124,52 @@ def test_our_client_on_a_directory_without_a_board_makes_one(shm_dir):
         with Aeron.connect(Context(driver.aeron_dir)) as client:
             assert client._conductor.wakeup_board is not None
             assert os.path.exists(os.path.join(driver.aeron_dir, WAKEUP_FILE))
+
+
+def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_at_once(shm_dir):
+    """What a driver thread's data spin runs between whole duty cycles (SignallingAgent.fast_work): an offer goes out,
+    comes in and wakes its subscriber in one call, with no status message, timer or command run."""
+    ctx = driver_context(threading_mode="INVOKER", aeron_dir=str(shm_dir / "d"))
+    port = free_port()
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    with MediaDriver.launch_embedded(ctx) as driver, \
+            Aeron.connect(client_context(driver.aeron_dir, use_conductor_agent_invoker=True)) as client:
+        signalling = driver._invoker.agent
+        sub_id = client.async_add_subscription(channel, 14)
+        pub_id = client.async_add_exclusive_publication(channel, 14)
+
+        def step():
+            driver.do_work()
+            client.conductor_agent_invoker.invoke()
+
+        got_resources: dict = {}
+
+        def added():
+            step()
+            for key, get, registration_id in (("sub", client.get_subscription, sub_id),
+                                              ("pub", client.get_exclusive_publication, pub_id)):
+                if key not in got_resources:
+                    resource = get(registration_id)          # handed out once: kept when it comes
+                    if resource is not None:
+                        got_resources[key] = resource
+            return len(got_resources) == 2
+
+        wait_for(added, what="added")
+        sub, pub = got_resources["sub"], got_resources["pub"]
+        wait_for(lambda: step() or (pub.is_connected and sub.image_count), what="connected")
+        for _ in range(20):
+            step()                                      # setups and status messages settled
+        waiter = new_waiter(client._conductor.wakeup_board, stream_bit(14))
+        try:
+            waiter.prepare()
+            commands = driver._conductor.to_driver.consumer_position()
+            assert pub.offer(b"ping" * 8) > 0
+            assert signalling.fast_work() > 0           # sent, received, inserted: one call
+            assert waiter.wait(0) is True               # and its subscriber signalled
+            got = []
+            assert sub.poll(lambda b, o, n, h: got.append(b.get_bytes(o, n)), 10) == 1
+            assert got == [b"ping" * 8]
+            assert signalling.fast_work() == 0          # nothing more to move
+            assert driver._conductor.to_driver.consumer_position() == commands     # the conductor did not run
+        finally:
+            waiter.close()

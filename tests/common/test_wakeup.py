@@ -9,7 +9,8 @@ import pytest
 
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError
-from aeron.common.agent import PARKING, BackoffIdleStrategy, WakeupIdleStrategy, idle_strategy_from_name
+from aeron.common.agent import (FULL_CYCLE_DEFER_PASSES, PARKING, BackoffIdleStrategy, WakeupIdleStrategy,
+                                 idle_strategy_from_name)
 from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, open_board,
                                  stream_bit, streams_mask)
 
@@ -235,3 +236,54 @@ def test_a_park_ends_when_the_next_timer_is_due():
     idle.idle(0)
     waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
     assert waits[-1] == 4000                            # retried after backoff's longest sleep, not in a loop
+
+
+class FastTimers(FakeTimers):
+    """A driver thread with a data half (SignallingAgent.fast_work): each pass advances the clock by ``step`` and
+    moves data when the script says so."""
+
+    def __init__(self, now, step, script=()):
+        super().__init__()
+        self.now, self.step, self.script, self.passes = now, step, list(script), 0
+
+    def fast_work(self):
+        self.now[0] += self.step
+        self.passes += 1
+        return self.script.pop(0) if self.script else 0
+
+
+def test_a_driver_thread_spins_its_data_half_then_parks_without_another_whole_cycle():
+    now = [0]
+    waiter, timers = FakeWaiter(), FastTimers(now, 10)
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns = 100
+    idle.idle(1)                                        # a whole cycle moved data: the data half, over and over
+    assert timers.passes == 10 and waiter.calls == ["prepare"] and idle.state == PARKING
+    idle.idle(0)                                        # the re-check cycle found nothing: park
+    assert waiter.calls[1][0] == "wait"
+    timers.active = False                               # timers only: no spin at all
+    passes = timers.passes
+    idle.idle(1)
+    assert timers.passes == passes and idle.state == PARKING
+
+
+def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves():
+    now = [0]
+    waiter = FakeWaiter()
+    timers = FastTimers(now, 10, [0, 1, 0, 0, 1, 0, 1])
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns, idle.full_cycle_defer_ns = 35, 1000
+    idle.idle(1)
+    # data at passes 2, 5 and 7 each restart the spin; 35 ns after the last one it ends, the rest of the cycle owed
+    assert timers.passes == 11 and idle.state != PARKING and waiter.calls == []
+    timers.script = [1] * 100                           # a stream: the owed cycle runs after full_cycle_defer_ns
+    idle.full_cycle_defer_ns = 50
+    passes = timers.passes
+    idle.idle(0)
+    assert timers.passes - passes == 6 and idle.state != PARKING
+    idle.full_cycle_defer_ns = 1 << 40                  # ... or after FULL_CYCLE_DEFER_PASSES passes with data
+    passes = timers.passes
+    idle.idle(0)
+    assert timers.passes - passes == FULL_CYCLE_DEFER_PASSES
