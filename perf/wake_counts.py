@@ -168,8 +168,8 @@ def run_driver(out: str, args: list[str]) -> int:
     if hasattr(SignallingAgent, "fast_work"):
         original_fast_work = SignallingAgent.fast_work
 
-        def fast_work(self):
-            work = original_fast_work(self)
+        def fast_work(self, wait_ns=0):
+            work = original_fast_work(self, wait_ns)
             fast_counts[0] += 1
             fast_counts[1] += 1 if work else 0
             return work
@@ -433,6 +433,10 @@ def _strace_counts(path: str) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    pin = os.environ.get("WAKE_COUNTS_PIN")          # "driver-cpu,clients-cpu": a diagnosis of CPU sharing
+    if pin and argv and argv[0] in ("_driver", "_ping", "_pong"):
+        cpus = [int(c) for c in pin.split(",")]
+        os.sched_setaffinity(0, {cpus[0] if argv[0] == "_driver" else cpus[1]})
     if argv and argv[0] == "_driver":
         return run_driver(argv[1], argv[2:])
     if argv and argv[0] in ("_ping", "_pong"):

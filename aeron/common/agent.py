@@ -647,7 +647,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
         self.timers: Any = None
-        self._fast: Callable[[], int] | None = None
+        self._fast: Callable[[int], int] | None = None
         self._prepared = False
         self.parks = 0
         if waiter is not None:
@@ -715,7 +715,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if state == NOT_IDLE:
             self.state = state = SPINNING
             self._spin_start_ns = self._clock()
-            if fast is None:
+            if fast is None and self.spin_ns > 0:
                 return
         if state == SPINNING:
             if fast is not None:
@@ -769,7 +769,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                     self.state = NOT_IDLE
                     return True
                 return False
-            if fast():                                                  # type: ignore[misc]
+            if fast(spin_ns - (now - start)):                           # type: ignore[misc]
                 passes += 1
                 if owed == 0:
                     owed = now

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aeron._core.data_spin import DataSpin
 from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import CONDUCTOR, RECEIVER, SENDER, WakeupBoard, new_waiter
 
@@ -73,6 +74,8 @@ class SignallingAgent(Agent):
         self._sender = conductor.sender if conductor.sender in agents else None
         if receiver is not None:
             receiver.signal_data = board.signal         # subscribers woken as soon as their data is in
+        self._spin = DataSpin() if (receiver is not None or self._sender is not None) else None
+        self._spin_ready = False
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
         self.active = True
@@ -97,12 +100,30 @@ class SignallingAgent(Agent):
                 active = True
                 break
         self.active = active
+        if self._spin is not None:
+            self._watch()
         return work
 
-    def fast_work(self) -> int:
-        """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): the sender's
-        compiled send passes, then the receiver's sockets into images (their subscribers signalled at once), and
-        signals for other driver threads. Returns the work (bytes sent, datagrams read)."""
+    def _watch(self) -> None:
+        """What the compiled spin watches until the next whole cycle (endpoints and publications change only in
+        whole cycles, on this thread): the send passes and the receive sockets. Not used while a publication is
+        sent one by one (the spin then polls the data half itself)."""
+        sender, receiver = self._sender, self._receiver
+        passes = sender.send_passes() if sender is not None else []
+        if passes is None:
+            self._spin_ready = False
+            return
+        self._spin.set(passes, receiver.wait_fds() if receiver is not None else [])    # type: ignore[union-attr]
+        self._spin_ready = True
+
+    def fast_work(self, wait_ns: int = 0) -> int:
+        """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): first, up to
+        ``wait_ns``, a compiled wait (GIL released) for data offered to a send pass or a datagram on a receive
+        socket; then the sender's send passes, the receiver's sockets into images (their subscribers signalled at
+        once), and signals for other driver threads. Returns the work (bytes sent, datagrams read); 0 when the
+        wait ended with nothing."""
+        if self._spin_ready and not self._spin.wait(wait_ns):     # type: ignore[union-attr]
+            return 0
         work = 0
         sender = self._sender
         if sender is not None:

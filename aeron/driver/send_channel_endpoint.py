@@ -209,6 +209,11 @@ class SendChannelEndpoint:
                                                                  send_pass.take_sent(i)))
         return total
 
+    @property
+    def compiled_send_pass(self) -> Any:
+        """The SendPass of this endpoint's pass publications (a data spin watches it for offered data)."""
+        return self._send_pass
+
     def send_data(self, now_ns: int) -> int:
         """The compiled pass alone, for the wake-up spin between duty cycles: data that was offered goes out, the
         publications that sent get their bookkeeping, and their timers wait for the next duty cycle. Returns the

@@ -101,14 +101,23 @@ class Sender(Agent):
 
     def send_data(self) -> int:
         """The data half of a duty cycle, for the wake-up spin between cycles (driver_wakeup.SignallingAgent): the
-        endpoints' compiled send passes only; commands, control frames, timers and the publications sent one by one
-        wait for the next duty cycle. Returns the bytes sent."""
+        endpoints' compiled send passes, and the publications sent one by one; commands, control frames and the
+        passes' timers wait for the next duty cycle. Returns the bytes sent."""
         now_ns = self._nano_clock()
         sent = 0
         for endpoint in self.endpoints:
             if endpoint.pass_publications:
                 sent += endpoint.send_data(now_ns)
+        for publication in self._own_send:
+            sent += publication.send(now_ns)
         return sent
+
+    def send_passes(self) -> list[Any] | None:
+        """The compiled send passes a data spin watches for offered data (aeron._core.data_spin), or None when a
+        publication is sent one by one (it has no pass to watch)."""
+        if self._own_send:
+            return None
+        return [endpoint.compiled_send_pass for endpoint in self.endpoints if endpoint.pass_publications]
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked sender may sleep before a publication's timer is due (SETUP, heartbeat,

@@ -56,6 +56,9 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
         idle = client.wakeup_idle_strategy(sub)
         assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
+        assert idle.spin_ns == 0                # its data comes through the driver: nothing to catch by spinning
+        assert client.wakeup_idle_strategy(sub, spin_ns=5000).spin_ns == 5000
+        assert client.wakeup_idle_strategy().spin_ns == WakeupIdleStrategy.DEFAULT_SPIN_NS      # IPC among them
         got = []
 
         def handler(buffer, offset, length, header):

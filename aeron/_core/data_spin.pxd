@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# A driver thread's spin between duty cycles in compiled code: waits for offered data or a datagram.
+from libc.stdint cimport int64_t
+
+cdef extern from "<poll.h>" nogil:
+    struct pollfd:
+        int fd
+        short events
+        short revents
+
+
+cdef class DataSpin:
+    cdef list _passes               # the SendPass objects watched: kept alive, their slots read
+    cdef pollfd *_fds
+    cdef int _fd_count
+    cdef int _fd_capacity
+    cdef readonly int64_t rounds    # rounds of the last wait (tests, measurements)

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DataSpin, a driver thread's compiled wait between duty cycles: it returns as soon as a watched send pass has a
+frame at a publication's sender position with room under its sender limit, or a watched socket has a datagram, and
+otherwise once its time is up; it sends and reads nothing itself."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from aeron._core.data_spin import DataSpin
+from aeron._core.send_pass import SendPass
+from aeron.common.errors import InvalidArgumentError
+from tests._core.test_send_pass import Publication
+
+
+def test_nothing_to_do_ends_when_the_time_is_up():
+    spin = DataSpin()
+    spin.set([], [])
+    assert spin.wait(0) is False and spin.rounds == 1
+    assert spin.wait(200_000) is False and spin.rounds > 1
+
+
+def test_a_datagram_waiting_ends_it_and_stays_unread():
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        receiver.bind(("127.0.0.1", 0))
+        receiver.setblocking(False)
+        spin = DataSpin()
+        spin.set([], [receiver.fileno()])
+        assert spin.wait(0) is False
+        sender.sendto(b"x", receiver.getsockname())
+        assert spin.wait(1_000_000_000) is True
+        assert receiver.recv(16) == b"x"                # left for the receiver's own poll
+        assert spin.wait(0) is False
+    finally:
+        receiver.close()
+        sender.close()
+
+
+def test_a_frame_offered_under_the_sender_limit_ends_it():
+    publication = Publication(7)
+    send_pass = SendPass()
+    send_pass.set_publications([publication.entry()])
+    spin = DataSpin()
+    spin.set([send_pass], [])
+    assert spin.wait(0) is False                        # nothing written at the sender position
+    end = publication.commit(0, 0, 32)
+    assert spin.wait(0) is False                        # written, but flow control holds it (snd-lmt 0)
+    publication.snd_lmt.set_ordered(end)
+    assert spin.wait(1_000_000_000) is True
+    publication.snd_pos.set_ordered(end)                # sent: nothing more at the new position
+    assert spin.wait(0) is False
+
+
+def test_only_send_passes_are_watched():
+    with pytest.raises(InvalidArgumentError):
+        DataSpin().set([object()], [])
