@@ -694,7 +694,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # a driver thread: its spin (the data half alone) starts now, not after another whole cycle
                 self.state = SPINNING
                 self._spin_start_ns = self._clock()
-                if self._fast_spin():
+                spun = self._fast_spin()
+                if spun or (spun is None and self.spin_ns > 0):
                     return
                 self.state = PARKING
                 self.waiter.prepare()                                   # type: ignore[union-attr]
@@ -718,10 +719,10 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             if fast is None and self.spin_ns > 0:
                 return
         if state == SPINNING:
-            if fast is not None:
-                if self._fast_spin():
-                    return
-            elif self._clock() - self._spin_start_ns < self.spin_ns:
+            spun = self._fast_spin() if fast is not None else None
+            if spun:
+                return
+            if spun is None and self._clock() - self._spin_start_ns < self.spin_ns:
                 return
             self.state = PARKING
         if not self._prepared:
@@ -746,7 +747,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             waiter.prepare()
             self._prepared = True
 
-    def _fast_spin(self) -> bool:
+    def _fast_spin(self) -> bool | None:
         """A driver thread's spin: its data half (``timers.fast_work``: the compiled send and receive passes, the
         subscribers signalled) over and over instead of whole duty cycles, for ``data_spin_ns`` after the last data
         moved, so that a reply offered or received meanwhile moves within microseconds rather than after the rest
@@ -754,7 +755,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         commands, limits) is owed once data moved, and runs when the spin ends, ``full_cycle_defer_ns`` after
         the first data it owes, or after FULL_CYCLE_DEFER_PASSES passes that moved data, whichever comes first:
         True then (the caller's next duty cycle runs it, and the spin starts again after it). False when the spin
-        ended with nothing owed: park."""
+        ended with nothing owed: park. None when the thread has no data half to watch (``fast_work`` returns a
+        negative count: a conductor's thread, no network publication or subscription): the ordinary spin."""
         fast = self._fast
         clock = self._clock
         start = self._spin_start_ns
@@ -769,7 +771,13 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                     self.state = NOT_IDLE
                     return True
                 return False
-            if fast(spin_ns - (now - start)):                           # type: ignore[misc]
+            moved = fast(spin_ns - (now - start))                       # type: ignore[misc]
+            if moved < 0:                           # no data half on this thread: the ordinary spin
+                if owed:
+                    self.state = NOT_IDLE
+                    return True
+                return None
+            if moved:
                 passes += 1
                 if owed == 0:
                     owed = now

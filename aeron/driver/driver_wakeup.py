@@ -56,6 +56,12 @@ def bind_idle_strategy(idle: IdleStrategy, board: WakeupBoard | None, conductor:
     return waiter
 
 
+# what a driver thread's data spin watches (SignallingAgent._watch)
+_NOTHING = "nothing"        # no network publication or subscription on this thread: no data spin
+_COMPILED = "compiled"      # send passes and receive sockets: the compiled wait
+_POLLED = "polled"          # a publication sent one by one: the data half itself, polled
+
+
 class SignallingAgent(Agent):
     """Runs ``agent`` (one of the driver's, or a composite of them) and, after each duty cycle, signals: the
     subscribers of the streams the receiver inserted data for in that cycle (heartbeats, status messages and
@@ -75,7 +81,8 @@ class SignallingAgent(Agent):
         if receiver is not None:
             receiver.signal_data = board.signal         # subscribers woken as soon as their data is in
         self._spin = DataSpin() if (receiver is not None or self._sender is not None) else None
-        self._spin_ready = False
+        self._watching = _NOTHING      # what the data spin watches until the next whole cycle (_watch)
+        self._on_error = getattr(conductor, "on_agent_error", None)
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
         self.active = True
@@ -111,26 +118,41 @@ class SignallingAgent(Agent):
         sender, receiver = self._sender, self._receiver
         passes = sender.send_passes() if sender is not None else []
         if passes is None:
-            self._spin_ready = False
+            self._watching = _POLLED
             return
-        self._spin.set(passes, receiver.wait_fds() if receiver is not None else [])    # type: ignore[union-attr]
-        self._spin_ready = True
+        fds = receiver.wait_fds() if receiver is not None else []
+        if not passes and not fds:
+            self._watching = _NOTHING
+            return
+        self._spin.set(passes, fds)                                     # type: ignore[union-attr]
+        self._watching = _COMPILED
 
     def fast_work(self, wait_ns: int = 0) -> int:
         """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): first, up to
         ``wait_ns``, a compiled wait (GIL released) for data offered to a send pass or a datagram on a receive
         socket; then the sender's send passes, the receiver's sockets into images (their subscribers signalled at
         once), and signals for other driver threads. Returns the work (bytes sent, datagrams read); 0 when the
-        wait ended with nothing."""
-        if self._spin_ready and not self._spin.wait(wait_ns):     # type: ignore[union-attr]
+        wait ended with nothing; -1 when this thread has no data to watch (no network publication or
+        subscription: a conductor's thread, an IPC-only driver): the idle strategy then spins as for any thread.
+        An error is reported as a duty cycle's is, and counts as work (a whole cycle follows)."""
+        watching = self._watching
+        if watching is _NOTHING:
+            return -1
+        if watching is _COMPILED and not self._spin.wait(wait_ns):     # type: ignore[union-attr]
             return 0
         work = 0
-        sender = self._sender
-        if sender is not None:
-            work += sender.send_data()
-        receiver = self._receiver
-        if receiver is not None:
-            work += receiver.poll_data()
+        try:
+            sender = self._sender
+            if sender is not None:
+                work += sender.send_data()
+            receiver = self._receiver
+            if receiver is not None:
+                work += receiver.poll_data()
+        except Exception as exc:        # noqa: BLE001 - as in a duty cycle: reported, and the thread goes on
+            if self._on_error is None:
+                raise
+            self._on_error(exc)
+            work += 1
         mask = 0
         for queue, bit in self._peers:
             if queue:

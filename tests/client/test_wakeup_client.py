@@ -174,5 +174,25 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
             assert got == [b"ping" * 8]
             assert signalling.fast_work() == 0          # nothing more to move
             assert driver._conductor.to_driver.consumer_position() == commands     # the conductor did not run
+            errors = []
+            signalling._on_error = errors.append        # as a duty cycle's errors: reported, the thread goes on
+            receiver = driver._conductor.receiver
+
+            def broken():
+                raise OSError("a socket failed")
+
+            receiver.poll_data = broken
+            try:
+                assert pub.offer(b"pong" * 8) > 0
+                assert signalling.fast_work() > 0 and [type(e) for e in errors] == [OSError]
+            finally:
+                del receiver.poll_data
         finally:
             waiter.close()
+
+
+def test_a_driver_with_no_network_stream_has_no_data_half_to_spin_on(shm_dir):
+    ctx = driver_context(threading_mode="INVOKER", aeron_dir=str(shm_dir / "d"))
+    with MediaDriver.launch_embedded(ctx) as driver:
+        driver.do_work()
+        assert driver._invoker.agent.fast_work(1_000_000) == -1     # the ordinary spin, then a park

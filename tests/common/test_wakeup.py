@@ -288,3 +288,17 @@ def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves():
     passes = timers.passes
     idle.idle(0)
     assert timers.passes - passes == FULL_CYCLE_DEFER_PASSES
+
+
+def test_a_driver_thread_without_a_data_half_spins_as_any_other():
+    now = [0]
+    waiter, timers = FakeWaiter(), FastTimers(now, 0)
+    timers.fast_work = lambda wait_ns: -1               # a conductor's thread, or no network stream: nothing to watch
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, clock=lambda: now[0])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    idle.idle(0)
+    assert waiter.calls == [] and idle.state != PARKING  # whole cycles for spin_ns, as before
+    now[0] = 150
+    idle.idle(0)
+    assert waiter.calls == ["prepare"]
