@@ -215,17 +215,12 @@ class SendChannelEndpoint:
         return self._send_pass
 
     def send_data(self, now_ns: int) -> int:
-        """The compiled pass alone, for the wake-up spin between duty cycles: data that was offered goes out, the
-        publications that sent get their bookkeeping, and their timers wait for the next duty cycle. Returns the
-        bytes sent."""
-        send_pass = self._send_pass
-        total = send_pass.send(self._send_transport, self.remote)
+        """The compiled pass alone, for the wake-up spin between duty cycles: data that was offered goes out (the pass
+        keeps when and how much, as in send_pass); the publications' Python parts that are due (setup, heartbeat,
+        timers) wait for the next whole duty cycle. Returns the bytes sent."""
+        total = self._send_pass.send(self._send_transport, self.remote, now_ns)
         if total:
             self._bytes_sent.get_and_add(total)
-            for i, publication in enumerate(self.pass_publications):
-                sent = send_pass.sent(i)
-                if sent:
-                    publication.on_pass_sent(now_ns, sent)
         return total
 
     def add_destination(self, address: tuple, registration_id: int, now_ns: int) -> None:
