@@ -52,7 +52,8 @@ def _thread_switches() -> tuple[int, int]:
 def _process_stats(extra: dict) -> dict:
     times = os.times()
     voluntary, involuntary = _thread_switches()
-    return dict(extra, cpu_s=times.user + times.system, voluntary_switches=voluntary,
+    # cpu_ns: the scheduler's own count (CLOCK_PROCESS_CPUTIME_ID), not 10 ms ticks as cpu_s
+    return dict(extra, cpu_s=times.user + times.system, cpu_ns=time.process_time_ns(), voluntary_switches=voluntary,
                 involuntary_switches=involuntary)
 
 
@@ -193,6 +194,23 @@ def run_driver(out: str, args: list[str]) -> int:
                 return work
 
             cls.do_work = timed
+
+    profile_out = os.environ.get("WAKE_COUNTS_PROFILE")
+    if profile_out:
+        # cProfile the driver's duty cycles (one profiler, enabled around each cycle on whichever agent thread)
+        import cProfile
+        profiler = cProfile.Profile()
+        profiled_do_work = SignallingAgent.do_work
+
+        def do_work_profiled(self):
+            profiler.enable()
+            try:
+                return profiled_do_work(self)
+            finally:
+                profiler.disable()
+
+        SignallingAgent.do_work = do_work_profiled
+        signal.signal(signal.SIGUSR2, lambda *_: profiler.dump_stats(profile_out))
 
     def stats():
         boards = [b for b in captured["boards"] if b is not None]
@@ -342,8 +360,14 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> 
                 time.sleep(0.01)
             time.sleep(2.0)
             before = _snapshot(procs, outs, 1)
+            client_before = time.process_time_ns()
             time.sleep(idle_seconds)
+            # this process is the idle ping's client (its conductor thread; the main thread sleeps)
+            result["client"] = {"cpu_ns": time.process_time_ns() - client_before}
             after = _snapshot(procs, outs, 2)
+            if os.environ.get("WAKE_COUNTS_PROFILE"):
+                driver.send_signal(signal.SIGUSR2)
+                time.sleep(1.0)
         for role in procs:
             result[role] = _difference(after[role], before[role])
     finally:
@@ -451,8 +475,10 @@ def main(argv: list[str] | None = None) -> int:
     per = result["pings"] or args.idle_seconds
     unit = "round trip" if result["pings"] else "second (idle)"
     print(f"{args.transport}: per {unit}" + (f", p50 {result['p50_us']} µs" if result["p50_us"] else ""))
-    for role in ("driver", "ping", "pong"):
+    for role in ("driver", "ping", "pong", "client"):
         stats = result.get(role)
+        if role == "client" and not stats:
+            continue
         if not stats:
             print(f"  {role:6s} (no counts)")
             continue
@@ -462,11 +488,11 @@ def main(argv: list[str] | None = None) -> int:
             if key in stats:
                 cells.append(f"{key} {stats[key] / per:7.2f}")
         for key in sorted(stats):
-            if key.endswith("_ns") and stats.get("cycles"):
+            if key.endswith("_ns") and key != "cpu_ns" and stats.get("cycles"):
                 cells.append(f"{key[:-3]} {stats[key] / stats['cycles'] / 1000:6.2f} µs/cycle")
-        if "cpu_s" in stats:
-            cells.append(f"cpu {1e6 * stats['cpu_s'] / per:8.1f} µs" if result["pings"]
-                         else f"cpu {100 * stats['cpu_s'] / per:5.2f} %")
+        if "cpu_ns" in stats:
+            cells.append(f"cpu {stats['cpu_ns'] / 1e3 / per:8.1f} µs" if result["pings"]
+                         else f"cpu {stats['cpu_ns'] / 1e7 / per:5.2f} %")
         print(f"  {role:6s} " + "  ".join(cells))
         if "syscalls_total" in stats:
             top = sorted(stats["syscalls_total"].items(), key=lambda kv: -kv[1])[:8]
