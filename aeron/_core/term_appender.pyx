@@ -33,6 +33,9 @@ from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 NOT_CONNECTED = APPEND_NOT_CONNECTED
 BACK_PRESSURED = APPEND_BACK_PRESSURED
+# aeron.common.wakeup.CONDUCTOR: a back-pressured offer wakes a parked driver conductor of ours, which moves the
+# publication's limit as its readers read (no reader signals it; docs/wakeup.md)
+CONDUCTOR_WAKE_MASK = 1 << 62
 ADMIN_ACTION = APPEND_ADMIN_ACTION
 CLOSED = APPEND_CLOSED
 MAX_POSITION_EXCEEDED = APPEND_MAX_POSITION_EXCEEDED
@@ -423,8 +426,11 @@ cdef class TermAppender:
             iov.base = <const uint8_t *>view.buf + offset
             iov.length = length
             result = self._append(&iov, <int32_t>length, reserved_value_supplier)
-            if result > 0 and self._wake is not None:
-                self._wake.notify()
+            if self._wake is not None:
+                if result > 0:
+                    self._wake.notify()
+                elif result == APPEND_BACK_PRESSURED:
+                    self._wake.board.signal(CONDUCTOR_WAKE_MASK)
             return result
         finally:
             PyBuffer_Release(&view)
@@ -458,8 +464,11 @@ cdef class TermAppender:
                 total += views[i].len
             self._check_length(total)
             result = self._append(iov, <int32_t>total, reserved_value_supplier)
-            if result > 0 and self._wake is not None:
-                self._wake.notify()
+            if self._wake is not None:
+                if result > 0:
+                    self._wake.notify()
+                elif result == APPEND_BACK_PRESSURED:
+                    self._wake.board.signal(CONDUCTOR_WAKE_MASK)
             return result
         finally:
             for i in range(acquired):
@@ -504,6 +513,8 @@ cdef class TermAppender:
             frame_header_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
             claim.wrap(self.log.buffer, span.term, span.term_offset, length)
             claim.wake = self._wake         # the commit signals the sleepers this publication concerns
+        elif result == APPEND_BACK_PRESSURED and self._wake is not None:
+            self._wake.board.signal(CONDUCTOR_WAKE_MASK)
         return result
 
     def set_wake_signal(self, WakeSignal signal):

@@ -312,8 +312,8 @@ class Aeron:
         (docs/wakeup.md). ``idle.idle(sub.poll(handler, limit))`` in the loop, as any idle strategy.
 
         Spins (polls again at once) for ``spin_ns`` after each message, then parks; each park is bounded by
-        ``max_park_ns`` (1 ms, growing to 16 ms while nothing happens), so a writer that does not signal
-        (aeronmd, an official client) is still picked up. Unbound (plain backoff) when the
+        ``max_park_ns`` (1 ms, growing to 16 ms while nothing happens, or to 100 ms while our driver says every
+        client of it signals), so a writer that does not signal (aeronmd, an official client) is still picked up. Unbound (plain backoff) when the
         wake-up board cannot be had. Released when this client closes, or by its ``close()``.
 
         ``spin_ns`` by default: 10 µs, or none when every subscription named is a network one (not IPC, not a
@@ -327,7 +327,10 @@ class Aeron:
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
         idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
                                   max_park_ns, spin_ns=spin_ns)
-        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)))
+        registry = self._conductor.client_registry
+        # parks grow to the long quiet bound while our driver says every writer signals (docs/wakeup.md)
+        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)),
+                         quiet=registry.quiet_park_ns if registry is not None else None)
 
 
     def wakeup_waiter(self, *subscriptions: Subscription) -> Any:

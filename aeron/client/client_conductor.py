@@ -35,7 +35,8 @@ from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import CONDUCTOR, SENDER, SPIES, new_waiter, open_board, stream_bit, streams_mask
+from aeron.common.wakeup import (CONDUCTOR, SENDER, SPIES, ClientRegistry, new_waiter, open_board, stream_bit,
+                                 streams_mask)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -160,6 +161,12 @@ class ClientConductor(Agent):
         # parked agents are woken through it; None means bounded sleeps only (docs/wakeup.md)
         self.wakeup_board = open_board(ctx.aeron_dir)
         self._waiters: list[Any] = []
+        # registered as ours before the first command: a driver of ours then knows this client signals it
+        self.client_registry: ClientRegistry | None = None
+        self._registry_slot = -1
+        if self.wakeup_board is not None:
+            self.client_registry = ClientRegistry(self.wakeup_board)
+            self._registry_slot = self.client_registry.register(self.client_id)
 
     # -- Agent ------------------------------------------------------------------------------------------
 
@@ -891,6 +898,10 @@ class ClientConductor(Agent):
             for waiter in self._waiters:
                 waiter.close()
             self._waiters.clear()
+            if self.client_registry is not None:
+                if self._registry_slot >= 0:
+                    self.client_registry.release(self._registry_slot, self.client_id)
+                self.client_registry.close()
             if self.wakeup_board is not None:
                 self.wakeup_board.close()
             for hook in self._on_close_hooks:

@@ -616,9 +616,15 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     When ``timers`` also has ``fast_work`` (the data half of the driver's duty cycle: compiled send and receive
     passes), the spin after data is that half alone, over and over, for ``data_spin_ns`` (200 µs), the rest of
     the cycle deferred by up to ``full_cycle_defer_ns`` (1 ms): see :meth:`_fast_spin`.
+
+    A timer-only cycle run while a park was prepared is that park's re-check: the strategy parks at once.
+
+    ``quiet(quiet_park_ns)`` (the timers' ``quiet_park_ns``, or a client's ClientRegistry.quiet_park_ns) may raise
+    the quiet bound, asked once a park's bound has grown to it: longer while our driver says every writer signals
+    (docs/wakeup.md).
     """
 
-    __slots__ = ("waiter", "fds", "timers", "_fast", "spin_ns", "data_spin_ns", "full_cycle_defer_ns", "quiet_park_ns",
+    __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "data_spin_ns", "full_cycle_defer_ns", "quiet_park_ns",
                  "park_bound_ns", "_spin_start_ns", "_clock", "_prepared", "parks")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
@@ -648,16 +654,17 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.fds: Callable[[], Any] | None = None
         self.timers: Any = None
         self._fast: Callable[[int], int] | None = None
+        self.quiet: Callable[[int], int] | None = None
         self._prepared = False
         self.parks = 0
         if waiter is not None:
             self.bind(waiter, fds)
 
     def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None,
-             timers: Any = None) -> "WakeupIdleStrategy":
+             timers: Any = None, quiet: Callable[[int], int] | None = None) -> "WakeupIdleStrategy":
         """Park on ``waiter`` (aeron.common.wakeup.new_waiter), also waking when a descriptor of ``fds()`` is
-        readable, timed by ``timers`` (see the class docstring); None unbinds (back to backoff's sleeps).
-        Returns self."""
+        readable, timed by ``timers`` and bounded by ``quiet`` (see the class docstring); None unbinds (back to
+        backoff's sleeps). Returns self."""
         if self._prepared and self.waiter is not None:
             self.waiter.cancel()
         self._prepared = False
@@ -665,6 +672,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.fds = fds
         self.timers = timers if waiter is not None else None
         self._fast = getattr(self.timers, "fast_work", None)
+        if quiet is None and self.timers is not None:
+            quiet = getattr(self.timers, "quiet_park_ns", None)
+        self.quiet = quiet if waiter is not None else None
         self.reset()
         return self
 
@@ -682,11 +692,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         """Spin for ``spin_ns`` after work, then prepare a park and, if the next duty cycle also found nothing,
         wait."""
         if work_count > 0:
-            if self._prepared:
-                self._prepared = False
-                self.waiter.cancel()                                    # type: ignore[union-attr]
             timers = self.timers
             if timers is None or timers.active:
+                if self._prepared:
+                    self._prepared = False
+                    self.waiter.cancel()                                # type: ignore[union-attr]
                 if self.state != NOT_IDLE:
                     self.reset()
                 if self._fast is None:
@@ -701,12 +711,13 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self.waiter.prepare()                                   # type: ignore[union-attr]
                 self._prepared = True
                 return
-            # only timers ran (a heartbeat, a status message): no spin, the park bound kept; the next duty cycle
-            # is the re-check of a park
+            # only timers ran (a heartbeat, a status message): no spin, the park bound kept
             self.state = PARKING
-            self.waiter.prepare()                                       # type: ignore[union-attr]
-            self._prepared = True
-            return
+            if not self._prepared:
+                self.waiter.prepare()                                   # type: ignore[union-attr]
+                self._prepared = True
+                return                  # the next duty cycle is the re-check of a park
+            # prepared before this cycle, which moved no data and no command: it was the re-check; park now
         waiter = self.waiter
         if waiter is None:
             super().idle(work_count)
@@ -732,7 +743,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._prepared = False
         self.parks += 1
         fds = self.fds
+        quiet = self.quiet
+        cap = self.quiet_park_ns if quiet is None else quiet(self.quiet_park_ns)
         bound = self.park_bound_ns
+        if bound > cap:
+            bound = self.park_bound_ns = cap         # the long bound was withdrawn (a writer that does not signal)
         timeout = bound
         timers = self.timers
         if timers is not None:
@@ -740,8 +755,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
             timeout = due if due > 0 else min(bound, self.max_park_ns)
         if not waiter.wait(timeout, fds() if fds is not None else None):
-            if bound < self.quiet_park_ns:
-                self.park_bound_ns = min(bound * 2, self.quiet_park_ns)
+            if bound < cap:
+                self.park_bound_ns = min(bound * 2, cap)
             # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per
             # timeout, not two)
             waiter.prepare()

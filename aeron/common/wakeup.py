@@ -10,6 +10,10 @@ does, and writers signal nothing.
 Masks (one 64-bit word per sleeper): bit ``stream_id % STREAM_BITS`` for subscribers of that stream, one bit per
 driver agent: CONDUCTOR (client commands), SENDER (data in a network publication), RECEIVER (commands from the
 conductor; its sockets wake it by themselves), and SPIES for spy subscribers.
+
+Clients of ours also register on the board (a slot in state CLIENT naming their client id, never woken): they
+signal every command and offer, so a driver of ours whose every client is registered need not poll for them; it
+says so in the header (ALL_SIGNAL_OFFSET), and every sleeper may then park longer (LONG_QUIET_PARK_NS).
 """
 from __future__ import annotations
 
@@ -20,10 +24,12 @@ import random
 import socket
 
 from aeron._core import wakeup as _wk
+from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
-           "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard"]
+           "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
+           "LONG_QUIET_PARK_NS"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
@@ -37,6 +43,18 @@ CONDUCTOR = 1 << 62
 SPIES = -(1 << 63)
 
 _log = logging.getLogger("aeron.wakeup")
+
+# A slot's state while it registers a client of ours (FREE, AWAKE, PARKED, WOKEN are the sleepers' states): its
+# token is the client id, its mask 0; a writer's scan skips it (only PARKED slots are woken), and a dead
+# process's slot is taken back as any other (new_waiter).
+CLIENT = 4
+# Header word (i32) our driver keeps: 1 while every live client of the driver is registered (each signals what it
+# writes), 0 otherwise; 0 on aeronmd, which never writes it.
+ALL_SIGNAL_OFFSET = 16
+# The bound a park grows to while nothing happens and ALL_SIGNAL holds (instead of the 16 ms quiet bound, which
+# is there for writers that never signal): Aeron's heartbeat interval. What still needs polling then (a reader
+# that moved a publisher's limit or a status message's position) is picked up within it.
+LONG_QUIET_PARK_NS = 100_000_000
 
 
 def streams_mask(stream_ids: object, spies: bool = False) -> int:
@@ -130,3 +148,75 @@ def new_waiter(board: WakeupBoard, mask: int) -> Waiter | None:
         board.reclaim(index, _wk.AWAKE)
         raise
     return Waiter(board, index, sock)
+
+
+class ClientRegistry:
+    """The clients of ours on ``board`` (slots in state CLIENT) and the driver's ALL_SIGNAL verdict; a view of
+    the board's mapping (cold: per client and per park, not per message)."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self, board: WakeupBoard) -> None:
+        self._buffer = AtomicBuffer(board.mapping, 0, _wk.FILE_LENGTH)
+
+    @staticmethod
+    def _slot(index: int) -> int:
+        return _wk.SLOTS_OFFSET + index * _wk.SLOT_LENGTH
+
+    def register(self, client_id: int) -> int:
+        """Take a slot naming ``client_id`` as ours; its index, or -1 when the board is full of live slots."""
+        buffer = self._buffer
+        for attempt in range(2):
+            for index in range(_wk.SLOT_COUNT):
+                offset = self._slot(index)
+                if buffer.get_i32_volatile(offset) == _wk.FREE and buffer.compare_and_set_i32(offset, _wk.FREE, _wk.AWAKE):
+                    buffer.put_i32_ordered(offset + 4, os.getpid())
+                    buffer.put_i64_ordered(offset + 8, 0)
+                    buffer.put_i64_ordered(offset + 16, client_id)
+                    buffer.put_i32_ordered(offset, CLIENT)
+                    return index
+            if attempt == 0:
+                self._reclaim_dead()
+        return -1
+
+    def _reclaim_dead(self) -> None:
+        buffer = self._buffer
+        for index in range(_wk.SLOT_COUNT):
+            offset = self._slot(index)
+            state = buffer.get_i32_volatile(offset)
+            if state == CLIENT and not _pid_alive(buffer.get_i32_volatile(offset + 4)):
+                buffer.compare_and_set_i32(offset, CLIENT, _wk.FREE)
+
+    def release(self, index: int, client_id: int) -> None:
+        """Free slot ``index`` if it still registers ``client_id``."""
+        offset = self._slot(index)
+        if self._buffer.get_i64_volatile(offset + 16) == client_id:
+            self._buffer.compare_and_set_i32(offset, CLIENT, _wk.FREE)
+
+    def is_registered(self, client_id: int) -> bool:
+        """True when a live slot registers ``client_id`` (a client of ours: it signals what it writes)."""
+        buffer = self._buffer
+        for index in range(_wk.SLOT_COUNT):
+            offset = self._slot(index)
+            if (buffer.get_i32_volatile(offset) == CLIENT and buffer.get_i64_volatile(offset + 16) == client_id
+                    and _pid_alive(buffer.get_i32_volatile(offset + 4))):
+                return True
+        return False
+
+    @property
+    def all_signal(self) -> bool:
+        """The driver's verdict: every live client of it signals (see ALL_SIGNAL_OFFSET)."""
+        return self._buffer.get_i32_volatile(ALL_SIGNAL_OFFSET) == 1
+
+    @all_signal.setter
+    def all_signal(self, value: bool) -> None:
+        self._buffer.put_i32_ordered(ALL_SIGNAL_OFFSET, 1 if value else 0)
+
+    def quiet_park_ns(self, quiet_ns: int) -> int:
+        """The bound a park may grow to: LONG_QUIET_PARK_NS while the driver says every client signals (at least
+        ``quiet_ns``), else ``quiet_ns``."""
+        return max(LONG_QUIET_PARK_NS, quiet_ns) if self.all_signal else quiet_ns
+
+    def close(self) -> None:
+        """Release the view of the mapping."""
+        self._buffer.close()

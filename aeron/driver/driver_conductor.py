@@ -17,6 +17,7 @@ import os
 import random
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from aeron._core import counters as ctr
 from aeron._core.atomic_buffer import AtomicBuffer
@@ -154,6 +155,7 @@ class DriverConductor(Agent):
         self.log_factory = LogFactory(self.aeron_dir, ctx, self.system[ctr.BYTES_CURRENTLY_MAPPED])
 
         self.clients: dict[int, ClientSession] = {}
+        self.clients_changes = 0        # bumped as clients come and go (driver_wakeup reviews who signals)
         self.ipc_publications: list[IpcPublication] = []
         self.ipc_subscriptions: list[IpcSubscriptionLink] = []
         # a multi-destination subscription's IPC and spy destinations: its registration id -> their links
@@ -223,6 +225,11 @@ class DriverConductor(Agent):
         if cycle_ns > CYCLE_THRESHOLD_NS:
             self._cycle_time_exceeded.increment_ordered()
         return work
+
+    @property
+    def context(self) -> Any:
+        """The driver's concluded context."""
+        return self._ctx
 
     def on_close(self) -> None:
         if self._closed:
@@ -345,6 +352,7 @@ class DriverConductor(Agent):
                                    self._ctx.client_liveness_timeout_ns // 1_000_000,
                                    self.system[ctr.CLIENT_TIMEOUTS], self._epoch_clock())
             self.clients[client_id] = client
+            self.clients_changes += 1
             self.client_proxy.on_counter_ready(client_id, counter_id)
         return client
 
@@ -360,6 +368,7 @@ class DriverConductor(Agent):
 
     def _release_client(self, client: ClientSession) -> None:
         del self.clients[client.client_id]
+        self.clients_changes += 1
         self.client_proxy.on_unavailable_counter(client.client_id, client.heartbeat_counter_id)
         self.driver_counters.free(client.heartbeat)
         for registration_id, counter_id in client.counters.items():

@@ -14,9 +14,12 @@ from typing import Any
 
 from aeron._core.data_spin import DataSpin
 from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
-from aeron.common.wakeup import CONDUCTOR, RECEIVER, SENDER, WakeupBoard, new_waiter
+from aeron.common.wakeup import (CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry, WakeupBoard,
+                                 new_waiter)
 
-__all__ = ["SignallingAgent", "agent_mask", "bind_idle_strategy"]
+__all__ = ["SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
+
+_INT64_MAX = (1 << 63) - 1
 
 
 def agent_mask(conductor: Any, agents: tuple[Any, ...]) -> int:
@@ -62,6 +65,37 @@ _COMPILED = "compiled"      # send passes and receive sockets: the compiled wait
 _POLLED = "polled"          # a publication sent one by one: the data half itself, polled
 
 
+def long_quiet_park_ns(ctx: Any) -> int:
+    """The driver's long quiet bound (LONG_QUIET_PARK_NS) within a quarter of its shortest liveness or linger
+    timeout, so that a driver configured with short timeouts still runs its conductor's timers on time."""
+    shortest = min(ctx.client_liveness_timeout_ns, ctx.image_liveness_timeout_ns, ctx.publication_linger_timeout_ns,
+                   ctx.untethered_window_limit_timeout_ns, ctx.counters_free_to_reuse_timeout_ns)
+    return max(1_000_000, min(LONG_QUIET_PARK_NS, shortest // 4))
+
+
+def _read_up(subscribers: Any, position: int) -> bool:
+    for link in subscribers:
+        if link.position.get_volatile() < position:
+            return False
+    return True
+
+
+def _images_settled(receiver: Any) -> bool:
+    # a subscriber still reading moves the status message's position, which only a duty cycle sees
+    for image in receiver.images:
+        if not _read_up(image.subscribers.values(), image.rcv_hwm.get_volatile()):
+            return False
+    return True
+
+
+def _publications_settled(conductor: Any) -> bool:
+    # a reader still reading moves its publication's limit, which only a duty cycle sees
+    for publication in conductor.ipc_publications:
+        if not _read_up(publication.subscribers.values(), publication.producer_position()):
+            return False
+    return True
+
+
 class SignallingAgent(Agent):
     """Runs ``agent`` (one of the driver's, or a composite of them) and, after each duty cycle, signals: the
     subscribers of the streams the receiver inserted data for in that cycle (heartbeats, status messages and
@@ -70,7 +104,14 @@ class SignallingAgent(Agent):
     It also tells a ``wakeup`` idle strategy how to park (the strategy's ``timers``): ``active`` says whether the
     cycle moved data or commands (only then does the strategy spin and reset its park bound: heartbeats, status
     messages and timers do not), and ``time_to_deadline_ns`` when the agents' next timer is due (heartbeat, SETUP,
-    status message, NAK, retransmit), so a park ends then rather than polling for it."""
+    status message, NAK, retransmit), so a park ends then rather than polling for it.
+
+    The thread running the conductor keeps the board's ALL_SIGNAL verdict (aeron.common.wakeup.ClientRegistry):
+    1 while every live client is one of ours (registered on the board: it signals its commands and offers), 0 as
+    soon as another (an official client) has sent its first command, when every parked sleeper is woken to take
+    the short bound again. While it holds, ``quiet_park_ns`` lets a park grow to the long quiet bound (100 ms, or
+    a quarter of the shortest liveness timeout) instead of 16 ms, unless a reader is still reading an image or an
+    IPC publication of these agents (its position moves a status message or a limit, which nobody signals)."""
 
     def __init__(self, agent: Agent, board: WakeupBoard, conductor: Any, agents: tuple[Any, ...]) -> None:
         self.agent = agent
@@ -86,6 +127,12 @@ class SignallingAgent(Agent):
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
         self.active = True
+        self._registry = ClientRegistry(board)
+        self._conductor = conductor if conductor in agents else None      # keeps the ALL_SIGNAL verdict
+        self._clients_reviewed = -1
+        self._ours: dict[int, bool] = {}
+        self._long_quiet_ns = long_quiet_park_ns(conductor.context)
+        self._board = board
         own = set(map(id, agents))
         self._peers = tuple((peer.command_queue, bit) for peer, bit in (
             (conductor, CONDUCTOR), (conductor.sender, SENDER), (conductor.receiver, RECEIVER)) if id(peer) not in own)
@@ -107,6 +154,9 @@ class SignallingAgent(Agent):
                 active = True
                 break
         self.active = active
+        conductor = self._conductor
+        if conductor is not None and conductor.clients_changes != self._clients_reviewed:
+            self._review_clients(conductor)
         if self._spin is not None:
             self._watch()
         return work
@@ -161,6 +211,36 @@ class SignallingAgent(Agent):
             self._signal(mask)
         return work
 
+    def _review_clients(self, conductor: Any) -> None:
+        self._clients_reviewed = conductor.clients_changes
+        ours = self._ours
+        registry = self._registry
+        verdict = True
+        for client_id in conductor.clients:
+            known = ours.get(client_id)
+            if known is None:
+                known = ours[client_id] = registry.is_registered(client_id)
+            verdict = verdict and known
+        for client_id in [c for c in ours if c not in conductor.clients]:
+            del ours[client_id]
+        was = registry.all_signal
+        registry.all_signal = verdict
+        if was and not verdict:
+            self._board.signal(-1)      # every parked sleeper: back to the bound for writers that do not signal
+
+    def quiet_park_ns(self, quiet_ns: int) -> int:
+        """The bound a park may grow to: the long quiet bound while every client signals and no reader of these
+        agents' images and IPC publications is still reading, else ``quiet_ns``."""
+        if not self._registry.all_signal:
+            return quiet_ns
+        for agent in self._agents:
+            if agent is self._receiver:
+                if not _images_settled(agent):
+                    return quiet_ns
+            elif hasattr(agent, "ipc_publications") and not _publications_settled(agent):
+                return quiet_ns
+        return max(quiet_ns, self._long_quiet_ns)
+
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """Nanoseconds until the agents' next timer is due (<= 0: due now), at most ``far_ns``."""
         ttd = far_ns
@@ -169,4 +249,6 @@ class SignallingAgent(Agent):
         return ttd
 
     def on_close(self) -> None:
+        if self._conductor is not None:
+            self._registry.all_signal = False
         self.agent.on_close()

@@ -8,7 +8,10 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron.common.agent import WakeupIdleStrategy
-from aeron.common.wakeup import CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, stream_bit
+from aeron.client import client_conductor
+from aeron.common.wakeup import (CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
+                                 new_waiter, open_board, stream_bit)
+from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
 from tests.client.conftest import client_context
 
@@ -187,6 +190,106 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
                 assert signalling.fast_work() > 0 and [type(e) for e in errors] == [OSError]
             finally:
                 del receiver.poll_data
+
+
+QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
+
+
+def _conductor_agent(driver):
+    """The SignallingAgent of the thread that runs the driver's conductor."""
+    for runner in driver._runners:
+        agent = runner.agent
+        if isinstance(agent, SignallingAgent) and agent._conductor is not None:
+            return agent
+    raise AssertionError("no conductor thread")
+
+
+def _unregistered_client(aeron_dir, monkeypatch):
+    """A client that neither registers nor signals, as an official client: no wake-up board."""
+    with monkeypatch.context() as patch:
+        patch.setattr(client_conductor, "open_board", lambda aeron_dir: None)
+        return Aeron.connect(Context(aeron_dir))
+
+
+def test_the_driver_parks_long_only_while_every_client_is_ours(driver, monkeypatch):
+    board = open_board(driver.aeron_dir)
+    registry = ClientRegistry(board)
+    agent = _conductor_agent(driver)
+    try:
+        with Aeron.connect(Context(driver.aeron_dir)) as ours:
+            assert registry.is_registered(ours._conductor.client_id)
+            sub = ours.add_subscription("aeron:ipc", 21)
+            wait_for(lambda: registry.all_signal, what="every client ours")
+            assert agent.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS
+            assert ours.wakeup_idle_strategy(sub).quiet(QUIET_NS) == LONG_QUIET_PARK_NS
+            # a client that does not signal (an official one): its first command is served by a park that was
+            # bounded by the long bound, and from then on every park is bounded by the short one
+            official = _unregistered_client(driver.aeron_dir, monkeypatch)
+            try:
+                assert not registry.is_registered(official._conductor.client_id)
+                pub = official.add_publication("aeron:ipc", 21)
+                assert not registry.all_signal
+                assert agent.quiet_park_ns(QUIET_NS) == QUIET_NS
+                idle = ours.wakeup_idle_strategy(sub)
+                assert idle.quiet(QUIET_NS) == QUIET_NS
+                # its offers do not signal: our parked subscriber still gets them, within the short bound
+                wait_for(lambda: pub.is_connected, what="connected")
+                assert pub.offer(b"unsignalled") > 0
+                got = []
+                done = threading.Event()
+
+                def receive():
+                    while not got and not done.is_set():
+                        idle.idle(sub.poll(lambda *a: got.append(a), 10))
+
+                reader = threading.Thread(target=receive)
+                reader.start()
+                try:
+                    wait_for(lambda: got, what="the unsignalled message")
+                finally:
+                    done.set()
+                    reader.join(10)
+            finally:
+                official.close()
+            wait_for(lambda: registry.all_signal, what="every client ours again")   # its session released
+        assert not registry.is_registered(ours._conductor.client_id)
+    finally:
+        registry.close()
+        board.close()
+
+
+def test_a_reader_still_reading_keeps_the_short_bound(driver):
+    board = open_board(driver.aeron_dir)
+    registry = ClientRegistry(board)
+    agent = _conductor_agent(driver)
+    try:
+        with Aeron.connect(Context(driver.aeron_dir)) as client:
+            sub = client.add_subscription("aeron:ipc", 22)
+            pub = client.add_publication("aeron:ipc", 22)
+            wait_for(lambda: pub.is_connected and registry.all_signal, what="connected")
+            assert pub.offer(b"unread") > 0
+            # the IPC publication's reader has not read it: its limit will move, which nobody signals
+            assert agent.quiet_park_ns(QUIET_NS) == QUIET_NS
+            wait_for(lambda: sub.poll(lambda *a: None, 10), what="read")
+            assert agent.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS
+    finally:
+        registry.close()
+        board.close()
+
+
+def test_a_back_pressured_offer_wakes_the_driver_conductor(shm_dir):
+    ctx = driver_context(aeron_dir=str(shm_dir / "d"), shared_idle_strategy="wakeup")
+    with MediaDriver.launch(ctx) as driver, Aeron.connect(Context(driver.aeron_dir)) as client:
+        client.add_subscription("aeron:ipc", 23)                # never read: the window fills
+        pub = client.add_publication("aeron:ipc?term-length=64k", 23)
+        wait_for(lambda: pub.is_connected, what="connected")
+        while pub.offer(bytes(1000)) > 0:
+            pass
+        waiter = new_waiter(client._conductor.wakeup_board, CONDUCTOR)
+        try:
+            waiter.prepare()
+            assert pub.offer(bytes(1000)) == pub.BACK_PRESSURED
+            assert waiter.wait(LONG_NS) is True             # the conductor moves limits: it is told at once
         finally:
             waiter.close()
 
@@ -196,3 +299,21 @@ def test_a_driver_with_no_network_stream_has_no_data_half_to_spin_on(shm_dir):
     with MediaDriver.launch_embedded(ctx) as driver:
         driver.do_work()
         assert driver._invoker.agent.fast_work(1_000_000) == -1     # the ordinary spin, then a park
+
+
+def test_a_dead_client_is_not_ours(shm_dir):
+    ctx = driver_context(aeron_dir=str(shm_dir / "d"))
+    with MediaDriver.launch(ctx) as driver:
+        board = open_board(driver.aeron_dir)
+        registry = ClientRegistry(board)
+        try:
+            index = registry.register(987654321)
+            assert index >= 0 and registry.is_registered(987654321)
+            buffer_offset = 128 + index * 64 + 4                # the slot's pid (aeron._core.wakeup's layout)
+            registry._buffer.put_i32_ordered(buffer_offset, 2 ** 31 - 1)     # no such process
+            assert not registry.is_registered(987654321)
+            registry.release(index, 987654321)
+            assert board.slot_state(index)[0] == 0
+        finally:
+            registry.close()
+            board.close()

@@ -214,12 +214,41 @@ def test_timer_work_neither_spins_nor_resets_the_park_bound():
     timers.active = False                               # a heartbeat or a status message: housekeeping
     waiter.calls.clear()
     idle.idle(1)
-    assert waiter.calls == ["cancel", "prepare"] and idle.state == PARKING     # to the re-check, no spin
-    idle.idle(0)
-    assert waiter.calls[-2] == ("wait", 16000, None) and idle.park_bound_ns == 16000
+    # the timed-out park had prepared the next one: this timer-only cycle was its re-check, so it parks at once
+    # (no cancel, no second cycle), bound kept
+    assert waiter.calls == [("wait", 16000, None), "prepare"] and idle.state == PARKING
+    assert idle.park_bound_ns == 16000
     timers.active = True                                # data or a command: spin again, bound back to its start
     idle.idle(1)
     assert idle.park_bound_ns == 4000 and idle.state != PARKING
+    assert waiter.calls[-1] == "cancel"
+
+
+def test_timer_work_out_of_a_wake_up_prepares_a_park_first():
+    waiter, timers = FakeWaiter(), FakeTimers()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, None, timers)
+    timers.active = False
+    idle.idle(1)                                        # not prepared before this cycle: it was no re-check
+    assert waiter.calls == ["prepare"] and idle.state == PARKING
+    idle.idle(0)                                        # the re-check found nothing: park
+    assert waiter.calls[1][0] == "wait"
+
+
+def test_the_quiet_bound_follows_what_quiet_allows():
+    waiter, timers = FakeWaiter(), FakeTimers()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    cap = [64000]
+    idle.bind(waiter, None, timers, quiet=lambda quiet_ns: max(quiet_ns, cap[0]))
+    for _ in range(20):
+        idle.idle(0)
+    waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits[:6] == [4000, 8000, 16000, 32000, 64000, 64000]      # doubling past 16 ms to the long bound
+    cap[0] = 0                                          # withdrawn (a client that does not signal arrived)
+    waiter.calls.clear()
+    idle.idle(0)
+    idle.idle(0)
+    assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [16000, 16000]
 
 
 def test_a_park_ends_when_the_next_timer_is_due():
