@@ -312,7 +312,29 @@ def _difference(after: dict, before: dict) -> dict:
     return {key: after[key] - before.get(key, 0) for key in after}
 
 
-def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> dict:
+def _idle_aio_client(aeron_dir: str, ping_channel: str, pong_channel: str, idle_seconds: float) -> int:
+    """The idle ping as an aeron.aio client: a task awaiting ``receive()`` through the window; its CPU (ns)."""
+    import asyncio
+
+    from aeron import aio
+
+    async def run() -> int:
+        async with await aio.connect(aeron_dir) as client:
+            sub = await client.add_subscription(pong_channel, 1003)
+            pub = await client.add_exclusive_publication(ping_channel, 1002)
+            deadline = time.monotonic() + 20
+            while not (pub.is_connected and sub.image_count) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(2.0)
+            start = time.process_time_ns()
+            with contextlib.suppress(Exception):
+                await sub.receive(timeout=idle_seconds)
+            return time.process_time_ns() - start
+
+    return asyncio.run(run())
+
+
+def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool, aio: bool = False) -> dict:
     from bench_wakeup import _channels, _stop
     tmp = tempfile.mkdtemp(prefix="wake-counts-")
     outs = {role: os.path.join(tmp, role) for role in ("driver", "ping", "pong")}
@@ -350,6 +372,10 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool) -> 
                 ping_before = json.loads(pathlib.Path(outs["ping"] + ".3").read_text())
                 ping_after = json.loads(pathlib.Path(outs["ping"] + ".4").read_text())
                 result["ping"] = _difference(ping_after, ping_before)
+        elif aio:
+            before = _snapshot(procs, outs, 1)
+            result["client"] = {"cpu_ns": _idle_aio_client(aeron_dir, ping_channel, pong_channel, idle_seconds)}
+            after = _snapshot(procs, outs, 2)
         else:
             from aeron import Aeron, Context
             client = Aeron.connect(Context(aeron_dir))
@@ -470,8 +496,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transport", choices=("udp", "ipc"), default="udp")
     parser.add_argument("--idle-seconds", type=float, default=5.0)
     parser.add_argument("--syscalls", action="store_true", help="also count system calls with strace -c -f")
+    parser.add_argument("--aio", action="store_true", help="idle: the ping is an aeron.aio client awaiting receive()")
     args = parser.parse_args(argv)
-    result = measure(args.transport, args.pings, args.idle_seconds, args.syscalls)
+    result = measure(args.transport, args.pings, args.idle_seconds, args.syscalls, args.aio)
     per = result["pings"] or args.idle_seconds
     unit = "round trip" if result["pings"] else "second (idle)"
     print(f"{args.transport}: per {unit}" + (f", p50 {result['p50_us']} µs" if result["p50_us"] else ""))

@@ -8,7 +8,8 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic cimport fence_full, load_acquire_i32
 
 cdef enum:
-    STREAM_BITS_C = 60                # mask bits 0..59: subscribers, by stream id modulo 60; 60..62: driver agents
+    STREAM_BITS_C = 59                # mask bits 0..58: subscribers, by stream id modulo 59; 59: our client
+                                      # conductors; 60..62: driver agents; 63: spies
 
 
 cdef class WakeupBoard:

@@ -60,7 +60,7 @@ cdef enum:
     MAX_WAIT_FDS = 64
 
 MAGIC = 0x454B4157            # "WAKE"
-VERSION = 1
+VERSION = 2                   # 2: 59 stream bits, bit 59 for client conductors
 SLOT_COUNT = 64
 SLOT_LENGTH = 64
 PARKED_COUNT_OFFSET = 64
@@ -76,7 +76,7 @@ AWAKE = SLOT_AWAKE
 PARKED = SLOT_PARKED
 WOKEN = SLOT_WOKEN
 SOCKET_NAME_PREFIX = b"\0aeron-py-wakeup-"
-STREAM_BITS = STREAM_BITS_C     # mask bits 0..59: subscribers, by stream id modulo 60; 60..62: driver agents
+STREAM_BITS = STREAM_BITS_C     # mask bits 0..58: subscribers, by stream id modulo 59; 59..63: wakeup.py's
 
 
 def stream_bit(int32_t stream_id):

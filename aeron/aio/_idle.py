@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from aeron.common.errors import AeronTimeoutError
@@ -61,10 +61,13 @@ class AsyncWakeup:
     """One client's waiter on the wake-up board, watched by the loop (``add_reader``). Any number of tasks may
     wait on it at once: a wake-up resumes them all, and each polls its own subscription again."""
 
-    __slots__ = ("waiter", "_loop", "_futures", "wakeups")
+    __slots__ = ("waiter", "_loop", "_futures", "wakeups", "quiet")
 
-    def __init__(self, waiter: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, waiter: Any, loop: asyncio.AbstractEventLoop,
+                 quiet: Callable[[int], int] | None = None) -> None:
+        """Watch ``waiter`` on ``loop``; ``quiet(ns)`` may raise the quiet bound (Aeron.quiet_park_ns)."""
         self.waiter = waiter
+        self.quiet = quiet
         self._loop = loop
         self._futures: list[asyncio.Future[bool]] = []
         self.wakeups = 0
@@ -115,12 +118,14 @@ def _resolve(future: asyncio.Future[bool]) -> None:
 
 
 QUIET_PARK_S = 16e-3               # the bound a park grows to while nothing happens (docs/wakeup.md)
+QUIET_PARK_NS = 16_000_000
 
 
 class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
     """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup`: a few sleep(0) rounds, then
     mark parked and return (the caller polls once more), then wait. A park is bounded by the backoff cap (1 ms),
-    doubling with each park that times out up to QUIET_PARK_S, as WakeupIdleStrategy."""
+    doubling with each park that times out up to QUIET_PARK_S (or what the wake-up's ``quiet`` allows: longer
+    while our driver says every client signals), as WakeupIdleStrategy."""
 
     __slots__ = ("_wakeup", "_prepared", "_bound")
 
@@ -141,8 +146,11 @@ class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
             self._wakeup.prepare()
             return                          # the caller's next poll is the re-check
         self._prepared = False
-        if not await self._wakeup.wait(self._bound):
-            self._bound = min(self._bound * 2, QUIET_PARK_S)
+        quiet = self._wakeup.quiet
+        cap = QUIET_PARK_S if quiet is None else quiet(QUIET_PARK_NS) / 1e9
+        bound = min(self._bound, cap)
+        if not await self._wakeup.wait(bound):
+            self._bound = min(bound * 2, cap)
 
 
 def async_idle(wakeup: AsyncWakeup | None) -> AsyncBackoffIdleStrategy:

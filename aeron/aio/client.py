@@ -36,7 +36,8 @@ class AsyncAeron:
         loop = asyncio.get_running_loop()
         # one waiter for every subscription of this client, watched by the loop (docs/wakeup.md); None: backoff
         waiter = aeron.wakeup_waiter()
-        self._wakeup: AsyncWakeup | None = AsyncWakeup(waiter, loop) if waiter is not None else None
+        self._wakeup: AsyncWakeup | None = (AsyncWakeup(waiter, loop, aeron.quiet_park_ns) if waiter is not None
+                                            else None)
         self._task: asyncio.Task[None] | None = asyncio.get_running_loop().create_task(
             self._run_conductor(), name="aeron-client-conductor")
 

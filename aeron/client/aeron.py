@@ -164,7 +164,11 @@ class Aeron:
             self._invoker = AgentInvoker(self._conductor, error_handler=ctx.error_handler)
             self._invoker.start()
         else:
-            self._runner = AgentRunner(self._conductor, ctx.idle_strategy, error_handler=ctx.error_handler)
+            idle = ctx.idle_strategy
+            if ctx.default_idle_strategy:
+                # parks on the wake-up board instead of sleeping 16 ms at a time (docs/wakeup.md)
+                idle = self._conductor.parking_idle_strategy() or idle
+            self._runner = AgentRunner(self._conductor, idle, error_handler=ctx.error_handler)
             self._runner.start()
 
     @classmethod
@@ -327,10 +331,13 @@ class Aeron:
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
         idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
                                   max_park_ns, spin_ns=spin_ns)
+        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)), quiet=self.quiet_park_ns)
+
+    def quiet_park_ns(self, quiet_ns: int) -> int:
+        """How long a wake-up park of this client may grow to while nothing happens: 100 ms while our driver says
+        every client of it signals what it writes, else ``quiet_ns`` (docs/wakeup.md)."""
         registry = self._conductor.client_registry
-        # parks grow to the long quiet bound while our driver says every writer signals (docs/wakeup.md)
-        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)),
-                         quiet=registry.quiet_park_ns if registry is not None else None)
+        return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
 
 
     def wakeup_waiter(self, *subscriptions: Subscription) -> Any:

@@ -24,7 +24,8 @@ from aeron._core.counters import (
     DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_KEY_LENGTH, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.agent import Agent, epoch_ms, nano_time
+from aeron.common.agent import (DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS, Agent,
+                                WakeupIdleStrategy, epoch_ms, nano_time)
 from aeron.client.channel_validation import validate_channel
 from aeron.client.counter import Counter
 from aeron.client.image import Image
@@ -35,8 +36,8 @@ from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import (CONDUCTOR, SENDER, SPIES, ClientRegistry, new_waiter, open_board, stream_bit,
-                                 streams_mask)
+from aeron.common.wakeup import (CLIENTS, CONDUCTOR, SENDER, SPIES, ClientRegistry, new_waiter, open_board,
+                                 stream_bit, streams_mask)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -167,6 +168,8 @@ class ClientConductor(Agent):
         if self.wakeup_board is not None:
             self.client_registry = ClientRegistry(self.wakeup_board)
             self._registry_slot = self.client_registry.register(self.client_id)
+        self._parking: WakeupIdleStrategy | None = None       # the conductor thread's, closed on that thread
+        self.active = False             # the last duty cycle read driver events (not only keepalives)
 
     # -- Agent ------------------------------------------------------------------------------------------
 
@@ -182,8 +185,42 @@ class ClientConductor(Agent):
             self.lock.release()
 
     def on_close(self) -> None:
-        """Close the client when the agent stops."""
-        self.close()
+        """Close the client when the agent stops (and the conductor thread's parking, on that thread)."""
+        try:
+            self.close()
+        finally:
+            if self._parking is not None:
+                self._parking.close()
+
+    # -- the conductor thread's parking (docs/wakeup.md) -------------------------------------------------
+
+    def parking_idle_strategy(self) -> WakeupIdleStrategy | None:
+        """An idle strategy for the conductor thread that parks until our driver broadcasts to its clients
+        (CLIENTS), the next keepalive is due, or ``idle_sleep_duration_ns`` (16 ms, what the sleeping strategy
+        sleeps) passed, that bound growing up to the keepalive interval while our driver says every client
+        signals (then it is the one writer of the broadcast and it signals). None without a board. Its waiter is
+        closed by :meth:`on_close`, on the thread that parks on it."""
+        if self.wakeup_board is None:
+            return None
+        waiter = new_waiter(self.wakeup_board, CLIENTS)
+        if waiter is None:
+            return None
+        sleep_ns = self._ctx.idle_sleep_duration_ns
+        self._parking = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                                           DRIVER_BACKOFF_MIN_PARK_NS, sleep_ns, spin_ns=0, quiet_park_ns=sleep_ns)
+        return self._parking.bind(waiter, None, self)
+
+    def time_to_deadline_ns(self, far_ns: int) -> int:
+        """Until the next keepalive is due, at most ``far_ns`` (a parked conductor thread's wake-up time)."""
+        return min(far_ns, self._time_of_last_keepalive_ns + self._ctx.keepalive_interval_ns - nano_time())
+
+    def quiet_park_ns(self, quiet_ns: int) -> int:
+        """The keepalive interval (within a quarter of the service interval the conductor holds itself to) while
+        our driver says every client signals, else ``quiet_ns``."""
+        registry = self.client_registry
+        if registry is not None and registry.all_signal:
+            return max(quiet_ns, min(self._ctx.keepalive_interval_ns, self._inter_service_timeout_ns // 4))
+        return quiet_ns
 
     # -- duty cycle --------------------------------------------------------------------------------------
 
@@ -195,7 +232,9 @@ class ClientConductor(Agent):
         self._service_thread = me
         try:
             work = self._check_timeouts(nano_time())
-            work += self._poll_driver_events()
+            events = self._poll_driver_events()
+            self.active = events > 0
+            work += events
         except AgentTerminationError:
             raise
         except _Terminated:

@@ -63,7 +63,7 @@ class Context:
                  "idle_sleep_duration_ns", "use_conductor_agent_invoker", "idle_strategy", "error_handler",
                  "available_image_handler", "unavailable_image_handler", "available_counter_handler",
                  "unavailable_counter_handler", "close_handler", "publication_error_frame_handler",
-                 "client_name", "pre_touch_mapped_memory", "_concluded")
+                 "client_name", "pre_touch_mapped_memory", "default_idle_strategy", "_concluded")
 
     def __init__(self, aeron_dir: str | os.PathLike[str] | None = None, *,
                  driver_timeout_ms: int | None = None,
@@ -103,6 +103,8 @@ class Context:
         self.publication_error_frame_handler = publication_error_frame_handler
         self.client_name = client_name
         self.pre_touch_mapped_memory = pre_touch_mapped_memory
+        # no idle strategy given: the conductor thread may park on the wake-up board instead (set by conclude)
+        self.default_idle_strategy = False
         self._concluded = False
 
     def conclude(self) -> "Context":
@@ -122,6 +124,7 @@ class Context:
         if self.error_handler is None:
             self.error_handler = default_error_handler
         if self.idle_strategy is None:
+            self.default_idle_strategy = True
             self.idle_strategy = SleepingIdleStrategy(self.idle_sleep_duration_ns)
         self._concluded = True
         return self

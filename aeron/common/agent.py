@@ -258,6 +258,9 @@ class AgentRunner:
             self._running = False
             self._closed = True
             thread = self._thread
+        wake = getattr(self.idle_strategy, "wake", None)
+        if wake is not None and thread is not None and thread is not threading.current_thread():
+            wake()                  # a long park (wakeup strategy) ends now rather than at its bound
         if thread is None:
             self._call_on_close()   # never started: the agent is closed here, as Agrona does
             return
@@ -800,6 +803,12 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                     self.state = NOT_IDLE
                     return True
                 start = self._spin_start_ns = clock()
+
+    def wake(self) -> None:
+        """End a park in progress (from another thread: a runner closing) by signalling what wakes the waiter."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.board.is_closed:
+            waiter.board.signal(waiter.mask)
 
     def close(self) -> None:
         """Release the waiter's slot (if bound) and go back to backoff's sleeps."""

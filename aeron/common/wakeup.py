@@ -9,7 +9,8 @@ does, and writers signal nothing.
 
 Masks (one 64-bit word per sleeper): bit ``stream_id % STREAM_BITS`` for subscribers of that stream, one bit per
 driver agent: CONDUCTOR (client commands), SENDER (data in a network publication), RECEIVER (commands from the
-conductor; its sockets wake it by themselves), and SPIES for spy subscribers.
+conductor; its sockets wake it by themselves), SPIES for spy subscribers, and CLIENTS for our client conductors
+(our driver wrote to the clients' broadcast).
 
 Clients of ours also register on the board (a slot in state CLIENT naming their client id, never woken): they
 signal every command and offer, so a driver of ours whose every client is registered need not poll for them; it
@@ -27,13 +28,14 @@ from aeron._core import wakeup as _wk
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
 
-__all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
+__all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
            "LONG_QUIET_PARK_NS"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
 ALL_STREAMS = (1 << STREAM_BITS) - 1
+CLIENTS = 1 << 59
 RECEIVER = 1 << 60
 SENDER = 1 << 61
 CONDUCTOR = 1 << 62

@@ -9,13 +9,15 @@ from aeron._core.broadcast import BroadcastTransmitter
 
 
 class ClientProxy:
-    __slots__ = ("_transmitter",)
+    __slots__ = ("_transmitter", "transmissions")
 
     def __init__(self, transmitter: BroadcastTransmitter) -> None:
         self._transmitter = transmitter
+        self.transmissions = 0          # messages sent so far: a parked client conductor of ours is woken for them
 
     def _transmit(self, message) -> None:
         self._transmitter.transmit(message.TYPE_ID, message.encode())
+        self.transmissions += 1
 
     def on_error(self, correlation_id: int, error_code: int, message: str) -> None:
         self._transmit(cmd.ErrorResponse(correlation_id, error_code, message))

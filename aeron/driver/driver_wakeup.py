@@ -14,8 +14,8 @@ from typing import Any
 
 from aeron._core.data_spin import DataSpin
 from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
-from aeron.common.wakeup import (CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry, WakeupBoard,
-                                 new_waiter)
+from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
+                                 WakeupBoard, new_waiter)
 
 __all__ = ["SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
 
@@ -130,6 +130,7 @@ class SignallingAgent(Agent):
         self._registry = ClientRegistry(board)
         self._conductor = conductor if conductor in agents else None      # keeps the ALL_SIGNAL verdict
         self._clients_reviewed = -1
+        self._transmissions = 0
         self._ours: dict[int, bool] = {}
         self._long_quiet_ns = long_quiet_park_ns(conductor.context)
         self._board = board
@@ -146,6 +147,10 @@ class SignallingAgent(Agent):
         for queue, bit in self._peers:
             if queue:
                 mask |= bit
+        conductor = self._conductor
+        if conductor is not None and conductor.client_proxy.transmissions != self._transmissions:
+            self._transmissions = conductor.client_proxy.transmissions
+            mask |= CLIENTS             # responses and notices for our clients' conductors
         if mask:
             self._signal(mask)
         active = False
@@ -154,7 +159,6 @@ class SignallingAgent(Agent):
                 active = True
                 break
         self.active = active
-        conductor = self._conductor
         if conductor is not None and conductor.clients_changes != self._clients_reviewed:
             self._review_clients(conductor)
         if self._spin is not None:

@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from aeron.common.agent import WakeupIdleStrategy
+from aeron.common.agent import SleepingIdleStrategy, WakeupIdleStrategy
 from aeron.client import client_conductor
-from aeron.common.wakeup import (CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
+from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
                                  new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
@@ -317,3 +317,31 @@ def test_a_dead_client_is_not_ours(shm_dir):
         finally:
             registry.close()
             board.close()
+
+
+def test_the_client_conductor_thread_parks_until_our_driver_broadcasts(driver):
+    with Aeron.connect(Context(driver.aeron_dir)) as client, Aeron.connect(Context(driver.aeron_dir)) as other:
+        idle = client._runner.idle_strategy
+        assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound and idle.waiter.mask == CLIENTS
+        wait_for(lambda: client._conductor.client_registry.all_signal, what="every client ours")
+        # while our driver says every client signals, it parks up to the keepalive interval (timed by it)
+        assert idle.quiet(QUIET_NS) == client.context.keepalive_interval_ns
+        waiter = new_waiter(client._conductor.wakeup_board, CLIENTS)
+        try:
+            waiter.prepare()
+            other.add_subscription("aeron:ipc", 24)         # the driver's response wakes our client conductors
+            assert waiter.wait(LONG_NS) is True
+        finally:
+            waiter.close()
+        # another client's image reaches this client's handler through its parked conductor thread
+        seen = []
+        sub = client.add_subscription("aeron:ipc", 25, available_image_handler=seen.append)
+        pub = other.add_publication("aeron:ipc", 25)
+        wait_for(lambda: seen and pub.is_connected and sub.image_count, what="image available")
+    assert idle.waiter is None          # released on the conductor thread as it stopped
+
+
+def test_a_client_with_its_own_idle_strategy_keeps_it(driver):
+    mine = SleepingIdleStrategy(1_000_000)
+    with Aeron.connect(Context(driver.aeron_dir, idle_strategy=mine)) as client:
+        assert client._runner.idle_strategy is mine

@@ -115,8 +115,8 @@ def test_slots_of_dead_processes_are_taken_back(board):
 
 
 def test_masks():
-    assert stream_bit(1001) == 1 << (1001 % 60)
-    assert stream_bit(-1) == 1 << 59
+    assert stream_bit(1001) == 1 << (1001 % 59)
+    assert stream_bit(-1) == 1 << 58
     assert streams_mask([1, 2]) == stream_bit(1) | stream_bit(2)
     assert streams_mask(None) == ALL_STREAMS | SPIES
     assert streams_mask([1], spies=True) == stream_bit(1) | SPIES
