@@ -319,7 +319,7 @@ def _idle_aio_client(aeron_dir: str, ping_channel: str, pong_channel: str, idle_
     from aeron import aio
 
     async def run() -> int:
-        async with await aio.connect(aeron_dir) as client:
+        async with aio.connect(aeron_dir) as client:
             sub = await client.add_subscription(pong_channel, 1003)
             pub = await client.add_exclusive_publication(ping_channel, 1002)
             deadline = time.monotonic() + 20

@@ -38,16 +38,32 @@ class AsyncAeron:
         waiter = aeron.wakeup_waiter()
         self._wakeup: AsyncWakeup | None = (AsyncWakeup(waiter, loop, aeron.quiet_park_ns) if waiter is not None
                                             else None)
+        # the conductor task parks on a waiter our driver wakes when it writes to its clients (docs/wakeup.md)
+        conductor_waiter = aeron.conductor_waiter()
+        self._conductor_wakeup = AsyncWakeup(conductor_waiter, loop) if conductor_waiter is not None else None
         self._task: asyncio.Task[None] | None = asyncio.get_running_loop().create_task(
             self._run_conductor(), name="aeron-client-conductor")
 
     async def _run_conductor(self) -> None:
         # keepalives and driver responses: awaiting a registration runs its own duty cycles, so the task can
         # sleep as long as a sync client's conductor thread does (idle_sleep_duration_ns, 16 ms)
+        # (parked on the wake-up board when there is one: until our driver writes to its clients or the next
+        # keepalive is due, longer than 16 ms while every client of our driver signals)
         idle = AsyncBackoffIdleStrategy(spins=2, max_sleep_s=self.aeron.context.idle_sleep_duration_ns / 1e9)
         invoke = self._invoker.invoke
+        wakeup = self._conductor_wakeup
+        park_ns = self.aeron.conductor_park_ns
         while not self._invoker.is_closed:
-            await idle.idle(invoke())
+            work = invoke()
+            if work or wakeup is None:
+                await idle.idle(work)
+                continue
+            wakeup.prepare()
+            if invoke():                        # the re-check: a response that came before the mark
+                wakeup.waiter.cancel()
+                idle.reset()
+                continue
+            await wakeup.wait(max(park_ns(), 0) / 1e9)
 
     # -- registration --------------------------------------------------------------------------------------------
     async def _await_registration(self, registration_id: int, get: Any, what: str, timeout: float | None) -> Any:
@@ -148,6 +164,8 @@ class AsyncAeron:
         self._subscriptions.clear()
         if self._wakeup is not None:
             self._wakeup.close()
+        if self._conductor_wakeup is not None:
+            self._conductor_wakeup.close()
         self.aeron.close()
         if self.driver is not None:
             driver, self.driver = self.driver, None

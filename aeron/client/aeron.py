@@ -333,6 +333,18 @@ class Aeron:
                                   max_park_ns, spin_ns=spin_ns)
         return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)), quiet=self.quiet_park_ns)
 
+    def conductor_waiter(self) -> Any:
+        """A raw waiter woken when our driver writes to its clients (responses, image and counter notices), for an
+        application that runs this client's conductor (``use_conductor_agent_invoker``) and parks between its
+        duty cycles for at most :meth:`conductor_park_ns` (``aeron.aio`` does). None when the board cannot be
+        had. Closed with this client."""
+        return self._conductor.conductor_waiter()
+
+    def conductor_park_ns(self) -> int:
+        """How long this client's conductor may park now: until its next keepalive, at most the idle sleep (16 ms),
+        or the keepalive interval while our driver says every client of it signals (docs/wakeup.md)."""
+        return self._conductor.park_ns()
+
     def quiet_park_ns(self, quiet_ns: int) -> int:
         """How long a wake-up park of this client may grow to while nothing happens: 100 ms while our driver says
         every client of it signals what it writes, else ``quiet_ns`` (docs/wakeup.md)."""

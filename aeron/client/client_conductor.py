@@ -515,6 +515,23 @@ class ClientConductor(Agent):
                 self._waiters.append(waiter)
             return waiter
 
+    def conductor_waiter(self) -> Any:
+        """A waiter woken when our driver writes to its clients (CLIENTS), closed with the client; None when there
+        is no board or no free slot (an application running this conductor parks on it: aeron.aio)."""
+        with self.lock:
+            self.ensure_open()
+            if self.wakeup_board is None:
+                return None
+            waiter = new_waiter(self.wakeup_board, CLIENTS)
+            if waiter is not None:
+                self._waiters.append(waiter)
+            return waiter
+
+    def park_ns(self) -> int:
+        """How long the conductor may park now: until its next keepalive, at most ``idle_sleep_duration_ns``, or
+        the keepalive interval while our driver says every client signals (:meth:`quiet_park_ns`)."""
+        return self.time_to_deadline_ns(self.quiet_park_ns(self._ctx.idle_sleep_duration_ns))
+
     def _begin(self, kind: int, message: Any, channel: str = "", stream_id: int = 0, handlers: Any = None) -> int:
         with self.lock:
             self.ensure_open()
