@@ -160,14 +160,22 @@ def aio_rtt(driver: Driver, pings: int) -> dict[str, float]:
     return {f"p{t:g}": samples[min(len(samples) - 1, int(t * len(samples) / 100))] / 1000.0 for t in (50, 90, 99)}
 
 
-def _cpu_ticks(pid: int) -> int:
-    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])          # utime + stime
+def _cpu_ns(pid: int) -> int:
+    """The process's CPU time in ns: the scheduler's own count (schedstat), summed over its threads (not 10 ms
+    ticks as /proc/<pid>/stat)."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError):
+            continue                # a thread that just ended
+    return total
 
 
 def idle_cpu(transport: str, seconds: float = 5.0) -> dict[str, float]:
-    """CPU % of our driver and of a pong, both wakeup, connected to a ping that sends nothing, over ``transport``
-    (over UDP the driver still sends heartbeats and status messages: that is most of its idle work)."""
+    """CPU % of our driver, of a pong (both wakeup) and of the ping's client (this process, only its conductor
+    thread runs), connected and sending nothing, over ``transport`` (over UDP the driver still sends heartbeats
+    and status messages: that is most of its idle work)."""
     from aeron import Aeron, Context
     driver = Driver("ours", "wakeup")
     ping_channel, pong_channel = _channels(transport)
@@ -181,11 +189,11 @@ def idle_cpu(transport: str, seconds: float = 5.0) -> dict[str, float]:
         while not (pub.is_connected and sub.image_count) and time.monotonic() < deadline:
             time.sleep(0.01)
         time.sleep(2.0)
-        hz = os.sysconf("SC_CLK_TCK")
-        before = {name: _cpu_ticks(p.pid) for name, p in (("driver", driver.proc), ("pong", pong))}
+        pids = (("driver", driver.proc.pid), ("pong", pong.pid), ("client", os.getpid()))
+        before = {name: _cpu_ns(pid) for name, pid in pids}
         time.sleep(seconds)
-        after = {name: _cpu_ticks(p.pid) for name, p in (("driver", driver.proc), ("pong", pong))}
-        return {name: 100.0 * (after[name] - before[name]) / hz / seconds for name in before}
+        after = {name: _cpu_ns(pid) for name, pid in pids}
+        return {name: round(100.0 * (after[name] - before[name]) / 1e9 / seconds, 2) for name in before}
     finally:
         client.close()
         _stop(pong)

@@ -10,7 +10,8 @@ For each process (driver, ping, pong): the driver's duty cycles, the parks of ea
 GIL hand-over) and its CPU time; ``--syscalls`` adds the system calls (``strace -c -f``, which slows every
 process down, so the other counts are taken in a run without it).
 
-Experiment knobs (environment): WAKE_COUNTS_TIMING=1 adds each driver agent's time per duty cycle;
+Experiment knobs (environment): WAKE_COUNTS_ROOT=<checkout> runs that checkout's code (before/after pairs);
+WAKE_COUNTS_TIMING=1 adds each driver agent's time per duty cycle;
 WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's and the samples' spin times,
 WAKE_COUNTS_DATA_SPIN_NS and WAKE_COUNTS_FULL_CYCLE_DEFER_NS the driver's data spin and how long it defers the rest
 of a duty cycle; WAKE_COUNTS_STAMPS=1 adds the time between the milestones of a round trip (CLOCK_MONOTONIC stamps
@@ -32,7 +33,8 @@ import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
+# WAKE_COUNTS_ROOT: measure another checkout's code (built in place) with this script, e.g. a before/after pair
+ROOT = pathlib.Path(os.environ.get("WAKE_COUNTS_ROOT") or HERE.parent)
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
