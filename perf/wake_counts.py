@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 HERE = pathlib.Path(__file__).resolve().parent
 # WAKE_COUNTS_ROOT: measure another checkout's code (built in place) with this script, e.g. a before/after pair
@@ -314,8 +315,10 @@ def _difference(after: dict, before: dict) -> dict:
     return {key: after[key] - before.get(key, 0) for key in after}
 
 
-def _idle_aio_client(aeron_dir: str, ping_channel: str, pong_channel: str, idle_seconds: float) -> int:
-    """The idle ping as an aeron.aio client: a task awaiting ``receive()`` through the window; its CPU (ns)."""
+def _idle_aio_client(aeron_dir: str, ping_channel: str, pong_channel: str, idle_seconds: float,
+                     window: Callable[[str], None]) -> int:
+    """The idle ping as an aeron.aio client: a task awaiting ``receive()`` through the window (``window("before")``
+    and ``window("after")`` snapshot the other processes at its edges); its CPU (ns)."""
     import asyncio
 
     from aeron import aio
@@ -328,10 +331,13 @@ def _idle_aio_client(aeron_dir: str, ping_channel: str, pong_channel: str, idle_
             while not (pub.is_connected and sub.image_count) and time.monotonic() < deadline:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(2.0)
+            window("before")
             start = time.process_time_ns()
             with contextlib.suppress(Exception):
                 await sub.receive(timeout=idle_seconds)
-            return time.process_time_ns() - start
+            used = time.process_time_ns() - start
+            window("after")
+            return used
 
     return asyncio.run(run())
 
@@ -375,9 +381,14 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool, aio
                 ping_after = json.loads(pathlib.Path(outs["ping"] + ".4").read_text())
                 result["ping"] = _difference(ping_after, ping_before)
         elif aio:
-            before = _snapshot(procs, outs, 1)
-            result["client"] = {"cpu_ns": _idle_aio_client(aeron_dir, ping_channel, pong_channel, idle_seconds)}
-            after = _snapshot(procs, outs, 2)
+            taken: dict = {}
+
+            def window(edge: str) -> None:
+                taken[edge] = _snapshot(procs, outs, 1 if edge == "before" else 2)
+
+            result["client"] = {"cpu_ns": _idle_aio_client(aeron_dir, ping_channel, pong_channel, idle_seconds,
+                                                           window)}
+            before, after = taken["before"], taken["after"]
         else:
             from aeron import Aeron, Context
             client = Aeron.connect(Context(aeron_dir))
@@ -393,9 +404,9 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool, aio
             # this process is the idle ping's client (its conductor thread; the main thread sleeps)
             result["client"] = {"cpu_ns": time.process_time_ns() - client_before}
             after = _snapshot(procs, outs, 2)
-            if os.environ.get("WAKE_COUNTS_PROFILE"):
-                driver.send_signal(signal.SIGUSR2)
-                time.sleep(1.0)
+        if os.environ.get("WAKE_COUNTS_PROFILE") and not pings:
+            driver.send_signal(signal.SIGUSR2)          # the driver writes its profile
+            time.sleep(1.0)
         for role in procs:
             result[role] = _difference(after[role], before[role])
     finally:
