@@ -9,6 +9,7 @@ from aeron._core.wakeup import WakeSignal
 
 NOT_CONNECTED: int
 BACK_PRESSURED: int
+CONDUCTOR_WAKE_MASK: int
 ADMIN_ACTION: int
 CLOSED: int
 MAX_POSITION_EXCEEDED: int

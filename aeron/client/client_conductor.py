@@ -954,10 +954,9 @@ class ClientConductor(Agent):
             for waiter in self._waiters:
                 waiter.close()
             self._waiters.clear()
-            if self.client_registry is not None:
-                if self._registry_slot >= 0:
-                    self.client_registry.release(self._registry_slot, self.client_id)
-                self.client_registry.close()
+            if self.client_registry is not None and self._registry_slot >= 0:
+                # the view stays: a parking thread may still ask it (the board keeps the mapping until all are gone)
+                self.client_registry.release(self._registry_slot, self.client_id)
             if self.wakeup_board is not None:
                 self.wakeup_board.close()
             for hook in self._on_close_hooks:

@@ -159,6 +159,7 @@ class ClientRegistry:
     __slots__ = ("_buffer",)
 
     def __init__(self, board: WakeupBoard) -> None:
+        """View ``board``'s mapping (pinned by the board for as long as anyone holds it)."""
         self._buffer = AtomicBuffer(board.mapping, 0, _wk.FILE_LENGTH)
 
     @staticmethod
