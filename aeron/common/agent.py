@@ -746,11 +746,14 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._prepared = False
         self.parks += 1
         fds = self.fds
-        quiet = self.quiet
-        cap = self.quiet_park_ns if quiet is None else quiet(self.quiet_park_ns)
         bound = self.park_bound_ns
-        if bound > cap:
-            bound = self.park_bound_ns = cap         # the long bound was withdrawn (a writer that does not signal)
+        cap = self.quiet_park_ns
+        quiet = self.quiet
+        if quiet is not None and bound >= cap:
+            # asked only once the bound has grown that far: a busy thread's parks (1 ms bound) pay nothing for it
+            cap = quiet(cap)
+            if bound > cap:
+                bound = self.park_bound_ns = cap     # the long bound was withdrawn (a writer that does not signal)
         timeout = bound
         timers = self.timers
         if timers is not None:
