@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from aeron.common.agent import SleepingIdleStrategy, WakeupIdleStrategy
 from aeron.client import client_conductor
+from aeron.common.agent import SleepingIdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
                                  new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
@@ -190,7 +190,15 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
                 assert signalling.fast_work() > 0 and [type(e) for e in errors] == [OSError]
             finally:
                 del receiver.poll_data
+        finally:
+            waiter.close()
 
+
+def test_a_driver_with_no_network_stream_has_no_data_half_to_spin_on(shm_dir):
+    ctx = driver_context(threading_mode="INVOKER", aeron_dir=str(shm_dir / "d"))
+    with MediaDriver.launch_embedded(ctx) as driver:
+        driver.do_work()
+        assert driver._invoker.agent.fast_work(1_000_000) == -1     # the ordinary spin, then a park
 
 QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
@@ -292,13 +300,6 @@ def test_a_back_pressured_offer_wakes_the_driver_conductor(shm_dir):
             assert waiter.wait(LONG_NS) is True             # the conductor moves limits: it is told at once
         finally:
             waiter.close()
-
-
-def test_a_driver_with_no_network_stream_has_no_data_half_to_spin_on(shm_dir):
-    ctx = driver_context(threading_mode="INVOKER", aeron_dir=str(shm_dir / "d"))
-    with MediaDriver.launch_embedded(ctx) as driver:
-        driver.do_work()
-        assert driver._invoker.agent.fast_work(1_000_000) == -1     # the ordinary spin, then a park
 
 
 def test_a_dead_client_is_not_ours(shm_dir):
