@@ -32,7 +32,9 @@ from aeron.archive import segments
 from aeron.archive.catalog import Catalog, RecordingDescriptor
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
-DEFAULT_MAX_BYTES_PER_PARTITION = 128 * 1024 * 1024
+# Each Spark task has a fixed cost in the JVM and the Python worker, a large share of a 128 MiB partition's scan
+# (docs/performance.md, "Spark source"); fewer, larger partitions scan faster.
+DEFAULT_MAX_BYTES_PER_PARTITION = 512 * 1024 * 1024
 DEFAULT_MAX_ROWS_PER_BATCH = 65536
 DEFAULT_MAX_BYTES_PER_BATCH = 8 * 1024 * 1024
 

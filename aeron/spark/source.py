@@ -12,7 +12,8 @@ the executor's driver (:mod:`aeron.spark.replay`); same schema, same rows. Optio
   ``controlResponseStreamId``, ``replayChannel``, ``replayStreamId``, ``timeoutMs``, ``aeronDir``: see
   :mod:`aeron.spark.connection`; without ``aeronDir`` each task launches an embedded driver). One of the two.
 - ``maxBytesPerPartition``: the most recording bytes of one partition, rounded down to whole terms (at least
-  one term); default 128 MiB.
+  one term); default 512 MiB (a task has a fixed cost of its own: fewer, larger partitions scan faster, as long
+  as there are at least as many as task slots).
 - ``recordingId`` / ``streamId``: comma-separated ids to read; ``channel``: a substring of the recorded
   channel; ``fromPosition`` / ``toPosition``: the first fragment's position, ``[from, to)``. These are the
   predicates that ``pushFilters`` takes from a query on Spark 4.1+ (``recording_id``, ``stream_id`` and
