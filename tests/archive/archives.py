@@ -8,10 +8,12 @@ import contextlib
 import dataclasses
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import time
-from typing import Any
+import uuid
+from typing import Any, Iterator
 
 import pytest
 
@@ -122,6 +124,17 @@ def stop_archive(handle: ArchiveHandle) -> None:
     """Stop the archive process (SIGTERM: the Java launcher closes driver and archive cleanly)."""
     procs.stop(handle.proc, signal.SIGTERM, timeout=20)
     handle.proc = None
+
+
+@contextlib.contextmanager
+def scratch_dir(tag: str) -> Iterator[pathlib.Path]:
+    """A fresh directory for a module's archives and drivers (in /dev/shm where there is one), removed after."""
+    path = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-{tag}-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager

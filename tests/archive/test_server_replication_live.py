@@ -5,16 +5,12 @@ subscription), a tagged copy of a stopped recording, and the merge's failures an
 publishes on, a source archive nobody answers for, a stopped source recording, channels that cannot work)."""
 from __future__ import annotations
 
-import os
-import pathlib
-import shutil
-import uuid
 
 import pytest
 
 from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive import ArchiveError, ArchiveErrorCode
-from tests.archive.archives import TERM_LENGTH, our_archive
+from tests.archive.archives import TERM_LENGTH, our_archive, scratch_dir
 from tests.archive.replication_scenarios import (LIVE_STREAM_ID, WAIT_S, Follower, collect_replay, connected,
                                                  live_channel, replicate_with_live_merge, start_live_recording)
 from tests.support import free_port, wait_for
@@ -27,12 +23,8 @@ DST_CONNECT_TIMEOUT_NS = 3_000_000_000
 
 @pytest.fixture(scope="module")
 def base():
-    path = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-rlive-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
-    try:
+    with scratch_dir("rlive") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

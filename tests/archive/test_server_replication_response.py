@@ -8,10 +8,6 @@ stream is refused (ACTIVE_SUBSCRIPTION), as Aeron refuses it."""
 from __future__ import annotations
 
 import contextlib
-import os
-import pathlib
-import shutil
-import uuid
 
 import pytest
 
@@ -21,7 +17,7 @@ from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
 from aeron.archive import ArchiveErrorCode, ReplicationParams
 from aeron.archive.archive import Archive
 from aeron.driver.media_driver import MediaDriver
-from tests.archive.archives import our_archive
+from tests.archive.archives import our_archive, scratch_dir
 from tests.archive.control_client import ControlClient
 from tests.archive.replication_scenarios import (WAIT_S, collect_replay, connected, control_responses,
                                                  expected_responses, message_ends,
@@ -37,12 +33,8 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module")
 def base():
-    path = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-rresp-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
-    try:
+    with scratch_dir("rresp") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
