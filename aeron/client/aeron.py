@@ -165,7 +165,7 @@ class Aeron:
             self._invoker.start()
         else:
             idle = ctx.idle_strategy
-            if ctx.default_idle_strategy:
+            if ctx.default_idle_strategy and ctx.conductor_parking:
                 # parks on the wake-up board instead of sleeping 16 ms at a time (docs/wakeup.md)
                 idle = self._conductor.parking_idle_strategy() or idle
             self._runner = AgentRunner(self._conductor, idle, error_handler=ctx.error_handler)

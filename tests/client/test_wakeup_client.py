@@ -321,7 +321,8 @@ def test_a_dead_client_is_not_ours(shm_dir):
 
 
 def test_the_client_conductor_thread_parks_until_our_driver_broadcasts(driver):
-    with Aeron.connect(Context(driver.aeron_dir)) as client, Aeron.connect(Context(driver.aeron_dir)) as other:
+    with Aeron.connect(Context(driver.aeron_dir, conductor_parking=True)) as client, \
+            Aeron.connect(Context(driver.aeron_dir, conductor_parking=True)) as other:
         idle = client._runner.idle_strategy
         assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound and idle.waiter.mask == CLIENTS
         wait_for(lambda: client._conductor.client_registry.all_signal, what="every client ours")
@@ -346,3 +347,9 @@ def test_a_client_with_its_own_idle_strategy_keeps_it(driver):
     mine = SleepingIdleStrategy(1_000_000)
     with Aeron.connect(Context(driver.aeron_dir, idle_strategy=mine)) as client:
         assert client._runner.idle_strategy is mine
+
+
+def test_the_client_conductor_thread_sleeps_by_default(driver):
+    # parking on the board is opt-in (Context(conductor_parking=True)) while its known defect stands (docs/wakeup.md)
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        assert not isinstance(client._runner.idle_strategy, WakeupIdleStrategy)
