@@ -1,26 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """Our archive client against the official Java ArchivingMediaDriver (driver and archive in one JVM; needs
 AERON_JAVA_CP, skips cleanly without it): the whole client suite of tests/archive/client_suite.py."""
-import os
-import pathlib
-import shutil
-import uuid
 
 import pytest
 
-from tests.archive.archives import java_classpath, start_java_archive, stop_archive
+from tests.archive.archives import java_classpath, scratch_dir, start_java_archive, stop_archive
 from tests.archive.client_suite import *  # noqa: F401,F403 - the shared tests run here against Java
 
 
 @pytest.fixture(scope="module")
 def java_base():
     java_classpath()
-    base = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-jarc-{uuid.uuid4().hex[:8]}"
-    base.mkdir()
-    try:
-        yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    with scratch_dir("jarc") as path:
+        yield path
 
 
 @pytest.fixture(scope="module")

@@ -7,16 +7,12 @@ side gives it; a second replication on the same response channel refused on both
 tests/archive/replication_scenarios.py's. Needs AERON_JAVA_CP (skips cleanly without it)."""
 from __future__ import annotations
 
-import os
-import pathlib
-import shutil
-import uuid
 
 import pytest
 
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
 from aeron.archive import ArchiveErrorCode
-from tests.archive.archives import java_classpath, our_archive, start_java_archive, stop_archive
+from tests.archive.archives import java_classpath, our_archive, scratch_dir, start_java_archive, stop_archive
 from tests.archive.replication_scenarios import (WAIT_S, expected_responses, replicate_over_response_channels,
                                                  replicate_with_live_merge,
                                                  second_replication_on_the_same_response_channel)
@@ -28,12 +24,8 @@ pytestmark = pytest.mark.timeout(180)
 @pytest.fixture(scope="module")
 def base():
     java_classpath()
-    path = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-jrepl-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
-    try:
+    with scratch_dir("jrepl") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
