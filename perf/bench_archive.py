@@ -31,6 +31,15 @@ archive spends no more CPU per byte than dd (a figure the machine's load moves l
 thread of the archive process and of the publisher and consumer processes (their timed part), per phase. Latency:
 a live replay of a live recording, one timestamped 32-byte message every 50 us, offer to replayed message (offers
 and polls in this process). Results: perf/results/archive.json.
+
+The bound (``perf/bare_pipeline.c``, compiled here with ``cc -O2`` at start): the same passes over the bytes with no
+Aeron logic, in C with three threads and no Python — record: a producer copying 1 MiB runs of the case's frames into
+a new ring of three 16 MiB terms in /dev/shm at most half a term ahead of the writer, a cleaner zeroing it a term
+behind, a writer ``pwrite``-ing the runs to a file on the case's path; replay: a reader ``pread``-ing that file into a
+new ring, the cleaner, a consumer stepping over the frames by their length words. Run in each case between ``dd`` and
+the archive, same volume, same path: its ratio to ``dd`` is the ceiling of this design on this machine at this load,
+and each case prints the archive against it too (``bare``), and the CPU per byte of ``dd`` over the bare pipeline's
+threads (all three) beside ours over the archive's.
 """
 from __future__ import annotations
 
@@ -319,6 +328,27 @@ def dd_rate(path: str, total: int) -> tuple[float, float, float, float]:
     return mb / (t1 - t0), mb / (t2 - t1), c1 - c0, c2 - c1
 
 
+def build_bare_pipeline(workdir: str) -> str:
+    """Compile perf/bare_pipeline.c into ``workdir``; the executable's path."""
+    exe = os.path.join(workdir, "bare_pipeline")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-pthread", "-o", exe, str(HERE / "bare_pipeline.c")],
+                   check=True)
+    return exe
+
+
+def bare_rate(exe: str, path: str, total: int, payload: int) -> dict[str, float]:
+    """The bare pipeline's record and replay of ``total`` bytes of ``payload``-byte messages at ``path``: MB/s and
+    CPU seconds (all its threads) each."""
+    out = subprocess.run([exe, path, str(total), str(payload), str(TERM_LENGTH), str(BLOCK)], check=True,
+                         capture_output=True, text=True).stdout
+    bare = json.loads(out)
+    mb = bare["bytes"] / 1e6
+    return {"bare_record_mb_s": mb / bare["record_s"], "bare_replay_mb_s": mb / bare["replay_s"],
+            "bare_record_cpu_s": sum(bare["record_cpu_s"].values()),
+            "bare_replay_cpu_s": sum(bare["replay_cpu_s"].values()),
+            "bare_cpu_record": bare["record_cpu_s"], "bare_cpu_replay": bare["replay_cpu_s"]}
+
+
 def latency(client: ControlClient, aeron: Aeron, count: int) -> dict[str, float]:
     """Offer-to-replayed-message latency of a live replay of a live recording: p50, p99."""
     channel = "aeron:ipc?term-length=1m"
@@ -394,6 +424,8 @@ def main() -> None:
     results: dict[str, object] = {"volume_mib": args.mib, "threading_mode": args.threading_mode, "idle": args.idle,
                                   "load_average": os.getloadavg(), "cases": []}
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    workdir = tempfile.mkdtemp(prefix="bench-archive-")
+    bare_exe = build_bare_pipeline(workdir)
     for location in locations:
         base = pathlib.Path(location) / f"aeron-bench-archive-{uuid.uuid4().hex[:8]}"
         base.mkdir()
@@ -411,6 +443,7 @@ def main() -> None:
                 run_case(client, aeron, 1024, min(total, 16 * 1024 * 1024), 4999, False)     # warm-up, not reported
                 for i, payload in enumerate(payloads):
                     dd_write, dd_read, dd_write_cpu, dd_read_cpu = dd_rate(str(base), total)
+                    bare = bare_rate(bare_exe, str(base), total, payload)
                     case = run_case(client, aeron, payload, total, 5000 + i, args.profile)
                     scale = total / case["bytes"]                                   # type: ignore[operator]
                     case.update(location=location, payload=payload, dd_write_mb_s=dd_write, dd_read_mb_s=dd_read,
@@ -419,16 +452,31 @@ def main() -> None:
                                 replay_vs_dd=case["replay_mb_s"] / dd_read,       # type: ignore[operator]
                                 # CPU per byte, dd's over the archive threads': >= 1 when the archive costs no more
                                 record_cpu_vs_dd=dd_write_cpu / max(1e-6, case["archive_record_cpu_s"] * scale),
-                                replay_cpu_vs_dd=dd_read_cpu / max(1e-6, case["archive_replay_cpu_s"] * scale))
+                                replay_cpu_vs_dd=dd_read_cpu / max(1e-6, case["archive_replay_cpu_s"] * scale),
+                                **bare,
+                                bare_record_vs_dd=bare["bare_record_mb_s"] / dd_write,
+                                bare_replay_vs_dd=bare["bare_replay_mb_s"] / dd_read,
+                                record_vs_bare=case["record_mb_s"] / bare["bare_record_mb_s"],  # type: ignore
+                                replay_vs_bare=case["replay_mb_s"] / bare["bare_replay_mb_s"],  # type: ignore
+                                bare_record_cpu_vs_dd=dd_write_cpu / max(1e-6, bare["bare_record_cpu_s"]),
+                                bare_replay_cpu_vs_dd=dd_read_cpu / max(1e-6, bare["bare_replay_cpu_s"]))
                     results["cases"].append(case)           # type: ignore[union-attr]
                     print(f"{location:10} {payload:6d} B  record {case['record_mb_s']:8.0f} MB/s "
                           f"(dd {dd_write:6.0f}, {case['record_vs_dd']:.2f})  replay {case['replay_mb_s']:8.0f} MB/s "
                           f"(dd {dd_read:6.0f}, {case['replay_vs_dd']:.2f})  CPU/byte vs dd: record "
                           f"{case['record_cpu_vs_dd']:.2f} replay {case['replay_cpu_vs_dd']:.2f}", flush=True)
+                    print(f"{'':10} {'bare':>8}  record {bare['bare_record_mb_s']:8.0f} MB/s "
+                          f"(vs dd {case['bare_record_vs_dd']:.2f}, ours/bare {case['record_vs_bare']:.2f})  replay "
+                          f"{bare['bare_replay_mb_s']:8.0f} MB/s (vs dd {case['bare_replay_vs_dd']:.2f}, ours/bare "
+                          f"{case['replay_vs_bare']:.2f})  CPU/byte vs dd: record "
+                          f"{case['bare_record_cpu_vs_dd']:.2f} replay {case['bare_replay_cpu_vs_dd']:.2f}",
+                          flush=True)
                     if args.profile:
                         print(f"    replay: first byte after {case['replay_first_byte_s'] * 1e3:.1f} ms of "
                               f"{case['replay_s'] * 1e3:.1f} ms; record {case['record_s'] * 1e3:.1f} ms")
                         print(f"    cpu s, record: {case['cpu_record']}\n    cpu s, replay: {case['cpu_replay']}",
+                              flush=True)
+                        print(f"    bare cpu s, record: {bare['bare_cpu_record']}  replay: {bare['bare_cpu_replay']}",
                               flush=True)
                     for name in os.listdir(base / "archive"):
                         if name.endswith(".rec"):
@@ -442,6 +490,7 @@ def main() -> None:
             if amd is not None:
                 amd.close()
             shutil.rmtree(base, ignore_errors=True)
+    shutil.rmtree(workdir, ignore_errors=True)
     results["load_average_end"] = os.getloadavg()
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     RESULTS.mkdir(exist_ok=True)
