@@ -311,9 +311,10 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
             raise ArchiveTimeoutError(f"Archive connect timeout: step={step} publication={ctx.control_request_channel}"
                                       f" subscription={ctx.control_response_channel}")
 
+    subscription_id = publication_id = NULL_VALUE     # async adds not answered yet
     try:
-        registration_id = aeron.async_add_subscription(ctx.control_response_channel, ctx.control_response_stream_id,
-                                                       None, on_unavailable)
+        registration_id = subscription_id = aeron.async_add_subscription(
+            ctx.control_response_channel, ctx.control_response_stream_id, None, on_unavailable)
         while (subscription := aeron.get_subscription(registration_id)) is None:
             check("AWAIT_SUBSCRIPTION")
             yield 0
@@ -321,8 +322,8 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
             request = ChannelUri.parse(ctx.control_request_channel)
             request.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(subscription.registration_id))
             ctx.control_request_channel = str(request)
-        registration_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
-                                                                ctx.control_request_stream_id)
+        registration_id = publication_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
+                                                                                 ctx.control_request_stream_id)
         while (publication := aeron.get_exclusive_publication(registration_id)) is None:
             check("ADD_PUBLICATION")
             yield 0
@@ -385,13 +386,16 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
         return archive
     except BaseException:
         if not ctx.owns_aeron_client:
-            for resource in (subscription, publication):
-                if resource is not None:
-                    try:
+            for resource, remove, registration in ((subscription, aeron.async_remove_subscription, subscription_id),
+                                                   (publication, aeron.async_remove_publication, publication_id)):
+                try:
+                    if resource is not None:
                         resource.close()
-                    except Exception as exc:    # noqa: BLE001 - the original failure is the one raised
-                        if ctx.error_handler is not None:
-                            ctx.error_handler(exc)
+                    elif registration != NULL_VALUE:
+                        remove(registration)    # not answered yet (or failed: then nothing to remove)
+                except Exception as exc:    # noqa: BLE001 - the original failure is the one raised
+                    if ctx.error_handler is not None:
+                        ctx.error_handler(exc)
         ctx.close()
         raise
 
@@ -684,8 +688,14 @@ class AeronArchive:
         uri.put(TERM_LENGTH_PARAM_NAME, str(ctx.control_term_buffer_length))
         uri.put(SPIES_SIMULATE_CONNECTION_PARAM_NAME, "false")
         registration_id = self.aeron.async_add_exclusive_publication(str(uri), ctx.control_request_stream_id)
-        while (publication := self.aeron.get_exclusive_publication(registration_id)) is None:
-            yield 0
+        try:
+            while (publication := self.aeron.get_exclusive_publication(registration_id)) is None:
+                yield 0
+        except BaseException:
+            # closed before the driver answered (a replication stopped meanwhile): the publication would still be
+            # made, and left open, without this
+            self.aeron.async_remove_publication(registration_id)
+            raise
         try:
             deadline = _Deadline(ctx.message_timeout_ns)
             while not publication.is_connected or publication.position_limit == 0:

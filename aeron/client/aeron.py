@@ -247,6 +247,11 @@ class Aeron:
         """Ask for an exclusive publication without waiting; the id is for :meth:`get_exclusive_publication`."""
         return self._conductor.async_add_publication(channel, stream_id, exclusive=True)
 
+    def async_remove_publication(self, registration_id: int) -> None:
+        """Remove the publication of :meth:`async_add_publication` (or the exclusive one) by its registration id,
+        whether or not the driver has answered the add yet; an id this client does not know is ignored."""
+        self._conductor.async_remove_publication(registration_id)
+
     def get_publication(self, registration_id: int) -> Publication | None:
         """The publication of :meth:`async_add_publication`, or None while the driver has not answered.
 
@@ -278,6 +283,11 @@ class Aeron:
         """Ask the driver for a subscription without waiting; the id returned is for :meth:`get_subscription`."""
         return self._conductor.async_add_subscription(channel, stream_id, available_image_handler,
                                                       unavailable_image_handler)
+
+    def async_remove_subscription(self, registration_id: int) -> None:
+        """Remove the subscription of :meth:`async_add_subscription` by its registration id, whether or not the
+        driver has answered the add yet; an id this client does not know is ignored."""
+        self._conductor.async_remove_subscription(registration_id)
 
     def get_subscription(self, registration_id: int) -> Subscription | None:
         """The subscription of :meth:`async_add_subscription`, or None while the driver has not answered."""

@@ -671,6 +671,40 @@ class ClientConductor(Agent):
                 msg_type_id=cmd.REMOVE_SUBSCRIPTION))
             self._notify_images_unavailable(subscription, images)
 
+    def async_remove_publication(self, registration_id: int) -> None:
+        """Remove the publication of an async add whether or not the driver has answered it yet (Aeron's
+        ``asyncRemovePublication``): a ready one is closed; one still pending is forgotten (its answer will find
+        nothing waiting, so its log is never mapped) and REMOVE_PUBLICATION is sent for its registration id, which
+        the driver takes after the add (it takes commands in order). Nothing to do for an id it does not know."""
+        self._async_remove(registration_id, (_PUBLICATION, _EXCLUSIVE), (Publication, ExclusivePublication))
+
+    def async_remove_subscription(self, registration_id: int) -> None:
+        """:meth:`async_remove_publication` for a subscription (Aeron's ``asyncRemoveSubscription``)."""
+        self._async_remove(registration_id, (_SUBSCRIPTION,), (Subscription,))
+
+    def _async_remove(self, registration_id: int, kinds: tuple[int, ...], classes: tuple[type, ...]) -> None:
+        with self.lock:
+            if self._closed or self._terminating or self._close_deferred:
+                return
+            self._ensure_not_reentrant()
+            pending = self._pending.get(registration_id)
+            resource = self._resources.get(registration_id)
+            if (pending is not None and pending.kind not in kinds) or (resource is not None
+                                                                       and not isinstance(resource, classes)):
+                what = _KIND_NAMES.get(pending.kind) if pending is not None else type(resource).__name__
+                raise InvalidArgumentError(f"registration id {registration_id} is a {what}")
+            self._pending.pop(registration_id, None)
+            if resource is not None:
+                resource.close()                    # answered (fetched or not): an ordinary close
+            elif pending is not None and not pending.done:
+                if pending.kind == _SUBSCRIPTION:
+                    message: Any = cmd.RemoveCommand(self.client_id, self._ring.next_correlation_id(),
+                                                     registration_id, msg_type_id=cmd.REMOVE_SUBSCRIPTION)
+                else:
+                    message = cmd.RemovePublicationCommand(self.client_id, self._ring.next_correlation_id(),
+                                                           registration_id)
+                self._async_commands.add(self._send(message))
+
     def _close_images(self, subscription: Subscription) -> tuple[Image, ...]:
         images = subscription._internal_close()
         for image in images:

@@ -4,18 +4,22 @@ pollers over crafted responses, the error mapping, the Context, and a scripted s
 driver for the connect handshake (with a challenge), typed errors, listings, signals and timeouts."""
 from __future__ import annotations
 
+import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from aeron import Aeron
+from aeron import Context as AeronContext
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.codecs import archive as codecs
 from aeron._core.term_reader import Header
 from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, Context
 from aeron.archive import errors as E
-from aeron.archive.archive_proxy import PROTOCOL_SEMANTIC_VERSION, ArchiveProxy, ReplayParams, ReplicationParams
-from aeron.archive.client import NullCredentialsSupplier, State, replay_image_session_id, segment_file_base_position
+from aeron.archive.archive_proxy import NULL_VALUE, PROTOCOL_SEMANTIC_VERSION, ArchiveProxy, ReplayParams, ReplicationParams
+from aeron.archive.client import NullCredentialsSupplier, connect_op, State, replay_image_session_id, segment_file_base_position
 from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingEventsAdapter,
                                    RecordingProgress, RecordingSignalAdapter, RecordingStarted, RecordingStopped,
                                    RecordingSubscriptionDescriptorPoller)
@@ -620,3 +624,82 @@ def test_response_stream_loss_disconnects_the_client(driver):
     finally:
         archive.close()
         fake.close()
+
+
+# -- requests abandoned before the driver answered -------------------------------------------------------------------
+@pytest.fixture
+def invoked_driver():
+    """A driver that answers only when the test runs its duty cycle: an add stays unanswered until then."""
+    with MediaDriver.launch_embedded(driver_context(threading_mode="INVOKER", ipc_term_buffer_length=65536)) as d:
+        yield d
+
+
+def publication_links(driver: Any, aeron: Any, kind: str = "publication_links") -> dict[int, Any]:
+    """The driver's publications (or ``subscriptions``) held for ``aeron``'s client, by registration id, after a
+    few duty cycles."""
+    for _ in range(20):
+        driver.do_work()
+    client = driver.conductor.clients.get(aeron.client_id)
+    return dict(getattr(client, kind)) if client is not None else {}
+
+
+def test_a_replay_request_publication_abandoned_before_it_is_made_is_removed(invoked_driver):
+    # a replication stopped while its request publication is being created closes the operation making it
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        stand_in = SimpleNamespace(aeron=aeron, last_correlation_id=NULL_VALUE,
+                                   context=SimpleNamespace(control_request_channel="aeron:ipc",
+                                                           control_term_buffer_length=65536,
+                                                           control_request_stream_id=10,
+                                                           message_timeout_ns=2_000 * MS))
+        op = AeronArchive._replay_request_publication_op(stand_in, 12345)
+        assert next(op) == 0                            # asked for, not answered: the driver has not run
+        op.close()
+        assert publication_links(invoked_driver, aeron) == {}
+        # the same operation let finish keeps its publication (the check above can see one)
+        op = AeronArchive._replay_request_publication_op(stand_in, 12345)
+        next(op)
+        for _ in range(200):
+            invoked_driver.do_work()
+            try:
+                next(op)
+            except StopIteration:
+                break
+        assert len(publication_links(invoked_driver, aeron)) == 1
+
+
+def test_async_remove_of_an_add_not_yet_answered_and_of_one_answered(invoked_driver):
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        pending = aeron.async_add_exclusive_publication("aeron:ipc", 11)
+        aeron.async_remove_publication(pending)
+        answered = aeron.async_add_publication("aeron:ipc", 12)
+        assert set(publication_links(invoked_driver, aeron)) == {answered}
+        aeron.async_remove_publication(answered)            # answered but not fetched: closed as usual
+        assert publication_links(invoked_driver, aeron) == {}
+        with pytest.raises(common_errors.InvalidArgumentError):
+            aeron.get_publication(answered)                 # forgotten by the client too
+        subscription = aeron.async_add_subscription("aeron:ipc", 13)
+        with pytest.raises(common_errors.InvalidArgumentError):
+            aeron.async_remove_publication(subscription)     # not a publication
+        aeron.async_remove_subscription(subscription)
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        aeron.async_remove_publication(987654321)           # unknown: nothing to do
+
+
+def test_a_connect_abandoned_before_the_driver_answered_leaves_nothing_on_the_application_client(invoked_driver):
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        ctx = ipc_context(invoked_driver.aeron_dir)
+        ctx.aeron = aeron
+        concluded = threading.Event()
+        runner = threading.Thread(target=lambda: [invoked_driver.do_work() for _ in iter(concluded.is_set, True)])
+        runner.start()                                  # the driver answers conclude's session id request
+        try:
+            ctx.conclude()
+        finally:
+            concluded.set()
+            runner.join()
+        connecting = connect_op(ctx)                    # as a replication session drives it
+        assert next(connecting) == 0                    # the response subscription asked for, not answered
+        connecting.close()
+        assert not aeron.is_closed                      # the application's client stays open...
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}      # ...with nothing left on it
+        assert publication_links(invoked_driver, aeron) == {}
