@@ -3,7 +3,7 @@
 // compiles and runs it next to dd and the archive).
 //
 //     cc -O2 -pthread -o bare_pipeline perf/bare_pipeline.c
-//     bare_pipeline <dir> <bytes> <payload> [term_length] [run] [sleep|spin]
+//     bare_pipeline <dir> <bytes> <payload> [term_length] [run] [sleep|spin] [shared|own]
 //
 // record: a producer thread copies runs of pre-framed messages (one term's worth of <payload>-byte DATA frames,
 // fragmented at an 8 KiB MTU, padding at the term's end, as bench_archive.py's publisher offers them) into a ring of
@@ -13,6 +13,9 @@
 // replay: a reader thread preads that file into a fresh ring at most a window ahead of the consumer, the cleaner
 // zeroes a term behind the consumer, a consumer thread walks the frames by their length words (as a block poll does).
 //
+// shared: the three threads share one mapping of the ring, made at once (the passes alone); own: each maps the ring
+// itself, as the design's parties do (each in its own process, or our driver and archive each with a mapping), and
+// maps its pages in one madvise where it first touches them (see view()).
 // Positions hand over through atomics; a thread with nothing to do sleeps on a condition variable (no spinning, so
 // the three threads leave the two cores to whoever has work). Prints one JSON line: seconds and per-thread CPU
 // seconds of each phase.
@@ -42,7 +45,9 @@ typedef struct {
     int64_t term;           // term length
     int64_t window;         // how far the producer may run ahead of the consumer
     int64_t run;            // bytes per producer step
-    uint8_t *ring;          // three terms
+    uint8_t *ring;          // three terms (shared mode: every thread's view)
+    int ring_fd;            // the ring's file (own mode: each thread maps it itself)
+    int own;                // 1: each thread its own mapping, as separate processes (and our driver) have
     uint8_t *frames;        // one term of frames (record's source)
     int fd;                 // the segment file
     int replay;             // 0: record, 1: replay
@@ -88,8 +93,36 @@ static void die(const char *what) {
     exit(2);
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+// A thread's view of the ring: the shared one, or (own mode) its own mapping of the file, as each party of the
+// design maps the log for itself (the publisher and the consumer are other processes; our driver and archive each
+// map it too). A new mapping has no page-table entries: each page costs a fault on first touch, unless mapped in
+// one madvise, which is what first_touch does (the best case: about half the cost of the faults here).
+static uint8_t *view(pipeline_t *p) {
+    if (!p->own) return p->ring;
+    uint8_t *ring = mmap(NULL, 3 * p->term, PROT_READ | PROT_WRITE, MAP_SHARED, p->ring_fd, 0);
+    if (ring == MAP_FAILED) die("mmap view");
+    return ring;
+}
+
+static void unview(pipeline_t *p, uint8_t *ring) {
+    if (p->own) munmap(ring, 3 * p->term);
+}
+
+// Own mode, first lap of the ring: map [pos, pos + n) of this thread's view in one call before touching it.
+static void first_touch(pipeline_t *p, uint8_t *ring, int64_t pos, int64_t n, int advice) {
+    if (!p->own || pos >= 3 * p->term) return;
+    uintptr_t begin = (uintptr_t)(ring + (pos / p->term) % 3 * p->term + pos % p->term) & ~(uintptr_t)4095;
+    uintptr_t end = (uintptr_t)(ring + (pos / p->term) % 3 * p->term + pos % p->term + n);
+    madvise((void *)begin, end - begin, advice);
+}
+
 static void *producer(void *arg) {
     pipeline_t *p = arg;
+    uint8_t *ring = view(p);
     int64_t pos = 0;
     while (pos < p->total) {
         // room: a window ahead of the consumer, and the slot three terms back must have been cleaned
@@ -107,7 +140,8 @@ static void *producer(void *arg) {
         int64_t n = limit - pos;
         if (n > p->run) n = p->run;
         if (n > p->term - offset) n = p->term - offset;
-        uint8_t *dst = p->ring + (pos / p->term) % 3 * p->term + offset;
+        first_touch(p, ring, pos, n, MADV_POPULATE_WRITE);          // a new log: allocates the run's pages
+        uint8_t *dst = ring + (pos / p->term) % 3 * p->term + offset;
         if (p->replay) {
             ssize_t got = pread(p->fd, dst, n, pos);
             if (got <= 0) die("pread");
@@ -119,12 +153,14 @@ static void *producer(void *arg) {
         pos += n;
         announce(p);
     }
+    unview(p, ring);
     p->cpu[0] = now_s(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
 
 static void *cleaner(void *arg) {
     pipeline_t *p = arg;
+    uint8_t *ring = view(p);
     int64_t pos = 0;    // cleaned up to here
     // the driver cleans a term behind the slowest consumer, up to a term boundary at a time
     while (pos < p->total - p->term) {
@@ -134,26 +170,30 @@ static void *cleaner(void *arg) {
             int64_t offset = pos % p->term;
             int64_t n = target - pos;
             if (n > p->term - offset) n = p->term - offset;
-            memset(p->ring + (pos / p->term) % 3 * p->term + offset, 0, n);
+            if (offset == 0) first_touch(p, ring, pos, p->term, MADV_POPULATE_WRITE);  // written: only maps
+            memset(ring + (pos / p->term) % 3 * p->term + offset, 0, n);
             pos += n;
         }
         atomic_store_explicit(&p->cleaned, pos, memory_order_release);
         announce(p);
     }
+    unview(p, ring);
     p->cpu[1] = now_s(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
 
 static void *consumer(void *arg) {
     pipeline_t *p = arg;
+    uint8_t *ring = view(p);
     int64_t pos = 0, seen = 0, frame = 0;   // frame: where the next frame starts (replay)
     while (pos < p->total) {
         int64_t produced = wait_past(p, &p->produced, pos);
+        first_touch(p, ring, pos, produced - pos, MADV_POPULATE_READ);
         if (p->replay) {
             // a block poll: step from frame to frame by the length words (a run may end inside a frame; its header
             // is whole, the runs being 32-byte aligned)
             while (frame < produced) {
-                int32_t length = *(volatile int32_t *)(p->ring + (frame / p->term) % 3 * p->term + frame % p->term);
+                int32_t length = *(volatile int32_t *)(ring + (frame / p->term) % 3 * p->term + frame % p->term);
                 if (length < HEADER) die("frame");
                 int64_t aligned = (length + 31) & ~31;
                 seen += aligned;
@@ -165,7 +205,7 @@ static void *consumer(void *arg) {
             int64_t offset = pos % p->term;
             int64_t n = produced - pos;
             if (n > p->term - offset) n = p->term - offset;
-            uint8_t *src = p->ring + (pos / p->term) % 3 * p->term + offset;
+            uint8_t *src = ring + (pos / p->term) % 3 * p->term + offset;
             int64_t done = 0;
             while (done < n) {
                 ssize_t put = pwrite(p->fd, src + done, n - done, pos + done);
@@ -180,6 +220,7 @@ static void *consumer(void *arg) {
     }
     p->checksum = seen;
     p->done_at = now_s(CLOCK_MONOTONIC);
+    unview(p, ring);
     p->cpu[2] = now_s(CLOCK_THREAD_CPUTIME_ID);
     return NULL;
 }
@@ -214,17 +255,18 @@ static void build_frames(uint8_t *frames, int64_t term, int64_t payload) {
     }
 }
 
-static uint8_t *new_ring(int64_t term, char *path) {
+static void new_ring(pipeline_t *p, char *path) {
     snprintf(path, 256, "/dev/shm/bare-pipeline-%d-%ld.logbuffer", getpid(), (long)random());
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd < 0) die("open ring");
-    if (ftruncate(fd, 3 * term) != 0) die("ftruncate ring");
-    uint8_t *ring = mmap(NULL, 3 * term, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (ring == MAP_FAILED) die("mmap ring");
-    close(fd);
-    // the best case of a new log: its pages mapped in one call, not one fault per page (as our replay does)
-    madvise(ring, 3 * term, MADV_POPULATE_WRITE);
-    return ring;
+    if (ftruncate(fd, 3 * p->term) != 0) die("ftruncate ring");
+    p->ring_fd = fd;
+    p->ring = NULL;
+    if (p->own) return;         // each thread maps it (and its producer allocates its pages)
+    p->ring = mmap(NULL, 3 * p->term, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p->ring == MAP_FAILED) die("mmap ring");
+    // the best case of a new log: its pages allocated and mapped in one call, not one fault per page
+    madvise(p->ring, 3 * p->term, MADV_POPULATE_WRITE);
 }
 
 // One phase: seconds (the replay's from before its new log is made, as a replay's set-up counts; the record's from
@@ -234,7 +276,7 @@ static double run_phase(pipeline_t *p, double cpu[3]) {
     char ring_path[256];
     double t0 = now_s(CLOCK_MONOTONIC);
     double c0 = now_s(CLOCK_THREAD_CPUTIME_ID);
-    p->ring = new_ring(p->term, ring_path);
+    new_ring(p, ring_path);
     double setup_cpu = now_s(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (!p->replay) t0 = now_s(CLOCK_MONOTONIC);
     atomic_store(&p->produced, 0);
@@ -245,7 +287,8 @@ static double run_phase(pipeline_t *p, double cpu[3]) {
     for (int i = 0; i < 3; i++)
         if (pthread_create(&threads[i], NULL, bodies[i], p) != 0) die("pthread_create");
     for (int i = 0; i < 3; i++) pthread_join(threads[i], NULL);
-    munmap(p->ring, 3 * p->term);
+    if (p->ring != NULL) munmap(p->ring, 3 * p->term);
+    close(p->ring_fd);
     unlink(ring_path);
     double elapsed = p->done_at - t0;           // to the consumer's end, as the benchmark times ours
     for (int i = 0; i < 3; i++) cpu[i] = p->cpu[i];
@@ -255,7 +298,7 @@ static double run_phase(pipeline_t *p, double cpu[3]) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s <dir> <bytes> <payload> [term_length] [run] [sleep|spin]\n", argv[0]);
+        fprintf(stderr, "usage: %s <dir> <bytes> <payload> [term_length] [run] [sleep|spin] [shared|own]\n", argv[0]);
         return 1;
     }
     pipeline_t p;
@@ -264,6 +307,7 @@ int main(int argc, char **argv) {
     p.term = argc > 4 ? atoll(argv[4]) : 16 << 20;
     p.run = argc > 5 ? atoll(argv[5]) : 1 << 20;
     p.spin = argc > 6 && strcmp(argv[6], "spin") == 0;
+    p.own = argc > 7 && strcmp(argv[7], "own") == 0;
     p.window = p.term / 2;
     p.total = atoll(argv[2]) / p.term * p.term;         // whole terms: every term ends in its padding
     if (p.total < p.term || payload <= 0) {

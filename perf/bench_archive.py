@@ -36,10 +36,13 @@ The bound (``perf/bare_pipeline.c``, compiled here with ``cc -O2`` at start): th
 Aeron logic, in C with three threads and no Python — record: a producer copying 1 MiB runs of the case's frames into
 a new ring of three 16 MiB terms in /dev/shm at most half a term ahead of the writer, a cleaner zeroing it a term
 behind, a writer ``pwrite``-ing the runs to a file on the case's path; replay: a reader ``pread``-ing that file into a
-new ring, the cleaner, a consumer stepping over the frames by their length words. Run in each case between ``dd`` and
-the archive, same volume, same path: its ratio to ``dd`` is the ceiling of this design on this machine at this load,
-and each case prints the archive against it too (``bare``), and the CPU per byte of ``dd`` over the bare pipeline's
-threads (all three) beside ours over the archive's.
+new ring, the cleaner, a consumer stepping over the frames by their length words. Two ways: ``bare shared``, the
+threads share one mapping of the ring, its pages made before the record is timed (the passes alone), and ``bare
+own``, each thread maps the ring itself as each party of the design does (the publisher and the consumer are other
+processes; our driver and archive map a log each), mapping its pages with one ``madvise`` where it first touches
+them. Run in each case between ``dd`` and the archive, same volume, same path: their ratio to ``dd`` is the ceiling of
+this design on this machine at this load; each case prints the archive against them too (``ours/bare``), and the CPU
+per byte of ``dd`` over the bare pipeline's threads (all three; the archive's line has the archive thread's alone).
 """
 from __future__ import annotations
 
@@ -336,17 +339,17 @@ def build_bare_pipeline(workdir: str) -> str:
     return exe
 
 
-def bare_rate(exe: str, path: str, total: int, payload: int) -> dict[str, float]:
-    """The bare pipeline's record and replay of ``total`` bytes of ``payload``-byte messages at ``path``: MB/s and
-    CPU seconds (all its threads) each."""
-    out = subprocess.run([exe, path, str(total), str(payload), str(TERM_LENGTH), str(BLOCK)], check=True,
-                         capture_output=True, text=True).stdout
+def bare_rate(exe: str, path: str, total: int, payload: int, maps: str) -> dict[str, object]:
+    """The bare pipeline's record and replay of ``total`` bytes of ``payload``-byte messages at ``path``, its threads
+    sharing one mapping of the ring (``shared``) or each with its own (``own``): MB/s and CPU seconds (all its threads)
+    each, and the CPU seconds per thread."""
+    out = subprocess.run([exe, path, str(total), str(payload), str(TERM_LENGTH), str(BLOCK), "sleep", maps],
+                         check=True, capture_output=True, text=True).stdout
     bare = json.loads(out)
     mb = bare["bytes"] / 1e6
-    return {"bare_record_mb_s": mb / bare["record_s"], "bare_replay_mb_s": mb / bare["replay_s"],
-            "bare_record_cpu_s": sum(bare["record_cpu_s"].values()),
-            "bare_replay_cpu_s": sum(bare["replay_cpu_s"].values()),
-            "bare_cpu_record": bare["record_cpu_s"], "bare_cpu_replay": bare["replay_cpu_s"]}
+    return {"record_mb_s": mb / bare["record_s"], "replay_mb_s": mb / bare["replay_s"],
+            "record_cpu_s": sum(bare["record_cpu_s"].values()), "replay_cpu_s": sum(bare["replay_cpu_s"].values()),
+            "cpu_record": bare["record_cpu_s"], "cpu_replay": bare["replay_cpu_s"]}
 
 
 def latency(client: ControlClient, aeron: Aeron, count: int) -> dict[str, float]:
@@ -443,7 +446,7 @@ def main() -> None:
                 run_case(client, aeron, 1024, min(total, 16 * 1024 * 1024), 4999, False)     # warm-up, not reported
                 for i, payload in enumerate(payloads):
                     dd_write, dd_read, dd_write_cpu, dd_read_cpu = dd_rate(str(base), total)
-                    bare = bare_rate(bare_exe, str(base), total, payload)
+                    bares = {maps: bare_rate(bare_exe, str(base), total, payload, maps) for maps in ("own", "shared")}
                     case = run_case(client, aeron, payload, total, 5000 + i, args.profile)
                     scale = total / case["bytes"]                                   # type: ignore[operator]
                     case.update(location=location, payload=payload, dd_write_mb_s=dd_write, dd_read_mb_s=dd_read,
@@ -452,32 +455,34 @@ def main() -> None:
                                 replay_vs_dd=case["replay_mb_s"] / dd_read,       # type: ignore[operator]
                                 # CPU per byte, dd's over the archive threads': >= 1 when the archive costs no more
                                 record_cpu_vs_dd=dd_write_cpu / max(1e-6, case["archive_record_cpu_s"] * scale),
-                                replay_cpu_vs_dd=dd_read_cpu / max(1e-6, case["archive_replay_cpu_s"] * scale),
-                                **bare,
-                                bare_record_vs_dd=bare["bare_record_mb_s"] / dd_write,
-                                bare_replay_vs_dd=bare["bare_replay_mb_s"] / dd_read,
-                                record_vs_bare=case["record_mb_s"] / bare["bare_record_mb_s"],  # type: ignore
-                                replay_vs_bare=case["replay_mb_s"] / bare["bare_replay_mb_s"],  # type: ignore
-                                bare_record_cpu_vs_dd=dd_write_cpu / max(1e-6, bare["bare_record_cpu_s"]),
-                                bare_replay_cpu_vs_dd=dd_read_cpu / max(1e-6, bare["bare_replay_cpu_s"]))
+                                replay_cpu_vs_dd=dd_read_cpu / max(1e-6, case["archive_replay_cpu_s"] * scale))
+                    for maps, bare in bares.items():
+                        bare.update(record_vs_dd=bare["record_mb_s"] / dd_write,          # type: ignore[operator]
+                                    replay_vs_dd=bare["replay_mb_s"] / dd_read,           # type: ignore[operator]
+                                    ours_record_vs_bare=case["record_mb_s"] / bare["record_mb_s"],  # type: ignore
+                                    ours_replay_vs_bare=case["replay_mb_s"] / bare["replay_mb_s"],  # type: ignore
+                                    record_cpu_vs_dd=dd_write_cpu / max(1e-6, bare["record_cpu_s"]),  # type: ignore
+                                    replay_cpu_vs_dd=dd_read_cpu / max(1e-6, bare["replay_cpu_s"]))   # type: ignore
+                    case["bare"] = bares
                     results["cases"].append(case)           # type: ignore[union-attr]
                     print(f"{location:10} {payload:6d} B  record {case['record_mb_s']:8.0f} MB/s "
                           f"(dd {dd_write:6.0f}, {case['record_vs_dd']:.2f})  replay {case['replay_mb_s']:8.0f} MB/s "
                           f"(dd {dd_read:6.0f}, {case['replay_vs_dd']:.2f})  CPU/byte vs dd: record "
                           f"{case['record_cpu_vs_dd']:.2f} replay {case['replay_cpu_vs_dd']:.2f}", flush=True)
-                    print(f"{'':10} {'bare':>8}  record {bare['bare_record_mb_s']:8.0f} MB/s "
-                          f"(vs dd {case['bare_record_vs_dd']:.2f}, ours/bare {case['record_vs_bare']:.2f})  replay "
-                          f"{bare['bare_replay_mb_s']:8.0f} MB/s (vs dd {case['bare_replay_vs_dd']:.2f}, ours/bare "
-                          f"{case['replay_vs_bare']:.2f})  CPU/byte vs dd: record "
-                          f"{case['bare_record_cpu_vs_dd']:.2f} replay {case['bare_replay_cpu_vs_dd']:.2f}",
-                          flush=True)
+                    for maps, bare in bares.items():
+                        print(f"{'':10} {'bare ' + maps:>8}  record {bare['record_mb_s']:8.0f} MB/s (vs dd "
+                              f"{bare['record_vs_dd']:.2f}, ours/bare {bare['ours_record_vs_bare']:.2f})  replay "
+                              f"{bare['replay_mb_s']:8.0f} MB/s (vs dd {bare['replay_vs_dd']:.2f}, ours/bare "
+                              f"{bare['ours_replay_vs_bare']:.2f})  CPU/byte vs dd: record "
+                              f"{bare['record_cpu_vs_dd']:.2f} replay {bare['replay_cpu_vs_dd']:.2f}", flush=True)
                     if args.profile:
                         print(f"    replay: first byte after {case['replay_first_byte_s'] * 1e3:.1f} ms of "
                               f"{case['replay_s'] * 1e3:.1f} ms; record {case['record_s'] * 1e3:.1f} ms")
                         print(f"    cpu s, record: {case['cpu_record']}\n    cpu s, replay: {case['cpu_replay']}",
                               flush=True)
-                        print(f"    bare cpu s, record: {bare['bare_cpu_record']}  replay: {bare['bare_cpu_replay']}",
-                              flush=True)
+                        for maps, bare in bares.items():
+                            print(f"    bare {maps} cpu s, record: {bare['cpu_record']}  replay: {bare['cpu_replay']}",
+                                  flush=True)
                     for name in os.listdir(base / "archive"):
                         if name.endswith(".rec"):
                             os.unlink(base / "archive" / name)

@@ -210,3 +210,57 @@ def clean_term(AtomicBuffer term not None, Py_ssize_t offset, Py_ssize_t length)
     if (<size_t>(term.data + offset)) % 8 != 0:
         raise InvalidArgumentError(f"clean offset {offset} is not 8-byte aligned")
     term_clean(term.data, <int32_t>offset, <int32_t>length)
+
+
+cdef extern from "sys/mman.h" nogil:
+    int madvise(void *addr, size_t length, int advice)
+
+cdef enum:
+    _MADV_POPULATE_WRITE = 23       # Linux 5.14; EINVAL before, when the memset's page faults map the pages instead
+    _PAGE_SIZE = 4096
+
+
+cdef class LogCleaner:
+    """The driver's cleaning of a log's consumed terms (§3.5, ``cleanBufferTo``), the loop in one compiled call.
+
+    The first clean in each partition first maps the rest of that partition into this process with one
+    ``madvise(MADV_POPULATE_WRITE)``: the publisher (another process) wrote those pages, and a memset into a mapping
+    that has never touched them takes a page fault per 4 KiB page (about twice the cost of mapping them in one call,
+    and ten times that of the memset itself). Cleaning only ever reaches into a partition once the consumers are a
+    whole term past that point, so the partition's rest has been written: nothing is mapped that would not be.
+    """
+    cdef LogBuffers log
+    cdef public int64_t clean_position
+    cdef int populated                  # bit i: partition i mapped here
+
+    def __cinit__(self, LogBuffers log not None, int64_t clean_position):
+        log.check_open()
+        self.log = log
+        self.clean_position = clean_position
+
+    def clean_to(self, int64_t target):
+        """Zero from the clean position up to ``target`` (the length word of each range last), a term boundary at a
+        time; returns the bytes cleaned. Stops short of a range under 8 bytes, as Aeron does."""
+        cdef LogBuffers log = self.log
+        log.check_open()
+        cdef int64_t position = self.clean_position, start = position
+        cdef int32_t term_length = log.term_length, offset, length
+        cdef int index
+        cdef uint8_t *term
+        cdef size_t begin
+        with nogil:
+            while position < target:
+                offset = <int32_t>(position & (term_length - 1))
+                length = <int32_t>min(target - position, <int64_t>(term_length - offset))
+                if length < 8:
+                    break
+                index = <int>((position >> log.position_bits_to_shift) % 3)
+                term = log.terms[index]
+                if not self.populated & (1 << index):
+                    self.populated |= 1 << index
+                    begin = (<size_t>(term + offset)) & ~(<size_t>_PAGE_SIZE - 1)
+                    madvise(<void *>begin, <size_t>(term + term_length) - begin, _MADV_POPULATE_WRITE)
+                term_clean(term, offset, length)
+                position += length
+        self.clean_position = position
+        return position - start

@@ -18,7 +18,7 @@ import socket
 
 from aeron._core.counters import AtomicCounter
 from aeron._core.logbuffer import LOG_TYPE_CONCURRENT, LOG_TYPE_EXCLUSIVE, LOG_TYPE_IMAGE, LogBuffers
-from aeron._core.term_scanner import clean_term
+from aeron._core.term_scanner import LogCleaner
 from aeron.driver.driver_common import ACTIVE, CommandError, wrap32
 from aeron.driver.untethered import TETHER_ACTIVE
 from aeron.common.errors import ErrorCode, InvalidArgumentError
@@ -30,7 +30,6 @@ class DriverLog:
     term_length: int
     term_length_mask: int
     position_bits_to_shift: int
-    clean_position: int
 
     def _init_log(self, log: LogBuffers, clean_position: int) -> None:
         self.log = log
@@ -38,7 +37,16 @@ class DriverLog:
         self.term_length = log.term_length
         self.term_length_mask = log.term_length - 1
         self.position_bits_to_shift = log.position_bits_to_shift
-        self.clean_position = clean_position
+        self._cleaner = LogCleaner(log, clean_position)
+
+    @property
+    def clean_position(self) -> int:
+        """Where cleaning has got to: the log is zero from here back a whole term."""
+        return self._cleaner.clean_position
+
+    @clean_position.setter
+    def clean_position(self, position: int) -> None:
+        self._cleaner.clean_position = position
 
     def producer_position(self) -> int:
         """Where the publishers have got to: the active partition's tail, capped at the term end."""
@@ -46,14 +54,8 @@ class DriverLog:
 
     def clean_buffer_to(self, target: int) -> None:
         """Zero consumed terms up to ``target`` so a partition is clean before it is reused (§3.5)."""
-        while self.clean_position < target:
-            position = self.clean_position
-            offset = position & self.term_length_mask
-            length = min(target - position, self.term_length - offset)
-            if length < 8:
-                break
-            clean_term(self.terms[(position >> self.position_bits_to_shift) % 3], offset, length)
-            self.clean_position = position + length
+        if self._cleaner.clean_position < target:
+            self._cleaner.clean_to(target)
 
     def close(self) -> None:
         """Release the term views, then the mapping."""

@@ -5,10 +5,11 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.logbuffer import LogBuffers
-from aeron._core.term_scanner import (NO_ACTION, UNBLOCKED, UNBLOCKED_TO_END, LogBufferUnblocker, TermGapFiller,
+from aeron._core.term_scanner import (NO_ACTION, UNBLOCKED, UNBLOCKED_TO_END, LogBufferUnblocker, LogCleaner,
+                                      TermGapFiller,
                                       TermGapScanner, TermRebuilder, TermUnblocker, clean_term,
                                       scan_for_availability)
-from aeron.common.errors import InvalidArgumentError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 from .framing import HEADER, read_header, write_frame, write_pad
 
@@ -289,6 +290,46 @@ def test_clean_term_zeroes_range_only(term):
     assert term.get_bytes(0, 64) == b"\xff" * 64
     assert term.get_bytes(64, 128) == bytes(128)
     assert term.get_bytes(192, 320) == b"\xff" * 320
+
+
+def test_log_cleaner_zeroes_behind_across_terms_and_wraps_the_partitions(log):
+    for index in range(3):
+        log.term_buffer(index).put_bytes(0, b"\xff" * TERM)
+    start = 2 * TERM + 96                           # a log that began in partition 2 (its own clean position)
+    cleaner = LogCleaner(log, start)
+    assert cleaner.clean_to(start) == 0 and cleaner.clean_to(start - 64) == 0      # nothing behind it
+    assert cleaner.clean_to(3 * TERM + 256) == TERM - 96 + 256      # the rest of partition 2, then into 0
+    assert cleaner.clean_position == 3 * TERM + 256
+    assert log.term_buffer(2).get_bytes(0, 96) == b"\xff" * 96
+    assert log.term_buffer(2).get_bytes(96, TERM - 96) == bytes(TERM - 96)
+    assert log.term_buffer(0).get_bytes(0, 256) == bytes(256)
+    assert log.term_buffer(0).get_bytes(256, 64) == b"\xff" * 64
+    assert log.term_buffer(1).get_bytes(0, TERM) == b"\xff" * TERM
+    assert cleaner.clean_to(3 * TERM + 260) == 0      # under 8 bytes: left for later, as Aeron does
+    cleaner.clean_position = 5 * TERM                 # moved by its owner (an image rejoining)
+    assert cleaner.clean_to(5 * TERM + 32) == 32 and log.term_buffer(2).get_bytes(0, 32) == bytes(32)
+    log.close()
+    with pytest.raises(IllegalStateError):
+        cleaner.clean_to(6 * TERM)
+
+
+def test_log_cleaner_on_a_mapped_log_another_mapping_wrote(tmp_path):
+    # the driver's case: the publisher wrote the pages through its own mapping of the file
+    path = str(tmp_path / "log")
+    LogBuffers.create(path, term_length=TERM, initial_term_id=INITIAL, session_id=SESSION, stream_id=STREAM).close()
+    writer, driver = LogBuffers.map_existing(path), LogBuffers.map_existing(path)
+    try:
+        for index in range(3):
+            writer.term_buffer(index).put_bytes(0, b"\x5a" * TERM)
+        cleaner = LogCleaner(driver, 0)
+        assert cleaner.clean_to(2 * TERM + 4096) == 2 * TERM + 4096
+        assert writer.term_buffer(0).get_bytes(0, TERM) == bytes(TERM)
+        assert writer.term_buffer(1).get_bytes(0, TERM) == bytes(TERM)
+        assert writer.term_buffer(2).get_bytes(0, 4096) == bytes(4096)
+        assert writer.term_buffer(2).get_bytes(4096, TERM - 4096) == b"\x5a" * (TERM - 4096)
+    finally:
+        writer.close()
+        driver.close()
 
 
 def test_clean_term_validation(term):
