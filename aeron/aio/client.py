@@ -66,17 +66,23 @@ class AsyncAeron:
             await wakeup.wait(max(park_ns(), 0) / 1e9)
 
     # -- registration --------------------------------------------------------------------------------------------
-    async def _await_registration(self, registration_id: int, get: Any, what: str, timeout: float | None) -> Any:
+    async def _await_registration(self, registration_id: int, get: Any, what: str, timeout: float | None,
+                                  remove: Any) -> Any:
         resource = get(registration_id)        # runs a duty cycle: often answered at once
         if resource is not None:
             return resource
         idle = AsyncBackoffIdleStrategy()
-        async with deadline(timeout, f"{what} registered"):
-            while True:
-                await idle.idle(0)
-                resource = get(registration_id)
-                if resource is not None:
-                    return resource
+        try:
+            async with deadline(timeout, f"{what} registered"):
+                while True:
+                    await idle.idle(0)
+                    resource = get(registration_id)
+                    if resource is not None:
+                        return resource
+        except BaseException:
+            # timed out or cancelled before the driver answered: the driver would still make it, for nobody
+            remove(registration_id)
+            raise
         raise AssertionError("unreachable")
 
     async def add_publication(self, channel: str, stream_id: int, timeout: float | None = None) -> AsyncPublication:
@@ -86,7 +92,7 @@ class AsyncAeron:
         """
         registration_id = self.aeron.async_add_publication(channel, stream_id)
         publication = await self._await_registration(registration_id, self.aeron.get_publication, "publication",
-                                                     timeout)
+                                                     timeout, self.aeron.async_remove_publication)
         return AsyncPublication(publication)
 
     async def add_exclusive_publication(self, channel: str, stream_id: int,
@@ -94,7 +100,8 @@ class AsyncAeron:
         """Add an exclusive publication (one offering task, its own session); raises as :meth:`add_publication`."""
         registration_id = self.aeron.async_add_exclusive_publication(channel, stream_id)
         publication = await self._await_registration(registration_id, self.aeron.get_exclusive_publication,
-                                                     "exclusive publication", timeout)
+                                                     "exclusive publication", timeout,
+                                                     self.aeron.async_remove_publication)
         return AsyncPublication(publication)
 
     async def add_subscription(self, channel: str, stream_id: int, timeout: float | None = None,
@@ -121,7 +128,7 @@ class AsyncAeron:
 
         registration_id = self.aeron.async_add_subscription(channel, stream_id, on_available, on_unavailable)
         subscription = await self._await_registration(registration_id, self.aeron.get_subscription, "subscription",
-                                                      timeout)
+                                                      timeout, self.aeron.async_remove_subscription)
         wrapper = AsyncSubscription(subscription, self._wakeup)
         holder.append(wrapper)
         self._subscriptions.append(wrapper)
@@ -132,7 +139,8 @@ class AsyncAeron:
     async def add_counter(self, type_id: int, label: str, key: bytes = b"", timeout: float | None = None) -> Any:
         """Allocate a counter in the driver (a sync :class:`aeron.Counter`); raises as :meth:`add_publication`."""
         registration_id = self.aeron.async_add_counter(type_id, label, key)
-        return await self._await_registration(registration_id, self.aeron.get_counter, "counter", timeout)
+        return await self._await_registration(registration_id, self.aeron.get_counter, "counter", timeout,
+                                              self.aeron.async_remove_counter)
 
     @property
     def counters_reader(self) -> Any:

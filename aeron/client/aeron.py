@@ -307,6 +307,11 @@ class Aeron:
         """Ask for a counter without waiting; returns the registration id for :meth:`get_counter`."""
         return self._conductor.async_add_counter(type_id, label, key)
 
+    def async_remove_counter(self, registration_id: int) -> None:
+        """Remove the counter of :meth:`async_add_counter` by its registration id, whether or not the driver has
+        answered the add yet; an id this client does not know is ignored."""
+        self._conductor.async_remove_counter(registration_id)
+
     def get_counter(self, registration_id: int) -> Counter | None:
         """The counter of :meth:`async_add_counter`, or None while the driver has not answered."""
         return self._conductor.poll_result(registration_id, "counter")        # type: ignore[no-any-return]

@@ -682,6 +682,10 @@ class ClientConductor(Agent):
         """:meth:`async_remove_publication` for a subscription (Aeron's ``asyncRemoveSubscription``)."""
         self._async_remove(registration_id, (_SUBSCRIPTION,), (Subscription,))
 
+    def async_remove_counter(self, registration_id: int) -> None:
+        """:meth:`async_remove_publication` for a counter (Aeron's ``asyncRemoveCounter``)."""
+        self._async_remove(registration_id, (_COUNTER,), (Counter,))
+
     def _async_remove(self, registration_id: int, kinds: tuple[int, ...], classes: tuple[type, ...]) -> None:
         with self.lock:
             if self._closed or self._terminating or self._close_deferred:
@@ -697,9 +701,10 @@ class ClientConductor(Agent):
             if resource is not None:
                 resource.close()                    # answered (fetched or not): an ordinary close
             elif pending is not None and not pending.done:
-                if pending.kind == _SUBSCRIPTION:
-                    message: Any = cmd.RemoveCommand(self.client_id, self._ring.next_correlation_id(),
-                                                     registration_id, msg_type_id=cmd.REMOVE_SUBSCRIPTION)
+                if pending.kind in (_SUBSCRIPTION, _COUNTER):
+                    message: Any = cmd.RemoveCommand(
+                        self.client_id, self._ring.next_correlation_id(), registration_id,
+                        msg_type_id=cmd.REMOVE_SUBSCRIPTION if pending.kind == _SUBSCRIPTION else cmd.REMOVE_COUNTER)
                 else:
                     message = cmd.RemovePublicationCommand(self.client_id, self._ring.next_correlation_id(),
                                                            registration_id)

@@ -14,6 +14,7 @@ import aeron.aio
 from aeron.aio import AeronTimeoutError, PublicationClosedError
 from aeron.common.errors import IllegalStateError
 from aeron.driver import Context as DriverContext
+from aeron.driver import MediaDriver
 from tests import procs
 
 pytestmark = pytest.mark.timeout(60)
@@ -322,3 +323,19 @@ async def test_a_driver_that_goes_away_ends_waits_with_typed_errors(loop_errors)
                 await c.add_publication("aeron:ipc", 6007, timeout=2)
     finally:
         driver.close()
+
+
+async def test_an_add_that_times_out_before_the_driver_answers_leaves_nothing_behind(shm_dir):
+    with MediaDriver.launch(DriverContext(environ={}, aeron_dir=str(shm_dir / "invoked"), threading_mode="INVOKER",
+                                          ipc_term_buffer_length=65536, dir_delete_on_shutdown=True)) as driver:
+        async with aeron.aio.connect(aeron_dir=driver.aeron_dir) as client:
+            with pytest.raises(AeronTimeoutError):
+                await client.add_exclusive_publication("aeron:ipc", 2010, timeout=0.02)     # nobody runs the driver
+            with pytest.raises(AeronTimeoutError):
+                await client.add_subscription("aeron:ipc", 2011, timeout=0.02)
+            with pytest.raises(AeronTimeoutError):
+                await client.add_counter(1001, "never wanted", timeout=0.02)
+            for _ in range(20):
+                driver.do_work()
+            session = driver.conductor.clients[client.aeron.client_id]
+            assert session.publication_links == {} and session.subscriptions == {} and session.counters == {}

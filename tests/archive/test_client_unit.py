@@ -682,6 +682,9 @@ def test_async_remove_of_an_add_not_yet_answered_and_of_one_answered(invoked_dri
             aeron.async_remove_publication(subscription)     # not a publication
         aeron.async_remove_subscription(subscription)
         assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        counter = aeron.async_add_counter(1001, "removed before made")
+        aeron.async_remove_counter(counter)
+        assert publication_links(invoked_driver, aeron, "counters") == {}
         aeron.async_remove_publication(987654321)           # unknown: nothing to do
 
 
