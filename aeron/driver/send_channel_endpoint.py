@@ -154,14 +154,25 @@ class SendChannelEndpoint:
                 return 0, 0
             sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams, self.remote)
         else:
+            # One batch for every destination, as Aeron sends one scan's datagrams to each: the first destination
+            # whose scan finds data fixes the batch (its advance), and every other one, before or after it, is sent
+            # exactly that range. Scanning each with the whole window let a frame the publisher committed between
+            # two scans reach only the later destinations while the sender position moved past it for all: a loss
+            # that no NAK mends once the publication has moved half a term on.
             sent = advance = 0
+            missed = []
             for destination in self.destinations:
-                result = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams,
-                                                   destination.address)
-                if result[1] > advance:
-                    sent, advance = result
-            if not self.destinations:
+                if advance == 0:
+                    sent, advance = transport.send_term_batch(term, term_offset, window, mtu, max_datagrams,
+                                                              destination.address)
+                    if advance == 0:
+                        missed.append(destination)
+                else:
+                    transport.send_term_batch(term, term_offset, advance, mtu, max_datagrams, destination.address)
+            if advance == 0:
                 return 0, 0
+            for destination in missed:
+                transport.send_term_batch(term, term_offset, advance, mtu, max_datagrams, destination.address)
         if sent > 0 and count_bytes:
             self._bytes_sent.get_and_add(sent)
         return sent, advance

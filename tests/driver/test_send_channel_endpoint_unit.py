@@ -8,8 +8,10 @@ import pytest
 
 from aeron._core import counters as ctr
 from aeron._core import frames as f
+from aeron._core.atomic_buffer import AtomicBuffer
 from tests.driver.fakes import (
-    MS, SUBSCRIBER, TERM_LENGTH, Counters, FakeTransport, ManualClock, nak, send_endpoint, status_message,
+    MS, MTU, SUBSCRIBER, TERM_LENGTH, Counters, FakeTransport, ManualClock, data_frame, nak, send_endpoint,
+    status_message,
 )
 
 
@@ -184,3 +186,45 @@ def test_dynamic_destinations_come_from_status_messages_and_time_out():
     clock.advance(2_500 * MS)
     endpoint.check_destinations(clock())                                 # receiver 1 silent for 5.5 s
     assert [d.receiver_id for d in endpoint.destinations] == [2]
+
+
+class CommitsAfterFirstScan(FakeTransport):
+    """A transport whose first scan-and-send finds the term as it is and then lets ``commit`` run: a publisher's
+    offer landing between two destinations' scans, as the application thread's can while the sender's scan has
+    released the GIL."""
+
+    def __init__(self, commit):
+        super().__init__()
+        self._commit = commit
+
+    def send_term_batch(self, term, term_offset, window, mtu, max_datagrams, address):
+        result = super().send_term_batch(term, term_offset, window, mtu, max_datagrams, address)
+        commit, self._commit = self._commit, None
+        if commit is not None:
+            commit()
+        return result
+
+
+@pytest.mark.parametrize("committed_before", [0, 1])
+def test_every_mdc_destination_gets_the_batch_the_sender_position_moves_past(committed_before):
+    # frames of 1,024 bytes (one per datagram); committed_before of them are there before the first scan, the
+    # rest only after it: the first destination must still get every frame the sender position moves past
+    term = AtomicBuffer(bytearray(TERM_LENGTH))
+    frames = [data_frame(n * 1024, bytes([n]) * (1024 - f.DATA_HEADER_LENGTH)) for n in range(3)]
+
+    def commit(upto):
+        for n in range(upto):
+            term.put_bytes(n * 1024, frames[n])
+
+    commit(committed_before)
+    transport = CommitsAfterFirstScan(lambda: commit(len(frames)))
+    counters, clock = Counters(), ManualClock()
+    endpoint = send_endpoint(counters, transport, "aeron:udp?control=127.0.0.1:40200|control-mode=manual")
+    first, second = ("127.0.0.1", 40301), ("127.0.0.1", 40302)
+    endpoint.add_destination(first, 5, clock())
+    endpoint.add_destination(second, 6, clock())
+    sent, advance = endpoint.send_term_batch(term, 0, TERM_LENGTH // 2, MTU, 8)
+    got = {address: [data for data, to in transport.sent if to == address] for address in (first, second)}
+    assert advance == sum(len(d) for d in got[first]) == sum(len(d) for d in got[second]) > 0
+    assert got[first] == got[second] == frames[:advance // 1024]
+    assert sent == advance and counters[ctr.BYTES_SENT] == sent
