@@ -56,7 +56,9 @@ class Context:
     (``AERON_CLIENT_IDLE_SLEEP_DURATION``, 16 ms: the conductor thread's idle sleep),
     ``use_conductor_agent_invoker`` (no conductor thread: the application calls ``Aeron.conductor_agent_invoker
     .invoke()``), ``idle_strategy`` (overrides the sleep), handlers for errors, images and counters,
-    ``client_name`` (appended to the heartbeat counter's label).
+    ``client_name`` (appended to the heartbeat counter's label), ``conductor_parking`` (True: with no
+    ``idle_strategy`` given, the conductor thread parks on the wake-up board until our driver writes to its
+    clients or a keepalive is due, instead of sleeping 16 ms at a time; docs/wakeup.md).
     """
 
     __slots__ = ("aeron_dir", "driver_timeout_ms", "keepalive_interval_ns", "resource_linger_duration_ns",
@@ -80,7 +82,7 @@ class Context:
                  close_handler: Callable[[], Any] | None = None,
                  publication_error_frame_handler: Callable[[Any], Any] | None = None,
                  client_name: str = "",
-                 pre_touch_mapped_memory: bool = False, conductor_parking: bool = False) -> None:
+                 pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> None:
         """Settings by keyword; the ones not given come from the environment variables above, then the defaults."""
         self.aeron_dir = os.fspath(aeron_dir) if aeron_dir is not None else (os.environ.get("AERON_DIR") or None)
         self.driver_timeout_ms = (driver_timeout_ms if driver_timeout_ms is not None
@@ -103,8 +105,8 @@ class Context:
         self.publication_error_frame_handler = publication_error_frame_handler
         self.client_name = client_name
         self.pre_touch_mapped_memory = pre_touch_mapped_memory
-        # opt-in: with no idle strategy given, the conductor thread parks on the wake-up board (docs/wakeup.md); off
-        # by default while a known defect stands (a dynamic-MDC subscriber stopped receiving in about 1 run in 5)
+        # with no idle strategy given, the conductor thread parks on the wake-up board (docs/wakeup.md); False
+        # keeps the 16 ms sleeps (an escape hatch)
         self.conductor_parking = conductor_parking
         # no idle strategy given: the conductor thread may park on the wake-up board instead (set by conclude)
         self.default_idle_strategy = False

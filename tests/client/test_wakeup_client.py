@@ -321,8 +321,7 @@ def test_a_dead_client_is_not_ours(shm_dir):
 
 
 def test_the_client_conductor_thread_parks_until_our_driver_broadcasts(driver):
-    with Aeron.connect(Context(driver.aeron_dir, conductor_parking=True)) as client, \
-            Aeron.connect(Context(driver.aeron_dir, conductor_parking=True)) as other:
+    with Aeron.connect(Context(driver.aeron_dir)) as client, Aeron.connect(Context(driver.aeron_dir)) as other:
         idle = client._runner.idle_strategy
         assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound and idle.waiter.mask == CLIENTS
         wait_for(lambda: client._conductor.client_registry.all_signal, what="every client ours")
@@ -349,7 +348,7 @@ def test_a_client_with_its_own_idle_strategy_keeps_it(driver):
         assert client._runner.idle_strategy is mine
 
 
-def test_the_client_conductor_thread_sleeps_by_default(driver):
-    # parking on the board is opt-in (Context(conductor_parking=True)) while its known defect stands (docs/wakeup.md)
-    with Aeron.connect(Context(driver.aeron_dir)) as client:
+def test_the_client_conductor_thread_sleeps_when_parking_is_turned_off(driver):
+    # Context(conductor_parking=False): the escape hatch back to the 16 ms sleeps
+    with Aeron.connect(Context(driver.aeron_dir, conductor_parking=False)) as client:
         assert not isinstance(client._runner.idle_strategy, WakeupIdleStrategy)
