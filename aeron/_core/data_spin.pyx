@@ -13,8 +13,9 @@ data half that finds nothing.
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
-from aeron._core.atomic cimport cpu_pause, load_acquire_i32, load_acquire_i64
+from aeron._core.atomic cimport cpu_pause, load_acquire_i64
 from aeron._core.send_pass cimport PassSlot, SendPass
+from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 
 from aeron.common.errors import InvalidArgumentError
 
@@ -38,14 +39,18 @@ cdef inline int64_t _now_ns() noexcept nogil:
 
 
 cdef inline bint _offered(PassSlot *slot) noexcept nogil:
-    """A frame (or padding) written at the sender position, and flow control lets it go."""
+    """A whole frame (or padding) written at the sender position that flow control lets go: what the send pass would
+    send. A frame that does not fit the window left (a status message's window rarely ends on a frame boundary) is
+    not, nor is one still being written, or the spin would find work that the pass cannot send."""
     cdef int64_t position = load_acquire_i64(slot.snd_pos)
-    if load_acquire_i64(slot.snd_lmt) <= position:
+    cdef int64_t window = load_acquire_i64(slot.snd_lmt) - position
+    cdef int32_t padding
+    if window <= 0:
         return False
     cdef int32_t offset = <int32_t>(position & (slot.term_length - 1))
-    cdef const int32_t *frame_length = <const int32_t *>(
-        slot.terms[(position >> slot.position_bits_to_shift) % 3] + offset)
-    return load_acquire_i32(frame_length) != 0
+    return term_scanner_scan_for_availability(slot.terms[(position >> slot.position_bits_to_shift) % 3] + offset,
+                                              slot.term_length - offset,
+                                              <int32_t>(window if window < slot.mtu else slot.mtu), &padding) > 0
 
 
 cdef class DataSpin:
@@ -78,6 +83,19 @@ cdef class DataSpin:
             self._fds[i].revents = 0
         self._fd_count = n
         self._passes = list(passes)
+
+    def ready(self):
+        """One look, without waiting: True when a watched pass has data to send or a socket has a datagram. For a
+        probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL kept: the ``poll``
+        has no timeout)."""
+        cdef SendPass send_pass
+        cdef int j
+        for item in self._passes:
+            send_pass = <SendPass>item
+            for j in range(send_pass.count):
+                if _offered(&send_pass.slots[j]):
+                    return True
+        return self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
 
     def wait(self, int64_t timeout_ns):
         """True as soon as a watched pass has data to send or a socket has a datagram, False once ``timeout_ns``

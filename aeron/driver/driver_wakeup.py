@@ -123,6 +123,7 @@ class SignallingAgent(Agent):
             receiver.signal_data = board.signal         # subscribers woken as soon as their data is in
         self._spin = DataSpin() if (receiver is not None or self._sender is not None) else None
         self._watching = _NOTHING      # what the data spin watches until the next whole cycle (_watch)
+        self._watch_stale = False      # a whole cycle ran since: _watch before the next fast_work (none with backoff)
         self._on_error = getattr(conductor, "on_agent_error", None)
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
@@ -137,12 +138,55 @@ class SignallingAgent(Agent):
         own = set(map(id, agents))
         self._peers = tuple((peer.command_queue, bit) for peer, bit in (
             (conductor, CONDUCTOR), (conductor.sender, SENDER), (conductor.receiver, RECEIVER)) if id(peer) not in own)
+        # backoff's spin and yield phases, probed in compiled code instead of run as whole duty cycles (probe_spins)
+        self._probe = DataSpin()
+        self._probe_spins = 0
+        self._probes_left = 0
+        self._armed = False
+        self._to_driver = conductor.to_driver if conductor in agents else None
+        # the command queues of these agents that another driver thread fills (none when all three run here: then
+        # only a duty cycle of this thread queues commands, and none runs while it probes)
+        self._foreign_queues = tuple(agent.command_queue._records for agent in agents) if self._peers else ()
 
     def on_start(self) -> None:
         self.agent.on_start()
 
+    def probe_spins(self, spins: int) -> None:
+        """Run backoff's spin and yield phases (the first ``spins`` idle steps after a cycle with work: the
+        BackoffIdleStrategy's max_spins + max_yields) as compiled probes rather than whole duty cycles: each step first looks, in
+        one compiled call, for data offered to a send pass, a datagram on any of these agents' sockets (status
+        messages, NAKs, data), a client command or a command queued for these agents, and runs the whole duty cycle
+        only when it finds one; otherwise it returns 0 and the strategy spins or yields on. Timers, publisher limits
+        and status messages that follow a reader's position wait at most that many steps (the parks that follow run
+        whole cycles as before). Not used while a publication is sent one by one (no pass to probe)."""
+        self._probe_spins = max(0, spins)
+
+    def _arm_probe(self) -> bool:
+        sender, receiver = self._sender, self._receiver
+        passes = sender.send_passes() if sender is not None else []
+        if passes is None:
+            return False                # a publication sent one by one: only its own send finds its data
+        fds = sender.wait_fds() if sender is not None else []
+        if receiver is not None:
+            fds = fds + receiver.wait_fds()
+        self._probe.set(passes, fds)
+        return True
+
     def do_work(self) -> int:
+        if self._probes_left:
+            self._probes_left -= 1
+            to_driver = self._to_driver
+            if not (self._probe.ready() or to_driver is not None and to_driver.size() > 0 or
+                    any(self._foreign_queues)):
+                return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
+            self._probes_left = 0
         work = self.agent.do_work()
+        if work > 0:
+            self._armed = self._probe_spins > 0
+        elif self._armed:               # the first idle cycle after work: backoff starts
+            self._armed = False
+            if self._arm_probe():
+                self._probes_left = self._probe_spins
         mask = 0
         for queue, bit in self._peers:
             if queue:
@@ -162,7 +206,7 @@ class SignallingAgent(Agent):
         if conductor is not None and conductor.clients_changes != self._clients_reviewed:
             self._review_clients(conductor)
         if self._spin is not None:
-            self._watch()
+            self._watch_stale = True
         return work
 
     def _watch(self) -> None:
@@ -189,6 +233,9 @@ class SignallingAgent(Agent):
         wait ended with nothing; -1 when this thread has no data to watch (no network publication or
         subscription: a conductor's thread, an IPC-only driver): the idle strategy then spins as for any thread.
         An error is reported as a duty cycle's is, and counts as work (a whole cycle follows)."""
+        if self._watch_stale:
+            self._watch_stale = False
+            self._watch()
         watching = self._watching
         if watching is _NOTHING:
             return -1

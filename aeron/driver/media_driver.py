@@ -26,7 +26,8 @@ from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.agent import AgentInvoker, AgentRunner, CompositeAgent, idle_strategy_from_name
+from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent,
+                                idle_strategy_from_name)
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.errors import (
@@ -721,6 +722,8 @@ class MediaDriver:
         if board is not None:
             # signals go out whatever our idle strategy: our clients parked on us wake either way
             agent = SignallingAgent(agent, board, self._conductor, agents)
+            if type(idle) is BackoffIdleStrategy:
+                agent.probe_spins(idle.max_spins + idle.max_yields)
             waiter = bind_idle_strategy(idle, board, self._conductor, agents, agent)
             if waiter is not None:
                 self._waiters.append(waiter)

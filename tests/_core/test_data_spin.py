@@ -5,6 +5,7 @@ otherwise once its time is up; it sends and reads nothing itself."""
 from __future__ import annotations
 
 import socket
+import time
 
 import pytest
 
@@ -57,3 +58,43 @@ def test_a_frame_offered_under_the_sender_limit_ends_it():
 def test_only_send_passes_are_watched():
     with pytest.raises(InvalidArgumentError):
         DataSpin().set([object()], [])
+
+
+def test_a_frame_larger_than_the_window_left_is_not_offered():
+    # a status message's window rarely ends on a frame boundary: the pass cannot send the frame that straddles it,
+    # so neither the spin nor the probe may count it as work (a probe would run whole duty cycles that send nothing)
+    publication = Publication(7)
+    send_pass = SendPass()
+    send_pass.set_publications([publication.entry()])
+    spin = DataSpin()
+    spin.set([send_pass], [])
+    end = publication.commit(0, 0, 40)                  # a 72-byte frame, 96 aligned
+    publication.snd_lmt.set_ordered(64)
+    assert spin.wait(0) is False and spin.ready() is False
+    publication.snd_lmt.set_ordered(end)
+    assert spin.wait(0) is True and spin.ready() is True
+
+
+def test_ready_is_one_look_at_passes_and_sockets():
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        receiver.bind(("127.0.0.1", 0))
+        publication = Publication(9)
+        send_pass = SendPass()
+        send_pass.set_publications([publication.entry()])
+        spin = DataSpin()
+        spin.set([send_pass], [receiver.fileno()])
+        assert spin.ready() is False
+        sender.sendto(b"x", receiver.getsockname())
+        deadline = time.monotonic() + 5
+        while not spin.ready() and time.monotonic() < deadline:     # loopback delivery may lag on a loaded machine
+            time.sleep(0.001)
+        assert spin.ready() is True
+        assert receiver.recv(16) == b"x"
+        assert spin.ready() is False
+        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+        assert spin.ready() is True
+    finally:
+        receiver.close()
+        sender.close()

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Backoff's spin and yield phases on a driver thread are compiled probes, not whole duty cycles
+(SignallingAgent.probe_spins): after the first idle cycle that follows work, the next steps run the agents' duty
+cycle only when a probe finds something to do (data offered to a send pass, a datagram on a socket, a client
+command), and whole cycles come back once the probes are used up. Driven step by step in INVOKER mode."""
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+
+import pytest
+
+from aeron._core.frames import HDR_TYPE_DATA
+from aeron.client import Aeron
+from aeron.client import Context as ClientContext
+from aeron.common.agent import BackoffIdleStrategy
+from aeron.driver import Context, MediaDriver, ThreadingMode
+from tests.driver.fakes import status_message
+
+
+class CountingAgent:
+    """Counts the whole duty cycles of the agent it wraps."""
+
+    def __init__(self, agent):
+        self.agent, self.cycles = agent, 0
+        self.role_name = agent.role_name
+
+    def do_work(self):
+        self.cycles += 1
+        return self.agent.do_work()
+
+    def on_start(self):
+        self.agent.on_start()
+
+    def on_close(self):
+        self.agent.on_close()
+
+
+@pytest.fixture
+def rig(shm_dir):
+    """An INVOKER driver with a unicast publication whose endpoint nobody listens on; yields (driver, signalling
+    agent, counting agent, publication, the publication's destination address)."""
+    driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"), threading_mode=ThreadingMode.INVOKER,
+                                        counters_buffer_length=1 << 20, term_buffer_length=65536,
+                                        client_liveness_timeout_ns=120_000_000_000,
+                                        publication_unblock_timeout_ns=180_000_000_000))
+    stop = threading.Event()
+
+    def invoke():
+        while not stop.is_set():
+            driver.do_work()
+            time.sleep(0.0005)
+    thread = threading.Thread(target=invoke, daemon=True)
+    thread.start()
+    client = None
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sink.bind(("127.0.0.1", 0))
+        # no keepalive during a test: a client command makes a probe run the duty cycle, which the tests count
+        client = Aeron.connect(ClientContext(aeron_dir=driver.aeron_dir, keepalive_interval_ns=60_000_000_000))
+        publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{sink.getsockname()[1]}", 1001)
+        stop.set()
+        thread.join(5)
+        signalling = driver._invoker.agent
+        counting = signalling.agent = CountingAgent(signalling.agent)
+        yield driver, signalling, counting, publication, sink
+    finally:
+        stop.set()
+        thread.join(5)
+        if client is not None:
+            client.close()
+        driver.close()
+        sink.close()
+
+
+def _until_idle(driver, limit=10_000):
+    for _ in range(limit):
+        if driver.do_work() == 0:
+            return
+    raise AssertionError("the driver never went idle")
+
+
+def test_probes_stand_in_for_whole_cycles_until_used_up(rig):
+    driver, signalling, counting, _, _ = rig
+    signalling.probe_spins(4)
+    signalling._armed = True                # as after a cycle with work
+    _until_idle(driver)
+    cycles = counting.cycles
+    for _ in range(4):                      # nothing to do: four probes, no duty cycle
+        assert driver.do_work() == 0
+    assert counting.cycles == cycles
+    assert driver.do_work() == 0            # used up: whole cycles again, and they do not re-arm without work
+    assert driver.do_work() == 0
+    assert counting.cycles == cycles + 2
+
+
+def _endpoint_address(driver):
+    fd = driver.conductor.sender.endpoints[0].transport.fileno()
+    with socket.fromfd(fd, socket.AF_INET, socket.SOCK_DGRAM) as sock:       # a duplicate, to read its address
+        return sock.getsockname()
+
+
+def test_a_probe_that_finds_a_datagram_runs_the_cycle(rig):
+    driver, signalling, counting, _, sink = rig
+    signalling.probe_spins(8)
+    signalling._armed = True
+    _until_idle(driver)
+    cycles = counting.cycles
+    assert driver.do_work() == 0 and counting.cycles == cycles
+    sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
+    deadline = time.monotonic() + 5
+    while counting.cycles == cycles and time.monotonic() < deadline:
+        driver.do_work()
+    assert counting.cycles == cycles + 1
+
+
+def test_a_probe_that_finds_offered_data_runs_the_cycle_that_sends_it(rig):
+    driver, signalling, counting, publication, sink = rig
+    # a receiver's status message opens the window (position 0 of the initial term)
+    sink.sendto(status_message(session_id=publication.session_id, stream_id=1001,
+                               term_id=publication.initial_term_id, window=32768), _endpoint_address(driver))
+    deadline = time.monotonic() + 5
+    while not publication.is_connected and time.monotonic() < deadline:
+        driver.do_work()
+        time.sleep(0.001)
+    assert publication.is_connected
+    sink.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            sink.recv(65536)                           # the SETUPs sent so far
+    signalling.probe_spins(8)
+    signalling._armed = True
+    _until_idle(driver)
+    cycles = counting.cycles
+    assert driver.do_work() == 0 and counting.cycles == cycles
+    assert publication.offer(b"m" * 100) > 0
+    assert driver.do_work() > 0 and counting.cycles == cycles + 1
+    sink.settimeout(5.0)
+    frame = sink.recv(65536)
+    assert frame[6] == HDR_TYPE_DATA and frame[32:132] == b"m" * 100
+
+
+def test_a_client_command_ends_the_probes(rig):
+    driver, signalling, counting, _, _ = rig
+    signalling.probe_spins(8)
+    signalling._armed = True
+    _until_idle(driver)
+    cycles = counting.cycles
+    assert driver.do_work() == 0 and counting.cycles == cycles
+    driver.conductor.to_driver.write(0x7FFF_FFF0, b"\0" * 16)       # any record: the conductor must read it
+    driver.do_work()
+    assert counting.cycles == cycles + 1
+
+
+def test_the_driver_probes_only_with_backoff(shm_dir):
+    for name, probes in (("backoff", True), ("sleep-ns", False), ("wakeup", False)):
+        ctx = Context(environ={}, aeron_dir=str(shm_dir / name), threading_mode=ThreadingMode.SHARED,
+                      shared_idle_strategy=name, counters_buffer_length=1 << 20)
+        with MediaDriver.launch(ctx) as driver:
+            runner = driver._runners[0]
+            assert (runner.agent._probe_spins > 0) is probes, name
+            if probes:
+                idle = runner.idle_strategy
+                assert type(idle) is BackoffIdleStrategy
+                assert runner.agent._probe_spins == idle.max_spins + idle.max_yields
