@@ -69,17 +69,42 @@ def test_other_frames_are_recorded_by_slot_and_invalid_ones_counted():
         reader.parse_datagram(b"\x00" * 8, 9)
 
 
+@pytest.mark.parametrize("datagram", [_sm(), _sm(group_tag=-5), _nak()], ids=["sm", "sm-group-tag", "nak"])
+def test_every_truncation_of_a_status_message_or_nak_is_counted_and_dropped(datagram):
+    reader, (received, invalid) = _reader()
+    for length in range(1, len(datagram)):
+        assert reader.parse_datagram(datagram, length) == 0, length
+        assert reader.record_count == 0
+        assert invalid.get() == length, length                          # one invalid datagram each
+    assert received.get() == sum(range(1, len(datagram)))
+    assert reader.parse_datagram(datagram, len(datagram)) == 1 and invalid.get() == len(datagram) - 1
+
+
+def test_a_frame_length_that_disagrees_with_the_datagram_is_counted_and_dropped():
+    reader, (_, invalid) = _reader()
+    for claimed in (-1, 0, 8, f.SM_HEADER_LENGTH - 4, 1 << 20, -(1 << 31)):
+        sm = bytearray(_sm())
+        sm[0:4] = claimed.to_bytes(4, "little", signed=True)
+        assert reader.parse_datagram(bytes(sm), len(sm)) == 0, claimed
+    assert invalid.get() == 6
+
+
 @settings(max_examples=300, deadline=None)
 @given(datagram=st.binary(max_size=128), frame_type=st.sampled_from([f.HDR_TYPE_SM, f.HDR_TYPE_NAK, 0x7F]),
        claimed=st.integers(min_value=-2**31, max_value=2**31 - 1))
 def test_hostile_datagrams_never_crash(datagram, frame_type, claimed):
-    reader, _ = _reader()
+    reader, counters = _reader()
     header = bytearray(8)
     header[0:4] = claimed.to_bytes(4, "little", signed=True)
     header[4] = f.CURRENT_VERSION
     header[6:8] = frame_type.to_bytes(2, "little")
+    received, invalid = counters
     for candidate in (datagram, bytes(header) + datagram):
-        assert reader.parse_datagram(candidate, len(candidate)) in (0, 1)
+        before = invalid.get()
+        records = reader.parse_datagram(candidate, len(candidate))
+        assert records in (0, 1)
+        assert records + (invalid.get() - before) <= 1                 # a record, or counted, or ignored: never both
+    assert received.get() == 2 * len(datagram) + 8
 
 
 def test_poll_reads_a_batch_over_loopback():
