@@ -15,7 +15,10 @@ by the datagrams it handled, read from its own counters in cnc.dat:
     heartbeats received, + the status messages and NAKs it sent.
 Retransmissions and duplicates are not counted as datagrams handled but cost CPU like the rest: a driver that
 causes loss pays for it. What was resent is shown from the retransmitted-bytes counter, which both drivers keep
-alike (bytes sent leaves retransmits out in both).
+alike (bytes sent leaves retransmits out in both). The CPU of idle steps counts too: while a driver waits for status
+messages or for the publisher it backs off (spin, yield, park) and pays for each step; both drivers back off about as
+often over a stream (as many sched_yield and nanosleep calls, docs/performance.md), so this does not favour either,
+but a step that runs a whole Python duty cycle costs ours far more than aeronmd's.
 The stream is over when the subscriber's image has rebuilt it all (rcv-pos). Every datagram holds exactly one frame so that bytes convert to datagrams exactly: 32 B messages go with
 ``mtu=96`` on the channel (a 64-byte frame; two would not fit), 1 KiB messages with the default MTU (1408: one
 1056-byte frame per datagram). Both drivers: SHARED threading, `backoff` idle, as perf/bench_udp.py.
