@@ -39,7 +39,7 @@ class CountingAgent:
 
 
 @pytest.fixture
-def rig(shm_dir):
+def rig(shm_dir, request):
     """An INVOKER driver with a unicast publication whose endpoint nobody listens on; yields (driver, signalling
     agent, counting agent, publication, the publication's destination address)."""
     driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"), threading_mode=ThreadingMode.INVOKER,
@@ -61,6 +61,14 @@ def rig(shm_dir):
         # no keepalive during a test: a client command makes a probe run the duty cycle, which the tests count
         client = Aeron.connect(ClientContext(aeron_dir=driver.aeron_dir, keepalive_interval_ns=60_000_000_000))
         publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{sink.getsockname()[1]}", 1001)
+        if getattr(request, "param", None) == "receiving":          # a receive endpoint on this driver's thread
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as free:
+                free.bind(("127.0.0.1", 0))
+                port = free.getsockname()[1]
+            client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+            deadline = time.monotonic() + 5
+            while not driver.conductor.receiver.endpoints and time.monotonic() < deadline:
+                time.sleep(0.001)
         stop.set()
         thread.join(5)
         signalling = driver._invoker.agent
@@ -152,6 +160,20 @@ def test_a_client_command_ends_the_probes(rig):
     driver.conductor.to_driver.write(0x7FFF_FFF0, b"\0" * 16)       # any record: the conductor must read it
     driver.do_work()
     assert counting.cycles == cycles + 1
+
+
+@pytest.mark.parametrize("rig", ["receiving"], indirect=True)
+def test_a_thread_that_receives_keeps_whole_cycles(rig):
+    # probes reach the parks sooner: a burst that comes while the thread sleeps would overflow its receive socket
+    driver, signalling, counting, _, _ = rig
+    assert driver.conductor.receiver.endpoints
+    signalling.probe_spins(4)
+    signalling._armed = True
+    _until_idle(driver)
+    cycles = counting.cycles
+    for _ in range(4):
+        assert driver.do_work() == 0
+    assert counting.cycles == cycles + 4
 
 
 def test_the_driver_probes_only_with_backoff(shm_dir):
