@@ -285,6 +285,9 @@ cdef class Waiter:
     cdef readonly bint prepared
     cdef readonly int64_t wakeups      # parks ended by a wake-up datagram
     cdef readonly int64_t timeouts     # parks ended by the bounded timeout
+    # a wait ended by one of the caller's descriptors alone (not a wake-up) leaves the slot parked: writers still
+    # wake the caller while it reads that socket, and its next duty cycle is the re-check of the next park
+    cdef public bint stay_parked_on_fds
     cdef pollfd fds[MAX_WAIT_FDS + 1]
 
     def __init__(self, WakeupBoard board not None, int index, sock):
@@ -296,6 +299,7 @@ cdef class Waiter:
         self._socket = sock
         self.fd = sock.fileno()
         self.prepared = False
+        self.stay_parked_on_fds = False
 
     def fileno(self):
         """The socket a wake-up arrives on (for an event loop's add_reader)."""
@@ -334,7 +338,8 @@ cdef class Waiter:
         """Sleep until a wake-up, one of ``fds`` (socket descriptors) is readable, or ``timeout_ns`` passed;
         the GIL is released meanwhile. Call after :meth:`prepare` (and a re-check). Returns True when woken
         (datagram or fd), False on timeout. Ends awake (what :meth:`cancel` does, with the one datagram of a
-        wake-up read rather than the socket drained)."""
+        wake-up read rather than the socket drained), except when woken by ``fds`` alone with
+        ``stay_parked_on_fds`` set: then still prepared (:attr:`prepared`)."""
         cdef unsigned long count = 1
         cdef timespec ts
         cdef int ready
@@ -361,6 +366,9 @@ cdef class Waiter:
             ready = ppoll(self.fds, count, &ts, NULL)
             if ready > 0 and self.fds[0].revents & POLLIN:
                 recv(self.fd, buf, sizeof(buf), MSG_DONTWAIT)     # a wake-up is one datagram: one read, no drain
+        if ready > 0 and self.stay_parked_on_fds and not (self.fds[0].revents & POLLIN):
+            self.wakeups += 1
+            return True
         self.prepared = False
         if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
             # WOKEN: its datagram was just read, or is on its way (a later wait reads it when it returns early)

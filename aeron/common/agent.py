@@ -591,6 +591,8 @@ FULL_CYCLE_DEFER_PASSES = 64
 
 
 class _Waiter(Protocol):
+    @property
+    def prepared(self) -> bool: ...
     def prepare(self) -> None: ...
     def cancel(self) -> None: ...
     def wait(self, timeout_ns: int, fds: Any = None) -> bool: ...
@@ -766,6 +768,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per
             # timeout, not two)
             waiter.prepare()
+            self._prepared = True
+        elif waiter.prepared:
+            # woken by a socket of ours alone, still parked (a driver's waiter: stay_parked_on_fds): the caller's
+            # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
+            # heartbeat received, not two)
             self._prepared = True
 
     def _fast_spin(self) -> bool | None:

@@ -17,9 +17,15 @@ from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
                                  WakeupBoard, new_waiter)
 
-__all__ = ["SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
+__all__ = ["TIMER_SLACK_NS", "SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
 
 _INT64_MAX = (1 << 63) - 1
+
+# How early a parking driver thread sends a heartbeat or a status message that is nearly due, so that its timers fall
+# into fewer wake-ups: half the heartbeat interval, which lines every publication's heartbeats and every image's
+# status messages up on one wake-up within a few intervals (docs/wakeup.md). Aeron's intervals are maxima: a timer
+# runs early, never late, and its wake-up is still at the interval's end.
+TIMER_SLACK_NS = 50_000_000
 
 
 def agent_mask(conductor: Any, agents: tuple[Any, ...]) -> int:
@@ -55,7 +61,11 @@ def bind_idle_strategy(idle: IdleStrategy, board: WakeupBoard | None, conductor:
         return None
     waiter = new_waiter(board, agent_mask(conductor, agents))
     if waiter is not None:
+        waiter.stay_parked_on_fds = True        # a datagram on its sockets: one duty cycle, the next park's re-check
         idle.bind(waiter, _fds_of(agents), timers)
+        for agent in agents:
+            if agent is conductor.sender or agent is conductor.receiver:
+                agent.timer_slack_ns = TIMER_SLACK_NS       # before their first publication or image
     return waiter
 
 

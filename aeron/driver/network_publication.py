@@ -111,6 +111,8 @@ class NetworkPublication(DriverPublication):
         self._pass_index = -1
         # max flow control's idle step changes nothing: no need to run it every cycle
         self._trivial_idle_flow_control = type(flow_control).on_idle is FlowControl.on_idle
+        # a heartbeat due within this much is sent now (a parking driver's timer coalescing: Sender.timer_slack_ns)
+        self.timer_slack_ns = 0
 
     # -- positions ---------------------------------------------------------------------------------------
     def _term_id(self, position: int) -> int:
@@ -152,7 +154,7 @@ class NetworkPublication(DriverPublication):
         if not self.has_initial_connection or self.setup_elicited or not self.has_receivers or \
                 not self._trivial_idle_flow_control:
             return now_ns
-        deadline = self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1
+        deadline = self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1 - self.timer_slack_ns
         if self.receivers:
             deadline = min(deadline, min(self.receivers.values()) + self.connection_timeout_ns + 1)
         return self.retransmit_handler.next_deadline_ns(deadline)
@@ -207,7 +209,8 @@ class NetworkPublication(DriverPublication):
                 self.setup_elicited = False
 
     def _heartbeat_check(self, now_ns: int, snd_pos: int) -> None:
-        if not self.has_initial_connection or now_ns <= self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS:
+        if not self.has_initial_connection or \
+                now_ns + self.timer_slack_ns <= self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS:
             return
         term_id, term_offset = self._term_id(snd_pos), snd_pos & self.term_length_mask
         flags = UNFRAGMENTED

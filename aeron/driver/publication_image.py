@@ -119,6 +119,9 @@ class PublicationImage(DriverLog):
         self.next_sm_position = join_position
         self.next_sm_window = self.last_sm_window
         self.time_of_last_sm_ns = 0                   # the first SM goes out at once (§6.2 step 3)
+        # a status message due within this much is sent now (a parking driver's timer coalescing:
+        # Receiver.timer_slack_ns): Aeron's interval is a maximum
+        self.timer_slack_ns = 0
         self.sm_pending = True
         self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
         # untethered subscribers follow the timeouts of the subscription that made the image, as in Aeron
@@ -325,12 +328,16 @@ class PublicationImage(DriverLog):
             deadline = loss.expiry_ns
         return deadline
 
-    def send_pending_status_message(self, now_ns: int) -> int:
+    def send_pending_status_message(self, now_ns: int, slack_ns: int = -1) -> int:
+        """Send the status message if one is pending or its interval is up (within ``slack_ns`` of it, by default
+        ``timer_slack_ns``); returns 1 when it sent one (or an error frame for a rejected image)."""
         if self.state == DONE:
             return 0
         if self.rejection_reason is not None:
             return self._send_rejection(now_ns)
-        if not self.sm_pending and now_ns < self.time_of_last_sm_ns + SM_TIMEOUT_NS:
+        if slack_ns < 0:
+            slack_ns = self.timer_slack_ns
+        if not self.sm_pending and now_ns + slack_ns < self.time_of_last_sm_ns + SM_TIMEOUT_NS:
             return 0
         position = self.next_sm_position
         window = self.next_sm_window

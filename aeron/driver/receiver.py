@@ -14,6 +14,7 @@ from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.driver.publication_image import SM_TIMEOUT_NS
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 
 CYCLE_THRESHOLD_NS = 100_000_000
@@ -32,6 +33,7 @@ class Receiver(Agent):
         self._conductor_proxy = conductor_proxy
         self.data_mask = 0          # wake-up bits of the streams this cycle's poll inserted data into
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
+        self.timer_slack_ns = 0     # how early its images' status messages may go (a parking thread's: driver_wakeup)
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
@@ -54,6 +56,7 @@ class Receiver(Agent):
         endpoint.remove_subscription(stream_id, session_id)
 
     def on_add_publication_image(self, image: Any) -> None:
+        image.timer_slack_ns = self.timer_slack_ns
         self.images.append(image)
         image.endpoint.add_image(image)
 
@@ -91,9 +94,19 @@ class Receiver(Agent):
             work += endpoint.sweep(now)
         if data_mask and self.signal_data is not None:
             self.signal_data(data_mask)
+        timer_sms = 0
         for image in self.images:
             work += image.track_rebuild(now)
-            work += image.send_pending_status_message(now)
+            pending = image.sm_pending
+            sent = image.send_pending_status_message(now)
+            if sent and not pending:
+                timer_sms += 1
+            work += sent
+        if timer_sms and self.timer_slack_ns and len(self.images) > timer_sms:
+            # a parking thread woke for a status message's interval: the other images' that are half way through
+            # theirs go too, so that all of them come to share one wake-up (and the sender one more)
+            for image in self.images:
+                work += image.send_pending_status_message(now, SM_TIMEOUT_NS // 2)
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
         cycle = self._nano_clock() - now

@@ -35,6 +35,7 @@ class Sender(Agent):
         self._cycles = 0
         self._last_control_poll_ns = 0
         self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
+        self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
         self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
 
@@ -48,6 +49,7 @@ class Sender(Agent):
         self._conductor_proxy.sender_released(endpoint)
 
     def on_add_publication(self, publication: Any) -> None:
+        publication.timer_slack_ns = self.timer_slack_ns
         self.publications.append(publication)
         if not publication.endpoint.sender_add_publication(publication):
             self._own_send.append(publication)

@@ -102,6 +102,29 @@ def test_a_readable_descriptor_ends_the_wait(board):
         b.close()
 
 
+def test_a_driver_waiter_woken_by_its_descriptor_alone_stays_parked(board):
+    # our driver's waiters (stay_parked_on_fds): a datagram on its sockets ends the wait but not the park, so a
+    # writer that writes while the thread reads that datagram still wakes its next wait
+    import socket
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    waiter = new_waiter(board, CONDUCTOR)
+    waiter.stay_parked_on_fds = True
+    try:
+        waiter.prepare()
+        b.send(b"x")
+        assert waiter.wait(LONG_NS, [a.fileno()]) is True and waiter.prepared
+        a.recv(16)                                      # the duty cycle reads it ...
+        board.signal(CONDUCTOR)                         # ... while a client writes a command: still parked, woken
+        assert board.wakeups_sent == 1
+        assert waiter.wait(LONG_NS, [a.fileno()]) is True and not waiter.prepared     # a wake-up ends the park
+        waiter.prepare()
+        assert waiter.wait(0, [a.fileno()]) is False and not waiter.prepared         # so does a timeout
+    finally:
+        waiter.close()
+        a.close()
+        b.close()
+
+
 def test_slots_of_dead_processes_are_taken_back(board):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True, check=True)
@@ -124,6 +147,8 @@ def test_masks():
 
 
 class FakeWaiter:
+    prepared = False            # a wait ends awake
+
     def __init__(self):
         self.calls = []
 
@@ -222,6 +247,27 @@ def test_timer_work_neither_spins_nor_resets_the_park_bound():
     idle.idle(1)
     assert idle.park_bound_ns == 4000 and idle.state != PARKING
     assert waiter.calls[-1] == "cancel"
+
+
+def test_a_park_that_stays_parked_makes_the_next_cycle_its_re_check():
+    # a driver's waiter woken by one of its sockets stays parked: the cycle that reads the socket (a status message,
+    # a heartbeat) is the re-check of the next park, which follows at once
+    class StayingWaiter(FakeWaiter):
+        def wait(self, timeout_ns, fds=None):
+            self.calls.append(("wait", timeout_ns, fds))
+            self.prepared = True
+            return True
+
+    waiter, timers = StayingWaiter(), FakeTimers()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, None, timers)
+    idle.idle(0)
+    idle.idle(0)
+    assert [c if isinstance(c, str) else c[0] for c in waiter.calls] == ["prepare", "wait"]
+    timers.active = False
+    idle.idle(1)                                        # the socket's cycle: housekeeping only, parks again at once
+    assert [c if isinstance(c, str) else c[0] for c in waiter.calls] == ["prepare", "wait", "wait"]
+    assert idle.park_bound_ns == 4000                   # woken, not timed out: the bound did not grow
 
 
 def test_timer_work_out_of_a_wake_up_prepares_a_park_first():

@@ -276,3 +276,31 @@ def test_min_flow_control_limit_follows_receivers_that_keep_announcing_themselve
     assert sorted(d.receiver_id for d in endpoint.destinations) == [1, 2]
     appender.close()
     publication.close()
+
+
+
+def test_a_parking_drivers_heartbeat_may_go_early_by_its_slack_but_its_deadline_stays(rig):
+    # a wakeup driver thread sends a heartbeat that is nearly due when it is awake anyway (Sender.timer_slack_ns),
+    # and parks until the interval's end: never later than Aeron's 100 ms, sometimes earlier
+    counters, clock, transport, endpoint, publication, _ = rig
+    publication.send(clock())
+    _connect(clock, transport, endpoint)
+    clock.advance(101 * MS)
+    publication.send(clock())
+    assert counters[ctr.HEARTBEATS_SENT] == 1
+    clock.advance(60 * MS)
+    publication.send(clock())
+    assert counters[ctr.HEARTBEATS_SENT] == 1                           # no slack: not before 100 ms
+    clock.advance(41 * MS)
+    publication.send(clock())
+    last = clock()
+    assert counters[ctr.HEARTBEATS_SENT] == 2
+    publication.timer_slack_ns = 50 * MS
+    assert publication.next_deadline_ns(last + 1000 * MS) == last + 100 * MS + 1      # where a park ends
+    clock.advance(40 * MS)
+    publication.send(clock())
+    assert counters[ctr.HEARTBEATS_SENT] == 2                           # 40 ms on: not within the slack
+    clock.advance(20 * MS)
+    publication.send(clock())
+    assert counters[ctr.HEARTBEATS_SENT] == 3                           # 60 ms on: within it
+    assert publication.next_deadline_ns(clock() + 1000 * MS) == clock() + 100 * MS + 1

@@ -204,3 +204,19 @@ def test_liveness_is_judged_by_what_the_receiver_saw(rig):
     endpoint.poll(clock())                                              # polled, and nothing came
     image.on_time_event(clock(), clock() // 1_000_000, None)
     assert image.state == pi.DRAINING
+
+
+def test_a_parking_drivers_status_message_may_go_early_by_its_slack_but_its_deadline_stays(rig):
+    # a wakeup driver thread sends a status message that is nearly due when it is awake anyway
+    # (Receiver.timer_slack_ns) and parks until the interval's end: never later than the 200 ms
+    counters, clock, transport, endpoint, image, subscriber = rig
+    assert image.send_pending_status_message(clock()) == 1
+    last = clock()
+    image.timer_slack_ns = 50 * MS
+    assert image.next_deadline_ns(clock(), clock() + 1000 * MS) == last + pi.SM_TIMEOUT_NS
+    clock.advance(140 * MS)
+    assert image.send_pending_status_message(clock()) == 0             # 140 ms on: not within the slack
+    assert image.send_pending_status_message(clock(), 100 * MS) == 1   # a wider slack asked for (Receiver)
+    clock.advance(160 * MS)
+    assert image.send_pending_status_message(clock()) == 1             # 160 ms on: within the slack
+    assert counters[ctr.STATUS_MESSAGES_SENT] == 3

@@ -104,3 +104,40 @@ def test_a_failed_image_is_reported_back_to_the_endpoint(rig):
     transport.deliver(setup_frame(session_id=9))
     agents.receiver.do_work()
     assert agents.run_conductor_commands() == 2                           # asked again after the cool-down
+
+
+def test_a_parked_receivers_status_messages_come_to_share_a_wake_up_and_stay_within_200_ms(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    receiver = agents.receiver
+    receiver.timer_slack_ns = 50 * MS                       # what driver_wakeup gives a wakeup thread's receiver
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    images = []
+    for session_id in (7, 8):                               # added 100 ms apart: status messages out of phase
+        image, _ = publication_image(tmp_path, counters, endpoint, clock, session_id=session_id,
+                                     name=f"image{session_id}")
+        images.append(image)
+        agents.receiver_proxy.add_publication_image(image)
+        _cycles(agents, 3)                                  # one proxy command per duty cycle
+        assert image.timer_slack_ns == 50 * MS
+        clock.advance(100 * MS)
+    start, seen = clock(), len(transport.sent)
+    cycles = 0
+    times = {7: [], 8: []}
+    while clock() < start + 2000 * MS:                      # parked: a duty cycle when the next timer is due
+        clock.advance(max(0, receiver.time_to_deadline_ns(start + 2000 * MS - clock())))
+        receiver.do_work()
+        cycles += 1
+        for datagram, _ in transport.sent[seen:]:
+            frame = f.decode_frame(datagram)
+            assert frame.type == f.HDR_TYPE_SM
+            times[frame.session_id].append(clock())
+        seen = len(transport.sent)
+    for sent in times.values():
+        gaps = [b - a for a, b in zip(sent, sent[1:])]
+        assert all(100 * MS <= gap <= 200 * MS for gap in gaps), gaps          # early, never late
+        assert len(sent) >= 10
+    assert times[7][-5:] == times[8][-5:]                   # one wake-up for both
+    assert cycles <= 12                                     # about 5 a second, not 10
+    for image in images:
+        image.close()

@@ -126,3 +126,52 @@ def test_after_a_stall_status_messages_are_read_before_receivers_are_judged_sile
     assert not publication.has_receivers
     appender.close()
     publication.close()
+
+
+def _parked(agent, clock, transport, until_ns):
+    """Run ``agent`` as a parked wakeup driver thread does while idle: a duty cycle each time its next timer is due
+    (time_to_deadline_ns), nothing in between. Returns the cycles run and (time, datagram) of what each sent."""
+    cycles, sent = 0, []
+    while clock() < until_ns and cycles < 1000:
+        clock.advance(max(0, agent.time_to_deadline_ns(until_ns - clock())))
+        seen = len(transport.sent)
+        agent.do_work()
+        cycles += 1
+        sent += [(clock(), datagram) for datagram, _ in transport.sent[seen:]]
+    return cycles, sent
+
+
+def test_a_parked_senders_heartbeats_come_to_share_a_wake_up_and_stay_within_100_ms(tmp_path):
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    agents.sender.timer_slack_ns = 50 * MS                  # what driver_wakeup gives a wakeup thread's sender
+    endpoint = send_endpoint(counters, transport)
+    agents.sender_proxy.add_endpoint(endpoint)
+    logs = []
+    for session_id in (7, 8):                               # connected 70 ms apart: heartbeats out of phase
+        publication, appender = network_publication(tmp_path, counters, endpoint, clock, session_id=session_id,
+                                                    name=f"pub{session_id}")
+        logs.append((publication, appender))
+        endpoint.publications[(session_id, 1001)] = publication
+        agents.sender_proxy.add_publication(publication)
+        transport.deliver(status_message(session_id=session_id), SUBSCRIBER)
+        agents.sender.do_work()
+        agents.sender.do_work()
+        assert publication.timer_slack_ns == 50 * MS and publication.has_receivers
+        clock.advance(70 * MS)
+    start = clock()
+    cycles, sent = _parked(agents.sender, clock, transport, start + 2000 * MS)
+    heartbeats = {7: [], 8: []}
+    for at, datagram in sent:
+        frame = f.decode_frame(datagram)
+        assert frame.is_heartbeat
+        heartbeats[frame.session_id].append(at)
+    for times in heartbeats.values():
+        gaps = [b - a for a, b in zip([start - 70 * MS] + times, times)]
+        assert all(50 * MS <= gap <= 100 * MS + 1 for gap in gaps[1:]), gaps    # early by the slack at most
+        assert max(gaps) <= 100 * MS + 1 and len(times) >= 19
+    assert heartbeats[7][-5:] == heartbeats[8][-5:]         # one wake-up for both
+    assert cycles <= 22                                     # about 10 a second, not 20
+    for publication, appender in logs:
+        appender.close()
+        publication.close()
