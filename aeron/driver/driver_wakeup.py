@@ -214,6 +214,11 @@ class SignallingAgent(Agent):
                 active = True
                 break
         self.active = active
+        if not active and self._receiver is not None and self._receiver.timer_status_messages and \
+                self._sender is not None:
+            # an idle cycle's status messages to a publication of this driver (a ping and its pong on one driver) are
+            # in its sender's sockets already: read now, they would end the park at once and cost a cycle
+            work += self._sender.poll_control()
         if conductor is not None and conductor.clients_changes != self._clients_reviewed:
             self._review_clients(conductor)
         if self._spin is not None:

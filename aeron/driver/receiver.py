@@ -34,6 +34,7 @@ class Receiver(Agent):
         self.data_mask = 0          # wake-up bits of the streams this cycle's poll inserted data into
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
         self.timer_slack_ns = 0     # how early its images' status messages may go (a parking thread's: driver_wakeup)
+        self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
@@ -107,6 +108,7 @@ class Receiver(Agent):
             # theirs go too, so that all of them come to share one wake-up (and the sender one more)
             for image in self.images:
                 work += image.send_pending_status_message(now, SM_TIMEOUT_NS // 2)
+        self.timer_status_messages = timer_sms
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
         cycle = self._nano_clock() - now

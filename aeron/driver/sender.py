@@ -130,6 +130,11 @@ class Sender(Agent):
             deadline = publication.next_deadline_ns(deadline)
         return deadline - now
 
+    def poll_control(self) -> int:
+        """Read the control frames waiting now, out of a duty cycle (driver_wakeup: the status messages this
+        thread's receiver has just sent to its own sender). Returns the datagrams read."""
+        return self._poll_control(self._nano_clock())
+
     def _poll_control(self, now_ns: int) -> int:
         work = 0
         for endpoint in self.endpoints:

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
+from aeron._core import counters as ctr
 from aeron.client import client_conductor
 from aeron.common.agent import SleepingIdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
@@ -192,6 +193,45 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
                 del receiver.poll_data
         finally:
             waiter.close()
+
+
+def test_status_messages_to_a_publication_of_the_same_thread_are_read_in_the_cycle_that_sent_them(shm_dir):
+    """An idle cycle whose receiver sent status messages on their interval to a publication of this driver (a ping and
+    its pong on one driver) lets its sender read them at once: they would otherwise end the next park."""
+    ctx = driver_context(threading_mode="INVOKER", aeron_dir=str(shm_dir / "d"))
+    port = free_port()
+    channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
+    with MediaDriver.launch_embedded(ctx) as driver, Aeron.connect(Context(driver.aeron_dir)) as client:
+        signalling = driver._invoker.agent
+        conductor = driver._conductor
+        stop = threading.Event()
+
+        def invoke():
+            while not stop.is_set():
+                driver.do_work()
+
+        invoker = threading.Thread(target=invoke)
+        invoker.start()
+        try:
+            sub = client.add_subscription(channel, 15)
+            pub = client.add_exclusive_publication(channel, 15)
+            wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
+        finally:
+            stop.set()
+            invoker.join()
+        for _ in range(20):
+            driver.do_work()                            # setups and first status messages settled
+        [image] = conductor.receiver.images
+        received = conductor.system[ctr.STATUS_MESSAGES_RECEIVED]
+        for _ in range(20):                             # a cycle with a client command in it is active: try again
+            image.time_of_last_sm_ns = 0                # its interval is up
+            before = received.get()
+            signalling.do_work()
+            if not signalling.active:
+                break
+        assert not signalling.active and conductor.receiver.timer_status_messages == 1
+        assert received.get() == before + 1             # read by the sender in the cycle that sent it
+        assert conductor.sender.poll_control() == 0     # nothing left in its socket to end a park
 
 
 def test_a_driver_with_no_network_stream_has_no_data_half_to_spin_on(shm_dir):
