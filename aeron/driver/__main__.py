@@ -64,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"aeron.driver: started in {driver.aeron_dir}, pid {os.getpid()}, settings:", flush=True)
             for key, value in ctx.as_properties().items():
                 print(f"  {key}={value}", flush=True)
-            while not stop.wait(0.2):
+            # a signal interrupts the wait (its handler runs on this thread) and the termination hook sets it: the
+            # timeout only bounds a missed wake-up, and this thread wakes once a second of an idle driver's life
+            while not stop.wait(1.0):
                 pass
             print("aeron.driver: shutting down", flush=True)
         return 0
