@@ -16,8 +16,16 @@ their store and their load), so no wake-up is lost; a writer that does not take 
 driver) is picked up by the bounded timeout, exactly as a backoff park. The CAS means one datagram per park,
 whoever many writers there are; while nobody is parked a writer pays a fence and a load.
 
+A futex sleeper (kind FUTEX: a thread that waits on nothing but its wake-up, such as a client's poll loop) sleeps
+in FUTEX_WAIT on its slot's state word, expecting PARKED, instead of in ``poll``; its writer's CAS to WOKEN is
+then followed by FUTEX_WAKE instead of a datagram. The kernel compares the word before it sleeps, so a CAS that
+came first ends the wait at once: no wake-up is lost either way. The futex is not private (other processes map
+the board), and, unlike a socket's, its wake-up is not a "sync" one: the kernel need not run the woken thread on
+the waker's core.
+
 Header: magic i32 @0, version i32 @4, slot count i32 @8, slot length i32 @12, parked count i32 @64.
-Slot i at SLOTS_OFFSET + i * SLOT_LENGTH: state i32 @0, pid i32 @4, mask i64 @8, token i64 @16.
+Slot i at SLOTS_OFFSET + i * SLOT_LENGTH: state i32 @0, pid i32 @4, mask i64 @8, token i64 @16, kind i32 @24
+(SOCKET 0: woken by a datagram to its socket; FUTEX 1: by FUTEX_WAKE on its state word).
 """
 from cpython.buffer cimport PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint64_t
@@ -47,6 +55,16 @@ cdef extern from "<time.h>" nogil:
         long tv_sec
         long tv_nsec
 
+cdef extern from "<linux/futex.h>" nogil:
+    int FUTEX_WAIT
+    int FUTEX_WAKE
+
+cdef extern from "<sys/syscall.h>" nogil:
+    long SYS_futex
+
+cdef extern from "<unistd.h>" nogil:
+    long syscall(long number, ...)
+
 cdef extern from "<poll.h>" nogil:
     struct pollfd:
         int fd
@@ -60,7 +78,7 @@ cdef enum:
     MAX_WAIT_FDS = 64
 
 MAGIC = 0x454B4157            # "WAKE"
-VERSION = 2                   # 2: 59 stream bits, bit 59 for client conductors
+VERSION = 3                   # 2: 59 stream bits, bit 59 for client conductors; 3: a slot's kind (futex)
 SLOT_COUNT = 64
 SLOT_LENGTH = 64
 PARKED_COUNT_OFFSET = 64
@@ -75,6 +93,12 @@ FREE = SLOT_FREE
 AWAKE = SLOT_AWAKE
 PARKED = SLOT_PARKED
 WOKEN = SLOT_WOKEN
+cdef enum:
+    KIND_SOCKET = 0
+    KIND_FUTEX = 1
+    KIND_OFFSET = 24
+SOCKET = KIND_SOCKET
+FUTEX = KIND_FUTEX
 SOCKET_NAME_PREFIX = b"\0aeron-py-wakeup-"
 STREAM_BITS = STREAM_BITS_C     # mask bits 0..58: subscribers, by stream id modulo 59; 59..63: wakeup.py's
 
@@ -170,6 +194,11 @@ cdef class WakeupBoard:
                 continue
             if not cas_i32(<int32_t *>slot, SLOT_PARKED, SLOT_WOKEN):
                 continue        # woken by another writer, or it got up by itself
+            if load_acquire_i32(<int32_t *>(slot + KIND_OFFSET)) == KIND_FUTEX:
+                # not FUTEX_PRIVATE: the sleeper is in another process; a sleeper gone wakes no one, harmlessly
+                if syscall(SYS_futex, <int32_t *>slot, FUTEX_WAKE, 1, NULL, NULL, 0) >= 0:
+                    self.wakeups_sent += 1
+                continue
             length = socket_address(&addr, load_acquire_i64(<int64_t *>(slot + 16)))
             # a full socket queue (EAGAIN) already holds a wake-up; a vanished sleeper (ECONNREFUSED) needs none
             if sendto(self.send_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, <sockaddr *>&addr, length) == 1:
@@ -212,8 +241,9 @@ cdef class WakeupBoard:
         return (load_acquire_i32(<int32_t *>slot), (<int32_t *>slot)[1], load_acquire_i64(<int64_t *>(slot + 8)),
                 load_acquire_i64(<int64_t *>(slot + 16)))
 
-    def claim(self, int32_t pid, int64_t mask, int64_t token):
-        """Take a free slot for a sleeper: returns its index, or -1 when every slot is taken."""
+    def claim(self, int32_t pid, int64_t mask, int64_t token, bint futex=False):
+        """Take a free slot for a sleeper (woken by FUTEX_WAKE when ``futex``, else by a datagram to the socket
+        ``token`` names): returns its index, or -1 when every slot is taken."""
         self._check()
         cdef uint8_t *slot
         cdef int i
@@ -221,6 +251,7 @@ cdef class WakeupBoard:
             slot = slot_at(self.base, i)
             if load_acquire_i32(<int32_t *>slot) == FREE and cas_i32(<int32_t *>slot, FREE, AWAKE):
                 (<int32_t *>slot)[1] = pid
+                store_release_i32(<int32_t *>(slot + KIND_OFFSET), KIND_FUTEX if futex else KIND_SOCKET)
                 store_release_i64(<int64_t *>(slot + 16), token)
                 store_release_i64(<int64_t *>(slot + 8), mask)
                 return i
@@ -275,10 +306,12 @@ cdef class Waiter:
     """A sleeper's slot: ``prepare()``, re-check for work, then ``wait()`` or ``cancel()`` (module docstring).
 
     ``sock`` is the bound, non-blocking AF_UNIX datagram socket named after the slot's token; the waiter owns
-    it and the slot until :meth:`close`."""
+    it and the slot until :meth:`close`. None for a slot claimed as a futex sleeper's: it then waits on the
+    slot's state word (no ``fileno()``, no other descriptors)."""
 
     cdef readonly WakeupBoard board
     cdef readonly int index
+    cdef readonly bint futex           # waits in FUTEX_WAIT on its state word, not on a socket
     cdef int fd
     cdef object _socket
     cdef uint8_t *slot
@@ -296,13 +329,16 @@ cdef class Waiter:
         self.board = board
         self.index = index
         self.slot = slot_at(board.base, index)
+        self.futex = load_acquire_i32(<int32_t *>(self.slot + KIND_OFFSET)) == KIND_FUTEX
+        if self.futex != (sock is None):
+            raise ValueError("a futex slot takes no socket; a socket slot needs one")
         self._socket = sock
-        self.fd = sock.fileno()
+        self.fd = -1 if sock is None else sock.fileno()
         self.prepared = False
         self.stay_parked_on_fds = False
 
     def fileno(self):
-        """The socket a wake-up arrives on (for an event loop's add_reader)."""
+        """The socket a wake-up arrives on (for an event loop's add_reader); -1 for a futex waiter."""
         return self.fd
 
     def prepare(self):
@@ -320,7 +356,8 @@ cdef class Waiter:
         self.prepared = False
         if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
             store_release_i32(<int32_t *>self.slot, AWAKE)      # WOKEN: a datagram is, or soon will be, queued
-            self.drain()
+            if not self.futex:
+                self.drain()
         get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
 
     def drain(self):
@@ -347,6 +384,10 @@ cdef class Waiter:
         cdef char buf[16]
         if not self.prepared:
             return True
+        if self.futex:
+            if fds:
+                raise IllegalStateError("a futex waiter waits on no descriptors")
+            return self._wait_futex(timeout_ns)
         self.fds[0].fd = self.fd
         self.fds[0].events = POLLIN
         self.fds[0].revents = 0
@@ -375,6 +416,28 @@ cdef class Waiter:
             store_release_i32(<int32_t *>self.slot, AWAKE)
         get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
         if ready > 0:
+            self.wakeups += 1
+            return True
+        self.timeouts += 1
+        return False
+
+    cdef bint _wait_futex(self, int64_t timeout_ns) except -1:
+        cdef timespec ts
+        cdef long result
+        if timeout_ns < 0:
+            timeout_ns = 0
+        ts.tv_sec = <long>(timeout_ns // 1_000_000_000)
+        ts.tv_nsec = <long>(timeout_ns % 1_000_000_000)
+        with nogil:
+            # sleeps only while the word is still PARKED: a writer's CAS to WOKEN before this returns at once
+            result = syscall(SYS_futex, <int32_t *>self.slot, FUTEX_WAIT, <int>SLOT_PARKED, &ts, NULL, 0)
+        self.prepared = False
+        # still PARKED: timed out, a signal, or a FUTEX_WAKE meant for an earlier park of this slot
+        cdef bint woken = not cas_i32(<int32_t *>self.slot, PARKED, AWAKE)
+        if woken:
+            store_release_i32(<int32_t *>self.slot, AWAKE)
+        get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
+        if woken or result == 0:
             self.wakeups += 1
             return True
         self.timeouts += 1

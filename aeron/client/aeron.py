@@ -346,7 +346,10 @@ class Aeron:
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
         idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
                                   max_park_ns, spin_ns=spin_ns)
-        return idle.bind(self._conductor.new_waiter(stream_ids, _has_spy(subscriptions)), quiet=self.quiet_park_ns)
+        # a futex, not a socket: a futex wake-up is not a "sync" one, so the kernel need not put this thread on the
+        # waker's (the driver's) core, where it would hold the driver up (docs/wakeup.md)
+        waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)
+        return idle.bind(waiter, quiet=self.quiet_park_ns)
 
     def conductor_waiter(self) -> Any:
         """A raw waiter woken when our driver writes to its clients (responses, image and counter notices), for an

@@ -502,15 +502,15 @@ class ClientConductor(Agent):
             self.wakeup_board.signal(CONDUCTOR)         # a parked conductor of ours reads it now
         return int(message.correlation_id)
 
-    def new_waiter(self, stream_ids: Any = None, spies: bool = False) -> Any:
+    def new_waiter(self, stream_ids: Any = None, spies: bool = False, futex: bool = False) -> Any:
         """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None; ``spies``: a
-        spy subscription is among them), closed with the client; None when there is no board or no free slot
-        (docs/wakeup.md)."""
+        spy subscription is among them; ``futex``: it waits on a futex, not a socket: a thread's loop, not an
+        event loop), closed with the client; None when there is no board or no free slot (docs/wakeup.md)."""
         with self.lock:
             self.ensure_open()
             if self.wakeup_board is None:
                 return None
-            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids, spies))
+            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids, spies), futex=futex)
             if waiter is not None:
                 self._waiters.append(waiter)
             return waiter

@@ -128,19 +128,25 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def new_waiter(board: WakeupBoard, mask: int) -> Waiter | None:
+def new_waiter(board: WakeupBoard, mask: int, *, futex: bool = False) -> Waiter | None:
     """Claim a slot of ``board`` for a sleeper woken by ``mask``; None when every slot is held by a live process
-    (the caller then parks with bounded sleeps only). Slots of processes that died are taken back."""
+    (the caller then parks with bounded sleeps only). Slots of processes that died are taken back.
+
+    ``futex``: the sleeper waits on its slot's state word (a futex) and writers wake it with FUTEX_WAKE, for a
+    thread that waits on nothing else (a client's poll loop); it has no socket, so no ``fileno()`` for an event
+    loop and no other descriptors to wait on. Otherwise it waits in ``ppoll`` on its own socket."""
     token = random.getrandbits(63)
-    index = board.claim(os.getpid(), mask, token)
+    index = board.claim(os.getpid(), mask, token, futex)
     if index < 0:
         for i in range(_wk.SLOT_COUNT):
             state, pid, _, _ = board.slot_state(i)
             if state != _wk.FREE and not _pid_alive(pid):
                 board.reclaim(i, state)
-        index = board.claim(os.getpid(), mask, token)
+        index = board.claim(os.getpid(), mask, token, futex)
         if index < 0:
             return None
+    if futex:
+        return Waiter(board, index, None)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     try:
         sock.setblocking(False)

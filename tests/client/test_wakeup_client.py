@@ -61,6 +61,8 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         idle = client.wakeup_idle_strategy(sub)
         assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
         assert idle.spin_ns == 0                # its data comes through the driver: nothing to catch by spinning
+        assert idle.waiter.futex and idle.waiter.fileno() == -1     # a thread's loop parks on a futex
+        assert client.wakeup_waiter(sub).fileno() >= 0             # an event loop's waiter keeps its socket
         assert client.wakeup_idle_strategy(sub, spin_ns=5000).spin_ns == 5000
         assert client.wakeup_idle_strategy().spin_ns == WakeupIdleStrategy.DEFAULT_SPIN_NS      # IPC among them
         got = []

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from aeron._core import wakeup as wk
-from aeron.common.errors import ConfigurationError
+from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.agent import (FULL_CYCLE_DEFER_PASSES, PARKING, BackoffIdleStrategy, WakeupIdleStrategy,
                                  idle_strategy_from_name)
 from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, open_board,
@@ -123,6 +123,97 @@ def test_a_driver_waiter_woken_by_its_descriptor_alone_stays_parked(board):
         waiter.close()
         a.close()
         b.close()
+
+
+def test_a_futex_waiter_is_woken_by_a_matching_signal_only(shm_dir, board):
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    try:
+        assert waiter.futex and waiter.fileno() == -1
+        slot = wk.SLOTS_OFFSET + waiter.index * wk.SLOT_LENGTH
+        data = (shm_dir / WAKEUP_FILE).read_bytes()
+        assert int.from_bytes(data[slot + 24:slot + 28], "little") == wk.FUTEX
+        waiter.prepare()
+        board.signal(stream_bit(8) | CONDUCTOR)          # not its bits: nothing woken
+        assert board.wakeups_sent == 0
+        assert waiter.wait(1_000_000) is False and waiter.timeouts == 1 and board.parked_count == 0
+        waiter.prepare()
+        for _ in range(3):
+            board.signal(stream_bit(7))                 # before the wait: the futex word is no longer PARKED
+        assert board.wakeups_sent == 1
+        assert waiter.wait(LONG_NS) is True and waiter.wakeups == 1
+        assert board.parked_count == 0 and board.slot_state(waiter.index)[0] == wk.AWAKE
+        waiter.prepare()
+        board.signal(stream_bit(7))
+        waiter.cancel()                                 # the re-check found work: nothing to drain
+        assert board.slot_state(waiter.index)[0] == wk.AWAKE and board.parked_count == 0
+        waiter.prepare()
+        with pytest.raises(IllegalStateError):
+            waiter.wait(LONG_NS, [0])                   # it waits on its futex and nothing else
+        waiter.cancel()
+    finally:
+        waiter.close()
+    assert board.slot_state(waiter.index)[0] == wk.FREE
+
+
+_FUTEX_WRITER = """
+import sys, time
+from aeron.common.wakeup import open_board, stream_bit
+board = open_board(sys.argv[1])
+deadline = time.monotonic() + 20
+while board.parked_count == 0 and time.monotonic() < deadline:
+    time.sleep(0.001)
+time.sleep(0.2)                     # let the waiter get into its futex wait (either order must work)
+board.signal(stream_bit(5))
+print(board.wakeups_sent)
+"""
+
+
+def test_a_futex_waiter_is_woken_by_a_writer_in_another_process(shm_dir, board):
+    waiter = new_waiter(board, stream_bit(5), futex=True)
+    try:
+        waiter.prepare()
+        writer = subprocess.Popen([sys.executable, "-c", _FUTEX_WRITER, str(shm_dir)], stdout=subprocess.PIPE,
+                                  text=True)
+        try:
+            assert waiter.wait(LONG_NS) is True and waiter.wakeups == 1 and waiter.timeouts == 0
+            assert writer.communicate(timeout=30)[0].strip() == "1"
+        finally:
+            writer.kill()
+            writer.wait()
+    finally:
+        waiter.close()
+
+
+_FUTEX_SLEEPER = """
+import sys
+from aeron.common.wakeup import open_board, stream_bit, new_waiter
+waiter = new_waiter(open_board(sys.argv[1]), stream_bit(3), futex=True)
+waiter.prepare()
+print(waiter.index, flush=True)
+waiter.wait(60_000_000_000)
+"""
+
+
+def test_a_futex_waiter_whose_process_died_does_not_break_writers(shm_dir, board):
+    sleeper = subprocess.Popen([sys.executable, "-c", _FUTEX_SLEEPER, str(shm_dir)], stdout=subprocess.PIPE,
+                               text=True)
+    with sleeper:
+        try:
+            index = int(sleeper.stdout.readline())
+        finally:
+            sleeper.kill()              # killed parked, in its futex wait or about to be
+    assert board.slot_state(index)[0] == wk.PARKED and board.parked_count == 1
+    board.signal(stream_bit(3))         # FUTEX_WAKE of a word nobody waits on any more: harmless
+    assert board.wakeups_sent == 1 and board.slot_state(index)[0] == wk.WOKEN
+    board.signal(stream_bit(3))         # not parked any more: nothing sent
+    assert board.wakeups_sent == 1
+    waiter = new_waiter(board, stream_bit(3), futex=True)      # the writers and the board go on as before
+    try:
+        waiter.prepare()
+        board.signal(stream_bit(3))
+        assert waiter.wait(LONG_NS) is True and board.wakeups_sent == 2
+    finally:
+        waiter.close()
 
 
 def test_slots_of_dead_processes_are_taken_back(board):
