@@ -242,6 +242,8 @@ class ReceiveChannelEndpoint:
                 slot = dispatcher.event_slot(i)
                 work += self._on_event(dispatcher.event_kind(i), transport.slots[slot], transport.length(slot),
                                        transport.source(slot), now_ns, destination)
+            if received < transport.batch:
+                break       # the socket had no more: what comes later is the next pass's (one recvmmsg, not two)
         return count, work
 
     def _poll_datagrams(self, destination: ReceiveDestination, transport: Any, now_ns: int) -> tuple[int, int]:
