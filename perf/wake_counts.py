@@ -99,6 +99,23 @@ class _StampedWaiter:
         return getattr(self._waiter, name)
 
 
+class _StampedSpin:
+    """The driver's compiled data spin, stamping ("D") each wait that found data: when the driver saw an offer or
+    a datagram, before the Python that sends or reads it."""
+
+    def __init__(self, spin) -> None:
+        self._spin = spin
+
+    def wait(self, timeout_ns):
+        found = self._spin.wait(timeout_ns)
+        if found:
+            _stamp("D")
+        return found
+
+    def __getattr__(self, name):
+        return getattr(self._spin, name)
+
+
 def _write_stamps(out: str) -> None:
     if _stamping():
         pathlib.Path(out + ".stamps").write_text(json.dumps(_STAMPS))
@@ -134,6 +151,9 @@ def run_driver(out: str, args: list[str]) -> int:
                 setattr(runner.idle_strategy, attribute, int(os.environ[knob]))
         if _stamping() and getattr(runner.idle_strategy, "waiter", None) is not None:
             runner.idle_strategy.waiter = _StampedWaiter(runner.idle_strategy.waiter, "DW")
+            timers = runner.idle_strategy.timers
+            if getattr(timers, "_spin", None) is not None:
+                timers._spin = _StampedSpin(timers._spin)
         receiver = self._conductor.receiver
         if _stamping() and getattr(receiver, "signal_data", None) is not None:
             signal = receiver.signal_data
@@ -426,8 +446,9 @@ def measure(transport: str, pings: int, idle_seconds: float, syscalls: bool, aio
     return result
 
 
-_HOPS = (("PIO", "ping offer"), ("S", "driver sent ping"), ("R", "ping inserted"), ("POW", "pong woke"),
-         ("POO", "pong offer"), ("S", "driver sent pong"), ("R", "pong inserted"), ("PIW", "ping woke"))
+_HOPS = (("PIO", "ping offer"), ("D", "driver saw ping"), ("S", "driver sent ping"), ("R", "ping inserted"),
+         ("POW", "pong woke"), ("POO", "pong offer"), ("D", "driver saw pong"), ("S", "driver sent pong"),
+         ("R", "pong inserted"), ("PIW", "ping woke"))
 
 
 def _hops(tmp: str, pings: int) -> list:
