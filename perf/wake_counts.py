@@ -189,6 +189,26 @@ def run_driver(out: str, args: list[str]) -> int:
 
             setattr(SendChannelEndpoint, name, stamped)
     fast_counts = [0, 0]
+    cycle_kinds = {"active": 0, "timer_only": 0, "no_work": 0, "spin_owed": 0}
+    original_signalling_do_work = SignallingAgent.do_work
+
+    def classified_do_work(self):
+        # what each whole duty cycle was: data or commands moved, only timers (heartbeat, status message), nothing
+        work = original_signalling_do_work(self)
+        cycle_kinds["active" if work > 0 and self.active else "timer_only" if work > 0 else "no_work"] += 1
+        return work
+
+    SignallingAgent.do_work = classified_do_work
+    from aeron.common.agent import WakeupIdleStrategy
+    original_fast_spin = WakeupIdleStrategy._fast_spin
+
+    def counted_fast_spin(self):
+        spun = original_fast_spin(self)
+        if spun:
+            cycle_kinds["spin_owed"] += 1           # the data spin stopped to run the cycle it owed
+        return spun
+
+    WakeupIdleStrategy._fast_spin = counted_fast_spin
     if hasattr(SignallingAgent, "fast_work"):
         original_fast_work = SignallingAgent.fast_work
 
@@ -240,7 +260,8 @@ def run_driver(out: str, args: list[str]) -> int:
         extra = {f"{name}_ns": cell[0] for name, cell in timings.items()}
         return _process_stats(dict(_sleepers(captured["idles"]), cycles=counted_cycles[0], fast_polls=fast_counts[0],
                                    fast_hits=fast_counts[1],
-                                   wakeups_sent=sum(b.wakeups_sent for b in boards), **extra))
+                                   wakeups_sent=sum(b.wakeups_sent for b in boards),
+                                   **{f"cycles_{kind}": n for kind, n in cycle_kinds.items()}, **extra))
 
     _on_snapshot(out, stats)
     return driver_main.main(args)
@@ -544,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {role:6s} (no counts)")
             continue
         cells = []
-        for key in ("cycles", "fast_polls", "fast_hits", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
+        for key in ("cycles", "cycles_active", "cycles_timer_only", "cycles_no_work", "cycles_spin_owed", "fast_polls", "fast_hits", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
                     "involuntary_switches"):
             if key in stats:
                 cells.append(f"{key} {stats[key] / per:7.2f}")
