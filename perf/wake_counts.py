@@ -476,7 +476,9 @@ def _hops(tmp: str, pings: int) -> list:
     """Per round trip of the last ``pings``, the time from each milestone to the next (ping offer, the driver's
     send, its insert and signal, the pong's wake-up and offer, ... the ping's wake-up, its next offer), from the
     three processes' CLOCK_MONOTONIC stamps; a milestone that did not happen (a client that caught the data in
-    its spin: no wake-up) counts as zero. Returns (label, p10, p50, p90 µs, share missing)."""
+    its spin: no wake-up) counts as zero. The insert stamp comes from the receiver's Python signal: a driver
+    whose compiled receive wakes the subscribers itself has none (that hop 100 % absent), and the next hop is then
+    sent until woke. Returns (label, p10, p50, p90 µs, share missing)."""
     stamps = []
     for role in ("driver", "ping", "pong"):
         path = pathlib.Path(tmp, role + ".stamps")

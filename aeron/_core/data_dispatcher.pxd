@@ -6,6 +6,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from aeron._core.counters cimport AtomicCounter
 from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport
+from aeron._core.wakeup cimport WakeupBoard
 
 cdef enum:
     MAX_FAST_CONNECTIONS = 8        # image connections matched in C; an image with more goes to Python for the rest
@@ -60,6 +61,9 @@ cdef class DataPacketDispatcher:
     cdef readonly int64_t inserted  # bytes inserted by the last call
     cdef readonly int dropped       # datagrams the loss generator dropped in the last poll
     cdef readonly int64_t data_mask # wake bits of the streams data was inserted into, until take_data_mask()
+    cdef WakeupBoard wake_board     # when set, poll() wakes the subscribers of data_mask's new bits at once
+    cdef int64_t signalled_mask     # the bits of data_mask poll() has already signalled
+    cdef readonly int64_t unsignalled_mask   # the bits the last take_data_mask() returned that poll() did not signal
     cdef int64_t *bytes_received
     cdef int64_t *invalid_packets
     cdef int64_t *heartbeats_received

@@ -434,6 +434,11 @@ cdef class DataPacketDispatcher:
                     if has_loss:
                         self.dropped = loss.filter_slots(transport.slot_data, transport.rx_len, n)
                     self._dispatch_slots(transport, n, destination_id, now_ns)
+        cdef int64_t fresh = self.data_mask & ~self.signalled_mask
+        if fresh != 0 and self.wake_board is not None:
+            self.signalled_mask |= fresh
+            with nogil:
+                self.wake_board.notify(fresh)
         return n
 
     def dispatch(self, buffer, Py_ssize_t length, bytes source_key, int64_t destination_id, int64_t now_ns):
@@ -456,10 +461,19 @@ cdef class DataPacketDispatcher:
 
     def take_data_mask(self):
         """The wake-up bits of the streams whose images got data since the last call (then cleared): the
-        subscribers to wake (aeron.common.wakeup)."""
+        subscribers to wake (aeron.common.wakeup); ``unsignalled_mask`` then says which of them poll() has not
+        woken itself (all of them without a wake board): only those are the caller's to signal, since signalling
+        again a subscriber that was woken, ran and parked would wake it for nothing."""
         cdef int64_t mask = self.data_mask
+        self.unsignalled_mask = mask & ~self.signalled_mask
         self.data_mask = 0
+        self.signalled_mask = 0
         return mask
+
+    def set_wake_board(self, WakeupBoard board):
+        """Wake the subscribers of the streams a poll() inserted data for as soon as that batch is in (in compiled
+        code, before any Python of the receiver runs), on ``board``; None: leave the signal to the caller."""
+        self.wake_board = board
 
     def event_slot(self, int index):
         """The transport slot of event ``index`` of the last poll."""

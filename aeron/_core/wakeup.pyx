@@ -204,6 +204,11 @@ cdef class WakeupBoard:
             if sendto(self.send_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, <sockaddr *>&addr, length) == 1:
                 self.wakeups_sent += 1
 
+    cdef void notify(self, int64_t mask) noexcept nogil:
+        fence_full()
+        if load_acquire_i32(<int32_t *>(self.base + PARKED_OFFSET_C)) != 0:
+            self.wake(mask)
+
     # -- cold: header, slots ---------------------------------------------------------------------------------
     cdef int _check(self) except -1:
         if self.closed:
@@ -277,9 +282,7 @@ cdef class WakeupBoard:
         """Wake the parked sleepers whose mask meets ``mask`` (what a WakeSignal does, from Python)."""
         if self.closed:
             return
-        fence_full()
-        if load_acquire_i32(<int32_t *>(self.base + PARKED_OFFSET_C)) != 0:
-            self.wake(mask)
+        self.notify(mask)
 
     def signaller(self, int64_t mask):
         """A WakeSignal for writes that concern ``mask``."""

@@ -131,6 +131,7 @@ class SignallingAgent(Agent):
         self._sender = conductor.sender if conductor.sender in agents else None
         if receiver is not None:
             receiver.signal_data = board.signal         # subscribers woken as soon as their data is in
+            receiver.set_wake_board(board)              # ... by the compiled receive, before any Python
         self._spin = DataSpin() if (receiver is not None or self._sender is not None) else None
         self._watching = _NOTHING      # what the data spin watches until the next whole cycle (_watch)
         self._watch_stale = False      # a whole cycle ran since: _watch before the next fast_work (none with backoff)

@@ -109,6 +109,7 @@ class ReceiveChannelEndpoint:
             self._bytes_received, self._invalid, system[ctr.HEARTBEATS_RECEIVED], system[ctr.FLOW_CONTROL_OVER_RUNS],
             system[ctr.FLOW_CONTROL_UNDER_RUNS])
         self._data_mask = 0                           # wake-up bits of data inserted from Python (rare)
+        self.unsignalled_mask = 0                     # of the last take_data_mask(): the bits still to signal
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
     @property
@@ -218,10 +219,17 @@ class ReceiveChannelEndpoint:
             work += count + done
         return work
 
+    def set_wake_board(self, board: Any) -> None:
+        """Wake subscribers from the compiled receive as soon as their data is in (DataPacketDispatcher); None:
+        only through take_data_mask's caller."""
+        self._dispatcher.set_wake_board(board)
+
     def take_data_mask(self) -> int:
         """The wake-up bits of the streams whose images got data since the last call (then cleared): who the
         receiver wakes (docs/wakeup.md)."""
-        mask = self._dispatcher.take_data_mask() | self._data_mask
+        dispatcher = self._dispatcher
+        mask = dispatcher.take_data_mask() | self._data_mask
+        self.unsignalled_mask = dispatcher.unsignalled_mask | self._data_mask
         self._data_mask = 0
         return mask
 

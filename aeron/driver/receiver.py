@@ -40,9 +40,20 @@ class Receiver(Agent):
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
         # images' status messages and the rest of the duty cycle): driver_wakeup.SignallingAgent
         self.signal_data: Callable[[int], Any] | None = None
+        # the board the endpoints' compiled receive wakes subscribers on, right after the insert: set_wake_board
+        self._wake_board: Any = None
 
     # -- ReceiverProxy commands (receiver thread) ----------------------------------------------------------------
+    def set_wake_board(self, board: Any) -> None:
+        """Have every endpoint's compiled receive wake the subscribers of the data it inserts on ``board`` at once
+        (signal_data then finds them woken); None: only signal_data."""
+        self._wake_board = board
+        for endpoint in self.endpoints:
+            endpoint.set_wake_board(board)
+
     def on_add_endpoint(self, endpoint: Any) -> None:
+        if self._wake_board is not None:
+            endpoint.set_wake_board(self._wake_board)
         self.endpoints.append(endpoint)
 
     def on_remove_endpoint(self, endpoint: Any) -> None:
@@ -87,14 +98,15 @@ class Receiver(Agent):
     def do_work(self) -> int:
         now = self._nano_clock()
         work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
-        data_mask = 0
+        data_mask = unsignalled = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
             data_mask |= endpoint.take_data_mask()
+            unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
             work += endpoint.elicit_setups(now)
             work += endpoint.sweep(now)
-        if data_mask and self.signal_data is not None:
-            self.signal_data(data_mask)
+        if unsignalled and self.signal_data is not None:
+            self.signal_data(unsignalled)
         timer_sms = 0
         for image in self.images:
             work += image.track_rebuild(now)
@@ -123,12 +135,13 @@ class Receiver(Agent):
         status messages wait for the next duty cycle. Returns the datagrams read."""
         now_ns = self._nano_clock()
         work = 0
-        data_mask = 0
+        unsignalled = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now_ns)
-            data_mask |= endpoint.take_data_mask()
-        if data_mask and self.signal_data is not None:
-            self.signal_data(data_mask)
+            endpoint.take_data_mask()
+            unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
+        if unsignalled and self.signal_data is not None:
+            self.signal_data(unsignalled)
         return work
 
     def time_to_deadline_ns(self, far_ns: int) -> int:

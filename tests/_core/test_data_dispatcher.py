@@ -23,7 +23,8 @@ from aeron._core.data_dispatcher import (
 )
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.udp_transport import UdpTransport
-from aeron._core.wakeup import stream_bit
+from aeron._core.wakeup import PARKED, stream_bit
+from aeron.common.wakeup import new_waiter, open_board
 from aeron.common.errors import InvalidArgumentError
 
 TERM_LENGTH = 65536
@@ -239,6 +240,52 @@ def test_poll_receives_a_batch_inserts_and_hands_back_the_rest_over_loopback(rig
     finally:
         transport.close()
         sender.close()
+
+
+def test_poll_wakes_the_subscribers_of_what_it_inserted_on_its_wake_board(rig, shm_dir):
+    board = open_board(str(shm_dir), create=True)
+    ours, other = new_waiter(board, stream_bit(STREAM), futex=True), new_waiter(board, stream_bit(STREAM + 1))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    transport = UdpTransport(sock, batch=8)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender.bind(("127.0.0.1", 0))
+    try:
+        rig.dispatcher.set_wake_board(board)
+        rig.state.set_connections([(DESTINATION, address_key(sender.getsockname()), 0)])
+        ours.prepare()
+        other.prepare()
+        _send_all(transport, [heartbeat(0)], sender)
+        _poll_until(rig, transport, 1)
+        assert board.wakeups_sent == 0                                   # a heartbeat wakes nobody
+        _send_all(transport, [data_frame(0, b"a" * 8)], sender)
+        _poll_until(rig, transport, 1)
+        # woken by the poll itself, before anyone took the mask; the other stream's subscriber stays parked
+        assert board.wakeups_sent == 1 and ours.wait(10_000_000_000) is True
+        assert board.slot_state(other.index)[0] == PARKED
+        ours.prepare()
+        _send_all(transport, [data_frame(64, b"b" * 8)], sender)
+        _poll_until(rig, transport, 1)
+        assert board.wakeups_sent == 1       # its bit was signalled since the mask was last taken: not again
+        assert rig.dispatcher.take_data_mask() == stream_bit(STREAM)     # all of it, for the receiver's activity
+        assert rig.dispatcher.unsignalled_mask == 0                      # ... none of it left for it to signal
+        _send_all(transport, [data_frame(128, b"c" * 8)], sender)
+        _poll_until(rig, transport, 1)
+        assert board.wakeups_sent == 2 and ours.wait(10_000_000_000) is True
+        rig.dispatcher.take_data_mask()
+        rig.dispatcher.set_wake_board(None)
+        ours.prepare()
+        _send_all(transport, [data_frame(192, b"d" * 8)], sender)
+        _poll_until(rig, transport, 1)
+        assert board.wakeups_sent == 2                                   # no board: the caller signals
+        assert rig.dispatcher.take_data_mask() == rig.dispatcher.unsignalled_mask == stream_bit(STREAM)
+        ours.cancel()
+    finally:
+        transport.close()
+        sender.close()
+        ours.close()
+        other.close()
+        board.close()
 
 
 def test_poll_applies_a_compiled_loss_generator(rig):
