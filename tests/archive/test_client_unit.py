@@ -455,6 +455,11 @@ def test_connect_handshake_then_requests_against_a_scripted_archive(driver):
                 assert time.monotonic() < deadline
                 time.sleep(0.001)
             assert fake.of("KeepAliveRequest")[1].correlation_id > 0
+        # the close request is on its way when close() returns: the fake's thread reads it when it next polls
+        deadline = time.monotonic() + 5
+        while not fake.of("CloseSessionRequest"):
+            assert time.monotonic() < deadline, "the close request never reached the archive"
+            time.sleep(0.001)
         assert fake.of("CloseSessionRequest")[0].control_session_id == 777
     finally:
         fake.close()
