@@ -220,12 +220,17 @@ def _poll_until(rig, transport, count, loss=None):
     return received, events, dropped
 
 
-def test_poll_receives_a_batch_inserts_and_hands_back_the_rest_over_loopback(rig):
+def _loopback(batch):
+    """A receiving transport and a sending socket on 127.0.0.1 (the caller closes both)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
-    transport = UdpTransport(sock, batch=16)
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sender.bind(("127.0.0.1", 0))
+    return UdpTransport(sock, batch=batch), sender
+
+
+def test_poll_receives_a_batch_inserts_and_hands_back_the_rest_over_loopback(rig):
+    transport, sender = _loopback(batch=16)
     try:
         rig.state.set_connections([(DESTINATION, address_key(sender.getsockname()), 0)])
         frames_in = [data_frame(i * 64, bytes([i]) * 24) for i in range(20)]
@@ -245,11 +250,7 @@ def test_poll_receives_a_batch_inserts_and_hands_back_the_rest_over_loopback(rig
 def test_poll_wakes_the_subscribers_of_what_it_inserted_on_its_wake_board(rig, shm_dir):
     board = open_board(str(shm_dir), create=True)
     ours, other = new_waiter(board, stream_bit(STREAM), futex=True), new_waiter(board, stream_bit(STREAM + 1))
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("127.0.0.1", 0))
-    transport = UdpTransport(sock, batch=8)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender.bind(("127.0.0.1", 0))
+    transport, sender = _loopback(batch=8)
     try:
         rig.dispatcher.set_wake_board(board)
         rig.state.set_connections([(DESTINATION, address_key(sender.getsockname()), 0)])
@@ -289,11 +290,7 @@ def test_poll_wakes_the_subscribers_of_what_it_inserted_on_its_wake_board(rig, s
 
 
 def test_poll_applies_a_compiled_loss_generator(rig):
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sock.bind(("127.0.0.1", 0))
-    transport = UdpTransport(sock, batch=8)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender.bind(("127.0.0.1", 0))
+    transport, sender = _loopback(batch=8)
     try:
         rig.state.set_connections([(DESTINATION, address_key(sender.getsockname()), 0)])
         _send_all(transport, [data_frame(i * 64, b"z" * 8) for i in range(4)], sender)

@@ -90,12 +90,17 @@ def _until_idle(driver, limit=10_000):
     raise AssertionError("the driver never went idle")
 
 
+def _probing_when_idle(driver, signalling, counting, spins):
+    """Arms ``spins`` probes as after a cycle with work, runs the driver until idle; the duty cycles so far."""
+    signalling.probe_spins(spins)
+    signalling._armed = True
+    _until_idle(driver)
+    return counting.cycles
+
+
 def test_probes_stand_in_for_whole_cycles_until_used_up(rig):
     driver, signalling, counting, _, _ = rig
-    signalling.probe_spins(4)
-    signalling._armed = True                # as after a cycle with work
-    _until_idle(driver)
-    cycles = counting.cycles
+    cycles = _probing_when_idle(driver, signalling, counting, 4)
     for _ in range(4):                      # nothing to do: four probes, no duty cycle
         assert driver.do_work() == 0
     assert counting.cycles == cycles
@@ -112,10 +117,7 @@ def _endpoint_address(driver):
 
 def test_a_probe_that_finds_a_datagram_runs_the_cycle(rig):
     driver, signalling, counting, _, sink = rig
-    signalling.probe_spins(8)
-    signalling._armed = True
-    _until_idle(driver)
-    cycles = counting.cycles
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
     assert driver.do_work() == 0 and counting.cycles == cycles
     sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
     deadline = time.monotonic() + 5
@@ -138,10 +140,7 @@ def test_a_probe_that_finds_offered_data_runs_the_cycle_that_sends_it(rig):
     with contextlib.suppress(BlockingIOError):
         while True:
             sink.recv(65536)                           # the SETUPs sent so far
-    signalling.probe_spins(8)
-    signalling._armed = True
-    _until_idle(driver)
-    cycles = counting.cycles
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
     assert driver.do_work() == 0 and counting.cycles == cycles
     assert publication.offer(b"m" * 100) > 0
     assert driver.do_work() > 0 and counting.cycles == cycles + 1
@@ -152,10 +151,7 @@ def test_a_probe_that_finds_offered_data_runs_the_cycle_that_sends_it(rig):
 
 def test_a_client_command_ends_the_probes(rig):
     driver, signalling, counting, _, _ = rig
-    signalling.probe_spins(8)
-    signalling._armed = True
-    _until_idle(driver)
-    cycles = counting.cycles
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
     assert driver.do_work() == 0 and counting.cycles == cycles
     driver.conductor.to_driver.write(0x7FFF_FFF0, b"\0" * 16)       # any record: the conductor must read it
     driver.do_work()
@@ -167,10 +163,7 @@ def test_a_thread_that_receives_keeps_whole_cycles(rig):
     # probes reach the parks sooner: a burst that comes while the thread sleeps would overflow its receive socket
     driver, signalling, counting, _, _ = rig
     assert driver.conductor.receiver.endpoints
-    signalling.probe_spins(4)
-    signalling._armed = True
-    _until_idle(driver)
-    cycles = counting.cycles
+    cycles = _probing_when_idle(driver, signalling, counting, 4)
     for _ in range(4):
         assert driver.do_work() == 0
     assert counting.cycles == cycles + 4
