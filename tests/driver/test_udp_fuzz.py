@@ -69,6 +69,31 @@ class Live:
     def invalid(self) -> int:
         return self.client.counters_reader.get_counter_value(ctr.INVALID_PACKETS)
 
+    def settled_invalid(self) -> int:
+        """The invalid-packet count once every datagram thrown so far is dispatched: both sockets' receive queues empty
+        (/proc/net/udp) and the count unchanged for 50 ms. A datagram our driver counts beyond the §1.3 reference (an
+        SM whose window breaks the sender's checks, as the C driver counts too) may still be queued when the lower-bound
+        wait passes; without this it was counted in the next example (seen once in CI: 7 counts for 6 datagrams)."""
+        ports = {f"0100007F:{port:04X}" for port in (self.port, self.control_port)}
+
+        def queues_empty() -> bool:
+            with open("/proc/net/udp") as table:
+                return all(int(fields[4].split(":")[1], 16) == 0
+                           for fields in (line.split() for line in table.readlines()[1:]) if fields[1] in ports)
+
+        last = None
+        deadline = time.monotonic() + 10
+        while True:
+            assert time.monotonic() < deadline, "the driver did not drain the thrown datagrams in 10 s"
+            if queues_empty():
+                value = self.invalid()
+                if value == last:
+                    return value
+                last = value
+            else:
+                last = None
+            time.sleep(0.05)
+
     def throw(self, datagrams):
         for to_control, datagram in datagrams:
             self.attacker.sendto(datagram, ("127.0.0.1", self.control_port if to_control else self.port))
@@ -172,7 +197,7 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
         else:
             to_control, frame = frames[spec[1]]
             batch.append((to_control, mutate(frame, spec[2])))
-    before = live.invalid()
+    before = live.settled_invalid()
     live.throw(batch)
     # an empty datagram is not counted: our transports mark a slot dropped by a loss generator with length 0 (the C
     # driver's recvmmsg path counts it; reported as a known deviation)
@@ -180,7 +205,7 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
     wait_for(lambda: live.invalid() - before >= must_count, timeout_s=5,
              what=f"invalid packets {live.invalid() - before} < {must_count} by §1.3")
     live.stream_goes_on()
-    assert live.invalid() - before <= len(batch)                 # each datagram counted at most once
+    assert live.settled_invalid() - before <= len(batch)         # each datagram counted at most once
 
 
 def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
@@ -210,11 +235,10 @@ def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
     cases.append((False, bytes(ok_but_not_a_multiple)))
     assert all(invalid_by_reference(d) for _, d in cases)
     for to_control, datagram in cases:
-        before = live.invalid()
+        before = live.settled_invalid()
         live.throw([(to_control, datagram)])
         wait_for(lambda: live.invalid() > before, timeout_s=5, what=f"not counted: {datagram[:16].hex()}")
-        time.sleep(0.01)
-        assert live.invalid() == before + 1, datagram[:16].hex()
+        assert live.settled_invalid() == before + 1, datagram[:16].hex()
     live.stream_goes_on()
     # no agent tripped over anything thrown at it in this module: the only errors allowed are the ones the C driver
     # also logs, a SETUP whose MTU exceeds the receiver window (§6.6)
