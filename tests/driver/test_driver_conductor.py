@@ -7,6 +7,7 @@ import gzip
 import os
 import re
 import struct
+import threading
 import time
 
 import pytest
@@ -426,21 +427,28 @@ def test_keepalive_moves_the_heartbeat_counter(driver, client):
 def test_client_timeout_releases_everything(fast_driver):
     observer = RawClient(fast_driver.aeron_dir)
     dead = RawClient(fast_driver.aeron_dir)
+    # the observer's heartbeat stays fresh from the start, also while the other client sets up (300 ms liveness: under
+    # load its set-up took longer once, and the observer timed out too)
+    stop = threading.Event()
+
+    def keep_observer_alive():
+        while not stop.wait(0.01):
+            observer.keepalive()
+
+    keeper = threading.Thread(target=keep_observer_alive, daemon=True)
     try:
         sub = add_subscription(observer, stream_id=5)
         observer.await_correlated(sub)
+        keeper.start()
         pub = add_publication(dead, stream_id=5)
         _, ready = dead.await_correlated(pub)
         counter_corr = dead.next_id()
         dead.send(cmd.ADD_COUNTER, cmd.CounterCommand(dead.client_id, counter_corr, 1001, b"", "doomed").encode())
         _, counter = dead.await_correlated(counter_corr)
-        # observer keeps its heartbeat fresh, the other client never does
-        hb_id = observer.counters.find_by_type_id_and_registration_id(ctr.DRIVER_HEARTBEAT_TYPE_ID, observer.client_id)
-        values = observer.cnc.counters_values_buffer()
+        # the other client never refreshes its heartbeat from here on
         deadline = time.monotonic() + 5
         seen = []
         while time.monotonic() < deadline and not any(t == cmd.ON_UNAVAILABLE_IMAGE for t, _ in seen):
-            values.put_i64_ordered(hb_id * 128, int(time.time() * 1000))
             observer.poll()
             seen.extend(observer.received)
             observer.received.clear()
@@ -460,6 +468,9 @@ def test_client_timeout_releases_everything(fast_driver):
                  and reader.get_counter_state(ready.position_limit_counter_id) == ctr.RECORD_RECLAIMED,
                  timeout_s=5, what="log file removed and publisher limit counter reclaimed")
     finally:
+        stop.set()
+        if keeper.is_alive():
+            keeper.join(1)
         observer.close()
         dead.close()
 
