@@ -11,7 +11,14 @@ Cases (each with its own driver process and /dev/shm dir, all in SHARED threadin
     official cping/cpong (which busy-spin, as they always do);
   * asyncio: our driver (wakeup), the ping an ``aeron.aio`` client on asyncio in this process awaiting each pong,
     the pong our sample with ``--idle wakeup``;
-  * idle CPU: our driver and a pong (both wakeup) with no traffic for 5 s: CPU % of each process.
+  * idle CPU: our driver and a pong (both wakeup) with no traffic for 5 s: CPU % of each process;
+  * raw socket (UDP only), the reference measured in the same run: two Python processes ping-ponging a 32-byte
+    datagram with plain sockets, each blocked in poll() until its socket is readable (perf/bench_udp_raw.py). It is
+    the floor of any round trip in which nothing spins: one send, one wake-up and one receive per direction, no
+    driver. Ours is reported against it ("ours / raw").
+``--cpu-latency-qos`` holds the kernel's CPU latency QoS request at 0 µs for the whole run (/dev/cpu_dma_latency,
+root only; docs/wakeup.md): idle CPUs then poll in the kernel's idle loop instead of halting, and a wake-up on an
+idle CPU no longer pays for waking it from a halt (on this VM, 15 to 25 µs per wake-up).
 IPC (``aeron:ipc``) and UDP (``aeron:udp?endpoint=127.0.0.1:<port>``, one driver holding both ends).
 With burners: one ``while True: pass`` process per core (os.cpu_count()) at the same priority, for the whole case.
 Results: perf/results/wakeup.json. Targets (issue 14): UDP p50 <= 30 µs and p99 <= 200 µs, IPC p50 <= 10 µs,
@@ -32,7 +39,10 @@ import socket
 import subprocess
 import sys
 import time
+import struct
 import uuid
+
+from bench_udp_raw import rtt as raw_socket_rtt
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -220,13 +230,37 @@ class Burners:
             p.join(5)
 
 
+def hold_cpu_latency_qos(path: str = "/dev/cpu_dma_latency"):
+    """Hold a CPU latency QoS request of 0 µs until the returned descriptor is closed (the kernel drops the request
+    then): a native int32, as the PM QoS interface reads it."""
+    fd = os.open(path, os.O_WRONLY)
+    os.write(fd, struct.pack("=i", 0))
+    return fd
+
+
+def raw_rtt(pings: int) -> dict[str, float]:
+    out = raw_socket_rtt("socket", pings, "poll")
+    return {"p50": out["p50_us"], "p90": out["p90_us"], "p99": out["p99_us"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pings", type=int, default=20000)
     parser.add_argument("--quick", action="store_true", help="5,000 pings")
     parser.add_argument("--no-burners", action="store_true")
     parser.add_argument("--only", default="", help="comma-separated case names to run")
+    parser.add_argument("--cpu-latency-qos", action="store_true",
+                        help="hold /dev/cpu_dma_latency at 0 for the whole run (root; idle CPUs poll, not halt)")
     args = parser.parse_args(argv)
+    qos_fd = hold_cpu_latency_qos() if args.cpu_latency_qos else None
+    try:
+        return _run(args)
+    finally:
+        if qos_fd is not None:
+            os.close(qos_fd)
+
+
+def _run(args: argparse.Namespace) -> int:
     pings = 5000 if args.quick else args.pings
     have_c = bool(os.environ.get("AERON_C_BIN")) and os.access(
         os.path.join(os.environ.get("AERON_C_BIN", ""), "aeronmd"), os.X_OK)
@@ -234,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     if have_c:
         cases += [("aeronmd-backoff", "aeronmd", "backoff", "C", ""), ("aeronmd-spin", "aeronmd", "spin", "C", "")]
     only = {c for c in args.only.split(",") if c}
-    results: dict[str, object] = {}
+    results: dict[str, object] = {"cpu_latency_qos": args.cpu_latency_qos}
     if not only or "idle" in only:
         for transport in ("ipc", "udp"):
             results[f"idle_cpu_percent/{transport}"] = cpu = idle_cpu(transport)
@@ -242,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
     for burners in ([0] if args.no_burners else [0, os.cpu_count() or 1]):
         burn = Burners(burners) if burners else None
         try:
+            if not only or "raw" in only:
+                key = f"udp/raw-socket-poll/burners={burners}"
+                results[key] = raw_rtt(pings)
+                print(f"{key:40s} {_fmt(results[key])}", flush=True)
             for transport in ("ipc", "udp"):
                 for name, driver_kind, driver_idle, client_kind, client_idle in cases:
                     if only and name not in only:
@@ -264,8 +302,16 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if burn is not None:
                 burn.close()
+    for burners in ([0] if args.no_burners else [0, os.cpu_count() or 1]):
+        ours, raw = results.get(f"udp/ours-wakeup/burners={burners}"), results.get(f"udp/raw-socket-poll/burners={burners}")
+        if ours and raw:
+            ratio = {t: ours[t] / raw[t] for t in ("p50", "p90", "p99")}       # type: ignore[index]
+            results[f"udp/ours-over-raw/burners={burners}"] = ratio
+            print(f"UDP round trip, ours wakeup / raw socket parked in poll(), burners={burners}: "
+                  + " ".join(f"{t} {v:.2f}x" for t, v in ratio.items()), flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "wakeup.json").write_text(json.dumps(results, indent=1))
+    name = "wakeup_qos.json" if args.cpu_latency_qos else "wakeup.json"
+    (RESULTS / name).write_text(json.dumps(results, indent=1))
     return 0
 
 
