@@ -15,7 +15,11 @@ Cases (each with its own driver process and /dev/shm dir, all in SHARED threadin
   * raw socket (UDP only), the reference measured in the same run: two Python processes ping-ponging a 32-byte
     datagram with plain sockets, each blocked in poll() until its socket is readable (perf/bench_udp_raw.py). It is
     the floor of any round trip in which nothing spins: one send, one wake-up and one receive per direction, no
-    driver. Ours is reported against it ("ours / raw").
+    driver. Ours is reported against it ("ours / raw");
+  * bare design (UDP only, needs a C compiler): perf/bare_wakeup.c, compiled here with ``cc -O2``: the hops of our
+    UDP round trip with no Python and no Aeron logic (a spinning "driver" process sending and receiving each
+    message over loopback sockets, two client processes offering through shared memory and parked on futexes
+    until the driver wakes them): the floor of this design on this machine ("ours / bare").
 ``--cpu-latency-qos`` holds the kernel's CPU latency QoS request at 0 µs for the whole run (/dev/cpu_dma_latency,
 root only; docs/wakeup.md): idle CPUs then poll in the kernel's idle loop instead of halting, and a wake-up on an
 idle CPU no longer pays for waking it from a halt (on this VM, 15 to 25 µs per wake-up).
@@ -36,10 +40,11 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import tempfile
 import time
-import struct
 import uuid
 
 from bench_udp_raw import rtt as raw_socket_rtt
@@ -238,6 +243,23 @@ def hold_cpu_latency_qos(path: str = "/dev/cpu_dma_latency"):
     return fd
 
 
+def build_bare_wakeup(workdir: str) -> str | None:
+    """Compile perf/bare_wakeup.c into ``workdir``; the executable's path, or None without a C compiler."""
+    exe = os.path.join(workdir, "bare_wakeup")
+    compiler = os.environ.get("CC", "cc")
+    if shutil.which(compiler) is None:
+        return None
+    subprocess.run([compiler, "-O2", "-o", exe, str(HERE / "bare_wakeup.c")], check=True)
+    return exe
+
+
+def bare_rtt(exe: str, pings: int) -> dict[str, float]:
+    out = subprocess.run([exe, str(pings), str(max(1000, pings // 4))], capture_output=True, text=True, timeout=600,
+                         check=True).stdout
+    values = json.loads(out)
+    return {t: values[t] for t in ("p50", "p90", "p99")}
+
+
 def raw_rtt(pings: int) -> dict[str, float]:
     out = raw_socket_rtt("socket", pings, "poll")
     return {"p50": out["p50_us"], "p90": out["p90_us"], "p99": out["p99_us"]}
@@ -269,6 +291,19 @@ def _run(args: argparse.Namespace) -> int:
         cases += [("aeronmd-backoff", "aeronmd", "backoff", "C", ""), ("aeronmd-spin", "aeronmd", "spin", "C", "")]
     only = {c for c in args.only.split(",") if c}
     results: dict[str, object] = {"cpu_latency_qos": args.cpu_latency_qos}
+    workdir = tempfile.mkdtemp(prefix="bench-wakeup-")
+    try:
+        bare_exe = build_bare_wakeup(workdir)
+        _cases(args, pings, cases, only, results, bare_exe)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    RESULTS.mkdir(exist_ok=True)
+    name = "wakeup_qos.json" if args.cpu_latency_qos else "wakeup.json"
+    (RESULTS / name).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def _cases(args: argparse.Namespace, pings: int, cases: list, only: set, results: dict, bare_exe: str | None) -> None:
     if not only or "idle" in only:
         for transport in ("ipc", "udp"):
             results[f"idle_cpu_percent/{transport}"] = cpu = idle_cpu(transport)
@@ -279,6 +314,10 @@ def _run(args: argparse.Namespace) -> int:
             if not only or "raw" in only:
                 key = f"udp/raw-socket-poll/burners={burners}"
                 results[key] = raw_rtt(pings)
+                print(f"{key:40s} {_fmt(results[key])}", flush=True)
+            if bare_exe is not None and (not only or "bare" in only):
+                key = f"udp/bare-design-c/burners={burners}"
+                results[key] = bare_rtt(bare_exe, pings)
                 print(f"{key:40s} {_fmt(results[key])}", flush=True)
             for transport in ("ipc", "udp"):
                 for name, driver_kind, driver_idle, client_kind, client_idle in cases:
@@ -303,16 +342,15 @@ def _run(args: argparse.Namespace) -> int:
             if burn is not None:
                 burn.close()
     for burners in ([0] if args.no_burners else [0, os.cpu_count() or 1]):
-        ours, raw = results.get(f"udp/ours-wakeup/burners={burners}"), results.get(f"udp/raw-socket-poll/burners={burners}")
-        if ours and raw:
-            ratio = {t: ours[t] / raw[t] for t in ("p50", "p90", "p99")}       # type: ignore[index]
-            results[f"udp/ours-over-raw/burners={burners}"] = ratio
-            print(f"UDP round trip, ours wakeup / raw socket parked in poll(), burners={burners}: "
-                  + " ".join(f"{t} {v:.2f}x" for t, v in ratio.items()), flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    name = "wakeup_qos.json" if args.cpu_latency_qos else "wakeup.json"
-    (RESULTS / name).write_text(json.dumps(results, indent=1))
-    return 0
+        ours = results.get(f"udp/ours-wakeup/burners={burners}")
+        for reference, what in (("raw-socket-poll", "raw sockets parked in poll()"),
+                                ("bare-design-c", "the bare design in C")):
+            base = results.get(f"udp/{reference}/burners={burners}")
+            if ours and base:
+                ratio = {t: ours[t] / base[t] for t in ("p50", "p90", "p99")}
+                results[f"udp/ours-over-{reference}/burners={burners}"] = ratio
+                print(f"UDP round trip, ours wakeup / {what}, burners={burners}: "
+                      + " ".join(f"{t} {v:.2f}x" for t, v in ratio.items()), flush=True)
 
 
 def _fmt(value: object) -> str:

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// The UDP round trip of the wake-up design with no Python and no Aeron logic: the floor of that design on this
+// machine (perf/bench_wakeup.py compiles and runs it beside our driver and samples).
+//
+//     cc -O2 -o bare_wakeup perf/bare_wakeup.c
+//     bare_wakeup <pings> <warm-up> [spin_ns]
+//
+// Three processes, as in our UDP ping-pong on one driver: a "driver" and two clients, "ping" and "pong". A client
+// offers by writing a sequence number to shared memory (its publication); the driver, spinning (its data spin),
+// sees it, sends a 32-byte datagram with sendto from the channel's sending socket to its receiving socket on
+// 127.0.0.1, receives it with recv (the datagram is there when sendto returns, as for our driver), writes the
+// sequence number to the other client's image and, if that client is parked, wakes it with FUTEX_WAKE. A client
+// waiting for its image spins for spin_ns (default 0, as our clients of network streams), then parks: it marks
+// its slot parked, checks its image once more and sleeps in FUTEX_WAIT on the slot (the driver swaps the slot
+// from parked to woken before its FUTEX_WAKE, so a wake-up is never lost). The ping times each round trip from
+// its offer to the pong's arrival in its image. Prints one JSON line: p10, p50, p90, p99 in microseconds.
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <linux/futex.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { AWAKE = 0, PARKED = 1 };
+
+typedef struct {
+    _Alignas(64) _Atomic int64_t offered;   // the client's publication: last sequence offered
+    _Alignas(64) _Atomic int64_t image;     // the client's image: last sequence delivered to it
+    _Alignas(64) _Atomic int32_t slot;      // its wake-up slot: AWAKE or PARKED (a futex word)
+} client_t;
+
+typedef struct {
+    client_t ping, pong;
+    _Alignas(64) _Atomic int32_t stop;
+} shared_t;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static long futex(_Atomic int32_t *word, int op, int32_t value) {
+    return syscall(SYS_futex, (int32_t *)word, op, value, NULL, NULL, 0);
+}
+
+static int udp_socket(struct sockaddr_in *bound) {
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t length = sizeof(address);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&address, sizeof(address)) < 0 ||
+        getsockname(fd, (struct sockaddr *)bound, &length) < 0) {
+        perror("udp socket");
+        exit(2);
+    }
+    return fd;
+}
+
+// waits until the client's image holds `sequence`: spin for spin_ns, then park
+static void await_image(client_t *c, int64_t sequence, int64_t spin_ns) {
+    int64_t start = now_ns();
+    while (atomic_load_explicit(&c->image, memory_order_acquire) < sequence) {
+        if (now_ns() - start < spin_ns) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        atomic_store(&c->slot, PARKED);
+        if (atomic_load(&c->image) < sequence) {
+            futex(&c->slot, FUTEX_WAIT, PARKED);
+        }
+        atomic_store(&c->slot, AWAKE);
+    }
+}
+
+// the driver's half of one hop: the datagram out and back in on loopback, into the image, the reader woken
+static void deliver(int send_fd, int recv_fd, struct sockaddr_in *to, client_t *reader, int64_t sequence) {
+    char datagram[32] = {0};
+    memcpy(datagram, &sequence, sizeof(sequence));
+    if (sendto(send_fd, datagram, sizeof(datagram), 0, (struct sockaddr *)to, sizeof(*to)) != sizeof(datagram)) {
+        perror("sendto");
+        exit(2);
+    }
+    char in[64];
+    while (recv(recv_fd, in, sizeof(in), 0) < 0) {
+        __builtin_ia32_pause();
+    }
+    int64_t received;
+    memcpy(&received, in, sizeof(received));
+    atomic_store_explicit(&reader->image, received, memory_order_release);
+    int32_t parked = PARKED;
+    if (atomic_compare_exchange_strong(&reader->slot, &parked, AWAKE)) {
+        futex(&reader->slot, FUTEX_WAKE, 1);
+    }
+}
+
+static int compare(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns]\n");
+        return 2;
+    }
+    int64_t pings = atoll(argv[1]), warm_up = atoll(argv[2]), spin_ns = argc > 3 ? atoll(argv[3]) : 0;
+    int64_t total = pings + warm_up;
+    shared_t *s = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED || pings <= 0 || warm_up < 0) {
+        fprintf(stderr, "bad arguments or no memory\n");
+        return 2;
+    }
+    memset(s, 0, sizeof(*s));
+    // two channels, as the ping and the pong streams: a sending and a receiving socket each
+    struct sockaddr_in ping_rx, pong_rx, unused;
+    int ping_tx_fd = udp_socket(&unused), ping_rx_fd = udp_socket(&ping_rx);
+    int pong_tx_fd = udp_socket(&unused), pong_rx_fd = udp_socket(&pong_rx);
+
+    pid_t driver = fork();
+    if (driver == 0) {                                  // the driver: its data spin, for the whole run
+        int64_t ping_seen = 0, pong_seen = 0;
+        while (!atomic_load(&s->stop)) {
+            int64_t offered = atomic_load_explicit(&s->ping.offered, memory_order_acquire);
+            if (offered > ping_seen) {
+                ping_seen = offered;
+                deliver(ping_tx_fd, ping_rx_fd, &ping_rx, &s->pong, offered);
+            }
+            offered = atomic_load_explicit(&s->pong.offered, memory_order_acquire);
+            if (offered > pong_seen) {
+                pong_seen = offered;
+                deliver(pong_tx_fd, pong_rx_fd, &pong_rx, &s->ping, offered);
+            }
+            __builtin_ia32_pause();
+        }
+        _exit(0);
+    }
+    pid_t pong = fork();
+    if (pong == 0) {                                    // the pong: each ping offered straight back
+        for (int64_t i = 1; i <= total; i++) {
+            await_image(&s->pong, i, spin_ns);
+            atomic_store_explicit(&s->pong.offered, i, memory_order_release);
+        }
+        _exit(0);
+    }
+    int64_t *samples = calloc((size_t)pings, sizeof(int64_t));
+    usleep(100000);
+    for (int64_t i = 1; i <= total; i++) {              // the ping
+        int64_t start = now_ns();
+        atomic_store_explicit(&s->ping.offered, i, memory_order_release);
+        await_image(&s->ping, i, spin_ns);
+        if (i > warm_up) {
+            samples[i - warm_up - 1] = now_ns() - start;
+        }
+    }
+    waitpid(pong, NULL, 0);
+    atomic_store(&s->stop, 1);
+    waitpid(driver, NULL, 0);
+    qsort(samples, (size_t)pings, sizeof(int64_t), compare);
+    printf("{\"p10\": %.2f, \"p50\": %.2f, \"p90\": %.2f, \"p99\": %.2f}\n", samples[pings / 10] / 1e3,
+           samples[pings / 2] / 1e3, samples[pings * 9 / 10] / 1e3, samples[pings * 99 / 100] / 1e3);
+    return 0;
+}
