@@ -125,6 +125,18 @@ class AeronDirError(ConfigurationError):
         super().__init__(message)
 
 
+class CpuLatencyQosError(ConfigurationError):
+    """A CPU latency QoS request that cannot be held (``aeron.driver.cpu.latency.qos.us``): a value out of range, or
+    the device (``path``, by default ``/dev/cpu_dma_latency``) could not be opened or written; ``os_error`` is the
+    OSError when there was one (ENOENT: no such device; EACCES: the device is root's only by default)."""
+
+    def __init__(self, message: str, path: str = "", os_error: OSError | None = None) -> None:
+        """``message`` names ``path`` and the OS error."""
+        self.path = path
+        self.os_error = os_error
+        super().__init__(message)
+
+
 class AgentTerminationError(AeronError):
     """Raised from ``Agent.do_work`` (or ``on_start``) to end its runner's loop cleanly (Agrona's
     AgentTerminationException). Not an error to report: runners neither log nor count it."""
@@ -251,7 +263,7 @@ class ClusterError(AeronError):
 __all__ = [
     "Category", "ErrorCode", "AeronError", "RegistrationError", "ConfigurationError", "InvalidChannelError",
     "ChannelRejectedError",
-    "AeronDirError",
+    "AeronDirError", "CpuLatencyQosError",
     "AgentTerminationError",
     "InvalidArgumentError", "OutOfBoundsError", "IllegalStateError", "CorruptFileError", "MalformedMessageError",
     "CncNotInitialisedError", "CncVersionError", "ActiveDriverError",

@@ -30,6 +30,7 @@ from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, 
                                 idle_strategy_from_name)
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
+from aeron.common.cpu_latency import DEFAULT_CPU_LATENCY_QOS_PATH, CpuLatencyRequest, check_cpu_latency_us
 from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
@@ -126,6 +127,20 @@ def _parse_file_mode(text: str) -> int | None:
     if not value:
         return None
     return _check_file_mode(int(value[2:] if value.startswith("0o") else value, 8))
+
+
+def _parse_cpu_latency_us(text: str) -> int | None:
+    # microseconds, 0..2**31-1 (the kernel's s32); empty for none (the default: the system is left alone)
+    value = text.strip()
+    if not value:
+        return None
+    return check_cpu_latency_us(_parse_int(value))
+
+
+def _parse_path(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    return text
 
 
 def _check_file_mode(mode: int) -> int:
@@ -260,6 +275,10 @@ _SETTINGS: tuple[_Setting, ...] = (
     # how often silent unicast endpoints have their names resolved again (0: never)
     _Setting("re_resolution_check_interval_ns", "aeron.driver.reresolution.check.interval", 1_000_000_000,
              _parse_duration_ns, env="AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL"),
+    # ours: a CPU latency QoS request held while the driver runs (aeron/common/cpu_latency.py, docs/wakeup.md);
+    # None leaves the system alone
+    _Setting("cpu_latency_qos_us", "aeron.driver.cpu.latency.qos.us", None, _parse_cpu_latency_us),
+    _Setting("cpu_latency_qos_path", "aeron.driver.cpu.latency.qos.path", DEFAULT_CPU_LATENCY_QOS_PATH, _parse_path),
 )
 _BY_ATTR = {s.attr: s for s in _SETTINGS}
 _BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
@@ -283,6 +302,14 @@ class Context:
     allowed. ``660`` shares with the group only (files 0o660, directories 0o770: clients must run as the
     driver's user or in its group), ``600`` keeps everything to the driver's user. The owner must be
     able to read and write.
+
+    How fast an idle CPU wakes: ``cpu_latency_qos_us`` (``aeron.driver.cpu.latency.qos.us``,
+    ``AERON_DRIVER_CPU_LATENCY_QOS_US``; microseconds, 0..2**31-1; unset by default, leaving the system alone)
+    makes the driver hold a CPU latency QoS request from its start to its close, through
+    ``cpu_latency_qos_path`` (``aeron.driver.cpu.latency.qos.path``, default ``/dev/cpu_dma_latency``, writable by
+    root only unless granted). At 0, idle CPUs poll in the kernel's idle loop instead of halting, so a parked thread
+    wakes in microseconds, at the price of cores that never sleep (power; on a VM the host sees busy vCPUs):
+    docs/wakeup.md. A request that cannot be held fails the launch with CpuLatencyQosError.
     """
 
     # typed settings (values, defaults and property names in _SETTINGS)
@@ -357,6 +384,8 @@ class Context:
     resolver_neighbor_resolution_interval_ns: int
     resolver_bootstrap_neighbor_resolution_interval_ns: int
     re_resolution_check_interval_ns: int
+    cpu_latency_qos_us: int | None
+    cpu_latency_qos_path: str
 
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
@@ -395,7 +424,7 @@ class Context:
     @staticmethod
     def _coerce(setting: _Setting, value: Any) -> Any:
         if value is None:
-            if setting.attr in ("aeron_dir", "dir_file_mode"):
+            if setting.attr in ("aeron_dir", "dir_file_mode", "cpu_latency_qos_us"):
                 return None
             raise ConfigurationError(f"{setting.prop} must not be None")
         try:
@@ -403,8 +432,11 @@ class Context:
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise ValueError(f"not an integer: {value!r}")
                 return _check_file_mode(value)
-            if isinstance(value, str) or setting.attr == "aeron_dir":
-                return setting.parse(os.fspath(value) if setting.attr == "aeron_dir" else value)
+            if setting.attr == "cpu_latency_qos_us" and not isinstance(value, str):
+                return check_cpu_latency_us(value)
+            if isinstance(value, str) or setting.attr in ("aeron_dir", "cpu_latency_qos_path"):
+                path_like = setting.attr in ("aeron_dir", "cpu_latency_qos_path")
+                return setting.parse(os.fspath(value) if path_like else value)
             if setting.attr == "threading_mode":
                 return value if isinstance(value, ThreadingMode) else _parse_threading_mode(str(value))
             if isinstance(setting.default, bool):
@@ -485,6 +517,8 @@ class Context:
                 value = self.resolved_dir()
             elif s.attr == "dir_file_mode":
                 value = "" if value is None else f"0{value:o}"
+            elif s.attr == "cpu_latency_qos_us" and value is None:
+                value = ""
             out[s.prop] = value.name if isinstance(value, ThreadingMode) else str(value)
         return out
 
@@ -666,14 +700,26 @@ class MediaDriver:
     def __init__(self, context: _Context) -> None:
         """Conclude ``context``, prepare the directory and start the agents; prefer :meth:`launch`.
 
-        Raises ConfigurationError for inconsistent settings and ActiveDriverError when a live driver already uses
-        the directory.
+        Raises ConfigurationError for inconsistent settings, CpuLatencyQosError when ``cpu_latency_qos_us`` is set
+        and the request cannot be held, and ActiveDriverError when a live driver already uses the directory.
         """
         self._ctx = context.conclude()
         self._closed = False
         self._lock = threading.Lock()
         self._terminated = threading.Event()
         self._aeron_dir = context.resolved_dir()
+        # first: a driver that cannot have the request it was asked for fails before it touches the directory, and
+        # its agents run with the request in force from their first duty cycle
+        self._cpu_latency: CpuLatencyRequest | None = None
+        if context.cpu_latency_qos_us is not None:
+            self._cpu_latency = CpuLatencyRequest(context.cpu_latency_qos_us, context.cpu_latency_qos_path)
+        try:
+            self._open(context)
+        except BaseException:
+            self._release_cpu_latency()
+            raise
+
+    def _open(self, context: _Context) -> None:
         ensure_dir_is_recreated(context, log=_stderr)
         # before cnc.dat: a client that sees the driver ready finds the board too
         self._wakeup_board = open_board(self._aeron_dir, create=True, file_mode=context.dir_file_mode)
@@ -732,6 +778,10 @@ class MediaDriver:
         runner = AgentRunner(agent, idle, error_handler=on_error)
         self._runners.append(runner)
         runner.start()
+
+    def _release_cpu_latency(self) -> None:
+        if self._cpu_latency is not None:
+            self._cpu_latency.release()
 
     def _close_wakeup(self) -> None:
         for waiter in self._waiters:
@@ -816,10 +866,14 @@ class MediaDriver:
                 self._invoker.close()
             self._close_wakeup()
         finally:
-            if not self._conductor.is_closed:
-                self._conductor.on_close()
-            if self._ctx.dir_delete_on_shutdown:
-                self._delete_dir_on_shutdown()
+            try:
+                if not self._conductor.is_closed:
+                    self._conductor.on_close()
+                if self._ctx.dir_delete_on_shutdown:
+                    self._delete_dir_on_shutdown()
+            finally:
+                # last: the agents have stopped, and the request goes whatever else failed
+                self._release_cpu_latency()
 
     def _delete_dir_on_shutdown(self) -> None:
         # close() does not raise for leftovers: it says what stayed behind and why
