@@ -20,7 +20,7 @@ Cases (each with its own driver process and /dev/shm dir, all in SHARED threadin
     UDP round trip with no Python and no Aeron logic (a spinning "driver" process sending and receiving each
     message over loopback sockets, two client processes offering through shared memory and parked on futexes
     until the driver wakes them): the floor of this design on this machine ("ours / bare").
-``--cpu-latency-qos`` holds the kernel's CPU latency QoS request at 0 µs for the whole run (/dev/cpu_dma_latency,
+``--cpu-latency-qos`` holds the kernel's CPU latency QoS request at 0 µs for the whole run (aeron.common.cpu_latency,
 root only; docs/wakeup.md): idle CPUs then poll in the kernel's idle loop instead of halting, and a wake-up on an
 idle CPU no longer pays for waking it from a halt (on this VM, 15 to 25 µs per wake-up).
 IPC (``aeron:ipc``) and UDP (``aeron:udp?endpoint=127.0.0.1:<port>``, one driver holding both ends).
@@ -40,7 +40,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,8 @@ import time
 import uuid
 
 from bench_udp_raw import rtt as raw_socket_rtt
+
+from aeron.common.cpu_latency import CpuLatencyRequest
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -235,14 +236,6 @@ class Burners:
             p.join(5)
 
 
-def hold_cpu_latency_qos(path: str = "/dev/cpu_dma_latency"):
-    """Hold a CPU latency QoS request of 0 µs until the returned descriptor is closed (the kernel drops the request
-    then): a native int32, as the PM QoS interface reads it."""
-    fd = os.open(path, os.O_WRONLY)
-    os.write(fd, struct.pack("=i", 0))
-    return fd
-
-
 def build_bare_wakeup(workdir: str) -> str | None:
     """Compile perf/bare_wakeup.c into ``workdir``; the executable's path, or None without a C compiler."""
     exe = os.path.join(workdir, "bare_wakeup")
@@ -274,12 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-latency-qos", action="store_true",
                         help="hold /dev/cpu_dma_latency at 0 for the whole run (root; idle CPUs poll, not halt)")
     args = parser.parse_args(argv)
-    qos_fd = hold_cpu_latency_qos() if args.cpu_latency_qos else None
+    # one request serves the whole machine: every process of the run wakes on CPUs that poll instead of halting
+    qos = CpuLatencyRequest(0) if args.cpu_latency_qos else None
     try:
         return _run(args)
     finally:
-        if qos_fd is not None:
-            os.close(qos_fd)
+        if qos is not None:
+            qos.release()
 
 
 def _run(args: argparse.Namespace) -> int:
