@@ -386,10 +386,14 @@ class CompositeAgent(Agent):
         """One duty cycle of each agent in turn; returns the summed work."""
         work = 0
         agents = self.agents
-        while self._index < len(agents):
-            agent = agents[self._index]
-            self._index += 1        # advance first: a raising agent is skipped on the retry
-            work += agent.do_work()
+        index = self._index
+        try:
+            while index < len(agents):
+                work += agents[index].do_work()
+                index += 1
+        except BaseException:
+            self._index = index + 1         # the retry starts after the agent that raised
+            raise
         self._index = 0
         return work
 

@@ -150,6 +150,7 @@ class DriverConductor(Agent):
         self.system[ctr.BYTES_CURRENTLY_MAPPED].set_ordered(self.cnc.file_length + loss_length)
         self.errors_counter = self.system[ctr.ERRORS]
         self._max_cycle_time = self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME]        # read every duty cycle
+        self._max_cycle_ns = 0
         self._cycle_time_exceeded = self.system[ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED]
         self.driver_counters = DriverCounters(self.counters, self.counters_values)
         self.log_factory = LogFactory(self.aeron_dir, ctx, self.system[ctr.BYTES_CURRENTLY_MAPPED])
@@ -170,6 +171,7 @@ class DriverConductor(Agent):
         # resolves channels' endpoint and control names; the driver resolver also gossips with other drivers
         self.name_resolver = name_resolver_for(ctx, self.counters, self.system, self._log_resolver_error)
         self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
+        self._commands = self.command_queue._records               # looked at every duty cycle
         self.network = NetworkResources(
             ctx, command_queue=self.command_queue, counters=self.counters,
             driver_counters=self.driver_counters, system=self.system, client_proxy=self.client_proxy,
@@ -211,7 +213,8 @@ class DriverConductor(Agent):
             timers = self.on_timer_event(start_ns, self._epoch_clock())
         for publication in self.ipc_publications:
             work += publication.update_pub_pos_and_lmt()
-        work += self.command_queue.drain(DRIVER_COMMAND_DRAIN_LIMIT)      # DriverConductorProxy commands
+        if self._commands:                                                 # DriverConductorProxy commands
+            work += self.command_queue.drain(DRIVER_COMMAND_DRAIN_LIMIT)
         work += self.network.do_work(start_ns)
         if start_ns >= self._next_resolver_work_ns:        # the resolver keeps its own 10 ms duty cycle
             self._next_resolver_work_ns = start_ns + RESOLVER_CHECK_NS
@@ -221,7 +224,9 @@ class DriverConductor(Agent):
         self.activity = work            # commands, and limits moved by readers: not the timers (driver_wakeup)
         work += timers
         cycle_ns = self._nano_clock() - start_ns
-        self._max_cycle_time.propose_max_ordered(cycle_ns)
+        if cycle_ns > self._max_cycle_ns:       # only this agent writes the counter: only a new maximum needs the call
+            self._max_cycle_ns = cycle_ns
+            self._max_cycle_time.propose_max_ordered(cycle_ns)
         if cycle_ns > CYCLE_THRESHOLD_NS:
             self._cycle_time_exceeded.increment_ordered()
         return work

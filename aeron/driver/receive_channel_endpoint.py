@@ -110,6 +110,10 @@ class ReceiveChannelEndpoint:
             system[ctr.FLOW_CONTROL_UNDER_RUNS])
         self._data_mask = 0                           # wake-up bits of data inserted from Python (rare)
         self.unsignalled_mask = 0                     # of the last take_data_mask(): the bits still to signal
+        # data went into an image since the last take_data_mask(): the receiver takes the mask only then
+        self.data_pending = False
+        # when elicit_setups or sweep next has something to do (0: at once): the receiver calls run_timers only then
+        self.timers_due_ns = 0
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
 
     @property
@@ -146,6 +150,7 @@ class ReceiveChannelEndpoint:
 
     # -- interest (receiver thread, on conductor commands) -----------------------------------------------------
     def add_subscription(self, stream_id: int, session_id: int | None) -> None:
+        self.timers_due_ns = 0                        # a first stream starts the SETUP-eliciting timer
         interest = self.streams.setdefault(stream_id, StreamInterest())
         if session_id is None:
             interest.subscription_count += 1
@@ -209,9 +214,13 @@ class ReceiveChannelEndpoint:
         for destination in self.destinations:
             transport = destination.transport
             if type(transport) is UdpTransport:
-                count, done = self._poll_batches(destination, transport, None, now_ns)
+                # the first batch here: an empty socket (most polls of an idle or waiting receiver) costs one call
+                received = self._dispatcher.poll(transport, destination.dispatch_id, now_ns, None)  # GIL released
+                if received == 0:
+                    continue
+                count, done = self._poll_batches(destination, transport, None, now_ns, received)
             elif isinstance(transport, LossyTransport) and transport.compiled is not None:
-                count, done = self._poll_batches(destination, transport.inner, transport, now_ns)
+                count, done = self._poll_batches(destination, transport.inner, transport, now_ns, -1)
             else:
                 count, done = self._poll_datagrams(destination, transport, now_ns)
             if count:
@@ -231,19 +240,26 @@ class ReceiveChannelEndpoint:
         mask = dispatcher.take_data_mask() | self._data_mask
         self.unsignalled_mask = dispatcher.unsignalled_mask | self._data_mask
         self._data_mask = 0
+        self.data_pending = False
         return mask
 
     def _poll_batches(self, destination: ReceiveDestination, transport: UdpTransport, lossy: LossyTransport | None,
-                      now_ns: int) -> tuple[int, int]:
+                      now_ns: int, received: int) -> tuple[int, int]:
+        """Dispatch batches until the socket has no more or DATA_DRAIN_LIMIT; ``received``: the datagrams of the
+        batch the caller has just polled, -1 when it has polled none."""
         dispatcher = self._dispatcher
         loss = lossy.compiled if lossy is not None else None
         count = work = 0
         while count < DATA_DRAIN_LIMIT:
-            received = dispatcher.poll(transport, destination.dispatch_id, now_ns, loss)   # GIL released
+            if received < 0:
+                received = dispatcher.poll(transport, destination.dispatch_id, now_ns, loss)   # GIL released
             if received == 0:
                 break
             count += received
-            work += dispatcher.inserted
+            inserted = dispatcher.inserted
+            if inserted:
+                work += inserted
+                self.data_pending = True
             if lossy is not None:
                 lossy.dropped += dispatcher.dropped
             for i in range(dispatcher.event_count):              # what needs Python: rare
@@ -252,6 +268,7 @@ class ReceiveChannelEndpoint:
                                        transport.source(slot), now_ns, destination)
             if received < transport.batch:
                 break       # the socket had no more: what comes later is the next pass's (one recvmmsg, not two)
+            received = -1
         return count, work
 
     def _poll_datagrams(self, destination: ReceiveDestination, transport: Any, now_ns: int) -> tuple[int, int]:
@@ -269,7 +286,9 @@ class ReceiveChannelEndpoint:
                     continue                              # dropped by a loss generator
                 source = transport.source(i)
                 kind = dispatcher.dispatch(slots[i], length, source_key(source), destination.dispatch_id, now_ns)
-                work += dispatcher.inserted
+                if dispatcher.inserted:
+                    work += dispatcher.inserted
+                    self.data_pending = True
                 if kind != DISPATCH_HANDLED:
                     work += self._on_event(kind, slots[i], length, source, now_ns, destination)
         return count, work
@@ -301,6 +320,7 @@ class ReceiveChannelEndpoint:
             is_heartbeat = length == DATA_HEADER_LENGTH and frame_length == 0
             if not is_heartbeat:
                 self._data_mask |= stream_bit(stream_id)
+                self.data_pending = True
             return image.insert_packet(buffer, length, term_id, term_offset, is_heartbeat, flags, source, now_ns,
                                        destination)
         if not interest.wants(session_id):
@@ -404,6 +424,15 @@ class ReceiveChannelEndpoint:
                 del interest.sessions[session_id]
             removed += len(expired)
         return removed
+
+    def run_timers(self, now_ns: int) -> int:
+        """elicit_setups and sweep, for the receiver when ``timers_due_ns`` has come; sets the next one."""
+        work = self.elicit_setups(now_ns) + self.sweep(now_ns)
+        due = self._time_of_last_sweep_ns + SWEEP_INTERVAL_NS
+        if self.streams:
+            due = min(due, self._time_of_last_elicit_ns + ELICIT_INTERVAL_NS)
+        self.timers_due_ns = due
+        return work
 
     def session_state_count(self) -> int:
         """Sessions the dispatcher keeps state for, images included (tests and diagnostics)."""

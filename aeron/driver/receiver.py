@@ -35,7 +35,9 @@ class Receiver(Agent):
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
         self.timer_slack_ns = 0     # how early its images' status messages may go (a parking thread's: driver_wakeup)
         self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
+        self._commands = self.command_queue._records
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
+        self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
         # images' status messages and the rest of the duty cycle): driver_wakeup.SignallingAgent
@@ -97,14 +99,16 @@ class Receiver(Agent):
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         now = self._nano_clock()
-        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        # an empty queue is the usual case: looked at here rather than in a call
+        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT) if self._commands else 0
         data_mask = unsignalled = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
-            data_mask |= endpoint.take_data_mask()
-            unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
-            work += endpoint.elicit_setups(now)
-            work += endpoint.sweep(now)
+            if endpoint.data_pending:
+                data_mask |= endpoint.take_data_mask()
+                unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
+            if now >= endpoint.timers_due_ns:
+                work += endpoint.run_timers(now)            # SETUP elicitation, expired session state
         if unsignalled and self.signal_data is not None:
             self.signal_data(unsignalled)
         timer_sms = 0
@@ -124,7 +128,9 @@ class Receiver(Agent):
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
         cycle = self._nano_clock() - now
-        self._max_cycle_time.propose_max_ordered(cycle)
+        if cycle > self._max_cycle_ns:          # only this agent writes the counter: only a new maximum needs the call
+            self._max_cycle_ns = cycle
+            self._max_cycle_time.propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
             self._cycle_time_exceeded.increment_ordered()
         return work
@@ -138,8 +144,9 @@ class Receiver(Agent):
         unsignalled = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now_ns)
-            endpoint.take_data_mask()
-            unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
+            if endpoint.data_pending:
+                endpoint.take_data_mask()
+                unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
         if unsignalled and self.signal_data is not None:
             self.signal_data(unsignalled)
         return work

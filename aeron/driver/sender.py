@@ -36,7 +36,9 @@ class Sender(Agent):
         self._last_control_poll_ns = 0
         self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
+        self._commands = self.command_queue._records
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
+        self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
 
     # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
@@ -74,7 +76,8 @@ class Sender(Agent):
     # -- Agent ---------------------------------------------------------------------------------------------------
     def do_work(self) -> int:
         start = self._nano_clock()
-        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT)
+        # an empty queue is the usual case: looked at here rather than in a call
+        work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT) if self._commands else 0
         # control frames overdue (this driver was held up, e.g. on a loaded machine): read the status messages that
         # wait in the sockets first, so that flow control and the publications judge their receivers' silence by
         # what the receivers sent, not by how long this thread did not run
@@ -96,7 +99,9 @@ class Sender(Agent):
             work += self._poll_control(start)
         self.activity = commands + sent
         cycle = self._nano_clock() - start
-        self._max_cycle_time.propose_max_ordered(cycle)
+        if cycle > self._max_cycle_ns:          # only this agent writes the counter: only a new maximum needs the call
+            self._max_cycle_ns = cycle
+            self._max_cycle_time.propose_max_ordered(cycle)
         if cycle > CYCLE_THRESHOLD_NS:
             self._cycle_time_exceeded.increment_ordered()
         return work + (1 if sent else 0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from aeron._core import counters as ctr
 from aeron._core import frames as f
 from aeron.driver import receive_channel_endpoint as rce
 from tests.driver.fakes import (
@@ -141,3 +142,86 @@ def test_a_parked_receivers_status_messages_come_to_share_a_wake_up_and_stay_wit
     assert cycles <= 12                                     # about 5 a second, not 10
     for image in images:
         image.close()
+
+
+def test_the_endpoints_timers_run_when_due_rather_than_every_cycle_and_still_fire(rig):
+    """SETUP elicitation and the sweep of expired session state are looked at on their deadline (run_timers, at
+    most every sweep interval) instead of in every duty cycle; a pending SETUP request still expires on time."""
+    counters, clock, transport, agents, endpoint = rig
+    calls = []
+    run_timers = endpoint.run_timers
+    endpoint.run_timers = lambda now_ns: calls.append(now_ns) or run_timers(now_ns)
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    _cycles(agents, 2)
+    transport.deliver(data_frame(0, b"a" * 8, session_id=9))             # an unknown session: asked for a SETUP
+    agents.receiver.do_work()
+    assert endpoint.streams[1001].sessions[9][0] == rce.PENDING_SETUP
+    calls.clear()
+    for _ in range(150):
+        clock.advance(1 * MS)
+        agents.receiver.do_work()
+    assert 1 <= len(calls) <= 2                                           # 150 cycles, 1.5 sweep intervals
+    clock.advance(rce.PENDING_SETUP_TIMEOUT_NS)
+    _cycles(agents, 2)                                                    # due: swept in the next cycle
+    assert 9 not in endpoint.streams[1001].sessions
+
+
+def test_a_new_subscription_makes_an_explicit_control_endpoint_announce_itself_at_once(tmp_path):
+    counters, clock, transport = Counters(), ManualClock(), FakeTransport()
+    agents = Agents(counters, clock)
+    endpoint = receive_endpoint(counters, transport, agents.conductor_proxy.create_publication_image,
+                                channel="aeron:udp?endpoint=127.0.0.1:40123|control=127.0.0.1:40200")
+    agents.receiver_proxy.add_endpoint(endpoint)
+    _cycles(agents, 5)                                                    # timers looked at: next due in 100 ms
+    assert transport.sent == []
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    agents.receiver.do_work()                                             # not 100 ms later
+    [(request, address)] = transport.sent
+    assert address == ("127.0.0.1", 40200) and f.decode_frame(request).flags == f.SM_SEND_SETUP_FLAG
+
+
+class _SteppingClock(ManualClock):
+    """Each read moves time on by ``step_ns`` (a duty cycle takes its time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.step_ns = 0
+
+    def __call__(self) -> int:
+        self.now_ns += self.step_ns
+        return self.now_ns
+
+
+def test_the_max_cycle_time_counters_keep_the_longest_cycle():
+    """The agents call propose_max only for a cycle longer than their longest so far: the counters still end on the
+    longest, and a cycle over the threshold is counted every time."""
+    counters, clock = Counters(), _SteppingClock()
+    agents = Agents(counters, clock)
+    for step_ns in (5_000, 40_000, 7_000, 200_000_000, 3_000, 150_000_000):
+        clock.step_ns = step_ns
+        agents.receiver.do_work()
+        agents.sender.do_work()
+    assert counters[ctr.RECEIVER_MAX_CYCLE_TIME] == counters[ctr.SENDER_MAX_CYCLE_TIME] == 200_000_000
+    assert counters[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED] == 2
+    assert counters[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED] == 2
+
+
+def test_the_data_mask_is_taken_only_after_data_went_into_an_image(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    signalled = []
+    agents.receiver.signal_data = signalled.append
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, _ = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    _cycles(agents, 3)
+    assert not endpoint.data_pending and agents.receiver.data_mask == 0 and signalled == []
+    transport.deliver(data_frame(0, b"a" * 32))
+    agents.receiver.do_work()
+    assert agents.receiver.data_mask != 0 and signalled == [agents.receiver.data_mask]
+    assert not endpoint.data_pending                                      # taken
+    agents.receiver.do_work()
+    assert agents.receiver.data_mask == 0 and len(signalled) == 1
+    image.close()
+
