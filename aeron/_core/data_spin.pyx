@@ -2,18 +2,21 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """DataSpin: a driver thread's spin between duty cycles, in compiled code (docs/wakeup.md).
 
-``set(passes, fds)`` (the driver thread, after each whole duty cycle) takes the send endpoints' compiled send passes
-and the receive sockets. ``wait(timeout_ns)`` then, with the GIL released, watches both until one has work or the
-time is up: a publication of a pass with a frame at its sender position and room under its sender limit (data offered
-and not yet sent), or a socket with a datagram waiting (``poll`` with no timeout). It returns True at once when there
+``set(passes, fds, counters)`` (the driver thread, after each whole duty cycle) takes the send endpoints' compiled
+send passes, the receive sockets and, optionally, counters whose every move matters (the subscriber positions of the
+images a receiver rebuilds: a reader's progress is what makes a status message due). ``wait(timeout_ns)`` then, with
+the GIL released, watches them until one has work or the time is up: a publication of a pass with a frame at its
+sender position and room under its sender limit (data offered and not yet sent), a socket with a datagram waiting
+(``poll`` with no timeout), or a counter no longer at the value it had at ``set``. It returns True at once when there
 is work, for the caller to run the data half of its duty cycle in one go; it sends and reads nothing itself. Each
-round costs a few loads per publication and one ``poll`` system call, against several microseconds of Python for a
-data half that finds nothing.
+round costs a few loads per publication and counter and one ``poll`` system call, against several microseconds of
+Python for a data half that finds nothing.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
 from aeron._core.atomic cimport cpu_pause, load_acquire_i64
+from aeron._core.counters cimport AtomicCounter
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 
@@ -59,18 +62,50 @@ cdef class DataSpin:
         self._fds = NULL
         self._fd_count = 0
         self._fd_capacity = 0
+        self._watched = []
+        self._watch_addrs = NULL
+        self._watch_values = NULL
+        self._watch_count = 0
+        self._watch_capacity = 0
         self.rounds = 0
 
     def __dealloc__(self):
         free(self._fds)
+        free(self._watch_addrs)
+        free(self._watch_values)
 
-    def set(self, passes, fds):
-        """Watch ``passes`` (SendPass objects) and ``fds`` (socket descriptors) from now on; replaces both."""
+    def set(self, passes, fds, counters=()):
+        """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
+        each for a move from its value now) from now on; replaces all three."""
         cdef int n = len(fds), i
+        cdef int c = len(counters)
         cdef pollfd *grown
+        cdef int64_t **grown_addrs
+        cdef int64_t *grown_values
+        cdef AtomicCounter counter
         for send_pass in passes:
             if not isinstance(send_pass, SendPass):
                 raise InvalidArgumentError(f"not a SendPass: {send_pass!r}")
+        for item in counters:
+            if not isinstance(item, AtomicCounter):
+                raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
+            (<AtomicCounter>item)._check()
+        if c > self._watch_capacity:
+            grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
+            if grown_addrs == NULL:
+                raise MemoryError()
+            self._watch_addrs = grown_addrs
+            grown_values = <int64_t *>realloc(self._watch_values, c * sizeof(int64_t))
+            if grown_values == NULL:
+                raise MemoryError()
+            self._watch_values = grown_values
+            self._watch_capacity = c
+        self._watched = list(counters)
+        for i in range(c):
+            counter = <AtomicCounter>self._watched[i]
+            self._watch_addrs[i] = counter.addr
+            self._watch_values[i] = load_acquire_i64(counter.addr)
+        self._watch_count = c
         if n > self._fd_capacity:
             grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
             if grown == NULL:
@@ -85,9 +120,9 @@ cdef class DataSpin:
         self._passes = list(passes)
 
     def ready(self):
-        """One look, without waiting: True when a watched pass has data to send or a socket has a datagram. For a
-        probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL kept: the ``poll``
-        has no timeout)."""
+        """One look, without waiting: True when a watched pass has data to send, a counter has moved or a socket has
+        a datagram. For a probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL
+        kept: the ``poll`` has no timeout)."""
         cdef SendPass send_pass
         cdef int j
         for item in self._passes:
@@ -95,7 +130,16 @@ cdef class DataSpin:
             for j in range(send_pass.count):
                 if _offered(&send_pass.slots[j]):
                     return True
+        if self._moved():
+            return True
         return self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+
+    cdef bint _moved(self) noexcept nogil:
+        cdef int i
+        for i in range(self._watch_count):
+            if load_acquire_i64(self._watch_addrs[i]) != self._watch_values[i]:
+                return True
+        return False
 
     def wait(self, int64_t timeout_ns):
         """True as soon as a watched pass has data to send or a socket has a datagram, False once ``timeout_ns``
@@ -130,6 +174,9 @@ cdef class DataSpin:
                         if ready:
                             break
                     if ready:
+                        break
+                    if self._moved():
+                        ready = True
                         break
                     if self._fd_count and poll(self._fds, <unsigned long>self._fd_count, 0) > 0:
                         ready = True

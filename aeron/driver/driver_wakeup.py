@@ -165,11 +165,13 @@ class SignallingAgent(Agent):
     def probe_spins(self, spins: int) -> None:
         """Run backoff's spin and yield phases (the first ``spins`` idle steps after a cycle with work: the
         BackoffIdleStrategy's max_spins + max_yields) as compiled probes rather than whole duty cycles: each step
-        first looks, in one compiled call, for data a send pass can send, a datagram on the sender's sockets (status
-        messages, NAKs), a client command or a command queued for these agents, and runs the whole duty cycle only
-        when it finds one; otherwise it returns 0 and the strategy spins or yields on. Timers and publisher limits
-        wait at most that many steps (the parks that follow run whole cycles as before). Not used while a publication
-        is sent one by one (no pass to probe), nor on a thread whose receiver has endpoints (see _arm_probe)."""
+        first looks, in one compiled call, for data a send pass can send, a datagram on the sender's or the receiver's
+        sockets (status messages, NAKs, data), a move of a subscriber position of the receiver's images (what makes a
+        status message due), a client command or a command queued for these agents, and runs the whole duty cycle
+        only when it finds one; otherwise it returns 0 and the strategy spins or yields on. Timers and publisher
+        limits wait at most that many steps (the parks that follow run whole cycles as before). Not used while a
+        publication is sent one by one (no pass to probe), nor while an image has a status message pending or a gap
+        whose NAK is timed (Receiver.probe_watch)."""
         self._probe_spins = max(0, spins)
 
     def _arm_probe(self) -> bool:
@@ -177,11 +179,17 @@ class SignallingAgent(Agent):
         passes = sender.send_passes() if sender is not None else []
         if passes is None:
             return False                # a publication sent one by one: only its own send finds its data
+        fds = sender.wait_fds() if sender is not None else []
+        positions: list[Any] = []
         if receiver is not None and receiver.endpoints:
-            # a receiving thread keeps whole cycles: probes reach the parks sooner, and a burst that arrives while it
-            # sleeps overflows the socket (more loss and NAKs, more CPU per received datagram in bench_driver_cpu)
-            return False
-        self._probe.set(passes, sender.wait_fds() if sender is not None else [])
+            # a receiving thread's probes also watch its images' subscriber positions: a reader's progress is what
+            # makes the next status message due (without it the sender would wait for its window until a whole cycle)
+            watched = receiver.probe_watch()
+            if watched is None:
+                return False            # a status message or a NAK due soon: whole cycles serve it
+            fds = fds + receiver.wait_fds()
+            positions = watched
+        self._probe.set(passes, fds, positions)
         return True
 
     def do_work(self) -> int:

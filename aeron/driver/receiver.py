@@ -151,6 +151,21 @@ class Receiver(Agent):
             self.signal_data(unsignalled)
         return work
 
+    def probe_watch(self) -> list[Any] | None:
+        """The counters a compiled probe between duty cycles watches, besides the sockets, so that it lets a whole
+        cycle run whenever this receiver may have more to do (driver_wakeup.SignallingAgent.probe_spins): the
+        subscriber positions of its images, whose moves make status messages due. None when an image has work that
+        only a duty cycle's timers see: a status message pending, a gap whose NAK is timed, error frames for a
+        rejection."""
+        positions: list[Any] = []
+        for image in self.images:
+            if image.sm_pending or image.loss_detector.gap_open or image.rejection_reason is not None:
+                return None
+            # a copy in one step: the conductor links and unlinks subscribers from its own thread
+            for link in list(image.subscribers.values()):
+                positions.append(link.position)
+        return positions
+
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most
         ``far_ns`` (wake-up idle strategy); data wakes it by its sockets."""

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
 from aeron._core.data_spin import DataSpin
 from aeron._core.send_pass import SendPass
 from aeron.common.errors import InvalidArgumentError
@@ -98,3 +100,25 @@ def test_ready_is_one_look_at_passes_and_sockets():
     finally:
         receiver.close()
         sender.close()
+
+
+def test_a_watched_counter_that_moves_ends_it():
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 4))
+    moving, still = AtomicCounter(values, 1), AtomicCounter(values, 2)
+    moving.set(100)
+    spin = DataSpin()
+    spin.set([], [], [moving, still])                   # their values now are the reference
+    assert spin.ready() is False and spin.wait(0) is False
+    moving.set(132)
+    assert spin.ready() is True and spin.wait(1_000_000_000) is True
+    spin.set([], [], [moving, still])                   # a new reference
+    assert spin.ready() is False
+    spin.set([], [])                                    # none watched any more
+    moving.set(164)
+    assert spin.ready() is False
+
+
+def test_only_counters_are_watched():
+    spin = DataSpin()
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [], [object()])

@@ -61,14 +61,20 @@ def rig(shm_dir, request):
         # no keepalive during a test: a client command makes a probe run the duty cycle, which the tests count
         client = Aeron.connect(ClientContext(aeron_dir=driver.aeron_dir, keepalive_interval_ns=60_000_000_000))
         publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{sink.getsockname()[1]}", 1001)
-        if getattr(request, "param", None) == "receiving":          # a receive endpoint on this driver's thread
+        param = getattr(request, "param", None)
+        if param in ("receiving", "image"):          # a receive endpoint on this driver's thread
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as free:
                 free.bind(("127.0.0.1", 0))
                 port = free.getsockname()[1]
-            client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+            subscription = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
             deadline = time.monotonic() + 5
             while not driver.conductor.receiver.endpoints and time.monotonic() < deadline:
                 time.sleep(0.001)
+            if param == "image":                     # ... and an image on it, from a publication of this driver
+                client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+                while not subscription.images and time.monotonic() < deadline:
+                    time.sleep(0.001)
+                assert subscription.images
         stop.set()
         thread.join(5)
         signalling = driver._invoker.agent
@@ -158,11 +164,48 @@ def test_a_client_command_ends_the_probes(rig):
     assert counting.cycles == cycles + 1
 
 
+def _receive_address(driver):
+    fd = driver.conductor.receiver.endpoints[0].transport.fileno()
+    with socket.fromfd(fd, socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        return sock.getsockname()
+
+
 @pytest.mark.parametrize("rig", ["receiving"], indirect=True)
-def test_a_thread_that_receives_keeps_whole_cycles(rig):
-    # probes reach the parks sooner: a burst that comes while the thread sleeps would overflow its receive socket
-    driver, signalling, counting, _, _ = rig
+def test_a_receiving_thread_probes_and_a_datagram_on_its_receive_socket_runs_the_cycle(rig):
+    driver, signalling, counting, _, sink = rig
     assert driver.conductor.receiver.endpoints
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
+    for _ in range(4):                      # nothing to do: probes, no duty cycle
+        assert driver.do_work() == 0
+    assert counting.cycles == cycles
+    sink.sendto(b"\0" * 8, _receive_address(driver))     # where data arrives
+    deadline = time.monotonic() + 5
+    while counting.cycles == cycles and time.monotonic() < deadline:
+        driver.do_work()
+    assert counting.cycles == cycles + 1
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_a_subscriber_position_that_moves_ends_a_receiving_threads_probes(rig):
+    # a reader's progress makes the image's next status message due: only a whole cycle sees it
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    [link] = image.subscribers.values()
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
+    assert driver.do_work() == 0 and counting.cycles == cycles
+    link.position.set_ordered(link.position.get() + 32)
+    driver.do_work()
+    assert counting.cycles == cycles + 1
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_a_receiving_thread_with_a_nak_timed_keeps_whole_cycles(rig):
+    # a gap's NAK goes when its timer expires, which only a whole cycle's rebuild tracking sees
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    _until_idle(driver)
+    image.loss_detector.gap_open = True     # as a scan that found a gap leaves it, its timer 10 s away
+    image.loss_detector.expiry_ns = time.monotonic_ns() + 10_000_000_000
     cycles = _probing_when_idle(driver, signalling, counting, 4)
     for _ in range(4):
         assert driver.do_work() == 0

@@ -225,3 +225,28 @@ def test_the_data_mask_is_taken_only_after_data_went_into_an_image(rig, tmp_path
     assert agents.receiver.data_mask == 0 and len(signalled) == 1
     image.close()
 
+
+def test_what_a_probe_watches_the_subscriber_positions_unless_a_timer_needs_whole_cycles(rig, tmp_path):
+    """Receiver.probe_watch (driver_wakeup probes): the images' subscriber positions, or None while a status message
+    is pending, a gap's NAK is timed or a rejected image sends error frames."""
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    assert agents.receiver.probe_watch() == []
+    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    _cycles(agents, 3)
+    assert [counter.counter_id for counter in agents.receiver.probe_watch()] == [subscriber.counter_id]
+    image.sm_pending = True
+    assert agents.receiver.probe_watch() is None
+    agents.receiver.do_work()                                             # sent
+    assert agents.receiver.probe_watch() is not None
+    transport.deliver(data_frame(64, b"a" * 32))                          # a gap before it
+    agents.receiver.do_work()
+    assert image.loss_detector.gap_open and agents.receiver.probe_watch() is None
+    transport.deliver(data_frame(0, b"a" * 32))                           # filled
+    agents.receiver.do_work()
+    assert not image.loss_detector.gap_open and agents.receiver.probe_watch() is not None
+    image.reject("test")
+    assert agents.receiver.probe_watch() is None
+    image.close()
