@@ -171,7 +171,7 @@ class DriverConductor(Agent):
         # resolves channels' endpoint and control names; the driver resolver also gossips with other drivers
         self.name_resolver = name_resolver_for(ctx, self.counters, self.system, self._log_resolver_error)
         self.command_queue = CommandQueue(producers=2)             # sender and receiver -> conductor
-        self._commands = self.command_queue._records               # looked at every duty cycle
+        self._commands = self.command_queue.records               # looked at every duty cycle
         self.network = NetworkResources(
             ctx, command_queue=self.command_queue, counters=self.counters,
             driver_counters=self.driver_counters, system=self.system, client_proxy=self.client_proxy,

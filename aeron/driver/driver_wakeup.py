@@ -157,7 +157,7 @@ class SignallingAgent(Agent):
         self._to_driver = conductor.to_driver if conductor in agents else None
         # the command queues of these agents that another driver thread fills (none when all three run here: then
         # only a duty cycle of this thread queues commands, and none runs while it probes)
-        self._foreign_queues = tuple(agent.command_queue._records for agent in agents) if self._peers else ()
+        self._foreign_queues = tuple(agent.command_queue.records for agent in agents) if self._peers else ()
 
     def on_start(self) -> None:
         self.agent.on_start()

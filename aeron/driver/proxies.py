@@ -53,6 +53,12 @@ class CommandQueue:
     def __len__(self) -> int:
         return len(self._records)
 
+    @property
+    def records(self) -> collections.deque[tuple]:
+        """The queue's records themselves, for a hot loop to test for emptiness (or count) without a call each time:
+        read-only by convention, taken once; offer and drain stay the only writers."""
+        return self._records
+
     def remaining_capacity(self) -> int:
         return self.capacity - len(self._records)
 

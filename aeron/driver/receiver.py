@@ -35,7 +35,7 @@ class Receiver(Agent):
         self.activity = 0           # commands and data inserted in the last cycle (not timers: see driver_wakeup)
         self.timer_slack_ns = 0     # how early its images' status messages may go (a parking thread's: driver_wakeup)
         self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
-        self._commands = self.command_queue._records
+        self._commands = self.command_queue.records
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
         self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]

@@ -36,7 +36,7 @@ class Sender(Agent):
         self._last_control_poll_ns = 0
         self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
-        self._commands = self.command_queue._records
+        self._commands = self.command_queue.records
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
         self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
