@@ -35,6 +35,11 @@ cdef extern from "<poll.h>" nogil:
     int poll(pollfd *fds, unsigned long nfds, int timeout)
 
 
+# DataSpin.probe's verdicts (0: nothing)
+PROBE_SEND = 1
+PROBE_OTHER = 2
+
+
 cdef inline int64_t _now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -133,6 +138,23 @@ cdef class DataSpin:
         if self._moved():
             return True
         return self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+
+    def probe(self):
+        """``ready()`` told apart, for a probe that may send without a whole duty cycle: 0 when nothing is found,
+        PROBE_SEND when the only thing found is data a watched pass can send (no socket has a datagram, no counter
+        moved: the send pass alone has work), PROBE_OTHER when a socket has a datagram or a counter moved."""
+        cdef SendPass send_pass
+        cdef int j
+        if self._moved():
+            return PROBE_OTHER
+        if self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0:
+            return PROBE_OTHER
+        for item in self._passes:
+            send_pass = <SendPass>item
+            for j in range(send_pass.count):
+                if _offered(&send_pass.slots[j]):
+                    return PROBE_SEND
+        return 0
 
     cdef bint _moved(self) noexcept nogil:
         cdef int i

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aeron._core.data_spin import DataSpin
+from aeron._core.data_spin import PROBE_OTHER, PROBE_SEND, DataSpin
 from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
                                  WakeupBoard, new_waiter)
@@ -26,6 +26,11 @@ _INT64_MAX = (1 << 63) - 1
 # status messages up on one wake-up within a few intervals (docs/wakeup.md). Aeron's intervals are maxima: a timer
 # runs early, never late, and its wake-up is still at the interval's end.
 TIMER_SLACK_NS = 50_000_000
+
+# With backoff, how many batches a stream being sent may go in send passes alone (each one compiled call: up to
+# max.messages.per.send datagrams of each publication) before the rest of a duty cycle runs: the conductor, status
+# messages and timers wait at most that many batches, and a cycle of Python is paid once per as many batches.
+SEND_PASSES_PER_CYCLE = 8
 
 
 def agent_mask(conductor: Any, agents: tuple[Any, ...]) -> int:
@@ -153,11 +158,13 @@ class SignallingAgent(Agent):
         self._probe = DataSpin()
         self._probe_spins = 0
         self._probes_left = 0
+        self._passes_left = 0          # send passes a probe may still run alone before a whole cycle
+        self._owed = False             # a probe's send pass sent: the rest of the duty cycle is owed
         self._armed = False
         self._to_driver = conductor.to_driver if conductor in agents else None
-        # the command queues of these agents that another driver thread fills (none when all three run here: then
-        # only a duty cycle of this thread queues commands, and none runs while it probes)
-        self._foreign_queues = tuple(agent.command_queue.records for agent in agents) if self._peers else ()
+        # these agents' command queues: another driver thread fills them, or, all three agents here, the cycle that
+        # armed the probes (the conductor queues for the sender and the receiver)
+        self._queues = tuple(agent.command_queue.records for agent in agents)
 
     def on_start(self) -> None:
         self.agent.on_start()
@@ -171,7 +178,13 @@ class SignallingAgent(Agent):
         only when it finds one; otherwise it returns 0 and the strategy spins or yields on. Timers and publisher
         limits wait at most that many steps (the parks that follow run whole cycles as before). Not used while a
         publication is sent one by one (no pass to probe), nor while an image has a status message pending or a gap
-        whose NAK is timed (Receiver.probe_watch)."""
+        whose NAK is timed (Receiver.probe_watch).
+
+        A stream being sent skips the whole cycles between its batches: after a cycle that sent data the probes start
+        at once, and a probe that finds only offered data to send (no datagram, no command, no position moved) runs
+        the send passes alone, up to SEND_PASSES_PER_CYCLE times in a row; the rest of the duty cycle is then owed
+        and runs at the first probe that finds anything else, or nothing (the stream paused: its publisher's limit
+        and the timers come next)."""
         self._probe_spins = max(0, spins)
 
     def _arm_probe(self) -> bool:
@@ -196,17 +209,41 @@ class SignallingAgent(Agent):
         if self._probes_left:
             self._probes_left -= 1
             to_driver = self._to_driver
-            if not (self._probe.ready() or to_driver is not None and to_driver.size() > 0 or
-                    any(self._foreign_queues)):
+            if to_driver is not None and to_driver.size() > 0 or any(self._queues):
+                found = PROBE_OTHER
+            else:
+                found = self._probe.probe()
+            if found == PROBE_SEND and self._passes_left:
+                # only offered data to send: the send passes alone (a compiled call), the rest of the cycle owed
+                self._passes_left -= 1
+                self._probes_left = self._probe_spins
+                if self._sender.send_data():                    # type: ignore[union-attr]
+                    self._owed = True
+                    return 1
+                return 0
+            if not found and not self._owed:
                 return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
-            self._probes_left = 0
+            self._probes_left = 0       # something else to do, or the data stopped with the rest of a cycle owed
         work = self.agent.do_work()
+        owed = self._owed
+        self._owed = False
+        if owed and work == 0:
+            # the rest of a cycle whose data went in send passes: backoff goes on from that data, probing
+            self._armed = True
         if work > 0:
-            self._armed = self._probe_spins > 0
+            sender = self._sender
+            if sender is not None and sender.sent_data and self._probe_spins and self._arm_probe():
+                # a stream being sent: probes at once, so that its next batches can go in send passes alone
+                self._probes_left = self._probe_spins
+                self._passes_left = SEND_PASSES_PER_CYCLE
+                self._armed = False
+            else:
+                self._armed = self._probe_spins > 0
         elif self._armed:               # the first idle cycle after work: backoff starts
             self._armed = False
             if self._arm_probe():
                 self._probes_left = self._probe_spins
+                self._passes_left = SEND_PASSES_PER_CYCLE
         mask = 0
         for queue, bit in self._peers:
             if queue:

@@ -35,6 +35,7 @@ class Sender(Agent):
         self._cycles = 0
         self._last_control_poll_ns = 0
         self.activity = 0           # commands and data sent in the last cycle (not timers: see driver_wakeup)
+        self.sent_data = 0          # data bytes sent in the last cycle (driver_wakeup: a stream being sent)
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
         self._commands = self.command_queue.records
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
@@ -98,6 +99,7 @@ class Sender(Agent):
         if not polled and (sent == 0 or self._cycles % CONTROL_POLL_RATIO == 0):
             work += self._poll_control(start)
         self.activity = commands + sent
+        self.sent_data = sent
         cycle = self._nano_clock() - start
         if cycle > self._max_cycle_ns:          # only this agent writes the counter: only a new maximum needs the call
             self._max_cycle_ns = cycle

@@ -17,6 +17,7 @@ from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.common.agent import BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
+from aeron.driver.driver_wakeup import SEND_PASSES_PER_CYCLE
 from tests.driver.fakes import status_message
 
 
@@ -42,8 +43,11 @@ class CountingAgent:
 def rig(shm_dir, request):
     """An INVOKER driver with a unicast publication whose endpoint nobody listens on; yields (driver, signalling
     agent, counting agent, publication, the publication's destination address)."""
+    param = getattr(request, "param", None)
+    # "batch1": one datagram per publication per send pass, so that a few offers make several batches
     driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"), threading_mode=ThreadingMode.INVOKER,
                                         counters_buffer_length=1 << 20, term_buffer_length=65536,
+                                        network_publication_max_messages_per_send=1 if param == "batch1" else 16,
                                         client_liveness_timeout_ns=120_000_000_000,
                                         publication_unblock_timeout_ns=180_000_000_000))
     stop = threading.Event()
@@ -61,7 +65,6 @@ def rig(shm_dir, request):
         # no keepalive during a test: a client command makes a probe run the duty cycle, which the tests count
         client = Aeron.connect(ClientContext(aeron_dir=driver.aeron_dir, keepalive_interval_ns=60_000_000_000))
         publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{sink.getsockname()[1]}", 1001)
-        param = getattr(request, "param", None)
         if param in ("receiving", "image"):          # a receive endpoint on this driver's thread
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as free:
                 free.bind(("127.0.0.1", 0))
@@ -132,11 +135,10 @@ def test_a_probe_that_finds_a_datagram_runs_the_cycle(rig):
     assert counting.cycles == cycles + 1
 
 
-def test_a_probe_that_finds_offered_data_runs_the_cycle_that_sends_it(rig):
-    driver, signalling, counting, publication, sink = rig
+def _connected(driver, publication, sink, window=32768):
     # a receiver's status message opens the window (position 0 of the initial term)
     sink.sendto(status_message(session_id=publication.session_id, stream_id=1001,
-                               term_id=publication.initial_term_id, window=32768), _endpoint_address(driver))
+                               term_id=publication.initial_term_id, window=window), _endpoint_address(driver))
     deadline = time.monotonic() + 5
     while not publication.is_connected and time.monotonic() < deadline:
         driver.do_work()
@@ -146,13 +148,60 @@ def test_a_probe_that_finds_offered_data_runs_the_cycle_that_sends_it(rig):
     with contextlib.suppress(BlockingIOError):
         while True:
             sink.recv(65536)                           # the SETUPs sent so far
+    sink.setblocking(True)
+
+
+def _data_frames(sink, count):
+    sink.settimeout(5.0)
+    frames = [sink.recv(65536) for _ in range(count)]
+    assert all(frame[6] == HDR_TYPE_DATA for frame in frames)
+    return frames
+
+
+def test_a_probe_that_finds_offered_data_sends_it_in_a_send_pass_and_the_cycle_follows(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
     cycles = _probing_when_idle(driver, signalling, counting, 8)
     assert driver.do_work() == 0 and counting.cycles == cycles
     assert publication.offer(b"m" * 100) > 0
+    assert driver.do_work() > 0 and counting.cycles == cycles        # the send pass alone
+    [frame] = _data_frames(sink, 1)
+    assert frame[32:132] == b"m" * 100
+    driver.do_work()                        # the stream paused: the rest of the cycle, owed, runs now
+    assert counting.cycles == cycles + 1
+
+
+@pytest.mark.parametrize("rig", ["batch1"], indirect=True)
+def test_send_passes_alone_are_bounded_and_a_cycle_that_sent_probes_at_once(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
+    passes = SEND_PASSES_PER_CYCLE
+    payload = b"s" * publication.max_payload_length        # one frame fills a datagram: one batch each
+    for _ in range(passes + 3):
+        assert publication.offer(payload) > 0
+    for _ in range(passes):
+        assert driver.do_work() > 0
+    assert counting.cycles == cycles
+    assert driver.do_work() > 0 and counting.cycles == cycles + 1    # then a whole cycle, which sends a batch too
+    assert driver.do_work() > 0 and counting.cycles == cycles + 1    # and probes again at once: a send pass
     assert driver.do_work() > 0 and counting.cycles == cycles + 1
-    sink.settimeout(5.0)
-    frame = sink.recv(65536)
-    assert frame[6] == HDR_TYPE_DATA and frame[32:132] == b"m" * 100
+    driver.do_work()                                                  # all sent: the owed cycle
+    assert counting.cycles == cycles + 2
+    assert [len(frame) for frame in _data_frames(sink, passes + 3)] == [32 + len(payload)] * (passes + 3)
+
+
+def test_a_probe_that_finds_offered_data_and_a_datagram_runs_the_cycle(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
+    assert publication.offer(b"m" * 100) > 0
+    sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
+    deadline = time.monotonic() + 5
+    while counting.cycles == cycles and time.monotonic() < deadline:
+        driver.do_work()
+    assert counting.cycles == cycles + 1
+    _data_frames(sink, 1)
 
 
 def test_a_client_command_ends_the_probes(rig):
