@@ -11,7 +11,7 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
-from aeron._core.data_spin import DataSpin
+from aeron._core.data_spin import PROBE_OTHER, PROBE_SEND, DataSpin
 from aeron._core.send_pass import SendPass
 from aeron.common.errors import InvalidArgumentError
 from tests._core.test_send_pass import Publication
@@ -122,3 +122,36 @@ def test_only_counters_are_watched():
     spin = DataSpin()
     with pytest.raises(InvalidArgumentError):
         spin.set([], [], [object()])
+
+
+def test_probe_tells_data_to_send_alone_from_anything_else():
+    # PROBE_SEND lets a backoff probe run the send passes without a whole duty cycle: only when nothing else waits
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        receiver.bind(("127.0.0.1", 0))
+        values = AtomicBuffer(bytearray(COUNTER_LENGTH * 2))
+        position = AtomicCounter(values, 1)
+        publication = Publication(11)
+        send_pass = SendPass()
+        send_pass.set_publications([publication.entry()])
+        spin = DataSpin()
+        spin.set([send_pass], [receiver.fileno()], [position])
+        assert spin.probe() == 0
+        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+        assert spin.probe() == PROBE_SEND
+        sender.sendto(b"x", receiver.getsockname())
+        deadline = time.monotonic() + 5
+        while spin.probe() != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
+            time.sleep(0.001)
+        assert spin.probe() == PROBE_OTHER              # a datagram waits too: the whole cycle reads it
+        assert receiver.recv(16) == b"x"
+        assert spin.probe() == PROBE_SEND
+        position.set(32)
+        assert spin.probe() == PROBE_OTHER              # a reader moved: a status message may be due
+        spin.set([send_pass], [receiver.fileno()], [position])
+        publication.snd_pos.set_ordered(publication.snd_lmt.get())
+        assert spin.probe() == 0
+    finally:
+        receiver.close()
+        sender.close()
