@@ -3,7 +3,7 @@
 // machine (perf/bench_wakeup.py compiles and runs it beside our driver and samples).
 //
 //     cc -O2 -o bare_wakeup perf/bare_wakeup.c
-//     bare_wakeup <pings> <warm-up> [spin_ns]
+//     bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages]
 //
 // Three processes, as in our UDP ping-pong on one driver: a "driver" and two clients, "ping" and "pong". A client
 // offers by writing a sequence number to shared memory (its publication); the driver, spinning (its data spin),
@@ -14,6 +14,9 @@
 // its slot parked, checks its image once more and sleeps in FUTEX_WAIT on the slot (the driver swaps the slot
 // from parked to woken before its FUTEX_WAKE, so a wake-up is never lost). The ping times each round trip from
 // its offer to the pong's arrival in its image. Prints one JSON line: p10, p50, p90, p99 in microseconds.
+// touch_pages (an experiment, default 0): after each offer, before it waits, a client writes one byte in each of
+// that many pages of its own, as an interpreter's run touches its code and objects: what a larger working set per
+// wake-up costs on this machine (docs/wakeup.md).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
@@ -66,8 +69,19 @@ static int udp_socket(struct sockaddr_in *bound) {
     return fd;
 }
 
+// a client's working set beyond this loop's (touch_pages): one byte written in each of that many distinct pages
+static volatile char *working_set;
+static int64_t touch_pages;
+
+static void touch_working_set(void) {
+    for (int64_t i = 0; i < touch_pages; i++) {
+        working_set[i * 4096 + 64]++;
+    }
+}
+
 // waits until the client's image holds `sequence`: spin for spin_ns, then park
 static void await_image(client_t *c, int64_t sequence, int64_t spin_ns) {
+    touch_working_set();
     int64_t start = now_ns();
     while (atomic_load_explicit(&c->image, memory_order_acquire) < sequence) {
         if (now_ns() - start < spin_ns) {
@@ -110,10 +124,26 @@ static int compare(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns]\n");
+        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages]\n");
         return 2;
     }
     int64_t pings = atoll(argv[1]), warm_up = atoll(argv[2]), spin_ns = argc > 3 ? atoll(argv[3]) : 0;
+    touch_pages = argc > 4 ? atoll(argv[4]) : 0;
+    if (touch_pages < 0 || touch_pages > (1 << 20)) {
+        fprintf(stderr, "touch_pages must be 0 to %d\n", 1 << 20);
+        return 2;
+    }
+    if (touch_pages > 0) {                              // each client's own copy after fork, pages made resident here
+        working_set = mmap(NULL, (size_t)touch_pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                           -1, 0);
+        if (working_set == MAP_FAILED) {
+            fprintf(stderr, "no memory for the working set\n");
+            return 2;
+        }
+        for (int64_t i = 0; i < touch_pages; i++) {
+            working_set[i * 4096] = 1;
+        }
+    }
     int64_t total = pings + warm_up;
     shared_t *s = mmap(NULL, sizeof(shared_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (s == MAP_FAILED || pings <= 0 || warm_up < 0) {

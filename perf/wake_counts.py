@@ -84,13 +84,16 @@ def _stamp(code: str, _clock=time.perf_counter_ns, _append=_STAMPS.append) -> No
 
 
 class _StampedWaiter:
-    """A waiter whose ``wait`` stamps its return (``code``): when a sleeper woke."""
+    """A waiter whose ``wait`` stamps its start (``code`` with P for W: when a client parked) and its return
+    (``code``: when a sleeper woke)."""
 
     def __init__(self, waiter, code: str) -> None:
         self._waiter = waiter
         self._code = code
+        self._park_code = code[:-1] + "P"
 
     def wait(self, timeout_ns, fds=None):
+        _stamp(self._park_code)
         woken = self._waiter.wait(timeout_ns, fds)
         _stamp(self._code)
         return woken
@@ -188,6 +191,18 @@ def run_driver(out: str, args: list[str]) -> int:
                 return sent
 
             setattr(SendChannelEndpoint, name, stamped)
+        from aeron.driver.receiver import Receiver
+        original_poll_data = Receiver.poll_data
+
+        def poll_data(self):
+            # the compiled receive has inserted and woken the subscribers by the time it returns: "inserted" is
+            # stamped after the fact (R with no stream: the receive does not say which stream it was)
+            read = original_poll_data(self)
+            if read:
+                _stamp("R0")
+            return read
+
+        Receiver.poll_data = poll_data
     fast_counts = [0, 0]
     cycle_kinds = {"active": 0, "timer_only": 0, "no_work": 0, "spin_owed": 0}
     original_signalling_do_work = SignallingAgent.do_work
@@ -277,6 +292,8 @@ def _patch_client_idle(captured: list, role: str = "") -> None:
             idle.waiter = _StampedWaiter(idle.waiter, role[:2].upper() + "W")
         if os.environ.get("WAKE_COUNTS_CLIENT_SPIN_NS"):
             idle.spin_ns = int(os.environ["WAKE_COUNTS_CLIENT_SPIN_NS"])
+        if os.environ.get("WAKE_COUNTS_CLIENT_PARK_NS"):
+            idle.max_park_ns = idle.park_bound_ns = int(os.environ["WAKE_COUNTS_CLIENT_PARK_NS"])
         captured.append((idle, client))
         return idle
 
@@ -507,12 +524,31 @@ def _hops(tmp: str, pings: int) -> list:
             previous = stamps[j][0]
             k = j
     labels = [f"{_HOPS[h][1]} -> {(_HOPS[1:] + (('PIO', 'next ping offer'),))[h][1]}" for h in range(len(_HOPS))]
+    # beside the chain: each client's tail, from its offer until it parks (it shares a core with the other client,
+    # whose wake-up waits behind it)
+    for offer, park, label in (("PIO", "PIP", "ping offer -> ping parked"), ("POO", "POP", "pong offer -> pong parked")):
+        tails: list[float] = []
+        lost = 0
+        window = stamps[starts[0]:starts[-1]] if len(starts) > 1 else []
+        for i, (t, code) in enumerate(window):
+            if code != offer:
+                continue
+            j = i + 1
+            while j < len(window) and window[j][1] not in (park, offer):
+                j += 1
+            if j < len(window) and window[j][1] == park:
+                tails.append((window[j][0] - t) / 1000)
+            else:
+                lost += 1
+        labels.append(label)
+        segments.append(tails)
+        missing.append(lost)
     out = []
     for h, values in enumerate(segments):
         if values:
             values.sort()
             out.append((labels[h], values[len(values) // 10], values[len(values) // 2], values[9 * len(values) // 10],
-                        missing[h] / len(values)))
+                        missing[h] / (len(values) + (missing[h] if h >= len(_HOPS) else 0))))
     return out
 
 

@@ -755,11 +755,16 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         bound = self.park_bound_ns
         cap = self.quiet_park_ns
         quiet = self.quiet
-        if quiet is not None and bound >= cap:
-            # asked only once the bound has grown that far: a busy thread's parks (1 ms bound) pay nothing for it
-            cap = quiet(cap)
-            if bound > cap:
+        if quiet is not None:
+            longest = quiet(cap)
+            if longest > cap:
+                # every writer signals (our driver says so): the bound guards against nobody, and a park's timer
+                # shorter than the scheduler tick costs a reprogrammed clock event on the way in and out, which
+                # doubled a UDP round trip here (docs/wakeup.md); the bound of its own is kept for when that ends
+                bound = longest
+            elif bound > cap:
                 bound = self.park_bound_ns = cap     # the long bound was withdrawn (a writer that does not signal)
+            cap = longest
         timeout = bound
         timers = self.timers
         if timers is not None:

@@ -377,15 +377,42 @@ def test_the_quiet_bound_follows_what_quiet_allows():
     idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     cap = [64000]
     idle.bind(waiter, None, timers, quiet=lambda quiet_ns: max(quiet_ns, cap[0]))
-    for _ in range(20):
+    cap[0] = 0                                          # no long bound: 1 ms doubling to the quiet bound
+    for _ in range(8):
         idle.idle(0)
     waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
-    assert waits[:6] == [4000, 8000, 16000, 32000, 64000, 64000]      # doubling past 16 ms to the long bound
+    assert waits[:4] == [4000, 8000, 16000, 16000]
+    cap[0] = 64000                                      # every writer signals: the long bound from the next park on
+    idle.reset()                                        # (work came: the bound of its own is back to 1 ms)
+    waiter.calls.clear()
+    for _ in range(6):
+        idle.idle(0)
+    waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert len(waits) >= 3 and set(waits) == {64000}
     cap[0] = 0                                          # withdrawn (a client that does not signal arrived)
     waiter.calls.clear()
-    idle.idle(0)
-    idle.idle(0)
-    assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [16000, 16000]
+    for _ in range(4):
+        idle.idle(0)
+    assert [call[1] for call in waiter.calls if isinstance(call, tuple)][:2] == [4000, 8000]   # its own, from 1 ms
+
+
+def test_a_park_woken_keeps_the_long_bound_while_every_writer_signals():
+    # a ping-pong's parks all end by a wake-up: with the old rule (the long bound only once the bound had grown
+    # by timeouts) each armed a 1 ms timer, shorter than the scheduler tick, which cost a reprogrammed clock event
+    # on the way in and out of every park
+    class WokenWaiter(FakeWaiter):
+        def wait(self, timeout_ns, fds=None):
+            super().wait(timeout_ns, fds)
+            return True
+
+    waiter = WokenWaiter()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, quiet=lambda quiet_ns: 100_000)         # a client's: no timers
+    for _ in range(3):
+        idle.idle(0)
+        idle.idle(0)
+        idle.idle(1)                                    # the poll after the wake-up found data
+    assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [100_000] * 3
 
 
 def test_a_park_ends_when_the_next_timer_is_due():
