@@ -3,7 +3,7 @@
 // machine (perf/bench_wakeup.py compiles and runs it beside our driver and samples).
 //
 //     cc -O2 -o bare_wakeup perf/bare_wakeup.c
-//     bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages]
+//     bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns]
 //
 // Three processes, as in our UDP ping-pong on one driver: a "driver" and two clients, "ping" and "pong". A client
 // offers by writing a sequence number to shared memory (its publication); the driver, spinning (its data spin),
@@ -16,7 +16,8 @@
 // its offer to the pong's arrival in its image. Prints one JSON line: p10, p50, p90, p99 in microseconds.
 // touch_pages (an experiment, default 0): after each offer, before it waits, a client writes one byte in each of
 // that many pages of its own, as an interpreter's run touches its code and objects: what a larger working set per
-// wake-up costs on this machine (docs/wakeup.md).
+// wake-up costs on this machine (docs/wakeup.md). park_timeout_ns (an experiment, default 0: none): each FUTEX_WAIT
+// bounded by that timeout, as a bounded park is.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
@@ -53,8 +54,12 @@ static int64_t now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static struct timespec park_timeout;             // zero: a park waits with no timeout
+
 static long futex(_Atomic int32_t *word, int op, int32_t value) {
-    return syscall(SYS_futex, (int32_t *)word, op, value, NULL, NULL, 0);
+    const struct timespec *timeout = op == FUTEX_WAIT && (park_timeout.tv_sec || park_timeout.tv_nsec) ? &park_timeout
+                                                                                                     : NULL;
+    return syscall(SYS_futex, (int32_t *)word, op, value, timeout, NULL, 0);
 }
 
 static int udp_socket(struct sockaddr_in *bound) {
@@ -124,11 +129,18 @@ static int compare(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages]\n");
+        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns]\n");
         return 2;
     }
     int64_t pings = atoll(argv[1]), warm_up = atoll(argv[2]), spin_ns = argc > 3 ? atoll(argv[3]) : 0;
     touch_pages = argc > 4 ? atoll(argv[4]) : 0;
+    int64_t timeout_ns = argc > 5 ? atoll(argv[5]) : 0;
+    if (timeout_ns < 0) {
+        fprintf(stderr, "park_timeout_ns must be >= 0\n");
+        return 2;
+    }
+    park_timeout.tv_sec = timeout_ns / 1000000000;
+    park_timeout.tv_nsec = timeout_ns % 1000000000;
     if (touch_pages < 0 || touch_pages > (1 << 20)) {
         fprintf(stderr, "touch_pages must be 0 to %d\n", 1 << 20);
         return 2;
