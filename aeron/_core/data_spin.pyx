@@ -128,16 +128,7 @@ cdef class DataSpin:
         """One look, without waiting: True when a watched pass has data to send, a counter has moved or a socket has
         a datagram. For a probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL
         kept: the ``poll`` has no timeout)."""
-        cdef SendPass send_pass
-        cdef int j
-        for item in self._passes:
-            send_pass = <SendPass>item
-            for j in range(send_pass.count):
-                if _offered(&send_pass.slots[j]):
-                    return True
-        if self._moved():
-            return True
-        return self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+        return self.probe() != 0
 
     def probe(self):
         """``ready()`` told apart, for a probe that may send without a whole duty cycle: 0 when nothing is found,

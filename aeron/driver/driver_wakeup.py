@@ -225,11 +225,8 @@ class SignallingAgent(Agent):
                 return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
             self._probes_left = 0       # something else to do, or the data stopped with the rest of a cycle owed
         work = self.agent.do_work()
-        owed = self._owed
+        owed = self._owed           # this cycle was the rest of one whose data went in send passes alone
         self._owed = False
-        if owed and work == 0:
-            # the rest of a cycle whose data went in send passes: backoff goes on from that data, probing
-            self._armed = True
         if work > 0:
             sender = self._sender
             if sender is not None and sender.sent_data and self._probe_spins and self._arm_probe():
@@ -239,7 +236,7 @@ class SignallingAgent(Agent):
                 self._armed = False
             else:
                 self._armed = self._probe_spins > 0
-        elif self._armed:               # the first idle cycle after work: backoff starts
+        elif self._armed or owed:       # the first idle cycle after work (or after those passes): backoff starts
             self._armed = False
             if self._arm_probe():
                 self._probes_left = self._probe_spins
