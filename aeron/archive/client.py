@@ -32,7 +32,7 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
                                       SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
                                       TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri, parse_duration_ns,
                                       parse_size)
-from aeron.common.errors import ConfigurationError, IllegalStateError
+from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.version import __version__
 
 T = TypeVar("T")
@@ -311,22 +311,45 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
             raise ArchiveTimeoutError(f"Archive connect timeout: step={step} publication={ctx.control_request_channel}"
                                       f" subscription={ctx.control_response_channel}")
 
+    def temporarily_unavailable(exc: RegistrationError) -> bool:
+        # an endpoint of the same channel still closing (a client of the same channel just closed): the add is
+        # made again, as AeronArchive.AsyncConnect does; any other refusal ends the connect
+        return exc.error_code == ErrorCode.RESOURCE_TEMPORARILY_UNAVAILABLE
+
     subscription_id = publication_id = NULL_VALUE     # async adds not answered yet
     try:
-        registration_id = subscription_id = aeron.async_add_subscription(
-            ctx.control_response_channel, ctx.control_response_stream_id, None, on_unavailable)
-        while (subscription := aeron.get_subscription(registration_id)) is None:
-            check("AWAIT_SUBSCRIPTION")
-            yield 0
+        while True:
+            registration_id = subscription_id = aeron.async_add_subscription(
+                ctx.control_response_channel, ctx.control_response_stream_id, None, on_unavailable)
+            try:
+                while (subscription := aeron.get_subscription(registration_id)) is None:
+                    check("AWAIT_SUBSCRIPTION")
+                    yield 0
+                break
+            except RegistrationError as exc:
+                subscription_id = NULL_VALUE
+                if not temporarily_unavailable(exc):
+                    raise
+                check("AWAIT_SUBSCRIPTION")
+                yield 0
         if ChannelUri.parse(ctx.control_response_channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
             request = ChannelUri.parse(ctx.control_request_channel)
             request.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(subscription.registration_id))
             ctx.control_request_channel = str(request)
-        registration_id = publication_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
-                                                                                 ctx.control_request_stream_id)
-        while (publication := aeron.get_exclusive_publication(registration_id)) is None:
-            check("ADD_PUBLICATION")
-            yield 0
+        while True:
+            registration_id = publication_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
+                                                                                     ctx.control_request_stream_id)
+            try:
+                while (publication := aeron.get_exclusive_publication(registration_id)) is None:
+                    check("ADD_PUBLICATION")
+                    yield 0
+                break
+            except RegistrationError as exc:
+                publication_id = NULL_VALUE
+                if not temporarily_unavailable(exc):
+                    raise
+                check("ADD_PUBLICATION")
+                yield 0
         proxy = ArchiveProxy(publication, ctx.message_retry_attempts, ctx.credentials_supplier,
                              f"name={ctx.client_name} version={__version__}")
         poller = ControlResponsePoller(subscription)

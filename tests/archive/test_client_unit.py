@@ -488,6 +488,45 @@ def test_async_connect_steps_without_blocking_and_close_abandons_it(driver):
         fake.close()
 
 
+@pytest.mark.parametrize("kind", ["subscription", "exclusive_publication"])
+@pytest.mark.parametrize("code, connects", [(common_errors.ErrorCode.RESOURCE_TEMPORARILY_UNAVAILABLE, True),
+                                            (common_errors.ErrorCode.GENERIC_ERROR, False)])
+def test_connect_adds_again_only_while_the_driver_says_temporarily_unavailable(driver, monkeypatch, kind, code,
+                                                                                connects):
+    # an endpoint of the same channel still closing (a client of that channel just closed): AeronArchive.AsyncConnect
+    # makes the add again; any other refusal ends the connect
+    fake = FakeArchive(driver.aeron_dir)
+    try:
+        with Aeron.connect(AeronContext(aeron_dir=driver.aeron_dir)) as aeron:
+            refused: list[int] = []
+            add, get = getattr(aeron, f"async_add_{kind}"), getattr(aeron, f"get_{kind}")
+            refused_id = 1 << 60                        # an add the driver refused: nothing of it is left
+
+            def add_refused_once(*args, **kwargs):
+                return refused_id if not refused else add(*args, **kwargs)
+
+            def get_refused_once(registration_id):
+                if registration_id == refused_id:
+                    refused.append(registration_id)
+                    raise common_errors.RegistrationError(code, "refused by the test", registration_id)
+                return get(registration_id)
+
+            monkeypatch.setattr(aeron, f"async_add_{kind}", add_refused_once)
+            monkeypatch.setattr(aeron, f"get_{kind}", get_refused_once)
+            ctx = ipc_context(driver.aeron_dir)
+            ctx.aeron = aeron
+            if connects:
+                with AeronArchive.connect(ctx) as archive:
+                    assert archive.archive_id == 4242
+            else:
+                with pytest.raises(common_errors.RegistrationError) as raised:
+                    AeronArchive.connect(ctx)
+                assert raised.value.error_code == code
+            assert len(refused) == 1
+    finally:
+        fake.close()
+
+
 def test_connect_answers_a_challenge_with_the_credentials_supplier(driver):
     def respond(request: Any, reply: Reply) -> None:
         name = type(request).__name__
