@@ -13,6 +13,7 @@ process down, so the other counts are taken in a run without it).
 Experiment knobs (environment): WAKE_COUNTS_ROOT=<checkout> runs that checkout's code (before/after pairs);
 WAKE_COUNTS_TIMING=1 adds each driver agent's time per duty cycle;
 WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's and the samples' spin times,
+WAKE_COUNTS_CLIENT_YIELD_NS the samples' yield time before a park,
 WAKE_COUNTS_DATA_SPIN_NS and WAKE_COUNTS_FULL_CYCLE_DEFER_NS the driver's data spin and how long it defers the rest
 of a duty cycle; WAKE_COUNTS_STAMPS=1 adds the time between the milestones of a round trip (CLOCK_MONOTONIC stamps
 in the three processes: ping offer, driver send, insert, pong wake-up, ...), p10/p50/p90.
@@ -92,9 +93,9 @@ class _StampedWaiter:
         self._code = code
         self._park_code = code[:-1] + "P"
 
-    def wait(self, timeout_ns, fds=None):
+    def wait(self, timeout_ns, fds=None, yield_ns=0):
         _stamp(self._park_code)
-        woken = self._waiter.wait(timeout_ns, fds)
+        woken = self._waiter.wait(timeout_ns, fds, yield_ns) if yield_ns else self._waiter.wait(timeout_ns, fds)
         _stamp(self._code)
         return woken
 
@@ -132,6 +133,10 @@ def _sleepers(idles: list) -> dict:
         if waiter is not None:
             stats["woken"] += waiter.wakeups
             stats["timeouts"] += waiter.timeouts
+            if getattr(waiter, "yield_phases", 0):       # a futex waiter that yields before it sleeps
+                for key, name in (("yield_phases", "yield_phases"), ("yield_wakeups", "yield_woken"),
+                                  ("yields_timed_out", "yields_timed_out"), ("yields_contended", "yields_contended")):
+                    stats[name] = stats.get(name, 0) + getattr(waiter, key)
     return stats
 
 
@@ -292,6 +297,8 @@ def _patch_client_idle(captured: list, role: str = "") -> None:
             idle.waiter = _StampedWaiter(idle.waiter, role[:2].upper() + "W")
         if os.environ.get("WAKE_COUNTS_CLIENT_SPIN_NS"):
             idle.spin_ns = int(os.environ["WAKE_COUNTS_CLIENT_SPIN_NS"])
+        if os.environ.get("WAKE_COUNTS_CLIENT_YIELD_NS"):
+            idle.yield_ns = int(os.environ["WAKE_COUNTS_CLIENT_YIELD_NS"])
         if os.environ.get("WAKE_COUNTS_CLIENT_PARK_NS"):
             idle.max_park_ns = idle.park_bound_ns = int(os.environ["WAKE_COUNTS_CLIENT_PARK_NS"])
         captured.append((idle, client))
@@ -603,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {role:6s} (no counts)")
             continue
         cells = []
-        for key in ("cycles", "cycles_active", "cycles_timer_only", "cycles_no_work", "cycles_spin_owed", "fast_polls", "fast_hits", "parks", "woken", "timeouts", "wakeups_sent", "voluntary_switches",
+        for key in ("cycles", "cycles_active", "cycles_timer_only", "cycles_no_work", "cycles_spin_owed", "fast_polls", "fast_hits", "parks", "woken", "yield_phases", "yield_woken", "yields_timed_out", "yields_contended", "timeouts", "wakeups_sent", "voluntary_switches",
                     "involuntary_switches"):
             if key in stats:
                 cells.append(f"{key} {stats[key] / per:7.2f}")

@@ -23,6 +23,15 @@ came first ends the wait at once: no wake-up is lost either way. The futex is no
 the board), and, unlike a socket's, its wake-up is not a "sync" one: the kernel need not run the woken thread on
 the waker's core.
 
+A futex sleeper may yield before it sleeps (``wait(..., yield_ns)``: right after work, when the next message is
+likely within tens of microseconds): it CASes PARKED -> YIELDING and calls sched_yield in a loop, watching its
+state word; a writer CASes YIELDING -> WOKEN and makes no system call, and the sleeper sees it on its next turn.
+When the time is up it CASes YIELDING -> PARKED (a failed CAS: it was woken) and sleeps in FUTEX_WAIT as above.
+A vCPU whose thread yields never halts, so the next wake-up on it does not wait for the host to run it again
+(docs/wakeup.md); a yield that took long (another process had the CPU) ends the phase and holds off the next
+ones, since a thread that yielded is behind that process when its data comes, where a parked one would be woken
+ahead of it.
+
 Header: magic i32 @0, version i32 @4, slot count i32 @8, slot length i32 @12, parked count i32 @64.
 Slot i at SLOTS_OFFSET + i * SLOT_LENGTH: state i32 @0, pid i32 @4, mask i64 @8, token i64 @16, kind i32 @24
 (SOCKET 0: woken by a datagram to its socket; FUTEX 1: by FUTEX_WAKE on its state word).
@@ -54,6 +63,11 @@ cdef extern from "<time.h>" nogil:
     struct timespec:
         long tv_sec
         long tv_nsec
+    int CLOCK_MONOTONIC
+    int clock_gettime(int clock_id, timespec *tp)
+
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
 
 cdef extern from "<linux/futex.h>" nogil:
     int FUTEX_WAIT
@@ -78,7 +92,7 @@ cdef enum:
     MAX_WAIT_FDS = 64
 
 MAGIC = 0x454B4157            # "WAKE"
-VERSION = 3                   # 2: 59 stream bits, bit 59 for client conductors; 3: a slot's kind (futex)
+VERSION = 4                   # 2: 59 stream bits, bit 59 for client conductors; 3: a slot's kind (futex); 4: YIELDING
 SLOT_COUNT = 64
 SLOT_LENGTH = 64
 PARKED_COUNT_OFFSET = 64
@@ -89,10 +103,12 @@ cdef enum:
     SLOT_AWAKE = 1
     SLOT_PARKED = 2
     SLOT_WOKEN = 3
+    SLOT_YIELDING = 5       # 4 is wakeup.py's CLIENT
 FREE = SLOT_FREE
 AWAKE = SLOT_AWAKE
 PARKED = SLOT_PARKED
 WOKEN = SLOT_WOKEN
+YIELDING = SLOT_YIELDING
 cdef enum:
     KIND_SOCKET = 0
     KIND_FUTEX = 1
@@ -184,16 +200,21 @@ cdef class WakeupBoard:
         cdef sockaddr_un addr
         cdef socklen_t length
         cdef char byte = 1
+        cdef int32_t state
         if self.send_fd < 0:
             return
         for i in range(SLOT_COUNT_C):
             slot = slot_at(base, i)
-            if load_acquire_i32(<int32_t *>slot) != SLOT_PARKED:
+            state = load_acquire_i32(<int32_t *>slot)
+            if state != SLOT_PARKED and state != SLOT_YIELDING:
                 continue
             if (load_acquire_i64(<int64_t *>(slot + 8)) & mask) == 0:
                 continue
-            if not cas_i32(<int32_t *>slot, SLOT_PARKED, SLOT_WOKEN):
-                continue        # woken by another writer, or it got up by itself
+            if not cas_i32(<int32_t *>slot, state, SLOT_WOKEN):
+                continue        # woken by another writer, or it got up by itself (or went from yielding to parked)
+            if state == SLOT_YIELDING:
+                self.wakeups_sent += 1      # it sees WOKEN between its yields: no system call
+                continue
             if load_acquire_i32(<int32_t *>(slot + KIND_OFFSET)) == KIND_FUTEX:
                 # not FUTEX_PRIVATE: the sleeper is in another process; a sleeper gone wakes no one, harmlessly
                 if syscall(SYS_futex, <int32_t *>slot, FUTEX_WAKE, 1, NULL, NULL, 0) >= 0:
@@ -269,7 +290,7 @@ cdef class WakeupBoard:
         cdef uint8_t *slot = slot_at(self.base, index)
         if state == FREE or not cas_i32(<int32_t *>slot, state, FREE):
             return False
-        if state == PARKED or state == WOKEN:
+        if state == PARKED or state == WOKEN or state == YIELDING:
             get_and_add_i32(<int32_t *>(self.base + PARKED_OFFSET_C), -1)
         return True
 
@@ -305,6 +326,24 @@ cdef class WakeSignal:
         return f"WakeSignal(mask={self.mask:#x})"
 
 
+# A yield that took longer than this had another process on the CPU for a time slice (a woken partner, or a
+# driver's whole duty cycle, runs for microseconds to tens of them): the phase ends, and the next phases are held
+# off: HOLDOFF_MIN, doubling up to HOLDOFF_MAX while the first phase after each hold-off is contended too (a
+# process that keeps the CPU busy), back to HOLDOFF_MIN after a phase that was not (a one-off: a start-up).
+cdef int64_t YIELD_CONTENDED_NS_C = 500_000
+cdef int64_t YIELD_HOLDOFF_MIN_NS_C = 100_000_000
+cdef int64_t YIELD_HOLDOFF_MAX_NS_C = 6_400_000_000
+YIELD_CONTENDED_NS = YIELD_CONTENDED_NS_C
+YIELD_HOLDOFF_MIN_NS = YIELD_HOLDOFF_MIN_NS_C
+YIELD_HOLDOFF_MAX_NS = YIELD_HOLDOFF_MAX_NS_C
+
+
+cdef inline int64_t _monotonic_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+
+
 cdef class Waiter:
     """A sleeper's slot: ``prepare()``, re-check for work, then ``wait()`` or ``cancel()`` (module docstring).
 
@@ -325,6 +364,13 @@ cdef class Waiter:
     # wake the caller while it reads that socket, and its next duty cycle is the re-check of the next park
     cdef public bint stay_parked_on_fds
     cdef pollfd fds[MAX_WAIT_FDS + 1]
+    cdef readonly int64_t yield_wakeups       # of ``wakeups``: those seen while yielding (no system call for either side)
+    cdef readonly int64_t yields_contended    # yield phases ended because another process had the CPU
+    cdef readonly int64_t yield_phases        # yield phases begun
+    cdef readonly int64_t yields_timed_out    # yield phases that ran their time out: the wait went on asleep
+    cdef readonly int64_t yield_holdoff_ns    # the current hold-off after a contended phase (0: none yet)
+    cdef int64_t _yield_resume_ns             # no yield phase before this (CLOCK_MONOTONIC)
+    cdef bint _last_phase_contended
 
     def __init__(self, WakeupBoard board not None, int index, sock):
         """Own slot ``index`` of ``board`` (claimed by the caller) and ``sock``."""
@@ -374,23 +420,29 @@ cdef class Waiter:
                 n += 1
         return n
 
-    def wait(self, int64_t timeout_ns, fds=None):
+    def wait(self, int64_t timeout_ns, fds=None, int64_t yield_ns=0):
         """Sleep until a wake-up, one of ``fds`` (socket descriptors) is readable, or ``timeout_ns`` passed;
         the GIL is released meanwhile. Call after :meth:`prepare` (and a re-check). Returns True when woken
         (datagram or fd), False on timeout. Ends awake (what :meth:`cancel` does, with the one datagram of a
         wake-up read rather than the socket drained), except when woken by ``fds`` alone with
-        ``stay_parked_on_fds`` set: then still prepared (:attr:`prepared`)."""
+        ``stay_parked_on_fds`` set: then still prepared (:attr:`prepared`).
+
+        ``yield_ns`` (a futex waiter only): first yield the CPU in a loop for up to that long, woken without a
+        system call on either side, then sleep (module docstring). Skipped while held off after a contended
+        phase (:attr:`yield_holdoff_ns`)."""
         cdef unsigned long count = 1
         cdef timespec ts
         cdef int ready
         cdef object fd
         cdef char buf[16]
+        if yield_ns > 0 and not self.futex:
+            raise IllegalStateError("only a futex waiter yields before it sleeps")
         if not self.prepared:
             return True
         if self.futex:
             if fds:
                 raise IllegalStateError("a futex waiter waits on no descriptors")
-            return self._wait_futex(timeout_ns)
+            return self._wait_futex(timeout_ns, yield_ns)
         self.fds[0].fd = self.fd
         self.fds[0].events = POLLIN
         self.fds[0].revents = 0
@@ -424,24 +476,64 @@ cdef class Waiter:
         self.timeouts += 1
         return False
 
-    cdef bint _wait_futex(self, int64_t timeout_ns) except -1:
+    cdef bint _wait_futex(self, int64_t timeout_ns, int64_t yield_ns) except -1:
         cdef timespec ts
-        cdef long result
+        cdef long result = -1
+        cdef int32_t *word = <int32_t *>self.slot
+        cdef bint yielding = False, woken_yielding = False, contended = False
+        cdef int64_t start = 0, before, after = 0, limit
         if timeout_ns < 0:
             timeout_ns = 0
-        ts.tv_sec = <long>(timeout_ns // 1_000_000_000)
-        ts.tv_nsec = <long>(timeout_ns % 1_000_000_000)
-        with nogil:
-            # sleeps only while the word is still PARKED: a writer's CAS to WOKEN before this returns at once
-            result = syscall(SYS_futex, <int32_t *>self.slot, FUTEX_WAIT, <int>SLOT_PARKED, &ts, NULL, 0)
+        if yield_ns > 0:
+            with nogil:
+                start = after = _monotonic_ns()
+                if start >= self._yield_resume_ns and cas_i32(word, SLOT_PARKED, SLOT_YIELDING):
+                    yielding = True
+                    limit = yield_ns if yield_ns < timeout_ns else timeout_ns
+                    while True:
+                        if load_acquire_i32(word) != SLOT_YIELDING:
+                            woken_yielding = True
+                            break
+                        if after - start >= limit:
+                            break
+                        before = after
+                        sched_yield()
+                        after = _monotonic_ns()
+                        if after - before > YIELD_CONTENDED_NS_C:
+                            contended = True
+                            break
+                    # a failed CAS: a writer's CAS to WOKEN came first
+                    if not woken_yielding and not cas_i32(word, SLOT_YIELDING, SLOT_PARKED):
+                        woken_yielding = True
+                    timeout_ns = timeout_ns - (after - start) if after - start < timeout_ns else 0
+        if yielding:
+            self.yield_phases += 1
+            if contended:
+                self.yields_contended += 1
+                if self._last_phase_contended:
+                    self.yield_holdoff_ns = min(self.yield_holdoff_ns * 2, YIELD_HOLDOFF_MAX_NS_C)
+                else:
+                    self.yield_holdoff_ns = YIELD_HOLDOFF_MIN_NS_C
+                self._yield_resume_ns = after + self.yield_holdoff_ns
+            elif not woken_yielding:
+                self.yields_timed_out += 1
+            self._last_phase_contended = contended
+        if not woken_yielding:
+            ts.tv_sec = <long>(timeout_ns // 1_000_000_000)
+            ts.tv_nsec = <long>(timeout_ns % 1_000_000_000)
+            with nogil:
+                # sleeps only while the word is still PARKED: a writer's CAS to WOKEN before this returns at once
+                result = syscall(SYS_futex, word, FUTEX_WAIT, <int>SLOT_PARKED, &ts, NULL, 0)
         self.prepared = False
         # still PARKED: timed out, a signal, or a FUTEX_WAKE meant for an earlier park of this slot
-        cdef bint woken = not cas_i32(<int32_t *>self.slot, PARKED, AWAKE)
+        cdef bint woken = not cas_i32(word, PARKED, AWAKE)
         if woken:
-            store_release_i32(<int32_t *>self.slot, AWAKE)
+            store_release_i32(word, AWAKE)
         get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
         if woken or result == 0:
             self.wakeups += 1
+            if woken_yielding:
+                self.yield_wakeups += 1
             return True
         self.timeouts += 1
         return False

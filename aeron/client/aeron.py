@@ -325,6 +325,7 @@ class Aeron:
         return self._conductor.is_command_active(correlation_id)
 
     def wakeup_idle_strategy(self, *subscriptions: Subscription, spin_ns: int | None = None,
+                             yield_ns: int | None = None,
                              max_park_ns: int = DRIVER_BACKOFF_MAX_PARK_NS) -> WakeupIdleStrategy:
         """An idle strategy for a loop polling ``subscriptions`` (every stream when none are named) that parks
         until whoever writes their data wakes it: an IPC publisher of ours, or our driver's receiver
@@ -338,14 +339,21 @@ class Aeron:
         ``spin_ns`` by default: 10 µs, or none when every subscription named is a network one (not IPC, not a
         spy): its next data comes through the driver, tens of µs away at best, and a thread the driver has just
         woken often runs on the driver's own core, where its spin only holds the driver up.
+
+        ``yield_ns``: how long the first park after a message yields the CPU (``sched_yield``) before it sleeps,
+        woken meanwhile without a system call; by default WakeupIdleStrategy.DEFAULT_YIELD_NS for network
+        subscriptions only, else none. A CPU whose thread yields does not halt, and on a virtual machine waking a
+        halted vCPU costs tens of microseconds (docs/wakeup.md); a yield that finds another process on the CPU
+        holds the yields off for a while, so a busy machine gets the plain park.
         """
+        network_only = bool(subscriptions) and all(sub.channel.startswith("aeron:udp") for sub in subscriptions)
         if spin_ns is None:
-            network_only = bool(subscriptions) and all(
-                sub.channel.startswith("aeron:udp") for sub in subscriptions)
             spin_ns = 0 if network_only else WakeupIdleStrategy.DEFAULT_SPIN_NS
+        if yield_ns is None:
+            yield_ns = WakeupIdleStrategy.DEFAULT_YIELD_NS if network_only else 0
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
         idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
-                                  max_park_ns, spin_ns=spin_ns)
+                                  max_park_ns, spin_ns=spin_ns, yield_ns=yield_ns)
         # a futex, not a socket: a futex wake-up is not a "sync" one, so the kernel need not put this thread on the
         # waker's (the driver's) core, where it would hold the driver up (docs/wakeup.md)
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)

@@ -599,7 +599,7 @@ class _Waiter(Protocol):
     def prepared(self) -> bool: ...
     def prepare(self) -> None: ...
     def cancel(self) -> None: ...
-    def wait(self, timeout_ns: int, fds: Any = None) -> bool: ...
+    def wait(self, timeout_ns: int, fds: Any = None, yield_ns: int = 0) -> bool: ...
     def close(self) -> None: ...
 
 
@@ -618,6 +618,13 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     the client conductor's idle sleep) once nothing has happened for a while, which is what keeps an idle
     process under 1 % of a core. Any work resets it.
 
+    With ``yield_ns`` (a futex waiter only: what ``Aeron.wakeup_idle_strategy`` gives a loop on network
+    subscriptions), the first park after work yields the CPU in a loop for up to that long before it sleeps, woken
+    meanwhile by the writer's CAS alone (aeron._core.wakeup). Its CPU then does not halt between messages, and on
+    a virtual machine waking a halted vCPU costs tens of microseconds; a yield that finds another process on the
+    CPU ends the phase and holds the next ones off, since a thread that yielded waits behind that process when its
+    data comes, where a parked one would be woken ahead of it (docs/wakeup.md).
+
     Bound with ``timers`` (our driver's agents, aeron.driver.driver_wakeup.SignallingAgent): work that moved no
     data and no command (``timers.active`` false: a heartbeat, a status message, a timer) neither spins nor resets
     the bound, and a park also ends when ``timers.time_to_deadline_ns(bound)`` says the next timer is due, so the
@@ -633,26 +640,33 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     (docs/wakeup.md).
     """
 
-    __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "data_spin_ns", "full_cycle_defer_ns", "quiet_park_ns",
-                 "park_bound_ns", "_spin_start_ns", "_clock", "_prepared", "parks")
+    __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "yield_ns", "data_spin_ns",
+                 "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared",
+                 "_after_work", "parks")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
+    DEFAULT_YIELD_NS = 100_000
     DEFAULT_DATA_SPIN_NS = 200_000
     DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
     DEFAULT_QUIET_PARK_NS = 16_000_000
 
     def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
-                 max_park_ns: int = 1_000_000, *, spin_ns: int = DEFAULT_SPIN_NS,
+                 max_park_ns: int = 1_000_000, *, spin_ns: int = DEFAULT_SPIN_NS, yield_ns: int = 0,
                  quiet_park_ns: int = DEFAULT_QUIET_PARK_NS, waiter: _Waiter | None = None,
                  fds: Callable[[], Any] | None = None, yield_fn: Callable[[], Any] = os.sched_yield,
                  sleep_fn: Callable[[int], Any] = _sleep_ns, clock: Callable[[], int] = time.perf_counter_ns) -> None:
         """Backoff's limits (used unbound; ``max_park_ns`` is also the first bound of a wake-up park), the spin
-        time, the quiet bound (at least ``max_park_ns``); ``waiter`` and ``fds`` as :meth:`bind`; ``clock``
-        (nanoseconds) replaces the spin clock (tests)."""
+        time, the yield time (the first park after work yields the CPU that long before it sleeps: a futex waiter
+        only, see the class docstring), the quiet bound (at least ``max_park_ns``); ``waiter`` and ``fds`` as
+        :meth:`bind`; ``clock`` (nanoseconds) replaces the spin clock (tests)."""
         super().__init__(max_spins, max_yields, min_park_ns, max_park_ns, yield_fn=yield_fn, sleep_fn=sleep_fn)
         if spin_ns < 0:
             raise ConfigurationError(f"spin_ns must be >= 0, got {spin_ns}")
+        if yield_ns < 0:
+            raise ConfigurationError(f"yield_ns must be >= 0, got {yield_ns}")
         self.spin_ns = int(spin_ns)
+        self.yield_ns = int(yield_ns)
+        self._after_work = False
         self.data_spin_ns = self.DEFAULT_DATA_SPIN_NS
         self.full_cycle_defer_ns = self.DEFAULT_FULL_CYCLE_DEFER_NS
         self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
@@ -673,7 +687,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
              timers: Any = None, quiet: Callable[[int], int] | None = None) -> "WakeupIdleStrategy":
         """Park on ``waiter`` (aeron.common.wakeup.new_waiter), also waking when a descriptor of ``fds()`` is
         readable, timed by ``timers`` and bounded by ``quiet`` (see the class docstring); None unbinds (back to
-        backoff's sleeps). Returns self."""
+        backoff's sleeps). Returns self. A strategy with a yield time takes only a futex waiter (ConfigurationError)."""
+        if self.yield_ns and waiter is not None and not getattr(waiter, "futex", False):
+            raise ConfigurationError("a wake-up idle strategy that yields before it parks needs a futex waiter")
         if self._prepared and self.waiter is not None:
             self.waiter.cancel()
         self._prepared = False
@@ -703,6 +719,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if work_count > 0:
             timers = self.timers
             if timers is None or timers.active:
+                self._after_work = True
                 if self._prepared:
                     self._prepared = False
                     self.waiter.cancel()                                # type: ignore[union-attr]
@@ -771,7 +788,14 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             due = timers.time_to_deadline_ns(bound)
             # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
             timeout = due if due > 0 else min(bound, self.max_park_ns)
-        if not waiter.wait(timeout, fds() if fds is not None else None):
+        # the first park after work yields first (yield_ns): the next message is likely close
+        yield_ns = self.yield_ns if self._after_work else 0
+        self._after_work = False
+        if yield_ns:
+            woken = waiter.wait(timeout, None, yield_ns)
+        else:
+            woken = waiter.wait(timeout, fds() if fds is not None else None)
+        if not woken:
             if bound < cap:
                 self.park_bound_ns = min(bound * 2, cap)
             # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per

@@ -46,9 +46,9 @@ SPIES = -(1 << 63)
 
 _log = logging.getLogger("aeron.wakeup")
 
-# A slot's state while it registers a client of ours (FREE, AWAKE, PARKED, WOKEN are the sleepers' states): its
-# token is the client id, its mask 0; a writer's scan skips it (only PARKED slots are woken), and a dead
-# process's slot is taken back as any other (new_waiter).
+# A slot's state while it registers a client of ours (FREE, AWAKE, PARKED, WOKEN, YIELDING are the sleepers'
+# states): its token is the client id, its mask 0; a writer's scan skips it (only PARKED and YIELDING slots are
+# woken), and a dead process's slot is taken back as any other (new_waiter).
 CLIENT = 4
 # Header word (i32) our driver keeps: 1 while every live client of the driver is registered (each signals what it
 # writes), 0 otherwise; 0 on aeronmd, which never writes it.

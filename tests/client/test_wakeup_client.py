@@ -65,6 +65,10 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         assert client.wakeup_waiter(sub).fileno() >= 0             # an event loop's waiter keeps its socket
         assert client.wakeup_idle_strategy(sub, spin_ns=5000).spin_ns == 5000
         assert client.wakeup_idle_strategy().spin_ns == WakeupIdleStrategy.DEFAULT_SPIN_NS      # IPC among them
+        # after a message, a network subscriber's first park yields the CPU before it sleeps (docs/wakeup.md)
+        assert idle.yield_ns == WakeupIdleStrategy.DEFAULT_YIELD_NS > 0
+        assert client.wakeup_idle_strategy().yield_ns == 0
+        assert client.wakeup_idle_strategy(sub, yield_ns=0).yield_ns == 0
         got = []
 
         def handler(buffer, offset, length, header):
@@ -87,7 +91,7 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
             done.set()
             reader.join(10)
         assert got == [bytes([i]) * 8 for i in range(20)]
-        assert idle.parks > 0
+        assert idle.parks > 0 and idle.waiter.yield_phases > 0
         driver_waiters = [r.idle_strategy for r in driver._runners]
         assert all(isinstance(i, WakeupIdleStrategy) and i.is_bound for i in driver_waiters)
 
