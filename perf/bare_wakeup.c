@@ -3,7 +3,7 @@
 // machine (perf/bench_wakeup.py compiles and runs it beside our driver and samples).
 //
 //     cc -O2 -o bare_wakeup perf/bare_wakeup.c
-//     bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns]
+//     bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns] [yield_ns]
 //
 // Three processes, as in our UDP ping-pong on one driver: a "driver" and two clients, "ping" and "pong". A client
 // offers by writing a sequence number to shared memory (its publication); the driver, spinning (its data spin),
@@ -17,11 +17,14 @@
 // touch_pages (an experiment, default 0): after each offer, before it waits, a client writes one byte in each of
 // that many pages of its own, as an interpreter's run touches its code and objects: what a larger working set per
 // wake-up costs on this machine (docs/wakeup.md). park_timeout_ns (an experiment, default 0: none): each FUTEX_WAIT
-// bounded by that timeout, as a bounded park is.
+// bounded by that timeout, as a bounded park is. yield_ns (default 0): before it parks, a client marks its slot
+// yielding and calls sched_yield in a loop for up to that long, watching the slot; the driver swaps a yielding slot
+// to awake with no FUTEX_WAKE (as our clients of network streams do by default, 100 µs: docs/wakeup.md).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -35,12 +38,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { AWAKE = 0, PARKED = 1 };
+enum { AWAKE = 0, PARKED = 1, YIELDING = 2 };
 
 typedef struct {
     _Alignas(64) _Atomic int64_t offered;   // the client's publication: last sequence offered
     _Alignas(64) _Atomic int64_t image;     // the client's image: last sequence delivered to it
-    _Alignas(64) _Atomic int32_t slot;      // its wake-up slot: AWAKE or PARKED (a futex word)
+    _Alignas(64) _Atomic int32_t slot;      // its wake-up slot: AWAKE, PARKED or YIELDING (a futex word)
 } client_t;
 
 typedef struct {
@@ -84,7 +87,25 @@ static void touch_working_set(void) {
     }
 }
 
-// waits until the client's image holds `sequence`: spin for spin_ns, then park
+static int64_t yield_ns;
+
+// after the re-check: yield for yield_ns while the slot stays YIELDING, then park unless the driver swapped it
+static void yield_then_park(client_t *c) {
+    int32_t expected = PARKED;
+    if (yield_ns > 0 && atomic_compare_exchange_strong(&c->slot, &expected, YIELDING)) {
+        int64_t start = now_ns();
+        while (atomic_load(&c->slot) == YIELDING && now_ns() - start < yield_ns) {
+            sched_yield();
+        }
+        expected = YIELDING;
+        if (!atomic_compare_exchange_strong(&c->slot, &expected, PARKED)) {
+            return;                                     // the driver swapped it to AWAKE: woken
+        }
+    }
+    futex(&c->slot, FUTEX_WAIT, PARKED);
+}
+
+// waits until the client's image holds `sequence`: spin for spin_ns, then park (yielding first for yield_ns)
 static void await_image(client_t *c, int64_t sequence, int64_t spin_ns) {
     touch_working_set();
     int64_t start = now_ns();
@@ -95,7 +116,7 @@ static void await_image(client_t *c, int64_t sequence, int64_t spin_ns) {
         }
         atomic_store(&c->slot, PARKED);
         if (atomic_load(&c->image) < sequence) {
-            futex(&c->slot, FUTEX_WAIT, PARKED);
+            yield_then_park(c);
         }
         atomic_store(&c->slot, AWAKE);
     }
@@ -116,9 +137,15 @@ static void deliver(int send_fd, int recv_fd, struct sockaddr_in *to, client_t *
     int64_t received;
     memcpy(&received, in, sizeof(received));
     atomic_store_explicit(&reader->image, received, memory_order_release);
-    int32_t parked = PARKED;
-    if (atomic_compare_exchange_strong(&reader->slot, &parked, AWAKE)) {
-        futex(&reader->slot, FUTEX_WAKE, 1);
+    int32_t state = atomic_load(&reader->slot);
+    // a failed swap reloads the state: a yielding reader may have just gone to PARKED, and must still be woken
+    while (state == PARKED || state == YIELDING) {
+        if (atomic_compare_exchange_strong(&reader->slot, &state, AWAKE)) {
+            if (state == PARKED) {
+                futex(&reader->slot, FUTEX_WAKE, 1);
+            }                                           // YIELDING: it sees AWAKE between its yields
+            break;
+        }
     }
 }
 
@@ -129,14 +156,15 @@ static int compare(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns]\n");
+        fprintf(stderr, "usage: bare_wakeup <pings> <warm-up> [spin_ns] [touch_pages] [park_timeout_ns] [yield_ns]\n");
         return 2;
     }
     int64_t pings = atoll(argv[1]), warm_up = atoll(argv[2]), spin_ns = argc > 3 ? atoll(argv[3]) : 0;
     touch_pages = argc > 4 ? atoll(argv[4]) : 0;
     int64_t timeout_ns = argc > 5 ? atoll(argv[5]) : 0;
-    if (timeout_ns < 0) {
-        fprintf(stderr, "park_timeout_ns must be >= 0\n");
+    yield_ns = argc > 6 ? atoll(argv[6]) : 0;
+    if (timeout_ns < 0 || yield_ns < 0) {
+        fprintf(stderr, "park_timeout_ns and yield_ns must be >= 0\n");
         return 2;
     }
     park_timeout.tv_sec = timeout_ns / 1000000000;

@@ -18,8 +18,10 @@ Cases (each with its own driver process and /dev/shm dir, all in SHARED threadin
     driver. Ours is reported against it ("ours / raw");
   * bare design (UDP only, needs a C compiler): perf/bare_wakeup.c, compiled here with ``cc -O2``: the hops of our
     UDP round trip with no Python and no Aeron logic (a spinning "driver" process sending and receiving each
-    message over loopback sockets, two client processes offering through shared memory and parked on futexes
-    until the driver wakes them): the floor of this design on this machine ("ours / bare").
+    message over loopback sockets, two client processes offering through shared memory that yield for
+    WakeupIdleStrategy.DEFAULT_YIELD_NS, as our samples' loops do, then park on futexes until the driver wakes them):
+    the floor of this design on this machine ("ours / bare"); and the same parking at once, without yielding
+    ("bare-design-c-park": our design before the yield phase).
 ``--cpu-latency-qos`` holds the kernel's CPU latency QoS request at 0 µs for the whole run (aeron.common.cpu_latency,
 root only; docs/wakeup.md): idle CPUs then poll in the kernel's idle loop instead of halting, and a wake-up on an
 idle CPU no longer pays for waking it from a halt (on this VM, 15 to 25 µs per wake-up).
@@ -48,6 +50,7 @@ import uuid
 
 from bench_udp_raw import rtt as raw_socket_rtt
 
+from aeron.common.agent import WakeupIdleStrategy
 from aeron.common.cpu_latency import CpuLatencyRequest
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -246,9 +249,10 @@ def build_bare_wakeup(workdir: str) -> str | None:
     return exe
 
 
-def bare_rtt(exe: str, pings: int) -> dict[str, float]:
-    out = subprocess.run([exe, str(pings), str(max(1000, pings // 4))], capture_output=True, text=True, timeout=600,
-                         check=True).stdout
+def bare_rtt(exe: str, pings: int, yield_ns: int) -> dict[str, float]:
+    # args: pings, warm-up, spin_ns, touch_pages, park_timeout_ns, yield_ns
+    out = subprocess.run([exe, str(pings), str(max(1000, pings // 4)), "0", "0", "0", str(yield_ns)],
+                         capture_output=True, text=True, timeout=600, check=True).stdout
     values = json.loads(out)
     return {t: values[t] for t in ("p50", "p90", "p99")}
 
@@ -310,9 +314,11 @@ def _cases(args: argparse.Namespace, pings: int, cases: list, only: set, results
                 results[key] = raw_rtt(pings)
                 print(f"{key:40s} {_fmt(results[key])}", flush=True)
             if bare_exe is not None and (not only or "bare" in only):
-                key = f"udp/bare-design-c/burners={burners}"
-                results[key] = bare_rtt(bare_exe, pings)
-                print(f"{key:40s} {_fmt(results[key])}", flush=True)
+                for name, yield_ns in (("bare-design-c", WakeupIdleStrategy.DEFAULT_YIELD_NS),
+                                       ("bare-design-c-park", 0)):
+                    key = f"udp/{name}/burners={burners}"
+                    results[key] = bare_rtt(bare_exe, pings, yield_ns)
+                    print(f"{key:40s} {_fmt(results[key])}", flush=True)
             for transport in ("ipc", "udp"):
                 for name, driver_kind, driver_idle, client_kind, client_idle in cases:
                     if only and name not in only:

@@ -23,6 +23,7 @@ cdef class WakeupBoard:
     cdef readonly int64_t wakeups_sent   # datagrams this process sent (diagnostics, tests)
 
     cdef void wake(self, int64_t mask) noexcept nogil
+    cdef void _wake_slot(self, uint8_t *slot, int32_t state) noexcept nogil
     cdef void notify(self, int64_t mask) noexcept nogil      # a writer's signal: fence, parked count, wake
     cdef int _check(self) except -1
 

@@ -194,36 +194,43 @@ cdef class WakeupBoard:
         return self.closed
 
     cdef void wake(self, int64_t mask) noexcept nogil:
-        cdef uint8_t *base = self.base
         cdef uint8_t *slot
         cdef int i
-        cdef sockaddr_un addr
-        cdef socklen_t length
-        cdef char byte = 1
         cdef int32_t state
         if self.send_fd < 0:
             return
         for i in range(SLOT_COUNT_C):
-            slot = slot_at(base, i)
+            slot = slot_at(self.base, i)
             state = load_acquire_i32(<int32_t *>slot)
             if state != SLOT_PARKED and state != SLOT_YIELDING:
                 continue
             if (load_acquire_i64(<int64_t *>(slot + 8)) & mask) == 0:
                 continue
-            if not cas_i32(<int32_t *>slot, state, SLOT_WOKEN):
-                continue        # woken by another writer, or it got up by itself (or went from yielding to parked)
-            if state == SLOT_YIELDING:
-                self.wakeups_sent += 1      # it sees WOKEN between its yields: no system call
-                continue
-            if load_acquire_i32(<int32_t *>(slot + KIND_OFFSET)) == KIND_FUTEX:
-                # not FUTEX_PRIVATE: the sleeper is in another process; a sleeper gone wakes no one, harmlessly
-                if syscall(SYS_futex, <int32_t *>slot, FUTEX_WAKE, 1, NULL, NULL, 0) >= 0:
-                    self.wakeups_sent += 1
-                continue
-            length = socket_address(&addr, load_acquire_i64(<int64_t *>(slot + 16)))
-            # a full socket queue (EAGAIN) already holds a wake-up; a vanished sleeper (ECONNREFUSED) needs none
-            if sendto(self.send_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, <sockaddr *>&addr, length) == 1:
+            self._wake_slot(slot, state)
+
+    cdef void _wake_slot(self, uint8_t *slot, int32_t state) noexcept nogil:
+        # ``state``: what this writer read, PARKED or YIELDING. A failed CAS looks again: the sleeper may have gone
+        # from yielding to parked since, and must still be woken; woken by another writer, or up by itself, it is
+        # neither, and needs nothing
+        cdef sockaddr_un addr
+        cdef socklen_t length
+        cdef char byte = 1
+        while not cas_i32(<int32_t *>slot, state, SLOT_WOKEN):
+            state = load_acquire_i32(<int32_t *>slot)
+            if state != SLOT_PARKED and state != SLOT_YIELDING:
+                return
+        if state == SLOT_YIELDING:
+            self.wakeups_sent += 1          # it sees WOKEN between its yields: no system call
+            return
+        if load_acquire_i32(<int32_t *>(slot + KIND_OFFSET)) == KIND_FUTEX:
+            # not FUTEX_PRIVATE: the sleeper is in another process; a sleeper gone wakes no one, harmlessly
+            if syscall(SYS_futex, <int32_t *>slot, FUTEX_WAKE, 1, NULL, NULL, 0) >= 0:
                 self.wakeups_sent += 1
+            return
+        length = socket_address(&addr, load_acquire_i64(<int64_t *>(slot + 16)))
+        # a full socket queue (EAGAIN) already holds a wake-up; a vanished sleeper (ECONNREFUSED) needs none
+        if sendto(self.send_fd, &byte, 1, MSG_DONTWAIT | MSG_NOSIGNAL, <sockaddr *>&addr, length) == 1:
+            self.wakeups_sent += 1
 
     cdef void notify(self, int64_t mask) noexcept nogil:
         fence_full()
@@ -299,6 +306,18 @@ cdef class WakeupBoard:
         self._check()
         store_release_i64(<int64_t *>(slot_at(self.base, index) + 8), mask)
 
+    def wake_slot_seen(self, int index, int32_t seen):
+        """A writer's wake-up of slot ``index`` from the point where it had read the state ``seen`` (PARKED or
+        YIELDING), whatever the state is now: for tests of a sleeper that changed state between that read and the
+        writer's CAS, a window too short to hit on purpose."""
+        self._check()
+        if not 0 <= index < SLOT_COUNT_C:
+            raise IndexError(index)
+        if seen != SLOT_PARKED and seen != SLOT_YIELDING:
+            raise ValueError(f"a writer wakes a slot it saw PARKED or YIELDING, not {seen}")
+        if self.send_fd >= 0:
+            self._wake_slot(slot_at(self.base, index), seen)
+
     def signal(self, int64_t mask):
         """Wake the parked sleepers whose mask meets ``mask`` (what a WakeSignal does, from Python)."""
         if self.closed:
@@ -332,7 +351,7 @@ cdef class WakeSignal:
 # process that keeps the CPU busy), back to HOLDOFF_MIN after a phase that was not (a one-off: a start-up).
 cdef int64_t YIELD_CONTENDED_NS_C = 500_000
 cdef int64_t YIELD_HOLDOFF_MIN_NS_C = 100_000_000
-cdef int64_t YIELD_HOLDOFF_MAX_NS_C = 6_400_000_000
+cdef int64_t YIELD_HOLDOFF_MAX_NS_C = 1_600_000_000
 YIELD_CONTENDED_NS = YIELD_CONTENDED_NS_C
 YIELD_HOLDOFF_MIN_NS = YIELD_HOLDOFF_MIN_NS_C
 YIELD_HOLDOFF_MAX_NS = YIELD_HOLDOFF_MAX_NS_C

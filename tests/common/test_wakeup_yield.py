@@ -262,3 +262,27 @@ def test_the_strategy_yields_in_the_first_park_after_work_only():
         idle.idle(0)            # woken; then the next park (prepare, wait): no work came between, so no yield
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)][6:] == [50_000, 0]
     assert WakeupIdleStrategy(yield_ns=0, waiter=FakeFutexWaiter()).yield_ns == 0
+
+
+def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_sleep(board):
+    """The writer read "yielding", then the sleeper's yield time ran out and it went to parked before the writer's
+    CAS: the CAS fails, and the writer must look again and wake the parked sleeper, not give up (a lost wake-up:
+    asleep until its timeout)."""
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    try:
+        waiter.prepare()
+        thread, result = _wait_in_thread(waiter, LONG_NS, 0)     # asleep in FUTEX_WAIT, the slot PARKED
+        try:
+            _until(lambda: board.slot_state(waiter.index)[0] == wk.PARKED)
+            time.sleep(0.05)
+            board.wake_slot_seen(waiter.index, wk.YIELDING)
+        finally:
+            thread.join(10)
+        assert not thread.is_alive() and result["woken"] is True and waiter.timeouts == 0
+        assert board.wakeups_sent == 1 and board.slot_state(waiter.index)[0] == wk.AWAKE
+        board.wake_slot_seen(waiter.index, wk.PARKED)           # awake now: nothing to do, nothing sent
+        assert board.wakeups_sent == 1 and board.slot_state(waiter.index)[0] == wk.AWAKE
+        with pytest.raises(ValueError):
+            board.wake_slot_seen(waiter.index, wk.AWAKE)
+    finally:
+        waiter.close()
