@@ -19,7 +19,8 @@
 // wake-up costs on this machine (docs/wakeup.md). park_timeout_ns (an experiment, default 0: none): each FUTEX_WAIT
 // bounded by that timeout, as a bounded park is. yield_ns (default 0): before it parks, a client marks its slot
 // yielding and calls sched_yield in a loop for up to that long, watching the slot; the driver swaps a yielding slot
-// to awake with no FUTEX_WAKE (as our clients of network streams do by default, 100 µs: docs/wakeup.md).
+// to awake with no FUTEX_WAKE (as our clients of network streams do by default, 100 µs: docs/wakeup.md), and a
+// yield that found another process on the CPU holds the next phases off, as ours.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <linux/futex.h>
@@ -88,15 +89,36 @@ static void touch_working_set(void) {
 }
 
 static int64_t yield_ns;
+// as ours (aeron/_core/wakeup.pyx): a yield of 500 µs or more had another process on the CPU; the phases are then
+// held off for 100 ms, doubling up to 1.6 s while the first phase after each hold-off is contended too
+static int64_t yield_resume_ns, yield_holdoff_ns;
+static int last_phase_contended;
 
 // after the re-check: yield for yield_ns while the slot stays YIELDING, then park unless the driver swapped it
 static void yield_then_park(client_t *c) {
     int32_t expected = PARKED;
-    if (yield_ns > 0 && atomic_compare_exchange_strong(&c->slot, &expected, YIELDING)) {
-        int64_t start = now_ns();
-        while (atomic_load(&c->slot) == YIELDING && now_ns() - start < yield_ns) {
+    int64_t start = yield_ns > 0 ? now_ns() : 0;
+    if (yield_ns > 0 && start >= yield_resume_ns && atomic_compare_exchange_strong(&c->slot, &expected, YIELDING)) {
+        int64_t before, after = start;
+        int contended = 0;
+        while (atomic_load(&c->slot) == YIELDING && after - start < yield_ns) {
+            before = after;
             sched_yield();
+            after = now_ns();
+            if (after - before >= 500000) {
+                contended = 1;
+                break;
+            }
         }
+        if (contended) {
+            if (!last_phase_contended) {
+                yield_holdoff_ns = 100000000;
+            } else if (yield_holdoff_ns < 1600000000) {
+                yield_holdoff_ns *= 2;
+            }
+            yield_resume_ns = after + yield_holdoff_ns;
+        }
+        last_phase_contended = contended;
         expected = YIELDING;
         if (!atomic_compare_exchange_strong(&c->slot, &expected, PARKED)) {
             return;                                     // the driver swapped it to AWAKE: woken
