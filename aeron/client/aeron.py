@@ -342,9 +342,10 @@ class Aeron:
 
         ``yield_ns``: how long the first park after a message yields the CPU (``sched_yield``) before it sleeps,
         woken meanwhile without a system call; by default WakeupIdleStrategy.DEFAULT_YIELD_NS for network
-        subscriptions only, else none. A CPU whose thread yields does not halt, and on a virtual machine waking a
-        halted vCPU costs tens of microseconds (docs/wakeup.md); a yield that finds another process on the CPU
-        holds the yields off for a while, so a busy machine gets the plain park.
+        subscriptions only, else none; it yields only while our driver says every client signals (not on
+        aeronmd, whose writes nobody signals). A CPU whose thread yields does not halt, and on a virtual machine
+        waking a halted vCPU costs tens of microseconds (docs/wakeup.md); a yield that finds another process on the
+        CPU holds the yields off for a while, so a busy machine gets the plain park.
         """
         network_only = bool(subscriptions) and all(sub.channel.startswith("aeron:udp") for sub in subscriptions)
         if spin_ns is None:

@@ -620,7 +620,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     With ``yield_ns`` (a futex waiter only: what ``Aeron.wakeup_idle_strategy`` gives a loop on network
     subscriptions), the first park after work yields the CPU in a loop for up to that long before it sleeps, woken
-    meanwhile by the writer's CAS alone (aeron._core.wakeup). Its CPU then does not halt between messages, and on
+    meanwhile by the writer's CAS alone (aeron._core.wakeup), while ``quiet`` says every writer signals (on
+    ``aeronmd``, or with an official client about, a yield would end by its time alone: it parks at once). Its CPU then does not halt between messages, and on
     a virtual machine waking a halted vCPU costs tens of microseconds; a yield that finds another process on the
     CPU ends the phase and holds the next ones off, since a thread that yielded waits behind that process when its
     data comes, where a parked one would be woken ahead of it (docs/wakeup.md).
@@ -772,9 +773,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         bound = self.park_bound_ns
         cap = self.quiet_park_ns
         quiet = self.quiet
+        signalled = quiet is None       # unless told otherwise (a test's waiter), writers are taken to signal
         if quiet is not None:
             longest = quiet(cap)
             if longest > cap:
+                signalled = True
                 # every writer signals (our driver says so): the bound guards against nobody, and a park's timer
                 # shorter than the scheduler tick costs a reprogrammed clock event on the way in and out, which
                 # doubled a UDP round trip here (docs/wakeup.md); the bound of its own is kept for when that ends
@@ -788,8 +791,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             due = timers.time_to_deadline_ns(bound)
             # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
             timeout = due if due > 0 else min(bound, self.max_park_ns)
-        # the first park after work yields first (yield_ns): the next message is likely close
-        yield_ns = self.yield_ns if self._after_work else 0
+        # the first park after work yields first (yield_ns), the next message likely close, while every writer
+        # signals: a writer that does not (aeronmd, an official client) would not end the yield, only the park's bound
+        yield_ns = self.yield_ns if self._after_work and signalled else 0
         self._after_work = False
         if yield_ns:
             woken = waiter.wait(timeout, None, yield_ns)

@@ -286,3 +286,18 @@ def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_
             board.wake_slot_seen(waiter.index, wk.AWAKE)
     finally:
         waiter.close()
+
+
+def test_the_strategy_yields_only_while_every_writer_signals():
+    """On aeronmd, or with an official client about (the driver's ALL_SIGNAL is 0), nobody would end a yield but its
+    time: the park sleeps at once, as before."""
+    all_signal = [False]
+    waiter = FakeFutexWaiter()
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, quiet_park_ns=16_000)
+    idle.bind(waiter, quiet=lambda cap: 100_000 if all_signal[0] else cap)
+    for signalled in (False, True, False):
+        all_signal[0] = signalled
+        idle.idle(1)
+        idle.idle(0)            # prepare
+        idle.idle(0)            # the park
+    assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [0, 50_000, 0]

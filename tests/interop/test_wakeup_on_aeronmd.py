@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our client's ``wakeup`` idle strategy on the official `aeronmd`, which never signals: a loop on a UDP
+subscription still gets every message (its parks are bounded, as backoff's sleeps), and it never yields before a
+park (nobody would end the yield but its time). Needs AERON_C_BIN."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from aeron import Aeron, Context
+from aeron.common.agent import WakeupIdleStrategy
+from tests import procs
+from tests.client.conftest import wait_for
+from tests.support import free_port
+
+pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
+
+
+def test_a_udp_subscriber_on_aeronmd_parks_bounded_and_never_yields(official, shm_dir):
+    aeron_dir = str(shm_dir / "aeronmd")
+    driver = procs.start_aeronmd(official("aeronmd"), aeron_dir)
+    try:
+        with Aeron.connect(Context(aeron_dir)) as client:
+            channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
+            sub = client.add_subscription(channel, 21)
+            pub = client.add_publication(channel, 21)
+            wait_for(lambda: pub.is_connected and sub.image_count == 1, what="connected on aeronmd")
+            idle = client.wakeup_idle_strategy(sub)
+            assert idle.is_bound and idle.yield_ns == WakeupIdleStrategy.DEFAULT_YIELD_NS
+            got: list[bytes] = []
+
+            def handler(buffer, offset, length, header):
+                got.append(buffer.get_bytes(offset, length))
+
+            done = threading.Event()
+
+            def receive():
+                while len(got) < 20 and not done.is_set():
+                    idle.idle(sub.poll(handler, 10))
+
+            reader = threading.Thread(target=receive)
+            reader.start()
+            try:
+                for i in range(20):
+                    while pub.offer(bytes([i]) * 8) < 0:
+                        pass
+                    wait_for(lambda: len(got) > i, what=f"message {i}")
+            finally:
+                done.set()
+                reader.join(10)
+            assert got == [bytes([i]) * 8 for i in range(20)]
+            assert idle.parks > 0 and idle.waiter.timeouts > 0        # picked up by the park's bound
+            assert idle.waiter.yield_phases == 0
+    finally:
+        procs.stop(driver)
