@@ -316,40 +316,36 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
         # made again, as AeronArchive.AsyncConnect does; any other refusal ends the connect
         return exc.error_code == ErrorCode.RESOURCE_TEMPORARILY_UNAVAILABLE
 
-    subscription_id = publication_id = NULL_VALUE     # async adds not answered yet
-    try:
+    pending = [NULL_VALUE, NULL_VALUE]      # the async adds (subscription, publication) not answered yet
+
+    def add_until_answered(slot: int, add: Any, get: Any, step: str) -> Any:
+        # the add, made again while the driver answers that it is temporarily unavailable; returns the resource
         while True:
-            registration_id = subscription_id = aeron.async_add_subscription(
-                ctx.control_response_channel, ctx.control_response_stream_id, None, on_unavailable)
+            registration_id = pending[slot] = add()
             try:
-                while (subscription := aeron.get_subscription(registration_id)) is None:
-                    check("AWAIT_SUBSCRIPTION")
+                while (resource := get(registration_id)) is None:
+                    check(step)
                     yield 0
-                break
+                return resource
             except RegistrationError as exc:
-                subscription_id = NULL_VALUE
+                pending[slot] = NULL_VALUE
                 if not temporarily_unavailable(exc):
                     raise
-                check("AWAIT_SUBSCRIPTION")
+                check(step)
                 yield 0
+
+    try:
+        subscription = yield from add_until_answered(
+            0, lambda: aeron.async_add_subscription(ctx.control_response_channel, ctx.control_response_stream_id,
+                                                    None, on_unavailable),
+            aeron.get_subscription, "AWAIT_SUBSCRIPTION")
         if ChannelUri.parse(ctx.control_response_channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE:
             request = ChannelUri.parse(ctx.control_request_channel)
             request.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(subscription.registration_id))
             ctx.control_request_channel = str(request)
-        while True:
-            registration_id = publication_id = aeron.async_add_exclusive_publication(ctx.control_request_channel,
-                                                                                     ctx.control_request_stream_id)
-            try:
-                while (publication := aeron.get_exclusive_publication(registration_id)) is None:
-                    check("ADD_PUBLICATION")
-                    yield 0
-                break
-            except RegistrationError as exc:
-                publication_id = NULL_VALUE
-                if not temporarily_unavailable(exc):
-                    raise
-                check("ADD_PUBLICATION")
-                yield 0
+        publication = yield from add_until_answered(
+            1, lambda: aeron.async_add_exclusive_publication(ctx.control_request_channel, ctx.control_request_stream_id),
+            aeron.get_exclusive_publication, "ADD_PUBLICATION")
         proxy = ArchiveProxy(publication, ctx.message_retry_attempts, ctx.credentials_supplier,
                              f"name={ctx.client_name} version={__version__}")
         poller = ControlResponsePoller(subscription)
@@ -409,8 +405,8 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
         return archive
     except BaseException:
         if not ctx.owns_aeron_client:
-            for resource, remove, registration in ((subscription, aeron.async_remove_subscription, subscription_id),
-                                                   (publication, aeron.async_remove_publication, publication_id)):
+            for resource, remove, registration in ((subscription, aeron.async_remove_subscription, pending[0]),
+                                                   (publication, aeron.async_remove_publication, pending[1])):
                 try:
                     if resource is not None:
                         resource.close()

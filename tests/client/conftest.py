@@ -3,6 +3,7 @@
 on it whose errors are collected, and small bounded helpers."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -77,4 +78,27 @@ def receive(sub: Any, count: int, timeout_s: float = 5.0) -> list[bytes]:
     handler = lambda b, o, l, h: got.append(b.get_bytes(o, l))      # noqa: E731
     wait_for(lambda: sub.poll(handler, count - len(got)) >= 0 and len(got) >= count, timeout_s,
              what=f"{count} messages")
+    return got
+
+
+def receive_one_by_one(pub: Any, sub: Any, idle: Any, count: int = 20) -> list[bytes]:
+    """A reader thread polls ``sub`` with ``idle`` (a wake-up idle strategy, parking between messages) while this
+    thread offers ``count`` 8-byte messages one at a time, each after the last arrived; the payloads received."""
+    got: list[bytes] = []
+    done = threading.Event()
+
+    def read() -> None:
+        while len(got) < count and not done.is_set():
+            idle.idle(sub.poll(lambda b, o, l, h: got.append(b.get_bytes(o, l)), 10))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(count):
+            while pub.offer(bytes([i]) * 8) < 0:
+                pass
+            wait_for(lambda: len(got) > i, what=f"message {i}")
+    finally:
+        done.set()
+        reader.join(10)
     return got

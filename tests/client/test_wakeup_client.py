@@ -14,7 +14,7 @@ from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER,
                                  new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
-from tests.client.conftest import client_context
+from tests.client.conftest import client_context, receive_one_by_one
 
 LONG_NS = 10_000_000_000
 
@@ -69,27 +69,7 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         assert idle.yield_ns == WakeupIdleStrategy.DEFAULT_YIELD_NS > 0
         assert client.wakeup_idle_strategy().yield_ns == 0
         assert client.wakeup_idle_strategy(sub, yield_ns=0).yield_ns == 0
-        got = []
-
-        def handler(buffer, offset, length, header):
-            got.append(buffer.get_bytes(offset, length))
-
-        done = threading.Event()
-
-        def receive():
-            while len(got) < 20 and not done.is_set():
-                idle.idle(sub.poll(handler, 10))
-
-        reader = threading.Thread(target=receive)
-        reader.start()
-        try:
-            for i in range(20):
-                while pub.offer(bytes([i]) * 8) < 0:
-                    pass
-                wait_for(lambda: len(got) > i, what=f"message {i}")
-        finally:
-            done.set()
-            reader.join(10)
+        got = receive_one_by_one(pub, sub, idle)
         assert got == [bytes([i]) * 8 for i in range(20)]
         assert idle.parks > 0 and idle.waiter.yield_phases > 0
         driver_waiters = [r.idle_strategy for r in driver._runners]

@@ -17,14 +17,6 @@ from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, SPIES, WAKEUP_F
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
 
 
-@pytest.fixture
-def board(shm_dir):
-    board = open_board(str(shm_dir), create=True)
-    assert board is not None
-    yield board
-    board.close()
-
-
 def test_a_fresh_board_has_the_documented_layout(shm_dir, board):
     data = (shm_dir / WAKEUP_FILE).read_bytes()
     assert len(data) == wk.FILE_LENGTH == wk.SLOTS_OFFSET + wk.SLOT_COUNT * wk.SLOT_LENGTH

@@ -4,14 +4,12 @@ subscription still gets every message (its parks are bounded, as backoff's sleep
 park (nobody would end the yield but its time). Needs AERON_C_BIN."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from aeron import Aeron, Context
 from aeron.common.agent import WakeupIdleStrategy
 from tests import procs
-from tests.client.conftest import wait_for
+from tests.client.conftest import receive_one_by_one, wait_for
 from tests.support import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
@@ -28,27 +26,7 @@ def test_a_udp_subscriber_on_aeronmd_parks_bounded_and_never_yields(official, sh
             wait_for(lambda: pub.is_connected and sub.image_count == 1, what="connected on aeronmd")
             idle = client.wakeup_idle_strategy(sub)
             assert idle.is_bound and idle.yield_ns == WakeupIdleStrategy.DEFAULT_YIELD_NS
-            got: list[bytes] = []
-
-            def handler(buffer, offset, length, header):
-                got.append(buffer.get_bytes(offset, length))
-
-            done = threading.Event()
-
-            def receive():
-                while len(got) < 20 and not done.is_set():
-                    idle.idle(sub.poll(handler, 10))
-
-            reader = threading.Thread(target=receive)
-            reader.start()
-            try:
-                for i in range(20):
-                    while pub.offer(bytes([i]) * 8) < 0:
-                        pass
-                    wait_for(lambda: len(got) > i, what=f"message {i}")
-            finally:
-                done.set()
-                reader.join(10)
+            got = receive_one_by_one(pub, sub, idle)
             assert got == [bytes([i]) * 8 for i in range(20)]
             assert idle.parks > 0 and idle.waiter.timeouts > 0        # picked up by the park's bound
             assert idle.waiter.yield_phases == 0
