@@ -14,10 +14,13 @@ cdef class DataSpin:
     cdef pollfd *_fds
     cdef int _fd_count
     cdef int _fd_capacity
+    cdef int _control_count         # the first this many fds: a sender's control sockets
     cdef list _watched              # the AtomicCounter objects watched: kept alive, their values read
     cdef int64_t **_watch_addrs
     cdef int64_t *_watch_values     # each one's value when set() was called
     cdef int _watch_count
     cdef int _watch_capacity
     cdef readonly int64_t rounds    # rounds of the last wait (tests, measurements)
+    cdef readonly int steps         # steps of the last backoff that found nothing before its verdict
+    cdef int _probe(self) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set()

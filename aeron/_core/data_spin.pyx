@@ -11,12 +11,17 @@ sender position and room under its sender limit (data offered and not yet sent),
 is work, for the caller to run the data half of its duty cycle in one go; it sends and reads nothing itself. Each
 round costs a few loads per publication and counter and one ``poll`` system call, against several microseconds of
 Python for a data half that finds nothing.
+
+``backoff(pause_steps, yield_steps, ring, queues)`` runs a backoff idle strategy's spin and yield phases as one call:
+a probe per step (also a record in the to-driver ``ring`` or in one of the command ``queues``), a pause or a
+``sched_yield`` between probes, back to the caller as soon as a probe finds something.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
 from aeron._core.atomic cimport cpu_pause, load_acquire_i64
 from aeron._core.counters cimport AtomicCounter
+from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 
@@ -34,10 +39,14 @@ cdef extern from "<poll.h>" nogil:
     short POLLIN
     int poll(pollfd *fds, unsigned long nfds, int timeout)
 
+cdef extern from "<sched.h>" nogil:
+    int sched_yield()
+
 
 # DataSpin.probe's verdicts (0: nothing)
 PROBE_SEND = 1
 PROBE_OTHER = 2
+PROBE_CONTROL = 3
 
 
 cdef inline int64_t _now_ns() noexcept nogil:
@@ -73,21 +82,25 @@ cdef class DataSpin:
         self._watch_count = 0
         self._watch_capacity = 0
         self.rounds = 0
+        self.steps = 0
 
     def __dealloc__(self):
         free(self._fds)
         free(self._watch_addrs)
         free(self._watch_values)
 
-    def set(self, passes, fds, counters=()):
+    def set(self, passes, fds, counters=(), int control=0):
         """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
-        each for a move from its value now) from now on; replaces all three."""
+        each for a move from its value now) from now on; replaces all three. The first ``control`` of ``fds`` are a
+        sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart."""
         cdef int n = len(fds), i
         cdef int c = len(counters)
         cdef pollfd *grown
         cdef int64_t **grown_addrs
         cdef int64_t *grown_values
         cdef AtomicCounter counter
+        if control < 0 or control > n:
+            raise InvalidArgumentError(f"control must be within 0..{n}, got {control}")
         for send_pass in passes:
             if not isinstance(send_pass, SendPass):
                 raise InvalidArgumentError(f"not a SendPass: {send_pass!r}")
@@ -122,6 +135,7 @@ cdef class DataSpin:
             self._fds[i].events = POLLIN
             self._fds[i].revents = 0
         self._fd_count = n
+        self._control_count = control
         self._passes = list(passes)
 
     def ready(self):
@@ -133,19 +147,65 @@ cdef class DataSpin:
     def probe(self):
         """``ready()`` told apart, for a probe that may send without a whole duty cycle: 0 when nothing is found,
         PROBE_SEND when the only thing found is data a watched pass can send (no socket has a datagram, no counter
-        moved: the send pass alone has work), PROBE_OTHER when a socket has a datagram or a counter moved."""
+        moved: the send pass alone has work), PROBE_CONTROL when the only datagrams waiting are on the control
+        sockets (``set``'s ``control``: what the sender's control poll reads) and no counter moved, whatever the
+        passes have, PROBE_OTHER when another socket has a datagram or a counter moved."""
+        return self._probe()
+
+    cdef int _probe(self) except -1:
         cdef SendPass send_pass
         cdef int j
         if self._moved():
             return PROBE_OTHER
         if self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0:
-            return PROBE_OTHER
+            for j in range(self._control_count, self._fd_count):
+                if self._fds[j].revents:
+                    return PROBE_OTHER
+            return PROBE_CONTROL if self._control_count else PROBE_OTHER
         for item in self._passes:
             send_pass = <SendPass>item
             for j in range(send_pass.count):
                 if _offered(&send_pass.slots[j]):
                     return PROBE_SEND
         return 0
+
+    def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=()):
+        """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
+        by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
+        probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
+        ``ring`` (the to-driver ring: a client command) or in any of ``queues`` (sized containers: the command queues
+        of the agents). Returns the first probe's verdict that is not 0, or 0 when all found nothing; ``steps`` then
+        says how many steps went by before it (pause_steps + yield_steps + 1 when none found anything), for the
+        strategy to count as its own."""
+        cdef int total = pause_steps + yield_steps
+        cdef int step = 0
+        cdef int verdict = 0
+        cdef mpsc_rb_t *rb = NULL
+        if pause_steps < 0 or yield_steps < 0:
+            raise InvalidArgumentError(f"steps must be >= 0, got {pause_steps}, {yield_steps}")
+        if ring is not None:
+            ring._check()
+            rb = &ring.rb
+        while True:
+            if rb != NULL and mpsc_rb_size(rb) > 0:
+                verdict = PROBE_OTHER
+            else:
+                for queue in queues:
+                    if queue:
+                        verdict = PROBE_OTHER
+                        break
+                else:
+                    verdict = self._probe()
+            if verdict or step == total:
+                break
+            if step < pause_steps:
+                cpu_pause()
+            else:
+                with nogil:
+                    sched_yield()
+            step += 1
+        self.steps = step if verdict else total + 1
+        return verdict
 
     cdef bint _moved(self) noexcept nogil:
         cdef int i

@@ -563,6 +563,14 @@ class BackoffIdleStrategy(IdleStrategy):
             if self.state != NOT_IDLE:
                 self.reset()
             return
+        if self.state == PARKING:
+            self._sleep(self.park_period_ns)
+            self.park_period_ns = min(self.park_period_ns * 2, self.max_park_ns)
+        elif self._count_step():
+            self._yield()
+
+    def _count_step(self) -> bool:
+        """One idle step before parking, counted; True when this step yields."""
         state = self.state
         if state == NOT_IDLE:
             self.state = SPINNING
@@ -572,16 +580,35 @@ class BackoffIdleStrategy(IdleStrategy):
             if self.spins > self.max_spins:
                 self.state = YIELDING
                 self.yields = 0
-        elif state == YIELDING:
+        else:
             self.yields += 1
             if self.yields > self.max_yields:
                 self.state = PARKING
                 self.park_period_ns = self.min_park_ns
             else:
-                self._yield()
-        else:
-            self._sleep(self.park_period_ns)
-            self.park_period_ns = min(self.park_period_ns * 2, self.max_park_ns)
+                return True
+        return False
+
+    def steps_to_park(self) -> tuple[int, int] | None:
+        """What the idle steps from here until parking do: (steps that only count, steps that yield), the step into
+        parking left out (it only counts too); None once parking. For a caller that runs these phases itself in
+        compiled code (aeron.driver.driver_wakeup.SignallingAgent) and then counts them with :meth:`advance`."""
+        state = self.state
+        if state == NOT_IDLE:
+            return self.max_spins + 1, self.max_yields
+        if state == SPINNING:
+            return self.max_spins + 1 - self.spins, self.max_yields
+        if state == YIELDING:
+            return 0, self.max_yields - self.yields
+        return None
+
+    def advance(self, steps: int) -> None:
+        """Count ``steps`` idle steps as taken (as ``idle(0)`` would, without yielding or sleeping): the caller spun
+        or yielded them itself. Only the steps before parking count; parking's own steps sleep and are not skipped."""
+        for _ in range(steps):
+            if self.state == PARKING:
+                return
+            self._count_step()
 
     def __repr__(self) -> str:
         """The four settings."""

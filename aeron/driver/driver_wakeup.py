@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aeron._core.data_spin import PROBE_OTHER, PROBE_SEND, DataSpin
-from aeron.common.agent import Agent, IdleStrategy, WakeupIdleStrategy
+from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
+from aeron.common.agent import Agent, BackoffIdleStrategy, IdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
                                  WakeupBoard, new_waiter)
 
@@ -157,6 +157,7 @@ class SignallingAgent(Agent):
         # backoff's spin and yield phases, probed in compiled code instead of run as whole duty cycles (probe_spins)
         self._probe = DataSpin()
         self._probe_spins = 0
+        self._backoff: BackoffIdleStrategy | None = None    # the thread's own strategy, when it runs the probes
         self._probes_left = 0
         self._passes_left = 0          # send passes a probe may still run alone before a whole cycle
         self._owed = False             # a probe's send pass sent: the rest of the duty cycle is owed
@@ -182,10 +183,21 @@ class SignallingAgent(Agent):
 
         A stream being sent skips the whole cycles between its batches: after a cycle that sent data the probes start
         at once, and a probe that finds only offered data to send (no datagram, no command, no position moved) runs
-        the send passes alone, up to SEND_PASSES_PER_CYCLE times in a row; the rest of the duty cycle is then owed
-        and runs at the first probe that finds anything else, or nothing (the stream paused: its publisher's limit
-        and the timers come next)."""
+        the send passes alone; one that finds datagrams only on the sender's sockets (status messages, NAKs) runs the
+        sender's control poll and then the send passes. Either goes up to SEND_PASSES_PER_CYCLE times in a row; the
+        rest of the duty cycle is then owed and runs at the first probe that finds anything else, or nothing (the
+        stream paused: its publisher's limit and the timers come next)."""
         self._probe_spins = max(0, spins)
+
+    def probe_backoff(self, idle: BackoffIdleStrategy) -> None:
+        """As ``probe_spins`` for ``idle``'s spin and yield phases (``idle`` is the strategy of the thread running this
+        agent), run as one compiled call per phase instead of one probe per idle step: the call pauses between
+        probes while ``idle`` would spin and yields while it would yield (DataSpin.backoff), returns as soon as a
+        probe finds something, and the steps it took are counted as ``idle``'s own (BackoffIdleStrategy.advance), so
+        that when none found anything ``idle`` parks next, as after its own phases. A whole duty cycle and an idle
+        step in Python cost several microseconds each; a probe, well under one."""
+        self.probe_spins(idle.max_spins + idle.max_yields)
+        self._backoff = idle
 
     def _arm_probe(self) -> bool:
         sender, receiver = self._sender, self._receiver
@@ -193,6 +205,7 @@ class SignallingAgent(Agent):
         if passes is None:
             return False                # a publication sent one by one: only its own send finds its data
         fds = sender.wait_fds() if sender is not None else []
+        control = len(fds)
         positions: list[Any] = []
         if receiver is not None and receiver.endpoints:
             # a receiving thread's probes also watch its images' subscriber positions: a reader's progress is what
@@ -202,17 +215,29 @@ class SignallingAgent(Agent):
                 return False            # a status message or a NAK due soon: whole cycles serve it
             fds = fds + receiver.wait_fds()
             positions = watched
-        self._probe.set(passes, fds, positions)
+        self._probe.set(passes, fds, positions, control)
         return True
 
     def do_work(self) -> int:
         if self._probes_left:
-            self._probes_left -= 1
-            to_driver = self._to_driver
-            if to_driver is not None and to_driver.size() > 0 or any(self._queues):
-                found = PROBE_OTHER
+            backoff = self._backoff
+            if backoff is not None and not self._owed:      # a rest of a cycle owed runs at the first probe instead
+                plan = backoff.steps_to_park()
+                if plan is None:
+                    found = PROBE_OTHER         # the strategy parks already: the probes are over, whole cycles again
+                else:                           # the strategy's phases in one call
+                    found = self._probe.backoff(plan[0], plan[1], self._to_driver, self._queues)
+                    backoff.advance(self._probe.steps)
+                    if not found:
+                        self._probes_left = 0   # the strategy parks next
+                        return 0
             else:
-                found = self._probe.probe()
+                self._probes_left -= 1
+                to_driver = self._to_driver
+                if to_driver is not None and to_driver.size() > 0 or any(self._queues):
+                    found = PROBE_OTHER
+                else:
+                    found = self._probe.probe()
             if found == PROBE_SEND and self._passes_left:
                 # only offered data to send: the send passes alone (a compiled call), the rest of the cycle owed
                 self._passes_left -= 1
@@ -221,6 +246,15 @@ class SignallingAgent(Agent):
                     self._owed = True
                     return 1
                 return 0
+            if found == PROBE_CONTROL and self._passes_left:
+                # only status messages or NAKs: the sender reads them and sends what they let go, the rest owed
+                self._passes_left -= 1
+                self._probes_left = self._probe_spins
+                sender = self._sender
+                work = sender.poll_control() + sender.send_data()      # type: ignore[union-attr]
+                if work:
+                    self._owed = True
+                return work
             if not found and not self._owed:
                 return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
             self._probes_left = 0       # something else to do, or the data stopped with the rest of a cycle owed

@@ -771,7 +771,7 @@ class MediaDriver:
             # signals go out whatever our idle strategy: our clients parked on us wake either way
             agent = SignallingAgent(agent, board, self._conductor, agents)
             if type(idle) is BackoffIdleStrategy:
-                agent.probe_spins(idle.max_spins + idle.max_yields)
+                agent.probe_backoff(idle)
             waiter = bind_idle_strategy(idle, board, self._conductor, agents, agent)
             if waiter is not None:
                 self._waiters.append(waiter)

@@ -4,16 +4,20 @@ frame at a publication's sender position with room under its sender limit, or a 
 otherwise once its time is up; it sends and reads nothing itself."""
 from __future__ import annotations
 
+import collections
+import select
 import socket
+import threading
 import time
 
 import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
-from aeron._core.data_spin import PROBE_OTHER, PROBE_SEND, DataSpin
+from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
+from aeron._core.ring_buffer import TRAILER_LENGTH, ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
-from aeron.common.errors import InvalidArgumentError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError
 from tests._core.test_send_pass import Publication
 
 
@@ -155,3 +159,107 @@ def test_probe_tells_data_to_send_alone_from_anything_else():
     finally:
         receiver.close()
         sender.close()
+
+
+def test_backoff_runs_the_phases_and_returns_at_the_first_find():
+    # the spin and yield phases of a backoff idle strategy in one call; steps says how many went by before the verdict
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        receiver.bind(("127.0.0.1", 0))
+        publication = Publication(13)
+        send_pass = SendPass()
+        send_pass.set_publications([publication.entry()])
+        spin = DataSpin()
+        spin.set([send_pass], [receiver.fileno()])
+        assert spin.backoff(11, 5) == 0 and spin.steps == 17          # all of them, and the step into parking
+        assert spin.backoff(0, 0) == 0 and spin.steps == 1
+        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+        assert spin.backoff(11, 5) == PROBE_SEND and spin.steps == 0
+        publication.snd_pos.set_ordered(publication.snd_lmt.get())
+        sender.sendto(b"x", receiver.getsockname())
+        deadline = time.monotonic() + 5
+        while spin.backoff(0, 100) != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
+            pass
+        assert spin.backoff(3, 3) == PROBE_OTHER and spin.steps == 0
+        assert receiver.recv(16) == b"x"                                # left for the duty cycle to read
+    finally:
+        receiver.close()
+        sender.close()
+
+
+def test_backoff_finds_a_datagram_that_comes_while_it_yields():
+    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        receiver.bind(("127.0.0.1", 0))
+        spin = DataSpin()
+        spin.set([], [receiver.fileno()])
+        timer = threading.Timer(0.05, sender.sendto, (b"y", receiver.getsockname()))
+        timer.start()           # the yields release the GIL: the timer's thread runs meanwhile
+        try:
+            found = spin.backoff(0, 10_000_000)
+        finally:
+            timer.join()
+        assert found == PROBE_OTHER and 0 < spin.steps < 10_000_000
+    finally:
+        receiver.close()
+        sender.close()
+
+
+def test_backoff_counts_a_command_waiting_as_something_found():
+    spin = DataSpin()
+    spin.set([], [])
+    queue: collections.deque = collections.deque()
+    assert spin.backoff(2, 1, None, (queue,)) == 0
+    queue.append(("command",))
+    assert spin.backoff(2, 1, None, ((), queue)) == PROBE_OTHER and spin.steps == 0
+    ring = ManyToOneRingBuffer(AtomicBuffer(bytearray(1024 + TRAILER_LENGTH)))
+    assert spin.backoff(2, 1, ring) == 0
+    ring.write(1, b"\0" * 8)                                            # a client command
+    assert spin.backoff(2, 1, ring) == PROBE_OTHER and spin.steps == 0
+
+
+def test_backoff_rejects_negative_steps_and_a_closed_ring():
+    spin = DataSpin()
+    spin.set([], [])
+    with pytest.raises(InvalidArgumentError):
+        spin.backoff(-1, 0)
+    ring = ManyToOneRingBuffer(AtomicBuffer(bytearray(1024 + TRAILER_LENGTH)))
+    ring.close()
+    with pytest.raises(IllegalStateError):
+        spin.backoff(1, 1, ring)
+
+
+def test_probe_tells_datagrams_on_the_control_sockets_alone_apart():
+    # PROBE_CONTROL lets a probe run the sender's control poll alone: only when no other socket has a datagram
+    control, data, peer = (socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(3))
+    try:
+        control.bind(("127.0.0.1", 0))
+        data.bind(("127.0.0.1", 0))
+        publication = Publication(17)
+        send_pass = SendPass()
+        send_pass.set_publications([publication.entry()])
+        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+        spin = DataSpin()
+        spin.set([send_pass], [control.fileno(), data.fileno()], (), 1)
+        assert spin.probe() == PROBE_SEND
+        peer.sendto(b"sm", control.getsockname())
+        assert select.select([control], [], [], 5)[0]
+        assert spin.probe() == PROBE_CONTROL                # whatever the passes have
+        assert spin.backoff(3, 3) == PROBE_CONTROL and spin.steps == 0
+        peer.sendto(b"data", data.getsockname())
+        assert select.select([data], [], [], 5)[0]
+        assert spin.probe() == PROBE_OTHER
+        control.recv(16)
+        assert spin.probe() == PROBE_OTHER
+        spin.set([send_pass], [control.fileno(), data.fileno()])           # no control sockets: any datagram
+        data.recv(16)
+        peer.sendto(b"sm", control.getsockname())
+        assert select.select([control], [], [], 5)[0]
+        assert spin.probe() == PROBE_OTHER
+        with pytest.raises(InvalidArgumentError):
+            spin.set([], [control.fileno()], (), 2)
+    finally:
+        for sock in (control, data, peer):
+            sock.close()

@@ -501,6 +501,50 @@ def test_backoff_resets_on_work():
     assert idle.state == NOT_IDLE and idle.park_period_ns == 100
 
 
+@pytest.mark.parametrize("taken", range(8))
+def test_backoff_steps_to_park_and_advance_count_as_its_own_idle_steps(taken):
+    # a caller that spins and yields these phases itself (the driver's compiled probes) counts them with advance:
+    # the strategy must end where its own idle(0) calls would have left it, and parks right after the plan
+    fakes = Fakes()
+
+    def strategy():
+        return BackoffIdleStrategy(max_spins=3, max_yields=2, min_park_ns=1000, max_park_ns=5000,
+                                   yield_fn=fakes.yield_fn, sleep_fn=fakes.sleep_fn)
+    own, counted = strategy(), strategy()
+    for _ in range(taken):
+        own.idle(0)
+        counted.idle(0)
+    fakes.events.clear()
+    plan = own.steps_to_park()
+    if own.state == PARKING:
+        assert plan is None
+        return
+    pauses, yields = plan
+    for _ in range(pauses + yields + 1):
+        own.idle(0)
+    assert own.state == PARKING and fakes.events == [("yield", 0)] * yields     # the plan's yields, no park yet
+    fakes.events.clear()
+    counted.advance(pauses + yields + 1)
+    assert fakes.events == []                                                     # counted, not yielded
+    assert (counted.state, counted.spins, counted.yields, counted.park_period_ns) == \
+        (own.state, own.spins, own.yields, own.park_period_ns)
+    counted.advance(3)                                   # parking's own steps are not skipped
+    assert counted.park_period_ns == 1000 and counted.state == PARKING
+
+
+def test_backoff_advance_part_way_lands_on_the_same_step():
+    fakes = Fakes()
+    own = BackoffIdleStrategy(max_spins=3, max_yields=2, yield_fn=fakes.yield_fn, sleep_fn=fakes.sleep_fn)
+    counted = BackoffIdleStrategy(max_spins=3, max_yields=2, yield_fn=fakes.yield_fn, sleep_fn=fakes.sleep_fn)
+    assert own.steps_to_park() == (4, 2)
+    for steps in range(1, 7):
+        own.idle(0)
+        counted.advance(1)
+        assert (counted.state, counted.spins, counted.yields) == (own.state, own.spins, own.yields), steps
+        pauses, yields = own.steps_to_park() or (0, 0)
+        assert pauses + yields + 1 == 7 - steps or own.state == PARKING
+
+
 def test_backoff_default_sleep_really_sleeps_about_the_park_period():
     idle = BackoffIdleStrategy(max_spins=0, max_yields=0, min_park_ns=2_000_000, max_park_ns=2_000_000)
     for _ in range(3):

@@ -6,6 +6,7 @@ command), and whole cycles come back once the probes are used up. Driven step by
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
 import time
@@ -15,7 +16,7 @@ import pytest
 from aeron._core.frames import HDR_TYPE_DATA
 from aeron.client import Aeron
 from aeron.client import Context as ClientContext
-from aeron.common.agent import BackoffIdleStrategy
+from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
 from aeron.driver.driver_wakeup import SEND_PASSES_PER_CYCLE
 from tests.driver.fakes import status_message
@@ -274,3 +275,72 @@ def test_the_driver_probes_only_with_backoff(shm_dir):
                 idle = runner.idle_strategy
                 assert type(idle) is BackoffIdleStrategy
                 assert runner.agent._probe_spins == idle.max_spins + idle.max_yields
+                assert runner.agent._backoff is idle        # its phases run as one compiled call each
+
+
+class _Steps:
+    """A BackoffIdleStrategy stepped by hand after each duty cycle, as AgentRunner would, its yields and parks
+    counted instead of done."""
+
+    def __init__(self):
+        self.yields = self.parks = 0
+        self.idle = BackoffIdleStrategy(max_spins=10, max_yields=5, yield_fn=self._yield, sleep_fn=self._park)
+
+    def _yield(self):
+        self.yields += 1
+
+    def _park(self, _ns):
+        self.parks += 1
+
+
+def test_with_its_strategy_the_probes_are_one_call_and_the_strategy_parks_next(rig):
+    driver, signalling, counting, _, _ = rig
+    steps = _Steps()
+    signalling.probe_backoff(steps.idle)
+    assert signalling._probe_spins == 15
+    signalling._armed = True
+    _until_idle(driver)                          # the first idle cycle after work arms the probes
+    cycles = counting.cycles
+    steps.idle.idle(0)                           # ... and its idle step: spinning
+    assert driver.do_work() == 0                 # the rest of both phases, compiled, nothing found
+    assert counting.cycles == cycles and steps.idle.state == PARKING
+    steps.idle.idle(0)
+    assert steps.parks == 1 and steps.yields == 0          # it yielded itself, in the compiled call
+    assert driver.do_work() == 0 and counting.cycles == cycles + 1     # parked: whole cycles again
+
+
+def test_with_its_strategy_a_probe_that_finds_a_datagram_stops_at_once_and_keeps_the_strategys_step(rig):
+    driver, signalling, counting, _, sink = rig
+    steps = _Steps()
+    signalling.probe_backoff(steps.idle)
+    signalling._armed = True
+    _until_idle(driver)
+    cycles = counting.cycles
+    steps.idle.idle(0)
+    sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
+    fd = driver.conductor.sender.endpoints[0].transport.fileno()
+    assert select.select([fd], [], [], 5)[0]            # in the socket (read by nobody yet)
+    assert driver.do_work() == 1                        # the sender's control poll read it, without a whole cycle
+    assert not select.select([fd], [], [], 0)[0]
+    # found at the first probe: no step went by, the strategy is where its own step left it
+    assert (steps.idle.state, steps.idle.spins, steps.yields) == (SPINNING, 1, 0)
+    assert counting.cycles == cycles
+    driver.do_work()                                    # the rest of the cycle, owed
+    assert counting.cycles == cycles + 1
+
+
+def test_a_probe_that_finds_only_a_status_message_reads_it_and_sends_what_it_lets_go(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink, window=0)    # connected, but flow control lets nothing go
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
+    assert publication.offer(b"w" * 100) > 0
+    assert driver.do_work() == 0 and counting.cycles == cycles        # offered, held back: nothing to do
+    sink.sendto(status_message(session_id=publication.session_id, stream_id=1001,
+                               term_id=publication.initial_term_id, window=32768), _endpoint_address(driver))
+    fd = driver.conductor.sender.endpoints[0].transport.fileno()
+    assert select.select([fd], [], [], 5)[0]
+    assert driver.do_work() > 0 and counting.cycles == cycles        # the control poll, then the send pass
+    [frame] = _data_frames(sink, 1)
+    assert frame[32:132] == b"w" * 100
+    driver.do_work()                                    # nothing more: the rest of the cycle, owed, runs now
+    assert counting.cycles == cycles + 1
