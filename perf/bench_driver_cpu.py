@@ -22,7 +22,8 @@ but a step that runs a whole Python duty cycle costs ours far more than aeronmd'
 The stream is over when the subscriber's image has rebuilt it all (rcv-pos). Every datagram holds exactly one frame so that bytes convert to datagrams exactly: 32 B messages go with
 ``mtu=96`` on the channel (a 64-byte frame; two would not fit), 1 KiB messages with the default MTU (1408: one
 1056-byte frame per datagram). Both drivers: SHARED threading, `backoff` idle, as perf/bench_udp.py.
-Results: perf/results/driver_cpu.json. Targets (issue 14): CPU per datagram <= 1.5x aeronmd's.
+Results: perf/results/driver_cpu.json. Targets (issue 14): CPU per datagram <= 1.5x aeronmd's. ``--case 1KiB`` and
+``--side sent`` run one case or one side of ours (each run still measures aeronmd with aeronmd beside it).
 """
 from __future__ import annotations
 
@@ -133,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="smaller message counts")
+    parser.add_argument("--case", choices=("32B", "1KiB"), help="only this message length")
+    parser.add_argument("--side", choices=("sent", "received"),
+                        help="only this side of ours (its stream, and aeronmd with aeronmd, each run)")
     args = parser.parse_args(argv)
     bin_dir = os.environ.get("AERON_C_BIN")
     if not bin_dir or not os.access(os.path.join(bin_dir, "aeronmd"), os.X_OK):
@@ -140,12 +144,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     scale = 0.25 if args.quick else 1.0
     cases = [("cpu-per-dgram-32B", int(1e6 * scale), 32), ("cpu-per-dgram-1KiB", int(4e5 * scale), 1024)]
+    if args.case:
+        cases = [case for case in cases if case[0].endswith("-" + args.case)]
+    sides = (args.side,) if args.side else ("sent", "received")
     results: dict[str, dict[str, dict[str, float]]] = {}
     for name, messages, length in cases:
         samples: dict[str, list[dict[str, float]]] = {"ours": [], "aeronmd": []}
         for _ in range(args.runs):            # interleaved, so background noise hits both drivers alike
-            sent = measure("ours", "aeronmd", bin_dir, messages, length)
-            received = measure("aeronmd", "ours", bin_dir, messages, length)
+            sent = measure("ours", "aeronmd", bin_dir, messages, length) if "sent" in sides else None
+            received = measure("aeronmd", "ours", bin_dir, messages, length) if "received" in sides else None
+            sent = sent or received
+            received = received or sent
             samples["ours"].append({"sent_us": sent["sent_us"], "received_us": received["received_us"],
                                     "sent": sent["sent"], "received": received["received"],
                                     "control_in": sent["control_in"], "control_out": received["control_out"],
@@ -154,14 +163,14 @@ def main(argv: list[str] | None = None) -> int:
         for kind, runs in samples.items():
             value = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             results.setdefault(name, {})[kind] = value
-            print(f"{name:20s} {kind:8s} sent {value['sent_us']:.3f} µs/dgram  received {value['received_us']:.3f} "
-                  f"µs/dgram  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
+            per_side = "  ".join(f"{side} {value[side + '_us']:.3f} µs/dgram" for side in sides)
+            print(f"{name:20s} {kind:8s} {per_side}  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
                   f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs, {value['resent']:.0f} datagrams "
                   "resent)", flush=True)
     print()
     print(f"{'case':20s} {'side':9s} {'ours µs':>9s} {'aeronmd µs':>11s} {'ours/aeronmd':>13s}")
     for name, by in results.items():
-        for side in ("sent", "received"):
+        for side in sides:
             ours, theirs = by["ours"][f"{side}_us"], by["aeronmd"][f"{side}_us"]
             print(f"{name:20s} {side:9s} {ours:9.3f} {theirs:11.3f} {ours / theirs:12.2f}x")
     print(f"\ndriver process CPU (all threads) per datagram handled, the other side aeronmd, SHARED + backoff, median "
