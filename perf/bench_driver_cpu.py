@@ -151,22 +151,23 @@ def main(argv: list[str] | None = None) -> int:
     for name, messages, length in cases:
         samples: dict[str, list[dict[str, float]]] = {"ours": [], "aeronmd": []}
         for _ in range(args.runs):            # interleaved, so background noise hits both drivers alike
-            sent = measure("ours", "aeronmd", bin_dir, messages, length) if "sent" in sides else None
-            received = measure("aeronmd", "ours", bin_dir, messages, length) if "received" in sides else None
-            sent = sent or received
-            received = received or sent
-            samples["ours"].append({"sent_us": sent["sent_us"], "received_us": received["received_us"],
-                                    "sent": sent["sent"], "received": received["received"],
-                                    "control_in": sent["control_in"], "control_out": received["control_out"],
-                                    "naks": received["naks"], "resent": sent["resent"]})
+            ours: dict[str, float] = {}
+            if "sent" in sides:             # ours sending to aeronmd: what ours paid, what it was asked to resend
+                sent = measure("ours", "aeronmd", bin_dir, messages, length)
+                ours.update({key: sent[key] for key in ("sent_us", "sent", "control_in", "resent")})
+            if "received" in sides:         # aeronmd sending to ours: what ours paid, what it sent back
+                received = measure("aeronmd", "ours", bin_dir, messages, length)
+                ours.update({key: received[key] for key in ("received_us", "received", "control_out", "naks")})
+            samples["ours"].append(ours)
             samples["aeronmd"].append(measure("aeronmd", "aeronmd", bin_dir, messages, length))
         for kind, runs in samples.items():
             value = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
             results.setdefault(name, {})[kind] = value
             per_side = "  ".join(f"{side} {value[side + '_us']:.3f} µs/dgram" for side in sides)
-            print(f"{name:20s} {kind:8s} {per_side}  ({value['sent']:.0f} sent, {value['received']:.0f} received, "
-                  f"{value['control_out']:.0f} SM+NAK, {value['naks']:.0f} NAKs, {value['resent']:.0f} datagrams "
-                  "resent)", flush=True)
+            counts = ", ".join(f"{value[key]:.0f} {label}" for key, label in (
+                ("sent", "sent"), ("received", "received"), ("control_out", "SM+NAK"), ("naks", "NAKs"),
+                ("resent", "datagrams resent")) if key in value)
+            print(f"{name:20s} {kind:8s} {per_side}  ({counts})", flush=True)
     print()
     print(f"{'case':20s} {'side':9s} {'ours µs':>9s} {'aeronmd µs':>11s} {'ours/aeronmd':>13s}")
     for name, by in results.items():

@@ -221,37 +221,30 @@ class SignallingAgent(Agent):
     def do_work(self) -> int:
         if self._probes_left:
             backoff = self._backoff
-            if backoff is not None and not self._owed:      # a rest of a cycle owed runs at the first probe instead
-                plan = backoff.steps_to_park()
-                if plan is None:
-                    found = PROBE_OTHER         # the strategy parks already: the probes are over, whole cycles again
-                else:                           # the strategy's phases in one call
-                    found = self._probe.backoff(plan[0], plan[1], self._to_driver, self._queues)
-                    backoff.advance(self._probe.steps)
+            # the strategy's phases in one call, or one probe per idle step (no strategy of ours to count them, or a
+            # rest of a cycle owed, which runs at the first probe that finds nothing)
+            one_step = backoff is None or self._owed
+            plan = (0, 0) if one_step else backoff.steps_to_park()         # type: ignore[union-attr]
+            if plan is None:
+                found = PROBE_OTHER             # the strategy parks already: the probes are over, whole cycles again
+            else:
+                found = self._probe.backoff(plan[0], plan[1], self._to_driver, self._queues)
+                if one_step:
+                    self._probes_left -= 1
+                else:
+                    backoff.advance(self._probe.steps)                      # type: ignore[union-attr]
                     if not found:
                         self._probes_left = 0   # the strategy parks next
                         return 0
-            else:
-                self._probes_left -= 1
-                to_driver = self._to_driver
-                if to_driver is not None and to_driver.size() > 0 or any(self._queues):
-                    found = PROBE_OTHER
-                else:
-                    found = self._probe.probe()
-            if found == PROBE_SEND and self._passes_left:
-                # only offered data to send: the send passes alone (a compiled call), the rest of the cycle owed
-                self._passes_left -= 1
-                self._probes_left = self._probe_spins
-                if self._sender.send_data():                    # type: ignore[union-attr]
-                    self._owed = True
-                    return 1
-                return 0
-            if found == PROBE_CONTROL and self._passes_left:
-                # only status messages or NAKs: the sender reads them and sends what they let go, the rest owed
+            if (found == PROBE_SEND or found == PROBE_CONTROL) and self._passes_left:
+                # only offered data to send (the send passes alone, a compiled call), or only status messages and
+                # NAKs (the sender reads them, then sends what they let go): the rest of the cycle owed
                 self._passes_left -= 1
                 self._probes_left = self._probe_spins
                 sender = self._sender
-                work = sender.poll_control() + sender.send_data()      # type: ignore[union-attr]
+                work = sender.poll_control() if found == PROBE_CONTROL else 0     # type: ignore[union-attr]
+                if sender.send_data():                                           # type: ignore[union-attr]
+                    work += 1
                 if work:
                     self._owed = True
                 return work

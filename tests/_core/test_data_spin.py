@@ -21,6 +21,27 @@ from aeron.common.errors import IllegalStateError, InvalidArgumentError
 from tests._core.test_send_pass import Publication
 
 
+@pytest.fixture
+def udp():
+    """Makes UDP sockets bound to free ports on loopback, all closed after the test."""
+    made: list[socket.socket] = []
+
+    def make() -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        made.append(sock)
+        sock.bind(("127.0.0.1", 0))
+        return sock
+    yield make
+    for sock in made:
+        sock.close()
+
+
+def _pass_of(publication: Publication) -> SendPass:
+    send_pass = SendPass()
+    send_pass.set_publications([publication.entry()])
+    return send_pass
+
+
 def test_nothing_to_do_ends_when_the_time_is_up():
     spin = DataSpin()
     spin.set([], [])
@@ -28,28 +49,21 @@ def test_nothing_to_do_ends_when_the_time_is_up():
     assert spin.wait(200_000) is False and spin.rounds > 1
 
 
-def test_a_datagram_waiting_ends_it_and_stays_unread():
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        receiver.bind(("127.0.0.1", 0))
-        receiver.setblocking(False)
-        spin = DataSpin()
-        spin.set([], [receiver.fileno()])
-        assert spin.wait(0) is False
-        sender.sendto(b"x", receiver.getsockname())
-        assert spin.wait(1_000_000_000) is True
-        assert receiver.recv(16) == b"x"                # left for the receiver's own poll
-        assert spin.wait(0) is False
-    finally:
-        receiver.close()
-        sender.close()
+def test_a_datagram_waiting_ends_it_and_stays_unread(udp):
+    receiver, sender = udp(), udp()
+    receiver.setblocking(False)
+    spin = DataSpin()
+    spin.set([], [receiver.fileno()])
+    assert spin.wait(0) is False
+    sender.sendto(b"x", receiver.getsockname())
+    assert spin.wait(1_000_000_000) is True
+    assert receiver.recv(16) == b"x"                # left for the receiver's own poll
+    assert spin.wait(0) is False
 
 
 def test_a_frame_offered_under_the_sender_limit_ends_it():
     publication = Publication(7)
-    send_pass = SendPass()
-    send_pass.set_publications([publication.entry()])
+    send_pass = _pass_of(publication)
     spin = DataSpin()
     spin.set([send_pass], [])
     assert spin.wait(0) is False                        # nothing written at the sender position
@@ -70,8 +84,7 @@ def test_a_frame_larger_than_the_window_left_is_not_offered():
     # a status message's window rarely ends on a frame boundary: the pass cannot send the frame that straddles it,
     # so neither the spin nor the probe may count it as work (a probe would run whole duty cycles that send nothing)
     publication = Publication(7)
-    send_pass = SendPass()
-    send_pass.set_publications([publication.entry()])
+    send_pass = _pass_of(publication)
     spin = DataSpin()
     spin.set([send_pass], [])
     end = publication.commit(0, 0, 40)                  # a 72-byte frame, 96 aligned
@@ -81,29 +94,22 @@ def test_a_frame_larger_than_the_window_left_is_not_offered():
     assert spin.wait(0) is True and spin.ready() is True
 
 
-def test_ready_is_one_look_at_passes_and_sockets():
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        receiver.bind(("127.0.0.1", 0))
-        publication = Publication(9)
-        send_pass = SendPass()
-        send_pass.set_publications([publication.entry()])
-        spin = DataSpin()
-        spin.set([send_pass], [receiver.fileno()])
-        assert spin.ready() is False
-        sender.sendto(b"x", receiver.getsockname())
-        deadline = time.monotonic() + 5
-        while not spin.ready() and time.monotonic() < deadline:     # loopback delivery may lag on a loaded machine
-            time.sleep(0.001)
-        assert spin.ready() is True
-        assert receiver.recv(16) == b"x"
-        assert spin.ready() is False
-        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
-        assert spin.ready() is True
-    finally:
-        receiver.close()
-        sender.close()
+def test_ready_is_one_look_at_passes_and_sockets(udp):
+    receiver, sender = udp(), udp()
+    publication = Publication(9)
+    send_pass = _pass_of(publication)
+    spin = DataSpin()
+    spin.set([send_pass], [receiver.fileno()])
+    assert spin.ready() is False
+    sender.sendto(b"x", receiver.getsockname())
+    deadline = time.monotonic() + 5
+    while not spin.ready() and time.monotonic() < deadline:     # loopback delivery may lag on a loaded machine
+        time.sleep(0.001)
+    assert spin.ready() is True
+    assert receiver.recv(16) == b"x"
+    assert spin.ready() is False
+    publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+    assert spin.ready() is True
 
 
 def test_a_watched_counter_that_moves_ends_it():
@@ -128,83 +134,63 @@ def test_only_counters_are_watched():
         spin.set([], [], [object()])
 
 
-def test_probe_tells_data_to_send_alone_from_anything_else():
+def test_probe_tells_data_to_send_alone_from_anything_else(udp):
     # PROBE_SEND lets a backoff probe run the send passes without a whole duty cycle: only when nothing else waits
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        receiver.bind(("127.0.0.1", 0))
-        values = AtomicBuffer(bytearray(COUNTER_LENGTH * 2))
-        position = AtomicCounter(values, 1)
-        publication = Publication(11)
-        send_pass = SendPass()
-        send_pass.set_publications([publication.entry()])
-        spin = DataSpin()
-        spin.set([send_pass], [receiver.fileno()], [position])
-        assert spin.probe() == 0
-        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
-        assert spin.probe() == PROBE_SEND
-        sender.sendto(b"x", receiver.getsockname())
-        deadline = time.monotonic() + 5
-        while spin.probe() != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
-            time.sleep(0.001)
-        assert spin.probe() == PROBE_OTHER              # a datagram waits too: the whole cycle reads it
-        assert receiver.recv(16) == b"x"
-        assert spin.probe() == PROBE_SEND
-        position.set(32)
-        assert spin.probe() == PROBE_OTHER              # a reader moved: a status message may be due
-        spin.set([send_pass], [receiver.fileno()], [position])
-        publication.snd_pos.set_ordered(publication.snd_lmt.get())
-        assert spin.probe() == 0
-    finally:
-        receiver.close()
-        sender.close()
+    receiver, sender = udp(), udp()
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 2))
+    position = AtomicCounter(values, 1)
+    publication = Publication(11)
+    send_pass = _pass_of(publication)
+    spin = DataSpin()
+    spin.set([send_pass], [receiver.fileno()], [position])
+    assert spin.probe() == 0
+    publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+    assert spin.probe() == PROBE_SEND
+    sender.sendto(b"x", receiver.getsockname())
+    deadline = time.monotonic() + 5
+    while spin.probe() != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
+        time.sleep(0.001)
+    assert spin.probe() == PROBE_OTHER              # a datagram waits too: the whole cycle reads it
+    assert receiver.recv(16) == b"x"
+    assert spin.probe() == PROBE_SEND
+    position.set(32)
+    assert spin.probe() == PROBE_OTHER              # a reader moved: a status message may be due
+    spin.set([send_pass], [receiver.fileno()], [position])
+    publication.snd_pos.set_ordered(publication.snd_lmt.get())
+    assert spin.probe() == 0
 
 
-def test_backoff_runs_the_phases_and_returns_at_the_first_find():
+def test_backoff_runs_the_phases_and_returns_at_the_first_find(udp):
     # the spin and yield phases of a backoff idle strategy in one call; steps says how many went by before the verdict
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        receiver.bind(("127.0.0.1", 0))
-        publication = Publication(13)
-        send_pass = SendPass()
-        send_pass.set_publications([publication.entry()])
-        spin = DataSpin()
-        spin.set([send_pass], [receiver.fileno()])
-        assert spin.backoff(11, 5) == 0 and spin.steps == 17          # all of them, and the step into parking
-        assert spin.backoff(0, 0) == 0 and spin.steps == 1
-        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
-        assert spin.backoff(11, 5) == PROBE_SEND and spin.steps == 0
-        publication.snd_pos.set_ordered(publication.snd_lmt.get())
-        sender.sendto(b"x", receiver.getsockname())
-        deadline = time.monotonic() + 5
-        while spin.backoff(0, 100) != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
-            pass
-        assert spin.backoff(3, 3) == PROBE_OTHER and spin.steps == 0
-        assert receiver.recv(16) == b"x"                                # left for the duty cycle to read
-    finally:
-        receiver.close()
-        sender.close()
+    receiver, sender = udp(), udp()
+    publication = Publication(13)
+    send_pass = _pass_of(publication)
+    spin = DataSpin()
+    spin.set([send_pass], [receiver.fileno()])
+    assert spin.backoff(11, 5) == 0 and spin.steps == 17          # all of them, and the step into parking
+    assert spin.backoff(0, 0) == 0 and spin.steps == 1
+    publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+    assert spin.backoff(11, 5) == PROBE_SEND and spin.steps == 0
+    publication.snd_pos.set_ordered(publication.snd_lmt.get())
+    sender.sendto(b"x", receiver.getsockname())
+    deadline = time.monotonic() + 5
+    while spin.backoff(0, 100) != PROBE_OTHER and time.monotonic() < deadline:   # loopback delivery may lag
+        pass
+    assert spin.backoff(3, 3) == PROBE_OTHER and spin.steps == 0
+    assert receiver.recv(16) == b"x"                                # left for the duty cycle to read
 
 
-def test_backoff_finds_a_datagram_that_comes_while_it_yields():
-    receiver = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def test_backoff_finds_a_datagram_that_comes_while_it_yields(udp):
+    receiver, sender = udp(), udp()
+    spin = DataSpin()
+    spin.set([], [receiver.fileno()])
+    timer = threading.Timer(0.05, sender.sendto, (b"y", receiver.getsockname()))
+    timer.start()           # the yields release the GIL: the timer's thread runs meanwhile
     try:
-        receiver.bind(("127.0.0.1", 0))
-        spin = DataSpin()
-        spin.set([], [receiver.fileno()])
-        timer = threading.Timer(0.05, sender.sendto, (b"y", receiver.getsockname()))
-        timer.start()           # the yields release the GIL: the timer's thread runs meanwhile
-        try:
-            found = spin.backoff(0, 10_000_000)
-        finally:
-            timer.join()
-        assert found == PROBE_OTHER and 0 < spin.steps < 10_000_000
+        found = spin.backoff(0, 10_000_000)
     finally:
-        receiver.close()
-        sender.close()
+        timer.join()
+    assert found == PROBE_OTHER and 0 < spin.steps < 10_000_000
 
 
 def test_backoff_counts_a_command_waiting_as_something_found():
@@ -231,35 +217,28 @@ def test_backoff_rejects_negative_steps_and_a_closed_ring():
         spin.backoff(1, 1, ring)
 
 
-def test_probe_tells_datagrams_on_the_control_sockets_alone_apart():
+def test_probe_tells_datagrams_on_the_control_sockets_alone_apart(udp):
     # PROBE_CONTROL lets a probe run the sender's control poll alone: only when no other socket has a datagram
-    control, data, peer = (socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(3))
-    try:
-        control.bind(("127.0.0.1", 0))
-        data.bind(("127.0.0.1", 0))
-        publication = Publication(17)
-        send_pass = SendPass()
-        send_pass.set_publications([publication.entry()])
-        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
-        spin = DataSpin()
-        spin.set([send_pass], [control.fileno(), data.fileno()], (), 1)
-        assert spin.probe() == PROBE_SEND
-        peer.sendto(b"sm", control.getsockname())
-        assert select.select([control], [], [], 5)[0]
-        assert spin.probe() == PROBE_CONTROL                # whatever the passes have
-        assert spin.backoff(3, 3) == PROBE_CONTROL and spin.steps == 0
-        peer.sendto(b"data", data.getsockname())
-        assert select.select([data], [], [], 5)[0]
-        assert spin.probe() == PROBE_OTHER
-        control.recv(16)
-        assert spin.probe() == PROBE_OTHER
-        spin.set([send_pass], [control.fileno(), data.fileno()])           # no control sockets: any datagram
-        data.recv(16)
-        peer.sendto(b"sm", control.getsockname())
-        assert select.select([control], [], [], 5)[0]
-        assert spin.probe() == PROBE_OTHER
-        with pytest.raises(InvalidArgumentError):
-            spin.set([], [control.fileno()], (), 2)
-    finally:
-        for sock in (control, data, peer):
-            sock.close()
+    control, data, peer = udp(), udp(), udp()
+    publication = Publication(17)
+    send_pass = _pass_of(publication)
+    publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+    spin = DataSpin()
+    spin.set([send_pass], [control.fileno(), data.fileno()], (), 1)
+    assert spin.probe() == PROBE_SEND
+    peer.sendto(b"sm", control.getsockname())
+    assert select.select([control], [], [], 5)[0]
+    assert spin.probe() == PROBE_CONTROL                # whatever the passes have
+    assert spin.backoff(3, 3) == PROBE_CONTROL and spin.steps == 0
+    peer.sendto(b"data", data.getsockname())
+    assert select.select([data], [], [], 5)[0]
+    assert spin.probe() == PROBE_OTHER
+    control.recv(16)
+    assert spin.probe() == PROBE_OTHER
+    spin.set([send_pass], [control.fileno(), data.fileno()])           # no control sockets: any datagram
+    data.recv(16)
+    peer.sendto(b"sm", control.getsockname())
+    assert select.select([control], [], [], 5)[0]
+    assert spin.probe() == PROBE_OTHER
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [control.fileno()], (), 2)
