@@ -22,5 +22,7 @@ cdef class DataSpin:
     cdef int _watch_capacity
     cdef readonly int64_t rounds    # rounds of the last wait (tests, measurements)
     cdef readonly int steps         # steps of the last backoff that found nothing before its verdict
+    cdef readonly int sends         # send passes the last backoff ran itself
+    cdef readonly int64_t sent      # the bytes they sent
     cdef int _probe(self) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set()

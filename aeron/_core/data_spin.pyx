@@ -19,11 +19,12 @@ a probe per step (also a record in the to-driver ``ring`` or in one of the comma
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
-from aeron._core.atomic cimport cpu_pause, load_acquire_i64
+from aeron._core.atomic cimport cpu_pause, get_and_add_i64, load_acquire_i64
 from aeron._core.counters cimport AtomicCounter
 from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
+from aeron._core.udp_transport cimport UdpTransport
 
 from aeron.common.errors import InvalidArgumentError
 
@@ -83,6 +84,8 @@ cdef class DataSpin:
         self._watch_capacity = 0
         self.rounds = 0
         self.steps = 0
+        self.sends = 0
+        self.sent = 0
 
     def __dealloc__(self):
         free(self._fds)
@@ -169,23 +172,47 @@ cdef class DataSpin:
                     return PROBE_SEND
         return 0
 
-    def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=()):
+    def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=(),
+                int sends=0, int full_pause_steps=0, int full_yield_steps=0):
         """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
         by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
         probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
         ``ring`` (the to-driver ring: a client command) or in any of ``queues`` (sized containers: the command queues
         of the agents). Returns the first probe's verdict that is not 0, or 0 when all found nothing; ``steps`` then
         says how many steps went by before it (pause_steps + yield_steps + 1 when none found anything), for the
-        strategy to count as its own."""
+        strategy to count as its own.
+
+        With ``sends`` > 0 and every watched pass bound (SendPass.bind), a PROBE_SEND runs the passes here, up to
+        ``sends`` times: each is work done, after which the phases start over (``full_pause_steps`` pauses,
+        ``full_yield_steps`` yields, as the strategy after work) and ``steps`` counts from there. ``sends`` and
+        ``sent`` say how many passes ran and the bytes they sent (added to each pass's bytes-sent counter). A pass
+        that sends nothing (a full socket) or fails ends the call with PROBE_OTHER: the duty cycle retries it and
+        reports its error."""
         cdef int total = pause_steps + yield_steps
         cdef int step = 0
         cdef int verdict = 0
+        cdef int err = 0
         cdef mpsc_rb_t *rb = NULL
-        if pause_steps < 0 or yield_steps < 0:
-            raise InvalidArgumentError(f"steps must be >= 0, got {pause_steps}, {yield_steps}")
+        cdef SendPass send_pass
+        cdef UdpTransport transport
+        cdef int64_t now_ns, bytes_sent, pass_sent
+        if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0:
+            raise InvalidArgumentError(f"steps and sends must be >= 0, got {pause_steps}, {yield_steps}, {sends}, "
+                                       f"{full_pause_steps}, {full_yield_steps}")
         if ring is not None:
             ring._check()
             rb = &ring.rb
+        if sends:
+            for item in self._passes:
+                send_pass = <SendPass>item
+                if send_pass.bound_transport is None:
+                    sends = 0               # a pass with nowhere to go: the caller sends them all
+                    break
+            else:
+                for item in self._passes:
+                    (<SendPass>item).prepare_bound()
+        self.sends = 0
+        self.sent = 0
         while True:
             if rb != NULL and mpsc_rb_size(rb) > 0:
                 verdict = PROBE_OTHER
@@ -196,6 +223,30 @@ cdef class DataSpin:
                         break
                 else:
                     verdict = self._probe()
+            if verdict == PROBE_SEND and self.sends < sends:
+                bytes_sent = 0
+                now_ns = _now_ns()
+                for item in self._passes:
+                    send_pass = <SendPass>item
+                    transport = send_pass.bound_transport
+                    with nogil:
+                        pass_sent = send_pass.run(transport, now_ns, &err)
+                    if pass_sent:
+                        get_and_add_i64(send_pass.bytes_sent, pass_sent)
+                        bytes_sent += pass_sent
+                    if err:
+                        break
+                self.sends += 1
+                self.sent += bytes_sent
+                if err or bytes_sent == 0:
+                    verdict = PROBE_OTHER
+                    break
+                # work done: the strategy's phases start over
+                verdict = 0
+                step = 0
+                pause_steps = full_pause_steps
+                total = full_pause_steps + full_yield_steps
+                continue
             if verdict or step == total:
                 break
             if step < pause_steps:

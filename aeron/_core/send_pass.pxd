@@ -34,4 +34,11 @@ cdef class SendPass:
     cdef int32_t datagram_slot[MAX_BATCH]
     cdef int64_t datagram_advance[MAX_BATCH]
 
+    cdef UdpTransport bound_transport  # bind(): where a pass run from compiled code sends (DataSpin.backoff)
+    cdef object bound_address
+    cdef object _bound_counter
+    cdef int64_t *bytes_sent         # the endpoint's bytes-sent counter (bind), NULL when unbound
+
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil
+    cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil
+    cdef int prepare_bound(self) except -1

@@ -48,6 +48,7 @@ cdef class SendPass:
         self.capacity = 0
         self.round_robin = 0
         self._owners = []
+        self.bytes_sent = NULL
 
     def __dealloc__(self):
         free(self.slots)
@@ -196,7 +197,50 @@ cdef class SendPass:
         if not transport.use_mmsg or transport.channel_send_timestamp_offset != NO_TIMESTAMP:
             raise IllegalStateError("the compiled send pass needs sendmmsg and no channel send timestamps")
         transport._destination(address)
-        cdef int count = 0, i, j, s, n, taken, err = 0, datagrams, budget
+        cdef int err = 0
+        cdef int64_t total
+        with nogil:
+            total = self.run(transport, now_ns, &err)
+        if err != 0 and not _nothing(err):
+            raise ChannelEndpointError(f"{transport.name}: sendmmsg to {address} failed: errno {err}")
+        return total
+
+    def bind(self, UdpTransport transport, address, AtomicCounter bytes_sent=None):
+        """Where a pass run from compiled code (DataSpin.backoff) sends: ``transport`` to ``address``, adding the bytes
+        to ``bytes_sent``; ``transport`` None unbinds. Checked as ``send`` checks them."""
+        if transport is None:
+            self.bound_transport = None
+            self.bound_address = None
+            self._bound_counter = None
+            self.bytes_sent = NULL
+            return
+        transport._check()
+        if not transport.use_mmsg or transport.channel_send_timestamp_offset != NO_TIMESTAMP:
+            raise IllegalStateError("the compiled send pass needs sendmmsg and no channel send timestamps")
+        if bytes_sent is None:
+            raise InvalidArgumentError("a bound pass adds to a bytes-sent counter")
+        bytes_sent._check()
+        transport._destination(address)          # an address it cannot take fails here, not in the spin
+        self.bound_transport = transport
+        self.bound_address = address
+        self._bound_counter = bytes_sent
+        self.bytes_sent = bytes_sent.addr
+
+    @property
+    def bound(self):
+        """True when bound (``bind``): DataSpin.backoff may run this pass itself."""
+        return self.bound_transport is not None
+
+    cdef int prepare_bound(self) except -1:
+        """Before passes run from compiled code: the bound transport open and aimed at the bound address (another
+        send on this thread may have aimed it elsewhere)."""
+        self.bound_transport._check()
+        self.bound_transport._destination(self.bound_address)
+        return 0
+
+    cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil:
+        """The pass itself, ``transport`` aimed already: returns the bytes sent, *err set when a sendmmsg failed."""
+        cdef int count = 0, i, j, s, n, taken, datagrams, budget
         cdef int start = 0
         cdef int64_t total = 0, position, limit, from_position, producer, raw_tail
         cdef int32_t term_offset, window, available, padding, max_length, term_length
@@ -208,73 +252,70 @@ cdef class SendPass:
             return 0
         self.round_robin = (self.round_robin + 1) % self.count
         start = self.round_robin
-        with nogil:
-            for j in range(self.count):
-                slot = &self.slots[j]
-                slot.sent = 0
-                slot.position = slot.snd_pos[0]           # plain: only the sender writes it
-            for j in range(self.count):
-                if blocked:
-                    break
-                s = (start + j) % self.count
-                slot = &self.slots[s]
-                term_length = slot.term_length
-                limit = load_acquire_i64(slot.snd_lmt)
-                position = slot.position
-                budget = slot.max_messages
-                # as network_publication's _send_data: at most two terms, stop when the scan stops inside one
-                while budget > 0 and limit > position and not blocked:
-                    term_offset = <int32_t>(position & (term_length - 1))
-                    term = slot.terms[(position >> slot.position_bits_to_shift) % 3]
-                    window = <int32_t>(limit - position if limit - position < term_length else term_length)
-                    datagrams = 0
-                    while datagrams < budget and window > 0 and term_offset < term_length:
-                        if count == MAX_BATCH:
-                            taken = self._flush(transport, count, &err)
-                            if taken < count:
-                                blocked = True            # the socket is full (or failed): the rest waits
-                                break
-                            count = 0
-                        max_length = slot.mtu if slot.mtu < window else window
-                        available = term_scanner_scan_for_availability(term + term_offset, term_length - term_offset,
-                                                                       max_length, &padding)
-                        if available <= 0:
+        for j in range(self.count):
+            slot = &self.slots[j]
+            slot.sent = 0
+            slot.position = slot.snd_pos[0]           # plain: only the sender writes it
+        for j in range(self.count):
+            if blocked:
+                break
+            s = (start + j) % self.count
+            slot = &self.slots[s]
+            term_length = slot.term_length
+            limit = load_acquire_i64(slot.snd_lmt)
+            position = slot.position
+            budget = slot.max_messages
+            # as network_publication's _send_data: at most two terms, stop when the scan stops inside one
+            while budget > 0 and limit > position and not blocked:
+                term_offset = <int32_t>(position & (term_length - 1))
+                term = slot.terms[(position >> slot.position_bits_to_shift) % 3]
+                window = <int32_t>(limit - position if limit - position < term_length else term_length)
+                datagrams = 0
+                while datagrams < budget and window > 0 and term_offset < term_length:
+                    if count == MAX_BATCH:
+                        taken = self._flush(transport, count, err)
+                        if taken < count:
+                            blocked = True            # the socket is full (or failed): the rest waits
                             break
-                        transport.tx_iov[count].iov_base = term + term_offset
-                        transport.tx_iov[count].iov_len = <size_t>available
-                        self.datagram_slot[count] = s
-                        self.datagram_advance[count] = available + padding
-                        count += 1
-                        datagrams += 1
-                        term_offset += available + padding
-                        window -= available + padding
-                        position += available + padding
-                    if datagrams == 0:
+                        count = 0
+                    max_length = slot.mtu if slot.mtu < window else window
+                    available = term_scanner_scan_for_availability(term + term_offset, term_length - term_offset,
+                                                                   max_length, &padding)
+                    if available <= 0:
                         break
-                    budget -= datagrams
-                    if position & (term_length - 1):
-                        break                             # stopped inside the term: nothing more to send now
-            if count > 0 and not blocked:
-                self._flush(transport, count, &err)
-            for j in range(self.count):
-                slot = &self.slots[j]
-                if slot.sent > 0:
-                    store_release_i64(slot.snd_pos, slot.position)
-                    total += slot.sent
-                    slot.total_sent += slot.sent
-                    slot.last_sent_ns = now_ns
-                elif slot.meta != NULL and load_acquire_i64(slot.snd_lmt) <= slot.position:
-                    raw_tail = ld.raw_tail_volatile(slot.meta, ld.index_by_term_count(
-                        ld.active_term_count_volatile(slot.meta)))
-                    producer = ld.compute_position(ld.term_id_of(raw_tail),
-                                                   ld.term_offset_of(raw_tail, slot.term_length),
-                                                   slot.position_bits_to_shift, slot.initial_term_id)
-                    if producer > slot.position:
-                        # data waiting, window closed: back pressure (only the sender thread writes snd-bpe)
-                        store_release_i64(slot.snd_bpe, slot.snd_bpe[0] + 1)
-                if now_ns >= slot.due_ns:
-                    self.due_slots[self.due_count] = j
-                    self.due_count += 1
-        if err != 0 and not _nothing(err):
-            raise ChannelEndpointError(f"{transport.name}: sendmmsg to {address} failed: errno {err}")
+                    transport.tx_iov[count].iov_base = term + term_offset
+                    transport.tx_iov[count].iov_len = <size_t>available
+                    self.datagram_slot[count] = s
+                    self.datagram_advance[count] = available + padding
+                    count += 1
+                    datagrams += 1
+                    term_offset += available + padding
+                    window -= available + padding
+                    position += available + padding
+                if datagrams == 0:
+                    break
+                budget -= datagrams
+                if position & (term_length - 1):
+                    break                             # stopped inside the term: nothing more to send now
+        if count > 0 and not blocked:
+            self._flush(transport, count, err)
+        for j in range(self.count):
+            slot = &self.slots[j]
+            if slot.sent > 0:
+                store_release_i64(slot.snd_pos, slot.position)
+                total += slot.sent
+                slot.total_sent += slot.sent
+                slot.last_sent_ns = now_ns
+            elif slot.meta != NULL and load_acquire_i64(slot.snd_lmt) <= slot.position:
+                raw_tail = ld.raw_tail_volatile(slot.meta, ld.index_by_term_count(
+                    ld.active_term_count_volatile(slot.meta)))
+                producer = ld.compute_position(ld.term_id_of(raw_tail),
+                                               ld.term_offset_of(raw_tail, slot.term_length),
+                                               slot.position_bits_to_shift, slot.initial_term_id)
+                if producer > slot.position:
+                    # data waiting, window closed: back pressure (only the sender thread writes snd-bpe)
+                    store_release_i64(slot.snd_bpe, slot.snd_bpe[0] + 1)
+            if now_ns >= slot.due_ns:
+                self.due_slots[self.due_count] = j
+                self.due_count += 1
         return total

@@ -9,6 +9,7 @@ sleeps, so the driver signals whatever its idle strategies are: our clients park
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -160,6 +161,8 @@ class SignallingAgent(Agent):
         self._backoff: BackoffIdleStrategy | None = None    # the thread's own strategy, when it runs the probes
         self._probes_left = 0
         self._passes_left = 0          # send passes a probe may still run alone before a whole cycle
+        # the passes a probe runs itself take their time from CLOCK_MONOTONIC: only with the driver's clock the same
+        self._monotonic = conductor.context.nano_clock is time.monotonic_ns
         self._owed = False             # a probe's send pass sent: the rest of the duty cycle is owed
         self._armed = False
         self._to_driver = conductor.to_driver if conductor in agents else None
@@ -195,7 +198,10 @@ class SignallingAgent(Agent):
         probes while ``idle`` would spin and yields while it would yield (DataSpin.backoff), returns as soon as a
         probe finds something, and the steps it took are counted as ``idle``'s own (BackoffIdleStrategy.advance), so
         that when none found anything ``idle`` parks next, as after its own phases. A whole duty cycle and an idle
-        step in Python cost several microseconds each; a probe, well under one."""
+        step in Python cost several microseconds each; a probe, well under one. The rest of a cycle owed after send
+        passes alone runs when the phases end with nothing found (the stream paused for as long as ``idle`` would
+        spin and yield), not at the first probe that finds nothing: a stream whose next message is a few
+        microseconds away would otherwise pay a whole cycle after nearly every batch."""
         self.probe_spins(idle.max_spins + idle.max_yields)
         self._backoff = idle
 
@@ -221,21 +227,31 @@ class SignallingAgent(Agent):
     def do_work(self) -> int:
         if self._probes_left:
             backoff = self._backoff
-            # the strategy's phases in one call, or one probe per idle step (no strategy of ours to count them, or a
-            # rest of a cycle owed, which runs at the first probe that finds nothing)
-            one_step = backoff is None or self._owed
+            # the strategy's phases in one call, or one probe per idle step (no strategy of ours to count them)
+            one_step = backoff is None
             plan = (0, 0) if one_step else backoff.steps_to_park()         # type: ignore[union-attr]
             if plan is None:
                 found = PROBE_OTHER             # the strategy parks already: the probes are over, whole cycles again
             else:
-                found = self._probe.backoff(plan[0], plan[1], self._to_driver, self._queues)
+                probe = self._probe
                 if one_step:
+                    found = probe.backoff(0, 0, self._to_driver, self._queues)
                     self._probes_left -= 1
                 else:
-                    backoff.advance(self._probe.steps)                      # type: ignore[union-attr]
+                    # a probe that finds only offered data runs the send passes in the same call, as many times as
+                    # the passes left allow, each as work after which the strategy's phases start over
+                    found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues,
+                                          self._passes_left if self._monotonic else 0,
+                                          backoff.max_spins + 1, backoff.max_yields)   # type: ignore[union-attr]
+                    if probe.sends:
+                        self._passes_left -= probe.sends
+                        self._owed = True
+                        backoff.reset()                                     # type: ignore[union-attr]
+                    backoff.advance(probe.steps)                            # type: ignore[union-attr]
                     if not found:
-                        self._probes_left = 0   # the strategy parks next
-                        return 0
+                        self._probes_left = 0   # the strategy parks next: after the rest of a cycle, if owed
+                        if not self._owed:
+                            return 0
             if (found == PROBE_SEND or found == PROBE_CONTROL) and self._passes_left:
                 # only offered data to send (the send passes alone, a compiled call), or only status messages and
                 # NAKs (the sender reads them, then sends what they let go): the rest of the cycle owed

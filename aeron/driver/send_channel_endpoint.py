@@ -202,6 +202,9 @@ class SendChannelEndpoint:
                                     for p in publications])
         for i, publication in enumerate(publications):                  # each is due at its first pass
             publication.attach_pass(send_pass, i)
+        if publications and not send_pass.bound:
+            # where the pass goes when a backoff's probes run it themselves (DataSpin.backoff), as send_data would
+            send_pass.bind(self._send_transport, self.remote, self._bytes_sent)
         self.pass_publications = publications
 
     def send_pass(self, now_ns: int) -> int:

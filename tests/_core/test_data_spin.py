@@ -17,7 +17,7 @@ from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
 from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
 from aeron._core.ring_buffer import TRAILER_LENGTH, ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
-from aeron.common.errors import IllegalStateError, InvalidArgumentError
+from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 from tests._core.test_send_pass import Publication
 
 
@@ -242,3 +242,68 @@ def test_probe_tells_datagrams_on_the_control_sockets_alone_apart(udp):
     assert spin.probe() == PROBE_OTHER
     with pytest.raises(InvalidArgumentError):
         spin.set([], [control.fileno()], (), 2)
+
+
+def test_backoff_runs_bound_send_passes_itself_and_starts_the_phases_over():
+    from tests._core.test_send_pass import _receive, _transport
+    sender, receiver = _transport(), _transport()
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH))
+    bytes_sent = AtomicCounter(values, 0)
+    try:
+        publication = Publication(21, max_messages=1)          # one datagram per pass
+        send_pass = _pass_of(publication)
+        spin = DataSpin()
+        spin.set([send_pass], [])
+        end = 0
+        for _ in range(3):
+            end = publication.commit(0, end, 32)
+        publication.snd_lmt.set_ordered(end)
+        # unbound: nowhere to send, the caller sends
+        assert spin.backoff(2, 1, None, (), 8, 3, 1) == PROBE_SEND and spin.sends == 0
+        send_pass.bind(sender, receiver.bound_address, bytes_sent)
+        assert send_pass.bound
+        # bound: three passes of one datagram, each work done, then all the phases (3 + 1) and the step into parking
+        assert spin.backoff(2, 1, None, (), 8, 3, 1) == 0
+        assert (spin.sends, spin.sent, spin.steps) == (3, 3 * 64, 5)
+        assert publication.snd_pos.get() == end and bytes_sent.get() == 3 * 64
+        assert len(_receive(receiver, 3)) == 3
+        # at most ``sends`` passes: then the find goes back to the caller
+        for _ in range(3):
+            end = publication.commit(0, end, 32)
+        publication.snd_lmt.set_ordered(end)
+        assert spin.backoff(2, 1, None, (), 2, 3, 1) == PROBE_SEND and (spin.sends, spin.steps) == (2, 0)
+        assert spin.backoff(2, 1, None, (), 0, 3, 1) == PROBE_SEND and spin.sends == 0     # none allowed
+        assert len(_receive(receiver, 2)) == 2
+        send_pass.bind(None, None)
+        assert not send_pass.bound
+        with pytest.raises(InvalidArgumentError):
+            spin.backoff(1, 1, None, (), -1)
+        with pytest.raises(InvalidArgumentError):
+            send_pass.bind(sender, receiver.bound_address)                  # no counter to add to
+    finally:
+        sender.close()
+        receiver.close()
+
+
+def test_backoff_hands_a_pass_that_sends_nothing_back_as_something_else():
+    # a socket that takes nothing (full) or fails: the duty cycle retries the pass and reports what went wrong
+    from tests._core.test_send_pass import _transport
+    sender = _transport()
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH))
+    try:
+        publication = Publication(22)
+        send_pass = _pass_of(publication)
+        send_pass.bind(sender, ("127.0.0.1", 0), AtomicCounter(values, 0))     # port 0: sendmmsg fails
+        spin = DataSpin()
+        spin.set([send_pass], [])
+        publication.snd_lmt.set_ordered(publication.commit(0, 0, 32))
+        assert spin.backoff(2, 1, None, (), 8, 3, 1) == PROBE_OTHER
+        assert (spin.sends, spin.sent, spin.steps) == (1, 0, 0)
+        assert publication.snd_pos.get() == 0                   # nothing taken: the duty cycle's pass sends it
+        with pytest.raises(ChannelEndpointError, match="sendmmsg"):
+            send_pass.send(sender, ("127.0.0.1", 0))
+        sender.close()
+        with pytest.raises(IllegalStateError):                  # a closed transport: refused before any step
+            spin.backoff(2, 1, None, (), 8, 3, 1)
+    finally:
+        sender.close()

@@ -344,3 +344,71 @@ def test_a_probe_that_finds_only_a_status_message_reads_it_and_sends_what_it_let
     assert frame[32:132] == b"w" * 100
     driver.do_work()                                    # nothing more: the rest of the cycle, owed, runs now
     assert counting.cycles == cycles + 1
+
+
+
+class _OnStep:
+    """A command queue, as the compiled phases look at it each step: empty, but the ``step``-th look runs ``action``
+    first (data offered at a known step of the phases, without timing)."""
+
+    def __init__(self, step, action):
+        self.step, self.action, self.looks = step, action, 0
+
+    def __len__(self):
+        self.looks += 1
+        if self.looks == self.step:
+            self.action()
+        return 0
+
+
+def _with_strategy(driver, signalling, counting):
+    steps = _Steps()
+    signalling.probe_backoff(steps.idle)
+    signalling._armed = True
+    _until_idle(driver)
+    steps.idle.idle(0)
+    return steps, counting.cycles
+
+
+def test_with_its_strategy_offered_data_goes_in_send_passes_within_the_phases(rig):
+    # a stream's next message a few steps away: found by the phases and sent in the same call, which starts them over
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    later = _OnStep(8, lambda: publication.offer(b"b" * 100))
+    signalling._queues = (*signalling._queues, later)
+    assert publication.offer(b"a" * 100) > 0
+    driver.do_work()
+    assert signalling._probe.sends == 2 and later.looks > 8
+    assert [frame[32:132] for frame in _data_frames(sink, 2)] == [b"a" * 100, b"b" * 100]
+    # the phases then ended with nothing found: the rest of the cycle, owed, ran before the park
+    assert counting.cycles == cycles + 1 and steps.idle.state == PARKING
+    assert steps.yields == 0 and steps.parks == 0
+
+
+@pytest.mark.parametrize("rig", ["batch1"], indirect=True)
+def test_with_its_strategy_the_send_passes_within_the_phases_are_bounded(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    payload = b"s" * publication.max_payload_length        # one frame fills a datagram: one batch each
+    for _ in range(SEND_PASSES_PER_CYCLE + 3):
+        assert publication.offer(payload) > 0
+    assert driver.do_work() > 0
+    # as many passes as the bound lets go, then a whole cycle (which sends a batch too)
+    assert signalling._probe.sends == SEND_PASSES_PER_CYCLE and counting.cycles == cycles + 1
+    assert len(_data_frames(sink, SEND_PASSES_PER_CYCLE + 1)) == SEND_PASSES_PER_CYCLE + 1
+
+
+def test_with_its_strategy_the_passes_sent_count_as_bytes_sent(rig):
+    from aeron._core import counters as ctr
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    bytes_sent = driver.conductor.system[ctr.BYTES_SENT]
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    before = bytes_sent.get()
+    assert publication.offer(b"c" * 100) > 0
+    driver.do_work()
+    assert signalling._probe.sends == 1 and signalling._probe.sent == 160
+    assert bytes_sent.get() - before >= 160            # the owed cycle may add a heartbeat's
+    _data_frames(sink, 1)
