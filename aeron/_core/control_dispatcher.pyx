@@ -9,6 +9,10 @@ sender acts on (RTTM, ERR, RSP_SETUP) recorded by slot for Python to decode; inv
 bytes received counted. ``parse(buffer, length)`` does the same for one datagram from Python (a transport without
 compiled slots). The records are read back with ``frame_type(i)``, ``slot(i)``, ``status_message(i)`` and
 ``nak(i)``; they stay valid until the next call.
+
+With ``set_fast(send_pass, counter)``, ``poll(transport, now_ns)`` takes a status message without flags itself when
+the pass's publication takes it (SendPass.set_fast_status: connected to that one receiver under max flow control):
+the sender limit moves there and then, and no record is left for Python.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
@@ -21,6 +25,7 @@ from aeron._core.frames cimport (
     SM_RECEIVER_ID_FIELD_OFFSET, SM_RECEIVER_WINDOW_FIELD_OFFSET, SM_SESSION_ID_FIELD_OFFSET,
     SM_STREAM_ID_FIELD_OFFSET, frame_validate, frames_get_i32, frames_get_i64, frames_sm_group_tag,
 )
+from aeron._core.send_pass cimport SendPass
 from aeron._core.udp_transport cimport UdpTransport
 
 from aeron.common.errors import InvalidArgumentError
@@ -36,6 +41,25 @@ cdef class ControlFrameReader:
         self.bytes_received = bytes_received.addr
         self.invalid_packets = invalid_packets.addr
         self.record_count = 0
+        self._fast_pass = None
+        self.status_messages = NULL
+        self.now_ns = 0
+        self.fast_count = 0
+        self.last_fast_ns = 0
+
+    def set_fast(self, SendPass send_pass, AtomicCounter status_messages=None):
+        """Status messages without flags that ``send_pass`` takes (SendPass.set_fast_status) are taken in ``poll``,
+        counted in ``status_messages``, and leave no record; None: every one is a record."""
+        if send_pass is None:
+            self._fast_pass = None
+            self.status_messages = NULL
+            return
+        if status_messages is None:
+            raise InvalidArgumentError("status messages taken here add to a counter")
+        status_messages._check()
+        self._counters.append(status_messages)
+        self._fast_pass = send_pass
+        self.status_messages = status_messages.addr
 
     cdef void parse(self, const uint8_t *p, int32_t length, int32_t slot) noexcept nogil:
         cdef int frame_type = frame_validate(p, length)
@@ -46,6 +70,17 @@ cdef class ControlFrameReader:
         if frame_type != HDR_TYPE_SM and frame_type != HDR_TYPE_NAK and frame_type != HDR_TYPE_RTTM and \
                 frame_type != HDR_TYPE_ERR and frame_type != HDR_TYPE_RSP_SETUP:
             return                              # valid, but nothing a sender acts on
+        if frame_type == HDR_TYPE_SM and p[FLAGS_FIELD_OFFSET] == 0 and self.status_messages != NULL and \
+                (<SendPass>self._fast_pass).on_status_message(
+                    frames_get_i32(p, SM_SESSION_ID_FIELD_OFFSET), frames_get_i32(p, SM_STREAM_ID_FIELD_OFFSET),
+                    frames_get_i32(p, SM_CONSUMPTION_TERM_ID_FIELD_OFFSET),
+                    frames_get_i32(p, SM_CONSUMPTION_TERM_OFFSET_FIELD_OFFSET),
+                    frames_get_i32(p, SM_RECEIVER_WINDOW_FIELD_OFFSET), frames_get_i64(p, SM_RECEIVER_ID_FIELD_OFFSET),
+                    self.now_ns):
+            get_and_add_i64(self.status_messages, 1)
+            self.fast_count += 1
+            self.last_fast_ns = self.now_ns
+            return
         r = &self.records[self.record_count]
         self.record_count += 1
         r.frame_type = frame_type
@@ -66,12 +101,15 @@ cdef class ControlFrameReader:
             r.term_offset = frames_get_i32(p, NAK_TERM_OFFSET_FIELD_OFFSET)
             r.length = frames_get_i32(p, NAK_LENGTH_FIELD_OFFSET)
 
-    def poll(self, UdpTransport transport not None):
-        """Receive one batch on ``transport`` and read it; returns the datagrams received."""
+    def poll(self, UdpTransport transport not None, int64_t now_ns=0):
+        """Receive one batch on ``transport`` and read it (``now_ns``: the time of a status message taken here);
+        returns the datagrams received."""
         transport._check()
         cdef int n, i
         cdef int64_t total
         self.record_count = 0
+        self.fast_count = 0
+        self.now_ns = now_ns
         with nogil:
             n = transport.receive_slots()
         if n < 0:
@@ -96,7 +134,10 @@ cdef class ControlFrameReader:
         if length == 0:
             return 0
         get_and_add_i64(self.bytes_received, length)
+        cdef int64_t *status_messages = self.status_messages
+        self.status_messages = NULL             # no time given here: every status message is a record
         self.parse(&view[0], <int32_t>length, 0)
+        self.status_messages = status_messages
         return self.record_count
 
     cdef int _check_index(self, int index) except -1:

@@ -21,6 +21,11 @@ cdef struct PassSlot:
     int64_t due_ns                  # when its Python part (setup, heartbeat, timers) runs next
     int64_t last_sent_ns            # when a pass last sent data of it
     int64_t total_sent              # bytes sent by passes since the publication last took them
+    int32_t session_id              # set_fast_status: status messages of this receiver handled in compiled code
+    int32_t stream_id
+    bint fast_status
+    int64_t fast_receiver_id
+    int64_t last_status_ns          # when compiled code last took a status message of it (INT64_MIN: never)
 
 
 cdef class SendPass:
@@ -42,3 +47,5 @@ cdef class SendPass:
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil
     cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil
     cdef int prepare_bound(self) except -1
+    cdef bint on_status_message(self, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
+                                int32_t window, int64_t receiver_id, int64_t now_ns) noexcept nogil

@@ -18,7 +18,7 @@ for publication ``i``; ``take_sent(i)`` the bytes sent since it was last taken a
 last went out (heartbeats count from there).
 """
 from libc.errno cimport EAGAIN, EINTR, errno
-from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t
+from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, realloc
 
 from aeron._core cimport logbuffer_descriptor as ld
@@ -127,6 +127,11 @@ cdef class SendPass:
             slot.due_ns = INT64_MIN
             slot.last_sent_ns = INT64_MIN
             slot.total_sent = 0
+            slot.session_id = 0
+            slot.stream_id = 0
+            slot.fast_status = False
+            slot.fast_receiver_id = 0
+            slot.last_status_ns = INT64_MIN
         self._owners = owners
         self.count = n
         self.due_count = 0
@@ -155,6 +160,63 @@ cdef class SendPass:
         if index < 0 or index >= self.count:
             raise IndexError(index)
         return self.slots[index].last_sent_ns
+
+    def set_fast_status(self, int index, int32_t session_id, int32_t stream_id, receiver_id):
+        """Status messages of publication ``index`` (``session_id``, ``stream_id``) from ``receiver_id`` are taken in
+        compiled code (ControlFrameReader, ``on_status_message``) while the publication's own handling of them would
+        only move its sender limit under max flow control and note the time; ``receiver_id`` None: none are. Needs an
+        entry with its log (the initial term id). A change of receiver, or None, forgets ``last_status_ns``: take it
+        first."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        cdef PassSlot *slot = &self.slots[index]
+        if receiver_id is None:
+            slot.fast_status = False
+            slot.last_status_ns = INT64_MIN         # the caller took it first (last_status_ns)
+            return
+        if slot.meta == NULL:
+            raise IllegalStateError("status messages in compiled code need the publication's log")
+        if not slot.fast_status or slot.fast_receiver_id != receiver_id:
+            slot.last_status_ns = INT64_MIN
+        slot.session_id = session_id
+        slot.stream_id = stream_id
+        slot.fast_receiver_id = receiver_id
+        slot.fast_status = True
+
+    def last_status_ns(self, int index):
+        """When compiled code last took a status message of publication ``index`` (None: never since its entry)."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        cdef int64_t seen = self.slots[index].last_status_ns
+        return None if seen == INT64_MIN else seen
+
+    cdef bint on_status_message(self, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
+                                int32_t window, int64_t receiver_id, int64_t now_ns) noexcept nogil:
+        """A status message without flags: True when taken here (a publication set by set_fast_status, its receiver,
+        a window and a position its own handling would accept: the sender limit moves to the farthest position plus
+        window, as max flow control), False for the publication's own handling."""
+        cdef int j
+        cdef PassSlot *slot
+        cdef int64_t position, snd_pos, proposed
+        for j in range(self.count):
+            slot = &self.slots[j]
+            if not slot.fast_status or slot.session_id != session_id or slot.stream_id != stream_id:
+                continue
+            if slot.fast_receiver_id != receiver_id or window < 0 or window > slot.term_length // 2 or \
+                    term_offset >= slot.term_length:
+                return False
+            # the term count wraps as int32 arithmetic; multiplied, not shifted: it may be negative
+            position = (<int64_t>(<int32_t>(<uint32_t>term_id - <uint32_t>slot.initial_term_id))) * \
+                (<int64_t>1 << slot.position_bits_to_shift) + term_offset
+            snd_pos = load_acquire_i64(slot.snd_pos)
+            if position - snd_pos > slot.term_length // 2 or snd_pos - position > slot.term_length // 2:
+                return False                          # the publication rejects it, and counts that
+            proposed = position + window
+            if proposed > load_acquire_i64(slot.snd_lmt):
+                store_release_i64(slot.snd_lmt, proposed)
+            slot.last_status_ns = now_ns
+            return True
+        return False
 
     def take_sent(self, int index):
         """The bytes sent for publication ``index`` since the last take (then 0)."""

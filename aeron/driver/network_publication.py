@@ -111,6 +111,9 @@ class NetworkPublication(DriverPublication):
         self._pass_index = -1
         # max flow control's idle step changes nothing: no need to run it every cycle
         self._trivial_idle_flow_control = type(flow_control).on_idle is FlowControl.on_idle
+        # max flow control: a status message only moves the limit, which compiled code can do (set_fast_status)
+        self._max_flow_control = type(flow_control).on_status_message is FlowControl.on_status_message
+        self._fast_receiver_id: int | None = None          # whose status messages the compiled pass takes
         # a heartbeat due within this much is sent now (a parking driver's timer coalescing: Sender.timer_slack_ns)
         self.timer_slack_ns = 0
 
@@ -134,6 +137,7 @@ class NetworkPublication(DriverPublication):
         sent data at ``last_sent_ns`` and ``sent_since`` bytes since the last call; it also counted back pressure.
         Returns when it is next due."""
         self.take_pass_sent(last_sent_ns, sent_since)
+        self._sync_fast_status()
         if not self.has_initial_connection or self.setup_elicited:
             self._setup_message_check(now_ns, self.snd_pos.get())
         self._after_data(now_ns, sent)
@@ -155,6 +159,7 @@ class NetworkPublication(DriverPublication):
                 not self._trivial_idle_flow_control:
             return now_ns
         deadline = self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1 - self.timer_slack_ns
+        self._sync_fast_status()
         if self.receivers:
             deadline = min(deadline, min(self.receivers.values()) + self.connection_timeout_ns + 1)
         return self.retransmit_handler.next_deadline_ns(deadline)
@@ -163,6 +168,41 @@ class NetworkPublication(DriverPublication):
         """The endpoint's compiled send pass sends this publication's data as its ``index``-th (None: it does not)."""
         self._send_pass = send_pass
         self._pass_index = index
+        self._refresh_fast_status()
+
+    def _refresh_fast_status(self) -> None:
+        """Lets the compiled pass take this publication's status messages while handling one would only move the
+        limit and note when its one receiver was last heard from: connected, one receiver, max flow control, an
+        endpoint that does not track its receivers' addresses. Run after anything that changes these."""
+        send_pass = self._send_pass
+        if send_pass is None:
+            self._fast_receiver_id = None
+            return
+        endpoint = self.endpoint
+        receiver_id = None
+        if self.has_initial_connection and len(self.receivers) == 1 and self._max_flow_control and \
+                not endpoint.is_dynamic and not endpoint.is_response:
+            (receiver_id,) = self.receivers
+        if receiver_id != self._fast_receiver_id:
+            self._sync_fast_status()                        # what it heard from the one before, before it forgets
+            self._fast_receiver_id = receiver_id
+        send_pass.set_fast_status(self._pass_index, self.session_id, self.stream_id, receiver_id)
+
+    def sync_fast_status(self) -> None:
+        """Takes when the compiled pass last heard from the receiver (before the pass's table is replaced)."""
+        self._sync_fast_status()
+
+    def _sync_fast_status(self) -> None:
+        send_pass = self._send_pass
+        if send_pass is None:
+            return
+        receiver_id = self._fast_receiver_id
+        if receiver_id is None:
+            return
+        seen = send_pass.last_status_ns(self._pass_index)
+        last = self.receivers.get(receiver_id)
+        if seen is not None and last is not None and seen > last:
+            self.receivers[receiver_id] = seen
 
     def _make_pass_due(self) -> None:
         if self._send_pass is not None:
@@ -337,6 +377,7 @@ class NetworkPublication(DriverPublication):
     def _expire_receivers(self, now_ns: int) -> None:
         if not self.receivers:
             return
+        self._sync_fast_status()
         timeout = self.connection_timeout_ns
         expired = [rid for rid, seen in self.receivers.items() if now_ns - seen > timeout]
         for rid in expired:
@@ -349,6 +390,7 @@ class NetworkPublication(DriverPublication):
         if has != self.has_receivers:
             self.has_receivers = has
         self.log.is_connected = self.is_connected_now()
+        self._refresh_fast_status()
 
     def is_connected_now(self) -> bool:
         return (self.has_receivers and self.flow_control.has_required_receivers()) or (

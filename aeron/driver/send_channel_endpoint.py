@@ -64,7 +64,7 @@ class SendChannelEndpoint:
         self.is_dynamic = udp_channel.is_dynamic_control_mode
         self.remote = udp_channel.remote_data
         self.status_messages_rejected = 0
-        self.time_of_last_sm_ns = 0                   # a silent unicast endpoint's name is re-resolved (ReResolution)
+        self._time_of_last_sm_ns = 0
         self._bytes_sent = system[ctr.BYTES_SENT]
         self._bytes_received = system[ctr.BYTES_RECEIVED]
         self._invalid = system[ctr.INVALID_PACKETS]
@@ -81,6 +81,12 @@ class SendChannelEndpoint:
         self.destinations_counter_id: int | None = None
         self._destinations_counter: Any = None
         self.status.set_ordered(ctr.CHANNEL_ENDPOINT_STATUS_ACTIVE)
+
+    @property
+    def time_of_last_sm_ns(self) -> int:
+        """When a status message last came (a silent unicast endpoint's name is re-resolved: ReResolution), taken in
+        Python or in the compiled control poll."""
+        return max(self._time_of_last_sm_ns, self._control.last_fast_ns)
 
     # -- conductor thread --------------------------------------------------------------------------------------
     def incref(self) -> None:
@@ -198,6 +204,7 @@ class SendChannelEndpoint:
         send_pass = self._send_pass
         for i, publication in enumerate(self.pass_publications):      # what the old table holds for them
             publication.take_pass_sent(send_pass.last_sent_ns(i), send_pass.take_sent(i))
+            publication.sync_fast_status()
         send_pass.set_publications([(p.terms, p.snd_pos, p.snd_lmt, p.mtu, p.max_messages_per_send, p.log, p.snd_bpe)
                                     for p in publications])
         for i, publication in enumerate(publications):                  # each is due at its first pass
@@ -205,6 +212,9 @@ class SendChannelEndpoint:
         if publications and not send_pass.bound:
             # where the pass goes when a backoff's probes run it themselves (DataSpin.backoff), as send_data would
             send_pass.bind(self._send_transport, self.remote, self._bytes_sent)
+            if not self.is_dynamic and not self.is_response:
+                # the status messages its publications let it take (NetworkPublication._refresh_fast_status)
+                self._control.set_fast(send_pass, self._status_messages_received)
         self.pass_publications = publications
 
     def send_pass(self, now_ns: int) -> int:
@@ -260,7 +270,7 @@ class SendChannelEndpoint:
         work = 0
         while work < CONTROL_DRAIN_LIMIT:
             if compiled:
-                received = reader.poll(transport)             # one recvmmsg, GIL released, records parsed
+                received = reader.poll(transport, now_ns)     # one recvmmsg, GIL released, records parsed
                 if received == 0:
                     break
                 for i in range(reader.record_count):
@@ -297,7 +307,7 @@ class SendChannelEndpoint:
     def _on_status_message(self, session_id: int, stream_id: int, flags: int, term_id: int, term_offset: int,
                            window: int, receiver_id: int, group_tag: int | None, slot: int, now_ns: int) -> None:
         self._status_messages_received.increment_ordered()
-        self.time_of_last_sm_ns = now_ns
+        self._time_of_last_sm_ns = now_ns
         # the source address only when it is used: making it costs more than the rest of a status message
         source = self.transport.source(slot) if self.is_dynamic or self.is_response else None
         if self.is_dynamic:

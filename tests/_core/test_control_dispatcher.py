@@ -127,3 +127,116 @@ def test_poll_reads_a_batch_over_loopback():
     finally:
         transport.close()
         sender.close()
+
+
+def _fast_rig(term_length=65536, initial_term_id=5):
+    """A send pass of one publication (session 7, stream 1001) whose status messages from receiver 99 are taken in
+    compiled code; returns (reader, status-messages counter, pass, snd-pos, snd-lmt, log)."""
+    from aeron._core.logbuffer import LogBuffers
+    from aeron._core.send_pass import SendPass
+    log = LogBuffers.create(None, term_length=term_length, initial_term_id=initial_term_id, session_id=7,
+                            stream_id=1001)
+    values = AtomicBuffer(bytearray(6 * 128))
+    snd_pos, snd_lmt, snd_bpe, received, invalid, status = (AtomicCounter(values, i) for i in range(6))
+    send_pass = SendPass()
+    send_pass.set_publications([([log.term_buffer(i) for i in range(3)], snd_pos, snd_lmt, 1408, 4, log, snd_bpe)])
+    reader = ControlFrameReader(received, invalid)
+    reader.set_fast(send_pass, status)
+    send_pass.set_fast_status(0, 7, 1001, 99)
+    return reader, status, send_pass, snd_pos, snd_lmt, log
+
+
+def _poll_one(reader, datagram, now_ns):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    transport = UdpTransport(sock, batch=8)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sender.sendto(datagram, transport.bound_address)
+        deadline = time.monotonic() + 3.0
+        while reader.poll(transport, now_ns) == 0 and time.monotonic() < deadline:
+            pass
+        return [reader.frame_type(i) for i in range(reader.record_count)]
+    finally:
+        transport.close()
+        sender.close()
+
+
+def _status(term_id=5, term_offset=0, window=32768, receiver_id=99, flags=0, session_id=7):
+    out = bytearray(f.SM_HEADER_LENGTH)
+    f.encode_status_message(out, 0, session_id, 1001, term_id, term_offset, window, receiver_id, None, flags)
+    return bytes(out)
+
+
+def test_a_status_message_of_the_named_receiver_moves_the_limit_in_compiled_code():
+    reader, status, send_pass, snd_pos, snd_lmt, _ = _fast_rig()
+    assert send_pass.last_status_ns(0) is None
+    assert _poll_one(reader, _status(term_offset=1024), 1_000) == []            # taken: no record
+    assert (snd_lmt.get(), status.get(), reader.fast_count, reader.last_fast_ns) == (1024 + 32768, 1, 1, 1_000)
+    assert send_pass.last_status_ns(0) == 1_000
+    # max flow control: a smaller position plus window never takes the limit back
+    assert _poll_one(reader, _status(term_offset=0, window=4096), 2_000) == []
+    assert snd_lmt.get() == 1024 + 32768 and send_pass.last_status_ns(0) == 2_000
+    # the next term: positions count from the initial term id
+    snd_pos.set(65536)
+    assert _poll_one(reader, _status(term_id=6, term_offset=64), 3_000) == []
+    assert snd_lmt.get() == 65536 + 64 + 32768
+
+
+@pytest.mark.parametrize("datagram", [
+    _status(receiver_id=98),                       # another receiver
+    _status(flags=f.SM_SEND_SETUP_FLAG),           # a SETUP asked for
+    _status(flags=f.SM_EOS_FLAG),                  # the receiver going
+    _status(window=32769 + 1),                     # more than half a term: the publication ignores it
+    _status(term_id=7),                            # two terms ahead of the sender: the publication rejects it
+    _status(term_id=4),                            # a term behind the initial one: a negative position, rejected
+    _status(session_id=8),                         # no publication of the pass
+])
+def test_every_other_status_message_is_a_record_for_the_publication(datagram):
+    reader, status, send_pass, _, snd_lmt, _ = _fast_rig()
+    assert _poll_one(reader, datagram, 1_000) == [f.HDR_TYPE_SM]
+    assert (snd_lmt.get(), status.get(), reader.fast_count, send_pass.last_status_ns(0)) == (0, 0, 0, None)
+
+
+def test_status_messages_are_records_when_not_set_or_read_one_by_one():
+    reader, status, send_pass, _, snd_lmt, _ = _fast_rig()
+    assert reader.parse_datagram(_status(), f.SM_HEADER_LENGTH) == 1           # from Python: no time to note
+    send_pass.set_fast_status(0, 7, 1001, None)
+    assert _poll_one(reader, _status(), 1_000) == [f.HDR_TYPE_SM]
+    send_pass.set_fast_status(0, 7, 1001, 99)
+    reader.set_fast(None)
+    assert _poll_one(reader, _status(), 1_000) == [f.HDR_TYPE_SM]
+    assert (snd_lmt.get(), status.get()) == (0, 0)
+
+
+def test_a_change_of_receiver_forgets_when_the_last_was_heard():
+    reader, _, send_pass, _, _, _ = _fast_rig()
+    _poll_one(reader, _status(), 1_000)
+    send_pass.set_fast_status(0, 7, 1001, 99)                  # the same receiver: kept
+    assert send_pass.last_status_ns(0) == 1_000
+    send_pass.set_fast_status(0, 7, 1001, 42)
+    assert send_pass.last_status_ns(0) is None
+
+
+def test_fast_status_needs_a_counter_and_the_publications_log():
+    from aeron._core.send_pass import SendPass
+    from aeron.common.errors import IllegalStateError
+    reader, _, send_pass, _, _, _ = _fast_rig()
+    with pytest.raises(InvalidArgumentError):
+        reader.set_fast(send_pass)
+    values = AtomicBuffer(bytearray(2 * 128))
+    bare = SendPass()
+    bare.set_publications([([AtomicBuffer(bytearray(65536)) for _ in range(3)], AtomicCounter(values, 0),
+                            AtomicCounter(values, 1), 1408, 4)])
+    with pytest.raises(IllegalStateError):
+        bare.set_fast_status(0, 7, 1001, 99)
+    with pytest.raises(IndexError):
+        send_pass.set_fast_status(1, 7, 1001, 99)
+
+
+def test_term_ids_wrap_as_int32_in_compiled_code():
+    # an initial term id just below 2^31: the next term's id wraps negative, its position is still one term on
+    reader, status, _, snd_pos, snd_lmt, _ = _fast_rig(initial_term_id=0x7FFF_FFFF)
+    snd_pos.set(65536)
+    assert _poll_one(reader, _status(term_id=-0x8000_0000, term_offset=32), 1_000) == []
+    assert (snd_lmt.get(), status.get()) == (65536 + 32 + 32768, 1)
