@@ -137,7 +137,7 @@ class NetworkPublication(DriverPublication):
         sent data at ``last_sent_ns`` and ``sent_since`` bytes since the last call; it also counted back pressure.
         Returns when it is next due."""
         self.take_pass_sent(last_sent_ns, sent_since)
-        self._sync_fast_status()
+        self.sync_fast_status()
         if not self.has_initial_connection or self.setup_elicited:
             self._setup_message_check(now_ns, self.snd_pos.get())
         self._after_data(now_ns, sent)
@@ -159,7 +159,7 @@ class NetworkPublication(DriverPublication):
                 not self._trivial_idle_flow_control:
             return now_ns
         deadline = self.time_of_last_data_or_heartbeat_ns + HEARTBEAT_INTERVAL_NS + 1 - self.timer_slack_ns
-        self._sync_fast_status()
+        self.sync_fast_status()
         if self.receivers:
             deadline = min(deadline, min(self.receivers.values()) + self.connection_timeout_ns + 1)
         return self.retransmit_handler.next_deadline_ns(deadline)
@@ -184,15 +184,13 @@ class NetworkPublication(DriverPublication):
                 not endpoint.is_dynamic and not endpoint.is_response:
             (receiver_id,) = self.receivers
         if receiver_id != self._fast_receiver_id:
-            self._sync_fast_status()                        # what it heard from the one before, before it forgets
+            self.sync_fast_status()                        # what it heard from the one before, before it forgets
             self._fast_receiver_id = receiver_id
         send_pass.set_fast_status(self._pass_index, self.session_id, self.stream_id, receiver_id)
 
     def sync_fast_status(self) -> None:
-        """Takes when the compiled pass last heard from the receiver (before the pass's table is replaced)."""
-        self._sync_fast_status()
-
-    def _sync_fast_status(self) -> None:
+        """Takes when the compiled pass last heard from the receiver (before liveness is judged, before the pass's
+        table is replaced)."""
         send_pass = self._send_pass
         if send_pass is None:
             return
@@ -377,7 +375,7 @@ class NetworkPublication(DriverPublication):
     def _expire_receivers(self, now_ns: int) -> None:
         if not self.receivers:
             return
-        self._sync_fast_status()
+        self.sync_fast_status()
         timeout = self.connection_timeout_ns
         expired = [rid for rid, seen in self.receivers.items() if now_ns - seen > timeout]
         for rid in expired:
