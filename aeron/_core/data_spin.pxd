@@ -20,9 +20,19 @@ cdef class DataSpin:
     cdef int64_t *_watch_values     # each one's value when set() was called
     cdef int _watch_count
     cdef int _watch_capacity
+    cdef list _grouped              # the AtomicCounter objects of the groups, kept alive
+    cdef int64_t **_group_addrs     # every group's counters, one group after another
+    cdef int *_group_ends           # where each group's counters end in _group_addrs
+    cdef int64_t *_group_thresholds # a group is found once every one of its counters is at its threshold or past it
+    cdef int _group_count
+    cdef int _group_capacity
+    cdef int _grouped_capacity
+    cdef int64_t _deadline_ns       # CLOCK_MONOTONIC time from which a probe finds something; 0: none
     cdef readonly int64_t rounds    # rounds of the last wait (tests, measurements)
     cdef readonly int steps         # steps of the last backoff that found nothing before its verdict
     cdef readonly int sends         # send passes the last backoff ran itself
     cdef readonly int64_t sent      # the bytes they sent
     cdef int _probe(self) except -1
-    cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set()
+    cdef int _set_groups(self, groups) except -1
+    cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set(), a group at its
+                                               # threshold, or the deadline come

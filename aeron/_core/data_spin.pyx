@@ -4,7 +4,9 @@
 
 ``set(passes, fds, counters)`` (the driver thread, after each whole duty cycle) takes the send endpoints' compiled
 send passes, the receive sockets and, optionally, counters whose every move matters (the subscriber positions of the
-images a receiver rebuilds: a reader's progress is what makes a status message due). ``wait(timeout_ns)`` then, with
+images a receiver rebuilds: a reader's progress is what makes a status message due), groups of counters that matter
+only once all of them reach a threshold (the readers of an image past the point where its next status message is
+due), and a deadline (the next timer of the receiver's images). ``wait(timeout_ns)`` then, with
 the GIL released, watches them until one has work or the time is up: a publication of a pass with a frame at its
 sender position and room under its sender limit (data offered and not yet sent), a socket with a datagram waiting
 (``poll`` with no timeout), or a counter no longer at the value it had at ``set``. It returns True at once when there
@@ -82,6 +84,14 @@ cdef class DataSpin:
         self._watch_values = NULL
         self._watch_count = 0
         self._watch_capacity = 0
+        self._grouped = []
+        self._group_addrs = NULL
+        self._group_ends = NULL
+        self._group_thresholds = NULL
+        self._group_count = 0
+        self._group_capacity = 0
+        self._grouped_capacity = 0
+        self._deadline_ns = 0
         self.rounds = 0
         self.steps = 0
         self.sends = 0
@@ -91,11 +101,17 @@ cdef class DataSpin:
         free(self._fds)
         free(self._watch_addrs)
         free(self._watch_values)
+        free(self._group_addrs)
+        free(self._group_ends)
+        free(self._group_thresholds)
 
-    def set(self, passes, fds, counters=(), int control=0):
+    def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0):
         """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
-        each for a move from its value now) from now on; replaces all three. The first ``control`` of ``fds`` are a
-        sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart."""
+        each for a move from its value now) from now on; replaces all of them. The first ``control`` of ``fds`` are a
+        sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart.
+        ``groups``: (threshold, counters) pairs, each found once every one of its counters is at ``threshold`` or past
+        it (an empty group never). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
+        (0: none)."""
         cdef int n = len(fds), i
         cdef int c = len(counters)
         cdef pollfd *grown
@@ -111,6 +127,10 @@ cdef class DataSpin:
             if not isinstance(item, AtomicCounter):
                 raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
             (<AtomicCounter>item)._check()
+        if deadline_ns < 0:
+            raise InvalidArgumentError(f"deadline_ns must be >= 0, got {deadline_ns}")
+        self._set_groups(groups)
+        self._deadline_ns = deadline_ns
         if c > self._watch_capacity:
             grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
             if grown_addrs == NULL:
@@ -140,6 +160,53 @@ cdef class DataSpin:
         self._fd_count = n
         self._control_count = control
         self._passes = list(passes)
+
+    cdef int _set_groups(self, groups) except -1:
+        cdef list thresholds = []
+        cdef list members = []
+        cdef list ends = []
+        cdef int g, i, total
+        cdef int64_t **grown_addrs
+        cdef int *grown_ends
+        cdef int64_t *grown_thresholds
+        for group in groups:
+            threshold, group_counters = group
+            group_counters = list(group_counters)
+            for item in group_counters:
+                if not isinstance(item, AtomicCounter):
+                    raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
+                (<AtomicCounter>item)._check()
+            if not group_counters:
+                continue
+            thresholds.append(int(threshold))
+            members.extend(group_counters)
+            ends.append(len(members))
+        g = len(thresholds)
+        total = len(members)
+        if g > self._group_capacity:
+            grown_ends = <int *>realloc(self._group_ends, g * sizeof(int))
+            if grown_ends == NULL:
+                raise MemoryError()
+            self._group_ends = grown_ends
+            grown_thresholds = <int64_t *>realloc(self._group_thresholds, g * sizeof(int64_t))
+            if grown_thresholds == NULL:
+                raise MemoryError()
+            self._group_thresholds = grown_thresholds
+            self._group_capacity = g
+        if total > self._grouped_capacity:
+            grown_addrs = <int64_t **>realloc(self._group_addrs, total * sizeof(int64_t *))
+            if grown_addrs == NULL:
+                raise MemoryError()
+            self._group_addrs = grown_addrs
+            self._grouped_capacity = total
+        for i in range(g):
+            self._group_thresholds[i] = thresholds[i]
+            self._group_ends[i] = ends[i]
+        for i in range(total):
+            self._group_addrs[i] = (<AtomicCounter>members[i]).addr
+        self._grouped = members
+        self._group_count = g
+        return 0
 
     def ready(self):
         """One look, without waiting: True when a watched pass has data to send, a counter has moved or a socket has
@@ -259,11 +326,21 @@ cdef class DataSpin:
         return verdict
 
     cdef bint _moved(self) noexcept nogil:
-        cdef int i
+        cdef int i, g, start = 0
+        cdef bint reached
         for i in range(self._watch_count):
             if load_acquire_i64(self._watch_addrs[i]) != self._watch_values[i]:
                 return True
-        return False
+        for g in range(self._group_count):
+            reached = True
+            for i in range(start, self._group_ends[g]):
+                if load_acquire_i64(self._group_addrs[i]) < self._group_thresholds[g]:
+                    reached = False
+                    break
+            if reached:
+                return True
+            start = self._group_ends[g]
+        return self._deadline_ns != 0 and _now_ns() >= self._deadline_ns
 
     def wait(self, int64_t timeout_ns):
         """True as soon as a watched pass has data to send or a socket has a datagram, False once ``timeout_ns``

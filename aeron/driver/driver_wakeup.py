@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
-from aeron.common.agent import Agent, BackoffIdleStrategy, IdleStrategy, WakeupIdleStrategy
+from aeron.common.agent import PARKING, Agent, BackoffIdleStrategy, IdleStrategy, WakeupIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
                                  WakeupBoard, new_waiter)
 
@@ -179,10 +179,11 @@ class SignallingAgent(Agent):
         first looks, in one compiled call, for data a send pass can send, a datagram on the sender's or the receiver's
         sockets (status messages, NAKs, data), a move of a subscriber position of the receiver's images (what makes a
         status message due), a client command or a command queued for these agents, and runs the whole duty cycle
-        only when it finds one; otherwise it returns 0 and the strategy spins or yields on. Timers and publisher
-        limits wait at most that many steps (the parks that follow run whole cycles as before). Not used while a
-        publication is sent one by one (no pass to probe), nor while an image has a status message pending or a gap
-        whose NAK is timed (Receiver.probe_watch).
+        only when it finds one; otherwise it returns 0 and the strategy spins or yields on. A reader's progress counts
+        only once it makes a status message due, and the images' timers (a gap's NAK, a status message's interval)
+        end the probes when they come (Receiver.probe_watch); other timers and publisher limits wait at most that many
+        steps (the parks that follow run whole cycles as before). Not used while a publication is sent one by one (no
+        pass to probe), nor while an image has a status message pending.
 
         A stream being sent skips the whole cycles between its batches: after a cycle that sent data the probes start
         at once, and a probe that finds only offered data to send (no datagram, no command, no position moved) runs
@@ -213,15 +214,20 @@ class SignallingAgent(Agent):
         fds = sender.wait_fds() if sender is not None else []
         control = len(fds)
         positions: list[Any] = []
+        groups: list[Any] = []
+        deadline = 0
         if receiver is not None and receiver.endpoints:
-            # a receiving thread's probes also watch its images' subscriber positions: a reader's progress is what
-            # makes the next status message due (without it the sender would wait for its window until a whole cycle)
+            # a receiving thread's probes also watch its images' subscriber positions (a reader's progress is what
+            # makes the next status message due: without it the sender would wait for its window until a whole
+            # cycle) and the images' timers
             watched = receiver.probe_watch()
             if watched is None:
-                return False            # a status message or a NAK due soon: whole cycles serve it
+                return False            # a status message due now: a whole cycle serves it
+            positions, groups, deadline = watched
+            if deadline and not self._monotonic:
+                return False            # a timer the compiled probe cannot tell the time of: whole cycles serve it
             fds = fds + receiver.wait_fds()
-            positions = watched
-        self._probe.set(passes, fds, positions, control)
+        self._probe.set(passes, fds, positions, control, groups, deadline)
         return True
 
     def do_work(self) -> int:
@@ -270,7 +276,16 @@ class SignallingAgent(Agent):
         work = self.agent.do_work()
         owed = self._owed           # this cycle was the rest of one whose data went in send passes alone
         self._owed = False
-        if work > 0:
+        backoff = self._backoff
+        if backoff is not None and (work > 0 or backoff.state != PARKING):
+            # the strategy's phases run as compiled probes whenever it has not reached its parks: after work (it is
+            # about to start over) and after a cycle that a probe asked for and that found nothing to do (a reader
+            # moved, with no status message due yet), which would otherwise leave the rest of the phases to whole
+            # cycles
+            if self._arm_probe():
+                self._probes_left = self._probe_spins
+                self._passes_left = SEND_PASSES_PER_CYCLE
+        elif work > 0:
             sender = self._sender
             if sender is not None and sender.sent_data and self._probe_spins and self._arm_probe():
                 # a stream being sent: probes at once, so that its next batches can go in send passes alone

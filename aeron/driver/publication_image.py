@@ -315,6 +315,15 @@ class PublicationImage(DriverLog):
             work = 1
         return work
 
+    def status_message_threshold(self) -> int | None:
+        """The position that every subscriber that holds the image back (not resting) must reach before the rebuild
+        tracking schedules the next status message for their progress (a static window: a quarter of it past the
+        last one); None when any move of a subscriber may matter (a window that congestion control sets, an image
+        not ACTIVE)."""
+        if self.state != ACTIVE or not self._static_window:
+            return None
+        return self.next_sm_position + (self.next_sm_window >> 2) + 1
+
     def next_deadline_ns(self, now_ns: int, far_ns: int) -> int:
         """When the receiver next has a timer of this image due: a status message (or rejection) interval, a
         pending status message (now), a NAK; ``far_ns`` at the latest (a parked receiver's wake-up time)."""

@@ -16,8 +16,10 @@ from aeron._core import counters as ctr
 from aeron.common.agent import Agent
 from aeron.driver.publication_image import SM_TIMEOUT_NS
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
+from aeron.driver.untethered import TETHER_RESTING
 
 CYCLE_THRESHOLD_NS = 100_000_000
+_INT64_MAX = (1 << 63) - 1
 
 
 class Receiver(Agent):
@@ -151,20 +153,31 @@ class Receiver(Agent):
             self.signal_data(unsignalled)
         return work
 
-    def probe_watch(self) -> list[Any] | None:
-        """The counters a compiled probe between duty cycles watches, besides the sockets, so that it lets a whole
-        cycle run whenever this receiver may have more to do (driver_wakeup.SignallingAgent.probe_spins): the
-        subscriber positions of its images, whose moves make status messages due. None when an image has work that
-        only a duty cycle's timers see: a status message pending, a gap whose NAK is timed, error frames for a
-        rejection."""
+    def probe_watch(self) -> tuple[list[Any], list[tuple[int, list[Any]]], int] | None:
+        """What a compiled probe between duty cycles watches, besides the sockets, so that it lets a whole cycle run
+        whenever this receiver may have more to do (driver_wakeup.SignallingAgent.probe_spins): (positions, groups,
+        deadline). An image's readers whose progress makes a status message due only past a threshold are a group,
+        (threshold, their positions), found once all of them reach it; the positions of the other images' readers
+        matter at any move; the deadline (0: none) is the earliest of the images' timers, a gap's NAK or a status
+        message's interval, in the receiver's clock. None when an image has work now (a status message pending) or
+        sends error frames for a rejection."""
         positions: list[Any] = []
+        groups: list[tuple[int, list[Any]]] = []
+        far = _INT64_MAX
+        deadline = far
         for image in self.images:
-            if image.sm_pending or image.loss_detector.gap_open or image.rejection_reason is not None:
+            if image.sm_pending or image.rejection_reason is not None:
                 return None
+            deadline = image.next_deadline_ns(0, deadline)
             # a copy in one step: the conductor links and unlinks subscribers from its own thread
-            for link in list(image.subscribers.values()):
-                positions.append(link.position)
-        return positions
+            links = list(image.subscribers.values())
+            threshold = image.status_message_threshold()
+            if threshold is None:
+                positions.extend(link.position for link in links)
+            else:
+                # a resting (untethered) subscriber holds nothing back: its moves schedule nothing
+                groups.append((threshold, [link.position for link in links if link.state != TETHER_RESTING]))
+        return positions, groups, (0 if deadline == far else deadline)
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most

@@ -128,6 +128,46 @@ def test_a_watched_counter_that_moves_ends_it():
     assert spin.ready() is False
 
 
+def test_a_group_is_found_once_all_its_counters_reach_its_threshold():
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 5))
+    a, b, c, d = (AtomicCounter(values, i) for i in range(1, 5))
+    spin = DataSpin()
+    spin.set([], [], (), 0, [(1000, [a, b]), (500, [c]), (0, [])])      # an empty group is never found
+    assert spin.ready() is False
+    a.set(2000)
+    assert spin.ready() is False                        # b still short of it
+    b.set(1000)
+    assert spin.ready() is True and spin.wait(1_000_000_000) is True
+    spin.set([], [], (), 0, [(1001, [a, b]), (500, [c])])
+    c.set(499)
+    assert spin.ready() is False
+    c.set(500)
+    assert spin.probe() == PROBE_OTHER
+    spin.set([], [], [d], 0, [(10_000, [a])])           # groups beside counters whose every move counts
+    d.set(1)
+    assert spin.ready() is True
+
+
+def test_the_deadline_is_found_once_it_comes():
+    spin = DataSpin()
+    spin.set([], [], (), 0, (), time.monotonic_ns() + 10_000_000_000)
+    assert spin.ready() is False and spin.wait(0) is False
+    spin.set([], [], (), 0, (), time.monotonic_ns() + 2_000_000)
+    assert spin.wait(5_000_000_000) is True             # within the wait
+    spin.set([], [], (), 0, (), time.monotonic_ns() - 1)
+    assert spin.probe() == PROBE_OTHER and spin.backoff(3, 0) == PROBE_OTHER and spin.steps == 0
+    spin.set([], [])                                    # none any more
+    assert spin.ready() is False
+
+
+def test_groups_and_deadlines_are_checked():
+    spin = DataSpin()
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [], (), 0, [(0, [object()])])
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [], (), 0, (), -1)
+
+
 def test_only_counters_are_watched():
     spin = DataSpin()
     with pytest.raises(InvalidArgumentError):

@@ -238,30 +238,56 @@ def test_a_receiving_thread_probes_and_a_datagram_on_its_receive_socket_runs_the
 
 
 @pytest.mark.parametrize("rig", ["image"], indirect=True)
-def test_a_subscriber_position_that_moves_ends_a_receiving_threads_probes(rig):
-    # a reader's progress makes the image's next status message due: only a whole cycle sees it
+def test_a_reader_that_makes_a_status_message_due_ends_a_receiving_threads_probes(rig):
+    # a reader's progress past a quarter of the window makes the image's next status message due: only a whole cycle
+    # sends it; less than that schedules nothing, and the probes go on
     driver, signalling, counting, _, _ = rig
     [image] = driver.conductor.receiver.images
     [link] = image.subscribers.values()
     cycles = _probing_when_idle(driver, signalling, counting, 8)
+    threshold = image.next_sm_position + (image.next_sm_window >> 2) + 1
+    link.position.set_ordered(threshold - 1)
     assert driver.do_work() == 0 and counting.cycles == cycles
+    link.position.set_ordered(threshold)
+    driver.do_work()
+    assert counting.cycles == cycles + 1
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_a_window_set_by_congestion_control_ends_a_receiving_threads_probes_at_any_move(rig):
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    [link] = image.subscribers.values()
+    image._static_window = False            # as a congestion control whose window may change with any progress
+    cycles = _probing_when_idle(driver, signalling, counting, 8)
     link.position.set_ordered(link.position.get() + 32)
     driver.do_work()
     assert counting.cycles == cycles + 1
 
 
 @pytest.mark.parametrize("rig", ["image"], indirect=True)
-def test_a_receiving_thread_with_a_nak_timed_keeps_whole_cycles(rig):
-    # a gap's NAK goes when its timer expires, which only a whole cycle's rebuild tracking sees
+def test_a_receiving_threads_probes_end_when_a_naks_timer_comes(rig):
+    # a gap's NAK goes when its timer expires, which only a whole cycle's rebuild tracking acts on
     driver, signalling, counting, _, _ = rig
     [image] = driver.conductor.receiver.images
+    signalling.probe_spins(4)
     _until_idle(driver)
-    image.loss_detector.gap_open = True     # as a scan that found a gap leaves it, its timer 10 s away
-    image.loss_detector.expiry_ns = time.monotonic_ns() + 10_000_000_000
-    cycles = _probing_when_idle(driver, signalling, counting, 4)
-    for _ in range(4):
-        assert driver.do_work() == 0
-    assert counting.cycles == cycles + 4
+    cycles = counting.cycles
+    loss = image.loss_detector
+
+    def armed_with_a_gap(expiry_ns):
+        loss.gap_open = True                # as a scan that found a gap leaves it
+        loss.expiry_ns = expiry_ns
+        assert signalling._arm_probe()
+        signalling._probes_left = 4
+    armed_with_a_gap(time.monotonic_ns() + 10_000_000_000)
+    assert driver.do_work() == 0 and counting.cycles == cycles
+    armed_with_a_gap(time.monotonic_ns() + 1_000_000)
+    while time.monotonic_ns() < loss.expiry_ns:
+        time.sleep(0.001)
+    driver.do_work()                        # it has come: the probe ends, the cycle runs
+    assert counting.cycles == cycles + 1
+    loss.gap_open = False
 
 
 def test_the_driver_probes_only_with_backoff(shm_dir):
@@ -293,30 +319,73 @@ class _Steps:
         self.parks += 1
 
 
-def test_with_its_strategy_the_probes_are_one_call_and_the_strategy_parks_next(rig):
-    driver, signalling, counting, _, _ = rig
+def _armed(signalling, idle):
+    """As after a duty cycle with work: ``idle`` starts over and the probes are armed."""
+    idle.reset()
+    assert signalling._arm_probe()
+    signalling._probes_left = signalling._probe_spins
+    signalling._passes_left = SEND_PASSES_PER_CYCLE
+
+
+def _with_strategy(driver, signalling, counting):
+    """The probes armed as after a cycle with work, and the strategy's own first step taken (spinning); the strategy
+    and the whole cycles so far."""
     steps = _Steps()
     signalling.probe_backoff(steps.idle)
+    _until_idle(driver)
+    _armed(signalling, steps.idle)
+    steps.idle.idle(0)
+    return steps, counting.cycles
+
+
+def test_with_its_strategy_the_probes_are_one_call_and_the_strategy_parks_next(rig):
+    driver, signalling, counting, _, _ = rig
+    steps, cycles = _with_strategy(driver, signalling, counting)
     assert signalling._probe_spins == 15
-    signalling._armed = True
-    _until_idle(driver)                          # the first idle cycle after work arms the probes
-    cycles = counting.cycles
-    steps.idle.idle(0)                           # ... and its idle step: spinning
     assert driver.do_work() == 0                 # the rest of both phases, compiled, nothing found
     assert counting.cycles == cycles and steps.idle.state == PARKING
     steps.idle.idle(0)
     assert steps.parks == 1 and steps.yields == 0          # it yielded itself, in the compiled call
-    assert driver.do_work() == 0 and counting.cycles == cycles + 1     # parked: whole cycles again
+    assert driver.do_work() == 0 and counting.cycles == cycles + 1     # parked: whole cycles again ...
+    assert driver.do_work() == 0 and counting.cycles == cycles + 2     # ... which do not arm the probes again
+
+
+def test_with_its_strategy_a_cycle_with_work_arms_the_probes_at_once(rig):
+    driver, signalling, counting, _, sink = rig
+    steps = _Steps()
+    signalling.probe_backoff(steps.idle)
+    _until_idle(driver)
+    steps.idle.state = PARKING                   # parked: the next duty cycle is a whole one
+    signalling._probes_left = 0
+    cycles = counting.cycles
+    sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram: the sender's control poll reads it
+    fd = driver.conductor.sender.endpoints[0].transport.fileno()
+    assert select.select([fd], [], [], 5)[0]
+    assert driver.do_work() == 1 and counting.cycles == cycles + 1
+    steps.idle.idle(1)
+    assert driver.do_work() == 0 and counting.cycles == cycles + 1     # the phases, compiled, nothing found
+    assert steps.idle.state == PARKING
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_with_its_strategy_a_cycle_that_a_probe_asked_for_in_vain_arms_the_probes_again(rig):
+    # a reader moved: the cycle that sees it has no status message to send; the phases go on compiled
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    [link] = image.subscribers.values()
+    image._static_window = False            # any move of a reader ends the probes (see the test above)
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    link.position.set_ordered(link.position.get() + 32)
+    work = driver.do_work()             # no status message due; the conductor's timers may have had work meanwhile
+    assert counting.cycles == cycles + 1
+    steps.idle.idle(work)
+    assert driver.do_work() == 0 and counting.cycles == cycles + 1
+    assert steps.idle.state == PARKING
 
 
 def test_with_its_strategy_a_probe_that_finds_a_datagram_stops_at_once_and_keeps_the_strategys_step(rig):
     driver, signalling, counting, _, sink = rig
-    steps = _Steps()
-    signalling.probe_backoff(steps.idle)
-    signalling._armed = True
-    _until_idle(driver)
-    cycles = counting.cycles
-    steps.idle.idle(0)
+    steps, cycles = _with_strategy(driver, signalling, counting)
     sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
     fd = driver.conductor.sender.endpoints[0].transport.fileno()
     assert select.select([fd], [], [], 5)[0]            # in the socket (read by nobody yet)
@@ -359,15 +428,6 @@ class _OnStep:
         if self.looks == self.step:
             self.action()
         return 0
-
-
-def _with_strategy(driver, signalling, counting):
-    steps = _Steps()
-    signalling.probe_backoff(steps.idle)
-    signalling._armed = True
-    _until_idle(driver)
-    steps.idle.idle(0)
-    return steps, counting.cycles
 
 
 def test_with_its_strategy_offered_data_goes_in_send_passes_within_the_phases(rig):

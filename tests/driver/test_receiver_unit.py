@@ -9,6 +9,7 @@ import pytest
 from aeron._core import counters as ctr
 from aeron._core import frames as f
 from aeron.driver import receive_channel_endpoint as rce
+from aeron.driver.publication_image import SM_TIMEOUT_NS
 from tests.driver.fakes import (
     MS, PUBLISHER, Agents, Counters, FakeTransport, ManualClock, data_frame, publication_image, receive_endpoint,
     setup_frame,
@@ -226,27 +227,35 @@ def test_the_data_mask_is_taken_only_after_data_went_into_an_image(rig, tmp_path
     image.close()
 
 
-def test_what_a_probe_watches_the_subscriber_positions_unless_a_timer_needs_whole_cycles(rig, tmp_path):
-    """Receiver.probe_watch (driver_wakeup probes): the images' subscriber positions, or None while a status message
-    is pending, a gap's NAK is timed or a rejected image sends error frames."""
+def test_what_a_probe_watches_the_readers_past_the_next_status_message_and_the_images_timers(rig, tmp_path):
+    """Receiver.probe_watch (driver_wakeup probes): the image's subscriber positions as a group whose threshold is
+    where the next status message falls due, the earliest of the images' timers, or None while a status message is
+    pending or a rejected image sends error frames."""
     counters, clock, transport, agents, endpoint = rig
     agents.receiver_proxy.add_endpoint(endpoint)
     agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    assert agents.receiver.probe_watch() == []
+    assert agents.receiver.probe_watch() == ([], [], 0)
     image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
     agents.receiver_proxy.add_publication_image(image)
     _cycles(agents, 3)
-    assert [counter.counter_id for counter in agents.receiver.probe_watch()] == [subscriber.counter_id]
+    positions, [(threshold, group)], deadline = agents.receiver.probe_watch()
+    assert positions == [] and [counter.counter_id for counter in group] == [subscriber.counter_id]
+    assert threshold == image.next_sm_position + (image.next_sm_window >> 2) + 1
+    assert deadline == image.time_of_last_sm_ns + SM_TIMEOUT_NS           # the status message's interval
     image.sm_pending = True
     assert agents.receiver.probe_watch() is None
     agents.receiver.do_work()                                             # sent
     assert agents.receiver.probe_watch() is not None
     transport.deliver(data_frame(64, b"a" * 32))                          # a gap before it
     agents.receiver.do_work()
-    assert image.loss_detector.gap_open and agents.receiver.probe_watch() is None
+    assert image.loss_detector.gap_open
+    assert agents.receiver.probe_watch()[2] == image.loss_detector.expiry_ns    # its NAK's timer comes first
     transport.deliver(data_frame(0, b"a" * 32))                           # filled
     agents.receiver.do_work()
-    assert not image.loss_detector.gap_open and agents.receiver.probe_watch() is not None
+    assert not image.loss_detector.gap_open
+    assert agents.receiver.probe_watch()[2] == image.time_of_last_sm_ns + SM_TIMEOUT_NS
+    image._static_window = False                                          # a window that may change at any move
+    assert agents.receiver.probe_watch()[:2] == ([subscriber], [])
     image.reject("test")
     assert agents.receiver.probe_watch() is None
     image.close()
