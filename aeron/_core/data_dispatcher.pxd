@@ -60,6 +60,7 @@ cdef class DataPacketDispatcher:
     cdef readonly int event_count
     cdef readonly int64_t inserted  # bytes inserted by the last call
     cdef readonly int dropped       # datagrams the loss generator dropped in the last poll
+    cdef readonly int gaps          # data frames the last poll inserted past an image's high-water mark (a gap)
     cdef readonly int64_t data_mask # wake bits of the streams data was inserted into, until take_data_mask()
     cdef WakeupBoard wake_board     # when set, poll() wakes the subscribers of data_mask's new bits at once
     cdef int64_t signalled_mask     # the bits of data_mask poll() has already signalled

@@ -327,7 +327,7 @@ cdef class DataPacketDispatcher:
         cdef FastConnection *c = NULL
         cdef int32_t term_offset, term_id, frame_length, j
         cdef uint32_t terms_ahead
-        cdef int64_t position, proposed, last_sm, floor
+        cdef int64_t position, proposed, last_sm, floor, hwm
         cdef bint heartbeat
         if frame_type < 0:
             get_and_add_i64(self.invalid_packets, 1)
@@ -384,7 +384,10 @@ cdef class DataPacketDispatcher:
         e.time_of_last_packet_ns = now_ns
         e.inserts += 1
         term_rebuilder_insert(e.terms[(position >> e.position_bits_to_shift) % 3] + term_offset, p, length)
-        if proposed > load_acquire_i64(e.rcv_hwm):
+        hwm = load_acquire_i64(e.rcv_hwm)
+        if position > hwm:
+            self.gaps += 1                      # a gap opens before it: the loss scan should see it soon
+        if proposed > hwm:
             store_release_i64(e.rcv_hwm, proposed)
         self.inserted += length
         self.data_mask |= e.wake_bit
@@ -414,13 +417,14 @@ cdef class DataPacketDispatcher:
     def poll(self, UdpTransport transport not None, int64_t destination_id, int64_t now_ns,
              LossGenerator loss=None):
         """Receive one batch on ``transport`` (a destination of this endpoint, ``destination_id``) and dispatch
-        it; returns the datagrams received. ``inserted``, ``dropped`` and the events describe this call."""
+        it; returns the datagrams received. ``inserted``, ``dropped``, ``gaps`` and the events describe this call."""
         transport._check()
         cdef int n
         cdef bint has_loss = loss is not None
         self.event_count = 0
         self.inserted = 0
         self.dropped = 0
+        self.gaps = 0
         with nogil:
             n = transport.receive_slots()
             if n > 0:
@@ -451,6 +455,7 @@ cdef class DataPacketDispatcher:
         if PyBytes_GET_SIZE(source_key) > ADDRESS_KEY_LENGTH:
             raise InvalidArgumentError(f"address key of {PyBytes_GET_SIZE(source_key)} bytes")
         self.inserted = 0
+        self.gaps = 0
         if length == 0:
             return DISPATCH_OK
         get_and_add_i64(self.bytes_received, length)

@@ -28,11 +28,19 @@ cdef class DataSpin:
     cdef int _group_capacity
     cdef int _grouped_capacity
     cdef int64_t _deadline_ns       # CLOCK_MONOTONIC time from which a probe finds something; 0: none
+    cdef list _receives             # per receive socket (the fds after the control ones): a receive pass or None
+    cdef unsigned char *_receive_bound  # per receive socket: 1 when it has a receive pass
+    cdef int _receive_capacity
+    cdef readonly int receives      # receive passes the last backoff ran itself
+    cdef readonly int64_t received  # the datagrams they read
+    cdef readonly int event_index   # the receive socket whose last pass left events for Python (-1: none)
     cdef readonly int64_t rounds    # rounds of the last wait (tests, measurements)
     cdef readonly int steps         # steps of the last backoff that found nothing before its verdict
     cdef readonly int sends         # send passes the last backoff ran itself
     cdef readonly int64_t sent      # the bytes they sent
     cdef int _probe(self) except -1
     cdef int _set_groups(self, groups) except -1
+    cdef int _set_receives(self, receives, int count) except -1
+    cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set(), a group at its
                                                # threshold, or the deadline come

@@ -16,13 +16,15 @@ Python for a data half that finds nothing.
 
 ``backoff(pause_steps, yield_steps, ring, queues)`` runs a backoff idle strategy's spin and yield phases as one call:
 a probe per step (also a record in the to-driver ``ring`` or in one of the command ``queues``), a pause or a
-``sched_yield`` between probes, back to the caller as soon as a probe finds something.
+``sched_yield`` between probes, back to the caller as soon as a probe finds something. It may run bound send passes
+and receive passes itself (a receive endpoint's compiled dispatch of one batch), each as work done.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
 from aeron._core.atomic cimport cpu_pause, get_and_add_i64, load_acquire_i64
 from aeron._core.counters cimport AtomicCounter
+from aeron._core.data_dispatcher cimport DataPacketDispatcher
 from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
@@ -40,6 +42,7 @@ cdef extern from "<time.h>" nogil:
 
 cdef extern from "<poll.h>" nogil:
     short POLLIN
+    short POLLNVAL
     int poll(pollfd *fds, unsigned long nfds, int timeout)
 
 cdef extern from "<sched.h>" nogil:
@@ -50,6 +53,7 @@ cdef extern from "<sched.h>" nogil:
 PROBE_SEND = 1
 PROBE_OTHER = 2
 PROBE_CONTROL = 3
+PROBE_RECEIVE = 4
 
 
 cdef inline int64_t _now_ns() noexcept nogil:
@@ -92,6 +96,12 @@ cdef class DataSpin:
         self._group_capacity = 0
         self._grouped_capacity = 0
         self._deadline_ns = 0
+        self._receives = []
+        self._receive_bound = NULL
+        self._receive_capacity = 0
+        self.receives = 0
+        self.received = 0
+        self.event_index = -1
         self.rounds = 0
         self.steps = 0
         self.sends = 0
@@ -104,14 +114,17 @@ cdef class DataSpin:
         free(self._group_addrs)
         free(self._group_ends)
         free(self._group_thresholds)
+        free(self._receive_bound)
 
-    def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0):
+    def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=()):
         """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
         each for a move from its value now) from now on; replaces all of them. The first ``control`` of ``fds`` are a
         sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart.
         ``groups``: (threshold, counters) pairs, each found once every one of its counters is at ``threshold`` or past
         it (an empty group never). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
-        (0: none)."""
+        (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
+        that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
+        alone apart and ``backoff`` may run their passes."""
         cdef int n = len(fds), i
         cdef int c = len(counters)
         cdef pollfd *grown
@@ -130,6 +143,7 @@ cdef class DataSpin:
         if deadline_ns < 0:
             raise InvalidArgumentError(f"deadline_ns must be >= 0, got {deadline_ns}")
         self._set_groups(groups)
+        self._set_receives(receives, n - control)
         self._deadline_ns = deadline_ns
         if c > self._watch_capacity:
             grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
@@ -208,6 +222,50 @@ cdef class DataSpin:
         self._group_count = g
         return 0
 
+    cdef int _set_receives(self, receives, int count) except -1:
+        cdef list entries = list(receives)
+        cdef unsigned char *grown
+        cdef int i
+        if entries and len(entries) != count:
+            raise InvalidArgumentError(f"receives: one per receive socket ({count}), got {len(entries)}")
+        for entry in entries:
+            if entry is None:
+                continue
+            if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], DataPacketDispatcher) and
+                    isinstance(entry[1], UdpTransport) and isinstance(entry[2], int)):
+                raise InvalidArgumentError(f"not a receive pass (DataPacketDispatcher, UdpTransport, id): {entry!r}")
+        if count > self._receive_capacity:
+            grown = <unsigned char *>realloc(self._receive_bound, count)
+            if grown == NULL:
+                raise MemoryError()
+            self._receive_bound = grown
+            self._receive_capacity = count
+        for i in range(count):
+            self._receive_bound[i] = 1 if entries and entries[i] is not None else 0
+        self._receives = entries
+        return 0
+
+    cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1:
+        """One batch from each receive socket the last probe found readable (every one of them has a pass): the
+        datagrams read. ``hand_back`` when a pass left events for Python (``event_index`` names it; its slots are
+        valid until its next receive, so no other socket is read) or opened a gap (the loss scan should see it)."""
+        cdef int j, control = self._control_count
+        cdef int64_t total = 0
+        cdef DataPacketDispatcher dispatcher
+        for j in range(control, self._fd_count):
+            if not (self._fds[j].revents & POLLIN):
+                continue
+            entry = self._receives[j - control]
+            dispatcher = <DataPacketDispatcher>entry[0]
+            total += dispatcher.poll(entry[1], entry[2], now_ns, None)
+            if dispatcher.event_count:
+                self.event_index = j - control
+                hand_back[0] = True
+                break
+            if dispatcher.gaps:
+                hand_back[0] = True
+        return total
+
     def ready(self):
         """One look, without waiting: True when a watched pass has data to send, a counter has moved or a socket has
         a datagram. For a probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL
@@ -219,7 +277,9 @@ cdef class DataSpin:
         PROBE_SEND when the only thing found is data a watched pass can send (no socket has a datagram, no counter
         moved: the send pass alone has work), PROBE_CONTROL when the only datagrams waiting are on the control
         sockets (``set``'s ``control``: what the sender's control poll reads) and no counter moved, whatever the
-        passes have, PROBE_OTHER when another socket has a datagram or a counter moved."""
+        passes have, PROBE_RECEIVE when they are only on receive sockets that have a receive pass (``set``'s
+        ``receives``), PROBE_OTHER when another socket has a datagram, or datagrams wait on both kinds, or a counter
+        moved, a group reached its threshold or the deadline came."""
         return self._probe()
 
     cdef int _probe(self) except -1:
@@ -227,11 +287,21 @@ cdef class DataSpin:
         cdef int j
         if self._moved():
             return PROBE_OTHER
+        cdef bint control_ready = False, receive_ready = False
+        cdef int control = self._control_count
         if self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0:
-            for j in range(self._control_count, self._fd_count):
+            for j in range(control):
                 if self._fds[j].revents:
-                    return PROBE_OTHER
-            return PROBE_CONTROL if self._control_count else PROBE_OTHER
+                    control_ready = True
+                    break
+            for j in range(control, self._fd_count):
+                if self._fds[j].revents:
+                    if not self._receive_bound[j - control] or self._fds[j].revents & POLLNVAL:
+                        return PROBE_OTHER
+                    receive_ready = True
+            if receive_ready:
+                return PROBE_OTHER if control_ready else PROBE_RECEIVE
+            return PROBE_CONTROL if control else PROBE_OTHER
         for item in self._passes:
             send_pass = <SendPass>item
             for j in range(send_pass.count):
@@ -240,7 +310,7 @@ cdef class DataSpin:
         return 0
 
     def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=(),
-                int sends=0, int full_pause_steps=0, int full_yield_steps=0):
+                int sends=0, int full_pause_steps=0, int full_yield_steps=0, int receives=0):
         """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
         by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
         probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
@@ -254,7 +324,13 @@ cdef class DataSpin:
         ``full_yield_steps`` yields, as the strategy after work) and ``steps`` counts from there. ``sends`` and
         ``sent`` say how many passes ran and the bytes they sent (added to each pass's bytes-sent counter). A pass
         that sends nothing (a full socket) or fails ends the call with PROBE_OTHER: the duty cycle retries it and
-        reports its error."""
+        reports its error.
+
+        With ``receives`` > 0, a PROBE_RECEIVE runs the receive passes of the readable sockets here (one batch each,
+        subscribers woken by the dispatcher), up to ``receives`` times, each as work done as above; ``receives`` and
+        ``received`` say how many passes ran and the datagrams they read. A pass that leaves events for Python (a
+        SETUP, an unknown session, ...: ``event_index``) or opens a gap in an image ends the call with PROBE_OTHER;
+        a receive error is raised (ChannelEndpointError) as the endpoint's poll raises it."""
         cdef int total = pause_steps + yield_steps
         cdef int step = 0
         cdef int verdict = 0
@@ -263,9 +339,12 @@ cdef class DataSpin:
         cdef SendPass send_pass
         cdef UdpTransport transport
         cdef int64_t now_ns, bytes_sent, pass_sent
-        if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0:
-            raise InvalidArgumentError(f"steps and sends must be >= 0, got {pause_steps}, {yield_steps}, {sends}, "
-                                       f"{full_pause_steps}, {full_yield_steps}")
+        cdef int64_t got
+        cdef bint hand_back = False
+        if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0 or \
+                receives < 0:
+            raise InvalidArgumentError(f"steps, sends and receives must be >= 0, got {pause_steps}, {yield_steps}, "
+                                       f"{sends}, {full_pause_steps}, {full_yield_steps}, {receives}")
         if ring is not None:
             ring._check()
             rb = &ring.rb
@@ -280,6 +359,9 @@ cdef class DataSpin:
                     (<SendPass>item).prepare_bound()
         self.sends = 0
         self.sent = 0
+        self.receives = 0
+        self.received = 0
+        self.event_index = -1
         while True:
             if rb != NULL and mpsc_rb_size(rb) > 0:
                 verdict = PROBE_OTHER
@@ -314,6 +396,20 @@ cdef class DataSpin:
                 pause_steps = full_pause_steps
                 total = full_pause_steps + full_yield_steps
                 continue
+            if verdict == PROBE_RECEIVE and self.receives < receives:
+                got = self._receive_pass(_now_ns(), &hand_back)
+                if got:
+                    self.receives += 1
+                    self.received += got
+                if hand_back:
+                    verdict = PROBE_OTHER
+                    break
+                verdict = 0
+                if got:
+                    step = 0
+                    pause_steps = full_pause_steps
+                    total = full_pause_steps + full_yield_steps
+                    continue
             if verdict or step == total:
                 break
             if step < pause_steps:

@@ -163,7 +163,8 @@ class SignallingAgent(Agent):
         self._passes_left = 0          # send passes a probe may still run alone before a whole cycle
         # the passes a probe runs itself take their time from CLOCK_MONOTONIC: only with the driver's clock the same
         self._monotonic = conductor.context.nano_clock is time.monotonic_ns
-        self._owed = False             # a probe's send pass sent: the rest of the duty cycle is owed
+        self._owed = False             # a probe's send or receive pass ran: the rest of the duty cycle is owed
+        self._receive_owners: list[Any] = []    # (endpoint, destination) of each receive socket the probes watch
         self._armed = False
         self._to_driver = conductor.to_driver if conductor in agents else None
         # these agents' command queues: another driver thread fills them, or, all three agents here, the cycle that
@@ -216,6 +217,7 @@ class SignallingAgent(Agent):
         positions: list[Any] = []
         groups: list[Any] = []
         deadline = 0
+        receives: list[Any] = []
         if receiver is not None and receiver.endpoints:
             # a receiving thread's probes also watch its images' subscriber positions (a reader's progress is what
             # makes the next status message due: without it the sender would wait for its window until a whole
@@ -227,7 +229,11 @@ class SignallingAgent(Agent):
             if deadline and not self._monotonic:
                 return False            # a timer the compiled probe cannot tell the time of: whole cycles serve it
             fds = fds + receiver.wait_fds()
-        self._probe.set(passes, fds, positions, control, groups, deadline)
+            if self._monotonic:
+                # the probes may read these sockets themselves: their dispatchers take the time of a packet from
+                # CLOCK_MONOTONIC, which must be the driver's clock
+                receives, self._receive_owners = receiver.probe_receives()
+        self._probe.set(passes, fds, positions, control, groups, deadline, receives)
         return True
 
     def do_work(self) -> int:
@@ -246,13 +252,16 @@ class SignallingAgent(Agent):
                 else:
                     # a probe that finds only offered data runs the send passes in the same call, as many times as
                     # the passes left allow, each as work after which the strategy's phases start over
-                    found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues,
-                                          self._passes_left if self._monotonic else 0,
-                                          backoff.max_spins + 1, backoff.max_yields)   # type: ignore[union-attr]
-                    if probe.sends:
-                        self._passes_left -= probe.sends
+                    # and one that finds datagrams only on receive sockets runs their receive passes alike
+                    passes = self._passes_left if self._monotonic else 0
+                    found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,
+                                          backoff.max_spins + 1, backoff.max_yields, passes)   # type: ignore[union-attr]
+                    if probe.sends or probe.receives:
+                        self._passes_left = max(0, passes - probe.sends - probe.receives)
                         self._owed = True
                         backoff.reset()                                     # type: ignore[union-attr]
+                        if probe.receives:
+                            self._receiver.on_probe_receives(self._receive_owners, probe.event_index)  # type: ignore
                     backoff.advance(probe.steps)                            # type: ignore[union-attr]
                     if not found:
                         self._probes_left = 0   # the strategy parks next: after the rest of a cycle, if owed

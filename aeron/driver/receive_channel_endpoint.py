@@ -262,14 +262,37 @@ class ReceiveChannelEndpoint:
                 self.data_pending = True
             if lossy is not None:
                 lossy.dropped += dispatcher.dropped
-            for i in range(dispatcher.event_count):              # what needs Python: rare
-                slot = dispatcher.event_slot(i)
-                work += self._on_event(dispatcher.event_kind(i), transport.slots[slot], transport.length(slot),
-                                       transport.source(slot), now_ns, destination)
+            if dispatcher.event_count:
+                work += self._on_events(destination, transport, now_ns)
             if received < transport.batch:
                 break       # the socket had no more: what comes later is the next pass's (one recvmmsg, not two)
             received = -1
         return count, work
+
+    def _on_events(self, destination: ReceiveDestination, transport: UdpTransport, now_ns: int) -> int:
+        """The datagrams of the dispatcher's last poll that need Python (rare): their slots are valid until the next
+        receive on ``transport``."""
+        dispatcher = self._dispatcher
+        work = 0
+        for i in range(dispatcher.event_count):
+            slot = dispatcher.event_slot(i)
+            work += self._on_event(dispatcher.event_kind(i), transport.slots[slot], transport.length(slot),
+                                   transport.source(slot), now_ns, destination)
+        return work
+
+    def receive_pass(self, destination: ReceiveDestination) -> tuple[Any, UdpTransport, int] | None:
+        """What a compiled probe needs to read ``destination``'s socket itself, one batch at a time, as ``poll`` does
+        (aeron._core.data_spin.DataSpin): None where only ``poll`` may (a transport with a loss generator, a test
+        double)."""
+        transport = destination.transport
+        if type(transport) is not UdpTransport:
+            return None
+        return self._dispatcher, transport, destination.dispatch_id
+
+    def on_probe_events(self, destination: ReceiveDestination, now_ns: int) -> int:
+        """The events that a probe's receive pass on ``destination`` left (before anything else reads its socket)."""
+        destination.time_of_last_activity_ns = now_ns
+        return self._on_events(destination, destination.transport, now_ns)
 
     def _poll_datagrams(self, destination: ReceiveDestination, transport: Any, now_ns: int) -> tuple[int, int]:
         dispatcher = self._dispatcher

@@ -188,6 +188,30 @@ class Receiver(Agent):
             deadline = image.next_deadline_ns(now, deadline)
         return deadline - now
 
+    def probe_receives(self) -> tuple[list[Any], list[tuple[Any, Any]]]:
+        """For a compiled probe that may read the sockets itself (aeron._core.data_spin.DataSpin.backoff), in the
+        order of ``wait_fds``: each socket's receive pass (None where only the endpoint's own poll may read it), and
+        its (endpoint, destination)."""
+        receives: list[Any] = []
+        owners: list[tuple[Any, Any]] = []
+        for endpoint in self.endpoints:
+            for destination in endpoint.destinations:
+                receives.append(endpoint.receive_pass(destination))
+                owners.append((endpoint, destination))
+        return receives, owners
+
+    def on_probe_receives(self, owners: list[tuple[Any, Any]], event_index: int) -> int:
+        """After a probe's receive passes: the endpoints' data is pending for the next duty cycle, and the events a
+        pass left (``event_index`` in ``owners``, -1: none) are handled now, before any other receive on that
+        socket. Returns the work done."""
+        now_ns = self._nano_clock()
+        for endpoint in self.endpoints:
+            endpoint.data_pending = True
+        if event_index < 0:
+            return 0
+        endpoint, destination = owners[event_index]
+        return endpoint.on_probe_events(destination, now_ns)
+
     def wait_fds(self) -> list[int]:
         """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport."""
         return [destination.transport.fileno() for endpoint in self.endpoints for destination in endpoint.destinations]

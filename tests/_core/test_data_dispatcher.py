@@ -91,6 +91,13 @@ def test_data_of_a_known_image_is_inserted_with_hwm_times_and_counters(rig):
     assert rig.terms[1].get_i32(0) == 40
 
 
+def test_gaps_count_the_data_inserted_past_the_high_water_mark(rig):
+    assert rig.dispatch(data_frame(0, b"a" * 32)) == DISPATCH_HANDLED and rig.dispatcher.gaps == 0   # in order
+    assert rig.dispatch(data_frame(192, b"c" * 32)) == DISPATCH_HANDLED and rig.dispatcher.gaps == 1  # a gap before
+    assert rig.dispatch(data_frame(64, b"b" * 32)) == DISPATCH_HANDLED and rig.dispatcher.gaps == 0   # a fill
+    assert rig.dispatch(heartbeat(1024)) == DISPATCH_HANDLED and rig.dispatcher.gaps == 0             # no data
+
+
 def test_unknown_session_unknown_stream_setup_and_rttm_go_to_python(rig):
     assert rig.dispatch(data_frame(0, b"a", session_id=8)) == DISPATCH_TO_IMAGE
     assert rig.dispatch(data_frame(0, b"a", stream_id=9)) == DISPATCH_TO_IMAGE

@@ -14,10 +14,13 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
-from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
+from aeron._core.data_dispatcher import address_key
+from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_RECEIVE, PROBE_SEND, DataSpin
 from aeron._core.ring_buffer import TRAILER_LENGTH, ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
+from aeron._core.udp_transport import UdpTransport
+from tests._core.test_data_dispatcher import DESTINATION, HWM, Rig, data_frame
 from tests._core.test_send_pass import Publication
 
 
@@ -347,3 +350,100 @@ def test_backoff_hands_a_pass_that_sends_nothing_back_as_something_else():
             spin.backoff(2, 1, None, (), 8, 3, 1)
     finally:
         sender.close()
+
+
+@pytest.fixture
+def receiving(udp):
+    """A dispatcher with one image (tests._core.test_data_dispatcher.Rig), a transport it reads and a socket that sends
+    to it as the image's one connection: (rig, transport, sender)."""
+    rig = Rig()
+    sock = udp()
+    transport = UdpTransport(socket.socket(fileno=sock.detach()), batch=4)
+    sender = udp()
+    rig.state.set_connections([(DESTINATION, address_key(sender.getsockname()), 0)])
+    yield rig, transport, sender
+    transport.close()
+
+
+def _arrived(transport):
+    assert select.select([transport.fileno()], [], [], 5)[0]
+
+
+def test_probe_tells_datagrams_on_sockets_with_a_receive_pass_alone_apart(udp, receiving):
+    rig, transport, sender = receiving
+    control, plain = udp(), udp()
+    spin = DataSpin()
+    spin.set([], [control.fileno(), transport.fileno(), plain.fileno()], (), 1,
+             receives=[(rig.dispatcher, transport, DESTINATION), None])
+    sender.sendto(data_frame(0, b"a" * 32), transport.bound_address)
+    _arrived(transport)
+    assert spin.probe() == PROBE_RECEIVE
+    sender.sendto(b"x", control.getsockname())
+    _arrived(control)
+    assert spin.probe() == PROBE_OTHER                  # datagrams on both kinds: the whole cycle
+    control.recv(16)
+    sender.sendto(b"x", plain.getsockname())
+    _arrived(plain)
+    assert spin.probe() == PROBE_OTHER                  # a socket without a pass
+    spin.set([], [control.fileno(), transport.fileno(), plain.fileno()], (), 1)
+    plain.recv(16)
+    assert spin.probe() == PROBE_OTHER                  # no passes given: any receive socket is something else
+
+
+def test_backoff_runs_receive_passes_itself_and_starts_the_phases_over(receiving):
+    rig, transport, sender = receiving
+    spin = DataSpin()
+    spin.set([], [transport.fileno()], receives=[(rig.dispatcher, transport, DESTINATION)])
+    frames = [data_frame(i * 64, bytes([i]) * 32) for i in range(6)]
+    for frame in frames:
+        sender.sendto(frame, transport.bound_address)
+    deadline = time.monotonic() + 5
+    while rig[HWM] < 6 * 64 and time.monotonic() < deadline:
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 8) == 0    # read, then nothing more: the phases ran out
+    assert rig[HWM] == 6 * 64 and rig.terms[0].get_bytes(0, 6 * 64) == b"".join(frames)
+    assert spin.receives >= 1 and spin.event_index == -1
+    sender.sendto(data_frame(6 * 64, b"z" * 32), transport.bound_address)
+    _arrived(transport)
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 8) == 0
+    assert (spin.receives, spin.received, spin.steps) == (1, 1, 4)     # the phases over from the pass: 2 + 1 + 1
+    assert rig[HWM] == 7 * 64
+
+
+def test_backoff_runs_no_more_receive_passes_than_it_may(receiving):
+    rig, transport, sender = receiving
+    spin = DataSpin()
+    spin.set([], [transport.fileno()], receives=[(rig.dispatcher, transport, DESTINATION)])
+    for i in range(12):                                 # three batches of four
+        sender.sendto(data_frame(i * 64, b"q" * 32), transport.bound_address)
+    _arrived(transport)
+    time.sleep(0.05)
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 2) == PROBE_RECEIVE      # two passes, then the third is the caller's
+    assert (spin.receives, spin.received) == (2, 8)
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 0) == PROBE_RECEIVE      # none allowed: found, not read
+
+
+def test_backoff_hands_back_a_pass_that_left_events_or_opened_a_gap(receiving):
+    rig, transport, sender = receiving
+    spin = DataSpin()
+    spin.set([], [transport.fileno()], receives=[(rig.dispatcher, transport, DESTINATION)])
+    unknown = data_frame(0, b"u" * 32, session_id=8)
+    sender.sendto(unknown, transport.bound_address)
+    _arrived(transport)
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 8) == PROBE_OTHER
+    assert spin.event_index == 0 and rig.dispatcher.event_count == 1     # left for the endpoint, slot unread again
+    slot = rig.dispatcher.event_slot(0)
+    assert bytes(transport.slots[slot][:transport.length(slot)]) == unknown
+    sender.sendto(data_frame(128, b"g" * 32), transport.bound_address)   # 0 to 128 missing
+    _arrived(transport)
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 8) == PROBE_OTHER
+    assert (spin.event_index, spin.receives, rig.dispatcher.gaps, rig[HWM]) == (-1, 1, 1, 192)
+
+
+def test_receive_passes_are_checked():
+    spin = DataSpin()
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [0, 1], receives=[None])            # one per receive socket
+    with pytest.raises(InvalidArgumentError):
+        spin.set([], [0], receives=[(object(), object(), 1)])
+    with pytest.raises(InvalidArgumentError):
+        DataSpin().backoff(1, 1, None, (), 0, 0, 0, -1)

@@ -19,7 +19,7 @@ from aeron.client import Context as ClientContext
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
 from aeron.driver.driver_wakeup import SEND_PASSES_PER_CYCLE
-from tests.driver.fakes import status_message
+from tests.driver.fakes import setup_frame, status_message
 
 
 class CountingAgent:
@@ -71,11 +71,13 @@ def rig(shm_dir, request):
                 free.bind(("127.0.0.1", 0))
                 port = free.getsockname()[1]
             subscription = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+            request.node.receive_address = ("127.0.0.1", port)
             deadline = time.monotonic() + 5
             while not driver.conductor.receiver.endpoints and time.monotonic() < deadline:
                 time.sleep(0.001)
             if param == "image":                     # ... and an image on it, from a publication of this driver
-                client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+                request.node.image_publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{port}", 1002)
+                request.node.image_subscription = subscription
                 while not subscription.images and time.monotonic() < deadline:
                     time.sleep(0.001)
                 assert subscription.images
@@ -472,3 +474,50 @@ def test_with_its_strategy_the_passes_sent_count_as_bytes_sent(rig):
     assert signalling._probe.sends == 1 and signalling._probe.sent == 160
     assert bytes_sent.get() - before >= 160            # the owed cycle may add a heartbeat's
     _data_frames(sink, 1)
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_with_its_strategy_data_received_goes_in_receive_passes_within_the_phases(rig, request):
+    # the driver's own publication sends to its own image: the send pass and then the receive pass, in the phases
+    driver, signalling, counting, _, _ = rig
+    publication, subscription = request.node.image_publication, request.node.image_subscription
+    [image] = driver.conductor.receiver.images
+    deadline = time.monotonic() + 5
+    while image.rcv_hwm.get() == 0 and time.monotonic() < deadline:     # connected: a status message opened the window
+        publication.offer(b"w" * 64)          # back pressure until then
+        driver.do_work()
+    hwm = image.rcv_hwm.get()
+    assert hwm > 0
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    later = _OnStep(6, lambda: publication.offer(b"r" * 100))
+    signalling._queues = (*signalling._queues, later)
+    for _ in range(50):
+        driver.do_work()
+        if image.rcv_hwm.get() > hwm:
+            break
+    assert image.rcv_hwm.get() == hwm + 160                 # read and inserted ...
+    assert signalling._probe.receives >= 1 and counting.cycles == cycles + 1      # ... by a pass: then the owed cycle
+    received = []
+    deadline = time.monotonic() + 5
+    while not received and time.monotonic() < deadline:
+        subscription.poll(lambda buffer, offset, length, header: received.append(buffer.get_bytes(offset, length)),
+                          10)
+    assert received[-1] == b"r" * 100
+
+
+@pytest.mark.parametrize("rig", ["receiving"], indirect=True)
+def test_with_its_strategy_a_receive_pass_hands_a_setup_to_its_endpoint_before_the_cycle(rig, request):
+    # a new publication's SETUP read by a probe's pass: the endpoint handles it at once (its slot is valid only until
+    # the socket is read again), then the whole cycle runs, and the image comes as after any SETUP
+    driver, signalling, counting, _, sink = rig
+    receiver = driver.conductor.receiver
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    sink.sendto(setup_frame(session_id=77, stream_id=1002, term_length=65536), request.node.receive_address)
+    fd = receiver.endpoints[0].transport.fileno()
+    assert select.select([fd], [], [], 5)[0]
+    driver.do_work()
+    assert signalling._probe.event_index == 0 and counting.cycles == cycles + 1
+    deadline = time.monotonic() + 5
+    while not any(image.session_id == 77 for image in receiver.images) and time.monotonic() < deadline:
+        driver.do_work()
+    assert any(image.session_id == 77 for image in receiver.images)
