@@ -41,6 +41,8 @@ cdef class DataSpin:
     cdef int _probe(self) except -1
     cdef int _set_groups(self, groups) except -1
     cdef int _set_receives(self, receives, int count) except -1
+    cdef int _check_sockets(self, passes, fds, int control, receives) except -1
+    cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set(), a group at its
                                                # threshold, or the deadline come

@@ -124,26 +124,42 @@ cdef class DataSpin:
         it (an empty group never). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
         (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
         that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
-        alone apart and ``backoff`` may run their passes."""
+        alone apart and ``backoff`` may run their passes. ``set_sockets`` and ``set_watch`` each replace one half."""
+        self._check_sockets(passes, fds, control, receives)
+        self._check_watch(counters, groups, deadline_ns)
+        self.set_sockets(passes, fds, control, receives)
+        self.set_watch(counters, groups, deadline_ns)
+
+    def set_sockets(self, passes, fds, int control=0, receives=()):
+        """``set``'s passes, sockets and receive passes alone (what changes only with a driver thread's endpoints
+        and publications); the counters, groups and deadline watched stay."""
         cdef int n = len(fds), i
-        cdef int c = len(counters)
         cdef pollfd *grown
+        self._check_sockets(passes, fds, control, receives)
+        self._set_receives(receives, n - control)
+        if n > self._fd_capacity:
+            grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
+            if grown == NULL:
+                raise MemoryError()
+            self._fds = grown
+            self._fd_capacity = n
+        for i in range(n):
+            self._fds[i].fd = int(fds[i])
+            self._fds[i].events = POLLIN
+            self._fds[i].revents = 0
+        self._fd_count = n
+        self._control_count = control
+        self._passes = list(passes)
+
+    def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0):
+        """``set``'s counters (their values now the reference), groups and deadline alone; the passes and sockets
+        stay."""
+        cdef int c = len(counters), i
         cdef int64_t **grown_addrs
         cdef int64_t *grown_values
         cdef AtomicCounter counter
-        if control < 0 or control > n:
-            raise InvalidArgumentError(f"control must be within 0..{n}, got {control}")
-        for send_pass in passes:
-            if not isinstance(send_pass, SendPass):
-                raise InvalidArgumentError(f"not a SendPass: {send_pass!r}")
-        for item in counters:
-            if not isinstance(item, AtomicCounter):
-                raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
-            (<AtomicCounter>item)._check()
-        if deadline_ns < 0:
-            raise InvalidArgumentError(f"deadline_ns must be >= 0, got {deadline_ns}")
+        self._check_watch(counters, groups, deadline_ns)
         self._set_groups(groups)
-        self._set_receives(receives, n - control)
         self._deadline_ns = deadline_ns
         if c > self._watch_capacity:
             grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
@@ -161,19 +177,39 @@ cdef class DataSpin:
             self._watch_addrs[i] = counter.addr
             self._watch_values[i] = load_acquire_i64(counter.addr)
         self._watch_count = c
-        if n > self._fd_capacity:
-            grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
-            if grown == NULL:
-                raise MemoryError()
-            self._fds = grown
-            self._fd_capacity = n
-        for i in range(n):
-            self._fds[i].fd = int(fds[i])
-            self._fds[i].events = POLLIN
-            self._fds[i].revents = 0
-        self._fd_count = n
-        self._control_count = control
-        self._passes = list(passes)
+
+    cdef int _check_sockets(self, passes, fds, int control, receives) except -1:
+        cdef int n = len(fds)
+        if control < 0 or control > n:
+            raise InvalidArgumentError(f"control must be within 0..{n}, got {control}")
+        for send_pass in passes:
+            if not isinstance(send_pass, SendPass):
+                raise InvalidArgumentError(f"not a SendPass: {send_pass!r}")
+        if len(receives) and len(receives) != n - control:
+            raise InvalidArgumentError(f"receives: one per receive socket ({n - control}), got {len(receives)}")
+        for entry in receives:
+            if entry is None:
+                continue
+            if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], DataPacketDispatcher) and
+                    isinstance(entry[1], UdpTransport) and isinstance(entry[2], int)):
+                raise InvalidArgumentError(f"not a receive pass (DataPacketDispatcher, UdpTransport, id): {entry!r}")
+        return 0
+
+    cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1:
+        for item in counters:
+            if not isinstance(item, AtomicCounter):
+                raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
+            (<AtomicCounter>item)._check()
+        for group in groups:
+            if not (isinstance(group, tuple) and len(group) == 2 and isinstance(group[0], int)):
+                raise InvalidArgumentError(f"not a group (threshold, counters): {group!r}")
+            for item in group[1]:
+                if not isinstance(item, AtomicCounter):
+                    raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
+                (<AtomicCounter>item)._check()
+        if deadline_ns < 0:
+            raise InvalidArgumentError(f"deadline_ns must be >= 0, got {deadline_ns}")
+        return 0
 
     cdef int _set_groups(self, groups) except -1:
         cdef list thresholds = []
@@ -183,13 +219,8 @@ cdef class DataSpin:
         cdef int64_t **grown_addrs
         cdef int *grown_ends
         cdef int64_t *grown_thresholds
-        for group in groups:
-            threshold, group_counters = group
+        for threshold, group_counters in groups:
             group_counters = list(group_counters)
-            for item in group_counters:
-                if not isinstance(item, AtomicCounter):
-                    raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
-                (<AtomicCounter>item)._check()
             if not group_counters:
                 continue
             thresholds.append(int(threshold))
@@ -226,14 +257,6 @@ cdef class DataSpin:
         cdef list entries = list(receives)
         cdef unsigned char *grown
         cdef int i
-        if entries and len(entries) != count:
-            raise InvalidArgumentError(f"receives: one per receive socket ({count}), got {len(entries)}")
-        for entry in entries:
-            if entry is None:
-                continue
-            if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], DataPacketDispatcher) and
-                    isinstance(entry[1], UdpTransport) and isinstance(entry[2], int)):
-                raise InvalidArgumentError(f"not a receive pass (DataPacketDispatcher, UdpTransport, id): {entry!r}")
         if count > self._receive_capacity:
             grown = <unsigned char *>realloc(self._receive_bound, count)
             if grown == NULL:

@@ -165,6 +165,7 @@ class SignallingAgent(Agent):
         self._monotonic = conductor.context.nano_clock is time.monotonic_ns
         self._owed = False             # a probe's send or receive pass ran: the rest of the duty cycle is owed
         self._receive_owners: list[Any] = []    # (endpoint, destination) of each receive socket the probes watch
+        self._sockets_version: tuple[int, int] | None = None    # the agents' changes when the probe's sockets were set
         self._armed = False
         self._to_driver = conductor.to_driver if conductor in agents else None
         # these agents' command queues: another driver thread fills them, or, all three agents here, the cycle that
@@ -209,15 +210,25 @@ class SignallingAgent(Agent):
 
     def _arm_probe(self) -> bool:
         sender, receiver = self._sender, self._receiver
-        passes = sender.send_passes() if sender is not None else []
-        if passes is None:
-            return False                # a publication sent one by one: only its own send finds its data
-        fds = sender.wait_fds() if sender is not None else []
-        control = len(fds)
-        positions: list[Any] = []
-        groups: list[Any] = []
-        deadline = 0
-        receives: list[Any] = []
+        probe = self._probe
+        # the passes, sockets and receive passes change only with the commands these agents run: built again then
+        version = (sender.changes if sender is not None else -1, receiver.changes if receiver is not None else -1)
+        if version != self._sockets_version:
+            passes = sender.send_passes() if sender is not None else []
+            if passes is None:
+                return False            # a publication sent one by one: only its own send finds its data
+            fds = sender.wait_fds() if sender is not None else []
+            control = len(fds)
+            receives: list[Any] = []
+            self._receive_owners = []
+            if receiver is not None and receiver.endpoints:
+                fds = fds + receiver.wait_fds()
+                if self._monotonic:
+                    # the probes may read these sockets themselves: their dispatchers take the time of a packet from
+                    # CLOCK_MONOTONIC, which must be the driver's clock
+                    receives, self._receive_owners = receiver.probe_receives()
+            probe.set_sockets(passes, fds, control, receives)
+            self._sockets_version = version
         if receiver is not None and receiver.endpoints:
             # a receiving thread's probes also watch its images' subscriber positions (a reader's progress is what
             # makes the next status message due: without it the sender would wait for its window until a whole
@@ -228,12 +239,9 @@ class SignallingAgent(Agent):
             positions, groups, deadline = watched
             if deadline and not self._monotonic:
                 return False            # a timer the compiled probe cannot tell the time of: whole cycles serve it
-            fds = fds + receiver.wait_fds()
-            if self._monotonic:
-                # the probes may read these sockets themselves: their dispatchers take the time of a packet from
-                # CLOCK_MONOTONIC, which must be the driver's clock
-                receives, self._receive_owners = receiver.probe_receives()
-        self._probe.set(passes, fds, positions, control, groups, deadline, receives)
+            probe.set_watch(positions, groups, deadline)
+        else:
+            probe.set_watch()
         return True
 
     def do_work(self) -> int:

@@ -38,6 +38,7 @@ class Receiver(Agent):
         self.timer_slack_ns = 0     # how early its images' status messages may go (a parking thread's: driver_wakeup)
         self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
         self._commands = self.command_queue.records
+        self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
         self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
         self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
@@ -103,6 +104,8 @@ class Receiver(Agent):
         now = self._nano_clock()
         # an empty queue is the usual case: looked at here rather than in a call
         work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT) if self._commands else 0
+        if commands:
+            self.changes += 1           # its endpoints, destinations, publications or images may have changed
         data_mask = unsignalled = 0
         for endpoint in self.endpoints:
             work += endpoint.poll(now)
@@ -163,21 +166,20 @@ class Receiver(Agent):
         sends error frames for a rejection."""
         positions: list[Any] = []
         groups: list[tuple[int, list[Any]]] = []
-        far = _INT64_MAX
-        deadline = far
+        deadline = _INT64_MAX
         for image in self.images:
             if image.sm_pending or image.rejection_reason is not None:
                 return None
             deadline = image.next_deadline_ns(0, deadline)
-            # a copy in one step: the conductor links and unlinks subscribers from its own thread
-            links = list(image.subscribers.values())
             threshold = image.status_message_threshold()
+            # a copy in one step: the conductor links and unlinks subscribers from its own thread
             if threshold is None:
-                positions.extend(link.position for link in links)
+                positions.extend([link.position for link in list(image.subscribers.values())])
             else:
                 # a resting (untethered) subscriber holds nothing back: its moves schedule nothing
-                groups.append((threshold, [link.position for link in links if link.state != TETHER_RESTING]))
-        return positions, groups, (0 if deadline == far else deadline)
+                groups.append((threshold, [link.position for link in list(image.subscribers.values())
+                                           if link.state != TETHER_RESTING]))
+        return positions, groups, (0 if deadline == _INT64_MAX else deadline)
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most

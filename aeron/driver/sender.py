@@ -38,6 +38,7 @@ class Sender(Agent):
         self.sent_data = 0          # data bytes sent in the last cycle (driver_wakeup: a stream being sent)
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
         self._commands = self.command_queue.records
+        self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
         self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
@@ -79,6 +80,8 @@ class Sender(Agent):
         start = self._nano_clock()
         # an empty queue is the usual case: looked at here rather than in a call
         work = commands = self.command_queue.drain(COMMAND_DRAIN_LIMIT) if self._commands else 0
+        if commands:
+            self.changes += 1           # its endpoints, destinations, publications or images may have changed
         # control frames overdue (this driver was held up, e.g. on a loaded machine): read the status messages that
         # wait in the sockets first, so that flow control and the publications judge their receivers' silence by
         # what the receivers sent, not by how long this thread did not run
