@@ -447,3 +447,26 @@ def test_receive_passes_are_checked():
         spin.set([], [0], receives=[(object(), object(), 1)])
     with pytest.raises(InvalidArgumentError):
         DataSpin().backoff(1, 1, None, (), 0, 0, 0, -1)
+
+
+def test_set_sockets_and_set_watch_each_replace_one_half(udp):
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 2))
+    position = AtomicCounter(values, 1)
+    receiver, sender = udp(), udp()
+    spin = DataSpin()
+    spin.set([], [receiver.fileno()], [position])
+    spin.set_watch()                                    # no counter any more; the socket stays
+    position.set(64)
+    assert spin.ready() is False
+    sender.sendto(b"x", receiver.getsockname())
+    assert select.select([receiver], [], [], 5)[0]
+    assert spin.ready() is True
+    spin.set_sockets([], [])                            # no socket any more; the watch stays
+    assert spin.ready() is False
+    spin.set_watch([position])
+    position.set(96)
+    assert spin.ready() is True
+    with pytest.raises(InvalidArgumentError):
+        spin.set_watch((), [(1, [object()])])
+    with pytest.raises(InvalidArgumentError):
+        spin.set_sockets([], [receiver.fileno()], 2)
