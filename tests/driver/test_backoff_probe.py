@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Backoff's spin and yield phases on a driver thread are compiled probes, not whole duty cycles
-(SignallingAgent.probe_spins): after the first idle cycle that follows work, the next steps run the agents' duty
-cycle only when a probe finds something to do (data offered to a send pass, a datagram on a socket, a client
-command), and whole cycles come back once the probes are used up. Driven step by step in INVOKER mode."""
+(SignallingAgent.probe_spins): the steps after a whole cycle run the agents' duty cycle only when a probe finds
+something to do (data offered to a send pass, a datagram on a socket, a client command, a reader past the next status
+message, an image's timer), and whole cycles come back once the probes are used up or the strategy parks; with the
+thread's own backoff strategy the probes run send and receive passes themselves. Driven step by step in INVOKER
+mode."""
 from __future__ import annotations
 
 import contextlib
