@@ -492,7 +492,11 @@ def test_with_its_strategy_data_received_goes_in_receive_passes_within_the_phase
     assert hwm > 0
     steps, cycles = _with_strategy(driver, signalling, counting)
     later = _OnStep(6, lambda: publication.offer(b"r" * 100))
-    signalling._queues = (*signalling._queues, later)
+    # the step after the send pass waits until loopback has delivered the datagram, so that no timing decides
+    # whether a probe or the owed cycle reads it
+    fd = driver.conductor.receiver.endpoints[0].transport.fileno()
+    delivered = _OnStep(7, lambda: select.select([fd], [], [], 5))
+    signalling._queues = (*signalling._queues, later, delivered)
     for _ in range(50):
         driver.do_work()
         if image.rcv_hwm.get() > hwm:
