@@ -311,7 +311,7 @@ class SignallingAgent(Agent):
                 self._armed = False
             else:
                 self._armed = self._probe_spins > 0
-        elif self._armed or owed:       # the first idle cycle after work (or after those passes): backoff starts
+        elif backoff is None and (self._armed or owed):     # one probe per step: the first idle cycle after work
             self._armed = False
             if self._arm_probe():
                 self._probes_left = self._probe_spins
