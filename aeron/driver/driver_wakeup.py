@@ -262,8 +262,8 @@ class SignallingAgent(Agent):
                     # the passes left allow, each as work after which the strategy's phases start over
                     # and one that finds datagrams only on receive sockets runs their receive passes alike
                     passes = self._passes_left if self._monotonic else 0
-                    found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,
-                                          backoff.max_spins + 1, backoff.max_yields, passes)   # type: ignore[union-attr]
+                    found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,  # type: ignore
+                                          backoff.max_spins + 1, backoff.max_yields, passes)  # type: ignore
                     if probe.sends or probe.receives:
                         self._passes_left = max(0, passes - probe.sends - probe.receives)
                         self._owed = True
