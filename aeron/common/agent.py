@@ -604,11 +604,32 @@ class BackoffIdleStrategy(IdleStrategy):
 
     def advance(self, steps: int) -> None:
         """Count ``steps`` idle steps as taken (as ``idle(0)`` would, without yielding or sleeping): the caller spun
-        or yielded them itself. Only the steps before parking count; parking's own steps sleep and are not skipped."""
-        for _ in range(steps):
-            if self.state == PARKING:
+        or yielded them itself. Only the steps before parking count; parking's own steps sleep and are not skipped.
+        A few operations whatever ``steps`` is: the driver counts each of its compiled phases here."""
+        if steps <= 0 or self.state == PARKING:
+            return
+        if self.state == NOT_IDLE:
+            self.state = SPINNING
+            self.spins += 1
+            steps -= 1
+        if steps and self.state == SPINNING:
+            # the step that takes spins past max_spins moves on to yielding
+            take = max(1, self.max_spins + 1 - self.spins)
+            if steps < take:
+                self.spins += steps
                 return
-            self._count_step()
+            self.spins += take
+            steps -= take
+            self.state = YIELDING
+            self.yields = 0
+        if steps:                           # yielding: the step that takes yields past max_yields parks
+            take = max(1, self.max_yields + 1 - self.yields)
+            if steps < take:
+                self.yields += steps
+                return
+            self.yields += take
+            self.state = PARKING
+            self.park_period_ns = self.min_park_ns
 
     def __repr__(self) -> str:
         """The four settings."""

@@ -545,6 +545,26 @@ def test_backoff_advance_part_way_lands_on_the_same_step():
         assert pauses + yields + 1 == 7 - steps or own.state == PARKING
 
 
+@pytest.mark.parametrize("max_spins, max_yields", [(0, 0), (0, 3), (3, 0), (10, 5), (2, 7)])
+def test_backoff_advance_counts_as_many_single_steps(max_spins, max_yields):
+    # advance(n) in a few operations ends where n steps counted one at a time end, from every state before parking
+    def strategy():
+        return BackoffIdleStrategy(max_spins=max_spins, max_yields=max_yields, yield_fn=lambda: None,
+                                   sleep_fn=lambda _ns: None)
+    for before in range(max_spins + max_yields + 3):
+        for steps in range(max_spins + max_yields + 4):
+            one, many = strategy(), strategy()
+            for _ in range(before):
+                one.idle(0)
+                many.idle(0)
+            for _ in range(steps):
+                if one.state != PARKING:
+                    one._count_step()
+            many.advance(steps)
+            assert (many.state, many.spins, many.yields, many.park_period_ns) == \
+                (one.state, one.spins, one.yields, one.park_period_ns), (before, steps)
+
+
 def test_backoff_default_sleep_really_sleeps_about_the_park_period():
     idle = BackoffIdleStrategy(max_spins=0, max_yields=0, min_park_ns=2_000_000, max_park_ns=2_000_000)
     for _ in range(3):
