@@ -38,6 +38,7 @@ cdef class DataSpin:
     cdef readonly int steps         # steps of the last backoff that found nothing before its verdict
     cdef readonly int sends         # send passes the last backoff ran itself
     cdef readonly int64_t sent      # the bytes they sent
+    cdef readonly int64_t passes_until_ns   # the last backoff's bound on passes at its end (0: none)
     cdef int _probe(self) except -1
     cdef int _set_groups(self, groups) except -1
     cdef int _set_receives(self, receives, int count) except -1

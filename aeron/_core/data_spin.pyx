@@ -105,6 +105,7 @@ cdef class DataSpin:
         self.rounds = 0
         self.steps = 0
         self.sends = 0
+        self.passes_until_ns = 0
         self.sent = 0
 
     def __dealloc__(self):
@@ -333,7 +334,8 @@ cdef class DataSpin:
         return 0
 
     def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=(),
-                int sends=0, int full_pause_steps=0, int full_yield_steps=0, int receives=0):
+                int sends=0, int full_pause_steps=0, int full_yield_steps=0, int receives=0,
+                int64_t passes_until_ns=0, int64_t passes_defer_ns=0):
         """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
         by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
         probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
@@ -353,7 +355,12 @@ cdef class DataSpin:
         subscribers woken by the dispatcher), up to ``receives`` times, each as work done as above; ``receives`` and
         ``received`` say how many passes ran and the datagrams they read. A pass that leaves events for Python (a
         SETUP, an unknown session, ...: ``event_index``) or opens a gap in an image ends the call with PROBE_OTHER;
-        a receive error is raised (ChannelEndpointError) as the endpoint's poll raises it."""
+        a receive error is raised (ChannelEndpointError) as the endpoint's poll raises it.
+
+        With ``passes_until_ns`` > 0 (a CLOCK_MONOTONIC time), a send or receive pass due from then on is not run: the
+        call ends with PROBE_OTHER (the rest of the caller's duty cycle has waited long enough). With it 0 and
+        ``passes_defer_ns`` > 0, the first pass sets it to the pass's time + ``passes_defer_ns`` (the rest of the
+        cycle is owed from then). ``passes_until_ns`` says what it was at the end, for the caller's next call."""
         cdef int total = pause_steps + yield_steps
         cdef int step = 0
         cdef int verdict = 0
@@ -365,9 +372,10 @@ cdef class DataSpin:
         cdef int64_t got
         cdef bint hand_back = False
         if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0 or \
-                receives < 0:
-            raise InvalidArgumentError(f"steps, sends and receives must be >= 0, got {pause_steps}, {yield_steps}, "
-                                       f"{sends}, {full_pause_steps}, {full_yield_steps}, {receives}")
+                receives < 0 or passes_until_ns < 0 or passes_defer_ns < 0:
+            raise InvalidArgumentError(f"steps, sends, receives and times must be >= 0, got {pause_steps}, "
+                                       f"{yield_steps}, {sends}, {full_pause_steps}, {full_yield_steps}, {receives}, "
+                                       f"{passes_until_ns}, {passes_defer_ns}")
         if ring is not None:
             ring._check()
             rb = &ring.rb
@@ -398,6 +406,12 @@ cdef class DataSpin:
             if verdict == PROBE_SEND and self.sends < sends:
                 bytes_sent = 0
                 now_ns = _now_ns()
+                if passes_until_ns == 0:
+                    if passes_defer_ns:
+                        passes_until_ns = now_ns + passes_defer_ns
+                elif now_ns >= passes_until_ns:
+                    verdict = PROBE_OTHER
+                    break
                 for item in self._passes:
                     send_pass = <SendPass>item
                     transport = send_pass.bound_transport
@@ -420,7 +434,14 @@ cdef class DataSpin:
                 total = full_pause_steps + full_yield_steps
                 continue
             if verdict == PROBE_RECEIVE and self.receives < receives:
-                got = self._receive_pass(_now_ns(), &hand_back)
+                now_ns = _now_ns()
+                if passes_until_ns == 0:
+                    if passes_defer_ns:
+                        passes_until_ns = now_ns + passes_defer_ns
+                elif now_ns >= passes_until_ns:
+                    verdict = PROBE_OTHER
+                    break
+                got = self._receive_pass(now_ns, &hand_back)
                 if got:
                     self.receives += 1
                     self.received += got
@@ -442,6 +463,7 @@ cdef class DataSpin:
                     sched_yield()
             step += 1
         self.steps = step if verdict else total + 1
+        self.passes_until_ns = passes_until_ns
         return verdict
 
     cdef bint _moved(self) noexcept nogil:

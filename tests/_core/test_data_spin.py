@@ -422,6 +422,43 @@ def test_backoff_runs_no_more_receive_passes_than_it_may(receiving):
     assert spin.backoff(2, 1, None, (), 0, 2, 1, 0) == PROBE_RECEIVE      # none allowed: found, not read
 
 
+def test_backoff_runs_no_pass_past_its_time_bound(receiving):
+    from tests._core.test_send_pass import _receive, _transport
+    rig, transport, sender = receiving
+    spin = DataSpin()
+    spin.set([], [transport.fileno()], receives=[(rig.dispatcher, transport, DESTINATION)])
+    sender.sendto(data_frame(0, b"t" * 32), transport.bound_address)
+    _arrived(transport)
+    # past the bound: the datagram is found and left, the rest of the caller's cycle owed
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 8, time.monotonic_ns()) == PROBE_OTHER
+    assert spin.receives == 0 and rig[HWM] == 0
+    assert spin.backoff(2, 1, None, (), 0, 2, 1, 8, time.monotonic_ns() + 60_000_000_000) == 0
+    assert spin.receives == 1 and rig[HWM] == 64
+    out, into = _transport(), _transport()
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH))
+    try:
+        publication = Publication(21, max_messages=1)
+        send_pass = _pass_of(publication)
+        send_pass.bind(out, into.bound_address, AtomicCounter(values, 0))
+        spin.set([send_pass], [])
+        end = publication.commit(0, 0, 32)
+        publication.snd_lmt.set_ordered(end)
+        assert spin.backoff(2, 1, None, (), 8, 3, 1, 0, time.monotonic_ns()) == PROBE_OTHER and spin.sends == 0
+        assert publication.snd_pos.get() == 0
+        assert spin.backoff(2, 1, None, (), 8, 3, 1, 0, time.monotonic_ns() + 60_000_000_000) == 0
+        assert spin.sends == 1 and publication.snd_pos.get() == end and len(_receive(into, 1)) == 1
+        # no bound yet: the first pass sets it, from its own time
+        end = publication.commit(0, end, 32)
+        publication.snd_lmt.set_ordered(end)
+        before = time.monotonic_ns()
+        assert spin.backoff(2, 1, None, (), 8, 3, 1, 0, 0, 60_000_000_000) == 0 and spin.sends == 1
+        assert before + 60_000_000_000 <= spin.passes_until_ns <= time.monotonic_ns() + 60_000_000_000
+        assert spin.backoff(2, 1, None, (), 8, 3, 1, 0) == 0 and spin.passes_until_ns == 0     # nothing to pass
+    finally:
+        out.close()
+        into.close()
+
+
 def test_backoff_hands_back_a_pass_that_left_events_or_opened_a_gap(receiving):
     rig, transport, sender = receiving
     spin = DataSpin()
