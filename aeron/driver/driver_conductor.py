@@ -231,6 +231,19 @@ class DriverConductor(Agent):
             self._cycle_time_exceeded.increment_ordered()
         return work
 
+    def probe_groups(self) -> list[tuple[int, list[Any]]]:
+        """For a compiled probe between duty cycles on this thread (driver_wakeup.SignallingAgent): each
+        publication's next move of its limit, as a group (threshold, positions) found once the positions that hold
+        the limit back have all reached the threshold. Without it, a publisher at its limit would wait for the next
+        whole cycle."""
+        groups = []
+        for publications in (self.network.network_publications, self.ipc_publications):
+            for publication in publications:
+                watch = publication.limit_watch()
+                if watch is not None:
+                    groups.append(watch)
+        return groups
+
     @property
     def context(self) -> Any:
         """The driver's concluded context."""

@@ -229,6 +229,15 @@ class DriverPublication(DriverLog):
                     raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different '{key}': "
                                                                 f"existing={existing} requested={requested}")
 
+    def _limit_watch(self, positions: list[AtomicCounter]) -> tuple[int, list[AtomicCounter]] | None:
+        """When the conductor next moves this publication's limit (update_pub_pos_and_lmt: once ``positions``, those
+        that hold it back, have all moved a trip gain), as a compiled probe's group (driver_wakeup.SignallingAgent):
+        (the threshold, ``positions``). None when not active or nothing holds it back (the conductor does not move
+        it then). A group reached already is work for the next cycle (the sender went on after the conductor)."""
+        if self.state != ACTIVE or not positions:
+            return None
+        return self.trip_limit - self.window_length, positions
+
     def incref(self) -> None:
         self.ref_count += 1
 

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
-from aeron.common.agent import PARKING, Agent, BackoffIdleStrategy, IdleStrategy, WakeupIdleStrategy
+from aeron.common.agent import (FULL_CYCLE_DEFER_PASSES, PARKING, Agent, BackoffIdleStrategy, IdleStrategy,
+                                WakeupIdleStrategy)
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
                                  WakeupBoard, new_waiter)
 
@@ -28,10 +29,14 @@ _INT64_MAX = (1 << 63) - 1
 # runs early, never late, and its wake-up is still at the interval's end.
 TIMER_SLACK_NS = 50_000_000
 
-# With backoff, how many batches a stream being sent may go in send passes alone (each one compiled call: up to
-# max.messages.per.send datagrams of each publication) before the rest of a duty cycle runs: the conductor, status
-# messages and timers wait at most that many batches, and a cycle of Python is paid once per as many batches.
-SEND_PASSES_PER_CYCLE = 8
+# With backoff, how many batches a stream may go in send (or receive) passes alone, each one compiled call, before
+# the rest of a duty cycle runs, and for how long at most: the bounds of the wake-up strategy's data spin. Within
+# them the rest of the cycle runs as soon as a probe finds it has work (a command, a datagram for Python, a reader
+# past the point where a status message or a publisher's limit moves, an image's timer); what else it does (the
+# conductor's timers, heartbeats, a retransmit's linger) waits at most this long, and a whole cycle of Python is
+# paid once per as many batches.
+SEND_PASSES_PER_CYCLE = FULL_CYCLE_DEFER_PASSES
+FULL_CYCLE_DEFER_NS = WakeupIdleStrategy.DEFAULT_FULL_CYCLE_DEFER_NS
 
 
 def agent_mask(conductor: Any, agents: tuple[Any, ...]) -> int:
@@ -161,6 +166,10 @@ class SignallingAgent(Agent):
         self._backoff: BackoffIdleStrategy | None = None    # the thread's own strategy, when it runs the probes
         self._probes_left = 0
         self._passes_left = 0          # send passes a probe may still run alone before a whole cycle
+        self.send_passes_per_cycle = SEND_PASSES_PER_CYCLE
+        self.full_cycle_defer_ns = FULL_CYCLE_DEFER_NS
+        # CLOCK_MONOTONIC: no pass alone from then on, full_cycle_defer_ns after the first (0: none ran yet)
+        self._passes_until_ns = 0
         # the passes a probe runs itself take their time from CLOCK_MONOTONIC: only with the driver's clock the same
         self._monotonic = conductor.context.nano_clock is time.monotonic_ns
         self._owed = False             # a probe's send or receive pass ran: the rest of the duty cycle is owed
@@ -183,16 +192,18 @@ class SignallingAgent(Agent):
         status message due), a client command or a command queued for these agents, and runs the whole duty cycle
         only when it finds one; otherwise it returns 0 and the strategy spins or yields on. A reader's progress counts
         only once it makes a status message due, and the images' timers (a gap's NAK, a status message's interval)
-        end the probes when they come (Receiver.probe_watch); other timers and publisher limits wait at most that many
-        steps (the parks that follow run whole cycles as before). Not used while a publication is sent one by one (no
-        pass to probe), nor while an image has a status message pending.
+        end the probes when they come (Receiver.probe_watch); so does a position that holds a publication's limit
+        back once the conductor would move the limit (DriverConductor.probe_groups); other timers wait at most that
+        many steps (the parks that follow run whole cycles as before). Not used while a publication is sent one by
+        one (no pass to probe), nor while an image has a status message pending.
 
         A stream being sent skips the whole cycles between its batches: after a cycle that sent data the probes start
         at once, and a probe that finds only offered data to send (no datagram, no command, no position moved) runs
         the send passes alone; one that finds datagrams only on the sender's sockets (status messages, NAKs) runs the
-        sender's control poll and then the send passes. Either goes up to SEND_PASSES_PER_CYCLE times in a row; the
-        rest of the duty cycle is then owed and runs at the first probe that finds anything else, or nothing (the
-        stream paused: its publisher's limit and the timers come next)."""
+        sender's control poll and then the send passes. Either goes up to ``send_passes_per_cycle`` times in a row
+        (SEND_PASSES_PER_CYCLE), and for at most ``full_cycle_defer_ns`` after the cycle before (FULL_CYCLE_DEFER_NS,
+        with the driver's clock CLOCK_MONOTONIC); the rest of the duty cycle is then owed and runs at the first probe
+        that finds anything else, or nothing (the stream paused: the timers come next)."""
         self._probe_spins = max(0, spins)
 
     def probe_backoff(self, idle: BackoffIdleStrategy) -> None:
@@ -229,6 +240,9 @@ class SignallingAgent(Agent):
                     receives, self._receive_owners = receiver.probe_receives()
             probe.set_sockets(passes, fds, control, receives)
             self._sockets_version = version
+        positions: list[Any] = []
+        groups: list[tuple[int, list[Any]]] = []
+        deadline = 0
         if receiver is not None and receiver.endpoints:
             # a receiving thread's probes also watch its images' subscriber positions (a reader's progress is what
             # makes the next status message due: without it the sender would wait for its window until a whole
@@ -239,10 +253,28 @@ class SignallingAgent(Agent):
             positions, groups, deadline = watched
             if deadline and not self._monotonic:
                 return False            # a timer the compiled probe cannot tell the time of: whole cycles serve it
-            probe.set_watch(positions, groups, deadline)
-        else:
-            probe.set_watch()
+        conductor = self._conductor
+        if conductor is not None:
+            # and the publications' next limits: a publisher at its limit waits for the conductor
+            groups = groups + conductor.probe_groups()
+        probe.set_watch(positions, groups, deadline)
         return True
+
+    def _start_probes(self) -> None:
+        self._probes_left = self._probe_spins
+        self._passes_left = self.send_passes_per_cycle
+        self._passes_until_ns = 0
+
+    def _may_pass(self) -> bool:
+        """Whether a pass alone may run now: within full_cycle_defer_ns of the first since the last whole cycle (with
+        the driver's clock CLOCK_MONOTONIC; the count of passes bounds them otherwise)."""
+        if not self._monotonic:
+            return True
+        now = time.monotonic_ns()
+        if not self._passes_until_ns:
+            self._passes_until_ns = now + self.full_cycle_defer_ns
+            return True
+        return now < self._passes_until_ns
 
     def do_work(self) -> int:
         if self._probes_left:
@@ -263,8 +295,10 @@ class SignallingAgent(Agent):
                     # and one that finds datagrams only on receive sockets runs their receive passes alike
                     passes = self._passes_left if self._monotonic else 0
                     found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,  # type: ignore
-                                          backoff.max_spins + 1, backoff.max_yields, passes)  # type: ignore
+                                          backoff.max_spins + 1, backoff.max_yields, passes,  # type: ignore
+                                          self._passes_until_ns, self.full_cycle_defer_ns)
                     if probe.sends or probe.receives:
+                        self._passes_until_ns = probe.passes_until_ns
                         self._passes_left = max(0, passes - probe.sends - probe.receives)
                         self._owed = True
                         backoff.reset()                                     # type: ignore[union-attr]
@@ -275,7 +309,7 @@ class SignallingAgent(Agent):
                         self._probes_left = 0   # the strategy parks next: after the rest of a cycle, if owed
                         if not self._owed:
                             return 0
-            if (found == PROBE_SEND or found == PROBE_CONTROL) and self._passes_left:
+            if (found == PROBE_SEND or found == PROBE_CONTROL) and self._passes_left and self._may_pass():
                 # only offered data to send (the send passes alone, a compiled call), or only status messages and
                 # NAKs (the sender reads them, then sends what they let go): the rest of the cycle owed
                 self._passes_left -= 1
@@ -300,22 +334,19 @@ class SignallingAgent(Agent):
             # moved, with no status message due yet), which would otherwise leave the rest of the phases to whole
             # cycles
             if self._arm_probe():
-                self._probes_left = self._probe_spins
-                self._passes_left = SEND_PASSES_PER_CYCLE
+                self._start_probes()
         elif work > 0:
             sender = self._sender
             if sender is not None and sender.sent_data and self._probe_spins and self._arm_probe():
                 # a stream being sent: probes at once, so that its next batches can go in send passes alone
-                self._probes_left = self._probe_spins
-                self._passes_left = SEND_PASSES_PER_CYCLE
+                self._start_probes()
                 self._armed = False
             else:
                 self._armed = self._probe_spins > 0
         elif backoff is None and (self._armed or owed):     # one probe per step: the first idle cycle after work
             self._armed = False
             if self._arm_probe():
-                self._probes_left = self._probe_spins
-                self._passes_left = SEND_PASSES_PER_CYCLE
+                self._start_probes()
         mask = 0
         for queue, bit in self._peers:
             if queue:

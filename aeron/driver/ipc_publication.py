@@ -61,6 +61,12 @@ class IpcPublication(DriverPublication):
         return all(sub.position.get_volatile() >= producer_position for sub in self.subscribers.values()
                    if sub.state != TETHER_RESTING)
 
+    def limit_watch(self) -> tuple[int, list[AtomicCounter]] | None:
+        """What moves the limit next, for a compiled probe (DriverPublication._limit_watch): the positions of the
+        subscribers that hold it back."""
+        return self._limit_watch([sub.position for sub in list(self.subscribers.values())
+                                  if sub.state != TETHER_RESTING])
+
     def update_pub_pos_and_lmt(self) -> int:
         """Port of aeron_ipc_publication_update_pub_pos_and_lmt: limit = slowest subscriber + window."""
         if self.state != ACTIVE:

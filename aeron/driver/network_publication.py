@@ -510,6 +510,15 @@ class NetworkPublication(DriverPublication):
             spy.position.close()
         super().close()
 
+    def limit_watch(self) -> tuple[int, list[AtomicCounter]] | None:
+        """What moves the limit next, for a compiled probe (DriverPublication._limit_watch): the sender's position
+        and the spies' that hold it back; None while not connected (the conductor moves no limit then)."""
+        if not self.is_connected_now():
+            return None
+        positions = [self.snd_pos]
+        positions.extend([spy.position for spy in list(self.spies.values()) if spy.state != TETHER_RESTING])
+        return self._limit_watch(positions)
+
     def update_pub_pos_and_lmt(self) -> int:
         """Port of aeron_network_publication_update_pub_pos_and_lmt (§6.4)."""
         if self.state != ACTIVE:

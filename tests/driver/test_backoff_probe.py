@@ -20,8 +20,10 @@ from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
-from aeron.driver.driver_wakeup import SEND_PASSES_PER_CYCLE
 from tests.driver.fakes import setup_frame, status_message
+
+# the rig's bound on passes alone (SignallingAgent.send_passes_per_cycle), with no time bound to race on a loaded machine
+PASSES = 8
 
 
 class CountingAgent:
@@ -49,7 +51,10 @@ def rig(shm_dir, request):
     param = getattr(request, "param", None)
     # "batch1": one datagram per publication per send pass, so that a few offers make several batches
     driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"), threading_mode=ThreadingMode.INVOKER,
-                                        counters_buffer_length=1 << 20, term_buffer_length=65536,
+                                        counters_buffer_length=1 << 20,
+                                        # batch1's runs of passes stay within a trip gain (its window / 8) of the
+                                        # publisher's limit, which would end them with a whole cycle
+                                        term_buffer_length=(1 << 20) if param == "batch1" else 65536,
                                         network_publication_max_messages_per_send=1 if param == "batch1" else 16,
                                         client_liveness_timeout_ns=120_000_000_000,
                                         publication_unblock_timeout_ns=180_000_000_000))
@@ -87,6 +92,8 @@ def rig(shm_dir, request):
         thread.join(5)
         signalling = driver._invoker.agent
         counting = signalling.agent = CountingAgent(signalling.agent)
+        signalling.send_passes_per_cycle = PASSES
+        signalling.full_cycle_defer_ns = 60_000_000_000
         yield driver, signalling, counting, publication, sink
     finally:
         stop.set()
@@ -187,7 +194,7 @@ def test_send_passes_alone_are_bounded_and_a_cycle_that_sent_probes_at_once(rig)
     driver, signalling, counting, publication, sink = rig
     _connected(driver, publication, sink)
     cycles = _probing_when_idle(driver, signalling, counting, 8)
-    passes = SEND_PASSES_PER_CYCLE
+    passes = PASSES
     payload = b"s" * publication.max_payload_length        # one frame fills a datagram: one batch each
     for _ in range(passes + 3):
         assert publication.offer(payload) > 0
@@ -328,7 +335,7 @@ def _armed(signalling, idle):
     idle.reset()
     assert signalling._arm_probe()
     signalling._probes_left = signalling._probe_spins
-    signalling._passes_left = SEND_PASSES_PER_CYCLE
+    signalling._passes_left = PASSES
 
 
 def _with_strategy(driver, signalling, counting):
@@ -456,12 +463,51 @@ def test_with_its_strategy_the_send_passes_within_the_phases_are_bounded(rig):
     _connected(driver, publication, sink)
     steps, cycles = _with_strategy(driver, signalling, counting)
     payload = b"s" * publication.max_payload_length        # one frame fills a datagram: one batch each
-    for _ in range(SEND_PASSES_PER_CYCLE + 3):
+    for _ in range(PASSES + 3):
         assert publication.offer(payload) > 0
     assert driver.do_work() > 0
     # as many passes as the bound lets go, then a whole cycle (which sends a batch too)
-    assert signalling._probe.sends == SEND_PASSES_PER_CYCLE and counting.cycles == cycles + 1
-    assert len(_data_frames(sink, SEND_PASSES_PER_CYCLE + 1)) == SEND_PASSES_PER_CYCLE + 1
+    assert signalling._probe.sends == PASSES and counting.cycles == cycles + 1
+    assert len(_data_frames(sink, PASSES + 1)) == PASSES + 1
+
+
+@pytest.mark.parametrize("rig", ["batch1"], indirect=True)
+def test_with_its_strategy_the_passes_alone_end_at_the_time_bound(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    signalling.full_cycle_defer_ns = 50_000_000
+    steps, cycles = _with_strategy(driver, signalling, counting)         # armed: the bound counts from here
+    payload = b"s" * publication.max_payload_length
+    for _ in range(PASSES + 3):
+        assert publication.offer(payload) > 0
+    signalling._queues = (*signalling._queues, _OnStep(3, lambda: time.sleep(0.1)))    # past the bound at the third
+    assert driver.do_work() > 0
+    # two passes, then the bound: a whole cycle (which sends a batch too), though the count would allow more
+    assert signalling._probe.sends == 2 and counting.cycles == cycles + 1
+    assert len(_data_frames(sink, 3)) == 3
+
+
+def test_what_moves_a_publishers_limit_next_is_a_group_the_probes_watch(rig):
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    [network] = driver.conductor.network.network_publications
+    window = network.window_length                          # a 64 KiB term: 32 KiB, its trip gain 4 KiB
+    assert network.pub_lmt.get() == window
+    # the limit moves once the sender's position has gone a trip gain further
+    assert driver.conductor.probe_groups() == [(network.trip_gain, [network.snd_pos])]
+    payload = b"p" * publication.max_payload_length
+    while publication.offer(payload) > 0:                  # the publisher at its limit
+        pass
+    assert driver.do_work() > 0
+    # one send pass took the sender past the trip gain: the whole cycle came at once, not after the phases, and the
+    # conductor moved the limit in it
+    assert signalling._probe.sends == 1 and counting.cycles == cycles + 1 and steps.idle.state != PARKING
+    passed = signalling._probe.sent                         # where the sender was when the conductor ran
+    assert passed > network.trip_gain and network.pub_lmt.get() == passed + window
+    assert publication.offer(payload) > 0
+    # watched again from the new limit's trip gain on
+    assert driver.conductor.probe_groups() == [(passed + network.trip_gain, [network.snd_pos])]
 
 
 def test_with_its_strategy_the_passes_sent_count_as_bytes_sent(rig):
