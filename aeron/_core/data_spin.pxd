@@ -29,6 +29,10 @@ cdef class DataSpin:
     cdef int _grouped_capacity
     cdef int64_t _deadline_ns       # CLOCK_MONOTONIC time from which a probe finds something; 0: none
     cdef list _receives             # per receive socket (the fds after the control ones): a receive pass or None
+    cdef list _controls             # per control socket: its control pass (ControlFrameReader, UdpTransport) or None
+    cdef readonly int controls      # control passes the last backoff ran itself
+    cdef readonly int64_t control_read  # the datagrams they read
+    cdef readonly int control_index # the control socket whose last pass left records for Python (-1: none)
     cdef unsigned char *_receive_bound  # per receive socket: 1 when it has a receive pass
     cdef int _receive_capacity
     cdef readonly int receives      # receive passes the last backoff ran itself
@@ -42,7 +46,9 @@ cdef class DataSpin:
     cdef int _probe(self) except -1
     cdef int _set_groups(self, groups) except -1
     cdef int _set_receives(self, receives, int count) except -1
-    cdef int _check_sockets(self, passes, fds, int control, receives) except -1
+    cdef int _check_sockets(self, passes, fds, int control, receives, controls) except -1
+    cdef int64_t _control_pass(self, int64_t now_ns, bint *hand_back) except -1
+    cdef bint _controls_bound(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set(), a group at its

@@ -17,12 +17,14 @@ Python for a data half that finds nothing.
 ``backoff(pause_steps, yield_steps, ring, queues)`` runs a backoff idle strategy's spin and yield phases as one call:
 a probe per step (also a record in the to-driver ``ring`` or in one of the command ``queues``), a pause or a
 ``sched_yield`` between probes, back to the caller as soon as a probe finds something. It may run bound send passes
-and receive passes itself (a receive endpoint's compiled dispatch of one batch), each as work done.
+and receive passes itself (a receive endpoint's compiled dispatch of one batch), and control passes (a send
+endpoint's compiled read of one batch of status messages, which it applies to the pass's limits), each as work done.
 """
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
 from aeron._core.atomic cimport cpu_pause, get_and_add_i64, load_acquire_i64
+from aeron._core.control_dispatcher cimport ControlFrameReader
 from aeron._core.counters cimport AtomicCounter
 from aeron._core.data_dispatcher cimport DataPacketDispatcher
 from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
@@ -97,6 +99,10 @@ cdef class DataSpin:
         self._grouped_capacity = 0
         self._deadline_ns = 0
         self._receives = []
+        self._controls = []
+        self.controls = 0
+        self.control_read = 0
+        self.control_index = -1
         self._receive_bound = NULL
         self._receive_capacity = 0
         self.receives = 0
@@ -117,7 +123,8 @@ cdef class DataSpin:
         free(self._group_thresholds)
         free(self._receive_bound)
 
-    def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=()):
+    def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=(),
+            controls=()):
         """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
         each for a move from its value now) from now on; replaces all of them. The first ``control`` of ``fds`` are a
         sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart.
@@ -125,19 +132,22 @@ cdef class DataSpin:
         it (an empty group never). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
         (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
         that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
-        alone apart and ``backoff`` may run their passes. ``set_sockets`` and ``set_watch`` each replace one half."""
-        self._check_sockets(passes, fds, control, receives)
+        alone apart and ``backoff`` may run their passes. ``controls``: empty, or one entry per control socket, None
+        or its control pass, (ControlFrameReader in fast mode, UdpTransport): ``backoff`` may run those.
+        ``set_sockets`` and ``set_watch`` each replace one half."""
+        self._check_sockets(passes, fds, control, receives, controls)
         self._check_watch(counters, groups, deadline_ns)
-        self.set_sockets(passes, fds, control, receives)
+        self.set_sockets(passes, fds, control, receives, controls)
         self.set_watch(counters, groups, deadline_ns)
 
-    def set_sockets(self, passes, fds, int control=0, receives=()):
-        """``set``'s passes, sockets and receive passes alone (what changes only with a driver thread's endpoints
-        and publications); the counters, groups and deadline watched stay."""
+    def set_sockets(self, passes, fds, int control=0, receives=(), controls=()):
+        """``set``'s passes, sockets, receive and control passes alone (what changes only with a driver thread's
+        endpoints and publications); the counters, groups and deadline watched stay."""
         cdef int n = len(fds), i
         cdef pollfd *grown
-        self._check_sockets(passes, fds, control, receives)
+        self._check_sockets(passes, fds, control, receives, controls)
         self._set_receives(receives, n - control)
+        self._controls = list(controls)
         if n > self._fd_capacity:
             grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
             if grown == NULL:
@@ -179,7 +189,7 @@ cdef class DataSpin:
             self._watch_values[i] = load_acquire_i64(counter.addr)
         self._watch_count = c
 
-    cdef int _check_sockets(self, passes, fds, int control, receives) except -1:
+    cdef int _check_sockets(self, passes, fds, int control, receives, controls) except -1:
         cdef int n = len(fds)
         if control < 0 or control > n:
             raise InvalidArgumentError(f"control must be within 0..{n}, got {control}")
@@ -194,6 +204,14 @@ cdef class DataSpin:
             if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], DataPacketDispatcher) and
                     isinstance(entry[1], UdpTransport) and isinstance(entry[2], int)):
                 raise InvalidArgumentError(f"not a receive pass (DataPacketDispatcher, UdpTransport, id): {entry!r}")
+        if len(controls) and len(controls) != control:
+            raise InvalidArgumentError(f"controls: one per control socket ({control}), got {len(controls)}")
+        for entry in controls:
+            if entry is None:
+                continue
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], ControlFrameReader) and
+                    isinstance(entry[1], UdpTransport)):
+                raise InvalidArgumentError(f"not a control pass (ControlFrameReader, UdpTransport): {entry!r}")
         return 0
 
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1:
@@ -290,6 +308,35 @@ cdef class DataSpin:
                 hand_back[0] = True
         return total
 
+    cdef int64_t _control_pass(self, int64_t now_ns, bint *hand_back) except -1:
+        """One batch from each control socket the last probe found readable (every one of them has a pass): the
+        datagrams read. ``hand_back`` when a pass left records for Python (``control_index`` names it; the records
+        and their slots are valid until its next read, so no other socket is read)."""
+        cdef int j
+        cdef int64_t total = 0
+        cdef ControlFrameReader reader
+        for j in range(self._control_count):
+            if not (self._fds[j].revents & POLLIN):
+                continue
+            entry = self._controls[j]
+            reader = <ControlFrameReader>entry[0]
+            total += reader.poll(entry[1], now_ns)
+            if reader.record_count:
+                self.control_index = j
+                hand_back[0] = True
+                break
+        return total
+
+    cdef bint _controls_bound(self) noexcept:
+        # every control socket with a datagram (or an error) has a control pass
+        cdef int j
+        if not self._controls:
+            return False
+        for j in range(self._control_count):
+            if self._fds[j].revents and (self._controls[j] is None or self._fds[j].revents & POLLNVAL):
+                return False
+        return True
+
     def ready(self):
         """One look, without waiting: True when a watched pass has data to send, a counter has moved or a socket has
         a datagram. For a probe between duty cycles; cheaper than ``wait(0)`` (no allocation, no clock, the GIL
@@ -335,7 +382,7 @@ cdef class DataSpin:
 
     def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=(),
                 int sends=0, int full_pause_steps=0, int full_yield_steps=0, int receives=0,
-                int64_t passes_until_ns=0, int64_t passes_defer_ns=0):
+                int64_t passes_until_ns=0, int64_t passes_defer_ns=0, int controls=0):
         """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
         by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
         probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
@@ -357,7 +404,14 @@ cdef class DataSpin:
         SETUP, an unknown session, ...: ``event_index``) or opens a gap in an image ends the call with PROBE_OTHER;
         a receive error is raised (ChannelEndpointError) as the endpoint's poll raises it.
 
-        With ``passes_until_ns`` > 0 (a CLOCK_MONOTONIC time), a send or receive pass due from then on is not run: the
+        With ``controls`` > 0, a PROBE_CONTROL whose sockets all have a control pass (``set``'s ``controls``) runs
+        those passes here (one batch each: the status messages the reader takes in fast mode move the send passes'
+        limits), up to ``controls`` times, each as work done; ``controls`` and ``control_read`` say how many ran and
+        the datagrams they read. A pass that leaves records for Python (a NAK, a status message it does not take, an
+        error frame: ``control_index``) ends the call with PROBE_OTHER, before that socket is read again.
+
+        With ``passes_until_ns`` > 0 (a CLOCK_MONOTONIC time), a send, receive or control pass due from then on is not
+        run: the
         call ends with PROBE_OTHER (the rest of the caller's duty cycle has waited long enough). With it 0 and
         ``passes_defer_ns`` > 0, the first pass sets it to the pass's time + ``passes_defer_ns`` (the rest of the
         cycle is owed from then). ``passes_until_ns`` says what it was at the end, for the caller's next call."""
@@ -372,10 +426,10 @@ cdef class DataSpin:
         cdef int64_t got
         cdef bint hand_back = False
         if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0 or \
-                receives < 0 or passes_until_ns < 0 or passes_defer_ns < 0:
+                receives < 0 or passes_until_ns < 0 or passes_defer_ns < 0 or controls < 0:
             raise InvalidArgumentError(f"steps, sends, receives and times must be >= 0, got {pause_steps}, "
                                        f"{yield_steps}, {sends}, {full_pause_steps}, {full_yield_steps}, {receives}, "
-                                       f"{passes_until_ns}, {passes_defer_ns}")
+                                       f"{passes_until_ns}, {passes_defer_ns}, {controls}")
         if ring is not None:
             ring._check()
             rb = &ring.rb
@@ -393,6 +447,9 @@ cdef class DataSpin:
         self.receives = 0
         self.received = 0
         self.event_index = -1
+        self.controls = 0
+        self.control_read = 0
+        self.control_index = -1
         while True:
             if rb != NULL and mpsc_rb_size(rb) > 0:
                 verdict = PROBE_OTHER
@@ -445,6 +502,27 @@ cdef class DataSpin:
                 if got:
                     self.receives += 1
                     self.received += got
+                if hand_back:
+                    verdict = PROBE_OTHER
+                    break
+                verdict = 0
+                if got:
+                    step = 0
+                    pause_steps = full_pause_steps
+                    total = full_pause_steps + full_yield_steps
+                    continue
+            if verdict == PROBE_CONTROL and self.controls < controls and self._controls_bound():
+                now_ns = _now_ns()
+                if passes_until_ns == 0:
+                    if passes_defer_ns:
+                        passes_until_ns = now_ns + passes_defer_ns
+                elif now_ns >= passes_until_ns:
+                    verdict = PROBE_OTHER
+                    break
+                got = self._control_pass(now_ns, &hand_back)
+                if got:
+                    self.controls += 1
+                    self.control_read += got
                 if hand_back:
                     verdict = PROBE_OTHER
                     break

@@ -476,6 +476,49 @@ def test_backoff_hands_back_a_pass_that_left_events_or_opened_a_gap(receiving):
     assert (spin.event_index, spin.receives, rig.dispatcher.gaps, rig[HWM]) == (-1, 1, 1, 192)
 
 
+def test_backoff_runs_control_passes_itself_and_hands_back_what_they_leave():
+    from tests._core.test_control_dispatcher import _fast_rig, _nak, _status
+    reader, status, _, _, snd_lmt, _ = _fast_rig()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    transport = UdpTransport(sock, batch=8)
+    sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        spin = DataSpin()
+        spin.set([], [transport.fileno()], control=1, controls=[(reader, transport)])
+        sender.sendto(_status(term_offset=1024), transport.bound_address)
+        _arrived(transport)
+        # read here, the status message taken in compiled code: work done, the phases over from it (2 + 1 + 1)
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, 0, 0, 8) == 0
+        assert (spin.controls, spin.control_read, spin.control_index, spin.steps) == (1, 1, -1, 4)
+        assert snd_lmt.get() == 1024 + 32768 and status.get() == 1
+        sender.sendto(_status(term_offset=2048), transport.bound_address)
+        _arrived(transport)
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, 0, 0, 0) == PROBE_CONTROL      # none allowed: found, not read
+        assert spin.controls == 0 and status.get() == 1
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, time.monotonic_ns(), 0, 8) == PROBE_OTHER   # past the bound
+        assert spin.controls == 0 and status.get() == 1
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, 0, 0, 8) == 0 and status.get() == 2
+        # a NAK is a record: the call ends there, the record left for the caller
+        sender.sendto(_nak(), transport.bound_address)
+        _arrived(transport)
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, 0, 0, 8) == PROBE_OTHER
+        assert (spin.controls, spin.control_index, reader.record_count) == (1, 0, 1)
+        assert reader.nak(0)[2:] == (101, 64, 1408)
+        # a socket without a control pass: found, left to the caller
+        spin.set([], [transport.fileno()], control=1, controls=[None])
+        sender.sendto(_status(term_offset=4096), transport.bound_address)
+        _arrived(transport)
+        assert spin.backoff(2, 1, None, (), 0, 2, 1, 0, 0, 0, 8) == PROBE_CONTROL and spin.controls == 0
+        with pytest.raises(InvalidArgumentError):
+            spin.set([], [transport.fileno()], control=1, controls=[None, None])
+        with pytest.raises(InvalidArgumentError):
+            spin.set([], [transport.fileno()], control=1, controls=[(reader, None)])
+    finally:
+        transport.close()
+        sender.close()
+
+
 def test_receive_passes_are_checked():
     spin = DataSpin()
     with pytest.raises(InvalidArgumentError):
