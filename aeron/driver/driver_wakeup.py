@@ -230,6 +230,8 @@ class SignallingAgent(Agent):
                 return False            # a publication sent one by one: only its own send finds its data
             fds = sender.wait_fds() if sender is not None else []
             control = len(fds)
+            # the probes may read status messages themselves too (their time is CLOCK_MONOTONIC's, as a pass's)
+            controls = sender.probe_controls() if sender is not None and self._monotonic else []
             receives: list[Any] = []
             self._receive_owners = []
             if receiver is not None and receiver.endpoints:
@@ -238,7 +240,7 @@ class SignallingAgent(Agent):
                     # the probes may read these sockets themselves: their dispatchers take the time of a packet from
                     # CLOCK_MONOTONIC, which must be the driver's clock
                     receives, self._receive_owners = receiver.probe_receives()
-            probe.set_sockets(passes, fds, control, receives)
+            probe.set_sockets(passes, fds, control, receives, controls)
             self._sockets_version = version
         positions: list[Any] = []
         groups: list[tuple[int, list[Any]]] = []
@@ -278,6 +280,7 @@ class SignallingAgent(Agent):
 
     def do_work(self) -> int:
         if self._probes_left:
+            handled = 0             # records a probe's control pass left, handled here
             backoff = self._backoff
             # the strategy's phases in one call, or one probe per idle step (no strategy of ours to count them)
             one_step = backoff is None
@@ -296,14 +299,21 @@ class SignallingAgent(Agent):
                     passes = self._passes_left if self._monotonic else 0
                     found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,  # type: ignore
                                           backoff.max_spins + 1, backoff.max_yields, passes,  # type: ignore
-                                          self._passes_until_ns, self.full_cycle_defer_ns)
-                    if probe.sends or probe.receives:
+                                          self._passes_until_ns, self.full_cycle_defer_ns, passes)
+                    ran = probe.sends + probe.receives + probe.controls
+                    if ran:
                         self._passes_until_ns = probe.passes_until_ns
-                        self._passes_left = max(0, passes - probe.sends - probe.receives)
+                        self._passes_left = max(0, passes - ran)
                         self._owed = True
                         backoff.reset()                                     # type: ignore[union-attr]
                         if probe.receives:
                             self._receiver.on_probe_receives(self._receive_owners, probe.event_index)  # type: ignore
+                    if probe.control_index >= 0:
+                        # records its control pass left (NAKs, ...): handled now, and the rest of the sockets read
+                        # as after a probe that found datagrams there
+                        self._sender.on_probe_records(probe.control_index)  # type: ignore[union-attr]
+                        handled = 1
+                        found = PROBE_CONTROL
                     backoff.advance(probe.steps)                            # type: ignore[union-attr]
                     if not found:
                         self._probes_left = 0   # the strategy parks next: after the rest of a cycle, if owed
@@ -315,7 +325,7 @@ class SignallingAgent(Agent):
                 self._passes_left -= 1
                 self._probes_left = self._probe_spins
                 sender = self._sender
-                work = sender.poll_control() if found == PROBE_CONTROL else 0     # type: ignore[union-attr]
+                work = handled + (sender.poll_control() if found == PROBE_CONTROL else 0)  # type: ignore
                 if sender.send_data():                                           # type: ignore[union-attr]
                     work += 1
                 if work:

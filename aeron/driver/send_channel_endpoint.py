@@ -286,6 +286,22 @@ class SendChannelEndpoint:
             work += received
         return work
 
+    def probe_control(self) -> tuple[ControlFrameReader, UdpTransport] | None:
+        """The control pass a compiled probe may run itself (DataSpin.backoff): its reader and socket, when the reader
+        takes status messages in fast mode (the compiled pass is bound; an endpoint that tracks its receivers'
+        addresses reads every one in Python); None otherwise."""
+        if type(self.transport) is not UdpTransport or not self._send_pass.bound or self.is_dynamic or \
+                self.is_response:
+            return None
+        return self._control, self.transport
+
+    def on_probe_records(self, now_ns: int) -> None:
+        """The records a probe's control pass left (NAKs, status messages it does not take, other frames), handled
+        before the socket is read again."""
+        reader = self._control
+        for i in range(reader.record_count):
+            self._on_record(reader, i, reader.slot(i), now_ns)
+
     def _on_record(self, reader: ControlFrameReader, index: int, slot: int, now_ns: int) -> None:
         transport = self.transport
         frame_type = reader.frame_type(index)

@@ -153,6 +153,15 @@ class Sender(Agent):
         self._last_control_poll_ns = now_ns
         return work
 
+    def probe_controls(self) -> list[Any]:
+        """For a compiled probe that may read the control sockets itself, in the order of ``wait_fds``: each
+        socket's control pass, or None where only the endpoint's own poll may read it."""
+        return [endpoint.probe_control() for endpoint in self.endpoints]
+
+    def on_probe_records(self, control_index: int) -> None:
+        """After a probe's control passes: the records the ``control_index``-th socket's pass left, handled now."""
+        self.endpoints[control_index].on_probe_records(self._nano_clock())
+
     def wait_fds(self) -> list[int]:
         """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""
         return [endpoint.transport.fileno() for endpoint in self.endpoints]

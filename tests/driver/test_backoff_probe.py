@@ -20,7 +20,7 @@ from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
-from tests.driver.fakes import setup_frame, status_message
+from tests.driver.fakes import nak, setup_frame, status_message
 
 # the rig's bound on passes alone (SignallingAgent.send_passes_per_cycle), with no time bound to race on a loaded machine
 PASSES = 8
@@ -394,18 +394,46 @@ def test_with_its_strategy_a_cycle_that_a_probe_asked_for_in_vain_arms_the_probe
     assert steps.idle.state == PARKING
 
 
-def test_with_its_strategy_a_probe_that_finds_a_datagram_stops_at_once_and_keeps_the_strategys_step(rig):
+def test_with_its_strategy_a_datagram_on_a_control_socket_is_read_by_a_control_pass(rig):
+    from aeron._core import counters as ctr
     driver, signalling, counting, _, sink = rig
+    invalid = driver.conductor.system[ctr.INVALID_PACKETS]
+    before = invalid.get()
     steps, cycles = _with_strategy(driver, signalling, counting)
     sink.sendto(b"\0" * 8, _endpoint_address(driver))    # a stray datagram where status messages and NAKs arrive
     fd = driver.conductor.sender.endpoints[0].transport.fileno()
     assert select.select([fd], [], [], 5)[0]            # in the socket (read by nobody yet)
-    assert driver.do_work() == 1                        # the sender's control poll read it, without a whole cycle
+    driver.do_work()
+    probe = signalling._probe
+    # read in the phases (counted as invalid, nothing left for Python), which then started over and ran out: the
+    # rest of the cycle, owed, ran before the park
+    assert (probe.controls, probe.control_read, probe.control_index) == (1, 1, -1) and invalid.get() == before + 1
     assert not select.select([fd], [], [], 0)[0]
-    # found at the first probe: no step went by, the strategy is where its own step left it
-    assert (steps.idle.state, steps.idle.spins, steps.yields) == (SPINNING, 1, 0)
-    assert counting.cycles == cycles
-    driver.do_work()                                    # the rest of the cycle, owed
+    assert counting.cycles == cycles + 1 and steps.idle.state == PARKING
+
+
+def test_with_its_strategy_a_nak_a_control_pass_reads_is_handled_at_once_without_a_whole_cycle(rig):
+    from aeron._core import counters as ctr
+    driver, signalling, counting, publication, sink = rig
+    _connected(driver, publication, sink)
+    _until_idle(driver)                                 # the conductor gives the publisher its limit
+    assert publication.offer(b"n" * 100) > 0
+    _until_idle(driver)
+    [sent] = _data_frames(sink, 1)
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    naks = driver.conductor.system[ctr.NAK_MESSAGES_RECEIVED]
+    before = naks.get()
+    sink.sendto(nak(session_id=publication.session_id, stream_id=1001, term_id=publication.initial_term_id,
+                    length=len(sent)), _endpoint_address(driver))
+    fd = driver.conductor.sender.endpoints[0].transport.fileno()
+    assert select.select([fd], [], [], 5)[0]
+    assert driver.do_work() > 0
+    probe = signalling._probe
+    # the pass left the NAK for Python, which resent the frame at once, as the sender's control poll would
+    assert (probe.controls, probe.control_index) == (1, 0) and naks.get() == before + 1
+    assert _data_frames(sink, 1) == [sent]
+    assert counting.cycles == cycles                    # no whole cycle: the rest of it owed
+    driver.do_work()
     assert counting.cycles == cycles + 1
 
 
