@@ -460,74 +460,50 @@ cdef class DataSpin:
                         break
                 else:
                     verdict = self._probe()
-            if verdict == PROBE_SEND and self.sends < sends:
-                bytes_sent = 0
+            if verdict == PROBE_SEND and self.sends < sends or \
+                    verdict == PROBE_RECEIVE and self.receives < receives or \
+                    verdict == PROBE_CONTROL and self.controls < controls and self._controls_bound():
                 now_ns = _now_ns()
                 if passes_until_ns == 0:
                     if passes_defer_ns:
-                        passes_until_ns = now_ns + passes_defer_ns
+                        passes_until_ns = now_ns + passes_defer_ns     # the rest of the cycle owed from now
                 elif now_ns >= passes_until_ns:
                     verdict = PROBE_OTHER
                     break
-                for item in self._passes:
-                    send_pass = <SendPass>item
-                    transport = send_pass.bound_transport
-                    with nogil:
-                        pass_sent = send_pass.run(transport, now_ns, &err)
-                    if pass_sent:
-                        get_and_add_i64(send_pass.bytes_sent, pass_sent)
-                        bytes_sent += pass_sent
-                    if err:
+                if verdict == PROBE_SEND:
+                    bytes_sent = 0
+                    for item in self._passes:
+                        send_pass = <SendPass>item
+                        transport = send_pass.bound_transport
+                        with nogil:
+                            pass_sent = send_pass.run(transport, now_ns, &err)
+                        if pass_sent:
+                            get_and_add_i64(send_pass.bytes_sent, pass_sent)
+                            bytes_sent += pass_sent
+                        if err:
+                            break
+                    self.sends += 1
+                    self.sent += bytes_sent
+                    if err or bytes_sent == 0:
+                        verdict = PROBE_OTHER
                         break
-                self.sends += 1
-                self.sent += bytes_sent
-                if err or bytes_sent == 0:
-                    verdict = PROBE_OTHER
-                    break
-                # work done: the strategy's phases start over
-                verdict = 0
-                step = 0
-                pause_steps = full_pause_steps
-                total = full_pause_steps + full_yield_steps
-                continue
-            if verdict == PROBE_RECEIVE and self.receives < receives:
-                now_ns = _now_ns()
-                if passes_until_ns == 0:
-                    if passes_defer_ns:
-                        passes_until_ns = now_ns + passes_defer_ns
-                elif now_ns >= passes_until_ns:
-                    verdict = PROBE_OTHER
-                    break
-                got = self._receive_pass(now_ns, &hand_back)
-                if got:
-                    self.receives += 1
-                    self.received += got
+                    got = bytes_sent
+                elif verdict == PROBE_RECEIVE:
+                    got = self._receive_pass(now_ns, &hand_back)
+                    if got:
+                        self.receives += 1
+                        self.received += got
+                else:
+                    got = self._control_pass(now_ns, &hand_back)
+                    if got:
+                        self.controls += 1
+                        self.control_read += got
                 if hand_back:
                     verdict = PROBE_OTHER
                     break
                 verdict = 0
                 if got:
-                    step = 0
-                    pause_steps = full_pause_steps
-                    total = full_pause_steps + full_yield_steps
-                    continue
-            if verdict == PROBE_CONTROL and self.controls < controls and self._controls_bound():
-                now_ns = _now_ns()
-                if passes_until_ns == 0:
-                    if passes_defer_ns:
-                        passes_until_ns = now_ns + passes_defer_ns
-                elif now_ns >= passes_until_ns:
-                    verdict = PROBE_OTHER
-                    break
-                got = self._control_pass(now_ns, &hand_back)
-                if got:
-                    self.controls += 1
-                    self.control_read += got
-                if hand_back:
-                    verdict = PROBE_OTHER
-                    break
-                verdict = 0
-                if got:
+                    # work done: the strategy's phases start over
                     step = 0
                     pause_steps = full_pause_steps
                     total = full_pause_steps + full_yield_steps
