@@ -61,6 +61,11 @@ cdef class ControlFrameReader:
         self._fast_pass = send_pass
         self.status_messages = status_messages.addr
 
+    @property
+    def fast(self):
+        """True while status messages may be taken in ``poll`` (``set_fast`` with a pass)."""
+        return self.status_messages != NULL
+
     cdef void parse(self, const uint8_t *p, int32_t length, int32_t slot) noexcept nogil:
         cdef int frame_type = frame_validate(p, length)
         cdef ControlRecord *r

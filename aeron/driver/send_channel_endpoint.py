@@ -273,8 +273,7 @@ class SendChannelEndpoint:
                 received = reader.poll(transport, now_ns)     # one recvmmsg, GIL released, records parsed
                 if received == 0:
                     break
-                for i in range(reader.record_count):
-                    self._on_record(reader, i, reader.slot(i), now_ns)
+                self.on_records(now_ns)
             else:
                 received = transport.receive_batch()
                 if received == 0:
@@ -288,16 +287,15 @@ class SendChannelEndpoint:
 
     def probe_control(self) -> tuple[ControlFrameReader, UdpTransport] | None:
         """The control pass a compiled probe may run itself (DataSpin.backoff): its reader and socket, when the reader
-        takes status messages in fast mode (the compiled pass is bound; an endpoint that tracks its receivers'
-        addresses reads every one in Python); None otherwise."""
-        if type(self.transport) is not UdpTransport or not self._send_pass.bound or self.is_dynamic or \
-                self.is_response:
+        takes status messages in fast mode (an endpoint that tracks its receivers' addresses reads every one in
+        Python); None otherwise."""
+        if type(self.transport) is not UdpTransport or not self._control.fast:
             return None
         return self._control, self.transport
 
-    def on_probe_records(self, now_ns: int) -> None:
-        """The records a probe's control pass left (NAKs, status messages it does not take, other frames), handled
-        before the socket is read again."""
+    def on_records(self, now_ns: int) -> None:
+        """The records the reader's last poll left (NAKs, status messages it did not take, other frames): a duty
+        cycle's control poll, or a probe's control pass, before the socket is read again."""
         reader = self._control
         for i in range(reader.record_count):
             self._on_record(reader, i, reader.slot(i), now_ns)

@@ -160,7 +160,7 @@ class Sender(Agent):
 
     def on_probe_records(self, control_index: int) -> None:
         """After a probe's control passes: the records the ``control_index``-th socket's pass left, handled now."""
-        self.endpoints[control_index].on_probe_records(self._nano_clock())
+        self.endpoints[control_index].on_records(self._nano_clock())
 
     def wait_fds(self) -> list[int]:
         """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""

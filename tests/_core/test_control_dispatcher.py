@@ -204,7 +204,9 @@ def test_status_messages_are_records_when_not_set_or_read_one_by_one():
     send_pass.set_fast_status(0, 7, 1001, None)
     assert _poll_one(reader, _status(), 1_000) == [f.HDR_TYPE_SM]
     send_pass.set_fast_status(0, 7, 1001, 99)
+    assert reader.fast
     reader.set_fast(None)
+    assert not reader.fast
     assert _poll_one(reader, _status(), 1_000) == [f.HDR_TYPE_SM]
     assert (snd_lmt.get(), status.get()) == (0, 0)
 
