@@ -279,6 +279,8 @@ class SignallingAgent(Agent):
         return now < self._passes_until_ns
 
     def do_work(self) -> int:
+        sender = self._sender
+        connections = sender.connection_changes if sender is not None else 0
         if self._probes_left:
             handled = 0             # records a probe's control pass left, handled here
             backoff = self._backoff
@@ -324,13 +326,16 @@ class SignallingAgent(Agent):
                 # NAKs (the sender reads them, then sends what they let go): the rest of the cycle owed
                 self._passes_left -= 1
                 self._probes_left = self._probe_spins
-                sender = self._sender
                 work = handled + (sender.poll_control() if found == PROBE_CONTROL else 0)  # type: ignore
-                if sender.send_data():                                           # type: ignore[union-attr]
-                    work += 1
-                if work:
-                    self._owed = True
-                return work
+                if sender.connection_changes != connections and self._conductor is None:  # type: ignore
+                    self._signal(CONDUCTOR)     # (_after_connection_change)
+                if sender.connection_changes == connections or self._conductor is None:  # type: ignore
+                    if sender.send_data():                                       # type: ignore[union-attr]
+                        work += 1
+                    if work:
+                        self._owed = True
+                    return work
+                found = PROBE_OTHER     # a publication (dis)connected: its limit is the conductor's, in a whole cycle
             if not found and not self._owed:
                 return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
             self._probes_left = 0       # something else to do, or the data stopped with the rest of a cycle owed
@@ -338,7 +343,10 @@ class SignallingAgent(Agent):
         owed = self._owed           # this cycle was the rest of one whose data went in send passes alone
         self._owed = False
         backoff = self._backoff
-        if backoff is not None and (work > 0 or backoff.state != PARKING):
+        connected = sender is not None and sender.connection_changes != connections
+        if connected:
+            work = max(work, 1)         # (_after_connection_change, below)
+        elif backoff is not None and (work > 0 or backoff.state != PARKING):
             # the strategy's phases run as compiled probes whenever it has not reached its parks: after work (it is
             # about to start over) and after a cycle that a probe asked for and that found nothing to do (a reader
             # moved, with no status message due yet), which would otherwise leave the rest of the phases to whole
@@ -374,10 +382,15 @@ class SignallingAgent(Agent):
                 break
         self.active = active
         if not active and self._receiver is not None and self._receiver.timer_status_messages and \
-                self._sender is not None:
+                sender is not None:
             # an idle cycle's status messages to a publication of this driver (a ping and its pong on one driver) are
             # in its sender's sockets already: read now, they would end the park at once and cost a cycle
-            work += self._sender.poll_control()
+            work += sender.poll_control()
+            if sender.connection_changes != connections:
+                connected = True
+                work = max(work, 1)
+        if connected:
+            self._after_connection_change()
         if conductor is not None and conductor.clients_changes != self._clients_reviewed:
             self._review_clients(conductor)
         if self._spin is not None:
@@ -399,6 +412,16 @@ class SignallingAgent(Agent):
             return
         self._spin.set(passes, fds)                                     # type: ignore[union-attr]
         self._watching = _COMPILED
+
+    def _after_connection_change(self) -> None:
+        """A publication's is_connected flipped in the cycle just run (its first status message, or its receivers
+        gone): a client may offer as soon as it sees the flag, and the limit is the conductor's to move. Its next
+        cycle comes at once, not after the probes or a park; a conductor on another thread is signalled."""
+        self._probes_left = 0
+        self._armed = False
+        self.active = True
+        if self._conductor is None:
+            self._signal(CONDUCTOR)
 
     def fast_work(self, wait_ns: int = 0) -> int:
         """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): first, up to

@@ -738,6 +738,8 @@ class MediaDriver:
         on_error = conductor.on_agent_error          # logs the error and bumps the errors counter itself
         try:
             mode = context.threading_mode
+            if mode is ThreadingMode.INVOKER or mode is ThreadingMode.SHARED:
+                conductor.sender.shares_conductor_thread = True
             if mode is ThreadingMode.INVOKER:
                 agents = (conductor, conductor.sender, conductor.receiver)
                 invoked: Any = CompositeAgent(*agents)

@@ -10,6 +10,7 @@ Reference: wire-and-logbuffers.md §6.2-6.4, §6.9, §6.12.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron._core import counters as ctr
@@ -55,6 +56,8 @@ class NetworkPublication(DriverPublication):
                          pub_lmt=pub_lmt, window_length=window_length, linger_timeout_ns=linger_timeout_ns,
                          unblock_timeout_ns=unblock_timeout_ns, now_ns=now_ns)
         self.endpoint = endpoint
+        # called on the sender thread when the log's is_connected is about to flip (Sender: the limit is to move)
+        self.on_connection_change: Callable[[NetworkPublication], None] | None = None
         self.initial_term_id = log.initial_term_id
         self.mtu = log.mtu_length
         self.max_message_length = log.max_message_length
@@ -387,7 +390,12 @@ class NetworkPublication(DriverPublication):
         has = bool(self.receivers)
         if has != self.has_receivers:
             self.has_receivers = has
-        self.log.is_connected = self.is_connected_now()
+        log = self.log
+        connected = self.is_connected_now()
+        if connected != log.is_connected:
+            if self.on_connection_change is not None:
+                self.on_connection_change(self)     # first: a client that sees the flag may find its limit moved
+            log.is_connected = connected
         self._refresh_fast_status()
 
     def is_connected_now(self) -> bool:

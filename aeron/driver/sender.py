@@ -39,6 +39,10 @@ class Sender(Agent):
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
         self._commands = self.command_queue.records
         self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
+        # times a publication's is_connected flipped: its limit is the conductor's to move, at once (driver_wakeup)
+        self.connection_changes = 0
+        # the conductor runs on this thread (SHARED, INVOKER): a publication's limit moves before the flag flips
+        self.shares_conductor_thread = False
         self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
         self._max_cycle_ns = 0
         self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
@@ -47,6 +51,14 @@ class Sender(Agent):
     def on_add_endpoint(self, endpoint: Any) -> None:
         self.endpoints.append(endpoint)
 
+    def _on_connection_change(self, publication: Any) -> None:
+        """A publication's is_connected is about to flip. A client that sees it connected offers at once: with the
+        conductor on this thread its limit moves now, before the flag (Aeron leaves the client a duty cycle of
+        back pressure there; a cycle of ours can be held up for milliseconds by the GIL or the scheduler)."""
+        self.connection_changes += 1
+        if self.shares_conductor_thread:
+            publication.update_pub_pos_and_lmt()
+
     def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
@@ -54,6 +66,7 @@ class Sender(Agent):
 
     def on_add_publication(self, publication: Any) -> None:
         publication.timer_slack_ns = self.timer_slack_ns
+        publication.on_connection_change = self._on_connection_change
         self.publications.append(publication)
         if not publication.endpoint.sender_add_publication(publication):
             self._own_send.append(publication)

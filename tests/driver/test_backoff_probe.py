@@ -601,3 +601,74 @@ def test_with_its_strategy_a_receive_pass_hands_a_setup_to_its_endpoint_before_t
     while not any(image.session_id == 77 for image in receiver.images) and time.monotonic() < deadline:
         driver.do_work()
     assert any(image.session_id == 77 for image in receiver.images)
+
+
+def _connecting_status_message(driver, publication, sink, threads=False):
+    """Sends the status message that connects ``publication``; with the driver's own ``threads`` running, once its
+    sender has the endpoint, else waits until it is in the socket."""
+    sender = driver.conductor.sender
+    deadline = time.monotonic() + 5
+    while threads and not sender.endpoints and time.monotonic() < deadline:
+        time.sleep(0.001)
+    sink.sendto(status_message(session_id=publication.session_id, stream_id=1001,
+                               term_id=publication.initial_term_id, window=32768), _endpoint_address(driver))
+    if not threads:
+        assert select.select([sender.endpoints[0].transport.fileno()], [], [], 5)[0]
+
+
+def test_a_publication_is_seen_connected_only_with_its_limit_moved(rig):
+    """The status message that connects a publication is read in the sender's part of a cycle, after the
+    conductor's (INVOKER order): its limit moves before the flag, so a client that sees the flag can offer at once
+    rather than find itself back pressured until the next cycle."""
+    driver, _, _, publication, sink = rig
+    _until_idle(driver)
+    assert not publication.is_connected
+    _connecting_status_message(driver, publication, sink)
+    for _ in range(1000):
+        driver.do_work()
+        if publication.is_connected:
+            break
+    assert publication.is_connected and publication.offer(b"c" * 100) > 0
+    assert driver.conductor.sender.connection_changes == 1
+
+
+def test_with_its_strategy_a_publication_connected_by_a_control_pass_runs_the_cycle_at_once(rig):
+    driver, signalling, counting, publication, sink = rig
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    _connecting_status_message(driver, publication, sink)
+    driver.do_work()
+    probe = signalling._probe
+    # the pass handed the status message of a publication not yet connected to Python, which connected it: its
+    # limit moved with the flag, and the whole cycle ran at once (the probes' watch now has the new limit's group)
+    assert (probe.controls, probe.control_index) == (1, 0)
+    assert publication.is_connected and publication.offer(b"c" * 100) > 0
+    assert counting.cycles == cycles + 1
+
+
+def test_a_connection_signals_the_conductor_on_another_thread(shm_dir):
+    """SHARED_NETWORK: the publication's limit is the conductor's thread's to move, which is woken for it."""
+    from aeron.common.wakeup import CONDUCTOR
+    driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"),
+                                        threading_mode=ThreadingMode.SHARED_NETWORK,
+                                        conductor_idle_strategy="wakeup", sharednetwork_idle_strategy="backoff"))
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        sink.bind(("127.0.0.1", 0))
+        with Aeron.connect(ClientContext(aeron_dir=driver.aeron_dir)) as client:
+            publication = client.add_publication(f"aeron:udp?endpoint=127.0.0.1:{sink.getsockname()[1]}", 1001)
+            network = next(runner.agent for runner in driver._runners
+                           if runner.agent._sender is driver.conductor.sender)
+            sender = driver.conductor.sender
+            assert not sender.shares_conductor_thread
+            signalled = []
+            signal = network._signal
+            network._signal = lambda mask: (signalled.append((mask, sender.connection_changes)), signal(mask))
+            _connecting_status_message(driver, publication, sink, threads=True)
+            deadline = time.monotonic() + 5
+            while publication.offer(b"c" * 100) < 0 and time.monotonic() < deadline:
+                time.sleep(0.001)
+            assert publication.is_connected
+            assert any(mask & CONDUCTOR and changes == 1 for mask, changes in list(signalled))
+    finally:
+        driver.close()
+        sink.close()
