@@ -416,9 +416,10 @@ class SignallingAgent(Agent):
     def _after_connection_change(self) -> None:
         """A publication's is_connected flipped in the cycle just run (its first status message, or its receivers
         gone): a client may offer as soon as it sees the flag, and the limit is the conductor's to move. Its next
-        cycle comes at once, not after the probes or a park; a conductor on another thread is signalled."""
+        cycle comes at once, not after the probes or a park (those start after it, as after any work); a conductor on
+        another thread is signalled."""
         self._probes_left = 0
-        self._armed = False
+        self._armed = self._probe_spins > 0
         self.active = True
         if self._conductor is None:
             self._signal(CONDUCTOR)

@@ -620,7 +620,8 @@ def test_a_publication_is_seen_connected_only_with_its_limit_moved(rig):
     """The status message that connects a publication is read in the sender's part of a cycle, after the
     conductor's (INVOKER order): its limit moves before the flag, so a client that sees the flag can offer at once
     rather than find itself back pressured until the next cycle."""
-    driver, _, _, publication, sink = rig
+    driver, signalling, _, publication, sink = rig
+    signalling.probe_spins(8)
     _until_idle(driver)
     assert not publication.is_connected
     _connecting_status_message(driver, publication, sink)
@@ -630,6 +631,10 @@ def test_a_publication_is_seen_connected_only_with_its_limit_moved(rig):
             break
     assert publication.is_connected and publication.offer(b"c" * 100) > 0
     assert driver.conductor.sender.connection_changes == 1
+    # the next cycle comes at once, a whole one, and the probes are armed after it as after any work
+    assert signalling._probes_left == 0 and signalling._armed
+    _until_idle(driver)
+    assert signalling._probes_left > 0
 
 
 def test_with_its_strategy_a_publication_connected_by_a_control_pass_runs_the_cycle_at_once(rig):
