@@ -794,20 +794,10 @@ class NetworkResources:
             return
         raise ConfigurationError(f"{problem} stream_id={stream_id} session_id={session_id}")
 
-    @staticmethod
-    def _image_join_position(image: PublicationImage) -> int:
-        """Where a new subscriber of an image starts (aeron_publication_image_join_position): with the slowest
-        working subscriber, so two subscriptions of one stream see the same messages, else at the receiver."""
-        position = image.rcv_pos.get_volatile()
-        for link in image.subscribers.values():
-            if link.state != TETHER_RESTING:
-                position = min(position, link.position.get_volatile())
-        return position
-
     def _link_image(self, subscription: NetworkSubscriptionLink, image: PublicationImage) -> None:
         position = self.driver_counters.subscriber_position(
             subscription.registration_id, subscription.client_id, subscription.channel, image.session_id,
-            image.stream_id, image.correlation_id, self._image_join_position(image))
+            image.stream_id, image.correlation_id, image.subscriber_join_position())
         link = SubscriberPosition(subscription, position, self._nano_clock())
         image.add_subscriber(link)
         subscription.add_link(image.correlation_id, image)

@@ -459,10 +459,18 @@ class PublicationImage(DriverLog):
         """Some subscriber holds the image (not every one an untethered subscriber resting)."""
         return any(link.state != TETHER_RESTING for link in self.subscribers.values())
 
-    def join_position_for_rejoin(self) -> int:
-        """Where a resting untethered subscriber resumes (aeron_publication_image_join_position): the receiver
-        position, or the slowest working subscriber when behind it."""
-        return min(self.rcv_pos.get_volatile(), *working_positions(self.subscribers.values()))
+    def subscriber_join_position(self) -> int:
+        """Where a new subscriber, or a resting untethered one that resumes, starts (aeron_publication_image_join_position):
+        with the slowest working subscriber, so that two subscriptions of one stream see the same messages, else at
+        the receiver position.
+
+        Aeron takes the lower of the receiver position and the working subscribers', the receiver position being at
+        most a receiver duty cycle old there. Ours can be older (the receiver's whole cycles, which move it, wait
+        while backoff's compiled phases take data in): a subscriber may have read past it, which proves the image
+        rebuilt at least that far. So the slowest working subscriber is the join position whenever there is one,
+        which is what Aeron's formula gives with a current receiver position."""
+        working = working_positions(self.subscribers.values())
+        return min(working) if working else self.rcv_pos.get_volatile()
 
     def add_subscriber(self, link: SubscriberPosition) -> None:
         self.subscribers[link.subscription.registration_id] = link
@@ -512,9 +520,9 @@ class PublicationImage(DriverLog):
     def check_untethered_subscriptions(self, now_ns: int, conductor: NetworkResources) -> int:
         """Port of aeron_publication_image_check_untethered_subscriptions (untethered.py): measured against the
         farthest working subscriber and the receiver window; a rejoining subscriber resumes at
-        ``join_position_for_rejoin``; the timeouts are those of the subscription that made the image."""
+        ``subscriber_join_position``; the timeouts are those of the subscription that made the image."""
         def rejoin(link: SubscriberPosition) -> None:
-            link.position.set_ordered(self.join_position_for_rejoin())
+            link.position.set_ordered(self.subscriber_join_position())
             conductor.on_image_available(self, link)
 
         def unavailable(link: SubscriberPosition) -> None:

@@ -220,3 +220,23 @@ def test_a_parking_drivers_status_message_may_go_early_by_its_slack_but_its_dead
     clock.advance(160 * MS)
     assert image.send_pending_status_message(clock()) == 1             # 160 ms on: within the slack
     assert counters[ctr.STATUS_MESSAGES_SENT] == 3
+
+
+def test_a_new_subscriber_joins_where_the_slowest_working_one_is_even_past_the_receiver_position(rig):
+    """The receiver position moves in the receiver's whole cycles; a subscriber that has read the data before one
+    ran is past it, and a second subscription must start where the first is (PubAndSubTest's image sharing)."""
+    counters, clock, transport, endpoint, image, subscriber = rig
+    _insert(image, clock, 0, b"A" * 32)
+    _insert(image, clock, 64, b"B" * 32)
+    image.track_rebuild(clock())
+    assert image.rcv_pos.get() == 128
+    _insert(image, clock, 128, b"C" * 32)               # in the log, before the next rebuild scan
+    subscriber.set(192)                                  # ... and read
+    assert image.subscriber_join_position() == 192
+    _, slower = counters.allocate()
+    slower.set(64)
+    image.subscribers[2] = SubscriberLink(slower)
+    assert image.subscriber_join_position() == 64        # with the slowest working subscriber
+    resting = [SimpleNamespace(position=link.position, state=pi.TETHER_RESTING) for link in image.subscribers.values()]
+    image.subscribers = dict(enumerate(resting))
+    assert image.subscriber_join_position() == 128       # none working: the receiver position
