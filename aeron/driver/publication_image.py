@@ -460,9 +460,9 @@ class PublicationImage(DriverLog):
         return any(link.state != TETHER_RESTING for link in self.subscribers.values())
 
     def subscriber_join_position(self) -> int:
-        """Where a new subscriber, or a resting untethered one that resumes, starts (aeron_publication_image_join_position):
-        with the slowest working subscriber, so that two subscriptions of one stream see the same messages, else at
-        the receiver position.
+        """Where a new subscriber, or a resting untethered one that resumes, starts
+        (aeron_publication_image_join_position): with the slowest working subscriber, so that two subscriptions of
+        one stream see the same messages, else at the receiver position.
 
         Aeron takes the lower of the receiver position and the working subscribers', the receiver position being at
         most a receiver duty cycle old there. Ours can be older (the receiver's whole cycles, which move it, wait
