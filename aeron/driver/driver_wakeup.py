@@ -327,9 +327,10 @@ class SignallingAgent(Agent):
                 self._passes_left -= 1
                 self._probes_left = self._probe_spins
                 work = handled + (sender.poll_control() if found == PROBE_CONTROL else 0)  # type: ignore
-                if sender.connection_changes != connections and self._conductor is None:  # type: ignore
-                    self._signal(CONDUCTOR)     # (_after_connection_change)
-                if sender.connection_changes == connections or self._conductor is None:  # type: ignore
+                changed = sender.connection_changes != connections                  # type: ignore[union-attr]
+                if not changed or self._conductor is None:
+                    if changed:
+                        self._signal(CONDUCTOR)     # (_after_connection_change)
                     if sender.send_data():                                       # type: ignore[union-attr]
                         work += 1
                     if work:
