@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, deadline
+from aeron.aio._idle import AsyncBackoffIdleStrategy, LoopShare, deadline
 from aeron.client import BufferClaim, Publication
 from aeron.common.errors import PublicationClosedError
 
@@ -18,19 +18,20 @@ def _closed_error(result: int, publication: Any) -> PublicationClosedError:
     return PublicationClosedError(f"publication {publication.registration_id} is {reason} ({result})")
 
 
-class AsyncPublication:
+class AsyncPublication(LoopShare):
     """``await offer(...)`` returns the new position. Back pressure, admin action and not connected are waited out
     with a loop-friendly backoff; CLOSED and MAX_POSITION_EXCEEDED raise PublicationClosedError; a ``timeout``
     (seconds) that expires raises AeronTimeoutError (also a TimeoutError). Cancelling an offer that has not
-    succeeded leaves nothing in the stream. Every ``YIELD_EVERY`` (256) offers accepted in a row, the next one first
-    gives the loop a turn (sleep(0)), so a burst into a large window cannot starve the loop."""
+    succeeded leaves nothing in the stream. After 256 offers accepted in a row, or 0.5 ms of them, the next one
+    first gives the loop a turn (sleep(0), ``_idle.LoopShare``), so a burst into a large window cannot starve
+    the loop."""
 
-    __slots__ = ("publication", "_unsuspended")
+    __slots__ = ("publication",)
 
     def __init__(self, publication: Any) -> None:
         """Wrap a sync Publication or ExclusivePublication (made by ``AsyncAeron.add_publication``)."""
         self.publication = publication
-        self._unsuspended = 0       # offers accepted in a row without suspending (fairness, see _idle.YIELD_EVERY)
+        super().__init__()
 
     async def offer(self, buffer: Any, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
         """Offer ``buffer[offset:offset + length]`` as one message; returns the new stream position.
@@ -39,12 +40,12 @@ class AsyncPublication:
         ADMIN_ACTION are waited out; CLOSED and MAX_POSITION_EXCEEDED raise PublicationClosedError; AeronTimeoutError
         after ``timeout`` seconds (None: no limit).
         """
-        if self._unsuspended >= YIELD_EVERY:
-            self._unsuspended = 0
+        run = self._run
+        self._run = run + 1
+        if run & 15 == 0 and self._turn_due(run):
             await asyncio.sleep(0)                      # before the offer: a cancel here sends nothing
         result = self.publication.offer(buffer, offset, length)
         if result > 0:
-            self._unsuspended += 1
             return result                               # fast path: nothing awaited
         if result == CLOSED or result == MAX_POSITION_EXCEEDED:
             raise _closed_error(result, self.publication)
@@ -58,7 +59,7 @@ class AsyncPublication:
                 await idle.idle(0)
                 result = offer(buffer, offset, length)
                 if result > 0:
-                    self._unsuspended = 0
+                    self._run = 0
                     return result
                 if result == CLOSED or result == MAX_POSITION_EXCEEDED:
                     raise _closed_error(result, self.publication)

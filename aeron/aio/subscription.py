@@ -8,9 +8,10 @@ is returned). The payload is a memoryview of the log (or of the assembler's buff
 valid until the next step; ``Message.copy()`` detaches it. The Message object itself is re-filled in place at each
 step (``receive`` returns the same object every time) and its view is made only when ``payload`` is read, so the
 async path allocates nothing per message of its own. A message already in the log is returned without
-suspending, except that every ``YIELD_EVERY`` (256) such results in a row the next one first gives the loop a turn,
-so draining a backlog cannot starve timers or other tasks. Image events go through a bounded queue: when it is
-full the oldest event is dropped and ``image_events_dropped`` counts it (the slow-consumer signal).
+suspending, except that after 256 such results in a row, or 0.5 ms of them, the next one first gives the loop a
+turn (``_idle.LoopShare``), so draining a backlog cannot starve timers or other tasks. Image events go through a
+bounded queue: when it is full the oldest event is dropped and ``image_events_dropped`` counts it (the
+slow-consumer signal).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import collections
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from aeron.aio._idle import YIELD_EVERY, AsyncBackoffIdleStrategy, AsyncWakeup, async_idle, deadline
+from aeron.aio._idle import AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle, deadline
 from aeron.client import ControlledFragmentAssembler, ControlledPollAction
 from aeron.common.errors import IllegalStateError
 
@@ -129,13 +130,13 @@ class ImageEvent:
         return f"<ImageEvent {'available' if self.available else 'unavailable'} {self.image!r}>"
 
 
-class AsyncSubscription:
+class AsyncSubscription(LoopShare):
     """The sync Subscription plus waiting: ``receive``, ``receive_many``, ``poll``, ``async for`` over messages.
 
     See the module docstring for the guarantees (no queue, cancel-safe, zero-copy until the next step).
     """
     __slots__ = ("subscription", "_assembler", "_taken", "_current", "_message", "_wakeup", "_events",
-                 "image_events_dropped", "_unsuspended", "__weakref__")
+                 "image_events_dropped", "__weakref__")
 
     def __init__(self, subscription: Any, wakeup: AsyncWakeup | None = None) -> None:
         """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``); ``wakeup`` is the client's waiter
@@ -148,7 +149,7 @@ class AsyncSubscription:
         self._wakeup = wakeup
         self._events: collections.deque[ImageEvent] = collections.deque()
         self.image_events_dropped = 0
-        self._unsuspended = 0       # results returned in a row without suspending (fairness, see _idle.YIELD_EVERY)
+        super().__init__()
 
     # -- the one-message poll --------------------------------------------------------------------------------
     def _on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
@@ -180,24 +181,20 @@ class AsyncSubscription:
         The payload is valid until the next receive (``copy()`` keeps it). Raises IllegalStateError once the
         subscription is closed.
         """
-        if self._unsuspended < YIELD_EVERY:
-            message = self._poll_one()
-            if message is not None:
-                self._unsuspended += 1
-                return message              # fast path: nothing awaited
-        else:
-            self._unsuspended = 0
+        run = self._run
+        self._run = run + 1
+        if run & 15 == 0 and self._turn_due(run):
             await asyncio.sleep(0)          # a long backlog still lets the loop run (polls nothing: loses nothing)
-            message = self._poll_one()
-            if message is not None:
-                return message
+        message = self._poll_one()
+        if message is not None:
+            return message                  # fast path: nothing awaited
         idle = async_idle(self._wakeup)
         async with deadline(timeout, "message received"):
             while True:
                 await idle.idle(0)
                 message = self._poll_one()
                 if message is not None:
-                    self._unsuspended = 0
+                    self._run = 0
                     return message
         raise AssertionError("unreachable")
 
@@ -222,24 +219,20 @@ class AsyncSubscription:
 
     async def poll(self, handler: Callable[..., Any], fragment_limit: int, timeout: float | None = None) -> int:
         """``subscription.poll(handler, limit)``, waiting until at least one fragment was delivered."""
-        if self._unsuspended < YIELD_EVERY:
-            count = self.subscription.poll(handler, fragment_limit)
-            if count:
-                self._unsuspended += 1
-                return count
-        else:
-            self._unsuspended = 0
+        run = self._run
+        self._run = run + 1
+        if run & 15 == 0 and self._turn_due(run):
             await asyncio.sleep(0)
-            count = self.subscription.poll(handler, fragment_limit)
-            if count:
-                return count
+        count = self.subscription.poll(handler, fragment_limit)
+        if count:
+            return count
         idle = async_idle(self._wakeup)
         async with deadline(timeout, "fragment polled"):
             while True:
                 await idle.idle(0)
                 count = self.subscription.poll(handler, fragment_limit)
                 if count:
-                    self._unsuspended = 0
+                    self._run = 0
                     return count
         raise AssertionError("unreachable")
 

@@ -42,10 +42,12 @@ async def test_a_successful_offer_returns_without_suspending(client):
     assert bytes(done.value.value) == b"again"
 
 
-async def test_a_backlog_still_gives_the_loop_a_turn(client):
+async def test_a_backlog_still_gives_the_loop_a_turn(client, monkeypatch):
     """Results that need no wait return at once, yet every YIELD_EVERY of them in a row the loop gets one turn:
     an ``async for`` over a backlog or a burst of offers cannot starve timers and other tasks."""
+    from aeron.aio import _idle
     from aeron.aio._idle import YIELD_EVERY
+    monkeypatch.setattr(_idle, "YIELD_AFTER_S", 60.0)      # the count bound alone (the time bound: below)
     pub, sub = await connected_pair(client)
     turns = 0
 
@@ -75,6 +77,35 @@ async def test_a_backlog_still_gives_the_loop_a_turn(client):
     assert pub.position == count * 64
     # exactly one turn each (at the 257th result): nothing suspended otherwise
     assert (offer_turns, receive_turns) == (1, 1)
+
+
+def test_a_run_of_results_yields_after_yield_every_of_them_or_yield_after_s(monkeypatch):
+    from aeron.aio import _idle
+    now = [100.0]
+    monkeypatch.setattr(_idle, "perf_counter", lambda: now[0])
+    share = _idle.LoopShare()
+
+    def turn_due() -> bool:                 # what the fast paths of AsyncSubscription and AsyncPublication do
+        run = share._run
+        share._run = run + 1
+        return run & 15 == 0 and share._turn_due(run)
+    # the count bound: the clock stands still, the 257th result of a run yields first
+    assert [turn_due() for _ in range(_idle.YIELD_EVERY)] == [False] * _idle.YIELD_EVERY
+    assert turn_due() is True
+    # the time bound: a run that has held the loop YIELD_AFTER_S yields at the next clock check (every 16 results)
+    assert turn_due() is False                              # a new run starts: its clock is read
+    now[0] += _idle.YIELD_AFTER_S
+    assert [turn_due() for _ in range(16)] == [False] * 15 + [True]
+    # just under the bound: no yield until the count bound
+    assert turn_due() is False
+    now[0] += _idle.YIELD_AFTER_S * 0.99
+    assert not any(turn_due() for _ in range(_idle.YIELD_EVERY - 1))
+    assert turn_due() is True
+    # a suspension (a wait) starts a new run
+    turn_due()
+    now[0] += 1.0
+    share._run = 0
+    assert not any(turn_due() for _ in range(17))
 
 
 async def test_back_pressure_is_waited_out(client):
