@@ -28,9 +28,11 @@ cdef class ControlFrameReader:
     cdef list _counters
     cdef object _fast_pass              # set_fast: the SendPass whose status messages may be taken here
     cdef int64_t *status_messages       # ... and the counter they add to
+    cdef int64_t *naks_received         # set_fast with a NAK counter: NAKs the pass takes (SendPass.on_nak) add here
     cdef int64_t now_ns                 # the time poll() was given
     cdef readonly int fast_count        # status messages the last poll took in compiled code
     cdef readonly int64_t last_fast_ns  # when compiled code last took one (0: never)
+    cdef readonly int fast_naks         # NAKs the last poll handled in compiled code
 
     cdef void parse(self, const uint8_t *p, int32_t length, int32_t slot) noexcept nogil
     cdef int _check_index(self, int index) except -1

@@ -12,7 +12,8 @@ compiled slots). The records are read back with ``frame_type(i)``, ``slot(i)``, 
 
 With ``set_fast(send_pass, counter)``, ``poll(transport, now_ns)`` takes a status message without flags itself when
 the pass's publication takes it (SendPass.set_fast_status: connected to that one receiver under max flow control):
-the sender limit moves there and then, and no record is left for Python.
+the sender limit moves there and then, and no record is left for Python. With a NAK counter too, ``poll`` hands
+each NAK to the pass (SendPass.on_nak): a publication set by set_fast_retransmit resends it there and then.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
@@ -25,7 +26,7 @@ from aeron._core.frames cimport (
     SM_RECEIVER_ID_FIELD_OFFSET, SM_RECEIVER_WINDOW_FIELD_OFFSET, SM_SESSION_ID_FIELD_OFFSET,
     SM_STREAM_ID_FIELD_OFFSET, frame_validate, frames_get_i32, frames_get_i64, frames_sm_group_tag,
 )
-from aeron._core.send_pass cimport SendPass
+from aeron._core.send_pass cimport NAK_INVALID, NAK_NOT_TAKEN, SendPass
 from aeron._core.udp_transport cimport UdpTransport
 
 from aeron.common.errors import InvalidArgumentError
@@ -43,21 +44,30 @@ cdef class ControlFrameReader:
         self.record_count = 0
         self._fast_pass = None
         self.status_messages = NULL
+        self.naks_received = NULL
         self.now_ns = 0
         self.fast_count = 0
+        self.fast_naks = 0
         self.last_fast_ns = 0
 
-    def set_fast(self, SendPass send_pass, AtomicCounter status_messages=None):
+    def set_fast(self, SendPass send_pass, AtomicCounter status_messages=None, AtomicCounter naks_received=None):
         """Status messages without flags that ``send_pass`` takes (SendPass.set_fast_status) are taken in ``poll``,
-        counted in ``status_messages``, and leave no record; None: every one is a record."""
+        counted in ``status_messages``, and leave no record; with ``naks_received``, so are the NAKs it takes
+        (SendPass.on_nak), counted there. None: every one is a record."""
         if send_pass is None:
             self._fast_pass = None
             self.status_messages = NULL
+            self.naks_received = NULL
             return
         if status_messages is None:
             raise InvalidArgumentError("status messages taken here add to a counter")
         status_messages._check()
         self._counters.append(status_messages)
+        self.naks_received = NULL
+        if naks_received is not None:
+            naks_received._check()
+            self._counters.append(naks_received)
+            self.naks_received = naks_received.addr
         self._fast_pass = send_pass
         self.status_messages = status_messages.addr
 
@@ -69,6 +79,7 @@ cdef class ControlFrameReader:
     cdef void parse(self, const uint8_t *p, int32_t length, int32_t slot) noexcept nogil:
         cdef int frame_type = frame_validate(p, length)
         cdef ControlRecord *r
+        cdef int taken
         if frame_type < 0:
             get_and_add_i64(self.invalid_packets, 1)
             return
@@ -86,6 +97,17 @@ cdef class ControlFrameReader:
             self.fast_count += 1
             self.last_fast_ns = self.now_ns
             return
+        if frame_type == HDR_TYPE_NAK and self.naks_received != NULL and self.status_messages != NULL:
+            taken = (<SendPass>self._fast_pass).on_nak(
+                frames_get_i32(p, NAK_SESSION_ID_FIELD_OFFSET), frames_get_i32(p, NAK_STREAM_ID_FIELD_OFFSET),
+                frames_get_i32(p, NAK_TERM_ID_FIELD_OFFSET), frames_get_i32(p, NAK_TERM_OFFSET_FIELD_OFFSET),
+                frames_get_i32(p, NAK_LENGTH_FIELD_OFFSET), self.now_ns)
+            if taken != NAK_NOT_TAKEN:
+                get_and_add_i64(self.naks_received, 1)
+                if taken == NAK_INVALID:
+                    get_and_add_i64(self.invalid_packets, 1)
+                self.fast_naks += 1
+                return
         r = &self.records[self.record_count]
         self.record_count += 1
         r.frame_type = frame_type
@@ -114,7 +136,10 @@ cdef class ControlFrameReader:
         cdef int64_t total
         self.record_count = 0
         self.fast_count = 0
+        self.fast_naks = 0
         self.now_ns = now_ns
+        if self.naks_received != NULL and (<SendPass>self._fast_pass).bytes_sent != NULL:
+            (<SendPass>self._fast_pass).prepare_bound()     # a NAK taken here is resent through it: aimed now
         with nogil:
             n = transport.receive_slots()
         if n < 0:

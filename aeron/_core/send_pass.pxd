@@ -5,6 +5,12 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport
 
 
+cdef enum:
+    NAK_NOT_TAKEN = 0                 # SendPass.on_nak: the publication's own handling reads it
+    NAK_TAKEN = 1                     # handled here (resent, ignored while lingering, or out of range)
+    NAK_INVALID = 2                   # its range runs past the term: counted as an invalid packet, dropped
+
+
 cdef struct PassSlot:
     uint8_t *terms[3]               # the publication's three term partitions
     int64_t *snd_pos                # snd-pos: written here (the sender thread owns it)
@@ -26,6 +32,18 @@ cdef struct PassSlot:
     bint fast_status
     int64_t fast_receiver_id
     int64_t last_status_ns          # when compiled code last took a status message of it (INT64_MIN: never)
+    bint fast_naks                  # set_fast_retransmit: its NAKs resent in compiled code (with fast_status)
+    int64_t *snd_naks               # snd-naks-received
+    int64_t *retransmits_sent       # the RETRANSMITS_SENT and RETRANSMITTED_BYTES system counters (or NULL)
+    int64_t *retransmitted_bytes
+    int64_t linger_ns               # how long a range just resent ignores NAKs for it
+    int32_t resend_estimate         # the most one retransmit covers: the receiver window estimate x rrwm
+    int32_t max_message_length
+    bint rtx_active                 # unicast's one retransmit action: a range resent, lingering until rtx_expiry_ns
+    int32_t rtx_term_id
+    int32_t rtx_term_offset
+    int32_t rtx_length
+    int64_t rtx_expiry_ns
 
 
 cdef class SendPass:
@@ -43,9 +61,14 @@ cdef class SendPass:
     cdef object bound_address
     cdef object _bound_counter
     cdef int64_t *bytes_sent         # the endpoint's bytes-sent counter (bind), NULL when unbound
+    cdef list _retransmit_owners     # per slot: the counters set_fast_retransmit points it at (kept open)
+    cdef readonly int resend_errno   # a resend's sendmmsg failed with this (0: none); take_resend_errno clears it
 
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil
     cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil
     cdef int prepare_bound(self) except -1
     cdef bint on_status_message(self, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset,
                                 int32_t window, int64_t receiver_id, int64_t now_ns) noexcept nogil
+    cdef int on_nak(self, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset, int32_t length,
+                    int64_t now_ns) noexcept nogil
+    cdef int64_t _resend(self, PassSlot *slot, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil

@@ -16,6 +16,11 @@ due: each publication has a due time (``set_due``); after a pass, ``due_count`` 
 time has come, so a streaming publication costs no Python per duty cycle. ``sent(i)`` is what the last pass sent
 for publication ``i``; ``take_sent(i)`` the bytes sent since it was last taken and ``last_sent_ns(i)`` when data
 last went out (heartbeats count from there).
+
+With ``set_fast_retransmit`` a unicast publication whose status messages are taken in compiled code
+(``set_fast_status``) has its NAKs handled there too (``on_nak``, from ControlFrameReader.poll): unicast's one
+retransmit action with no delay, as RetransmitHandler does it (a range resent at once, then NAKs inside it ignored
+for the linger time), the range scanned and resent with sendmmsg through the bound transport.
 """
 from libc.errno cimport EAGAIN, EINTR, errno
 from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t
@@ -23,7 +28,7 @@ from libc.stdlib cimport free, realloc
 
 from aeron._core cimport logbuffer_descriptor as ld
 
-from aeron._core.atomic cimport load_acquire_i64, store_release_i64
+from aeron._core.atomic cimport get_and_add_i64, load_acquire_i64, store_release_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core.counters cimport AtomicCounter
 from aeron._core.logbuffer cimport LogBuffers
@@ -48,7 +53,9 @@ cdef class SendPass:
         self.capacity = 0
         self.round_robin = 0
         self._owners = []
+        self._retransmit_owners = []
         self.bytes_sent = NULL
+        self.resend_errno = 0
 
     def __dealloc__(self):
         free(self.slots)
@@ -132,7 +139,13 @@ cdef class SendPass:
             slot.fast_status = False
             slot.fast_receiver_id = 0
             slot.last_status_ns = INT64_MIN
+            slot.fast_naks = False
+            slot.snd_naks = NULL
+            slot.retransmits_sent = NULL
+            slot.retransmitted_bytes = NULL
+            slot.rtx_active = False
         self._owners = owners
+        self._retransmit_owners = [None] * n
         self.count = n
         self.due_count = 0
         self.round_robin = 0
@@ -217,6 +230,149 @@ cdef class SendPass:
             slot.last_status_ns = now_ns
             return True
         return False
+
+    def set_fast_retransmit(self, int index, AtomicCounter snd_naks=None, AtomicCounter retransmits_sent=None,
+                            AtomicCounter retransmitted_bytes=None, int64_t linger_ns=0, int32_t resend_estimate=0,
+                            int32_t max_message_length=0):
+        """NAKs of publication ``index`` handled in compiled code (``on_nak``) while its status messages are
+        (``set_fast_status``): counted in ``snd_naks``, resent through the bound transport, and each resend counted
+        in ``retransmits_sent`` and ``retransmitted_bytes`` (both or neither). ``snd_naks`` None: none are. Forgets
+        the range lingering from before."""
+        if index < 0 or index >= self.count:
+            raise IndexError(index)
+        cdef PassSlot *slot = &self.slots[index]
+        slot.rtx_active = False
+        if snd_naks is None:
+            slot.fast_naks = False
+            slot.snd_naks = NULL
+            slot.retransmits_sent = NULL
+            slot.retransmitted_bytes = NULL
+            self._retransmit_owners[index] = None
+            return
+        snd_naks._check()
+        if (retransmits_sent is None) != (retransmitted_bytes is None):
+            raise InvalidArgumentError("retransmits sent and retransmitted bytes go together")
+        if linger_ns < 0 or resend_estimate < 32 or max_message_length < 0:
+            raise InvalidArgumentError(f"bad linger {linger_ns}, resend estimate {resend_estimate} or max message "
+                                       f"length {max_message_length}")
+        if slot.meta == NULL:
+            raise IllegalStateError("NAKs in compiled code need the publication's log")
+        if retransmits_sent is not None:
+            retransmits_sent._check()
+            retransmitted_bytes._check()
+            slot.retransmits_sent = retransmits_sent.addr
+            slot.retransmitted_bytes = retransmitted_bytes.addr
+        else:
+            slot.retransmits_sent = NULL
+            slot.retransmitted_bytes = NULL
+        self._retransmit_owners[index] = (snd_naks, retransmits_sent, retransmitted_bytes)
+        slot.snd_naks = snd_naks.addr
+        slot.linger_ns = linger_ns
+        slot.resend_estimate = resend_estimate
+        slot.max_message_length = max_message_length
+        slot.fast_naks = True
+
+    def take_resend_errno(self):
+        """The errno a compiled resend failed with since the last take (0: none), then 0."""
+        cdef int err = self.resend_errno
+        self.resend_errno = 0
+        return err
+
+    cdef int on_nak(self, int32_t session_id, int32_t stream_id, int32_t term_id, int32_t term_offset, int32_t length,
+                    int64_t now_ns) noexcept nogil:
+        """A NAK: NAK_TAKEN when handled here (a publication set by set_fast_retransmit and set_fast_status, and a
+        bound transport), NAK_INVALID when its range runs past the term (dropped), NAK_NOT_TAKEN for the
+        publication's own handling."""
+        cdef int j
+        cdef PassSlot *slot
+        cdef int32_t to_end, resend_length
+        if self.bytes_sent == NULL:
+            return NAK_NOT_TAKEN                      # unbound: nowhere to resend from here
+        for j in range(self.count):
+            slot = &self.slots[j]
+            if not slot.fast_naks or not slot.fast_status or slot.session_id != session_id or \
+                    slot.stream_id != stream_id:
+                continue
+            # the reader checked the offset is >= 0 and 32-aligned and the length >= 0 (validate_frame)
+            if term_offset >= slot.term_length or <int64_t>term_offset + length > slot.term_length:
+                return NAK_INVALID
+            get_and_add_i64(slot.snd_naks, 1)
+            # RetransmitHandler.on_nak for unicast: one action, no delay
+            if length <= 0 or term_offset > slot.term_length - 32:
+                return NAK_TAKEN
+            if slot.rtx_active and now_ns <= slot.rtx_expiry_ns and slot.rtx_term_id == term_id and \
+                    slot.rtx_term_offset <= term_offset < <int64_t>slot.rtx_term_offset + slot.rtx_length:
+                return NAK_TAKEN                      # resent a moment ago: lingering
+            to_end = slot.term_length - term_offset
+            if to_end < slot.resend_estimate:
+                resend_length = to_end if to_end < length else length
+            else:
+                resend_length = slot.resend_estimate if slot.resend_estimate < length else length
+            slot.rtx_term_id = term_id
+            slot.rtx_term_offset = term_offset
+            slot.rtx_length = resend_length
+            slot.rtx_active = True
+            slot.rtx_expiry_ns = now_ns + slot.linger_ns
+            self._resend(slot, term_id, term_offset, resend_length)
+            return NAK_TAKEN
+        return NAK_NOT_TAKEN
+
+    cdef int64_t _resend(self, PassSlot *slot, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil:
+        """NetworkPublication.resend: ``length`` bytes from (term_id, term_offset) sent again if still in the log
+        (within half a term and a message of the sender position), through the bound transport (aimed by the
+        caller); returns the bytes it covered."""
+        cdef int64_t position, snd_pos, total = 0
+        cdef int32_t offset = term_offset, remaining, available, padding, max_length
+        cdef int count, n, i
+        cdef uint8_t *term
+        position = (<int64_t>(<int32_t>(<uint32_t>term_id - <uint32_t>slot.initial_term_id))) * \
+            (<int64_t>1 << slot.position_bits_to_shift) + term_offset
+        snd_pos = slot.snd_pos[0]                     # plain: only the sender writes it
+        if position < 0 or position >= snd_pos or \
+                position < snd_pos - (slot.term_length >> 1) - slot.max_message_length:
+            return 0
+        term = slot.terms[(position >> slot.position_bits_to_shift) % 3]
+        remaining = slot.term_length - term_offset
+        if length < remaining:
+            remaining = length
+        while remaining > 0:
+            count = 0
+            while count < MAX_BATCH and remaining > 0 and offset < slot.term_length:
+                max_length = slot.mtu if slot.mtu < remaining else remaining
+                available = term_scanner_scan_for_availability(term + offset, slot.term_length - offset, max_length,
+                                                               &padding)
+                if available <= 0:
+                    break
+                self.bound_transport.tx_iov[count].iov_base = term + offset
+                self.bound_transport.tx_iov[count].iov_len = <size_t>available
+                self.datagram_advance[count] = available + padding
+                count += 1
+                offset += available + padding
+                remaining -= available + padding
+            if count == 0:
+                break
+            for i in range(count):
+                self.bound_transport.tx[i].msg_hdr.msg_name = &self.bound_transport.destination
+                self.bound_transport.tx[i].msg_hdr.msg_namelen = self.bound_transport.destination_length
+                self.bound_transport.tx[i].msg_hdr.msg_iov = &self.bound_transport.tx_iov[i]
+                self.bound_transport.tx[i].msg_hdr.msg_iovlen = 1
+                self.bound_transport.tx[i].msg_hdr.msg_control = NULL
+                self.bound_transport.tx[i].msg_hdr.msg_controllen = 0
+                self.bound_transport.tx[i].msg_hdr.msg_flags = 0
+            n = sendmmsg(self.bound_transport.fd, self.bound_transport.tx, <unsigned int>count, 0)
+            if n < 0:
+                if not _nothing(errno):
+                    self.resend_errno = errno
+                break
+            for i in range(n):
+                total += self.datagram_advance[i]
+            if n < count:
+                break                                 # the socket is full: the receiver NAKs the rest again
+        # one retransmit per resend however many datagrams it took, as the C driver counts them
+        if total > 0 and slot.retransmits_sent != NULL:
+            get_and_add_i64(slot.retransmits_sent, 1)
+            get_and_add_i64(slot.retransmitted_bytes, total)
+        return total
 
     def take_sent(self, int index):
         """The bytes sent for publication ``index`` since the last take (then 0)."""

@@ -17,11 +17,15 @@ UNICAST_RRWM, MULTICAST_RRWM = 16, 4
 _NO_LIMIT = (1 << 63) - 1
 
 
+def retransmission_estimate(term_length: int, rrwm: int) -> int:
+    """The most one retransmit action covers short of the term's end: the receiver window estimate times rrwm."""
+    return min(DEFAULT_INITIAL_WINDOW, term_length // 2) * rrwm
+
+
 def max_retransmission_length(term_offset: int, resend_length: int, term_length: int, mtu: int,
                               rrwm: int) -> int:
     """How much of a NAKed range one retransmit action covers."""
-    receiver_window = min(DEFAULT_INITIAL_WINDOW, term_length // 2)
-    estimate = receiver_window * rrwm
+    estimate = retransmission_estimate(term_length, rrwm)
     to_end = term_length - term_offset
     return min(to_end, resend_length) if to_end < estimate else min(estimate, resend_length)
 

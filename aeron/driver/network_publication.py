@@ -24,7 +24,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
-from aeron.driver.flow_control import FlowControl
+from aeron.driver.flow_control import FlowControl, retransmission_estimate
 from aeron.driver.retransmit_handler import RetransmitHandler
 from aeron.driver.untethered import (
     TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
@@ -117,6 +117,7 @@ class NetworkPublication(DriverPublication):
         # max flow control: a status message only moves the limit, which compiled code can do (set_fast_status)
         self._max_flow_control = type(flow_control).on_status_message is FlowControl.on_status_message
         self._fast_receiver_id: int | None = None          # whose status messages the compiled pass takes
+        self._fast_naks = False                            # its NAKs resent by the compiled pass (set_fast_retransmit)
         # a heartbeat due within this much is sent now (a parking driver's timer coalescing: Sender.timer_slack_ns)
         self.timer_slack_ns = 0
 
@@ -171,6 +172,7 @@ class NetworkPublication(DriverPublication):
         """The endpoint's compiled send pass sends this publication's data as its ``index``-th (None: it does not)."""
         self._send_pass = send_pass
         self._pass_index = index
+        self._fast_naks = False                            # a new table: nothing set in it yet
         self._refresh_fast_status()
 
     def _refresh_fast_status(self) -> None:
@@ -190,6 +192,18 @@ class NetworkPublication(DriverPublication):
             self.sync_fast_status()                        # what it heard from the one before, before it forgets
             self._fast_receiver_id = receiver_id
         send_pass.set_fast_status(self._pass_index, self.session_id, self.stream_id, receiver_id)
+        # and its NAKs, when resending one is unicast's immediate retransmit (SendPass.on_nak)
+        handler = self.retransmit_handler
+        if receiver_id is not None and handler.compiled_eligible:
+            if not self._fast_naks:
+                send_pass.set_fast_retransmit(self._pass_index, self.snd_naks, self._retransmits_sent,
+                                              self._retransmitted_bytes, handler.linger_ns,
+                                              retransmission_estimate(self.term_length, self.flow_control.rrwm),
+                                              self.max_message_length)
+                self._fast_naks = True
+        elif self._fast_naks:
+            send_pass.set_fast_retransmit(self._pass_index, None)
+            self._fast_naks = False
 
     def sync_fast_status(self) -> None:
         """Takes when the compiled pass last heard from the receiver (before liveness is judged, before the pass's

@@ -63,6 +63,15 @@ class RetransmitHandler:
             free.state, free.expiry_ns = DELAYED, now_ns + self._delay_ns
         return True
 
+    @property
+    def compiled_eligible(self) -> bool:
+        """Unicast's one action with no delay: what SendPass.on_nak does in compiled code (set_fast_retransmit)."""
+        return len(self._actions) == 1 and self._delay_ns == 0
+
+    @property
+    def linger_ns(self) -> int:
+        return self._linger_ns
+
     def next_deadline_ns(self, far_ns: int) -> int:
         """When ``process_timeouts`` next has something to do (a delayed resend, a linger over); ``far_ns`` when
         nothing is pending."""

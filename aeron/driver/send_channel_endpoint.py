@@ -17,6 +17,7 @@ from aeron._core.frames import (
 from aeron._core.send_pass import SendPass
 from aeron._core.udp_transport import TIMESTAMP_NONE, UdpTransport
 from aeron.common import command as cmd
+from aeron.common.errors import ChannelEndpointError
 from aeron.driver.udp_channel import CONTROL_MODE_RESPONSE, UdpChannel
 
 if TYPE_CHECKING:
@@ -214,7 +215,8 @@ class SendChannelEndpoint:
             send_pass.bind(self._send_transport, self.remote, self._bytes_sent)
             if not self.is_dynamic and not self.is_response:
                 # the status messages its publications let it take (NetworkPublication._refresh_fast_status)
-                self._control.set_fast(send_pass, self._status_messages_received)
+                self._control.set_fast(send_pass, self._status_messages_received,
+                                       self.system[ctr.NAK_MESSAGES_RECEIVED])
         self.pass_publications = publications
 
     def send_pass(self, now_ns: int) -> int:
@@ -231,6 +233,10 @@ class SendChannelEndpoint:
                 i = send_pass.due(k)
                 send_pass.set_due(i, publications[i].on_pass_due(now_ns, send_pass.sent(i), send_pass.last_sent_ns(i),
                                                                  send_pass.take_sent(i)))
+        if send_pass.resend_errno:
+            # a NAK resent in compiled code (ControlFrameReader.poll) failed: reported as a resend from Python is
+            raise ChannelEndpointError(f"{self.udp_channel.original}: a retransmit's sendmmsg failed: errno "
+                                       f"{send_pass.take_resend_errno()}")
         return total
 
     @property

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Status messages taken in compiled code: once a unicast publication under max flow control is connected to its one
 receiver, that receiver's plain status messages move the sender limit in the control poll's compiled call
-(SendPass.set_fast_status), and the publication still sees when it last heard from the receiver. Anything else (a
+(SendPass.set_fast_status), and the publication still sees when it last heard from the receiver; its NAKs are
+resent there too (SendPass.set_fast_retransmit). Anything else (a
 second receiver, a flag, a rejected position) goes through the publication as before. Driven step by step in INVOKER
 mode, a socket standing in for the receiver."""
 from __future__ import annotations
@@ -12,10 +13,11 @@ import time
 import pytest
 
 from aeron._core import counters as ctr
+from aeron._core.frames import HDR_TYPE_DATA
 from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.driver import Context, MediaDriver, ThreadingMode
-from tests.driver.fakes import status_message
+from tests.driver.fakes import nak, status_message
 
 CONNECTION_TIMEOUT_NS = 400_000_000
 
@@ -125,3 +127,67 @@ def test_a_status_message_the_publication_rejects_still_goes_through_it(rig, pyt
     _send_status(driver, endpoint, publication, sink, term_offset=65536 - 32, window=1024)   # far past snd-pos
     assert len(python_handled) == 2 and network.snd_lmt.get() == 32768
     assert endpoint.system[ctr.STATUS_MESSAGES_REJECTED].get() == rejected + 1
+
+
+@pytest.fixture
+def python_naks(rig, monkeypatch):
+    """The NAKs the endpoint handed to Python, as (term offset, length)."""
+    _, endpoint, _, _, _ = rig
+    seen = []
+    original = endpoint._on_nak
+
+    def counting(session_id, stream_id, term_id, term_offset, length, now_ns):
+        seen.append((term_offset, length))
+        return original(session_id, stream_id, term_id, term_offset, length, now_ns)
+    monkeypatch.setattr(endpoint, "_on_nak", counting)
+    return seen
+
+
+def _send_nak(driver, endpoint, publication, sink, term_offset, length):
+    with socket.fromfd(endpoint.transport.fileno(), socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        address = sock.getsockname()
+    naks = endpoint.system[ctr.NAK_MESSAGES_RECEIVED]
+    before = naks.get()
+    sink.sendto(nak(session_id=publication.session_id, stream_id=1001, term_id=publication.initial_term_id,
+                    term_offset=term_offset, length=length), address)
+    deadline = time.monotonic() + 5
+    while naks.get() == before and time.monotonic() < deadline:
+        driver.do_work()
+    assert naks.get() == before + 1
+
+
+def _data(sink, count):
+    frames = []
+    sink.settimeout(5)
+    try:
+        while len(frames) < count:
+            datagram = sink.recv(2048)
+            if datagram[6] == HDR_TYPE_DATA and len(datagram) > 32:     # data, not a heartbeat or a setup
+                frames.append(datagram)
+    finally:
+        sink.settimeout(None)
+    return frames
+
+
+def test_once_connected_the_receivers_naks_are_resent_in_compiled_code(rig, python_naks):
+    driver, endpoint, network, publication, sink = rig
+    retransmits = endpoint.system[ctr.RETRANSMITS_SENT]
+    _send_nak(driver, endpoint, publication, sink, 0, 64)      # before any connection: the publication's own
+    assert python_naks == [(0, 64)]
+    _send_status(driver, endpoint, publication, sink)
+    for _ in range(50):                                         # the conductor moves the publisher's limit
+        driver.do_work()
+    assert publication.offer(b"r" * 200) > 0
+    deadline = time.monotonic() + 5
+    while network.snd_pos.get() == 0 and time.monotonic() < deadline:
+        driver.do_work()
+    [sent] = _data(sink, 1)
+    before = retransmits.get(), network.snd_naks.get()
+    _send_nak(driver, endpoint, publication, sink, 0, len(sent))
+    assert _data(sink, 1) == [sent]
+    assert python_naks == [(0, 64)]                             # not through Python
+    assert (retransmits.get(), network.snd_naks.get()) == (before[0] + 1, before[1] + 1)
+    # a second receiver: the publication's own handling again
+    _send_status(driver, endpoint, publication, sink, receiver_id=98)
+    _send_nak(driver, endpoint, publication, sink, 0, len(sent))
+    assert python_naks == [(0, 64), (0, len(sent))]
