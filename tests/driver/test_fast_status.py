@@ -191,3 +191,28 @@ def test_once_connected_the_receivers_naks_are_resent_in_compiled_code(rig, pyth
     _send_status(driver, endpoint, publication, sink, receiver_id=98)
     _send_nak(driver, endpoint, publication, sink, 0, len(sent))
     assert python_naks == [(0, 64), (0, len(sent))]
+
+
+def test_a_resend_that_failed_in_compiled_code_is_raised_by_the_next_send_pass(rig):
+    import errno
+
+    from aeron.common.errors import ChannelEndpointError
+    driver, endpoint, _, _, _ = rig
+    real = endpoint._send_pass
+
+    class Failed:                       # the pass as it is after a compiled resend's sendmmsg failed with EACCES
+        resend_errno = errno.EACCES
+
+        def take_resend_errno(self):
+            self.resend_errno = 0
+            return errno.EACCES
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+    endpoint._send_pass = Failed()
+    try:
+        with pytest.raises(ChannelEndpointError, match=f"errno {errno.EACCES}"):
+            endpoint.send_pass(time.monotonic_ns())
+        assert endpoint.send_pass(time.monotonic_ns()) >= 0          # reported once
+    finally:
+        endpoint._send_pass = real
