@@ -138,13 +138,13 @@ cdef class ControlFrameReader:
         self.fast_count = 0
         self.fast_naks = 0
         self.now_ns = now_ns
-        if self.naks_received != NULL and (<SendPass>self._fast_pass).bytes_sent != NULL:
-            (<SendPass>self._fast_pass).prepare_bound()     # a NAK taken here is resent through it: aimed now
         with nogil:
             n = transport.receive_slots()
         if n < 0:
             n = transport.received_or_raise(n)          # a retry without recvmmsg, nothing, or an error raised
         if n > 0:
+            if self.naks_received != NULL and (<SendPass>self._fast_pass).bytes_sent != NULL:
+                (<SendPass>self._fast_pass).prepare_bound()     # a NAK taken here is resent through it: aimed now
             with nogil:
                 total = 0
                 for i in range(n):

@@ -44,6 +44,26 @@ cdef inline bint _nothing(int err) noexcept nogil:
     return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
 
 
+cdef int _send_gathered(UdpTransport transport, int count, int *err) noexcept nogil:
+    """sendmmsg of the ``count`` datagrams gathered in ``transport.tx_iov`` to its aimed destination: how many it
+    took (0 when it would block), -1 with *err on failure."""
+    cdef int i, n
+    for i in range(count):
+        transport.tx[i].msg_hdr.msg_name = &transport.destination
+        transport.tx[i].msg_hdr.msg_namelen = transport.destination_length
+        transport.tx[i].msg_hdr.msg_iov = &transport.tx_iov[i]
+        transport.tx[i].msg_hdr.msg_iovlen = 1
+        transport.tx[i].msg_hdr.msg_control = NULL
+        transport.tx[i].msg_hdr.msg_controllen = 0
+        transport.tx[i].msg_hdr.msg_flags = 0
+    n = sendmmsg(transport.fd, transport.tx, <unsigned int>count, 0)
+    if n < 0:
+        err[0] = errno
+        if _nothing(err[0]):
+            return 0
+    return n
+
+
 cdef class SendPass:
     def __cinit__(self):
         self.slots = NULL
@@ -323,7 +343,7 @@ cdef class SendPass:
         caller); returns the bytes it covered."""
         cdef int64_t position, snd_pos, total = 0
         cdef int32_t offset = term_offset, remaining, available, padding, max_length
-        cdef int count, n, i
+        cdef int count, n, i, err = 0
         cdef uint8_t *term
         position = (<int64_t>(<int32_t>(<uint32_t>term_id - <uint32_t>slot.initial_term_id))) * \
             (<int64_t>1 << slot.position_bits_to_shift) + term_offset
@@ -351,18 +371,9 @@ cdef class SendPass:
                 remaining -= available + padding
             if count == 0:
                 break
-            for i in range(count):
-                self.bound_transport.tx[i].msg_hdr.msg_name = &self.bound_transport.destination
-                self.bound_transport.tx[i].msg_hdr.msg_namelen = self.bound_transport.destination_length
-                self.bound_transport.tx[i].msg_hdr.msg_iov = &self.bound_transport.tx_iov[i]
-                self.bound_transport.tx[i].msg_hdr.msg_iovlen = 1
-                self.bound_transport.tx[i].msg_hdr.msg_control = NULL
-                self.bound_transport.tx[i].msg_hdr.msg_controllen = 0
-                self.bound_transport.tx[i].msg_hdr.msg_flags = 0
-            n = sendmmsg(self.bound_transport.fd, self.bound_transport.tx, <unsigned int>count, 0)
+            n = _send_gathered(self.bound_transport, count, &err)
             if n < 0:
-                if not _nothing(errno):
-                    self.resend_errno = errno
+                self.resend_errno = err
                 break
             for i in range(n):
                 total += self.datagram_advance[i]
@@ -385,21 +396,10 @@ cdef class SendPass:
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil:
         """sendmmsg of the ``count`` datagrams gathered; moves the positions of the publications they came from over
         the ones the socket took. Returns how many it took (0 when it would block), -1 with *err on failure."""
-        cdef int i, n
+        cdef int i
         cdef PassSlot *slot
-        for i in range(count):
-            transport.tx[i].msg_hdr.msg_name = &transport.destination
-            transport.tx[i].msg_hdr.msg_namelen = transport.destination_length
-            transport.tx[i].msg_hdr.msg_iov = &transport.tx_iov[i]
-            transport.tx[i].msg_hdr.msg_iovlen = 1
-            transport.tx[i].msg_hdr.msg_control = NULL
-            transport.tx[i].msg_hdr.msg_controllen = 0
-            transport.tx[i].msg_hdr.msg_flags = 0
-        n = sendmmsg(transport.fd, transport.tx, <unsigned int>count, 0)
+        cdef int n = _send_gathered(transport, count, err)
         if n < 0:
-            err[0] = errno
-            if _nothing(err[0]):
-                return 0
             return -1
         for i in range(n):
             slot = &self.slots[self.datagram_slot[i]]

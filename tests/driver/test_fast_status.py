@@ -54,10 +54,14 @@ def rig(shm_dir):
         sink.close()
 
 
+def _address(endpoint):
+    """Where the endpoint reads status messages and NAKs."""
+    with socket.fromfd(endpoint.transport.fileno(), socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        return sock.getsockname()
+
+
 def _send_status(driver, endpoint, publication, sink, *, receiver_id=99, term_offset=0, window=32768):
-    fd = endpoint.transport.fileno()
-    with socket.fromfd(fd, socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        address = sock.getsockname()
+    address = _address(endpoint)
     before = endpoint.system[ctr.STATUS_MESSAGES_RECEIVED].get()
     sink.sendto(status_message(session_id=publication.session_id, stream_id=1001, term_id=publication.initial_term_id,
                                term_offset=term_offset, window=window, receiver_id=receiver_id), address)
@@ -144,8 +148,7 @@ def python_naks(rig, monkeypatch):
 
 
 def _send_nak(driver, endpoint, publication, sink, term_offset, length):
-    with socket.fromfd(endpoint.transport.fileno(), socket.AF_INET, socket.SOCK_DGRAM) as sock:
-        address = sock.getsockname()
+    address = _address(endpoint)
     naks = endpoint.system[ctr.NAK_MESSAGES_RECEIVED]
     before = naks.get()
     sink.sendto(nak(session_id=publication.session_id, stream_id=1001, term_id=publication.initial_term_id,
