@@ -9,6 +9,7 @@ from aeron._core.atomic cimport load_acquire_i32, store_release_i32, store_relea
 from aeron._core.frame_descriptor cimport (FRAME_ALIGNMENT, HEADER_LENGTH, HDR_TYPE_PAD, TYPE_FIELD_OFFSET,
                                            TERM_OFFSET_FIELD_OFFSET, TERM_ID_FIELD_OFFSET, align_i64,
                                            frame_length_volatile, is_padding_frame)
+from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.logbuffer_descriptor cimport LOG_DEFAULT_FRAME_HEADER_OFFSET
 
 cdef enum:
@@ -202,3 +203,10 @@ cdef inline int32_t data_packet_validate(const uint8_t *packet, int32_t length, 
         offset += aligned
         running += aligned
     return length if offset == length else -1
+
+
+cdef class LogCleaner:
+    cdef LogBuffers log
+    cdef public int64_t clean_position
+    cdef int populated                  # bit i: partition i mapped here
+    cdef int64_t clean(self, int64_t target) noexcept nogil     # clean_to's loop: the log must be open

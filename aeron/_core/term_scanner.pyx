@@ -229,10 +229,6 @@ cdef class LogCleaner:
     and ten times that of the memset itself). Cleaning only ever reaches into a partition once the consumers are a
     whole term past that point, so the partition's rest has been written: nothing is mapped that would not be.
     """
-    cdef LogBuffers log
-    cdef public int64_t clean_position
-    cdef int populated                  # bit i: partition i mapped here
-
     def __cinit__(self, LogBuffers log not None, int64_t clean_position):
         log.check_open()
         self.log = log
@@ -241,26 +237,30 @@ cdef class LogCleaner:
     def clean_to(self, int64_t target):
         """Zero from the clean position up to ``target`` (the length word of each range last), a term boundary at a
         time; returns the bytes cleaned. Stops short of a range under 8 bytes, as Aeron does."""
-        cdef LogBuffers log = self.log
-        log.check_open()
+        self.log.check_open()
+        cdef int64_t cleaned
+        with nogil:
+            cleaned = self.clean(target)
+        return cleaned
+
+    cdef int64_t clean(self, int64_t target) noexcept nogil:
         cdef int64_t position = self.clean_position, start = position
-        cdef int32_t term_length = log.term_length, offset, length
+        cdef int32_t term_length = self.log.term_length, offset, length
         cdef int index
         cdef uint8_t *term
         cdef size_t begin
-        with nogil:
-            while position < target:
-                offset = <int32_t>(position & (term_length - 1))
-                length = <int32_t>min(target - position, <int64_t>(term_length - offset))
-                if length < 8:
-                    break
-                index = <int>((position >> log.position_bits_to_shift) % 3)
-                term = log.terms[index]
-                if not self.populated & (1 << index):
-                    self.populated |= 1 << index
-                    begin = (<size_t>(term + offset)) & ~(<size_t>_PAGE_SIZE - 1)
-                    madvise(<void *>begin, <size_t>(term + term_length) - begin, _MADV_POPULATE_WRITE)
-                term_clean(term, offset, length)
-                position += length
+        while position < target:
+            offset = <int32_t>(position & (term_length - 1))
+            length = <int32_t>min(target - position, <int64_t>(term_length - offset))
+            if length < 8:
+                break
+            index = <int>((position >> self.log.position_bits_to_shift) % 3)
+            term = self.log.terms[index]
+            if not self.populated & (1 << index):
+                self.populated |= 1 << index
+                begin = (<size_t>(term + offset)) & ~(<size_t>_PAGE_SIZE - 1)
+                madvise(<void *>begin, <size_t>(term + term_length) - begin, _MADV_POPULATE_WRITE)
+            term_clean(term, offset, length)
+            position += length
         self.clean_position = position
         return position - start

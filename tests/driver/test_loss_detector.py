@@ -9,6 +9,7 @@ import random
 import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
+from aeron.common.errors import InvalidArgumentError
 from aeron.driver.loss_detector import (DEFAULT_NAK_MULTICAST_GROUP_SIZE, DEFAULT_NAK_MULTICAST_MAX_BACKOFF_NS,
                                         DEFAULT_NAK_UNICAST_DELAY_NS, DEFAULT_NAK_UNICAST_RETRY_RATIO, LossDetector,
                                         OptimalMulticastDelayGenerator, StaticDelayGenerator)
@@ -163,3 +164,49 @@ def test_optimal_multicast_delay_spans_zero_to_the_max_backoff():
     assert [gen.first() for _ in range(50)] == expected
     # the distribution favours long delays: most receivers wait, few NAK early
     assert sorted(delays)[len(delays) // 2] > t // 2
+
+
+class CountingDelays:
+    """A generator with no fixed delays (as the multicast one): drawn from Python, first() only for a new gap."""
+
+    def __init__(self):
+        self.firsts = self.retries = 0
+
+    def first(self):
+        self.firsts += 1
+        return 10 * US
+
+    def retry(self):
+        self.retries += 1
+        return 50 * US
+
+
+def test_a_generator_without_fixed_delays_is_drawn_only_for_a_new_gap_and_each_nak(term):
+    memory, buffer = term
+    frames(memory, 64)                                      # [0, 64) missing
+    delays = CountingDelays()
+    rec = Recorder()
+    ld = LossDetector(delays, lambda *gap: rec.naks.append(gap), lambda *gap: rec.losses.append(gap))
+    assert not ld.static
+    for now in (0, 5 * US, 9 * US):
+        ld.scan(buffer, TERM, TERM_ID, 0, TERM_ID, 128, now)
+    assert (delays.firsts, delays.retries, rec.naks) == (1, 0, [])
+    ld.scan(buffer, TERM, TERM_ID, 0, TERM_ID, 128, 10 * US)
+    assert (delays.firsts, delays.retries, rec.naks, ld.expiry_ns) == (1, 1, [(TERM_ID, 0, 64)], 60 * US)
+
+
+def test_fixed_delays_are_read_once_and_checked():
+    ld = LossDetector(StaticDelayGenerator(3 * US, 70 * US), print)
+    assert (ld.static, ld.first_delay_ns, ld.retry_delay_ns) == (True, 3 * US, 70 * US)
+    with pytest.raises(InvalidArgumentError):
+        LossDetector(StaticDelayGenerator(-1, 5), print)
+
+
+def test_offsets_outside_the_term_are_refused(term):
+    memory, buffer = term
+    ld, rec = detector()
+    for args in ((TERM * 2, TERM_ID, 0, TERM_ID, 64), (TERM, TERM_ID, -32, TERM_ID, 64),
+                 (TERM, TERM_ID, 0, TERM_ID, TERM + 32)):
+        with pytest.raises(InvalidArgumentError):
+            ld.scan(buffer, args[0], *args[1:], 0)
+    assert rec.losses == [] and rec.naks == []
