@@ -162,6 +162,11 @@ cdef class ImageReceiveState:
         """Data frames inserted into the image's terms so far (by the compiled path and ``count_insert``)."""
         return self.entry.inserts
 
+    @property
+    def gaps(self):
+        """Data frames the compiled path inserted past the high-water mark so far (each opened a gap before it)."""
+        return self.entry.gaps
+
     def count_insert(self):
         """A data frame went into the terms by the Python path."""
         self.entry.inserts += 1
@@ -387,6 +392,7 @@ cdef class DataPacketDispatcher:
         hwm = load_acquire_i64(e.rcv_hwm)
         if position > hwm:
             self.gaps += 1                      # a gap opens before it: the loss scan should see it soon
+            e.gaps += 1
         if proposed > hwm:
             store_release_i64(e.rcv_hwm, proposed)
         self.inserted += length

@@ -28,6 +28,11 @@ cdef class DataSpin:
     cdef int _group_capacity
     cdef int _grouped_capacity
     cdef int64_t _deadline_ns       # CLOCK_MONOTONIC time from which a probe finds something; 0: none
+    cdef list _group_passes         # per group: None, or the RebuildPass of the image whose readers the group holds
+    cdef bint _has_group_passes
+    cdef bint _gaps_covered         # every image a receive pass may open a gap in has its rebuild pass in a group
+    cdef readonly int statuses      # rebuild passes the last backoff ran itself
+    cdef readonly int status_work   # of those, the ones that sent a status message or a NAK
     cdef list _receives             # per receive socket (the fds after the control ones): a receive pass or None
     cdef list _controls             # per control socket: its control pass (ControlFrameReader, UdpTransport) or None
     cdef readonly int controls      # control passes the last backoff ran itself
@@ -51,5 +56,8 @@ cdef class DataSpin:
     cdef bint _controls_bound(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
+    cdef int _moved_kind(self) except -1
+    cdef bint _pass_due(self, int g, bint reached, int64_t *now_ns) noexcept
+    cdef int _status_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _moved(self) noexcept nogil      # a watched counter is off the value it had at set(), a group at its
-                                               # threshold, or the deadline come
+                                               # threshold, or the deadline come (a rebuild pass's group as any)

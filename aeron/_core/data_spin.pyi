@@ -4,6 +4,7 @@ from collections.abc import Sequence, Sized
 from aeron._core.control_dispatcher import ControlFrameReader
 from aeron._core.counters import AtomicCounter
 from aeron._core.data_dispatcher import DataPacketDispatcher
+from aeron._core.rebuild_pass import RebuildPass
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
 from aeron._core.udp_transport import UdpTransport
@@ -12,20 +13,23 @@ PROBE_SEND: int
 PROBE_OTHER: int
 PROBE_CONTROL: int
 PROBE_RECEIVE: int
+PROBE_STATUS: int
 
 _ReceivePass = tuple[DataPacketDispatcher, UdpTransport, int] | None
 _ControlPass = tuple[ControlFrameReader, UdpTransport] | None
+_Group = tuple[int, Sequence[AtomicCounter]] | tuple[int, Sequence[AtomicCounter], RebuildPass | None]
 
 class DataSpin:
     @property
     def rounds(self) -> int: ...
     def set(self, passes: Sequence[SendPass], fds: Sequence[int], counters: Sequence[AtomicCounter] = (),
-            control: int = 0, groups: Sequence[tuple[int, Sequence[AtomicCounter]]] = (), deadline_ns: int = 0,
-            receives: Sequence[_ReceivePass] = (), controls: Sequence[_ControlPass] = ()) -> None: ...
+            control: int = 0, groups: Sequence[_Group] = (), deadline_ns: int = 0,
+            receives: Sequence[_ReceivePass] = (), controls: Sequence[_ControlPass] = (),
+            gaps_covered: bool = False) -> None: ...
     def set_sockets(self, passes: Sequence[SendPass], fds: Sequence[int], control: int = 0,
                     receives: Sequence[_ReceivePass] = (), controls: Sequence[_ControlPass] = ()) -> None: ...
-    def set_watch(self, counters: Sequence[AtomicCounter] = (),
-                  groups: Sequence[tuple[int, Sequence[AtomicCounter]]] = (), deadline_ns: int = 0) -> None: ...
+    def set_watch(self, counters: Sequence[AtomicCounter] = (), groups: Sequence[_Group] = (), deadline_ns: int = 0,
+                  gaps_covered: bool = False) -> None: ...
     def ready(self) -> bool: ...
     @property
     def steps(self) -> int: ...
@@ -48,8 +52,12 @@ class DataSpin:
     def control_read(self) -> int: ...
     @property
     def control_index(self) -> int: ...
+    @property
+    def statuses(self) -> int: ...
+    @property
+    def status_work(self) -> int: ...
     def backoff(self, pause_steps: int, yield_steps: int, ring: ManyToOneRingBuffer | None = None,
                 queues: tuple[Sized, ...] = (), sends: int = 0, full_pause_steps: int = 0,
                 full_yield_steps: int = 0, receives: int = 0, passes_until_ns: int = 0,
-                passes_defer_ns: int = 0, controls: int = 0) -> int: ...
+                passes_defer_ns: int = 0, controls: int = 0, statuses: int = 0) -> int: ...
     def wait(self, timeout_ns: int) -> bool: ...

@@ -27,6 +27,7 @@ from aeron._core.atomic cimport cpu_pause, get_and_add_i64, load_acquire_i64
 from aeron._core.control_dispatcher cimport ControlFrameReader
 from aeron._core.counters cimport AtomicCounter
 from aeron._core.data_dispatcher cimport DataPacketDispatcher
+from aeron._core.rebuild_pass cimport TRACK_PYTHON, TRACK_WORK, RebuildPass
 from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
@@ -56,6 +57,12 @@ PROBE_SEND = 1
 PROBE_OTHER = 2
 PROBE_CONTROL = 3
 PROBE_RECEIVE = 4
+PROBE_STATUS = 5
+
+cdef enum:
+    MOVED_NOTHING = 0
+    MOVED_OTHER = 1                 # a watched counter, a group without a rebuild pass, the deadline
+    MOVED_STATUS = 2                # only groups whose rebuild pass is due
 
 
 cdef inline int64_t _now_ns() noexcept nogil:
@@ -98,6 +105,11 @@ cdef class DataSpin:
         self._group_capacity = 0
         self._grouped_capacity = 0
         self._deadline_ns = 0
+        self._group_passes = []
+        self._has_group_passes = False
+        self._gaps_covered = False
+        self.statuses = 0
+        self.status_work = 0
         self._receives = []
         self._controls = []
         self.controls = 0
@@ -124,21 +136,24 @@ cdef class DataSpin:
         free(self._receive_bound)
 
     def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=(),
-            controls=()):
+            controls=(), bint gaps_covered=False):
         """Watch ``passes`` (SendPass objects), ``fds`` (socket descriptors) and ``counters`` (AtomicCounter objects,
         each for a move from its value now) from now on; replaces all of them. The first ``control`` of ``fds`` are a
         sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart.
         ``groups``: (threshold, counters) pairs, each found once every one of its counters is at ``threshold`` or past
-        it (an empty group never). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
+        it (an empty group never); a group may carry a third item, the RebuildPass of the image whose readers its
+        counters are (or None), which ``backoff`` may run instead of handing the group back (see ``backoff``). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
         (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
         that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
         alone apart and ``backoff`` may run their passes. ``controls``: empty, or one entry per control socket, None
         or its control pass, (ControlFrameReader in fast mode, UdpTransport): ``backoff`` may run those.
-        ``set_sockets`` and ``set_watch`` each replace one half."""
+        ``gaps_covered``: a receive pass that opens a gap in an image need not hand back, every image with readers
+        having its rebuild pass in ``groups`` (which then runs for the gap). ``set_sockets`` and ``set_watch`` each
+        replace one half."""
         self._check_sockets(passes, fds, control, receives, controls)
         self._check_watch(counters, groups, deadline_ns)
         self.set_sockets(passes, fds, control, receives, controls)
-        self.set_watch(counters, groups, deadline_ns)
+        self.set_watch(counters, groups, deadline_ns, gaps_covered)
 
     def set_sockets(self, passes, fds, int control=0, receives=(), controls=()):
         """``set``'s passes, sockets, receive and control passes alone (what changes only with a driver thread's
@@ -162,9 +177,9 @@ cdef class DataSpin:
         self._control_count = control
         self._passes = list(passes)
 
-    def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0):
-        """``set``'s counters (their values now the reference), groups and deadline alone; the passes and sockets
-        stay."""
+    def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0, bint gaps_covered=False):
+        """``set``'s counters (their values now the reference), groups, deadline and ``gaps_covered`` alone; the
+        passes and sockets stay."""
         cdef int c = len(counters), i
         cdef int64_t **grown_addrs
         cdef int64_t *grown_values
@@ -172,6 +187,7 @@ cdef class DataSpin:
         self._check_watch(counters, groups, deadline_ns)
         self._set_groups(groups)
         self._deadline_ns = deadline_ns
+        self._gaps_covered = gaps_covered
         if c > self._watch_capacity:
             grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
             if grown_addrs == NULL:
@@ -220,8 +236,9 @@ cdef class DataSpin:
                 raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
             (<AtomicCounter>item)._check()
         for group in groups:
-            if not (isinstance(group, tuple) and len(group) == 2 and isinstance(group[0], int)):
-                raise InvalidArgumentError(f"not a group (threshold, counters): {group!r}")
+            if not (isinstance(group, tuple) and len(group) in (2, 3) and isinstance(group[0], int) and
+                    (len(group) == 2 or group[2] is None or isinstance(group[2], RebuildPass))):
+                raise InvalidArgumentError(f"not a group (threshold, counters[, RebuildPass]): {group!r}")
             for item in group[1]:
                 if not isinstance(item, AtomicCounter):
                     raise InvalidArgumentError(f"not an AtomicCounter: {item!r}")
@@ -234,17 +251,19 @@ cdef class DataSpin:
         cdef list thresholds = []
         cdef list members = []
         cdef list ends = []
+        cdef list rebuilds = []
         cdef int g, i, total
         cdef int64_t **grown_addrs
         cdef int *grown_ends
         cdef int64_t *grown_thresholds
-        for threshold, group_counters in groups:
-            group_counters = list(group_counters)
+        for group in groups:
+            group_counters = list(group[1])
             if not group_counters:
                 continue
-            thresholds.append(int(threshold))
+            thresholds.append(int(group[0]))
             members.extend(group_counters)
             ends.append(len(members))
+            rebuilds.append(group[2] if len(group) == 3 else None)
         g = len(thresholds)
         total = len(members)
         if g > self._group_capacity:
@@ -270,6 +289,8 @@ cdef class DataSpin:
             self._group_addrs[i] = (<AtomicCounter>members[i]).addr
         self._grouped = members
         self._group_count = g
+        self._group_passes = rebuilds
+        self._has_group_passes = any(rebuild is not None for rebuild in rebuilds)
         return 0
 
     cdef int _set_receives(self, receives, int count) except -1:
@@ -304,7 +325,7 @@ cdef class DataSpin:
                 self.event_index = j - control
                 hand_back[0] = True
                 break
-            if dispatcher.gaps:
+            if dispatcher.gaps and not self._gaps_covered:
                 hand_back[0] = True
         return total
 
@@ -349,15 +370,20 @@ cdef class DataSpin:
         moved: the send pass alone has work), PROBE_CONTROL when the only datagrams waiting are on the control
         sockets (``set``'s ``control``: what the sender's control poll reads) and no counter moved, whatever the
         passes have, PROBE_RECEIVE when they are only on receive sockets that have a receive pass (``set``'s
-        ``receives``), PROBE_OTHER when another socket has a datagram, or datagrams wait on both kinds, or a counter
-        moved, a group reached its threshold or the deadline came."""
+        ``receives``), PROBE_STATUS when the only thing found is groups whose rebuild pass is due (its readers at the
+        threshold, a gap opened in its image, its deadline come: ``RebuildPass.deadline``), PROBE_OTHER when another
+        socket has a datagram, or datagrams wait on both kinds, or a counter moved, a group without a rebuild pass
+        reached its threshold or the deadline came."""
         return self._probe()
 
     cdef int _probe(self) except -1:
         cdef SendPass send_pass
         cdef int j
-        if self._moved():
+        cdef int moved = self._moved_kind() if self._has_group_passes else (MOVED_OTHER if self._moved() else 0)
+        if moved == MOVED_OTHER:
             return PROBE_OTHER
+        if moved == MOVED_STATUS:
+            return PROBE_STATUS
         cdef bint control_ready = False, receive_ready = False
         cdef int control = self._control_count
         if self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0:
@@ -382,7 +408,7 @@ cdef class DataSpin:
 
     def backoff(self, int pause_steps, int yield_steps, ManyToOneRingBuffer ring=None, tuple queues=(),
                 int sends=0, int full_pause_steps=0, int full_yield_steps=0, int receives=0,
-                int64_t passes_until_ns=0, int64_t passes_defer_ns=0, int controls=0):
+                int64_t passes_until_ns=0, int64_t passes_defer_ns=0, int controls=0, int statuses=0):
         """A backoff idle strategy's remaining spin and yield phases in one call: ``pause_steps`` probes each followed
         by a CPU pause, ``yield_steps`` probes each followed by ``sched_yield`` (the GIL released), then one last
         probe (the strategy's step into parking). A probe is ``probe()``, with PROBE_OTHER also for a record in
@@ -410,6 +436,11 @@ cdef class DataSpin:
         the datagrams they read. A pass that leaves records for Python (a NAK, a status message it does not take, an
         error frame: ``control_index``) ends the call with PROBE_OTHER, before that socket is read again.
 
+        With ``statuses`` > 0, a PROBE_STATUS runs the due rebuild passes of the groups here (RebuildPass.run: the
+        loss scan, a NAK, the receiver position, the status message), up to ``statuses`` passes in all; those that sent
+        something are work done as above. ``statuses`` and ``status_work`` say how many ran and how many sent. A pass
+        that hands its image back to Python ends the call with PROBE_OTHER.
+
         With ``passes_until_ns`` > 0 (a CLOCK_MONOTONIC time), a send, receive or control pass due from then on is not
         run: the
         call ends with PROBE_OTHER (the rest of the caller's duty cycle has waited long enough). With it 0 and
@@ -426,10 +457,10 @@ cdef class DataSpin:
         cdef int64_t got
         cdef bint hand_back = False
         if pause_steps < 0 or yield_steps < 0 or sends < 0 or full_pause_steps < 0 or full_yield_steps < 0 or \
-                receives < 0 or passes_until_ns < 0 or passes_defer_ns < 0 or controls < 0:
+                receives < 0 or passes_until_ns < 0 or passes_defer_ns < 0 or controls < 0 or statuses < 0:
             raise InvalidArgumentError(f"steps, sends, receives and times must be >= 0, got {pause_steps}, "
                                        f"{yield_steps}, {sends}, {full_pause_steps}, {full_yield_steps}, {receives}, "
-                                       f"{passes_until_ns}, {passes_defer_ns}, {controls}")
+                                       f"{passes_until_ns}, {passes_defer_ns}, {controls}, {statuses}")
         if ring is not None:
             ring._check()
             rb = &ring.rb
@@ -450,6 +481,8 @@ cdef class DataSpin:
         self.controls = 0
         self.control_read = 0
         self.control_index = -1
+        self.statuses = 0
+        self.status_work = 0
         while True:
             if rb != NULL and mpsc_rb_size(rb) > 0:
                 verdict = PROBE_OTHER
@@ -462,7 +495,8 @@ cdef class DataSpin:
                     verdict = self._probe()
             if verdict == PROBE_SEND and self.sends < sends or \
                     verdict == PROBE_RECEIVE and self.receives < receives or \
-                    verdict == PROBE_CONTROL and self.controls < controls and self._controls_bound():
+                    verdict == PROBE_CONTROL and self.controls < controls and self._controls_bound() or \
+                    verdict == PROBE_STATUS and self.statuses < statuses:
                 now_ns = _now_ns()
                 if passes_until_ns == 0:
                     if passes_defer_ns:
@@ -493,6 +527,8 @@ cdef class DataSpin:
                     if got:
                         self.receives += 1
                         self.received += got
+                elif verdict == PROBE_STATUS:
+                    got = self._status_pass(now_ns, &hand_back)
                 else:
                     got = self._control_pass(now_ns, &hand_back)
                     if got:
@@ -519,6 +555,82 @@ cdef class DataSpin:
         self.steps = step if verdict else total + 1
         self.passes_until_ns = passes_until_ns
         return verdict
+
+    cdef bint _pass_due(self, int g, bint reached, int64_t *now_ns) noexcept:
+        """Whether group ``g``'s rebuild pass is due: its readers at the threshold, a gap opened in its image since its
+        last scan, or its deadline come (``now_ns`` read once, when first needed)."""
+        cdef RebuildPass rebuild = <RebuildPass>self._group_passes[g]
+        if reached or rebuild.state.entry.gaps != rebuild.gaps_seen:
+            return True
+        if now_ns[0] == 0:
+            now_ns[0] = _now_ns()
+        return now_ns[0] >= rebuild.deadline_ns()
+
+    cdef int _moved_kind(self) except -1:
+        # _moved with the groups that have a rebuild pass told apart (the GIL held: their passes are read)
+        cdef int i, g, start = 0
+        cdef bint reached, due = False
+        cdef int64_t now_ns = 0
+        for i in range(self._watch_count):
+            if load_acquire_i64(self._watch_addrs[i]) != self._watch_values[i]:
+                return MOVED_OTHER
+        for g in range(self._group_count):
+            reached = True
+            for i in range(start, self._group_ends[g]):
+                if load_acquire_i64(self._group_addrs[i]) < self._group_thresholds[g]:
+                    reached = False
+                    break
+            start = self._group_ends[g]
+            if self._group_passes[g] is None:
+                if reached:
+                    return MOVED_OTHER
+            elif not due and self._pass_due(g, reached, &now_ns):
+                due = True
+        if self._deadline_ns != 0:
+            if now_ns == 0:
+                now_ns = _now_ns()
+            if now_ns >= self._deadline_ns:
+                return MOVED_OTHER
+        return MOVED_STATUS if due else MOVED_NOTHING
+
+    cdef int _status_pass(self, int64_t now_ns, bint *hand_back) except -1:
+        """Every due rebuild pass of the groups run once (with the lowest and highest of its readers' positions), its
+        group's threshold moved to its next status message's: the passes that sent something. ``hand_back`` when one
+        left its image to Python (nothing changed there, nothing more run)."""
+        cdef int i, g, start = 0, outcome, work = 0
+        cdef int64_t position, lowest, highest
+        cdef bint reached
+        cdef RebuildPass rebuild
+        for g in range(self._group_count):
+            if self._group_passes[g] is None:
+                start = self._group_ends[g]
+                continue
+            lowest = (<int64_t>1 << 62)
+            highest = 0
+            reached = True
+            for i in range(start, self._group_ends[g]):
+                position = load_acquire_i64(self._group_addrs[i])
+                if position < self._group_thresholds[g]:
+                    reached = False
+                if position < lowest:
+                    lowest = position
+                if position > highest:
+                    highest = position
+            start = self._group_ends[g]
+            if not self._pass_due(g, reached, &now_ns):
+                continue
+            rebuild = <RebuildPass>self._group_passes[g]
+            with nogil:
+                outcome = rebuild.run(lowest, highest, now_ns)
+            self.statuses += 1
+            if outcome == TRACK_PYTHON:
+                hand_back[0] = True
+                break
+            self._group_thresholds[g] = rebuild.next_sm_position + (rebuild.next_sm_window >> 2) + 1
+            if outcome == TRACK_WORK:
+                work += 1
+        self.status_work += work
+        return work
 
     cdef bint _moved(self) noexcept nogil:
         cdef int i, g, start = 0

@@ -22,7 +22,7 @@ With ``set_fast_retransmit`` a unicast publication whose status messages are tak
 retransmit action with no delay, as RetransmitHandler does it (a range resent at once, then NAKs inside it ignored
 for the linger time), the range scanned and resent with sendmmsg through the bound transport.
 """
-from libc.errno cimport EAGAIN, EINTR, errno
+from libc.errno cimport errno
 from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, realloc
 
@@ -34,14 +34,10 @@ from aeron._core.counters cimport AtomicCounter
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 from aeron._core.udp_transport cimport (
-    ECONNREFUSED, EWOULDBLOCK, MAX_BATCH, NO_TIMESTAMP, UdpTransport, sendmmsg,
+    MAX_BATCH, NO_TIMESTAMP, UdpTransport, nothing_sent, sendmmsg,
 )
 
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
-
-
-cdef inline bint _nothing(int err) noexcept nogil:
-    return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
 
 
 cdef int _send_gathered(UdpTransport transport, int count, int *err) noexcept nogil:
@@ -59,7 +55,7 @@ cdef int _send_gathered(UdpTransport transport, int count, int *err) noexcept no
     n = sendmmsg(transport.fd, transport.tx, <unsigned int>count, 0)
     if n < 0:
         err[0] = errno
-        if _nothing(err[0]):
+        if nothing_sent(err[0]):
             return 0
     return n
 
@@ -419,7 +415,7 @@ cdef class SendPass:
         cdef int64_t total
         with nogil:
             total = self.run(transport, now_ns, &err)
-        if err != 0 and not _nothing(err):
+        if err != 0 and not nothing_sent(err):
             raise ChannelEndpointError(f"{transport.name}: sendmmsg to {address} failed: errno {err}")
         return total
 

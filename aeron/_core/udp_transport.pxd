@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # UdpTransport: batched recvmmsg/sendmmsg over preallocated slots for the driver's channel endpoints.
 from cpython.buffer cimport Py_buffer
+from libc.errno cimport EAGAIN, EINTR
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 cdef extern from "<sys/socket.h>" nogil:
@@ -59,6 +60,14 @@ cdef extern from "aeron_timestamps.h" nogil:
     int aeron_py_enable_receive_timestamps(int fd)
     int64_t aeron_py_message_timestamp_ns(msghdr *message)
     int64_t aeron_py_realtime_ns()
+
+
+cdef inline bint nothing_sent(int err) noexcept nogil:
+    """A send or receive error that only means nothing went (a full socket, an interrupt, a port refused)."""
+    return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
+
+
+cdef int to_sockaddr(object address, int family, sockaddr_storage *out, socklen_t *length) except -1
 
 
 cdef enum:

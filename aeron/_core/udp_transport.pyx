@@ -11,7 +11,7 @@ EWOULDBLOCK, EINTR and ECONNREFUSED are "nothing this time" (0); other errors ra
 With ``use_mmsg=False`` (or where the kernel lacks the calls) the same methods loop over recvfrom/sendto.
 """
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
-from libc.errno cimport EAGAIN, EINTR, ENOSYS, errno
+from libc.errno cimport ENOSYS, errno
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -37,11 +37,7 @@ cdef enum:
     BEGIN_FLAG = 0x80
 
 
-cdef inline bint _nothing(int err) noexcept nogil:
-    return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
-
-
-cdef int _to_sockaddr(object address, int family, sockaddr_storage *out, socklen_t *length) except -1:
+cdef int to_sockaddr(object address, int family, sockaddr_storage *out, socklen_t *length) except -1:
     """Python (host, port[, flow, scope]) → C sockaddr (numeric hosts only: endpoints are resolved earlier)."""
     cdef sockaddr_in *v4
     cdef sockaddr_in6 *v6
@@ -297,7 +293,7 @@ cdef class UdpTransport:
             with nogil:
                 n = self.receive_slots()
             return self.received_or_raise(n)
-        if _nothing(-n):
+        if nothing_sent(-n):
             return 0
         raise ChannelEndpointError(f"{self.name}: recvmmsg failed: errno {-n}")
 
@@ -361,7 +357,7 @@ cdef class UdpTransport:
             if got < 0:
                 err = errno
         if got < 0:
-            if _nothing(err):
+            if nothing_sent(err):
                 return 0, None
             raise ChannelEndpointError(f"{self.name}: recvfrom failed: errno {err}")
         self.received = 1
@@ -371,7 +367,7 @@ cdef class UdpTransport:
     # -- sending ------------------------------------------------------------------------------------------------
     cdef int _destination(self, object address) except -1:
         if address is not self.destination_key and address != self.destination_key:
-            _to_sockaddr(address, self.family, &self.destination, &self.destination_length)
+            to_sockaddr(address, self.family, &self.destination, &self.destination_length)
             self.destination_key = address
         return 0
 
@@ -396,7 +392,7 @@ cdef class UdpTransport:
         finally:
             PyBuffer_Release(&view)
         if sent < 0:
-            if _nothing(err):
+            if nothing_sent(err):
                 return 0
             raise ChannelEndpointError(f"{self.name}: sendto {address} failed: errno {err}")
         return sent
@@ -472,7 +468,7 @@ cdef class UdpTransport:
             if err == ENOSYS and self.use_mmsg:
                 self.use_mmsg = False
                 return self.send_term_batch(term, term_offset, window, mtu, max_datagrams, address)
-            if _nothing(err):
+            if nothing_sent(err):
                 return 0, 0
             raise ChannelEndpointError(f"{self.name}: sendmmsg to {address} failed: errno {err}")
         return sent_bytes, advance

@@ -192,7 +192,8 @@ class SignallingAgent(Agent):
         status message due), a client command or a command queued for these agents, and runs the whole duty cycle
         only when it finds one; otherwise it returns 0 and the strategy spins or yields on. A reader's progress counts
         only once it makes a status message due, and the images' timers (a gap's NAK, a status message's interval)
-        end the probes when they come (Receiver.probe_watch); so does a position that holds a publication's limit
+        end the probes when they come (Receiver.probe_watch), unless the image has its compiled rebuild pass, which
+        the phases of ``probe_backoff`` then run themselves (the status message or NAK sent, no whole cycle); so does a position that holds a publication's limit
         back once the conductor would move the limit (DriverConductor.probe_groups); other timers wait at most that
         many steps (the parks that follow run whole cycles as before). Not used while a publication is sent one by
         one (no pass to probe), nor while an image has a status message pending.
@@ -243,8 +244,9 @@ class SignallingAgent(Agent):
             probe.set_sockets(passes, fds, control, receives, controls)
             self._sockets_version = version
         positions: list[Any] = []
-        groups: list[tuple[int, list[Any]]] = []
+        groups: list[tuple[Any, ...]] = []
         deadline = 0
+        covered = False
         if receiver is not None and receiver.endpoints:
             # a receiving thread's probes also watch its images' subscriber positions (a reader's progress is what
             # makes the next status message due: without it the sender would wait for its window until a whole
@@ -252,14 +254,16 @@ class SignallingAgent(Agent):
             watched = receiver.probe_watch()
             if watched is None:
                 return False            # a status message due now: a whole cycle serves it
-            positions, groups, deadline = watched
-            if deadline and not self._monotonic:
-                return False            # a timer the compiled probe cannot tell the time of: whole cycles serve it
+            positions, groups, deadline, covered = watched
+            if not self._monotonic and (deadline or any(len(group) == 3 for group in groups)):
+                # a timer the compiled probe cannot tell the time of (a rebuild pass's too, in CLOCK_MONOTONIC):
+                # whole cycles serve it
+                return False
         conductor = self._conductor
         if conductor is not None:
             # and the publications' next limits: a publisher at its limit waits for the conductor
             groups = groups + conductor.probe_groups()
-        probe.set_watch(positions, groups, deadline)
+        probe.set_watch(positions, groups, deadline, covered)
         return True
 
     def _start_probes(self) -> None:
@@ -301,8 +305,9 @@ class SignallingAgent(Agent):
                     passes = self._passes_left if self._monotonic else 0
                     found = probe.backoff(plan[0], plan[1], self._to_driver, self._queues, passes,  # type: ignore
                                           backoff.max_spins + 1, backoff.max_yields, passes,  # type: ignore
-                                          self._passes_until_ns, self.full_cycle_defer_ns, passes)
-                    ran = probe.sends + probe.receives + probe.controls
+                                          self._passes_until_ns, self.full_cycle_defer_ns, passes, passes)
+                    # a rebuild pass that sent nothing was no work: the compiled phases did not start over for it
+                    ran = probe.sends + probe.receives + probe.controls + probe.status_work
                     if ran:
                         self._passes_until_ns = probe.passes_until_ns
                         self._passes_left = max(0, passes - ran)

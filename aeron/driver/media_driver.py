@@ -26,7 +26,7 @@ from aeron._core.error_log import format_error_log, read_error_log
 from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent,
+from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent, epoch_ms,
                                 idle_strategy_from_name)
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
@@ -397,7 +397,7 @@ class Context:
             object.__setattr__(self, setting.attr, setting.default)
         self.termination_hook: Callable[[], None] | None = None
         self.termination_validator: Callable[[bytes], bool] | None = None
-        self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
+        self.epoch_clock_ms: Callable[[], int] = epoch_ms
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         # tests: a loss generator for received datagrams, ``should_drop(buffer, length) -> bool`` built per
         # receive endpoint by this factory (aeron's loss generator transport bindings); None in production

@@ -9,7 +9,6 @@ Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +21,11 @@ from aeron._core.frames import (
     encode_response_setup, encode_rttm, encode_status_message,
 )
 from aeron._core.logbuffer import LogBuffers
+from aeron._core.rebuild_pass import RebuildPass
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
-from aeron.common.errors import ErrorCode
+from aeron._core.udp_transport import UdpTransport
+from aeron.common.agent import epoch_ms
+from aeron.common.errors import ChannelEndpointError, ErrorCode
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
@@ -76,7 +78,7 @@ class PublicationImage(DriverLog):
                  rejoin: bool = True, destination: ReceiveDestination | None = None,
                  untethered_timeouts: UntetheredTimeouts | None = None, has_send_response_setup: bool = False) -> None:
         self.correlation_id = correlation_id
-        self._epoch_clock_ms = epoch_clock_ms or (lambda: time.time_ns() // 1_000_000)
+        self._epoch_clock_ms = epoch_clock_ms or epoch_ms
         self.session_id = session_id
         self.stream_id = stream_id
         self.endpoint = endpoint
@@ -116,13 +118,9 @@ class PublicationImage(DriverLog):
         self.join_position = join_position
         self.last_sm_position = join_position
         self.last_sm_window = congestion_control.initial_window_length()
-        self.next_sm_position = join_position
-        self.next_sm_window = self.last_sm_window
-        self.time_of_last_sm_ns = 0                   # the first SM goes out at once (§6.2 step 3)
         # a status message due within this much is sent now (a parking driver's timer coalescing:
         # Receiver.timer_slack_ns): Aeron's interval is a maximum
         self.timer_slack_ns = 0
-        self.sm_pending = True
         self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
         # untethered subscribers follow the timeouts of the subscription that made the image, as in Aeron
         self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
@@ -134,6 +132,12 @@ class PublicationImage(DriverLog):
         self.clean_position = join_position
         self.loss_found = False
         self.loss_detector = LossDetector(loss_delay, self._on_gap_timer, self._on_loss)
+        # the status message scheduling (next position and window, pending, time of the last one) lives in the
+        # compiled rebuild pass, which shares it with this Python path: rebuild_pass()
+        self.rebuild = RebuildPass(self.receive_state, self.loss_detector, self._cleaner, log, rcv_pos,
+                                   rcv_naks_sent, system[ctr.NAK_MESSAGES_SENT], system[ctr.STATUS_MESSAGES_SENT],
+                                   system[ctr.BYTES_SENT], endpoint.receiver_id, endpoint.group_tag,
+                                   self.last_sm_window, join_position, liveness_timeout_ns, SM_TIMEOUT_NS)
         # what the last rebuild scan saw (track_rebuild): it runs again only when one of them moved
         self._tracked_inserts = self._tracked_hwm = self._tracked_min_sub = self._tracked_max_sub = -1
         self._static_window = isinstance(congestion_control, StaticWindowCongestionControl)
@@ -164,6 +168,38 @@ class PublicationImage(DriverLog):
     @last_sm_position.setter
     def last_sm_position(self, value: int) -> None:
         self.receive_state.last_sm_position = value
+
+    @property
+    def next_sm_position(self) -> int:
+        return self.rebuild.next_sm_position
+
+    @next_sm_position.setter
+    def next_sm_position(self, value: int) -> None:
+        self.rebuild.next_sm_position = value
+
+    @property
+    def next_sm_window(self) -> int:
+        return self.rebuild.next_sm_window
+
+    @next_sm_window.setter
+    def next_sm_window(self, value: int) -> None:
+        self.rebuild.next_sm_window = value
+
+    @property
+    def time_of_last_sm_ns(self) -> int:
+        return self.rebuild.time_of_last_sm_ns
+
+    @time_of_last_sm_ns.setter
+    def time_of_last_sm_ns(self, value: int) -> None:
+        self.rebuild.time_of_last_sm_ns = value
+
+    @property
+    def sm_pending(self) -> bool:
+        return self.rebuild.sm_pending
+
+    @sm_pending.setter
+    def sm_pending(self, value: bool) -> None:
+        self.rebuild.sm_pending = value
 
     def _sync_connection_times(self) -> None:
         """Bring in the times of last frame that the compiled path recorded for the connections it matched."""
@@ -267,6 +303,11 @@ class PublicationImage(DriverLog):
     # -- receiver thread: rebuild tracking, status messages, NAKs ----------------------------------------------
     def track_rebuild(self, now_ns: int) -> int:
         """Loss scan from the rebuild position to the high-water mark, receiver position, SM scheduling."""
+        errno = self.rebuild.take_send_errno()
+        if errno:
+            # a status message or NAK the compiled pass failed to send: raised here as the Python path's sends raise
+            raise ChannelEndpointError(f"{self.channel}: sendto {self.connections[0].control_address} "
+                                       f"failed: errno {errno}")
         if self.state not in (ACTIVE, DRAINING) or not self.subscribers:
             return 0
         min_sub = _INT64_MAX
@@ -323,6 +364,31 @@ class PublicationImage(DriverLog):
         if self.state != ACTIVE or not self._static_window:
             return None
         return self.next_sm_position + (self.next_sm_window >> 2) + 1
+
+    def rebuild_pass(self) -> RebuildPass | None:
+        """The compiled rebuild pass, aimed, for a receiver's probe to run between duty cycles
+        (Receiver.probe_watch), or None, and the pass disarmed, while only this Python path may track the image: not
+        ACTIVE, rejected, announcing a response session, a window that congestion control sets, unreliable (gaps
+        filled), NAK delays drawn at random (multicast), more than one connection, a socket that is not compiled (a
+        loss generator's), or a loss report kept by another clock than the system's."""
+        rebuild = self.rebuild
+        connections = self.connections
+        transport = None
+        if len(connections) == 1:
+            destination = connections[0].destination
+            if destination is None and self.endpoint.destinations:
+                destination = self.endpoint.destinations[0]
+            transport = destination.transport if destination is not None else None
+        if self.state != ACTIVE or self.rejection_reason is not None or self.response_session_id is not None or \
+                not self._static_window or not self.is_reliable or not self.loss_detector.static or \
+                type(transport) is not UdpTransport or \
+                (self.loss_report is not None and self._epoch_clock_ms is not epoch_ms):
+            rebuild.disarm()
+            return None
+        connection = connections[0]
+        rebuild.aim(transport, connection.control_address, self.loss_report, self.loss_report_entry,
+                    connection.time_of_last_frame_ns)
+        return rebuild
 
     def next_deadline_ns(self, now_ns: int, far_ns: int) -> int:
         """When the receiver next has a timer of this image due: a status message (or rejection) interval, a
@@ -385,6 +451,7 @@ class PublicationImage(DriverLog):
         announced with the next status message, sent at once."""
         self.response_session_id = response_session_id
         if response_session_id is not None:
+            self.rebuild.disarm()                   # RSP_SETUP frames go with the status messages: Python's alone
             self.sm_pending = True
 
     # -- receiver thread: rejection (REJECT_IMAGE) ------------------------------------------------------------
@@ -394,6 +461,7 @@ class PublicationImage(DriverLog):
         no status messages and no data the senders drop this receiver and the image goes at its liveness timeout;
         a sender that keeps sending SETUPs then makes a new image."""
         self.rejection_reason = reason
+        self.rebuild.disarm()
         self.receive_state.accepting = False            # its datagrams go to insert_packet, which drops them
         self.time_of_last_sm_ns = 0                     # the first error frame goes out at once
 
@@ -494,6 +562,7 @@ class PublicationImage(DriverLog):
             inactive = seen_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
             eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()
             if inactive or eos or not self.has_working_positions():
+                self.rebuild.disarm()               # its status messages carry EOS from now: Python's alone
                 self.state = DRAINING
                 self.state_change_ns = now_ns
                 self.sm_pending = True

@@ -156,30 +156,41 @@ class Receiver(Agent):
             self.signal_data(unsignalled)
         return work
 
-    def probe_watch(self) -> tuple[list[Any], list[tuple[int, list[Any]]], int] | None:
+    def probe_watch(self) -> tuple[list[Any], list[tuple[Any, ...]], int, bool] | None:
         """What a compiled probe between duty cycles watches, besides the sockets, so that it lets a whole cycle run
         whenever this receiver may have more to do (driver_wakeup.SignallingAgent.probe_spins): (positions, groups,
-        deadline). An image's readers whose progress makes a status message due only past a threshold are a group,
-        (threshold, their positions), found once all of them reach it; the positions of the other images' readers
-        matter at any move; the deadline (0: none) is the earliest of the images' timers, a gap's NAK or a status
-        message's interval, in the receiver's clock. None when an image has work now (a status message pending) or
-        sends error frames for a rejection."""
+        deadline, gaps_covered). An image's readers whose progress makes a status message due only past a threshold
+        are a group, (threshold, their positions[, the image's rebuild pass]), found once all of them reach it; with
+        the image's compiled rebuild pass (PublicationImage.rebuild_pass) the probe runs it instead (and for a gap or
+        the pass's own deadline), so that status messages and NAKs go without a whole cycle. The positions of the
+        other images' readers matter at any move; the deadline (0: none) is the earliest of the timers of the images
+        without a pass, a gap's NAK or a status message's interval, in the receiver's clock; ``gaps_covered`` when
+        every image with readers has its pass (a gap a receive pass opens need not end the probes). None when an
+        image has work now (a status message pending) or sends error frames for a rejection."""
         positions: list[Any] = []
-        groups: list[tuple[int, list[Any]]] = []
+        groups: list[tuple[Any, ...]] = []
         deadline = _INT64_MAX
+        covered = True
         for image in self.images:
             if image.sm_pending or image.rejection_reason is not None:
                 return None
-            deadline = image.next_deadline_ns(0, deadline)
             threshold = image.status_message_threshold()
             # a copy in one step: the conductor links and unlinks subscribers from its own thread
             if threshold is None:
+                deadline = image.next_deadline_ns(0, deadline)
                 positions.extend([link.position for link in list(image.subscribers.values())])
+                covered = covered and not image.subscribers
+                continue
+            # a resting (untethered) subscriber holds nothing back: its moves schedule nothing
+            holding = [link.position for link in list(image.subscribers.values()) if link.state != TETHER_RESTING]
+            rebuild = image.rebuild_pass() if holding else None
+            if rebuild is None:
+                deadline = image.next_deadline_ns(0, deadline)
+                groups.append((threshold, holding))
+                covered = covered and not holding
             else:
-                # a resting (untethered) subscriber holds nothing back: its moves schedule nothing
-                groups.append((threshold, [link.position for link in list(image.subscribers.values())
-                                           if link.state != TETHER_RESTING]))
-        return positions, groups, (0 if deadline == _INT64_MAX else deadline)
+                groups.append((threshold, holding, rebuild))
+        return positions, groups, (0 if deadline == _INT64_MAX else deadline), covered
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most

@@ -14,13 +14,15 @@ import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.counters import COUNTER_LENGTH, AtomicCounter
-from aeron._core.data_dispatcher import address_key
-from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_RECEIVE, PROBE_SEND, DataSpin
+from aeron._core.data_dispatcher import DataPacketDispatcher, address_key
+from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_RECEIVE, PROBE_SEND, PROBE_STATUS, DataSpin
 from aeron._core.ring_buffer import TRAILER_LENGTH, ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 from aeron._core.udp_transport import UdpTransport
 from tests._core.test_data_dispatcher import DESTINATION, HWM, Rig, data_frame
+from tests._core.test_rebuild_pass import WINDOW
+from tests._core.test_rebuild_pass import Rig as RebuildRig
 from tests._core.test_send_pass import Publication
 
 
@@ -550,3 +552,85 @@ def test_set_sockets_and_set_watch_each_replace_one_half(udp):
         spin.set_watch((), [(1, [object()])])
     with pytest.raises(InvalidArgumentError):
         spin.set_sockets([], [receiver.fileno()], 2)
+
+
+# -- rebuild passes: an image's status messages and NAKs without a whole duty cycle ----------------------------------
+
+@pytest.fixture
+def rebuilding(tmp_path):
+    """An image's rebuild pass (tests._core.test_rebuild_pass.Rig) in CLOCK_MONOTONIC time, its first status message
+    sent, NAKs at once, and one reader: (rig, reader)."""
+    now = time.monotonic_ns()
+    rig = RebuildRig(tmp_path, nak_delay_ns=0, now_ns=now)
+    rig.rebuild.track(0, 0, now)
+    rig.received()
+    reader = AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0)
+    yield rig, reader
+    rig.close()
+
+
+def test_a_group_with_a_rebuild_pass_is_run_by_backoff_instead_of_handed_back(rebuilding):
+    rig, reader = rebuilding
+    spin = DataSpin()
+    spin.set([], [], groups=[(rig.rebuild.status_message_threshold, [reader], rig.rebuild)])
+    assert spin.probe() == 0
+    for offset in range(0, 16 * 1024, 1024):
+        rig.insert(offset, 1024)
+    reader.set(12 * 1024)                                    # past a quarter window: a status message due
+    assert spin.probe() == PROBE_STATUS
+    assert spin.backoff(2, 1) == PROBE_STATUS               # no passes allowed: found, for a whole cycle
+    assert spin.backoff(2, 1, statuses=4) == 0               # run, then the phases found nothing more
+    assert (spin.statuses, spin.status_work) == (1, 1)
+    [sm] = rig.received()
+    assert sm.consumption_term_offset == 12 * 1024 and rig.state.last_sm_position == 12 * 1024
+    assert spin.probe() == 0                                 # the group's threshold moved to the next one
+    reader.set(16 * 1024)
+    assert spin.probe() == 0                                 # not a quarter window on yet
+
+
+def test_a_rebuild_pass_that_hands_back_ends_the_backoff_as_something_else(rebuilding):
+    rig, reader = rebuilding
+    spin = DataSpin()
+    spin.set([], [], groups=[(rig.rebuild.status_message_threshold, [reader], rig.rebuild)])
+    rig.rebuild.disarm()
+    reader.set(WINDOW)
+    assert spin.backoff(2, 1, statuses=4) == PROBE_OTHER
+    assert (spin.statuses, spin.status_work, rig.received()) == (1, 0, [])
+
+
+def test_a_gap_a_receive_pass_opens_is_naked_by_the_image_rebuild_pass_when_every_image_has_one(rebuilding, udp):
+    rig, reader = rebuilding
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 5))
+    dispatcher = DataPacketDispatcher(*(AtomicCounter(values, i) for i in range(5)))
+    dispatcher.add(rig.state)
+    sock = udp()
+    transport = UdpTransport(socket.socket(fileno=sock.detach()), batch=4)
+    try:
+        spin = DataSpin()
+        receives = [(dispatcher, transport, 1)]
+        groups = [(rig.rebuild.status_message_threshold, [reader], rig.rebuild)]
+        spin.set([], [transport.fileno()], receives=receives, groups=groups, gaps_covered=True)
+        rig.control.sendto(data_frame(128, b"g" * 32), transport.bound_address)    # [0, 128) missing
+        _arrived(transport)
+        assert spin.backoff(2, 1, receives=4, statuses=4) == 0
+        assert (spin.receives, dispatcher.gaps) == (1, 1) and spin.statuses >= 1
+        [nak] = rig.received()
+        assert (nak.term_offset, nak.length) == (0, 128) and rig.loss.gap_open
+        # not every image with readers has its pass: the gap ends the probes, for the whole cycle's loss scan
+        spin.set([], [transport.fileno()], receives=receives, groups=groups)
+        rig.control.sendto(data_frame(256, b"h" * 32), transport.bound_address)
+        _arrived(transport)
+        assert spin.backoff(2, 1, receives=4, statuses=4) == PROBE_OTHER
+    finally:
+        transport.close()
+
+
+def test_groups_with_a_rebuild_pass_are_checked(rebuilding):
+    rig, reader = rebuilding
+    spin = DataSpin()
+    spin.set_watch(groups=[(1, [reader], None)])             # None: a plain group
+    for bad in [(1, [reader], "pass"), (1, [reader], rig.rebuild, 4)]:
+        with pytest.raises(InvalidArgumentError):
+            spin.set_watch(groups=[bad])
+    with pytest.raises(InvalidArgumentError):
+        spin.backoff(1, 1, statuses=-1)

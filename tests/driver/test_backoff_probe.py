@@ -678,3 +678,55 @@ def test_a_connection_signals_the_conductor_on_another_thread(shm_dir):
     finally:
         driver.close()
         sink.close()
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_with_its_strategy_a_status_message_a_reader_makes_due_goes_in_the_images_rebuild_pass(rig):
+    # the image's compiled rebuild pass (PublicationImage.rebuild_pass) sends it within the phases: no whole cycle
+    # for it; the phases then go on and run out, and the owed rest of a cycle runs
+    from aeron._core import counters as ctr
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    [link] = image.subscribers.values()
+    sent = driver.conductor.system[ctr.STATUS_MESSAGES_SENT]
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    assert image.rebuild.armed
+    threshold = image.status_message_threshold()
+    before = sent.get()
+    link.position.set_ordered(threshold)
+    driver.do_work()
+    probe = signalling._probe
+    assert (probe.statuses, probe.status_work) == (1, 1)
+    assert sent.get() == before + 1 and image.last_sm_position == image.next_sm_position == threshold
+    assert counting.cycles == cycles + 1 and steps.idle.state == PARKING
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_with_its_strategy_an_images_nak_timer_runs_its_rebuild_pass_not_a_whole_cycle(rig):
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    steps, cycles = _with_strategy(driver, signalling, counting)
+    loss = image.loss_detector
+    loss.gap_open = True                    # as a scan that found a gap leaves it; the gap has since been filled
+    loss.expiry_ns = time.monotonic_ns() - 1
+    driver.do_work()
+    probe = signalling._probe
+    # the pass scanned, found the gap filled, sent nothing: not work, so the phases went on and ran out, with no
+    # whole cycle owed
+    assert (probe.statuses, probe.status_work) == (1, 0) and not loss.gap_open
+    assert counting.cycles == cycles and steps.idle.state == PARKING
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_an_image_only_python_may_track_has_no_rebuild_pass_and_its_timers_end_the_probes(rig):
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    _until_idle(driver)
+    assert image.rebuild_pass() is image.rebuild and image.rebuild.armed
+    image.is_reliable = False               # gaps filled, not NAKed: Python's
+    assert image.rebuild_pass() is None and not image.rebuild.armed
+    positions, [group], deadline, covered = driver.conductor.receiver.probe_watch()
+    assert len(group) == 2 and deadline == image.next_deadline_ns(0, 1 << 62) and not covered
+    image.is_reliable = True
+    *_, covered = driver.conductor.receiver.probe_watch()
+    assert covered and image.rebuild.armed

@@ -234,11 +234,14 @@ def test_what_a_probe_watches_the_readers_past_the_next_status_message_and_the_i
     counters, clock, transport, agents, endpoint = rig
     agents.receiver_proxy.add_endpoint(endpoint)
     agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    assert agents.receiver.probe_watch() == ([], [], 0)
+    assert agents.receiver.probe_watch() == ([], [], 0, True)
     image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
     agents.receiver_proxy.add_publication_image(image)
     _cycles(agents, 3)
-    positions, [(threshold, group)], deadline = agents.receiver.probe_watch()
+    # a fake socket: no compiled rebuild pass, so the group alone, the image's timers in the deadline, and a gap
+    # that a receive pass opens not covered
+    positions, [(threshold, group)], deadline, covered = agents.receiver.probe_watch()
+    assert not covered and not image.rebuild.armed
     assert positions == [] and [counter.counter_id for counter in group] == [subscriber.counter_id]
     assert threshold == image.next_sm_position + (image.next_sm_window >> 2) + 1
     assert deadline == image.time_of_last_sm_ns + SM_TIMEOUT_NS           # the status message's interval
