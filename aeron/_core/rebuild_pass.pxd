@@ -48,6 +48,6 @@ cdef class RebuildPass:
     cdef readonly int send_errno    # a send that failed (not a full socket): the Python side raises it
     cdef uint8_t frame[64]
 
-    cdef int run(self, int64_t min_sub, int64_t max_sub, int64_t now_ns) noexcept nogil
+    cdef int run(self, int64_t min_sub, int64_t max_sub, int64_t now_ns, bint on_interval=*) noexcept nogil
     cdef int64_t deadline_ns(self) noexcept nogil
     cdef int _send(self, int32_t length) noexcept nogil

@@ -128,11 +128,12 @@ cdef class RebuildPass:
         """Only the Python path tracks the image until the next ``aim``."""
         self.armed = False
 
-    def track(self, int64_t min_sub, int64_t max_sub, int64_t now_ns):
-        """``run`` from Python (tests, and the receiver's duty cycle): a TRACK_* outcome."""
+    def track(self, int64_t min_sub, int64_t max_sub, int64_t now_ns, bint on_interval=True):
+        """``run`` from Python (tests, and the receiver's duty cycle): a TRACK_* outcome. With ``on_interval`` False
+        a status message goes only when the readers' progress makes it due, its interval left to the caller."""
         cdef int outcome
         with nogil:
-            outcome = self.run(min_sub, max_sub, now_ns)
+            outcome = self.run(min_sub, max_sub, now_ns, on_interval)
         return outcome
 
     def take_send_errno(self):
@@ -170,7 +171,7 @@ cdef class RebuildPass:
         get_and_add_i64(self.bytes_sent, sent)
         return 1
 
-    cdef int run(self, int64_t min_sub, int64_t max_sub, int64_t now_ns) noexcept nogil:
+    cdef int run(self, int64_t min_sub, int64_t max_sub, int64_t now_ns, bint on_interval=True) noexcept nogil:
         cdef ImageEntry *e = &self.state.entry
         cdef int64_t connection_ns, hwm, rcv_pos, rebuild, new_rebuild, target
         cdef int32_t rebuild_offset, rebuild_term_id, gap_offset, gap_length = 0, length
@@ -224,7 +225,7 @@ cdef class RebuildPass:
                 self.cleaner.clean(target)
             self.next_sm_position = min_sub
             self.sm_pending = True
-        if self.sm_pending or now_ns >= self.time_of_last_sm_ns + self.sm_timeout_ns:
+        if self.sm_pending or on_interval and now_ns >= self.time_of_last_sm_ns + self.sm_timeout_ns:
             length = frames_write_status_message(
                 self.frame, 0, e.session_id, e.stream_id, _term_id(e, self.next_sm_position),
                 <int32_t>(self.next_sm_position & mask), self.next_sm_window, self.receiver_id, self.has_group_tag,

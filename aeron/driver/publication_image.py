@@ -21,7 +21,7 @@ from aeron._core.frames import (
     encode_response_setup, encode_rttm, encode_status_message,
 )
 from aeron._core.logbuffer import LogBuffers
-from aeron._core.rebuild_pass import RebuildPass
+from aeron._core.rebuild_pass import TRACK_HAND_BACK, RebuildPass
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.agent import epoch_ms
@@ -209,7 +209,9 @@ class PublicationImage(DriverLog):
             connection.time_of_last_frame_ns = max(connection.time_of_last_frame_ns, state.connection_time(i))
 
     def _mirror_connections(self) -> None:
-        """After the connections changed: the compiled path matches the new list (destination, source)."""
+        """After the connections changed: the compiled path matches the new list (destination, source), and the
+        rebuild pass waits to be aimed again (rebuild_pass)."""
+        self.rebuild.disarm()
         self.receive_state.set_connections(
             (-1 if c.destination is None else c.destination.dispatch_id,
              None if c.is_fixed else source_key(c.control_address), c.time_of_last_frame_ns)
@@ -322,6 +324,13 @@ class PublicationImage(DriverLog):
                 max_sub = position
         if min_sub == _INT64_MAX:
             return 0
+        rebuild = self.rebuild
+        if rebuild.armed:
+            # the same decisions in compiled code (rebuild_pass), the status message's interval left to
+            # send_pending_status_message (its slack, the receiver's count of interval status messages)
+            outcome = rebuild.track(min_sub, max_sub, now_ns, False)
+            if outcome != TRACK_HAND_BACK:
+                return outcome
         hwm = self.rcv_hwm.get_volatile()
         inserts = self.receive_state.inserts
         loss = self.loss_detector

@@ -257,3 +257,13 @@ def test_arguments_are_checked(rig, tmp_path):
     closed.close()
     with pytest.raises(IllegalStateError):
         rig.rebuild.aim(closed, rig.control.getsockname(), None, -1, NOW)
+
+
+def test_without_on_interval_a_status_message_goes_only_for_the_readers_progress(rig):
+    rig.rebuild.track(0, 0, NOW)
+    rig.received()
+    assert rig.rebuild.track(0, 0, NOW + SM_INTERVAL, False) == TRACK_NOTHING     # the interval: the caller's
+    assert rig.received() == [] and rig.rebuild.time_of_last_sm_ns == NOW
+    rig.insert(0, 1024)
+    assert rig.rebuild.track(WINDOW, WINDOW, NOW + SM_INTERVAL, False) == TRACK_SENT
+    assert [sm.consumption_term_offset for sm in rig.received()] == [WINDOW]

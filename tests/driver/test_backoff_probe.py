@@ -730,3 +730,34 @@ def test_an_image_only_python_may_track_has_no_rebuild_pass_and_its_timers_end_t
     image.is_reliable = True
     *_, covered = driver.conductor.receiver.probe_watch()
     assert covered and image.rebuild.armed
+
+
+@pytest.mark.parametrize("rig", ["image"], indirect=True)
+def test_a_whole_cycle_tracks_an_image_with_an_armed_rebuild_pass_in_compiled_code(rig, monkeypatch):
+    from aeron._core import counters as ctr
+    driver, signalling, counting, _, _ = rig
+    [image] = driver.conductor.receiver.images
+    [link] = image.subscribers.values()
+    _until_idle(driver)
+    assert image.rebuild_pass() is image.rebuild
+    scans = []
+    detector = image.loss_detector
+
+    class Counting:                         # the Python path's loss scan, counted
+        def __getattr__(self, name):
+            return getattr(detector, name)
+
+        def scan(self, *args):
+            scans.append(args)
+            return detector.scan(*args)
+    monkeypatch.setattr(image, "loss_detector", Counting())
+    sent = driver.conductor.system[ctr.STATUS_MESSAGES_SENT]
+    before = sent.get()
+    threshold = image.status_message_threshold()
+    link.position.set_ordered(threshold)
+    assert driver.conductor.receiver.do_work() >= 1
+    assert sent.get() == before + 1 and image.last_sm_position == threshold and scans == []
+    image.rebuild.disarm()                  # e.g. its connections changed: the Python path until aimed again
+    link.position.set_ordered(threshold + image.next_sm_window)
+    driver.conductor.receiver.do_work()
+    assert sent.get() == before + 2 and len(scans) == 1
