@@ -16,6 +16,9 @@ cdef class LossDetector:
     cdef public int32_t active_length
     cdef public int64_t expiry_ns   # when the active gap's NAK is due
     cdef public bint gap_open       # the last scan found a gap: its timer (expiry_ns) is running
+    cdef public int32_t report_term_id      # the range last reported as lost (aeron_publication_image_report_loss)
+    cdef public int32_t report_term_offset
+    cdef public int32_t report_length
     cdef readonly bint static       # delays fixed (unicast, gap filling): first_delay_ns and retry_delay_ns
     cdef readonly int64_t first_delay_ns
     cdef readonly int64_t retry_delay_ns
@@ -26,3 +29,5 @@ cdef class LossDetector:
     cdef bint is_new(self, int32_t term_id, int32_t gap_offset, int32_t gap_length) noexcept nogil
     cdef int on_gap(self, int32_t term_id, int32_t gap_offset, int32_t gap_length, int64_t now_ns,
                     int64_t first_delay_ns) noexcept nogil
+    cdef int64_t loss_to_report(self, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil
+    cdef void reported(self, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil

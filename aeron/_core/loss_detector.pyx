@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """LossDetector: finds the first gap between the rebuild position and the high-water mark and decides when to
-NAK it (wire-and-logbuffers.md §6.8; aeron_loss_detector.c).
+NAK it (wire-and-logbuffers.md §6.8; aeron_loss_detector.c). A gap is the active one only while its term, offset
+and length are all the same; any other (a new gap, or the active one shrunk or grown by data) starts its own timer
+and is a new loss for congestion control. What the loss report records is decided when a gap is NAKed
+(``report_loss``): the bytes past the range last reported, as aeron_publication_image_on_gap_detected.
 
 Its state is compiled so that the receiver's rebuild pass (aeron._core.rebuild_pass) can scan and NAK without Python
 for an image with fixed delays; ``scan`` is the same decision for the receiver's Python path, with the callbacks.
@@ -19,8 +22,8 @@ from aeron.common.errors import InvalidArgumentError
 cdef class LossDetector:
     """``scan(term, term_length, rebuild_term_id, rebuild_offset, hwm_term_id, hwm_offset, now_ns)`` returns the
     offset where contiguous data ends and whether a new gap was found; it calls ``on_nak(term_id, term_offset,
-    length)`` when the gap's timer expires and ``on_loss(term_id, term_offset, length)`` for every new gap (loss
-    report, congestion control)."""
+    length)`` when the gap's timer expires and ``on_loss(term_id, term_offset, length)`` for every new gap
+    (congestion control)."""
 
     def __init__(self, delay, on_nak, on_loss=None):
         self.delay = delay
@@ -51,10 +54,32 @@ cdef class LossDetector:
                                              term_length, gap_length)
 
     cdef bint is_new(self, int32_t term_id, int32_t gap_offset, int32_t gap_length) noexcept nogil:
-        # the active gap, or what is left of it after data arrived at its end, keeps its timer and is not a new loss
-        # (as aeron_loss_detector_scan; counting it again would inflate the loss report)
+        # only the very same gap keeps its timer (aeron_loss_detector_gaps_match)
         return not (term_id == self.active_term_id and gap_offset == self.active_term_offset and
-                    gap_length <= self.active_length)
+                    gap_length == self.active_length)
+
+    cdef int64_t loss_to_report(self, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil:
+        """The bytes of a NAKed gap the loss report has not had yet: all of it in another term or past the range last
+        reported, the part past that range's end if it overlaps, else 0."""
+        cdef int64_t end = <int64_t>self.report_term_offset + self.report_length
+        if term_id != self.report_term_id or term_offset >= end:
+            return length
+        if <int64_t>term_offset + length > end:
+            return <int64_t>term_offset + length - end
+        return 0
+
+    cdef void reported(self, int32_t term_id, int32_t term_offset, int32_t length) noexcept nogil:
+        self.report_term_id = term_id
+        self.report_term_offset = term_offset
+        self.report_length = length
+
+    def report_loss(self, int32_t term_id, int32_t term_offset, int32_t length):
+        """A gap is being NAKed: the bytes lost to record in the loss report (0: none new), the range remembered
+        when there are some."""
+        cdef int64_t lost = self.loss_to_report(term_id, term_offset, length)
+        if lost > 0:
+            self.reported(term_id, term_offset, length)
+        return lost
 
     cdef int on_gap(self, int32_t term_id, int32_t gap_offset, int32_t gap_length, int64_t now_ns,
                     int64_t first_delay_ns) noexcept nogil:
@@ -66,9 +91,9 @@ cdef class LossDetector:
         if self.is_new(term_id, gap_offset, gap_length):
             self.active_term_id = term_id
             self.active_term_offset = gap_offset
+            self.active_length = gap_length
             self.expiry_ns = now_ns + first_delay_ns
             flags = LOSS_NEW_GAP
-        self.active_length = gap_length
         if now_ns >= self.expiry_ns:
             flags |= LOSS_NAK_DUE
         return flags

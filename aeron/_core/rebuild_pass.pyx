@@ -5,15 +5,15 @@ sending of its status messages and NAKs), in compiled code, for the common image
 fixed NAK delays, one sender, a compiled socket.
 
 ``run(min_sub, max_sub, now_ns)`` (the caller has read the positions of the image's subscribers that hold it back):
-the loss scan from the rebuild position to the high-water mark, a NAK when the gap's timer has expired, the receiver
-position moved up to the first gap, the terms behind the slowest subscriber cleaned, and the status message when the
+the loss scan from the rebuild position to the high-water mark, a NAK when the gap's timer has expired (and the loss
+report's observation of what it had not had yet), the receiver position moved up to the first gap, the terms behind the slowest subscriber cleaned, and the status message when the
 slowest subscriber has moved a quarter window since the last one or its interval is up. The decisions are those of
 the image's Python path (aeron.driver.publication_image), whose scheduling state lives here so that both paths share
 it: the next status message's position and window, its pending flag, the time of the last one, and the loss
 detector.
 
 The pass runs only while the image's Python side has aimed it (``aim``: where status messages and NAKs go, and the
-loss report's entry). Whatever it cannot decide alone hands back (TRACK_PYTHON) with nothing changed: a first loss
+loss report's entry). Whatever it cannot decide alone hands back (TRACK_PYTHON) with nothing changed: a first NAK
 while the loss report has no entry for the image yet, a sender that has gone quiet (the image's transports count
 then changes), a second connection. A send that fails for another reason than a full socket or a refused port is
 kept (``send_errno``) for the Python side to raise, and also hands back, the status message pending again.
@@ -27,7 +27,7 @@ from aeron._core.data_dispatcher cimport ImageEntry, ImageReceiveState
 from aeron._core.frames cimport frames_write_nak, frames_write_status_message
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.logbuffer_descriptor cimport LOG_ACTIVE_TRANSPORT_COUNT_OFFSET
-from aeron._core.loss_detector cimport LOSS_NAK_DUE, LOSS_NEW_GAP, LossDetector
+from aeron._core.loss_detector cimport LOSS_NAK_DUE, LossDetector
 from aeron._core.loss_report cimport (
     LOSS_REPORT_LAST_OBSERVATION_OFFSET, LOSS_REPORT_OBSERVATION_COUNT_OFFSET, LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET,
     LossReport,
@@ -177,8 +177,10 @@ cdef class RebuildPass:
         cdef int32_t rebuild_offset, rebuild_term_id, gap_offset, gap_length = 0, length
         cdef int32_t mask = e.term_length - 1
         cdef int flags, work = TRACK_IDLE
+        cdef bint new_gap
+        cdef int64_t lost
         cdef uint8_t *entry
-        if not self.armed or e.connection_count != 1:
+        if not self.armed or e.connection_count != 1 or self.transport.closed:
             return TRACK_PYTHON
         connection_ns = e.connections[0].time_of_last_frame_ns
         if connection_ns < self.connection_floor_ns:
@@ -196,16 +198,25 @@ cdef class RebuildPass:
         if gap_length == 0:
             self.loss.gap_open = False
         else:
-            if self.report is not None and self.report_entry < 0 and \
-                    self.loss.is_new(rebuild_term_id, gap_offset, gap_length):
-                return TRACK_PYTHON             # the image's first loss: its loss report entry is made in Python
+            if self.report is not None and self.report_entry < 0:
+                # a NAK now that the loss report must hear of: the image's first, whose entry is made in Python
+                new_gap = self.loss.is_new(rebuild_term_id, gap_offset, gap_length)
+                if (self.loss.first_delay_ns <= 0 if new_gap else now_ns >= self.loss.expiry_ns) and \
+                        self.loss.loss_to_report(rebuild_term_id, gap_offset, gap_length) > 0:
+                    return TRACK_PYTHON
             flags = self.loss.on_gap(rebuild_term_id, gap_offset, gap_length, now_ns, self.loss.first_delay_ns)
-            if flags & LOSS_NEW_GAP and self.report is not None:
-                entry = self.report.buffer.data + self.report_entry
-                store_release_i64(<int64_t *>(entry + LOSS_REPORT_LAST_OBSERVATION_OFFSET), _epoch_ms())
-                get_and_add_i64(<int64_t *>(entry + LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET), gap_length)
-                get_and_add_i64(<int64_t *>(entry + LOSS_REPORT_OBSERVATION_COUNT_OFFSET), 1)
             if flags & LOSS_NAK_DUE:
+                # the loss report hears of a gap when it is NAKed, only the bytes it has not had yet
+                lost = self.loss.loss_to_report(self.loss.active_term_id, self.loss.active_term_offset,
+                                                self.loss.active_length)
+                if lost > 0:
+                    self.loss.reported(self.loss.active_term_id, self.loss.active_term_offset,
+                                       self.loss.active_length)
+                    if self.report is not None:
+                        entry = self.report.buffer.data + self.report_entry
+                        store_release_i64(<int64_t *>(entry + LOSS_REPORT_LAST_OBSERVATION_OFFSET), _epoch_ms())
+                        get_and_add_i64(<int64_t *>(entry + LOSS_REPORT_TOTAL_BYTES_LOST_OFFSET), lost)
+                        get_and_add_i64(<int64_t *>(entry + LOSS_REPORT_OBSERVATION_COUNT_OFFSET), 1)
                 length = frames_write_nak(self.frame, e.session_id, e.stream_id, self.loss.active_term_id,
                                           self.loss.active_term_offset, self.loss.active_length)
                 if not self._send(length):
@@ -237,7 +248,9 @@ cdef class RebuildPass:
             get_and_add_i64(self.status_messages_sent, 1)
             e.last_sm_position = self.next_sm_position
             self.time_of_last_sm_ns = now_ns
-            self.sm_pending = False
+            # disarmed meanwhile by another thread, which may have made a status message pending (draining): the
+            # Python path sends it again, as the image's state has it
+            self.sm_pending = not self.armed
             # one connection, with a frame within the liveness timeout (checked above)
             store_release_i32(<int32_t *>(self.log.meta + LOG_ACTIVE_TRANSPORT_COUNT_OFFSET), 1)
             work = TRACK_WORK

@@ -331,6 +331,8 @@ class PublicationImage(DriverLog):
             outcome = rebuild.track(min_sub, max_sub, now_ns, False)
             if outcome != TRACK_HAND_BACK:
                 return outcome
+            # a send that failed in it is retried just below by the Python path, which raises if it fails again
+            rebuild.take_send_errno()
         hwm = self.rcv_hwm.get_volatile()
         inserts = self.receive_state.inserts
         loss = self.loss_detector
@@ -388,16 +390,24 @@ class PublicationImage(DriverLog):
             if destination is None and self.endpoint.destinations:
                 destination = self.endpoint.destinations[0]
             transport = destination.transport if destination is not None else None
-        if self.state != ACTIVE or self.rejection_reason is not None or self.response_session_id is not None or \
-                not self._static_window or not self.is_reliable or not self.loss_detector.static or \
-                type(transport) is not UdpTransport or \
-                (self.loss_report is not None and self._epoch_clock_ms is not epoch_ms):
+        if not self._may_rebuild_in_compiled_code() or not self._static_window or not self.is_reliable or \
+                not self.loss_detector.static or type(transport) is not UdpTransport or \
+                (self.loss_report is not None and self._epoch_clock_ms is not epoch_ms) or \
+                self.log.is_publication_revoked:
             rebuild.disarm()
             return None
         connection = connections[0]
         rebuild.aim(transport, connection.control_address, self.loss_report, self.loss_report_entry,
                     connection.time_of_last_frame_ns)
+        # the conductor may have ended it meanwhile (draining, a response session): it sets those, then disarms
+        if not self._may_rebuild_in_compiled_code():
+            rebuild.disarm()
+            return None
         return rebuild
+
+    def _may_rebuild_in_compiled_code(self) -> bool:
+        # what other threads change: the conductor (draining, a response session), a rejection
+        return self.state == ACTIVE and self.rejection_reason is None and self.response_session_id is None
 
     def next_deadline_ns(self, now_ns: int, far_ns: int) -> int:
         """When the receiver next has a timer of this image due: a status message (or rejection) interval, a
@@ -460,8 +470,8 @@ class PublicationImage(DriverLog):
         announced with the next status message, sent at once."""
         self.response_session_id = response_session_id
         if response_session_id is not None:
-            self.rebuild.disarm()                   # RSP_SETUP frames go with the status messages: Python's alone
             self.sm_pending = True
+            self.rebuild.disarm()                   # RSP_SETUP frames go with the status messages: Python's alone
 
     # -- receiver thread: rejection (REJECT_IMAGE) ------------------------------------------------------------
     def reject(self, reason: str) -> None:
@@ -495,6 +505,11 @@ class PublicationImage(DriverLog):
         return live or self.connections[:1]
 
     def _on_gap_timer(self, term_id: int, term_offset: int, length: int) -> None:
+        # the loss report hears of a gap when it is NAKed (or filled), only the bytes it has not had yet
+        # (aeron_publication_image_on_gap_detected): a gap that fills before its timer is no loss there
+        lost = self.loss_detector.report_loss(term_id, term_offset, length)
+        if lost > 0:
+            self._report_loss(lost)
         if not self.is_reliable:
             term = self.terms[(self.position_of(term_id, term_offset) >> self.position_bits_to_shift) % 3]
             if TermGapFiller.try_fill_gap(self.log, term, term_id, term_offset, length):
@@ -509,6 +524,8 @@ class PublicationImage(DriverLog):
 
     def _on_loss(self, term_id: int, term_offset: int, length: int) -> None:
         self.loss_found = True
+
+    def _report_loss(self, bytes_lost: int) -> None:
         report = self.loss_report
         if report is None:
             return
@@ -517,10 +534,12 @@ class PublicationImage(DriverLog):
             now_ms = self._epoch_clock_ms()
             if self.loss_report_entry < 0:
                 self.loss_report_entry = report.create_entry(
-                    length, now_ms, self.session_id, self.stream_id, self.channel, self.source_identity)
+                    bytes_lost, now_ms, self.session_id, self.stream_id, self.channel, self.source_identity)
+                if self.loss_report_entry < 0:
+                    self.loss_report = None     # no room for this image's entry: no more tries (as Aeron)
             else:
-                report.record_observation(self.loss_report_entry, length, now_ms)
-        except Exception:        # noqa: BLE001 - a full loss report must not stop the receiver
+                report.record_observation(self.loss_report_entry, bytes_lost, now_ms)
+        except Exception:        # noqa: BLE001 - the loss report must not stop the receiver
             pass
 
     # -- conductor thread --------------------------------------------------------------------------------------
@@ -571,10 +590,12 @@ class PublicationImage(DriverLog):
             inactive = seen_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
             eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()
             if inactive or eos or not self.has_working_positions():
-                self.rebuild.disarm()               # its status messages carry EOS from now: Python's alone
                 self.state = DRAINING
                 self.state_change_ns = now_ns
                 self.sm_pending = True
+                # its status messages carry EOS from now: Python's alone. Disarmed after the state is set: the
+                # receiver thread aims the pass and then looks at the state again (rebuild_pass)
+                self.rebuild.disarm()
                 work += 1
             return work
         if state == DRAINING:

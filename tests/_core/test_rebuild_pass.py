@@ -175,25 +175,34 @@ def test_a_gap_is_naked_after_its_delay_then_retried_and_the_receiver_position_s
     assert rig.python_calls == []                            # no callback: all in the pass
 
 
-def test_a_new_loss_goes_to_the_loss_report_and_the_first_one_hands_back(tmp_path):
+def test_a_naked_gap_goes_to_the_loss_report_once_and_the_first_one_hands_back(tmp_path):
     report = LossReport(AtomicBuffer(bytearray(64 * 1024)))
     made = Rig(tmp_path, report=report)
     try:
         made.rebuild.track(0, 0, NOW)
         made.received()
         made.insert(0)
-        made.insert(128)
-        before = (made[RCV_POS], made.loss.gap_open, made.loss.active_term_offset)
-        assert made.rebuild.track(0, 0, NOW) == TRACK_HAND_BACK      # no entry yet: Python makes it
-        assert (made[RCV_POS], made.loss.gap_open, made.loss.active_term_offset) == before
+        made.insert(128)                                             # [64, 128) missing
+        assert made.rebuild.track(0, 0, NOW) == TRACK_NOTHING        # its timer runs: nothing to report yet
+        before = (made[RCV_POS], made.loss.gap_open, made.loss.expiry_ns, made[NAKS])
+        assert made.rebuild.track(0, 0, NOW + 10 * US) == TRACK_HAND_BACK     # its NAK: no entry yet, Python's
+        assert (made[RCV_POS], made.loss.gap_open, made.loss.expiry_ns, made[NAKS]) == before
+        assert made.received() == []
         entry = report.create_entry(64, 1, SESSION, STREAM, "aeron:udp?endpoint=127.0.0.1:40123", "127.0.0.1:1")
+        made.loss.report_loss(INITIAL_TERM_ID, 64, 64)               # what Python's path does with the entry
         made.rebuild.aim(made.transport, made.control.getsockname(), report, entry, NOW)
-        assert made.rebuild.track(0, 0, NOW) == TRACK_NOTHING
+        made.insert(256)                                             # [192, 256) missing too, after the first
+        assert made.rebuild.track(0, 0, NOW + 10 * US) == TRACK_SENT  # the first gap NAKed, already reported
+        assert read_loss_report(report.buffer)[0].observation_count == 1
+        made.insert(64)                                              # filled: the next gap is NAKed, reported
+        assert made.rebuild.track(0, 0, NOW + 20 * US) == TRACK_NOTHING
+        assert made.rebuild.track(0, 0, NOW + 30 * US) == TRACK_SENT
         [row] = read_loss_report(report.buffer)
         assert (row.observation_count, row.total_bytes_lost) == (2, 128)
         assert row.last_observation_timestamp > 1_600_000_000_000      # the wall clock's milliseconds
-        assert made.rebuild.track(0, 0, NOW + 5 * US) == TRACK_NOTHING  # the same gap: not a new loss
+        assert made.rebuild.track(0, 0, NOW + 130 * US) == TRACK_SENT  # its retry: not reported again
         assert read_loss_report(report.buffer)[0].observation_count == 2
+        assert [nak.term_offset for nak in made.received()] == [64, 192, 192]
     finally:
         made.close()
 

@@ -20,6 +20,7 @@ from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
+from aeron.driver.driver_common import ACTIVE, DRAINING
 from tests.driver.fakes import nak, setup_frame, status_message
 
 # the rig's bound on passes alone (SignallingAgent.send_passes_per_cycle), with no time bound to race on a loaded machine
@@ -730,6 +731,12 @@ def test_an_image_only_python_may_track_has_no_rebuild_pass_and_its_timers_end_t
     image.is_reliable = True
     *_, covered = driver.conductor.receiver.probe_watch()
     assert covered and image.rebuild.armed
+    image.log.is_publication_revoked = True  # as Aeron, which tracks a revoked image no more: not in compiled code
+    assert image.rebuild_pass() is None
+    image.log.is_publication_revoked = False
+    image.state = DRAINING                  # its status messages carry EOS: Python's
+    assert image.rebuild_pass() is None and not image.rebuild.armed
+    image.state = ACTIVE
 
 
 @pytest.mark.parametrize("rig", ["image"], indirect=True)

@@ -85,16 +85,29 @@ def test_zero_delay_naks_in_the_same_scan(term):
     assert rec.naks == [(TERM_ID, 64, 192)]
 
 
-def test_a_gap_shrunk_by_data_at_its_end_is_the_same_loss_with_the_new_length(term):
+def test_a_gap_shrunk_by_data_at_its_end_is_a_new_gap_with_its_own_timer(term):
+    # only the very same gap (term, offset and length) keeps its timer, as aeron_loss_detector_gaps_match
     memory, buffer = term
     frames(memory, 0, 1024)
     ld, rec = detector(delay_ns=10 * US, retry_ns=100 * US)
     ld.scan(buffer, TERM, TERM_ID, 0, TERM_ID, 1088, 0)
     frames(memory, 960)                                     # the retransmit's tail arrived first
-    assert ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID, 1088, 5 * US) == (64, False)
-    assert rec.losses == [(TERM_ID, 64, 960)]               # not counted again
-    ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID, 1088, 10 * US)    # timer kept from the first sighting
+    assert ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID, 1088, 5 * US) == (64, True)
+    assert rec.losses == [(TERM_ID, 64, 960), (TERM_ID, 64, 896)]
+    ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID, 1088, 10 * US)
+    assert rec.naks == []                                   # its timer started at 5 µs
+    ld.scan(buffer, TERM, TERM_ID, 64, TERM_ID, 1088, 15 * US)
     assert rec.naks == [(TERM_ID, 64, 896)]
+
+
+def test_the_loss_report_hears_of_a_naked_gap_once_and_then_only_of_what_it_grew_by():
+    ld, rec = detector()
+    assert ld.report_loss(TERM_ID, 64, 960) == 960
+    assert ld.report_loss(TERM_ID, 64, 960) == 0            # its retry
+    assert ld.report_loss(TERM_ID, 64, 896) == 0            # shrunk
+    assert ld.report_loss(TERM_ID, 64, 1024) == 64          # grown: the 64 bytes past the range reported
+    assert ld.report_loss(TERM_ID, 1088, 64) == 64          # past it
+    assert ld.report_loss(TERM_ID + 1, 1088, 64) == 64      # another term
 
 
 def test_a_filled_gap_moves_the_rebuild_position_and_a_later_gap_is_a_new_loss(term):

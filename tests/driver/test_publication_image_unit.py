@@ -248,3 +248,27 @@ def test_a_new_subscriber_joins_where_the_slowest_working_one_is_even_past_the_r
     resting = [SimpleNamespace(position=link.position, state=pi.TETHER_RESTING) for link in image.subscribers.values()]
     image.subscribers = dict(enumerate(resting))
     assert image.subscriber_join_position() == 128       # none working: the receiver position
+
+
+def test_the_loss_report_hears_of_a_gap_when_it_is_nakked_and_a_full_one_is_given_up(rig):
+    from aeron._core.atomic_buffer import AtomicBuffer
+    from aeron._core.loss_report import LossReport, read_loss_report
+    counters, clock, transport, endpoint, image, subscriber = rig           # NAK delay 1 ms, retry 10 ms
+    image.loss_report = report = LossReport(AtomicBuffer(bytearray(4096)))
+    _insert(image, clock, 64, b"B" * 32)
+    image.track_rebuild(clock())
+    assert read_loss_report(report.buffer) == []                        # found, not yet NAKed
+    clock.advance(1 * MS)
+    image.track_rebuild(clock())
+    [entry] = read_loss_report(report.buffer)
+    assert (entry.observation_count, entry.total_bytes_lost) == (1, 64)
+    clock.advance(10 * MS)
+    image.track_rebuild(clock())                                        # the retry: not a loss again
+    assert len(_sent(transport, f.HDR_TYPE_NAK)) == 2
+    assert read_loss_report(report.buffer)[0].observation_count == 1
+    # a report with no room for the image's entry is given up, as Aeron; the NAKs go on
+    image.loss_report, image.loss_report_entry = LossReport(AtomicBuffer(bytearray(64))), -1
+    image.loss_detector.report_term_id = 0                              # as if never reported
+    clock.advance(10 * MS)
+    image.track_rebuild(clock())
+    assert image.loss_report is None and len(_sent(transport, f.HDR_TYPE_NAK)) == 3
