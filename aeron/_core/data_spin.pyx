@@ -142,8 +142,8 @@ cdef class DataSpin:
         sender's control sockets (status messages and NAKs): ``probe`` tells a datagram there alone apart.
         ``groups``: (threshold, counters) pairs, each found once every one of its counters is at ``threshold`` or past
         it (an empty group never); a group may carry a third item, the RebuildPass of the image whose readers its
-        counters are (or None), which ``backoff`` may run instead of handing the group back (see ``backoff``). ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something
-        (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
+        counters are (or None), which ``backoff`` may run instead of handing the group back (see ``backoff``).
+        ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
         that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
         alone apart and ``backoff`` may run their passes. ``controls``: empty, or one entry per control socket, None
         or its control pass, (ControlFrameReader in fast mode, UdpTransport): ``backoff`` may run those.

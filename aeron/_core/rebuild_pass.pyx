@@ -6,8 +6,9 @@ fixed NAK delays, one sender, a compiled socket.
 
 ``run(min_sub, max_sub, now_ns)`` (the caller has read the positions of the image's subscribers that hold it back):
 the loss scan from the rebuild position to the high-water mark, a NAK when the gap's timer has expired (and the loss
-report's observation of what it had not had yet), the receiver position moved up to the first gap, the terms behind the slowest subscriber cleaned, and the status message when the
-slowest subscriber has moved a quarter window since the last one or its interval is up. The decisions are those of
+report's observation of what it had not had yet), the receiver position moved up to the first gap, the terms behind
+the slowest subscriber cleaned, and the status message when the slowest subscriber has moved a quarter window since
+the last one or its interval is up. The decisions are those of
 the image's Python path (aeron.driver.publication_image), whose scheduling state lives here so that both paths share
 it: the next status message's position and window, its pending flag, the time of the last one, and the loss
 detector.
