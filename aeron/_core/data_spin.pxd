@@ -56,6 +56,8 @@ cdef class DataSpin:
     cdef bint _controls_bound(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
+    cdef bint _counter_moved(self) noexcept nogil
+    cdef bint _group_reached(self, int g, int start) noexcept nogil
     cdef int _moved_kind(self) except -1
     cdef bint _pass_due(self, int g, bint reached, int64_t *now_ns) noexcept
     cdef int _status_pass(self, int64_t now_ns, bint *hand_back) except -1

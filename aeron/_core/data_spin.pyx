@@ -143,9 +143,10 @@ cdef class DataSpin:
         ``groups``: (threshold, counters) pairs, each found once every one of its counters is at ``threshold`` or past
         it (an empty group never); a group may carry a third item, the RebuildPass of the image whose readers its
         counters are (or None), which ``backoff`` may run instead of handing the group back (see ``backoff``).
-        ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something (0: none). ``receives``: empty, or one entry per socket after the control ones, None or the receive pass of
-        that socket, (DataPacketDispatcher, UdpTransport, destination id): ``probe`` tells datagrams on such sockets
-        alone apart and ``backoff`` may run their passes. ``controls``: empty, or one entry per control socket, None
+        ``deadline_ns``: a CLOCK_MONOTONIC time from which every probe finds something (0: none). ``receives``: empty,
+        or one entry per socket after the control ones, None or the receive pass of that socket, (DataPacketDispatcher,
+        UdpTransport, destination id): ``probe`` tells datagrams on such sockets alone apart and ``backoff`` may run
+        their passes. ``controls``: empty, or one entry per control socket, None
         or its control pass, (ControlFrameReader in fast mode, UdpTransport): ``backoff`` may run those.
         ``gaps_covered``: a receive pass that opens a gap in an image need not hand back, every image with readers
         having its rebuild pass in ``groups`` (which then runs for the gap). ``set_sockets`` and ``set_watch`` each
@@ -566,20 +567,30 @@ cdef class DataSpin:
             now_ns[0] = _now_ns()
         return now_ns[0] >= rebuild.deadline_ns()
 
-    cdef int _moved_kind(self) except -1:
-        # _moved with the groups that have a rebuild pass told apart (the GIL held: their passes are read)
-        cdef int i, g, start = 0
-        cdef bint reached, due = False
-        cdef int64_t now_ns = 0
+    cdef bint _counter_moved(self) noexcept nogil:
+        cdef int i
         for i in range(self._watch_count):
             if load_acquire_i64(self._watch_addrs[i]) != self._watch_values[i]:
-                return MOVED_OTHER
+                return True
+        return False
+
+    cdef bint _group_reached(self, int g, int start) noexcept nogil:
+        # every counter of group g (from ``start`` in _group_addrs) at its threshold or past it
+        cdef int i
+        for i in range(start, self._group_ends[g]):
+            if load_acquire_i64(self._group_addrs[i]) < self._group_thresholds[g]:
+                return False
+        return True
+
+    cdef int _moved_kind(self) except -1:
+        # _moved with the groups that have a rebuild pass told apart (the GIL held: their passes are read)
+        cdef int g, start = 0
+        cdef bint reached, due = False
+        cdef int64_t now_ns = 0
+        if self._counter_moved():
+            return MOVED_OTHER
         for g in range(self._group_count):
-            reached = True
-            for i in range(start, self._group_ends[g]):
-                if load_acquire_i64(self._group_addrs[i]) < self._group_thresholds[g]:
-                    reached = False
-                    break
+            reached = self._group_reached(g, start)
             start = self._group_ends[g]
             if self._group_passes[g] is None:
                 if reached:
@@ -599,7 +610,6 @@ cdef class DataSpin:
         left its image to Python (nothing changed there, nothing more run)."""
         cdef int i, g, start = 0, outcome, work = 0
         cdef int64_t position, lowest, highest
-        cdef bint reached
         cdef RebuildPass rebuild
         for g in range(self._group_count):
             if self._group_passes[g] is None:
@@ -607,17 +617,14 @@ cdef class DataSpin:
                 continue
             lowest = (<int64_t>1 << 62)
             highest = 0
-            reached = True
             for i in range(start, self._group_ends[g]):
                 position = load_acquire_i64(self._group_addrs[i])
-                if position < self._group_thresholds[g]:
-                    reached = False
                 if position < lowest:
                     lowest = position
                 if position > highest:
                     highest = position
             start = self._group_ends[g]
-            if not self._pass_due(g, reached, &now_ns):
+            if not self._pass_due(g, lowest >= self._group_thresholds[g], &now_ns):
                 continue
             rebuild = <RebuildPass>self._group_passes[g]
             with nogil:
@@ -626,25 +633,18 @@ cdef class DataSpin:
             if outcome == TRACK_PYTHON:
                 hand_back[0] = True
                 break
-            self._group_thresholds[g] = rebuild.next_sm_position + (rebuild.next_sm_window >> 2) + 1
+            self._group_thresholds[g] = rebuild.sm_threshold()
             if outcome == TRACK_WORK:
                 work += 1
         self.status_work += work
         return work
 
     cdef bint _moved(self) noexcept nogil:
-        cdef int i, g, start = 0
-        cdef bint reached
-        for i in range(self._watch_count):
-            if load_acquire_i64(self._watch_addrs[i]) != self._watch_values[i]:
-                return True
+        cdef int g, start = 0
+        if self._counter_moved():
+            return True
         for g in range(self._group_count):
-            reached = True
-            for i in range(start, self._group_ends[g]):
-                if load_acquire_i64(self._group_addrs[i]) < self._group_thresholds[g]:
-                    reached = False
-                    break
-            if reached:
+            if self._group_reached(g, start):
                 return True
             start = self._group_ends[g]
         return self._deadline_ns != 0 and _now_ns() >= self._deadline_ns

@@ -50,4 +50,5 @@ cdef class RebuildPass:
 
     cdef int run(self, int64_t min_sub, int64_t max_sub, int64_t now_ns, bint on_interval=*) noexcept nogil
     cdef int64_t deadline_ns(self) noexcept nogil
+    cdef int64_t sm_threshold(self) noexcept nogil
     cdef int _send(self, int32_t length) noexcept nogil

@@ -151,6 +151,9 @@ cdef class RebuildPass:
     @property
     def status_message_threshold(self):
         """The position every holding subscriber must reach for the next status message to fall due."""
+        return self.sm_threshold()
+
+    cdef int64_t sm_threshold(self) noexcept nogil:
         return self.next_sm_position + (self.next_sm_window >> 2) + 1
 
     cdef int64_t deadline_ns(self) noexcept nogil:
@@ -231,7 +234,7 @@ cdef class RebuildPass:
         new_rebuild = rebuild - rebuild_offset + gap_offset
         if new_rebuild > rcv_pos:
             store_release_i64(self.rcv_pos, new_rebuild)
-        if min_sub > self.next_sm_position + (self.next_sm_window >> 2):
+        if min_sub >= self.sm_threshold():       # a quarter window past the last one
             target = min_sub - e.term_length
             if self.cleaner.clean_position < target:
                 self.cleaner.clean(target)

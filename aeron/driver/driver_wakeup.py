@@ -193,10 +193,11 @@ class SignallingAgent(Agent):
         only when it finds one; otherwise it returns 0 and the strategy spins or yields on. A reader's progress counts
         only once it makes a status message due, and the images' timers (a gap's NAK, a status message's interval)
         end the probes when they come (Receiver.probe_watch), unless the image has its compiled rebuild pass, which
-        the phases of ``probe_backoff`` then run themselves (the status message or NAK sent, no whole cycle); so does a position that holds a publication's limit
-        back once the conductor would move the limit (DriverConductor.probe_groups); other timers wait at most that
-        many steps (the parks that follow run whole cycles as before). Not used while a publication is sent one by
-        one (no pass to probe), nor while an image has a status message pending.
+        the phases of ``probe_backoff`` then run themselves (the status message or NAK sent, no whole cycle); so does
+        a position that holds a publication's limit back once the conductor would move the limit
+        (DriverConductor.probe_groups); other timers wait at most that many steps (the parks that follow run whole
+        cycles as before). Not used while a publication is sent one by one (no pass to probe), nor while an image has
+        a status message pending.
 
         A stream being sent skips the whole cycles between its batches: after a cycle that sent data the probes start
         at once, and a probe that finds only offered data to send (no datagram, no command, no position moved) runs

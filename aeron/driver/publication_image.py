@@ -374,7 +374,7 @@ class PublicationImage(DriverLog):
         not ACTIVE)."""
         if self.state != ACTIVE or not self._static_window:
             return None
-        return self.next_sm_position + (self.next_sm_window >> 2) + 1
+        return self.rebuild.status_message_threshold
 
     def rebuild_pass(self) -> RebuildPass | None:
         """The compiled rebuild pass, aimed, for a receiver's probe to run between duty cycles

@@ -209,6 +209,22 @@ def publication_image(tmp_path, counters: Counters, endpoint: ReceiveChannelEndp
     return image, subscriber
 
 
+class CountingScans:
+    """Stands in for an image's loss detector, counting the Python path's scans (``calls``): the compiled
+    detector's methods cannot be patched."""
+
+    def __init__(self, detector: Any) -> None:
+        self.detector = detector
+        self.calls: list[tuple] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.detector, name)
+
+    def scan(self, *args: Any) -> Any:
+        self.calls.append(args)
+        return self.detector.scan(*args)
+
+
 def data_frame(term_offset: int, payload: bytes, *, session_id: int = 7, stream_id: int = 1001,
                term_id: int = 100, flags: int = frames.UNFRAGMENTED) -> bytes:
     """One DATA frame as a sender transmits it: header, payload, zero padding to 32 bytes."""

@@ -21,7 +21,7 @@ from aeron.client import Context as ClientContext
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy
 from aeron.driver import Context, MediaDriver, ThreadingMode
 from aeron.driver.driver_common import ACTIVE, DRAINING
-from tests.driver.fakes import nak, setup_frame, status_message
+from tests.driver.fakes import CountingScans, nak, setup_frame, status_message
 
 # the rig's bound on passes alone (SignallingAgent.send_passes_per_cycle), with no time bound to race on a loaded machine
 PASSES = 8
@@ -747,17 +747,9 @@ def test_a_whole_cycle_tracks_an_image_with_an_armed_rebuild_pass_in_compiled_co
     [link] = image.subscribers.values()
     _until_idle(driver)
     assert image.rebuild_pass() is image.rebuild
-    scans = []
-    detector = image.loss_detector
-
-    class Counting:                         # the Python path's loss scan, counted
-        def __getattr__(self, name):
-            return getattr(detector, name)
-
-        def scan(self, *args):
-            scans.append(args)
-            return detector.scan(*args)
-    monkeypatch.setattr(image, "loss_detector", Counting())
+    counting = CountingScans(image.loss_detector)          # the Python path's loss scan, counted
+    monkeypatch.setattr(image, "loss_detector", counting)
+    scans = counting.calls
     sent = driver.conductor.system[ctr.STATUS_MESSAGES_SENT]
     before = sent.get()
     threshold = image.status_message_threshold()

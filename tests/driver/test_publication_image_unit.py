@@ -13,7 +13,7 @@ from aeron._core import counters as ctr
 from aeron._core import frames as f
 from aeron.driver import publication_image as pi
 from tests.driver.fakes import (
-    MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, SubscriberLink, data_frame,
+    MS, PUBLISHER, TERM_LENGTH, Counters, CountingScans, FakeTransport, ManualClock, SubscriberLink, data_frame,
     publication_image, receive_endpoint,
 )
 
@@ -55,17 +55,9 @@ def test_out_of_order_frames_are_rebuilt_in_place(rig):
 
 def test_the_rebuild_scan_runs_again_only_when_something_it_depends_on_moved(rig, monkeypatch):
     counters, clock, transport, endpoint, image, subscriber = rig
-    scans = []
-    detector = image.loss_detector
-
-    class Counting:                               # the compiled detector's methods cannot be patched: wrapped
-        def __getattr__(self, name):
-            return getattr(detector, name)
-
-        def scan(self, *args):
-            scans.append(args)
-            return detector.scan(*args)
-    monkeypatch.setattr(image, "loss_detector", Counting())
+    counting = CountingScans(image.loss_detector)
+    monkeypatch.setattr(image, "loss_detector", counting)
+    scans = counting.calls
     _insert(image, clock, 64, b"B" * 32)
     image.track_rebuild(clock())
     image.track_rebuild(clock())
