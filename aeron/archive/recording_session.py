@@ -21,7 +21,6 @@ from aeron.common.errors import ArchiveError
 if TYPE_CHECKING:
     from aeron.client.image import Image
 
-NULL_POSITION = -1
 RECORD_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle writes for one recording
 _STORAGE_ERRNOS = frozenset((errno.ENOSPC, errno.EDQUOT))       # no space, or over quota
 

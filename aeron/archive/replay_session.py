@@ -17,10 +17,10 @@ from typing import Any
 
 from aeron._core.archive_io import ReplayBlockReader, prefers_pread
 from aeron._core.atomic_buffer import AtomicBuffer
+from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import AeronError
 
-NULL_POSITION = -1
 REPLAY_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle replays for one replay
 
 

@@ -24,13 +24,9 @@ import pyarrow as pa
 
 from aeron._core.segment_batch import SCAN_CORRUPT, SCAN_FULL, scan_messages
 from aeron.archive import segments
-from aeron.archive.catalog import RecordingDescriptor
-from aeron.archive.client import (
-    AeronArchive,
-    is_response_channel,
-    replay_image_session_id,
-)
+from aeron.archive.client.aeron_archive import AeronArchive, is_response_channel, replay_image_session_id
 from aeron.archive.errors import ArchiveError
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import AeronTimeoutError
 from aeron.spark import scan

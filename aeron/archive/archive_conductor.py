@@ -20,18 +20,21 @@ from typing import TYPE_CHECKING, Any
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
+from aeron._core.logbuffer import FRAME_ALIGNMENT
+from aeron.archive.archive_mark_file import ArchiveMarkFile
 from aeron.archive.catalog import Catalog
 from aeron.archive.checksums import new_checksum
-from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
-                                           ControlSessionAdapter, RequestError, SessionState)
-from aeron.archive.mark_file import ArchiveMarkFile
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
+from aeron.archive.control_session import (ControlResponseProxy, ControlSession, ControlSessionAdapter, RequestError,
+                                           SessionState)
+from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.recording_session import RecordingSession, checksum_kind
-from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
 from aeron.archive.replication_session import ReplicationSession, replicate_request_problem
+from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.common.agent import Agent, CompositeAgent
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
-                                      ChannelUri, parse_size)
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX, ChannelUri,
+                                      parse_size)
 from aeron.common.errors import AeronError, InvalidChannelError, RegistrationError
 from aeron.common.version import __version__
 
@@ -40,11 +43,8 @@ if TYPE_CHECKING:
     from aeron.client.aeron import Aeron
     from aeron.client.image import Image
 
-NULL_VALUE = -1
-NULL_POSITION = -1
-MAX_POSITION = (1 << 63) - 1
-FRAME_ALIGNMENT = 32
-RECORDING_POSITION_TYPE_ID = 100       # archive.md §14
+MAX_POSITION = (1 << 63) - 1           # Long.MAX_VALUE
+RECORDING_POSITION_TYPE_ID = 100       # RecordingPos.RECORDING_POSITION_TYPE_ID
 ARCHIVE_ERROR_COUNT_TYPE_ID = 101
 ARCHIVE_CONTROL_SESSIONS_TYPE_ID = 102
 ARCHIVE_CONTROL_SESSION_TYPE_ID = 113
