@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Archive, Archive.Context and ArchivingMediaDriver (Aeron ``io.aeron.archive.Archive``).
 
-Settings use Aeron's ``aeron.archive.*`` property names or their ``AERON_ARCHIVE_*`` variables (archive.md §13).
+Settings use Aeron's ``aeron.archive.*`` property names or their ``AERON_ARCHIVE_*`` variables.
 ``Archive.launch(ctx)`` connects a client to the driver in ``ctx.aeron_dir`` and starts the ArchiveConductor on
 the threads ``ctx.threading_mode`` asks for; ``ArchivingMediaDriver.launch()`` starts our driver and an archive
 on it in one process.
@@ -277,7 +277,7 @@ class Context:
         return self
 
     def conclude(self) -> "Context":
-        """Check the settings (archive.md §4.2, §13); a context serves one archive."""
+        """Check the settings; a context serves one archive."""
         if self._concluded:
             raise IllegalStateError("Archive.Context already used; make a new one")
         seg = self.segment_file_length

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """``archive-mark.dat``: the archive's liveness and configuration file, byte-compatible with Aeron's
-(reference archive.md §6).
+``ArchiveMarkFile``.
 
 Layout: an SBE message header and the MarkFileHeader (template 200 of schema 100) with the four channel strings,
 zeros up to 8192 bytes, then a distinct error log (Agrona's layout, readable by Aeron's ArchiveTool ``errors``).

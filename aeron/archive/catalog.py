@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The archive's recording catalog, ``archive.catalog``, byte-compatible with Aeron's (reference archive.md §5).
+"""The archive's recording catalog, ``archive.catalog``, byte-compatible with Aeron's.
 
 Layout: a 32-byte CatalogHeader, then one entry per recording in id order, each a 32-byte
 RecordingDescriptorHeader and a RecordingDescriptor body (no SBE message header) padded to the catalog's
@@ -102,7 +102,7 @@ class Catalog:
     """``archive.catalog`` of an archive directory, mapped shared.
 
     ``Catalog(archive_dir)`` opens (or creates) the catalog for writing, grows the file to ``capacity``, and
-    repairs the stop position of recordings cut off by a crash (§4.8) unless ``fix_on_refresh`` is False.
+    repairs the stop position of recordings cut off by a crash unless ``fix_on_refresh`` is False.
     ``Catalog(archive_dir, read_only=True)`` opens an existing catalog for reading only (tools, Spark): nothing is
     written, :meth:`refresh` picks up entries added by the running archive.
 
@@ -309,7 +309,7 @@ class Catalog:
                 os.close(dir_fd)
 
     def _refresh_and_fix(self) -> None:
-        """Recover the stop position of VALID entries left at -1 by a crash, from their last segment (§4.8)."""
+        """Recover the stop position of VALID entries left at -1 by a crash, from their last segment."""
         files = None
         now = self._clock()
         for recording_id, offset in list(self._valid.items()):

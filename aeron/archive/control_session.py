@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control sessions: the request decoder (Aeron ControlSessionAdapter), the response encoder (ControlResponseProxy)
-and one client's session state machine (ControlSession), archive.md §7.
+and one client's session state machine (ControlSession).
 
 Every message is decoded and encoded with the generated codecs (aeron._core.codecs.archive). A request that cannot
 be decoded is dropped and counted when it names no session; when its session is known it is answered with an ERROR
@@ -146,7 +146,7 @@ class ControlResponseProxy:
 
 
 class SessionState(enum.Enum):
-    """ControlSession.State (archive.md §7.2)."""
+    """ControlSession.State."""
 
     INIT = 0
     CONNECTING = 1
@@ -161,7 +161,7 @@ class SessionState(enum.Enum):
 def response_channel_for(channel: str, ctx: Any, request_image_correlation_id: int) -> str:
     """The archive's response publication channel: the client's channel with term length, sparse and MTU taken
     from it or from the archive's control defaults; ``control-mode=response`` adds the request image's
-    correlation id (archive.md §7.1)."""
+    correlation id."""
     uri = ChannelUri.parse(channel)
     if not uri.has(TERM_LENGTH_PARAM_NAME):
         uri.put(TERM_LENGTH_PARAM_NAME, str(ctx.control_term_buffer_length))
@@ -229,7 +229,7 @@ class ControlSession:
         self._resend_deadline_ns = now_ns
         self._ping_deadline_ns = now_ns
         self._encoded_challenge = b""
-        self.listing: Any = None               # the one active listing (archive.md §7.4)
+        self.listing: Any = None               # the one active listing
         self.reason = ""
         self.counter_registration_id = NULL_VALUE     # the control-session counter (type 113), value = session id
         self.counter: Any = None

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
-term id, term length and position (Aeron ReplaySession, archive.md §10).
+term id, term length and position (Aeron ReplaySession).
 
 The frames go into the publication's term by the compiled ReplayBlockReader, without the GIL: read with ``pread``
 straight into the term (the mapping only serves each run's first header), or, on tmpfs, whose reads cost more than a

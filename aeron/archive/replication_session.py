@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replication: this archive acts as a client of a source archive and records the source's replay of a recording
-into a local one (Aeron ReplicationSession, archive.md §11.1). Runs on the conductor, one step per duty cycle; the
+into a local one (Aeron ReplicationSession). Runs on the conductor, one step per duty cycle; the
 source archive's requests are the archive client's own operation generators (aeron.archive.client), advanced with
 ``next()`` so that nothing here blocks the conductor.
 
@@ -74,7 +74,7 @@ class _Credentials:
 
 
 def default_response_channel(src_control_channel: str) -> str:
-    """``aeron:udp?endpoint=<control host>:0`` for a UDP source, ``aeron:ipc`` for an IPC one (archive.md §13)."""
+    """``aeron:udp?endpoint=<control host>:0`` for a UDP source, ``aeron:ipc`` for an IPC one."""
     uri = ChannelUri.parse(src_control_channel)
     if uri.is_ipc:
         return "aeron:ipc"
@@ -276,7 +276,7 @@ class ReplicationSession:
 
     def _replay_session_id(self) -> int:
         # the session id the source's replay publication gets: the recording's (a merge needs the live one's), or
-        # the one the request forces (archive.md §11.1)
+        # the one the request forces
         if self.live_destination is None and self.replication_session_id != NULL_VALUE:
             return self.replication_session_id
         return self.src_descriptor.session_id

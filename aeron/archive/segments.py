@@ -200,7 +200,7 @@ def compute_stop_position(archive_dir: str | os.PathLike[str], segment_files: li
                           start_position: int, term_length: int, segment_file_length: int,
                           checksum: Checksum | None = None,
                         truncate_on_page_straddle: bool | Callable[[str], bool] = False) -> int:
-    """The stop position a recording's files prove (§4.8): walk the frames of the highest segment.
+    """The stop position a recording's files prove: walk the frames of the highest segment.
 
     ``segment_files`` is ``[(base_position, name), ...]`` as :func:`index_segment_files` gives; no file means
     the recording never wrote and stops at ``start_position``.

@@ -98,7 +98,7 @@ class _Replay:
         channel, stream_id = settings.replay_channel, settings.replay_stream_id
         try:
             if is_response_channel(channel):
-                # over the connection this client opens (archive.md §10.4): no address for the archive to reach
+                # over the connection this client opens: no address for the archive to reach
                 self.subscription = self.archive.replay(recording_id, channel, stream_id, position, length)
                 self.image = self._await_image(lambda s: s.images[0] if s.images else None)
                 return

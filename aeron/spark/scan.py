@@ -53,7 +53,7 @@ SCHEMA = pa.schema([
     ("payload", pa.binary()),
 ])
 
-# the channel parameters that put a timestamp into each message (archive.md §5.3 keeps them in the stripped channel)
+# the channel parameters that put a timestamp into each message (the stripped channel keeps them)
 _TIMESTAMP_PARAMS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset")
 
 
