@@ -18,11 +18,11 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.term_reader import Header
 from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, Context
 from aeron.archive import errors as E
-from aeron.archive.client import (ArchiveProxy, ControlResponsePoller, NullCredentialsSupplier, RecordingDescriptorPoller,
-                                  RecordingEventsAdapter, RecordingProgress, RecordingSignalAdapter, RecordingStarted,
-                                  RecordingStopped, RecordingSubscriptionDescriptorPoller, ReplayParams,
-                                  ReplicationParams, State, connect_op, replay_image_session_id,
-                                  segment_file_base_position)
+from aeron.archive.client import (ArchiveProxy, ControlResponsePoller, NullCredentialsSupplier, PersistentSubscription,
+                                  RecordingDescriptorPoller, RecordingEventsAdapter, RecordingProgress,
+                                  RecordingSignalAdapter, RecordingStarted, RecordingStopped,
+                                  RecordingSubscriptionDescriptorPoller, ReplayParams, ReplicationParams, State,
+                                  connect_op, replay_image_session_id, segment_file_base_position)
 from aeron.archive.configuration import NULL_VALUE, PROTOCOL_SEMANTIC_VERSION
 from aeron.common import errors as common_errors
 from aeron.common.errors import ConfigurationError
@@ -731,6 +731,49 @@ def test_async_remove_of_an_add_not_yet_answered_and_of_one_answered(invoked_dri
         aeron.async_remove_counter(counter)
         assert publication_links(invoked_driver, aeron, "counters") == {}
         aeron.async_remove_publication(987654321)           # unknown: nothing to do
+
+
+def test_operations_abandoned_before_the_driver_answered_their_adds_remove_them(invoked_driver):
+    # the sync and async drivers close an operation they stop early: what it asked the driver for goes too
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        stand_in = SimpleNamespace(aeron=aeron, _ensure_connected=lambda: None, _ensure_not_reentrant=lambda: None)
+        for exclusive in (False, True):
+            op = AeronArchive._add_recorded_publication_op(stand_in, "aeron:ipc", 21, exclusive)
+            assert next(op) == 0                        # asked for, not answered: the driver has not run
+            op.close()
+            assert publication_links(invoked_driver, aeron) == {}
+        op = AeronArchive._add_subscription_op(stand_in, "aeron:ipc", 22, None, None)    # replay_op's
+        assert next(op) == 0
+        op.close()
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        op = AeronArchive._add_subscription_op(stand_in, "aeron:ipc", 22, None, None)    # one let finish stays
+        next(op)
+        for _ in range(200):
+            invoked_driver.do_work()
+            try:
+                next(op)
+            except StopIteration:
+                break
+        assert len(publication_links(invoked_driver, aeron, "subscriptions")) == 1
+
+
+def test_a_persistent_subscription_removes_adds_the_driver_has_not_answered(invoked_driver):
+    # its clean-ups run on loss of the archive or of the live image, when an add may still be pending
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        stand_in = SimpleNamespace(
+            _aeron=aeron, _request_publication=None,
+            _request_publication_id=aeron.async_add_exclusive_publication("aeron:ipc", 31),
+            _replay_subscription=None, _replay_subscription_id=aeron.async_add_subscription("aeron:ipc", 32),
+            _live_subscription=None, _live_subscription_id=aeron.async_add_subscription("aeron:ipc", 33))
+        PersistentSubscription._clean_up_request_publication(stand_in)
+        PersistentSubscription._clean_up_replay_subscription(stand_in)
+        PersistentSubscription._clean_up_live_subscription(stand_in)
+        assert publication_links(invoked_driver, aeron) == {}
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        assert (stand_in._request_publication_id, stand_in._replay_subscription_id,
+                stand_in._live_subscription_id) == (NULL_VALUE, NULL_VALUE, NULL_VALUE)
+        stand_in._live_subscription_id = aeron.async_add_subscription("aeron:ipc", 34)     # without the clean-up
+        assert len(publication_links(invoked_driver, aeron, "subscriptions")) == 1
 
 
 def test_a_connect_abandoned_before_the_driver_answered_leaves_nothing_on_the_application_client(invoked_driver):
