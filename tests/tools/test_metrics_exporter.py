@@ -16,7 +16,7 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.driver import Context as DriverContext
-from aeron.errors import InvalidChannelError
+from aeron.common.errors import InvalidChannelError
 from aeron.tools.metrics_exporter import start_exporter
 from tests import procs
 from tests.support import wait_for
