@@ -25,7 +25,7 @@ from aeron._core.counters import (
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import (DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS, Agent,
-                                WakeupIdleStrategy, epoch_ms, nano_time)
+                                epoch_ms, nano_time)
 from aeron.client.channel_validation import validate_channel
 from aeron.client.counter import Counter
 from aeron.client.image import Image
@@ -36,8 +36,8 @@ from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
     StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import (CLIENTS, CONDUCTOR, SENDER, SPIES, ClientRegistry, new_waiter, open_board,
-                                 stream_bit, streams_mask)
+from aeron.common.wakeup import (CLIENTS, CONDUCTOR, SENDER, SPIES, ClientRegistry, WakeupIdleStrategy, new_waiter,
+                                 open_board, stream_bit, streams_mask)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
