@@ -661,9 +661,10 @@ def idle_strategy_from_name(name: str, init_args: str | None = None) -> IdleStra
     ``backoff`` (Aeron's driver defaults 10 spins, 20 yields, 1 µs..1 ms), ``wakeup`` (ours: backoff whose
     parks wait for a wake-up after 10 µs of spinning; see aeron.common.wakeup.WakeupIdleStrategy), the Agrona
     class names (``org.agrona.concurrent.BackoffIdleStrategy`` ...) and the C symbol names
-    (``aeron_idle_strategy_backoff`` ...). ``init_args`` is the C driver's ``AERON_*_IDLE_STRATEGY_INIT_ARGS``: a duration for the sleeping
-    strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff (``10-20-1us-1ms``), ``spin-maxpark``
-    (``10us-1ms``) or backoff's form (for its sleeps when unbound) for wakeup.
+    (``aeron_idle_strategy_backoff`` ...). ``init_args`` is the C driver's ``AERON_*_IDLE_STRATEGY_INIT_ARGS``: a
+    duration for the sleeping strategies (``100us``), ``spins-yields-minpark-maxpark`` for backoff
+    (``10-20-1us-1ms``), ``spin-maxpark`` (``10us-1ms``) or backoff's form (for its sleeps when unbound) for
+    wakeup.
     Raises ConfigurationError for an unknown name or malformed init args.
     """
     if not isinstance(name, str):
