@@ -328,6 +328,17 @@ class Context:
     root only unless granted). At 0, idle CPUs poll in the kernel's idle loop instead of halting, so a parked thread
     wakes in microseconds, at the price of cores that never sleep (power; on a VM the host sees busy vCPUs):
     docs/wakeup.md. A request that cannot be held fails the launch with CpuLatencyQosError.
+
+    What forged SETUP frames can take: an image is unconfirmed until its source sends a frame after its SETUP, and
+    the unconfirmed images of each receive endpoint are bounded, in number and in log bytes, per endpoint
+    (``unconfirmed_images_max``, ``aeron.receiver.unconfirmed.images.max``, 64; ``unconfirmed_log_bytes_max``,
+    ``aeron.receiver.unconfirmed.log.bytes.max``, 1 GiB) and per source address and port on it
+    (``unconfirmed_source_images_max``, ``aeron.receiver.unconfirmed.source.images.max``, 16;
+    ``unconfirmed_source_log_bytes_max``, ``aeron.receiver.unconfirmed.source.log.bytes.max``, 512 MiB); a holder of
+    none takes one image of any size. A SETUP beyond them is counted (``Unconfirmed images rejected``) and dropped;
+    while SETUPs are turned away, unconfirmed images go after ``unconfirmed_image_timeout_ns``
+    (``aeron.receiver.unconfirmed.image.timeout``, 2 s) and only sessions that ask again get the room. The C driver
+    has no such bounds: docs/operations.md.
     """
 
     # typed settings (values, defaults and property names in _SETTINGS)

@@ -58,7 +58,7 @@ REFUSED_SOURCES = 256
 class UnconfirmedHold:
     """The share one unconfirmed image (or one being made) holds of its endpoint's budget."""
 
-    __slots__ = ("source", "log_length", "since_ns", "image", "released")
+    __slots__ = ("image", "log_length", "released", "since_ns", "source")
 
     def __init__(self, source: tuple, log_length: int, since_ns: int) -> None:
         self.source = source

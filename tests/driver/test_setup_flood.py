@@ -6,6 +6,7 @@ datagram the kernel dropped, and a publisher started (on its own driver) during 
 message (aeron/driver/unconfirmed_images.py)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -19,7 +20,13 @@ from aeron._core.cnc import CncFile
 from aeron._core.error_log import read_error_log
 from aeron._core.logbuffer import compute_log_length
 from aeron.driver import MediaDriver
-from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import (
+    Collector,
+    driver_context,
+    free_port,
+    numbered,
+    wait_for,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -80,46 +87,39 @@ def test_a_setup_flood_holds_no_more_than_the_budget_and_a_genuine_publisher_get
     available: list = []
     port = free_port()
     channel = f"aeron:udp?endpoint=127.0.0.1:{port}"
-    flooders = []
-    with MediaDriver.launch_embedded(driver_context(**settings)) as target, \
-            Aeron.connect(Context(target.aeron_dir)) as client:
+    with contextlib.ExitStack() as stack:
+        target = stack.enter_context(MediaDriver.launch_embedded(driver_context(**settings)))
+        client = stack.enter_context(Aeron.connect(Context(target.aeron_dir)))
         subscription = client.add_subscription(channel, STREAM_ID, available_image_handler=available.append)
         # the receiver takes the stream's interest a moment after the conductor answered: SETUPs before are ignored
         wait_for(lambda: any(endpoint.streams for endpoint in target.conductor.receiver.endpoints))
-        for _ in range(ports):
-            flooder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        flooders = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM)) for _ in range(ports)]
+        for flooder in flooders:
             flooder.bind(("127.0.0.1", 0))
-            flooders.append(flooder)
         setup = bytearray(f.SETUP_HEADER_LENGTH)
         sent = 0
         largest = 0
-        publisher_driver = publisher_client = publication = None
+        publication = None
         got = Collector()
         offered = 0
         started = time.monotonic()
-        try:
-            while len(got.messages) < MESSAGES or sent < 5000:
-                assert time.monotonic() - started < 150, (sent, offered, len(got.messages), errors(target.aeron_dir))
-                for _ in range(50):
-                    f.encode_setup(setup, 0, FORGED_SESSIONS + sent, STREAM_ID, 5, 5, 0, FORGED_TERM_LENGTH, 1408)
-                    flooders[sent % ports].sendto(setup, ("127.0.0.1", port))
-                    sent += 1
-                largest = max(largest, images_dir_bytes(target.aeron_dir))
-                assert largest <= BUDGET + GENUINE_LOG, (largest, BUDGET)
-                if publisher_driver is None and time.monotonic() - started > 1.0:
-                    # the genuine publisher comes during the flood, from its own driver (another source)
-                    publisher_driver = MediaDriver.launch_embedded(driver_context())
-                    publisher_client = Aeron.connect(Context(publisher_driver.aeron_dir))
-                    publication = publisher_client.add_publication(channel, STREAM_ID)
-                if publication is not None and offered < MESSAGES and publication.offer(numbered(offered, 64)) > 0:
-                    offered += 1
-                subscription.poll(got, 64)
-                time.sleep(0.005)
-        finally:
-            if publisher_client is not None:
-                publisher_client.close()
-            if publisher_driver is not None:
-                publisher_driver.close()
+        while len(got.messages) < MESSAGES or sent < 5000:
+            assert time.monotonic() - started < 150, (sent, offered, len(got.messages), errors(target.aeron_dir))
+            for _ in range(50):
+                f.encode_setup(setup, 0, FORGED_SESSIONS + sent, STREAM_ID, 5, 5, 0, FORGED_TERM_LENGTH, 1408)
+                flooders[sent % ports].sendto(setup, ("127.0.0.1", port))
+                sent += 1
+            largest = max(largest, images_dir_bytes(target.aeron_dir))
+            assert largest <= BUDGET + GENUINE_LOG, (largest, BUDGET)
+            if publication is None and time.monotonic() - started > 1.0:
+                # the genuine publisher comes during the flood, from its own driver (another source)
+                publisher_driver = stack.enter_context(MediaDriver.launch_embedded(driver_context()))
+                publisher_client = stack.enter_context(Aeron.connect(Context(publisher_driver.aeron_dir)))
+                publication = publisher_client.add_publication(channel, STREAM_ID)
+            if publication is not None and offered < MESSAGES and publication.offer(numbered(offered, 64)) > 0:
+                offered += 1
+            subscription.poll(got, 64)
+            time.sleep(0.005)
         assert set(got.sessions) == {publication.session_id}
         assert [int.from_bytes(m[:8], "little") for m in got.messages] == list(range(MESSAGES))
         # the flood did make images, which the sampling saw: one port its own share (one image), several the budget
@@ -127,8 +127,11 @@ def test_a_setup_flood_holds_no_more_than_the_budget_and_a_genuine_publisher_get
         # every forged SETUP made an image, was refused and counted, or was dropped by the kernel; the genuine
         # publisher's first asks may be refused and counted too (it sends a SETUP every 100 ms until it connects)
         forged = range(FORGED_SESSIONS, FORGED_SESSIONS + sent)
-        forged_images = lambda: sum(1 for image in available if image.session_id in forged and  # noqa: E731
-                                    image.session_id != publication.session_id)
+
+        def forged_images() -> int:
+            return sum(1 for image in available
+                       if image.session_id in forged and image.session_id != publication.session_id)
+
         wait_for_counts = time.monotonic() + 30
         while rejected_count(client) + forged_images() + kernel_drops(port) < sent:
             assert time.monotonic() < wait_for_counts, (
@@ -138,5 +141,3 @@ def test_a_setup_flood_holds_no_more_than_the_budget_and_a_genuine_publisher_get
         genuine_bound = 10 * (time.monotonic() - started) + 10
         assert rejected_count(client) + forged_images() + kernel_drops(port) <= sent + genuine_bound
         assert rejected_count(client) >= sent // 2 and forged_images() <= 20, (rejected_count(client), sent)
-        for flooder in flooders:
-            flooder.close()

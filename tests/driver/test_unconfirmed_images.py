@@ -18,8 +18,17 @@ from aeron.driver import publication_image as pi
 from aeron.driver import unconfirmed_images as ui
 from aeron.driver.unconfirmed_images import UnconfirmedImages
 from tests.driver.fakes import (
-    MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, SubscriberLink, data_frame, publication_image,
-    receive_endpoint, setup_frame,
+    MS,
+    PUBLISHER,
+    TERM_LENGTH,
+    Counters,
+    FakeTransport,
+    ManualClock,
+    SubscriberLink,
+    data_frame,
+    publication_image,
+    receive_endpoint,
+    setup_frame,
 )
 
 KIB64_LOG = compute_log_length(64 * 1024)
@@ -272,7 +281,7 @@ def test_an_image_confirmed_by_its_first_heartbeat_leaves_the_budget_and_a_silen
 
 
 def test_a_heartbeat_the_python_path_takes_in_confirms_too(rig, tmp_path):
-    counters, clock, transport, endpoint, setups = rig
+    counters, clock, _, endpoint, _ = rig
     image, _ = publication_image(tmp_path, counters, endpoint, clock)
     try:
         frame = data_frame(0, b"")
