@@ -654,8 +654,9 @@ class NetworkResources:
         the counters before it keep the ids the C driver gives them."""
         rejected = self._system.get(ctr.UNCONFIRMED_IMAGES_REJECTED)
         if rejected is None:
+            label = next(label for i, _, label in ctr.EXTRA_SYSTEM_COUNTERS if i == ctr.UNCONFIRMED_IMAGES_REJECTED)
             counter_id = self._counters.allocate(
-                "Unconfirmed images rejected", ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID,
+                label, ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID,
                 ctr.system_counter_key_encode(ctr.UNCONFIRMED_IMAGES_REJECTED),
                 registration_id=ctr.UNCONFIRMED_IMAGES_REJECTED, owner_id=-1)
             rejected = self._system[ctr.UNCONFIRMED_IMAGES_REJECTED] = AtomicCounter(self._counters_values, counter_id)

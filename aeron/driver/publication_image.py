@@ -583,7 +583,7 @@ class PublicationImage(DriverLog):
 
     def on_time_event(self, now_ns: int, now_ms: int, conductor: NetworkResources) -> int:
         """Port of aeron_publication_image_on_time_event: ACTIVE (untethered subscribers checked) until the sender
-        goes quiet (sooner for an unconfirmed image while its endpoint is contended: UnconfirmedImages.reclaims),
+        goes quiet (sooner for an unconfirmed image of a contended endpoint or source: UnconfirmedImages.reclaims),
         ends its stream or no subscriber holds the image; DRAINING (EOS status messages) until the
         working subscribers have read it all; LINGER (the images are gone) until the receiver let go and clients
         had time to unmap; then DONE. Returns the work."""
@@ -596,7 +596,7 @@ class PublicationImage(DriverLog):
             polled_ns = self.endpoint.time_of_last_poll_ns
             seen_ns = min(now_ns, polled_ns) if polled_ns > 0 else now_ns
             silent_ns = seen_ns - self.time_of_last_packet_ns
-            # an image whose source never sent a frame goes sooner while its endpoint turns SETUPs away
+            # an image whose source never sent a frame goes sooner while its endpoint (or source) turns SETUPs away
             inactive = silent_ns > self.liveness_timeout_ns or self.endpoint.unconfirmed.reclaims(
                 self.unconfirmed_hold, self, silent_ns, now_ns)
             eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()

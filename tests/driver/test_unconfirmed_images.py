@@ -9,27 +9,21 @@ from types import SimpleNamespace
 
 import pytest
 
+from aeron import Aeron, Context
 from aeron._core import counters as ctr
 from aeron._core import frames as f
 from aeron._core.logbuffer import compute_log_length
 from aeron.common.errors import ConfigurationError
 from aeron.driver import Context as DriverContext
+from aeron.driver import MediaDriver
 from aeron.driver import publication_image as pi
 from aeron.driver import unconfirmed_images as ui
 from aeron.driver.unconfirmed_images import UnconfirmedImages
 from tests.driver.fakes import (
-    MS,
-    PUBLISHER,
-    TERM_LENGTH,
-    Counters,
-    FakeTransport,
-    ManualClock,
-    SubscriberLink,
-    data_frame,
-    publication_image,
-    receive_endpoint,
-    setup_frame,
+    MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, SubscriberLink, data_frame, publication_image,
+    receive_endpoint, setup_frame,
 )
+from tests.driver.udp_helpers import driver_context, free_port
 
 KIB64_LOG = compute_log_length(64 * 1024)
 MIB64_LOG = compute_log_length(64 << 20)
@@ -310,3 +304,21 @@ def test_the_bounds_are_driver_settings_with_defaults_that_leave_genuine_traffic
                 dict(unconfirmed_source_log_bytes_max=-1)):
         with pytest.raises(ConfigurationError, match="aeron.receiver.unconfirmed"):
             DriverContext(environ={}, **bad).conclude()
+
+
+def test_the_rejections_counter_is_a_system_counter_of_ours_made_with_the_first_udp_subscription():
+    """Id 1000 (key and registration id), past Aeron's 0..45; allocated when first needed so that an IPC-only driver's
+    counters keep the ids the C driver gives them."""
+    def ours(client):
+        return [r for r in client.counters_reader.counters()
+                if r.type_id == ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID and r.counter_id >= ctr.SYSTEM_COUNTER_COUNT]
+
+    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as client:
+        client.add_subscription("aeron:ipc", 1001)
+        assert ours(client) == []
+        client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{free_port()}", 1001)
+        client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{free_port()}", 1001)
+        [record] = ours(client)                         # one for the driver, whatever its endpoints
+        assert (record.label, record.key, record.registration_id, record.owner_id, record.value) == (
+            "Unconfirmed images rejected", (1000).to_bytes(4, "little") + bytes(108), 1000, -1, 0)
+        assert ctr.UNCONFIRMED_IMAGES_REJECTED == 1000
