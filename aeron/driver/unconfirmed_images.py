@@ -49,8 +49,10 @@ DEFAULT_LOG_BYTES_MAX = 1 << 30
 DEFAULT_SOURCE_IMAGES_MAX = 16
 DEFAULT_SOURCE_LOG_BYTES_MAX = 512 << 20
 DEFAULT_IMAGE_TIMEOUT_NS = 2_000_000_000
-# a real sender repeats its SETUP every 100 ms (aeron_network_publication_setup_message_check): a second is ten asks
-REFUSAL_MEMORY_NS = 1_000_000_000
+# how long a refused session counts as having asked: a sender not yet connected repeats its SETUP every 100 ms
+# (aeron_network_publication_setup_message_check), but one that has other receivers sends a single SETUP per status
+# message asking for one, and the endpoint asks once per PENDING_SETUP_TIMEOUT_NS (1 s): several of those fit
+REFUSAL_MEMORY_NS = 5_000_000_000
 REFUSED_SESSIONS_PER_SOURCE = 64
 REFUSED_SOURCES = 256
 
