@@ -14,6 +14,7 @@ import pytest
 from aeron import Aeron
 from aeron import Context as AeronContext
 from aeron._core.cnc import CncFile
+from aeron.archive import AeronArchive
 from aeron.cluster import tool
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.recording_log import RECORDING_LOG_FILE_NAME, RecordingLog
@@ -22,6 +23,8 @@ from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.cluster_counters import ClusterCounters
 from aeron.cluster.service.cluster_mark_file import ClusterMarkFile
 from aeron.driver import MediaDriver
+from tests.archive.archives import our_archive, scratch_dir
+from tests.archive.client_suite import Signals, payloads, record
 from tests.cluster.conftest import expected
 from tests.support import driver_context
 
@@ -254,3 +257,25 @@ def test_the_mark_file_found_through_its_link(golden_node, tmp_path):
     assert tool.pid(cluster) == 24254
     raw = (elsewhere / "cluster-mark.dat").read_bytes()
     assert struct.unpack_from("<q", raw, 32)[0] == 24254
+
+
+def test_recovery_plan_asks_a_running_archive(tmp_path, monkeypatch):
+    # the command line connects an AeronArchive client from the AERON_ARCHIVE_* settings, as Aeron's tool does
+    with scratch_dir("cluster-tool") as base, our_archive(base, "node", 5) as archive:
+        signals = Signals()
+        with archive.connect_aeron() as aeron:
+            ctx = archive.context(aeron=aeron)
+            ctx.recording_signal_consumer = signals
+            with AeronArchive.connect(ctx) as client:
+                recording_id, _stop, _publication = record(client, aeron, signals, payloads(5))
+                with RecordingLog(tmp_path, create_new=True) as log:
+                    log.append_term(recording_id, 0, 0, 1)
+                plan, text = run(tool.recovery_plan, tmp_path, 0, client)
+        # the recording is still active: no stop position yet, as in the golden live run
+        assert (plan.log.recording_id, plan.log.start_position, plan.log.stop_position) == (recording_id, 0, -1)
+        monkeypatch.setenv("AERON_DIR", archive.aeron_dir)
+        monkeypatch.setenv("AERON_ARCHIVE_CONTROL_CHANNEL", archive.control_channel)
+        monkeypatch.setenv("AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", "aeron:udp?endpoint=localhost:0")
+        status, cli = main(tmp_path, "recovery-plan", 0)
+        assert status == 0 and cli.startswith("RecoveryPlan[lastLeadershipTermId=0, lastTermBaseLogPosition=0, ")
+        assert cli == text
