@@ -61,6 +61,7 @@ __all__ = ["ClusterToolError", "MarkFileDescription", "SnapshotItem", "SnapshotN
            "seed_recording_log_from_snapshot", "sort_recording_log"]
 
 Out = IO[str] | None
+Log = Callable[[str], None] | None      # where a command's warnings go (the command line: stderr)
 
 SUCCESS = 0
 FAILURE = -1
@@ -139,7 +140,8 @@ def _check_mark_file(cluster_dir: str | os.PathLike[str], timeout_ms: int, out: 
     return False
 
 
-def resolve_cluster_services_dir(cluster_dir: str | os.PathLike[str], mark: ClusterMarkFile) -> pathlib.Path:
+def resolve_cluster_services_dir(cluster_dir: str | os.PathLike[str], mark: ClusterMarkFile,
+                                 log: Log = None) -> pathlib.Path:
     """Where the service mark files are: the ``servicesClusterDir`` the consensus module's mark file names (from
     its version 1), else ``cluster_dir``; a named directory that is not there (a copied cluster directory) falls
     back to ``cluster_dir`` too, where Aeron would find no service at all."""
@@ -150,9 +152,8 @@ def resolve_cluster_services_dir(cluster_dir: str | os.PathLike[str], mark: Clus
         decoder.release()
     if services and pathlib.Path(services).is_dir():
         return pathlib.Path(services)
-    if services:
-        sys.stderr.write(f"WARNING: services directory {services} not found, service mark files read from "
-                         f"{cluster_dir}\n")
+    if services and log is not None:
+        log(f"WARNING: services directory {services} not found, service mark files read from {cluster_dir}")
     return pathlib.Path(cluster_dir)
 
 
@@ -208,14 +209,14 @@ def _describe_one(mark: ClusterMarkFile, out: Out, now_ms: int | None,
 
 
 def describe(cluster_dir: str | os.PathLike[str], out: Out = None, tz: datetime.tzinfo | None = None,
-             now_ms: int | None = None, timeout_ms: int = 0) -> list[MarkFileDescription]:
+             now_ms: int | None = None, timeout_ms: int = 0, log: Log = None) -> list[MarkFileDescription]:
     """The consensus module's mark file, then every service's (``describe``)."""
     if not _check_mark_file(cluster_dir, timeout_ms, out):
         raise ClusterToolError(f"{ClusterMarkFile.FILENAME} does not exist in {cluster_dir}")
     found = []
     with open_mark_file(cluster_dir, timeout_ms) as mark:
         found.append(_describe_one(mark, out, now_ms, tz))
-        services_dir = resolve_cluster_services_dir(cluster_dir, mark)
+        services_dir = resolve_cluster_services_dir(cluster_dir, mark, log)
     for service in _open_service_mark_files(services_dir, timeout_ms, out):
         with service:
             found.append(_describe_one(service, out, now_ms, tz))
@@ -245,7 +246,7 @@ def driver_error_records(aeron_directory: str | os.PathLike[str]) -> list[ErrorL
 
 def errors(cluster_dir: str | os.PathLike[str], out: Out = None, tz: datetime.tzinfo | None = None,
            now_ms: int | None = None, timeout_ms: int = 0,
-           aeron_dir: str | os.PathLike[str] | None = None) -> dict[str, list[ErrorLogRecord]]:
+           aeron_dir: str | os.PathLike[str] | None = None, log: Log = None) -> dict[str, list[ErrorLogRecord]]:
     """The distinct errors of the consensus module's mark file, of its media driver (when its cnc.dat is there;
     ``aeron_dir`` instead of the directory the mark file names) and of every service's mark file (``errors``).
     Returns them by mark file path, the driver's under its cnc.dat path."""
@@ -267,7 +268,7 @@ def errors(cluster_dir: str | os.PathLike[str], out: Out = None, tz: datetime.tz
                 _print(out, print_error_log(found[cnc_path], tz), end="")
             else:
                 _print(out, f"no media driver CnC file: {cnc_path}")
-            services_dir = resolve_cluster_services_dir(cluster_dir, mark)
+            services_dir = resolve_cluster_services_dir(cluster_dir, mark, log)
     for service in _open_service_mark_files(services_dir, timeout_ms, out):
         with service:
             found[str(service.path)] = _print_errors(service, out, now_ms, tz)
@@ -292,7 +293,7 @@ def _print_errors(mark: ClusterMarkFile, out: Out, now_ms: int | None,
 
 
 def is_leader(cluster_dir: str | os.PathLike[str], out: Out = None, timeout_ms: int = 0,
-              aeron_dir: str | os.PathLike[str] | None = None) -> int:
+              aeron_dir: str | os.PathLike[str] | None = None, log: Log = None) -> int:
     """0 when the node is the leader and its election is closed, 1 when not (or its media driver is not
     running), -1 when there is no mark file (``is-leader``). The role and election state counters are read
     from the media driver's cnc.dat in the directory the mark file names (or ``aeron_dir``)."""
@@ -306,7 +307,8 @@ def is_leader(cluster_dir: str | os.PathLike[str], out: Out = None, timeout_ms: 
         finally:
             decoder.release()
     if not is_driver_active(aeron_directory, DRIVER_TIMEOUT_MS):
-        sys.stderr.write(f"no active media driver in {aeron_directory}\n")
+        if log is not None:
+            log(f"no active media driver in {aeron_directory}")
         return NOT_LEADER
     role = election_state = -1
     with map_counters(os.path.join(aeron_directory, "cnc.dat")) as counters:
@@ -653,11 +655,15 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: I
         return FAILURE
 
 
+def _stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
 def _run(cluster_dir: str, command: str, rest: list[str], out: IO[str]) -> int:
     timeout_ms = _timeout_ms()
     if command == "describe":
         try:
-            describe(cluster_dir, out, timeout_ms=timeout_ms)
+            describe(cluster_dir, out, timeout_ms=timeout_ms, log=_stderr)
         except ClusterToolError:
             pass                                    # Aeron's describe ignores failures
         return SUCCESS
@@ -672,11 +678,11 @@ def _run(cluster_dir: str, command: str, rest: list[str], out: IO[str]) -> int:
     elif command == "seed-recording-log-from-snapshot":
         seed_recording_log_from_snapshot(cluster_dir)
     elif command == "errors":
-        errors(cluster_dir, out, timeout_ms=timeout_ms)
+        errors(cluster_dir, out, timeout_ms=timeout_ms, log=_stderr)
     elif command == "invalidate-latest-snapshot":
         return SUCCESS if invalidate_latest_snapshot(cluster_dir, out) else FAILURE
     elif command == "is-leader":
-        return is_leader(cluster_dir, out, timeout_ms)
+        return is_leader(cluster_dir, out, timeout_ms, log=_stderr)
     elif command == "recovery-plan":
         if not rest:
             print_help(out)
