@@ -258,3 +258,122 @@ def test_capacity_version_and_prompts(archive):
     assert "128 bytes of (from 320) remaining in recording id 0" in dump.stdout
     compact = cli(archive, "compact", stdin="n\n")
     assert "Compaction result" not in compact.stdout and tool.count_entries(archive) == 2
+
+
+# -- prompts: only an explicit yes does anything destructive ---------------------------------------------------------
+
+CLOSED = "closed"           # fd 0 closed: Python's sys.stdin is None
+EOF_ = "eof"                # /dev/null: the end of input at the first read
+
+
+def cli_with(archive, *args, stdin):
+    env = dict(os.environ, TZ="UTC")
+    command = [sys.executable, "-m", "aeron.archive.tool", str(archive), *map(str, args)]
+    if stdin == CLOSED:
+        return subprocess.run(["sh", "-c", 'exec "$@" 0<&-', "sh", *command], capture_output=True, text=True,
+                              timeout=60, env=env, cwd=PROJECT_ROOT, check=False)
+    if stdin == EOF_:
+        return subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env,
+                              cwd=PROJECT_ROOT, check=False)
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60, env=env,
+                          cwd=PROJECT_ROOT, check=False)
+
+
+def snapshot(archive):
+    return {p.name: (p.stat().st_size, p.read_bytes()) for p in sorted(archive.iterdir()) if p.is_file()}
+
+
+def torn_last_fragment(archive):
+    seg = bytearray(65536)
+    for offset in range(0, 4096 - 64, 64):
+        struct.pack_into("<iBBhiiii", seg, offset, 64, 0, 0xC0, 1, offset, -1330240283, 1002, -1684349351)
+    struct.pack_into("<iBBhiiii", seg, 4096 - 64, 1000, 0, 0xC0, 1, 4096 - 64, -1330240283, 1002, -1684349351)
+    (archive / "1-0.rec").write_bytes(bytes(seg))
+    patch_catalog(archive, ENTRY1 + 32 + 48, "<q", -1)
+
+
+def prepare_compact(archive):
+    run(tool.mark_invalid, archive, 0)
+
+
+def prepare_orphans(archive):
+    for name in ("0-65536.rec", "1-131072.rec"):
+        (archive / name).write_bytes(b"x")
+
+
+def compacted(archive):
+    return not (archive / "0-0.rec").exists() and tool.count_entries(archive) == 1
+
+
+def orphans_deleted(archive):
+    return not (archive / "0-65536.rec").exists() and not (archive / "1-131072.rec").exists()
+
+
+def orphans_of_0_deleted(archive):
+    return not (archive / "0-65536.rec").exists() and (archive / "1-131072.rec").exists()
+
+
+def truncated(archive):
+    return (archive / "1-0.rec").read_bytes()[4096 - 64:4096 - 60] == b"\0\0\0\0"
+
+
+DESTRUCTIVE = {
+    "compact": (("compact",), prepare_compact, compacted),
+    "delete-orphaned-segments": (("delete-orphaned-segments",), prepare_orphans, orphans_deleted),
+    "delete-orphaned-segments-id": (("delete-orphaned-segments", 0), prepare_orphans, orphans_of_0_deleted),
+    "verify-truncate": (("verify", 1), torn_last_fragment, truncated),
+}
+
+
+@pytest.mark.parametrize("stdin", [CLOSED, EOF_])
+@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+def test_destructive_command_without_an_answer_does_nothing_and_fails(archive, name, stdin):
+    args, prepare, _ = DESTRUCTIVE[name]
+    prepare(archive)
+    before = snapshot(archive)
+    result = cli_with(archive, *args, stdin=stdin)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "(y/n)" in result.stdout or "(n) to do nothing" in result.stdout
+    assert "NoAnswerError: no answer to" in result.stderr and "(end of input): nothing was done" in result.stderr
+    assert snapshot(archive) == before
+
+
+@pytest.mark.parametrize("answer", ["n\n", "no\n", "\n", "yy\n", "N"])
+@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+def test_destructive_command_answered_other_than_yes_does_nothing(archive, name, answer):
+    args, prepare, done = DESTRUCTIVE[name]
+    prepare(archive)
+    result = cli_with(archive, *args, stdin=answer)
+    if name == "verify-truncate":         # as Aeron: not truncated, so the entry cannot be proven and is INVALID
+        assert result.returncode == 255 and "Found potentially incomplete last fragment" in result.stdout
+        assert not truncated(archive)
+        with Catalog(archive, read_only=True, strict=False) as catalog:
+            assert catalog.recording(1, any_state=True).state == RecordingState.INVALID
+    else:
+        assert result.returncode == 0, result.stderr
+        assert not done(archive)
+
+
+@pytest.mark.parametrize("answer", ["y\n", "Y\n", "yes\n", " YES \n", "y"])
+@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+def test_destructive_command_answered_yes_is_done(archive, name, answer):
+    args, prepare, done = DESTRUCTIVE[name]
+    prepare(archive)
+    result = cli_with(archive, *args, stdin=answer)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert done(archive)
+
+
+@pytest.mark.parametrize("stdin", [CLOSED, EOF_])
+def test_dump_stops_at_its_prompt_without_an_answer(archive, stdin):
+    result = cli_with(archive, "dump", 2, stdin=stdin)
+    assert result.returncode == 1
+    assert result.stdout.count("Specified frame limit 2 reached. Continue? (y/n): ") == 1
+    assert "Recording 1" not in result.stdout and "NoAnswerError" in result.stderr
+
+
+def test_dump_goes_on_only_on_yes(archive):
+    result = cli_with(archive, "dump", 2, stdin="y\n\nn\n")
+    assert result.returncode == 0
+    # recording 0 went on after the first prompt, then stopped at the empty answer; recording 1 was asked too
+    assert result.stdout.count("Continue? (y/n): ") == 3 and "Recording 1" in result.stdout
