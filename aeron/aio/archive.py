@@ -13,7 +13,7 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
 from aeron.aio.client import AsyncAeron
@@ -172,37 +172,83 @@ class AsyncAeronArchive:
         return ReplayStream(self, recording_id, position, length, replay_channel, replay_stream_id)
 
     # -- queries ---------------------------------------------------------------------------------------------------
+    @overload
+    async def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
+
+    @overload
     async def list_recordings(self, from_recording_id: int, record_count: int,
-                              consumer: Callable[[RecordingDescriptor], Any] | None = None
-                              ) -> list[RecordingDescriptor]:
-        """The descriptors (also given to ``consumer`` when set), as :meth:`AeronArchive.list_recordings`."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recordings_op(from_recording_id, record_count, _tee(got, consumer)))
-        return got
+                              consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    async def list_recordings(self, from_recording_id: int, record_count: int,
+                              consumer: Callable[[RecordingDescriptor], object] | None = None
+                              ) -> int | list[RecordingDescriptor]:
+        """As :meth:`AeronArchive.list_recordings`: the descriptors as a list, or given to ``consumer``, returning
+        the count given."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            await self._run(self.archive.list_recordings_op(from_recording_id, record_count, found.append))
+            return found
+        return await self._run(self.archive.list_recordings_op(from_recording_id, record_count, consumer))
+
+    @overload
+    async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                      stream_id: int) -> list[RecordingDescriptor]: ...
+
+    @overload
+    async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                      stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
 
     async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                      stream_id: int) -> list[RecordingDescriptor]:
-        """The matching descriptors, as :meth:`AeronArchive.list_recordings_for_uri`."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
-                                                                stream_id, got.append))
-        return got
+                                      stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                      ) -> int | list[RecordingDescriptor]:
+        """As :meth:`AeronArchive.list_recordings_for_uri`: a list, or the count given to ``consumer``."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                    channel_fragment, stream_id, found.append))
+            return found
+        return await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                       channel_fragment, stream_id, consumer))
 
-    async def list_recording(self, recording_id: int) -> RecordingDescriptor | None:
-        """The descriptor of ``recording_id``, or None when unknown."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recording_op(recording_id, got.append))
-        return got[0] if got else None
+    @overload
+    async def list_recording(self, recording_id: int) -> RecordingDescriptor | None: ...
 
+    @overload
+    async def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    async def list_recording(self, recording_id: int,
+                             consumer: Callable[[RecordingDescriptor], object] | None = None
+                             ) -> int | RecordingDescriptor | None:
+        """As :meth:`AeronArchive.list_recording`: the descriptor, None when unknown; or given to ``consumer``,
+        returning 1, or 0 when unknown."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            await self._run(self.archive.list_recording_op(recording_id, found.append))
+            return found[0] if found else None
+        return await self._run(self.archive.list_recording_op(recording_id, consumer))
+
+    @overload
     async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                            stream_id: int, apply_stream_id: bool
-                                           ) -> list[RecordingSubscriptionDescriptor]:
-        """The recording subscriptions, as :meth:`AeronArchive.list_recording_subscriptions`."""
-        got: list[RecordingSubscriptionDescriptor] = []
-        await self._run(self.archive.list_recording_subscriptions_op(pseudo_index, subscription_count,
-                                                                     channel_fragment, stream_id, apply_stream_id,
-                                                                     got.append))
-        return got
+                                           ) -> list[RecordingSubscriptionDescriptor]: ...
+
+    @overload
+    async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                           stream_id: int, apply_stream_id: bool,
+                                           consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> int: ...
+
+    async def list_recording_subscriptions(
+            self, pseudo_index: int, subscription_count: int, channel_fragment: str, stream_id: int,
+            apply_stream_id: bool, consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+    ) -> int | list[RecordingSubscriptionDescriptor]:
+        """As :meth:`AeronArchive.list_recording_subscriptions`: a list, or the count given to ``consumer``."""
+        if consumer is None:
+            found: list[RecordingSubscriptionDescriptor] = []
+            await self._run(self.archive.list_recording_subscriptions_op(
+                pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, found.append))
+            return found
+        return await self._run(self.archive.list_recording_subscriptions_op(
+            pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, consumer))
 
     async def get_recording_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_recording_position`."""
@@ -372,16 +418,6 @@ class RecordingEventStream:
     async def __aexit__(self, *exc: object) -> None:
         """Close the stream."""
         await self.close()
-
-
-def _tee(out: list[Any], consumer: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
-    if consumer is None:
-        return out.append
-
-    def both(entry: Any) -> None:
-        out.append(entry)
-        consumer(entry)
-    return both
 
 
 class ReplayStream:

@@ -5,6 +5,7 @@ asyncio and uvloop."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import pathlib
 import shutil
@@ -125,6 +126,50 @@ async def test_errors_are_typed_and_listing_works(archive_handle, loop_errors):
         recordings = await archive.list_recordings(0, 100)
         assert all(r.control_session_id == archive.control_session_id for r in recordings)
         assert await archive.find_last_matching_recording(0, "no-such", STREAM_ID, 0) == -1
+        # as Java's ArchiveConductor: every position query checks the id first
+        for query in (archive.get_recording_position, archive.get_start_position, archive.get_max_recorded_position):
+            with pytest.raises(E.UnknownRecordingError, match="unknown recording id: 1000000"):
+                await query(10**6)
+        with pytest.raises(E.UnknownRecordingError, match="minRecordingId=-1 < 0"):
+            await archive.find_last_matching_recording(-1, "", STREAM_ID, 0)
+
+
+def uncorrelated(descriptors):
+    # each answer carries its own request's correlation id; the rest is the same entry
+    return [dataclasses.replace(d, correlation_id=0) for d in descriptors]
+
+
+async def test_listings_in_list_and_consumer_forms(archive_handle, loop_errors):
+    async with aeron.aio.archive.connect(**settings(archive_handle)) as archive:
+        channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+        subscription_id = await archive.start_recording(channel, STREAM_ID, SourceLocation.REMOTE)
+        publication = await archive.client.add_exclusive_publication(channel, STREAM_ID, timeout=10)
+        async for signal in archive.recording_signals(timeout=20):
+            if signal.signal == RecordingSignal.START:
+                recording_id = signal.recording_id
+                break
+        listed = await archive.list_recordings(0, 1000)
+        assert recording_id in [d.recording_id for d in listed]
+        given = []
+        assert await archive.list_recordings(0, 1000, given.append) == len(listed)
+        assert uncorrelated(given) == uncorrelated(listed)
+        port = channel.rsplit(":", 1)[1]
+        for_uri = await archive.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID)
+        assert [d.recording_id for d in for_uri] == [recording_id]
+        given = []
+        assert await archive.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID, given.append) == 1
+        assert uncorrelated(given) == uncorrelated(for_uri)
+        one = []
+        assert await archive.list_recording(recording_id, one.append) == 1
+        assert uncorrelated(one) == uncorrelated(for_uri)
+        assert await archive.list_recording(10**6, one.append) == 0
+        subs = await archive.list_recording_subscriptions(0, 10, channel, STREAM_ID, True)
+        assert [s.subscription_id for s in subs] == [subscription_id]
+        given = []
+        assert await archive.list_recording_subscriptions(0, 10, channel, STREAM_ID, True, given.append) == 1
+        assert uncorrelated(given) == uncorrelated(subs)
+        await archive.stop_recording_subscription(subscription_id)
+        publication.close()
 
 
 async def test_a_shared_async_client_and_concurrent_requests(archive_handle, loop_errors):

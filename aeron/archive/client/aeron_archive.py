@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from aeron._core.codecs import archive as codecs
 from aeron.archive.client.archive_proxy import ArchiveProxy, ReplayParams, ReplicationParams
@@ -1181,25 +1181,81 @@ class AeronArchive:
                                         unavailable_image_handler=unavailable_image_handler))
 
     # -- queries --------------------------------------------------------------------------------------------
+    @overload
+    def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
+
+    @overload
     def list_recordings(self, from_recording_id: int, record_count: int,
-                        consumer: Callable[[RecordingDescriptor], Any]) -> int:
-        """Give up to ``record_count`` descriptors from ``from_recording_id`` on to ``consumer``; the count given."""
+                        consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recordings(self, from_recording_id: int, record_count: int,
+                        consumer: Callable[[RecordingDescriptor], object] | None = None
+                        ) -> int | list[RecordingDescriptor]:
+        """Up to ``record_count`` descriptors from ``from_recording_id`` on: as a list, or given to ``consumer`` as
+        they arrive, returning the count given (Aeron's form)."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            self._run(self.list_recordings_op(from_recording_id, record_count, found.append))
+            return found
         return self._run(self.list_recordings_op(from_recording_id, record_count, consumer))
 
+    @overload
     def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
+                                stream_id: int) -> list[RecordingDescriptor]: ...
+
+    @overload
+    def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                ) -> int | list[RecordingDescriptor]:
         """As :meth:`list_recordings`, for recordings of ``stream_id`` whose channel contains ``channel_fragment``."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment, stream_id,
+                                                      found.append))
+            return found
         return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
                                                          stream_id, consumer))
 
-    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
-        """Give recording ``recording_id``'s descriptor to ``consumer``; 1, or 0 when unknown."""
+    @overload
+    def list_recording(self, recording_id: int) -> RecordingDescriptor | None: ...
+
+    @overload
+    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                       ) -> int | RecordingDescriptor | None:
+        """Recording ``recording_id``'s descriptor, None when unknown; or given to ``consumer``, returning 1, or 0
+        when unknown (Aeron's form)."""
+        if consumer is None:
+            found: list[RecordingDescriptor] = []
+            self._run(self.list_recording_op(recording_id, found.append))
+            return found[0] if found else None
         return self._run(self.list_recording_op(recording_id, consumer))
+
+    @overload
+    def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                     stream_id: int, apply_stream_id: bool
+                                     ) -> list[RecordingSubscriptionDescriptor]: ...
+
+    @overload
+    def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                     stream_id: int, apply_stream_id: bool,
+                                     consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> int: ...
 
     def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                      stream_id: int, apply_stream_id: bool,
-                                     consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> int:
-        """Give up to ``subscription_count`` active recording subscriptions to ``consumer``; the count given."""
+                                     consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+                                     ) -> int | list[RecordingSubscriptionDescriptor]:
+        """Up to ``subscription_count`` active recording subscriptions: as a list, or given to ``consumer``,
+        returning the count given (Aeron's form)."""
+        if consumer is None:
+            found: list[RecordingSubscriptionDescriptor] = []
+            self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
+                                                           stream_id, apply_stream_id, found.append))
+            return found
         return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
                                                               stream_id, apply_stream_id, consumer))
 
