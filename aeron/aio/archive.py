@@ -13,7 +13,7 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar, overload
+from typing import Any, NoReturn, TypeVar, overload
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
 from aeron.aio.client import AsyncAeron
@@ -23,6 +23,7 @@ from aeron.archive.client.aeron_archive import (AeronArchive, Context, SourceLoc
 from aeron.archive.client.archive_proxy import ReplayParams, ReplicationParams
 from aeron.archive.client.pollers import (RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
                                           RecordingSubscriptionDescriptor)
+from aeron.archive.errors import ArchiveError
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW, REPLAY_ALL_AND_STOP
 from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.client.aeron import Aeron
@@ -171,6 +172,11 @@ class AsyncAeronArchive:
         The replay starts at the first step; ``await stream.close()`` (or ``async with``) stops it early."""
         return ReplayStream(self, recording_id, position, length, replay_channel, replay_stream_id)
 
+    async def replay_error(self, replay_correlation_id: int) -> ArchiveError | None:
+        """As :meth:`AeronArchive.replay_error`: the ERROR that ended the replay asked for by request
+        ``replay_correlation_id``, or None (:class:`ReplayStream` asks it when its image goes)."""
+        return await self._run(self.archive.replay_error_op(replay_correlation_id))
+
     # -- queries ---------------------------------------------------------------------------------------------------
     @overload
     async def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
@@ -185,9 +191,7 @@ class AsyncAeronArchive:
         """As :meth:`AeronArchive.list_recordings`: the descriptors as a list, or given to ``consumer``, returning
         the count given."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            await self._run(self.archive.list_recordings_op(from_recording_id, record_count, found.append))
-            return found
+            return await self._run(self.archive.list_recordings_op(from_recording_id, record_count))
         return await self._run(self.archive.list_recordings_op(from_recording_id, record_count, consumer))
 
     @overload
@@ -203,10 +207,8 @@ class AsyncAeronArchive:
                                       ) -> int | list[RecordingDescriptor]:
         """As :meth:`AeronArchive.list_recordings_for_uri`: a list, or the count given to ``consumer``."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
-                                                                    channel_fragment, stream_id, found.append))
-            return found
+            return await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                           channel_fragment, stream_id))
         return await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
                                                                        channel_fragment, stream_id, consumer))
 
@@ -222,9 +224,7 @@ class AsyncAeronArchive:
         """As :meth:`AeronArchive.list_recording`: the descriptor, None when unknown; or given to ``consumer``,
         returning 1, or 0 when unknown."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            await self._run(self.archive.list_recording_op(recording_id, found.append))
-            return found[0] if found else None
+            return await self._run(self.archive.list_recording_op(recording_id))
         return await self._run(self.archive.list_recording_op(recording_id, consumer))
 
     @overload
@@ -243,10 +243,8 @@ class AsyncAeronArchive:
     ) -> int | list[RecordingSubscriptionDescriptor]:
         """As :meth:`AeronArchive.list_recording_subscriptions`: a list, or the count given to ``consumer``."""
         if consumer is None:
-            found: list[RecordingSubscriptionDescriptor] = []
-            await self._run(self.archive.list_recording_subscriptions_op(
-                pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, found.append))
-            return found
+            return await self._run(self.archive.list_recording_subscriptions_op(
+                pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id))
         return await self._run(self.archive.list_recording_subscriptions_op(
             pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, consumer))
 
@@ -434,6 +432,7 @@ class ReplayStream:
         self.replay_stream_id = replay_stream_id
         self.subscription: AsyncSubscription | None = None
         self.replay_session_id = NULL_VALUE
+        self.replay_correlation_id = NULL_VALUE
         self._closed = False
         self._idle = AsyncBackoffIdleStrategy()
 
@@ -441,13 +440,22 @@ class ReplayStream:
         """Ask the archive for the replay and subscribe to it (done by the first step when not called)."""
         if self.subscription is None and not self._closed:
             archive = self._archive
+            sync = archive.archive
             if is_response_channel(self.replay_channel):     # answered over the subscription's own channel
-                self.subscription = await archive.replay_subscription(self.recording_id, self.replay_channel,
-                                                                      self.replay_stream_id, self.position,
-                                                                      self.length)
+                def replay_op() -> Op[tuple[Any, int]]:
+                    subscription = yield from sync.replay_op(self.recording_id, self.replay_channel,
+                                                             self.replay_stream_id, self.position, self.length)
+                    return subscription, sync.last_correlation_id   # the replay request's, read under the lock
+                subscription, self.replay_correlation_id = await archive._run(replay_op())
+                self.subscription = AsyncSubscription(subscription)
                 return
-            self.replay_session_id = await archive.start_replay(self.recording_id, self.replay_channel,
-                                                                self.replay_stream_id, self.position, self.length)
+
+            def start_replay_op() -> Op[tuple[int, int]]:
+                replay_session_id = yield from sync.start_replay_op(self.recording_id, self.replay_channel,
+                                                                    self.replay_stream_id, self.position,
+                                                                    self.length)
+                return replay_session_id, sync.last_correlation_id
+            self.replay_session_id, self.replay_correlation_id = await archive._run(start_replay_op())
             uri = ChannelUri.parse(self.replay_channel)
             uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(self.replay_session_id)))
             self.subscription = await archive.client.add_subscription(str(uri), self.replay_stream_id)
@@ -457,7 +465,9 @@ class ReplayStream:
         return self
 
     async def __anext__(self) -> Message:
-        """The next replayed message; StopAsyncIteration at the replay's end of stream (or once closed)."""
+        """The next replayed message; StopAsyncIteration at the replay's end of stream (or once closed). When the
+        archive ended the replay with an ERROR (a segment file cut short or missing, a frame that is not where the
+        recording says it is), that ArchiveError is raised instead, naming the segment file and the position."""
         if self.subscription is None:
             if self._closed:
                 raise StopAsyncIteration
@@ -477,12 +487,18 @@ class ReplayStream:
             if images:
                 seen_image = True
                 if all(image.is_end_of_stream or image.is_closed for image in images):
-                    await self.close()
-                    raise StopAsyncIteration
+                    await self._end()
             elif seen_image:
-                await self.close()
-                raise StopAsyncIteration
+                await self._end()
             await idle.idle(0)
+
+    async def _end(self) -> NoReturn:
+        # the image has gone: a replay the archive ended with an ERROR raises it, one that ended well stops
+        await self.close()
+        error = await self._archive._run(self._archive.archive.replay_error_op(self.replay_correlation_id))
+        if error is not None:
+            raise error
+        raise StopAsyncIteration
 
     async def close(self) -> None:
         """Close the replay subscription (the archive ends the replay when its subscriber goes). Idempotent."""

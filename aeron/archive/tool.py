@@ -476,6 +476,13 @@ def _verify_entry(archive_dir: str | os.PathLike[str], catalog: Catalog, d: Reco
             problem = _verify_segment_file(archive_dir, d, base, name, checksum)
             if problem:
                 return fail(problem)
+    if stop != NULL_POSITION and computed_stop < stop:
+        # the files end before the stop position the archive wrote when the recording stopped: data was lost (a
+        # segment cut short, a hole of zeros). Aeron's tool moves the stop position back and prints OK when the cut
+        # falls between frames; that would hide the loss, so the entry is reported and marked INVALID instead.
+        base, name = max(files) if files else (start, "")
+        return fail(f"(recordingId={rid}, file={os.path.join(archive_dir, name)}) ERR: recorded frames end at "
+                    f"offset {computed_stop - base} (position={computed_stop}), before stopPosition={stop}")
     if computed_stop != stop:
         catalog.recording_stopped(rid, computed_stop, clock(), any_state=True)
     if d.state == RecordingState.INVALID and files:

@@ -18,8 +18,7 @@ from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive import SourceLocation
 from aeron.archive import errors as E
 from aeron.archive.client import RecordingStarted, RecordingStopped
-from tests.archive.archives import java_classpath, start_java_archive, stop_archive
-from tests.archive.test_server_client_suite import our_archive
+from tests.archive.archives import SEGMENT_LENGTH, java_classpath, our_archive, start_java_archive, stop_archive
 from tests.support import free_port
 
 STREAM_ID = 1101
@@ -179,3 +178,53 @@ async def test_a_shared_async_client_and_concurrent_requests(archive_handle, loo
                                            return_exceptions=True)
             assert all(isinstance(r, E.UnknownRecordingError) for r in results)
         assert not client.is_closed
+
+
+@pytest.fixture(scope="module")
+def our_handle():
+    """Our archive only: the Java archive replays stale bytes and goes silent where a segment lost data (see
+    tests/archive/test_server_client_suite.py)."""
+    base = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-aarc-{uuid.uuid4().hex[:8]}"
+    base.mkdir()
+    try:
+        with our_archive(base, "aio-ours", 5151) as handle:
+            yield handle
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("cut", ["truncated", "zeroed"])
+async def test_replay_stream_raises_when_the_archive_ends_the_replay_with_an_error(our_handle, loop_errors, cut):
+    messages = [i.to_bytes(4, "little") * 23 for i in range(3 * SEGMENT_LENGTH // 128 + 100)]   # 128-byte frames
+    async with aeron.aio.archive.connect(**settings(our_handle)) as archive:
+        channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+        await archive.start_recording(channel, STREAM_ID, SourceLocation.REMOTE)
+        publication = await archive.client.add_exclusive_publication(channel, STREAM_ID, timeout=10)
+        async for signal in archive.recording_signals(timeout=20):
+            if signal.signal == RecordingSignal.START:
+                recording_id = signal.recording_id
+                break
+        await offer_all(publication, messages)
+        stop = publication.position
+        while await archive.get_recording_position(recording_id) < stop:
+            await asyncio.sleep(0.01)
+        await archive.stop_recording(channel, STREAM_ID)
+        publication.close()
+        base = stop - stop % SEGMENT_LENGTH
+        path = os.path.join(our_handle.archive_dir, f"{recording_id}-{base}.rec")
+        if cut == "truncated":
+            os.truncate(path, 1000)             # the catalog still says `stop`
+            lost_from = base
+        else:
+            with open(path, "r+b") as f:
+                f.seek(4096)
+                f.write(bytes(4096))
+            lost_from = base + 4096
+        got = []
+        with pytest.raises(E.ArchiveError) as info:
+            async for message in archive.replay(recording_id, position=0, length=stop):
+                got.append(bytes(message))
+        assert got == messages[:lost_from // 128]
+        assert path in str(info.value) and f"position={lost_from}" in str(info.value)
+        # a replay that ends well still just stops
+        assert len([m async for m in archive.replay(recording_id, position=0, length=base)]) == base // 128

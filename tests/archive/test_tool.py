@@ -377,3 +377,35 @@ def test_dump_goes_on_only_on_yes(archive):
     assert result.returncode == 0
     # recording 0 went on after the first prompt, then stopped at the empty answer; recording 1 was asked too
     assert result.stdout.count("Continue? (y/n): ") == 3 and "Recording 1" in result.stdout
+
+
+# -- a segment that lost data ----------------------------------------------------------------------------------------
+
+
+def state_of(archive, recording_id):
+    with Catalog(archive, read_only=True, strict=False) as catalog:
+        d = catalog.recording(recording_id, any_state=True)
+        return d.state, d.stop_position
+
+
+def test_verify_flags_a_segment_cut_inside_a_frame_as_java_does(archive):
+    os.truncate(archive / "1-0.rec", 1000)          # frames of 1408 bytes: the cut is inside the first
+    results, text = run(tool.verify, archive, 1)
+    assert text == f"(recordingId=1, file={archive / '1-0.rec'}) ERR: failed to read 1376 byte(s) of data at offset 32\n"
+    assert not results[0].ok and state_of(archive, 1) == (RecordingState.INVALID, 5152)
+    assert cli(archive, "verify").returncode == 255
+
+
+@pytest.mark.parametrize("damage", ["cut between frames", "hole of zeros"])
+def test_verify_flags_files_that_end_before_the_stop_position(archive, damage):
+    if damage == "cut between frames":
+        os.truncate(archive / "1-0.rec", 2816)
+    else:
+        seg = bytearray((archive / "1-0.rec").read_bytes())
+        seg[2816:4224] = bytes(1408)
+        (archive / "1-0.rec").write_bytes(seg)
+    results, text = run(tool.verify, archive, 1)
+    assert text == (f"(recordingId=1, file={archive / '1-0.rec'}) ERR: recorded frames end at offset 2816 "
+                    f"(position=2816), before stopPosition=5152\n")
+    # reported and INVALID, its stop position kept: nothing is shrunk to hide the loss
+    assert not results[0].ok and state_of(archive, 1) == (RecordingState.INVALID, 5152)

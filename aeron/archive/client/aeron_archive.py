@@ -822,6 +822,30 @@ class AeronArchive:
         finally:
             publication.close()
 
+    def replay_error_op(self, replay_correlation_id: int) -> Op[ArchiveError | None]:
+        """Operation of :meth:`replay_error`: sends an ArchiveIdRequest and reads this session's responses up to its
+        answer; returns the ERROR met among them for replay request ``replay_correlation_id``, or None."""
+        correlation_id = self._begin()
+        if not self.archive_proxy.archive_id(correlation_id, self.control_session_id):
+            raise ArchiveError("failed to send archive id request", ArchiveErrorCode.GENERIC, correlation_id)
+        deadline = _Deadline(self.context.message_timeout_ns)
+        poller = self.control_response_poller
+        found: ArchiveError | None = None
+        while True:
+            yield from self._poll_next_response(correlation_id, deadline)
+            if poller.control_session_id != self.control_session_id:
+                continue
+            if poller.correlation_id == correlation_id:
+                # answered (an archive older than 1.11 answers with an ERROR): all sent before it has been read
+                return found
+            if poller.code == codecs.ControlResponseCode.ERROR:
+                error = archive_error(f"replay for correlationId={poller.correlation_id} failed: "
+                                      f"{poller.error_message}", poller.relevant_id, poller.correlation_id)
+                if poller.correlation_id == replay_correlation_id:
+                    found = error
+                elif self.context.error_handler is not None:
+                    self.context.error_handler(error)
+
     # The three steps of a replay over a response channel, published for drivers that interleave work of their own
     # between them (the archive's ReplicationSession replicating over a response channel).
 
@@ -875,7 +899,7 @@ class AeronArchive:
 
     # -- query operations -----------------------------------------------------------------------------------
     def _list_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
-                 consumer: Callable[[Any], Any]) -> Op[int]:
+                 consumer: Callable[[Any], object]) -> Op[int]:
         if not sent:
             raise ArchiveError(f"failed to send {what} request", ArchiveErrorCode.GENERIC, correlation_id)
         deadline = _Deadline(self.context.message_timeout_ns)
@@ -912,42 +936,91 @@ class AeronArchive:
                 self._dispatch_signal)
         return self._subscription_descriptor_poller
 
+    def _listing_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
+                    consumer: Callable[[Any], object] | None) -> Op[Any]:
+        # Aeron's form gives each entry to ``consumer`` and returns the count; without one, the entries as a list
+        if consumer is not None:
+            return (yield from self._list_op(poller, correlation_id, sent, what, count, consumer))
+        found: list[Any] = []
+        yield from self._list_op(poller, correlation_id, sent, what, count, found.append)
+        return found
+
+    @overload
+    def list_recordings_op(self, from_recording_id: int, record_count: int) -> Op[list[RecordingDescriptor]]: ...
+
+    @overload
     def list_recordings_op(self, from_recording_id: int, record_count: int,
-                           consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recordings`: calls ``consumer`` as descriptors arrive (between its steps);
-        returns how many it was given."""
+                           consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
+
+    def list_recordings_op(self, from_recording_id: int, record_count: int,
+                           consumer: Callable[[RecordingDescriptor], object] | None = None) -> Op[Any]:
+        """Operation of :meth:`list_recordings`: calls ``consumer`` as descriptors arrive (between its steps) and
+        returns how many it was given; without one, returns the descriptors."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings(from_recording_id, record_count, correlation_id,
                                                   self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recordings", record_count, consumer))
+        return (yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recordings", record_count, consumer))
+
+    @overload
+    def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                   stream_id: int) -> Op[list[RecordingDescriptor]]: ...
+
+    @overload
+    def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                   stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
 
     def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                   stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recordings_for_uri`: returns how many descriptors ``consumer`` was given."""
+                                   stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                   ) -> Op[Any]:
+        """Operation of :meth:`list_recordings_for_uri`: returns how many descriptors ``consumer`` was given, or
+        the descriptors without one."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings_for_uri(from_recording_id, record_count, channel_fragment,
                                                           stream_id, correlation_id, self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recordings for uri", record_count, consumer))
+        return (yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recordings for uri", record_count, consumer))
 
-    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recording`: returns 1, or 0 for an unknown recording."""
+    @overload
+    def list_recording_op(self, recording_id: int) -> Op[RecordingDescriptor | None]: ...
+
+    @overload
+    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
+
+    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                          ) -> Op[Any]:
+        """Operation of :meth:`list_recording`: returns 1, or 0 for an unknown recording; without a consumer, the
+        descriptor or None."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording(recording_id, correlation_id, self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recording", 1, consumer))
+        found = yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recording", 1, consumer)
+        if consumer is not None:
+            return found
+        return found[0] if found else None
+
+    @overload
+    def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                        stream_id: int, apply_stream_id: bool
+                                        ) -> Op[list[RecordingSubscriptionDescriptor]]: ...
+
+    @overload
+    def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                        stream_id: int, apply_stream_id: bool,
+                                        consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> Op[int]: ...
 
     def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                         stream_id: int, apply_stream_id: bool,
-                                        consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recording_subscriptions`: returns how many ``consumer`` was given."""
+                                        consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+                                        ) -> Op[Any]:
+        """Operation of :meth:`list_recording_subscriptions`: returns how many ``consumer`` was given, or the
+        descriptors without one."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording_subscriptions(pseudo_index, subscription_count, channel_fragment,
                                                                stream_id, apply_stream_id, correlation_id,
                                                                self.control_session_id)
-        return (yield from self._list_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
-                                         "list recording subscriptions", subscription_count, consumer))
+        return (yield from self._listing_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
+                                            "list recording subscriptions", subscription_count, consumer))
 
     def get_recording_position_op(self, recording_id: int) -> Op[int]:
         """Operation of :meth:`get_recording_position`: returns the position, -1 when not active."""
@@ -1180,6 +1253,17 @@ class AeronArchive:
                                         params=params, available_image_handler=available_image_handler,
                                         unavailable_image_handler=unavailable_image_handler))
 
+    def replay_error(self, replay_correlation_id: int) -> ArchiveError | None:
+        """The ERROR with which the archive ended the replay asked for by request ``replay_correlation_id`` (the
+        client's :attr:`last_correlation_id` after :meth:`start_replay` or :meth:`replay`), or None.
+
+        Aeron's archive ends a replay that cannot go on (a segment file cut short or missing, a frame that is not
+        where the recording says, a checksum that does not match) by closing its publication and answering the
+        replay request with an ERROR naming the segment file and position; this asks after the replay's image has
+        gone whether that happened: the control response stream is ordered, so one round trip reads any ERROR the
+        archive sent before. Other ERRORs met go to the context's error handler."""
+        return self._run(self.replay_error_op(replay_correlation_id))
+
     # -- queries --------------------------------------------------------------------------------------------
     @overload
     def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
@@ -1194,9 +1278,7 @@ class AeronArchive:
         """Up to ``record_count`` descriptors from ``from_recording_id`` on: as a list, or given to ``consumer`` as
         they arrive, returning the count given (Aeron's form)."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            self._run(self.list_recordings_op(from_recording_id, record_count, found.append))
-            return found
+            return self._run(self.list_recordings_op(from_recording_id, record_count))
         return self._run(self.list_recordings_op(from_recording_id, record_count, consumer))
 
     @overload
@@ -1212,10 +1294,8 @@ class AeronArchive:
                                 ) -> int | list[RecordingDescriptor]:
         """As :meth:`list_recordings`, for recordings of ``stream_id`` whose channel contains ``channel_fragment``."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment, stream_id,
-                                                      found.append))
-            return found
+            return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
+                                                             stream_id))
         return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
                                                          stream_id, consumer))
 
@@ -1230,9 +1310,7 @@ class AeronArchive:
         """Recording ``recording_id``'s descriptor, None when unknown; or given to ``consumer``, returning 1, or 0
         when unknown (Aeron's form)."""
         if consumer is None:
-            found: list[RecordingDescriptor] = []
-            self._run(self.list_recording_op(recording_id, found.append))
-            return found[0] if found else None
+            return self._run(self.list_recording_op(recording_id))
         return self._run(self.list_recording_op(recording_id, consumer))
 
     @overload
@@ -1252,10 +1330,8 @@ class AeronArchive:
         """Up to ``subscription_count`` active recording subscriptions: as a list, or given to ``consumer``,
         returning the count given (Aeron's form)."""
         if consumer is None:
-            found: list[RecordingSubscriptionDescriptor] = []
-            self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
-                                                           stream_id, apply_stream_id, found.append))
-            return found
+            return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count,
+                                                                  channel_fragment, stream_id, apply_stream_id))
         return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
                                                               stream_id, apply_stream_id, consumer))
 
