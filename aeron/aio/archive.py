@@ -13,13 +13,13 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
 from aeron.aio.client import AsyncAeron
 from aeron.aio.subscription import AsyncSubscription, Message
-from aeron.archive.client.aeron_archive import (AeronArchive, Context, SourceLocation, connect_op, is_response_channel,
-                                                replay_image_session_id)
+from aeron.archive.client.aeron_archive import (AeronArchive, Context, ContextSettings, SourceLocation, connect_op,
+                                                is_response_channel, replay_image_session_id)
 from aeron.archive.client.archive_proxy import ReplayParams, ReplicationParams
 from aeron.archive.client.pollers import (RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
                                           RecordingSubscriptionDescriptor)
@@ -31,6 +31,9 @@ from aeron.client.context import Context as AeronContext
 from aeron.common.channel_uri import SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import IllegalStateError
 from aeron.common.op import Op, drive_async
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
 
 T = TypeVar("T")
 SIGNAL_QUEUE_CAPACITY = 4096
@@ -519,14 +522,14 @@ class ReplayStream:
 
 
 @contextlib.asynccontextmanager
-async def connect(context: Context | None = None, *, client: AsyncAeron | None = None, aeron_dir: str | None = None,
-                  **settings: Any) -> AsyncIterator[AsyncAeronArchive]:
+async def connect(context: Context | None = None, *, client: AsyncAeron | None = None,
+                  **settings: Unpack[ContextSettings]) -> AsyncIterator[AsyncAeronArchive]:
     """``async with aeron.aio.archive.connect(control_request_channel=..., control_response_channel=...) as
     archive``: connect to an archive without blocking the loop.
 
-    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to ``aeron_dir``
-    (else the context's) and closed on exit. ``context`` (or ``settings``) as for :class:`aeron.archive.Context`;
-    its ``aeron`` is set to the AsyncAeron's client.
+    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to the context's
+    ``aeron_dir`` and closed on exit. ``context`` (or ``settings``, the keywords of :class:`aeron.archive.Context`,
+    checked by type checkers); its ``aeron`` is set to the AsyncAeron's client.
     """
     if context is None:
         context = Context(**settings)
@@ -536,7 +539,7 @@ async def connect(context: Context | None = None, *, client: AsyncAeron | None =
     if client is None:
         loop = asyncio.get_running_loop()
         aeron = await loop.run_in_executor(None, Aeron.connect, AeronContext(
-            aeron_dir or context.aeron_dir, use_conductor_agent_invoker=True))
+            context.aeron_dir, use_conductor_agent_invoker=True))
         client = AsyncAeron(aeron)
     try:
         signals: collections.deque[RecordingSignalEvent] = collections.deque(maxlen=SIGNAL_QUEUE_CAPACITY)

@@ -22,11 +22,12 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 
 from aeron._core.codecs import archive as codecs
 from aeron.archive.client.archive_proxy import ArchiveProxy, ReplayParams, ReplicationParams
+from aeron.archive.client.handlers import AgentInvoker, CredentialsSupplier, ImageHandler
 from aeron.archive.client.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingSignalConsumer,
                                           RecordingSignalEvent, RecordingSubscriptionDescriptor,
                                           RecordingSubscriptionDescriptorPoller)
@@ -56,6 +57,9 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive
 from aeron.common.version import __version__
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
 
 T = TypeVar("T")
 
@@ -136,6 +140,33 @@ _BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
 _BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
 
 
+class ContextSettings(TypedDict, total=False):
+    """The keyword settings of :class:`Context`, for the functions that pass them on (``AeronArchive.connect``,
+    ``aeron.aio.archive.connect``), so that a type checker holds those calls to the same names and types."""
+
+    environ: Mapping[str, str] | None
+    control_request_channel: str | None
+    control_request_stream_id: int | None
+    control_response_channel: str | None
+    control_response_stream_id: int | None
+    recording_events_channel: str | None
+    recording_events_stream_id: int | None
+    message_timeout_ns: int | None
+    message_retry_attempts: int | None
+    control_term_buffer_length: int | None
+    control_term_buffer_sparse: bool | None
+    control_mtu_length: int | None
+    client_name: str | None
+    aeron_dir: str | None
+    aeron: Aeron | None
+    owns_aeron_client: bool | None
+    idle_strategy: IdleStrategy | None
+    credentials_supplier: CredentialsSupplier | None
+    recording_signal_consumer: RecordingSignalConsumer | None
+    error_handler: Callable[[BaseException], object] | None
+    agent_invoker: AgentInvoker | None
+
+
 class Context:
     """Settings of an :class:`AeronArchive` (Aeron ``AeronArchive.Context``).
 
@@ -163,18 +194,31 @@ class Context:
     client_name: str
     aeron_dir: str | None
 
-    def __init__(self, properties: Any = None, *, environ: Any = None, **settings: Any) -> None:
-        """Defaults, then the environment, then ``properties``, then ``settings`` (ConfigurationError for an
-        unknown name or a bad value)."""
+    def __init__(self, properties: Mapping[str, object] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None,
+                 control_request_channel: str | None = None, control_request_stream_id: int | None = None,
+                 control_response_channel: str | None = None, control_response_stream_id: int | None = None,
+                 recording_events_channel: str | None = None, recording_events_stream_id: int | None = None,
+                 message_timeout_ns: int | None = None, message_retry_attempts: int | None = None,
+                 control_term_buffer_length: int | None = None, control_term_buffer_sparse: bool | None = None,
+                 control_mtu_length: int | None = None, client_name: str | None = None, aeron_dir: str | None = None,
+                 aeron: Aeron | None = None, owns_aeron_client: bool | None = None,
+                 idle_strategy: IdleStrategy | None = None, credentials_supplier: CredentialsSupplier | None = None,
+                 recording_signal_consumer: RecordingSignalConsumer | None = None,
+                 error_handler: Callable[[BaseException], object] | None = None,
+                 agent_invoker: AgentInvoker | None = None) -> None:
+        """Defaults, then the environment, then ``properties``, then the keywords given (None: not given);
+        ConfigurationError for an unknown property or a bad value. Every setting is a named keyword, so a type
+        checker (and Python itself) refuses a misspelt one."""
         for attr, (_, default, _) in _SETTINGS.items():
             setattr(self, attr, default)
         self.aeron: Aeron | None = None
         self.owns_aeron_client = False
         self.idle_strategy: IdleStrategy | None = None
-        self.credentials_supplier: Any = None
+        self.credentials_supplier: CredentialsSupplier | None = None
         self.recording_signal_consumer: RecordingSignalConsumer | None = None
-        self.error_handler: Callable[[BaseException], Any] | None = None
-        self.agent_invoker: Any = None
+        self.error_handler: Callable[[BaseException], object] | None = None
+        self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
         environ = os.environ if environ is None else environ
         for env, attr in _BY_ENV.items():
@@ -184,10 +228,20 @@ class Context:
             self.aeron_dir = environ["AERON_DIR"]
         if properties is not None:
             self.update(properties)
-        for name, value in settings.items():
-            if not hasattr(self, name) or name.startswith("_") or name == "is_concluded":
-                raise ConfigurationError(f"unknown AeronArchive.Context setting {name!r}")
-            setattr(self, name, value)
+        given = dict(
+            control_request_channel=control_request_channel, control_request_stream_id=control_request_stream_id,
+            control_response_channel=control_response_channel, control_response_stream_id=control_response_stream_id,
+            recording_events_channel=recording_events_channel, recording_events_stream_id=recording_events_stream_id,
+            message_timeout_ns=message_timeout_ns, message_retry_attempts=message_retry_attempts,
+            control_term_buffer_length=control_term_buffer_length,
+            control_term_buffer_sparse=control_term_buffer_sparse, control_mtu_length=control_mtu_length,
+            client_name=client_name, aeron_dir=aeron_dir, aeron=aeron, owns_aeron_client=owns_aeron_client,
+            idle_strategy=idle_strategy, credentials_supplier=credentials_supplier,
+            recording_signal_consumer=recording_signal_consumer, error_handler=error_handler,
+            agent_invoker=agent_invoker)
+        for name, value in given.items():
+            if value is not None:
+                setattr(self, name, value)
 
     def _set_text(self, attr: str, text: str, name: str) -> None:
         parse = _SETTINGS[attr][2]
@@ -196,19 +250,20 @@ class Context:
         except (ValueError, ConfigurationError) as exc:
             raise ConfigurationError(f"invalid {name}={text!r}: {exc}") from None
 
-    def update(self, properties: Any) -> "Context":
+    def update(self, properties: Mapping[str, object] | Iterable[str]) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
-        if hasattr(properties, "items"):
+        items: list[tuple[str, object]]
+        if isinstance(properties, Mapping):
             items = list(properties.items())
         else:
             items = []
             for text in properties:
-                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
+                name, sep, text_value = (text[2:] if text.startswith("-D") else text).partition("=")
                 if not sep:
                     raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key, value))
-        for key, value in items:
-            key = key.strip()
+                items.append((name, text_value))
+        for raw_key, value in items:
+            key = raw_key.strip()
             attr = _BY_PROPERTY.get(key) or (key if key in _SETTINGS else None)
             if attr is None:
                 raise ConfigurationError(f"unknown archive client property {key!r}")
@@ -382,7 +437,7 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
                 continue
             control_session_id = poller.control_session_id
             if poller.was_challenged:
-                assert poller.encoded_challenge is not None
+                assert poller.encoded_challenge is not None and ctx.credentials_supplier is not None   # concluded
                 credentials = ctx.credentials_supplier.on_challenge(poller.encoded_challenge)
                 correlation_id = aeron.next_correlation_id()
                 while not proxy.try_challenge_response(credentials, correlation_id, control_session_id):
@@ -504,7 +559,7 @@ class AeronArchive:
 
     # -- connect and close ---------------------------------------------------------------------------------
     @classmethod
-    def connect(cls, context: Context | None = None, **settings: Any) -> "AeronArchive":
+    def connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> "AeronArchive":
         """Connect to the archive named by ``context`` (or a Context made from ``settings``), waiting up to the
         message timeout. Raises ArchiveTimeoutError, or the archive's ArchiveError (e.g.
         AuthenticationRejectedError)."""
@@ -516,7 +571,7 @@ class AeronArchive:
         return _drive(connect_op(context), context)
 
     @classmethod
-    def async_connect(cls, context: Context | None = None, **settings: Any) -> "AsyncConnect":
+    def async_connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> "AsyncConnect":
         """Start connecting without blocking: call ``poll()`` on the result in your duty cycle until it returns the
         client (Java's ``AeronArchive.asyncConnect``)."""
         if context is None:
@@ -770,7 +825,8 @@ class AeronArchive:
 
     def replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                   length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
-                  available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
+                  available_image_handler: ImageHandler | None = None,
+                  unavailable_image_handler: ImageHandler | None = None) -> Op[Any]:
         """Operation of :meth:`replay`: yields 0 while it waits for the archive and the driver; returns the
         Subscription to the replay (closed again when the replay request fails)."""
         params = params if params is not None else ReplayParams(position=position, length=length)
@@ -795,8 +851,8 @@ class AeronArchive:
         return (yield from self._add_subscription_op(str(uri), replay_stream_id, available_image_handler,
                                                      unavailable_image_handler))
 
-    def _add_subscription_op(self, channel: str, stream_id: int, available_image_handler: Any,
-                             unavailable_image_handler: Any) -> Op[Any]:
+    def _add_subscription_op(self, channel: str, stream_id: int, available_image_handler: ImageHandler | None,
+                             unavailable_image_handler: ImageHandler | None) -> Op[Any]:
         registration_id = self.aeron.async_add_subscription(channel, stream_id, available_image_handler,
                                                             unavailable_image_handler)
         try:
@@ -1245,7 +1301,8 @@ class AeronArchive:
 
     def replay(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
-               available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Any:
+               available_image_handler: ImageHandler | None = None,
+               unavailable_image_handler: ImageHandler | None = None) -> Any:
         """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id; a
         ``control-mode=response`` channel is replayed over the response channel, as Aeron's
         ``AeronArchive.replay`` does)."""
