@@ -1285,9 +1285,9 @@ class ArchiveConductor(Agent):
                 if replication.error:
                     self.log_error(RequestError(replication.error, replication.error_code))
                     session.send_error(replication.replication_id, replication.error_code, replication.error)
-                sub_id = (replication.recording_subscription.registration_id
-                          if replication.recording_subscription is not None else NULL_VALUE)
-                session.send_signal(replication.replication_id, replication.dst_recording_id, sub_id,
+                # as Aeron's ReplicationSession.close: its recording subscription is closed first, so the signal
+                # names none
+                session.send_signal(replication.replication_id, replication.dst_recording_id, NULL_VALUE,
                                     NULL_POSITION, RecordingSignal.REPLICATE_END)
         return work
 
