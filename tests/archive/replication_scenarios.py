@@ -345,12 +345,14 @@ def message_ends(messages: list[bytes], mtu: int = 1408, term_length: int = 64 *
 
 def expected_responses(facts: dict, end: int) -> list[tuple[str, Any, int]]:
     """Aeron's order for a replication of a stopped recording into a new one, as :func:`control_responses` lists
-    it: REPLICATE, the OK naming the recording subscription, EXTEND at the start, SYNC at the end, REPLICATE_END,
-    then STOP once the recording subscription has gone."""
+    it: REPLICATE, the OK naming the recording subscription, EXTEND at the start, SYNC at the end when that is the
+    source's stop position (none for a replication asked to stop short of it), REPLICATE_END, then STOP once the
+    recording subscription has gone."""
     subscription_id = facts["extend_ok"][0].relevant_id
+    synced = [("RecordingSignalEvent", RecordingSignal.SYNC, end)] if end == facts["stop_position"] else []
     return [("RecordingSignalEvent", RecordingSignal.REPLICATE, 0),
             ("ControlResponse", ControlResponseCode.OK, subscription_id),
-            ("RecordingSignalEvent", RecordingSignal.EXTEND, 0), ("RecordingSignalEvent", RecordingSignal.SYNC, end),
+            ("RecordingSignalEvent", RecordingSignal.EXTEND, 0)] + synced + [
             ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1),
             ("RecordingSignalEvent", RecordingSignal.STOP, end)]
 
