@@ -103,23 +103,14 @@ def test_a_second_replication_on_the_same_response_channel_is_refused_on_both(ja
     assert responses[1][2] == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
 
 
-SIGNAL_CASES = pytest.mark.parametrize("live, short, stop_by_request", [
+@pytest.mark.parametrize("direction", ["java-to-ours", "ours-to-java"])
+@pytest.mark.parametrize("live, short, stop_by_request", [
     (False, False, False), (False, True, False), (True, True, False), (True, False, True)],
     ids=["stopped-to-its-end", "stopped-short", "live-short", "live-stopped-by-request"])
-
-
-@SIGNAL_CASES
-def test_java_source_replicated_into_our_archive_signals_as_java_does(java, ours, live, short, stop_by_request):
-    facts = replicate_and_record_signals(java, ours, live=live, short=short, stop_by_request=stop_by_request)
-    check_signals(facts)
-    if short:
-        assert facts["dst_stop"] == facts["half"]
-
-
-@SIGNAL_CASES
-def test_our_source_replicated_into_the_java_archive_signals_as_java_does(ours, java, live, short, stop_by_request):
-    # the Java archive is the reference here: check_signals holds it to the sequence we send
-    facts = replicate_and_record_signals(ours, java, live=live, short=short, stop_by_request=stop_by_request)
+def test_replication_signals_as_java_sends_them(java, ours, direction, live, short, stop_by_request):
+    # into the Java archive, it is the reference: check_signals holds it to the sequence we send
+    src, dst = (java, ours) if direction == "java-to-ours" else (ours, java)
+    facts = replicate_and_record_signals(src, dst, live=live, short=short, stop_by_request=stop_by_request)
     check_signals(facts)
     if short:
         assert facts["dst_stop"] == facts["half"]
