@@ -239,7 +239,7 @@ class Context:
         self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         self._concluded = False
-        self._supplied_authorisation: AuthorisationService | None = None
+        self._supplied_authorisation: tuple[str | None, AuthorisationService | None] = (None, None)
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS:
             if setting.env in environ:
@@ -318,9 +318,10 @@ class Context:
         if not isinstance(self.low_storage_space_threshold, int) or self.low_storage_space_threshold < 0:
             raise ConfigurationError(f"aeron.archive.low.storage.space.threshold={self.low_storage_space_threshold}"
                                      ": a byte count >= 0")
-        if self.authorisation_service is None:
-            # the supplier is called once: conclude, which validates first, uses what it made here
-            self._supplied_authorisation = authorisation_service_from_name(self.authorisation_service_supplier)
+        supplier = self.authorisation_service_supplier
+        if self.authorisation_service is None and self._supplied_authorisation[0] != supplier:
+            # the supplier is called once however often this runs: conclude, which validates first, uses it
+            self._supplied_authorisation = (supplier, authorisation_service_from_name(supplier))
         return self
 
     def conclude(self) -> "Context":
@@ -332,7 +333,7 @@ class Context:
         self.catalog_file_sync_level = self.file_sync_level if catalog_sync is None else catalog_sync
         self.archive_dir = os.path.abspath(self.archive_dir)
         if self.authorisation_service is None:
-            self.authorisation_service = self._supplied_authorisation
+            self.authorisation_service = self._supplied_authorisation[1]
         else:
             self.authorisation_service = as_authorisation_service(self.authorisation_service)
         if self.usable_space_probe is None:

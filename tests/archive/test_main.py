@@ -11,6 +11,7 @@ import pytest
 
 from aeron.archive.archive import Archive
 from aeron.archive.archive import Context as ArchiveContext
+from aeron.common.security import ALLOW_ALL
 from aeron.driver.media_driver import MediaDriver
 from tests.archive.test_server import archive_context
 from tests.conftest import PROJECT_ROOT
@@ -72,3 +73,22 @@ def test_a_launch_that_fails_removes_the_directories_it_made(shm_dir):
             assert sorted(os.listdir(archive_dir)) == before   # the running archive's directory is untouched
     finally:
         driver.close()
+
+
+SUPPLIED = []
+
+
+def counting_supplier():
+    """An authorisation service supplier the property names (tests.archive.test_main:counting_supplier)."""
+    SUPPLIED.append(1)
+    return ALLOW_ALL
+
+
+def test_validating_first_calls_the_authorisation_supplier_once(shm_dir):
+    SUPPLIED.clear()
+    ctx = ArchiveContext({"aeron.archive.authorisation.service.supplier": "tests.archive.test_main:counting_supplier"},
+                         environ={}, archive_dir=str(shm_dir / "archive"), control_channel_enabled=False)
+    ctx.validate()
+    ctx.validate()
+    ctx.conclude()
+    assert SUPPLIED == [1] and ctx.authorisation_service is ALLOW_ALL
