@@ -21,9 +21,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
-from aeron._core.cnc import CncFile
 from aeron._core.codecs.archive import CatalogHeaderEncoder, RecordingState
-from aeron._core.error_log import ErrorLogRecord, read_error_log
+from aeron._core.error_log import ErrorLogRecord
 from aeron._core.segment_scanner import (
     CHECKSUM_NONE,
     VERIFY_BAD_CHECKSUM,
@@ -36,18 +35,14 @@ from aeron._core.segment_scanner import (
     verify_frames,
 )
 from aeron.archive import segments
-from aeron.archive.archive_mark_file import FILENAME as MARK_FILENAME
-from aeron.archive.archive_mark_file import (
-    ArchiveMarkFile,
-    MarkFileHeader,
-    format_error_records,
-    resolve_mark_file_dir,
-)
+from aeron.archive.archive_mark_file import ArchiveMarkFile, MarkFileHeader
 from aeron.archive.catalog import CATALOG_FILE_NAME, MIN_CAPACITY, Catalog, DescriptorHeader
 from aeron.archive.checksums import Checksum, new_checksum
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.recording_descriptor import RecordingDescriptor
+from aeron.common.cnc_attach import driver_error_records
 from aeron.common.errors import AeronError, InvalidArgumentError
+from aeron.common.mark_file import print_error_log
 from aeron.common.version import VERSION_TEXT
 
 Out = IO[str] | None
@@ -141,10 +136,7 @@ def pretty_hex_dump(data: bytes) -> str:
 
 
 def _open_mark_file(archive_dir: str | os.PathLike[str], out: Out) -> ArchiveMarkFile:
-    mark_dir = resolve_mark_file_dir(archive_dir)
-    if out is not None and (mark_dir / MARK_FILENAME).exists():
-        _print(out, f"INFO: mark file exists: {os.path.join(mark_dir, MARK_FILENAME)}")
-    return ArchiveMarkFile.open(archive_dir)
+    return ArchiveMarkFile.open(archive_dir, log=None if out is None else lambda line: _print(out, line))
 
 
 def _open_read_only(archive_dir: str | os.PathLike[str]) -> Catalog:
@@ -246,22 +238,14 @@ def errors(archive_dir: str | os.PathLike[str], out: Out = None,
         archive_records = mark.error_records()
         aeron_directory = mark.header().aeron_directory
     _print(out, "Archive error log:")
-    _print(out, format_error_records(archive_records, tz), end="")
+    _print(out, print_error_log(archive_records, tz), end="")
     _print(out)
     _print(out, f"Aeron driver error log (directory: {aeron_directory}):")
     cnc_path = os.path.join(aeron_directory, "cnc.dat")
     if not os.path.exists(cnc_path):
         raise ArchiveToolError(f"no driver CnC file: {cnc_path}")
-    cnc = CncFile.map_existing(cnc_path)
-    try:
-        section = cnc.error_log_buffer()
-        try:
-            driver_records = read_error_log(section)
-        finally:
-            section.close()
-    finally:
-        cnc.close()
-    _print(out, format_error_records(driver_records, tz), end="")
+    driver_records = driver_error_records(aeron_directory)
+    _print(out, print_error_log(driver_records, tz), end="")
     return archive_records, driver_records
 
 

@@ -27,9 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from aeron._core.cnc import CncFile
 from aeron._core.codecs import cluster as codecs
-from aeron._core.error_log import ErrorLogRecord, read_error_log
+from aeron._core.error_log import ErrorLogRecord
 from aeron.cluster.cluster_control import map_counters
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.recording_log import (
@@ -43,6 +42,7 @@ from aeron.cluster.recording_log import (
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.cluster_counters import CLUSTER_ELECTION_STATE_TYPE_ID, CLUSTER_NODE_ROLE_TYPE_ID
 from aeron.cluster.service.cluster_mark_file import ClusterMarkFile, component_type_name, format_mark_file_header
+from aeron.common.cnc_attach import driver_error_records
 from aeron.common.errors import AeronError, ClusterError
 from aeron.common.mark_file import print_error_log, resolve_link
 from aeron.common.settings import Setting, parse_duration_ns
@@ -229,19 +229,6 @@ def pid(cluster_dir: str | os.PathLike[str], timeout_ms: int = 0) -> int:
         raise ClusterToolError(f"{ClusterMarkFile.FILENAME} does not exist in {cluster_dir}")
     with open_mark_file(cluster_dir, timeout_ms) as mark:
         return mark.pid
-
-
-def driver_error_records(aeron_directory: str | os.PathLike[str]) -> list[ErrorLogRecord]:
-    """The distinct errors of the media driver's error log in ``aeron_directory/cnc.dat``."""
-    cnc = CncFile.map_existing(os.path.join(aeron_directory, "cnc.dat"))
-    try:
-        section = cnc.error_log_buffer()
-        try:
-            return read_error_log(section)
-        finally:
-            section.close()
-    finally:
-        cnc.close()
 
 
 def errors(cluster_dir: str | os.PathLike[str], out: Out = None, tz: datetime.tzinfo | None = None,

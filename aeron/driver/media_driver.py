@@ -22,14 +22,14 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
-from aeron._core.error_log import format_error_log, read_error_log
+from aeron._core.error_log import format_error_log
 from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent, epoch_ms,
                                 idle_strategy_from_name)
 from aeron.common.channel_uri import parse_duration_ns, parse_size
-from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
+from aeron.common.cnc_attach import driver_error_records, driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.cpu_latency import DEFAULT_CPU_LATENCY_QOS_PATH, CpuLatencyRequest, check_cpu_latency_us
 from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
@@ -669,32 +669,21 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
 
 def _save_existing_errors(aeron_dir: str, file_mode: int | None = None) -> str | None:
     """Write the old error log beside the directory, as the C driver does (§8.3)."""
-    path = os.path.join(aeron_dir, CNC_FILE)
     try:
-        cnc = CncFile.map_existing(path)
-    except Exception:       # noqa: BLE001 - nothing readable to save
+        records = driver_error_records(aeron_dir)
+    except Exception:       # noqa: BLE001 - nothing readable (or of another major version) to save
         return None
-    try:
-        if semantic_version_major(cnc.version) != 0:
-            return None
-        section = cnc.error_log_buffer()
-        try:
-            records = read_error_log(section)
-        finally:
-            section.close()
-        if not records:
-            return None
-        stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
-        stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
-        target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if file_mode is None else file_mode)
-        with open(fd, "w") as f:
-            if file_mode is not None:
-                os.fchmod(fd, file_mode)        # exactly as configured, whatever the umask
-            f.write(format_error_log(records))
-        return target
-    finally:
-        cnc.close()
+    if not records:
+        return None
+    stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
+    stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
+    target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if file_mode is None else file_mode)
+    with open(fd, "w") as f:
+        if file_mode is not None:
+            os.fchmod(fd, file_mode)        # exactly as configured, whatever the umask
+        f.write(format_error_log(records))
+    return target
 
 
 def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = None) -> None:

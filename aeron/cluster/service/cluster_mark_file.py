@@ -27,7 +27,7 @@ from aeron._core.codecs.cluster_mark import (
 from aeron._core.error_log import DistinctErrorLog, ErrorLogRecord
 from aeron.common.errors import ClusterError, CorruptFileError, IllegalStateError, InvalidArgumentError, \
     MalformedMessageError
-from aeron.common.mark_file import MarkFile, error_log_records, resolve_link, save_existing_errors
+from aeron.common.mark_file import MarkFile, error_log_records, resolve_link
 
 __all__ = ["ClusterComponentType", "ClusterMarkFile", "ClusterNodeControlProperties", "component_type_name",
            "format_mark_file_header"]
@@ -176,13 +176,8 @@ class ClusterMarkFile:
             try:
                 candidate_term_id = cls._adopt_existing(mark, path, offset, component_type, log)
                 if offset == 0:
-                    # a legacy file: remapped with the current layout's offsets and its header region cleared
-                    mark.close()
-                    mark, _ = MarkFile.map_new_or_existing(
-                        path, version_offset=_HEADER_OFFSET + _VERSION,
-                        timestamp_offset=_HEADER_OFFSET + _ACTIVITY_TIMESTAMP, total_file_length=total_length,
-                        timeout_ms=timeout_ms, epoch_clock=clock)
-                    mark.buffer.set_memory(0, cls.HEADER_LENGTH, 0)
+                    # a legacy file: rewritten from zeros in the current layout
+                    mark.relocate(_HEADER_OFFSET + _VERSION, _HEADER_OFFSET + _ACTIVITY_TIMESTAMP)
             except BaseException:
                 mark.close()
                 raise
@@ -234,10 +229,7 @@ class ClusterMarkFile:
             raise CorruptFileError(f"mark file header does not decode: {ex}", path=str(path), offset=offset) from None
         finally:
             decoder.release()
-        if 0 < header_length and 0 < error_length and header_length + error_length <= mark.capacity:
-            save_existing_errors(path, error_log_records(mark.buffer, header_length, error_length),
-                                 component_type.name, log)
-            mark.buffer.set_memory(header_length, error_length, 0)
+        mark.save_existing_errors(header_length, error_length, component_type.name, log)
         return candidate_term_id
 
     # -- opening (tools) ----------------------------------------------------------------------------------------
