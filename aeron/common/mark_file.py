@@ -29,13 +29,14 @@ from collections.abc import Callable
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_timestamp, read_error_log
 from aeron.common.cnc_attach import is_driver_dead
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronTimeoutError, CorruptFileError, IllegalStateError
 
 __all__ = ["ACTIVATION_IN_PROGRESS_TIMESTAMP", "ActiveMarkFileError", "MarkFile", "ensure_mark_file_link",
            "error_log_records", "print_error_log", "resolve_link", "save_existing_errors"]
 
 # Agrona MarkFile.ACTIVATION_IN_PROGRESS_TIMESTAMP (Long.MAX_VALUE): a file being taken over looks alive
-ACTIVATION_IN_PROGRESS_TIMESTAMP = 2 ** 63 - 1
+ACTIVATION_IN_PROGRESS_TIMESTAMP = INT64_MAX
 _POLL_S = 0.016                         # Agrona sleeps 16 ms between looks at a file being created
 
 
@@ -84,9 +85,9 @@ class MarkFile:
         file and whether it existed (Agrona's ``mapNewOrExistingMarkFile``).
 
         An existing file is grown to ``total_file_length`` when shorter, ``version_check(version)`` may raise, and
-        a positive timestamp younger than ``timeout_ms`` raises ActiveMarkFileError unless ``pid_of(buffer)`` (the owner's
-        pid as the file records it) names a process gone from this host whose timestamp has stopped (then ``log``
-        hears that the file is taken over). The timestamp of a taken-over file is left at
+        a positive timestamp younger than ``timeout_ms`` raises ActiveMarkFileError unless ``pid_of(buffer)`` (the
+        owner's pid as the file records it) names a process gone from this host whose timestamp has stopped (then
+        ``log`` hears that the file is taken over). The timestamp of a taken-over file is left at
         ACTIVATION_IN_PROGRESS_TIMESTAMP until :meth:`signal_ready`; a file with that timestamp is refused.
         """
         path = pathlib.Path(path)
