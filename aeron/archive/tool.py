@@ -41,6 +41,7 @@ from aeron.archive.checksums import Checksum, new_checksum
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.cnc_attach import driver_error_records
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronError, InvalidArgumentError
 from aeron.common.mark_file import print_error_log
 from aeron.common.version import VERSION_TEXT
@@ -49,7 +50,6 @@ Out = IO[str] | None
 Confirm = Callable[[str], bool]
 
 DEFAULT_RECORD_LENGTH = 1024          # Aeron's deprecated max-entries arithmetic
-LONG_MAX = 2 ** 63 - 1
 
 _FRAGMENT_FLAGS_BEGIN, _FRAGMENT_FLAGS_END = 0x80, 0x40
 _HDR_TYPE_PAD, _HDR_TYPE_DATA = 0, 1
@@ -270,7 +270,7 @@ def iter_recording_frames(archive_dir: str | os.PathLike[str], d: RecordingDescr
     ``RecordingReader``)."""
     term_length, segment_length = d.term_buffer_length, d.segment_file_length
     position = d.start_position if from_position is None else from_position
-    limit = d.stop_position if d.stop_position != NULL_POSITION else LONG_MAX
+    limit = d.stop_position if d.stop_position != NULL_POSITION else INT64_MAX
     segment_base = segments.segment_file_base_position(d.start_position, position, term_length, segment_length)
     data: mmap.mmap | None = None
     try:
@@ -304,7 +304,7 @@ def iter_recording_frames(archive_dir: str | os.PathLike[str], d: RecordingDescr
             data.close()
 
 
-def dump(archive_dir: str | os.PathLike[str], fragment_limit: int = LONG_MAX, out: Out = None,
+def dump(archive_dir: str | os.PathLike[str], fragment_limit: int = INT64_MAX, out: Out = None,
          confirm: Callable[[int], bool] | None = None, tz: datetime.tzinfo | None = None,
          now_ms: int | None = None) -> dict[int, list[DumpedFrame]]:
     """Every entry's descriptor and recorded frames (``dump``), hex dumps of the data; every ``fragment_limit``
@@ -818,7 +818,7 @@ def _run(archive_dir: str, command: str, rest: list[str], out: IO[str], stdin: I
     elif command == "describe" and n == 1:
         describe_recording(archive_dir, int(rest[0]), out)
     elif command == "dump":
-        limit = int(rest[0]) if rest else LONG_MAX
+        limit = int(rest[0]) if rest else INT64_MAX
         dump(archive_dir, limit, out,
              lambda n_: _read_continue_answer(f"Specified frame limit {n_} reached. Continue? (y/n)", out, stdin))
     elif command == "errors" and n == 0:

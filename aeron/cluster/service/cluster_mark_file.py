@@ -25,6 +25,7 @@ from aeron._core.codecs.cluster_mark import (
     MessageHeaderDecoder,
 )
 from aeron._core.error_log import DistinctErrorLog, ErrorLogRecord
+from aeron.common.constants import INT32_MAX, NULL_VALUE
 from aeron.common.errors import ClusterError, CorruptFileError, IllegalStateError, InvalidArgumentError, \
     MalformedMessageError
 from aeron.common.mark_file import MarkFile, error_log_records, resolve_link
@@ -32,7 +33,6 @@ from aeron.common.mark_file import MarkFile, error_log_records, resolve_link
 __all__ = ["ClusterComponentType", "ClusterMarkFile", "ClusterNodeControlProperties", "component_type_name",
            "format_mark_file_header"]
 
-NULL_VALUE = -1
 _HEADER_OFFSET = MessageHeaderDecoder.ENCODED_LENGTH
 # MarkFileHeader block offsets (schema 110)
 _VERSION, _COMPONENT_TYPE, _ACTIVITY_TIMESTAMP, _PID, _CANDIDATE_TERM_ID = 0, 4, 8, 24, 32
@@ -122,7 +122,7 @@ class ClusterMarkFile:
     HEADER_LENGTH = 8 * 1024
     VERSION_FAILED = -1
     ERROR_BUFFER_MIN_LENGTH = 1024 * 1024
-    ERROR_BUFFER_MAX_LENGTH = 2 ** 31 - 1 - HEADER_LENGTH
+    ERROR_BUFFER_MAX_LENGTH = INT32_MAX - HEADER_LENGTH
     FILE_EXTENSION = ".dat"
     LINK_FILE_EXTENSION = ".lnk"
     FILENAME = "cluster-mark" + FILE_EXTENSION
