@@ -18,7 +18,7 @@ import os
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from aeron._core.codecs.archive import CatalogHeaderEncoder, RecordingState
@@ -40,6 +40,7 @@ from aeron.archive.catalog import CATALOG_FILE_NAME, MIN_CAPACITY, Catalog, Desc
 from aeron.archive.checksums import Checksum, new_checksum
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.recording_descriptor import RecordingDescriptor
+from aeron.archive.recording_reader import RecordingReader
 from aeron.common.cnc_attach import driver_error_records
 from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronError, InvalidArgumentError
@@ -254,54 +255,14 @@ def errors(archive_dir: str | os.PathLike[str], out: Out = None,
 
 @dataclasses.dataclass(frozen=True)
 class DumpedFrame:
-    """One frame ``dump`` walked: its recording position, term offset, frame length, type and flags."""
+    """One frame ``dump`` walked (a :class:`aeron.archive.recording_reader.RecordingFrame` without its payload): its
+    recording position, term offset, frame length, type and flags."""
 
     position: int
     term_offset: int
     frame_length: int
     frame_type: int
     flags: int
-
-
-def iter_recording_frames(archive_dir: str | os.PathLike[str], d: RecordingDescriptor,
-                          from_position: int | None = None) -> Iterator[tuple[DumpedFrame, bytes]]:
-    """The frames of recording ``d`` from ``from_position`` (its start) to its stop position (or the first frame
-    length <= 0 for an unfinished one), with their payloads, across terms and segment files (Aeron
-    ``RecordingReader``)."""
-    term_length, segment_length = d.term_buffer_length, d.segment_file_length
-    position = d.start_position if from_position is None else from_position
-    limit = d.stop_position if d.stop_position != NULL_POSITION else INT64_MAX
-    segment_base = segments.segment_file_base_position(d.start_position, position, term_length, segment_length)
-    data: mmap.mmap | None = None
-    try:
-        while position < limit:
-            if data is None or position - segment_base >= segment_length:
-                if data is not None:
-                    data.close()
-                    data = None
-                    segment_base += segment_length
-                name = segments.segment_file_name(d.recording_id, segment_base)
-                path = os.path.join(archive_dir, name)
-                if not os.path.exists(path):
-                    raise ArchiveToolError(f"failed to open recording segment file {name}")
-                with open(path, "rb") as f:
-                    size = os.fstat(f.fileno()).st_size
-                    data = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else None
-                if data is None:
-                    return
-            offset = position - segment_base
-            if offset + 32 > len(data):
-                return
-            frame_length = int.from_bytes(data[offset:offset + 4], "little", signed=True)
-            if frame_length <= 0:
-                return
-            frame_type = int.from_bytes(data[offset + 6:offset + 8], "little")
-            frame = DumpedFrame(position, position & (term_length - 1), frame_length, frame_type, data[offset + 5])
-            yield frame, bytes(data[offset + 32:offset + max(frame_length, 32)])
-            position += (frame_length + 31) & ~31
-    finally:
-        if data is not None:
-            data.close()
 
 
 def dump(archive_dir: str | os.PathLike[str], fragment_limit: int = INT64_MAX, out: Out = None,
@@ -339,12 +300,14 @@ def _dump_recording(archive_dir: str | os.PathLike[str], catalog: Catalog, d: Re
         return frames
     count = fragment_limit
     position = d.start_position
-    for frame, payload in iter_recording_frames(archive_dir, d):
+    for recorded in RecordingReader(d, archive_dir):
+        frame = DumpedFrame(recorded.position, recorded.term_offset, recorded.frame_length, recorded.frame_type,
+                            recorded.flags)
         _print(out)
         _print(out, f"Frame at position [{frame.position}] ", end="")
-        _print_fragment(out, frame, payload)
+        _print_fragment(out, frame, recorded.payload)
         frames.append(frame)
-        position = frame.position + ((frame.frame_length + 31) & ~31)
+        position = frame.position + recorded.aligned_length
         count -= 1
         if count == 0:
             count = fragment_limit

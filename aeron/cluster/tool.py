@@ -49,12 +49,12 @@ from aeron.common.settings import Setting, parse_duration_ns
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import is_driver_active
 
-# the archive: its offline catalog and segment reader (describe-latest-cm-snapshot) and its client
-# (recovery-plan), the only imports of aeron.archive in the cluster package
+# the archive: its offline catalog and recording reader (describe-latest-cm-snapshot) and its client
+# (recovery-plan): its file readers and client, never its server or ArchiveTool
 from aeron.archive.catalog import Catalog
 from aeron.archive.client import AeronArchive
 from aeron.archive.client import Context as AeronArchiveContext
-from aeron.archive.tool import iter_recording_frames
+from aeron.archive.recording_reader import RecordingReader
 
 __all__ = ["ClusterToolError", "MarkFileDescription", "SnapshotItem", "SnapshotNotFoundError", "describe", "describe_latest_cm_snapshot", "errors",
            "invalidate_latest_snapshot", "is_leader", "main", "pid", "recording_log", "recovery_plan",
@@ -429,11 +429,11 @@ def _snapshot_messages(archive_dir: str | os.PathLike[str], recording_id: int) -
     if descriptor is None:
         raise ClusterToolError(f"recording {recording_id} is not in the archive catalog of {archive_dir}")
     parts: list[bytes] = []
-    for frame, payload in iter_recording_frames(archive_dir, descriptor):
+    for frame in RecordingReader(descriptor, archive_dir):
         if frame.frame_type != _HDR_TYPE_DATA:
             continue
-        message = payload[:frame.frame_length - 32]
-        end = frame.position + ((frame.frame_length + 31) & ~31)
+        message = frame.payload[:frame.frame_length - 32]
+        end = frame.position + frame.aligned_length
         flags = frame.flags
         if flags & (_BEGIN | _END) == (_BEGIN | _END):
             yield message, frame.term_offset + 32, end
