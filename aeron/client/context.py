@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron.common.agent import SleepingIdleStrategy
-from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.paths import default_aeron_dir
 from aeron.common.settings import Setting, parse_duration_ns, parse_long
