@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_timestamp, read_error_log
-from aeron.common.cnc_attach import is_driver_dead
+from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead
 from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronTimeoutError, CorruptFileError, IllegalStateError
 
@@ -114,9 +114,12 @@ class MarkFile:
                 pid = pid_of(buffer) if pid_of is not None else 0
                 owner = f"pid {pid}, " if pid_of is not None else ""
                 if timestamp == ACTIVATION_IN_PROGRESS_TIMESTAMP:
-                    raise ActiveMarkFileError(f"active mark file detected: {path} ({owner}activation in progress)")
+                    # an owner killed while it started never ages: its file is taken over once its recorded pid is
+                    # gone from this host (a file that records no pid yet stays refused, as Agrona's)
+                    if pid <= 0 or not driver_pid_is_gone(pid):
+                        raise ActiveMarkFileError(f"active mark file detected: {path} ({owner}activation in progress)")
                 # judged on the wall clock whatever epoch_clock is: a stopped heartbeat must age in real time
-                if not is_driver_dead(pid, lambda: buffer.get_i64_volatile(timestamp_offset)):
+                elif not is_driver_dead(pid, lambda: buffer.get_i64_volatile(timestamp_offset)):
                     raise ActiveMarkFileError(f"active mark file detected: {path} ({owner}activity {age} ms ago)")
                 if log is not None:
                     log(f"WARNING: the owner of {path} (pid {pid}) is gone: taking its mark file over")

@@ -4,6 +4,8 @@ rule and its messages, taking a file over (errors saved and cleared, the rest ze
 tools' wait for a ready file."""
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -47,6 +49,27 @@ def test_liveness_rule(tmp_path):
         with MarkFile(path, VERSION, TIMESTAMP, buffer=AtomicBuffer.map_file(path)) as raw:
             raw.timestamp_release(stopped)
         create(path, 5)[0].close()
+
+
+def test_a_file_left_activating_by_a_killed_owner_is_taken_over(tmp_path):
+    # an owner killed while it started leaves ACTIVATION_IN_PROGRESS for ever: once the pid it recorded is gone from
+    # this host the file is taken over at once; while that pid lives, or with no pid recorded, it is refused
+    path = tmp_path / "x.dat"
+    mark, _ = create(path, 1_000)
+    with mark:
+        mark.buffer.put_i64(PID, os.getpid())
+        mark.timestamp_release(ACTIVATION_IN_PROGRESS_TIMESTAMP)     # as a component that has not signalled ready
+    with pytest.raises(ActiveMarkFileError, match="activation in progress"):
+        create(path, 1_000)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait(timeout=60)
+    with MarkFile(path, VERSION, TIMESTAMP, buffer=AtomicBuffer.map_file(path)) as raw:
+        raw.buffer.put_i64(PID, child.pid)
+    logged: list[str] = []
+    mark, existed = create(path, 1_000, log=logged.append)
+    with mark:
+        assert existed and mark.timestamp_volatile() == ACTIVATION_IN_PROGRESS_TIMESTAMP
+        assert logged and f"pid {child.pid}" in logged[0]
 
 
 def test_taking_over_saves_and_clears_the_errors_and_zeroes_the_rest(tmp_path):
