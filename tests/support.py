@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What tests of every package share: an embedded driver's context, free loopback ports and one bounded wait.
-Fixtures built on these live in the conftest files; presets (the client tests' short timeouts, the UDP tests'
-settings) are dictionaries of overrides passed to :func:`driver_context`, not copies of it."""
+"""What tests of every package share: an embedded driver's context, a directory of their own under /dev/shm, free
+loopback ports, frame alignment and one bounded wait. Fixtures built on these live in tests/conftest.py (``driver``,
+``client``, ``shm_dir``); presets (the client tests' short timeouts, the UDP tests' settings) are dictionaries of
+overrides passed to :func:`driver_context`, not copies of it."""
 from __future__ import annotations
 
+import contextlib
+import os
+import pathlib
+import shutil
 import socket
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from aeron.driver import Context as DriverContext
@@ -22,11 +28,28 @@ def driver_context(**overrides: Any) -> DriverContext:
     return DriverContext(environ={}, **settings)
 
 
-def free_port() -> int:
-    """A UDP port on 127.0.0.1 that nothing is bound to right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+@contextlib.contextmanager
+def shm_directory(prefix: str = "aeron-py-test") -> Iterator[pathlib.Path]:
+    """A fresh directory under /dev/shm (/tmp without it), removed afterwards whatever is left in it."""
+    base = pathlib.Path("/dev/shm") if os.path.isdir("/dev/shm") else pathlib.Path("/tmp")
+    path = base / f"{prefix}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def free_port(kind: int = socket.SOCK_DGRAM) -> int:
+    """A port on 127.0.0.1 that nothing is bound to right now: UDP, or TCP with ``kind=socket.SOCK_STREAM``."""
+    with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def align(value: int, alignment: int) -> int:
+    """``value`` rounded up to a multiple of ``alignment`` (a power of two), as frames and records are laid out."""
+    return (value + alignment - 1) & -alignment
 
 
 def wait_for(predicate: Callable[[], T], timeout_s: float = 10.0, *, invoke: Callable[[], Any] | None = None,

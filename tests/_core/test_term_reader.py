@@ -10,7 +10,7 @@ from aeron._core.term_reader import (ABORT, BREAK, COMMIT, CONTINUE, ControlledP
                                      TermReader)
 from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
-from .framing import BEGIN, END, HEADER, TermWriter, align, write_frame, write_pad
+from .framing import BEGIN, END, FRAME_ALIGNMENT, HEADER, TermWriter, write_frame, write_pad
 
 TERM = 65536
 SESSION, STREAM, INITIAL = 0x1234, 10, 5

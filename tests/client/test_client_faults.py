@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
+from aeron import Aeron, Context
 from aeron._core import counters as ctr
 from aeron._core.buffer_claim import BufferClaim
 from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, InvalidChannelError, RegistrationError)
 from tests import procs
-from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, driver_context, receive, wait_for
+from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, receive, wait_for
 from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -57,12 +57,6 @@ def kill9(proc):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     assert proc.returncode == -signal.SIGKILL
-
-
-@pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
 
 
 # -- (a) a publisher killed while it holds a claim ----------------------------------------------------------------

@@ -5,32 +5,25 @@ and non-manual channels are refused. tests/interop/test_remove_destination_by_id
 with the publication on `aeronmd`."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron.common.errors import ErrorCode, RegistrationError
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import UDP_DRIVER, Collector, counter, free_port, hosts, numbered, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 
 
 @pytest.fixture
-def publisher(shm_dir):
-    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "p"))) as driver, \
-            Aeron.connect(Context(driver.aeron_dir)) as client:
-        yield client
+def publisher(client):
+    """The ``client`` fixture: on our driver here, on `aeronmd` in tests/interop."""
+    return client
 
 
 @pytest.fixture
 def subscribers(shm_dir):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in ("a", "b"):
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
+    with hosts(shm_dir, "a", "b") as clients:
         yield clients
 
 

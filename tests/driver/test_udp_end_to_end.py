@@ -15,20 +15,11 @@ from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron._core.loss_report import read_loss_report
 from aeron._core.loss_generator import LossGenerator
-from tests.driver.udp_helpers import (MS, Collector, counter, driver_context, free_port, multicast_group, stream,
+from tests.driver.udp_helpers import (MS, UDP_DRIVER, Collector, counter, driver_context, free_port, multicast_group,
+                                      stream,
                                       wait_for)
 
-pytestmark = pytest.mark.timeout(90)
-@pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
-
-
-@pytest.fixture
-def client(driver):
-    with Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
+pytestmark = [pytest.mark.timeout(90), UDP_DRIVER]
 
 
 def counter_value(client, label_start):

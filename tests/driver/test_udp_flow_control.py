@@ -4,13 +4,12 @@ group sizes gate the connection, tags select who counts, a departed slow receive
 (wire-and-logbuffers.md §6.7)."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, multicast_available,
+from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, hosts, multicast_available,
                                       multicast_group, stream, wait_for)
 
 pytestmark = [pytest.mark.timeout(60),
@@ -19,17 +18,6 @@ pytestmark = [pytest.mark.timeout(60),
 
 def channel():
     return f"aeron:udp?endpoint={multicast_group()}:{free_port()}|interface=127.0.0.1"
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names):
-    """An embedded driver and a client for each name."""
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def test_min_with_a_group_size_connects_only_when_enough_receivers_report(shm_dir):

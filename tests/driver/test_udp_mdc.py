@@ -4,26 +4,14 @@
 wire-and-logbuffers.md §6.2 step 6). Every subscriber is its own driver, as on separate hosts."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import Collector, counter, free_port, hosts, numbered, stream, wait_for
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def destinations(client, channel):

@@ -5,29 +5,17 @@ per destination, a destination with an explicit control address eliciting a dyna
 live leg), the rcv-local-sockaddr counters, and what the driver refuses. Each publisher is its own driver."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.common.errors import ErrorCode, IllegalStateError, RegistrationError
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import Collector, counter, free_port, hosts, numbered, stream, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
 MDS = "aeron:udp?control-mode=manual"
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names, **settings):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name), **settings)))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def local_sockaddrs(client, status_id):

@@ -10,16 +10,11 @@ import time
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import (UDP_DRIVER, Collector, counter, driver_context, free_port, numbered, stream,
+                                      wait_for)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 WINDOW = 32768                  # publication window of a 64 KiB term
-
-
-@pytest.fixture
-def client():
-    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
 
 
 def test_spy_and_network_subscriber_receive_the_same_stream(client):

@@ -10,17 +10,11 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, numbered, offer, stream,
-                                      wait_for)
+from tests.driver.udp_helpers import (UDP_DRIVER, Collector, counter, driver_context, free_port, numbered, offer,
+                                      stream, wait_for)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 TERM = 65536
-
-
-@pytest.fixture
-def client():
-    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
 
 
 def connect(client, channel, stream_id=1001, exclusive=False):

@@ -2,10 +2,14 @@
 """Shared helpers for the UDP driver tests: free ports, embedded driver settings, bounded waits, streaming."""
 from __future__ import annotations
 
+import contextlib
 import random
 import socket
 import time
 
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
 from aeron.client import FragmentAssembler
 from aeron.driver import Context as DriverContext
 from tests import support
@@ -34,10 +38,24 @@ def multicast_available() -> bool:
 UDP_DRIVER_SETTINGS = dict(term_buffer_length=65536, timer_interval_ns=20 * MS, publication_linger_timeout_ns=200 * MS,
                            image_liveness_timeout_ns=2_000 * MS, publication_connection_timeout_ns=2_000 * MS,
                            client_liveness_timeout_ns=5_000 * MS)
+# The preset on tests/conftest.py's ``driver`` fixture: ``pytestmark = [..., UDP_DRIVER]``.
+UDP_DRIVER = pytest.mark.driver(**UDP_DRIVER_SETTINGS)
 
 
 def driver_context(**overrides) -> DriverContext:
     return support.driver_context(**{**UDP_DRIVER_SETTINGS, **overrides})
+
+
+@contextlib.contextmanager
+def hosts(shm_dir, *names, **settings):
+    """An embedded driver (this preset, then ``settings``) in ``shm_dir / name`` and a client on it, for each name:
+    the clients."""
+    with contextlib.ExitStack() as stack:
+        clients = []
+        for name in names:
+            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name), **settings)))
+            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
+        yield clients
 
 
 class Collector:

@@ -43,16 +43,6 @@ def test_demo_takes_dir_and_aeron_dir():
     assert "-d DIR, --dir DIR" in text and "AERON_DIR" in text
 
 
-@pytest.fixture
-def driver_dir(shm_dir):
-    aeron_dir = str(shm_dir / "driver")
-    driver = procs.start_our_driver(aeron_dir)
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(driver)
-
-
 def _publish_once(dir_args: list[str], aeron_dir: str | None = None) -> subprocess.CompletedProcess:
     env = procs.client_env()
     if aeron_dir is not None:

@@ -22,7 +22,7 @@ from tests.support import wait_for
 from tests.conftest import PROJECT_ROOT
 from tests.support import free_port
 
-pytestmark = pytest.mark.timeout(90)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.driver_args("aeron.term.buffer.length=64k")]     # as the golden runs
 
 GOLDEN_SAMPLES = PROJECT_ROOT / "tests" / "data" / "golden" / "samples"
 # folder, subscriber channel, publisher channel, linger (ns): the golden runs' arguments (-s 1001 -m 5 for all)
@@ -33,16 +33,6 @@ GOLDEN_CASES = [
 ]
 LINGER_NS = 200_000_000
 SESSION_ID = re.compile(r"(sessionId=|from session )(-?\d+)")
-
-
-@pytest.fixture
-def driver_dir(shm_dir):
-    aeron_dir = str(shm_dir / "driver")
-    driver = procs.start_our_driver(aeron_dir, "aeron.term.buffer.length=64k")   # as the golden UDP run
-    try:
-        yield aeron_dir
-    finally:
-        procs.stop(driver)
 
 
 def image_before_messages(text: str) -> str:
