@@ -54,8 +54,9 @@ def align(value: int, alignment: int) -> int:
 
 def wait_for(predicate: Callable[[], T], timeout_s: float = 10.0, *, invoke: Callable[[], Any] | None = None,
              what: str = "condition", interval_s: float = 0.001) -> T:
-    """Call ``predicate`` until it returns something true and return that, calling ``invoke`` (a duty cycle of an
-    invoker, an offer) between tries, else sleeping ``interval_s``; fail the test after ``timeout_s``."""
+    """Call ``predicate`` until it returns something true and return that; between tries call ``invoke`` (a duty
+    cycle of an invoker, a poll, an offer) and sleep ``interval_s`` when it returned nothing true (no work done: the
+    wait spins no CPU away from the driver); fail the test after ``timeout_s``, saying ``what`` was awaited."""
     deadline = time.monotonic() + timeout_s
     while True:
         result = predicate()
@@ -63,7 +64,5 @@ def wait_for(predicate: Callable[[], T], timeout_s: float = 10.0, *, invoke: Cal
             return result
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} not met within {timeout_s} s")
-        if invoke is not None:
-            invoke()
-        else:
+        if invoke is None or not invoke():
             time.sleep(interval_s)
