@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
+from aeron._core.cnc import CncFile
+from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.driver import Context as DriverContext
 
 MS = 1_000_000
@@ -38,6 +40,30 @@ def shm_directory(prefix: str = "aeron-py-test") -> Iterator[pathlib.Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def driver_heartbeat_ms(aeron_dir: str | os.PathLike[str]) -> int:
+    """The heartbeat of the driver in ``aeron_dir`` (epoch ms, on its to-driver ring): 0 before its first, -1 after
+    it shut down; its conductor writes it on every timer tick."""
+    cnc = CncFile.map_existing(os.path.join(aeron_dir, "cnc.dat"))
+    section = cnc.to_driver_buffer()
+    ring = ManyToOneRingBuffer(section)
+    try:
+        return int(ring.consumer_heartbeat_time)
+    finally:
+        ring.close()
+        section.close()
+        cnc.close()
+
+
+def wait_for_timer_ticks(aeron_dir: str | os.PathLike[str], ticks: int, interval_ms: int,
+                         timeout_s: float = 10.0) -> None:
+    """Wait until the conductor of the driver in ``aeron_dir`` has moved its heartbeat ``ticks`` timer intervals on
+    (at least ``ticks - 1`` whole intervals of its own ticking since the call): for a test that asserts that
+    something does not happen within some ticks, as the driver counts them however loaded the machine is."""
+    start = driver_heartbeat_ms(aeron_dir)
+    wait_for(lambda: driver_heartbeat_ms(aeron_dir) >= start + ticks * interval_ms, timeout_s,
+             what=f"{ticks} timer ticks of the driver in {aeron_dir}", interval_s=0.005)
 
 
 def free_port(kind: int = socket.SOCK_DGRAM) -> int:

@@ -19,11 +19,12 @@ LIVENESS_NS = 1000 * MS                 # client liveness timeout of the test dr
 UNBLOCK_NS = 1500 * MS                  # publication unblock timeout
 DRIVER_TIMEOUT_MS = 2000
 LINGER_NS = 100 * MS                    # client resource linger and driver publication linger
+TIMER_MS = 50                           # the test drivers' timer interval
 
 
 # The client tests' preset: short timeouts so that liveness, unblocking and lingering happen within a test.
 CLIENT_DRIVER_SETTINGS: dict[str, Any] = dict(
-    ipc_term_buffer_length=TERM_LENGTH, timer_interval_ns=50 * MS, publication_linger_timeout_ns=LINGER_NS,
+    ipc_term_buffer_length=TERM_LENGTH, timer_interval_ns=TIMER_MS * MS, publication_linger_timeout_ns=LINGER_NS,
     client_liveness_timeout_ns=LIVENESS_NS, publication_unblock_timeout_ns=UNBLOCK_NS,
     driver_timeout_ms=DRIVER_TIMEOUT_MS, counters_free_to_reuse_timeout_ns=0)
 

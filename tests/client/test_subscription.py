@@ -13,7 +13,8 @@ from aeron import Aeron, ControlledPollAction, FragmentAssembler, Image
 from aeron._core import counters as ctr
 from aeron.client import ControlledFragmentAssembler
 from aeron.common.errors import IllegalStateError
-from tests.client.conftest import LINGER_NS, client_context, connected_pair, drain, receive, wait_for
+from tests.client.conftest import LINGER_NS, TIMER_MS, client_context, connected_pair, drain, receive, wait_for
+from tests.support import wait_for_timer_ticks
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -329,7 +330,7 @@ def test_late_subscriber_joins_at_the_current_position(client):
     assert unread.images[0].join_position == 0
     unread.close()
     assert receive(early, 1) == [b"before"]
-    time.sleep(0.2)                                 # driver duty cycles: it sees the subscriber at 64
+    wait_for_timer_ticks(client.context.aeron_dir, 2, TIMER_MS)     # driver duty cycles: it sees the subscriber at 64
     late = client.add_subscription("aeron:ipc", 3015)
     wait_for(lambda: late.image_count == 1)
     assert late.images[0].join_position == 64

@@ -25,13 +25,14 @@ from aeron.driver import MediaDriver
 from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
 from aeron.common.errors import ErrorCode
 from tests.driver.rawclient import RawClient
-from tests.support import align, driver_context, free_port, wait_for
+from tests.support import align, driver_context, free_port, wait_for, wait_for_timer_ticks
 
 MIB = 1024 * 1024
 GOLDEN_SIZES = dict(counters_buffer_length=MIB, ipc_term_buffer_length=65536, term_buffer_length=65536)
 pytestmark = pytest.mark.driver(**GOLDEN_SIZES)                 # the sizes of the C driver's golden run
 # short timers on the ``driver`` fixture: 20 ms timer, 300 ms client liveness, 600 ms unblock, 200 ms linger
-FAST_TIMERS = pytest.mark.driver(timer_interval_ns=20_000_000, client_liveness_timeout_ns=300_000_000,
+FAST_TIMER_MS = 20
+FAST_TIMERS = pytest.mark.driver(timer_interval_ns=FAST_TIMER_MS * 1_000_000, client_liveness_timeout_ns=300_000_000,
                                  publication_unblock_timeout_ns=600_000_000, publication_linger_timeout_ns=200_000_000,
                                  counters_free_to_reuse_timeout_ns=0)
 
@@ -654,7 +655,7 @@ def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(dr
             rm = remove(c, cmd.REMOVE_PUBLICATION, link)
             assert c.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
             if _ == 0:
-                time.sleep(0.1)             # several timer ticks: still one user, nothing happens
+                wait_for_timer_ticks(driver.aeron_dir, 5, FAST_TIMER_MS)     # still one user: nothing happens
                 assert not any(t == cmd.ON_UNAVAILABLE_IMAGE for t, _m in c.drain(0.05))
         _, gone = c.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE)
         assert gone.correlation_id == first
@@ -672,7 +673,7 @@ def test_client_dead_between_claim_and_commit_does_not_block_the_ring(driver):
     try:
         c.ring.try_claim(cmd.ADD_PUBLICATION, 64)      # never committed: the driver cannot read past it
         corr = add_publication(c, stream_id=31)
-        time.sleep(0.1)
+        wait_for_timer_ticks(driver.aeron_dir, 3, FAST_TIMER_MS)
         assert c.drain(0.05) == []
         type_id, _ = c.await_correlated(corr, timeout_s=5)  # after the client liveness timeout (300 ms)
         assert type_id == cmd.ON_PUBLICATION_READY

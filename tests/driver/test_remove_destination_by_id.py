@@ -5,7 +5,6 @@ and non-manual channels are refused. tests/interop/test_remove_destination_by_id
 with the publication on `aeronmd`."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -40,7 +39,7 @@ def test_a_destination_removed_by_id_gets_nothing_more(publisher, subscribers, u
         wait_for(lambda: not publisher.is_command_active(corr))
     else:
         pub.remove_destination(ids[0])
-    time.sleep(0.2)
+    wait_for(lambda: counter(publisher, "mdc-num-dest:").value == 1, what="the sender without the destination")
     hwm = counter(subscribers[0], "rcv-hwm:").value
     got = Collector()
     for n in range(50):

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron._core import frames as f
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, numbered, receive_queues_empty,
+                                      wait_for)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -78,18 +79,11 @@ class Live:
         Nothing thrown since the last call: that call's count, without waiting again."""
         if self._settled is not None:
             return self._settled
-        ports = {f"0100007F:{port:04X}" for port in (self.port, self.control_port)}
-
-        def queues_empty() -> bool:
-            with open("/proc/net/udp") as table:
-                return all(int(fields[4].split(":")[1], 16) == 0
-                           for fields in (line.split() for line in table.readlines()[1:]) if fields[1] in ports)
-
         last = None
         deadline = time.monotonic() + 10
         while True:
             assert time.monotonic() < deadline, "the driver did not drain the thrown datagrams in 10 s"
-            if queues_empty():
+            if receive_queues_empty(self.port, self.control_port):
                 value = self.invalid()
                 if value == last:
                     self._settled = value
