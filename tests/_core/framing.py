@@ -18,6 +18,9 @@ HDR_TYPE_DATA = 1
 BEGIN = 0x80
 END = 0x40
 UNFRAGMENTED = 0xC0
+# the log of the `log`, `writer` and `reader` fixtures (tests/_core/conftest.py)
+TERM = 65536
+SESSION, STREAM, INITIAL = 0x1234, 10, 5
 
 
 def write_frame(term, offset: int, payload: bytes = b"", *, session_id: int = 0, stream_id: int = 0,
