@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import pytest
 
 from tests.conftest import PROJECT_ROOT
+from tests.support import driver_heartbeat_ms
 
 DRIVER_WAIT_S = 10.0
 
@@ -28,6 +29,8 @@ def client_env() -> dict[str, str]:
 
 
 def wait_for_cnc(proc: subprocess.Popen, aeron_dir: str, what: str) -> subprocess.Popen:
+    """Wait until the driver ``proc`` has made its cnc.dat ready (the version written last) and written its first
+    heartbeat (a client attaching before it finds none)."""
     cnc = os.path.join(aeron_dir, "cnc.dat")
     deadline = time.monotonic() + DRIVER_WAIT_S
     while time.monotonic() < deadline:
@@ -36,8 +39,9 @@ def wait_for_cnc(proc: subprocess.Popen, aeron_dir: str, what: str) -> subproces
             pytest.fail(f"{what} exited early rc={proc.returncode}\n{out}\n{err}")
         try:
             with open(cnc, "rb") as f:
-                if f.read(4) not in (b"", b"\0\0\0\0"):
-                    return proc
+                ready = f.read(4) not in (b"", b"\0\0\0\0")
+            if ready and driver_heartbeat_ms(aeron_dir) > 0:
+                return proc
         except OSError:
             pass
         time.sleep(0.05)
@@ -64,9 +68,7 @@ def start_aeronmd(exe: str, aeron_dir: str, **settings: str) -> subprocess.Popen
                AERON_COUNTERS_BUFFER_LENGTH="1048576")
     env.update(settings)
     proc = subprocess.Popen([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    proc = wait_for_cnc(proc, aeron_dir, "aeronmd")
-    time.sleep(0.2)         # its first heartbeat: the client attach wants a non-zero one
-    return proc
+    return wait_for_cnc(proc, aeron_dir, "aeronmd")
 
 
 def stop(proc: subprocess.Popen | None, sig: int = signal.SIGINT, timeout: float = 10.0) -> tuple[str, str]:
@@ -98,7 +100,7 @@ def stop(proc: subprocess.Popen | None, sig: int = signal.SIGINT, timeout: float
         if line is not None:
             lines.append(line)
     err = proc.stderr.read() if proc.stderr is not None else ""
-    for stream in (proc.stdout, proc.stderr):
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
     return "".join(lines), err or ""
@@ -113,10 +115,11 @@ def sample(name: str, *args: str) -> list[str]:
     return [sys.executable, "-m", f"aeron.samples.{name}", *args]
 
 
-def popen(args: Sequence[str]) -> subprocess.Popen:
+def popen(args: Sequence[str], stdin: int | None = None) -> subprocess.Popen:
     """A client process whose stdout lines a thread pumps into ``proc.line_queue`` (None at end of file), so
-    waiting for a line never stalls on text the pipe reader already buffered."""
-    proc = subprocess.Popen(list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    waiting for a line never stalls on text the pipe reader already buffered. ``stdin=subprocess.PIPE``: a pipe the
+    test writes to (or closes) to tell the process something."""
+    proc = subprocess.Popen(list(args), stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=client_env(), bufsize=1)
     proc.line_queue = queue.Queue()         # type: ignore[attr-defined]
 

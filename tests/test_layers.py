@@ -172,15 +172,22 @@ def cython_imports(source: str, relpath: PurePosixPath) -> list[tuple[int, str]]
     return found
 
 
-def check_source(relpath: PurePosixPath, source: str, rows: dict[str, frozenset[str]]) -> list[str]:
-    """One message per import of ``source`` (a file at ``relpath`` under the project) that breaks the table."""
+def read_imports(relpath: PurePosixPath, source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` for every import of an aeron module in ``source`` (a file at ``relpath``)."""
+    reader = python_imports if relpath.suffix in (".py", ".pyi") else cython_imports
+    return reader(source, relpath)
+
+
+def check_source(relpath: PurePosixPath, source: str, rows: dict[str, frozenset[str]],
+                 imports: list[tuple[int, str]] | None = None) -> list[str]:
+    """One message per import of ``source`` (a file at ``relpath`` under the project) that breaks the table;
+    ``imports``: what :func:`read_imports` found in it, when already read."""
     module = ".".join(_module_parts(relpath))
     importer = row_of(module, rows)
     if importer is None:
         return [f"{relpath}: {module} has no row in docs/layers.md"]
-    reader = python_imports if relpath.suffix in (".py", ".pyi") else cython_imports
     problems = []
-    for line, imported in reader(source, relpath):
+    for line, imported in read_imports(relpath, source) if imports is None else imports:
         target = row_of(imported, rows)
         if target is None:
             problems.append(f"{relpath}:{line}: {imported} has no row in docs/layers.md")
@@ -202,6 +209,12 @@ def rows() -> dict[str, frozenset[str]]:
     return parse_layers(LAYERS_DOC.read_text())
 
 
+@pytest.fixture(scope="module")
+def scanned() -> dict[PurePosixPath, list[tuple[int, str]]]:
+    """The imports of every source under aeron/, read once for the module's tests."""
+    return {_relpath(path): read_imports(_relpath(path), path.read_text()) for path in _sources()}
+
+
 # -- the project follows its table ---------------------------------------------------------------------------
 
 def test_the_table_has_a_row_for_every_layer(rows):
@@ -213,29 +226,25 @@ def test_the_table_has_a_row_for_every_layer(rows):
     assert rows["aeron"] == {"client", "driver", "common"}
 
 
-def test_every_import_under_aeron_follows_an_arrow_of_the_table(rows):
+def test_every_import_under_aeron_follows_an_arrow_of_the_table(rows, scanned):
     problems = []
-    for path in _sources():
-        problems += check_source(_relpath(path), path.read_text(), rows)
+    for relpath, imports in scanned.items():
+        problems += check_source(relpath, "", rows, imports)
     assert not problems, "\n".join(problems)
 
 
-def test_the_scan_sees_imports_of_every_kind():
+def test_the_scan_sees_imports_of_every_kind(scanned):
     # the check above means something only if the readers find real imports: a cimport, an import inside a
     # function, one under TYPE_CHECKING, a submodule named in a from-import
     def imports(rel):
-        path = PROJECT_ROOT / rel
-        reader = python_imports if path.suffix == ".py" else cython_imports
-        return {module for _, module in reader(path.read_text(), PurePosixPath(rel))}
+        return {module for _, module in scanned[PurePosixPath(rel)]}
 
     assert {"aeron._core.atomic_buffer", "aeron._core.frame_descriptor", "aeron.common.errors"} <= imports(
         "aeron/_core/buffer_claim.pyx")
     assert "aeron.driver" in imports("aeron/aio/client.py")                 # inside a function
     assert "aeron.client.client_conductor" in imports("aeron/client/counter.py")   # under TYPE_CHECKING
     assert "aeron.common.command" in imports("aeron/driver/driver_conductor.py")   # from aeron.common import command
-    total = sum(len(python_imports(p.read_text(), _relpath(p)) if p.suffix in (".py", ".pyi")
-                    else cython_imports(p.read_text(), _relpath(p))) for p in _sources())
-    assert total > 300
+    assert sum(map(len, scanned.values())) > 300
 
 
 def _is_type_checking(test: ast.expr) -> bool:

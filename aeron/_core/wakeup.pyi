@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 import mmap
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 MAGIC: Final[int]
@@ -78,6 +78,12 @@ class Waiter:
     def yields_contended(self) -> int: ...
     @property
     def yield_holdoff_ns(self) -> int: ...
+    @property
+    def yield_resume_ns(self) -> int: ...
+    @property
+    def clock(self) -> Callable[[], int] | None: ...
+    @clock.setter
+    def clock(self, value: Callable[[], int] | None) -> None: ...
     stay_parked_on_fds: bool
     @property
     def futex(self) -> bool: ...

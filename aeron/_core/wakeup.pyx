@@ -345,7 +345,7 @@ cdef class WakeSignal:
         return f"WakeSignal(mask={self.mask:#x})"
 
 
-# A yield that took longer than this had another process on the CPU for a time slice (a woken partner, or a
+# A yield that took this long or longer had another process on the CPU for a time slice (a woken partner, or a
 # driver's whole duty cycle, runs for microseconds to tens of them): the phase ends, and the next phases are held
 # off: HOLDOFF_MIN, doubling up to HOLDOFF_MAX while the first phase after each hold-off is contended too (a
 # process that keeps the CPU busy), back to HOLDOFF_MIN after a phase that was not (a one-off: a start-up).
@@ -388,8 +388,10 @@ cdef class Waiter:
     cdef readonly int64_t yield_phases        # yield phases begun
     cdef readonly int64_t yields_timed_out    # yield phases that ran their time out: the wait went on asleep
     cdef readonly int64_t yield_holdoff_ns    # the current hold-off after a contended phase (0: none yet)
-    cdef int64_t _yield_resume_ns             # no yield phase before this (CLOCK_MONOTONIC)
+    cdef readonly int64_t yield_resume_ns     # no yield phase before this (on the yield clock)
     cdef bint _last_phase_contended
+    cdef object _clock                        # the yield clock when not CLOCK_MONOTONIC (a test's)
+    cdef bint _has_clock
 
     def __init__(self, WakeupBoard board not None, int index, sock):
         """Own slot ``index`` of ``board`` (claimed by the caller) and ``sock``."""
@@ -404,6 +406,27 @@ cdef class Waiter:
         self.fd = -1 if sock is None else sock.fileno()
         self.prepared = False
         self.stay_parked_on_fds = False
+
+    @property
+    def clock(self):
+        """What a yield phase reads the time by: None for CLOCK_MONOTONIC (nanoseconds, as ``time.monotonic_ns``),
+        else a callable returning nanoseconds that must not raise. A test sets one so that the phase's length, its
+        contention (a yield the clock saw take YIELD_CONTENDED_NS or more) and the hold-offs follow the test, not
+        the machine's load; each reading then takes the GIL."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, value):
+        if value is not None and not callable(value):
+            raise TypeError(f"a yield clock is a callable returning nanoseconds, or None: {value!r}")
+        self._clock = value
+        self._has_clock = value is not None
+
+    cdef int64_t _now_ns(self) noexcept nogil:
+        if not self._has_clock:
+            return _monotonic_ns()
+        with gil:
+            return <int64_t>self._clock()
 
     def fileno(self):
         """The socket a wake-up arrives on (for an event loop's add_reader); -1 for a futex waiter."""
@@ -448,7 +471,7 @@ cdef class Waiter:
 
         ``yield_ns`` (a futex waiter only): first yield the CPU in a loop for up to that long, woken without a
         system call on either side, then sleep (module docstring). Skipped while held off after a contended
-        phase (:attr:`yield_holdoff_ns`)."""
+        phase (:attr:`yield_holdoff_ns`, until :attr:`yield_resume_ns` on the yield :attr:`clock`)."""
         cdef unsigned long count = 1
         cdef timespec ts
         cdef int ready
@@ -505,8 +528,8 @@ cdef class Waiter:
             timeout_ns = 0
         if yield_ns > 0:
             with nogil:
-                start = after = _monotonic_ns()
-                if start >= self._yield_resume_ns and cas_i32(word, SLOT_PARKED, SLOT_YIELDING):
+                start = after = self._now_ns()
+                if start >= self.yield_resume_ns and cas_i32(word, SLOT_PARKED, SLOT_YIELDING):
                     yielding = True
                     limit = yield_ns if yield_ns < timeout_ns else timeout_ns
                     while True:
@@ -517,8 +540,8 @@ cdef class Waiter:
                             break
                         before = after
                         sched_yield()
-                        after = _monotonic_ns()
-                        if after - before > YIELD_CONTENDED_NS_C:
+                        after = self._now_ns()
+                        if after - before >= YIELD_CONTENDED_NS_C:
                             contended = True
                             break
                     # a failed CAS: a writer's CAS to WOKEN came first
@@ -533,7 +556,7 @@ cdef class Waiter:
                     self.yield_holdoff_ns = min(self.yield_holdoff_ns * 2, YIELD_HOLDOFF_MAX_NS_C)
                 else:
                     self.yield_holdoff_ns = YIELD_HOLDOFF_MIN_NS_C
-                self._yield_resume_ns = after + self.yield_holdoff_ns
+                self.yield_resume_ns = after + self.yield_holdoff_ns
             elif not woken_yielding:
                 self.yields_timed_out += 1
             self._last_phase_contended = contended

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import struct
 
+from tests.support import align
+
 HEADER = struct.Struct("<iBBhiiiiq")
 HEADER_LENGTH = 32
 FRAME_ALIGNMENT = 32
@@ -16,10 +18,9 @@ HDR_TYPE_DATA = 1
 BEGIN = 0x80
 END = 0x40
 UNFRAGMENTED = 0xC0
-
-
-def align(value: int, alignment: int = FRAME_ALIGNMENT) -> int:
-    return (value + alignment - 1) & ~(alignment - 1)
+# the log of the `log`, `writer` and `reader` fixtures (tests/_core/conftest.py)
+TERM = 65536
+SESSION, STREAM, INITIAL = 0x1234, 10, 5
 
 
 def write_frame(term, offset: int, payload: bytes = b"", *, session_id: int = 0, stream_id: int = 0,
@@ -32,7 +33,7 @@ def write_frame(term, offset: int, payload: bytes = b"", *, session_id: int = 0,
         mv[offset + HEADER_LENGTH:offset + HEADER_LENGTH + len(payload)] = payload
         HEADER.pack_into(mv, offset, frame_length, 0, flags, frame_type, offset, session_id, stream_id,
                          term_id, reserved_value)
-    return offset + align(HEADER_LENGTH + len(payload))
+    return offset + align(HEADER_LENGTH + len(payload), FRAME_ALIGNMENT)
 
 
 def write_pad(term, offset: int, length: int, *, session_id: int = 0, stream_id: int = 0,
@@ -41,7 +42,7 @@ def write_pad(term, offset: int, length: int, *, session_id: int = 0, stream_id:
     with memoryview(term) as mv:
         HEADER.pack_into(mv, offset, length, 0, UNFRAGMENTED, HDR_TYPE_PAD, offset, session_id, stream_id,
                          term_id, 0)
-    return offset + align(length)
+    return offset + align(length, FRAME_ALIGNMENT)
 
 
 def write_message(term, offset: int, payload: bytes, max_payload: int, **ids) -> int:

@@ -11,8 +11,9 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ExclusiveTermAppender
 from aeron._core.term_reader import TermReader
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
+from tests.support import align
 
-from .framing import HDR_TYPE_PAD, align, read_header, write_frame, write_pad
+from .framing import FRAME_ALIGNMENT, HDR_TYPE_PAD, read_header, write_frame, write_pad
 
 TERM = 64 * 1024
 INITIAL = 7
@@ -128,7 +129,7 @@ def test_record_checksums_go_into_the_file_not_the_term(segment_file, kind):
         frame_length, session_id = read_header(data, offset)[0], read_header(data, offset)[5]
         assert session_id == frame_checksum(data, offset, frame_length, kind)
         assert data[offset + 32:offset + frame_length] == before[offset + 32:offset + frame_length]
-        offset += align(frame_length)
+        offset += align(frame_length, FRAME_ALIGNMENT)
     reader.close()
 
 
@@ -232,7 +233,7 @@ def with_replay_ids(data, end):
         frame_length = read_header(expected, offset)[0]
         expected[offset + 12:offset + 20] = REPLAY_SESSION.to_bytes(4, "little", signed=True) + \
             REPLAY_STREAM.to_bytes(4, "little", signed=True)
-        offset += align(frame_length)
+        offset += align(frame_length, FRAME_ALIGNMENT)
     return bytes(expected)
 
 

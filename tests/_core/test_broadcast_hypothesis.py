@@ -10,13 +10,10 @@ from hypothesis import given, settings, strategies as st
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.broadcast import BroadcastReceiver, BroadcastTransmitter, CopyBroadcastReceiver
 from aeron.common.errors import IllegalStateError
+from tests.support import align
 
 CAPACITY = 256
 MAX_MSG = CAPACITY // 8
-
-
-def align8(n):
-    return (n + 7) & ~7
 
 
 class Model:
@@ -27,7 +24,7 @@ class Model:
         self.padding = {}          # position -> padding length
 
     def transmit(self, msg_type, payload):
-        aligned = align8(len(payload) + 8)
+        aligned = align(len(payload) + 8, 8)
         to_end = CAPACITY - self.tail % CAPACITY
         if to_end < aligned:
             self.padding[self.tail] = to_end
@@ -47,7 +44,7 @@ class Model:
         if cursor in self.padding:
             cursor += self.padding[cursor]
         msg_type, payload = self.records[cursor]
-        state["next"] = cursor + align8(len(payload) + 8)
+        state["next"] = cursor + align(len(payload) + 8, 8)
         return msg_type, payload
 
 

@@ -12,8 +12,9 @@ import pytest
 from aeron._core import archive_io, segment_scanner
 from aeron._core.segment_scanner import CHECKSUM_CRC32, CHECKSUM_CRC32C, checksum
 from aeron.common.errors import InvalidArgumentError
+from tests.support import align
 
-from .framing import HDR_TYPE_PAD, align, write_frame
+from .framing import FRAME_ALIGNMENT, HDR_TYPE_PAD, write_frame
 
 
 def _table(polynomial):
@@ -81,7 +82,7 @@ def test_long_random_buffers():
 
 @pytest.mark.parametrize("kind", [CHECKSUM_CRC32, CHECKSUM_CRC32C])
 def test_record_and_verify_paths_store_and_check_the_same_value(kind):
-    # the recorder's frame checksum is the CRC of the frame's aligned body, [32, align(frame length, 32))
+    # the recorder's frame checksum is the CRC of the frame's aligned body, [32, align(frame length, 32, FRAME_ALIGNMENT))
     rng = random.Random(kind)
     term = bytearray(8192)
     offset = 0
@@ -91,9 +92,9 @@ def test_record_and_verify_paths_store_and_check_the_same_value(kind):
         offset = write_frame(term, offset, rng.randbytes(n), session_id=5, stream_id=6)
     term[offset:offset + 32] = b"\x00" * 32
     for at, frame_length in offsets:
-        expected = reference(kind, term[at + 32:at + align(frame_length)])
+        expected = reference(kind, term[at + 32:at + align(frame_length, FRAME_ALIGNMENT)])
         assert archive_io.frame_checksum(term, at, frame_length, kind) == expected
-        assert checksum(kind, term, at + 32, align(frame_length) - 32) == expected
+        assert checksum(kind, term, at + 32, align(frame_length, FRAME_ALIGNMENT) - 32) == expected
     # ArchiveTool checksum writes them, verify accepts them, and a changed payload byte is found
     frames, end, short = segment_scanner.apply_checksums(term, 0, kind)
     assert (frames, end, short) == (len(offsets), offset, 0)

@@ -4,14 +4,11 @@ import pytest
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.fragment_assembler import (BufferBuilder, ControlledFragmentAssembler, FragmentAssembler,
                                             ImageControlledFragmentAssembler, ImageFragmentAssembler)
-from aeron._core.logbuffer import LogBuffers
-from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, Header, TermReader
+from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, Header
 from aeron.common.errors import InvalidArgumentError
 
-from .framing import BEGIN, END, UNFRAGMENTED, TermWriter, write_frame
+from .framing import BEGIN, END, INITIAL, SESSION, STREAM, TERM, UNFRAGMENTED, write_frame
 
-TERM = 65536
-SESSION, STREAM, INITIAL = 0x1234, 10, 5
 MAX_PAYLOAD = 1408 - 32
 
 
@@ -27,25 +24,6 @@ class Collector:
     @property
     def payloads(self):
         return [m[0] for m in self.messages]
-
-
-@pytest.fixture
-def log():
-    return LogBuffers.create(term_length=TERM, initial_term_id=INITIAL, session_id=SESSION, stream_id=STREAM)
-
-
-@pytest.fixture
-def writer(log):
-    w = TermWriter(log, 0, session_id=SESSION, stream_id=STREAM, term_id=INITIAL)
-    yield w
-    w.close()
-
-
-@pytest.fixture
-def reader(log):
-    r = TermReader(log)
-    yield r
-    r.close()
 
 
 class Fragments:

@@ -7,8 +7,9 @@ from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,
                                             ImageFragmentAssembler)
 from aeron._core.term_reader import ABORT, CONTINUE, Header
+from tests.support import align
 
-from .framing import BEGIN, END, align, write_frame
+from .framing import BEGIN, END, FRAME_ALIGNMENT, write_frame
 
 STREAM, INITIAL, SHIFT = 9, 100, 16
 
@@ -25,7 +26,7 @@ def fragment_session(session_id, sizes, max_payload):
         for k, chunk in enumerate(chunks):
             flags = (BEGIN if k == 0 else 0) | (END if k == len(chunks) - 1 else 0)
             layout.append((offset, chunk, flags))
-            offset += align(32 + len(chunk))
+            offset += align(32 + len(chunk), FRAME_ALIGNMENT)
         expected.append((payload, start, offset))
     term = AtomicBuffer(bytearray(max(offset, 64)))
     for at, chunk, flags in layout:

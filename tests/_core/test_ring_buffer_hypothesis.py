@@ -8,13 +8,10 @@ from hypothesis import given, settings, strategies as st
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.errors import CorruptFileError
+from tests.support import align
 
 CAPACITY = 256
 MAX_MSG = CAPACITY // 8
-
-
-def align8(n):
-    return (n + 7) & ~7
 
 
 class Model:
@@ -25,7 +22,7 @@ class Model:
         self.head = 0
 
     def claim(self, length):
-        required = align8(length + 8)
+        required = align(length + 8, 8)
         if required > CAPACITY - (self.tail - self.head):
             return None
         index = self.tail % CAPACITY
@@ -137,7 +134,7 @@ def test_one_malformed_record_loses_nothing_else(before, bad_payload, bad_kind, 
             expected.append((10 + i, payload))
     index = ring.try_claim(99, len(bad_payload))
     bad = index >= 0
-    record_position = ring.producer_position() - align8(len(bad_payload) + 8)
+    record_position = ring.producer_position() - align(len(bad_payload) + 8, 8)
     if bad and bad_payload:
         buf.put_bytes(index, bad_payload)
     for i, payload in enumerate(after):

@@ -13,16 +13,13 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import (ADMIN_ACTION, BACK_PRESSURED, CLOSED, MAX_POSITION_EXCEEDED, NOT_CONNECTED,
                                        ConcurrentTermAppender, ExclusiveTermAppender, GIL_RELEASE_THRESHOLD)
 from aeron.common.errors import IllegalStateError, InvalidArgumentError, OutOfBoundsError
+from tests.support import align
 
 HEADER = struct.Struct("<iBBhiiiiq")
 TERM = 65536
 META = 3 * TERM
 APPENDERS = [ConcurrentTermAppender, ExclusiveTermAppender]
 LOG_TYPE = {ConcurrentTermAppender: 0, ExclusiveTermAppender: 1}
-
-
-def align32(n):
-    return (n + 31) & ~31
 
 
 def make_log(kind=ConcurrentTermAppender, term_length=TERM, initial_term_id=5, session_id=0x1234, stream_id=10,
@@ -76,7 +73,7 @@ def walk_term(term, term_length, start=0):
             break
         payload = bytes(term[offset + 32:offset + length]) if fields[3] == 1 else None
         frames.append((offset, fields, payload))
-        offset += align32(length)
+        offset += align(length, 32)
     return frames, offset
 
 
@@ -659,7 +656,6 @@ def test_negative_and_wrapping_term_ids(kind):
     assert header_at(raw(log), 0) == (72, 0, 0xC0, 1, 0, -5, 3, -(2**31) + 1, 0)
     app.close()
     log.close()
-
 
 
 @pytest.mark.parametrize("kind", APPENDERS)

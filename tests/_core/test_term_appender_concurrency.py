@@ -9,13 +9,10 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender
 
 from tests.cython import appender_threads
+from tests.support import align
 
 HEADER = struct.Struct("<iBBhiiiiq")
 SESSION, STREAM = 0x5EED, 42
-
-
-def align32(n):
-    return (n + 31) & ~31
 
 
 def walk_all(log):
@@ -54,7 +51,7 @@ def walk_all(log):
                     writers.setdefault(writer, []).append((seq, bytes(assembling)))
                     order.append(writer)
                     assembling = None
-            offset += align32(length)
+            offset += align(length, 32)
         assert assembling is None
         if term_count < count:
             assert offset == term_length, f"gap in term {term_count} at {offset}"

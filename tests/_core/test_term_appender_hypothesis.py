@@ -6,7 +6,8 @@ from hypothesis import event, given, settings, strategies as st
 
 from aeron._core import logbuffer as lb
 from aeron._core.term_appender import ADMIN_ACTION, ConcurrentTermAppender, ExclusiveTermAppender
-from tests._core.test_term_appender import HEADER, align32, make_raw_log
+from tests._core.test_term_appender import HEADER, make_raw_log
+from tests.support import align
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 
@@ -87,11 +88,11 @@ def walk_log(log, start_position, end_position, session_id, stream_id):
                 assert assembling is not None, "fragment without BEGIN"
             assembling += body
             if flags & 0x40:
-                messages.append((bytes(assembling), position + align32(length)))
+                messages.append((bytes(assembling), position + align(length, 32)))
                 assembling = None
             else:
                 assert length == log.mtu_length, "non-final fragments are full"
-        position += align32(length)
+        position += align(length, 32)
     assert position == end_position
     assert assembling is None
     return messages, pads
@@ -122,7 +123,7 @@ def test_append_then_walk(kind, initial, start_count, start_slot, mtu, session_i
     active = start_count                 # term count the appender should be on
     for index, length in enumerate(lengths):
         msg = payload(index, length)
-        framed = align32(length + 32) if length <= max_payload else lb.compute_fragmented_length(length, max_payload)
+        framed = align(length + 32, 32) if length <= max_payload else lb.compute_fragmented_length(length, max_payload)
         if position - start + framed > 2 * TERM:
             break                        # stay clear of the partition we started in (no cleaner here)
         parts = [msg[:length // 3], msg[length // 3:]] if vectored else None

@@ -10,10 +10,8 @@ from aeron._core.term_reader import (ABORT, BREAK, COMMIT, CONTINUE, ControlledP
                                      TermReader)
 from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
-from .framing import BEGIN, END, HEADER, TermWriter, align, write_frame, write_pad
-
-TERM = 65536
-SESSION, STREAM, INITIAL = 0x1234, 10, 5
+from .framing import (BEGIN, END, FRAME_ALIGNMENT, HEADER, INITIAL, SESSION, STREAM, TERM, TermWriter, write_frame,
+                      write_pad)
 
 # (relative path, session id, initial term id) of the golden log buffers (official Aeron, tests/data/golden)
 GOLDEN = [
@@ -40,26 +38,6 @@ class Recorder:
     @property
     def payloads(self):
         return [f[0] for f in self.frames]
-
-
-@pytest.fixture
-def log():
-    lb = LogBuffers.create(term_length=TERM, initial_term_id=INITIAL, session_id=SESSION, stream_id=STREAM)
-    yield lb
-
-
-@pytest.fixture
-def writer(log):
-    w = TermWriter(log, 0, session_id=SESSION, stream_id=STREAM, term_id=INITIAL)
-    yield w
-    w.close()
-
-
-@pytest.fixture
-def reader(log):
-    r = TermReader(log)
-    yield r
-    r.close()
 
 
 # -- golden files --------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ from hypothesis import given, settings, strategies as st
 
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_reader import ABORT, BREAK, COMMIT, CONTINUE, TermReader
+from tests.support import align
 
-from .framing import TermWriter, align
+from .framing import FRAME_ALIGNMENT, TermWriter
 
 TERM = 65536
 SESSION, STREAM, INITIAL = 77, 3, 2**31 - 2   # near the wrap; LogBuffers.create rejects negatives (reported)
@@ -102,6 +103,6 @@ def test_bounded_poll_never_starts_a_frame_at_or_past_limit(items, limit):
     starts = []
     reader.bounded_poll(lambda b, o, n, h: starts.append(h.offset), limit, 1000)
     assert all(s < limit for s in starts)
-    assert [e[2] for e in expected if e[2] - align(len(e[0]) + 32) < limit] == \
+    assert [e[2] for e in expected if e[2] - align(len(e[0]) + 32, FRAME_ALIGNMENT) < limit] == \
         [e[2] for e in expected][:len(starts)]
     reader.close()

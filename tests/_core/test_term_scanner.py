@@ -11,21 +11,14 @@ from aeron._core.term_scanner import (NO_ACTION, UNBLOCKED, UNBLOCKED_TO_END, Lo
                                       scan_for_availability)
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
-from .framing import HEADER, read_header, write_frame, write_pad
+from .framing import HEADER, INITIAL, SESSION, STREAM, TERM, read_header, write_frame, write_pad
 
-TERM = 65536
-SESSION, STREAM, INITIAL = 0x1234, 10, 5
 IDS = {"session_id": SESSION, "stream_id": STREAM, "term_id": INITIAL}
 
 
 @pytest.fixture
 def term():
     return AtomicBuffer(bytearray(TERM))
-
-
-@pytest.fixture
-def log():
-    return LogBuffers.create(term_length=TERM, initial_term_id=INITIAL, session_id=SESSION, stream_id=STREAM)
 
 
 def pad_header(length, term_offset, term_id=INITIAL):

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fixtures of the client tests: our embedded driver with short timeouts (SHARED mode, backing off), a client
-on it whose errors are collected, and small bounded helpers."""
+"""Fixtures of the client tests: the ``driver`` and ``client`` fixtures of tests/conftest.py with this package's
+presets (the driver's short timeouts; the client's errors collected), and small bounded helpers."""
 from __future__ import annotations
 
 import threading
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
+from aeron import Aeron, Context
 from aeron.driver import Context as DriverContext
 from tests import support
 from tests.support import wait_for
@@ -19,11 +19,12 @@ LIVENESS_NS = 1000 * MS                 # client liveness timeout of the test dr
 UNBLOCK_NS = 1500 * MS                  # publication unblock timeout
 DRIVER_TIMEOUT_MS = 2000
 LINGER_NS = 100 * MS                    # client resource linger and driver publication linger
+TIMER_MS = 50                           # the test drivers' timer interval
 
 
 # The client tests' preset: short timeouts so that liveness, unblocking and lingering happen within a test.
 CLIENT_DRIVER_SETTINGS: dict[str, Any] = dict(
-    ipc_term_buffer_length=TERM_LENGTH, timer_interval_ns=50 * MS, publication_linger_timeout_ns=LINGER_NS,
+    ipc_term_buffer_length=TERM_LENGTH, timer_interval_ns=TIMER_MS * MS, publication_linger_timeout_ns=LINGER_NS,
     client_liveness_timeout_ns=LIVENESS_NS, publication_unblock_timeout_ns=UNBLOCK_NS,
     driver_timeout_ms=DRIVER_TIMEOUT_MS, counters_free_to_reuse_timeout_ns=0)
 
@@ -32,19 +33,23 @@ def driver_context(**overrides: Any) -> DriverContext:
     return support.driver_context(**{**CLIENT_DRIVER_SETTINGS, **overrides})
 
 
-def client_context(aeron_dir: str, errors: list[BaseException] | None = None, **settings: Any) -> Context:
+def client_settings_of(errors: list[BaseException] | None = None, **settings: Any) -> dict[str, Any]:
+    """The client tests' preset: the driver timeout, linger and keepalive to match the driver's, errors collected."""
     settings.setdefault("driver_timeout_ms", DRIVER_TIMEOUT_MS)
     settings.setdefault("resource_linger_duration_ns", LINGER_NS)
     settings.setdefault("keepalive_interval_ns", 100 * MS)
     if errors is not None:
         settings.setdefault("error_handler", errors.append)
-    return Context(aeron_dir, **settings)
+    return settings
+
+
+def client_context(aeron_dir: str, errors: list[BaseException] | None = None, **settings: Any) -> Context:
+    return Context(aeron_dir, **client_settings_of(errors, **settings))
 
 
 @pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
+def driver_settings() -> dict[str, Any]:
+    return CLIENT_DRIVER_SETTINGS
 
 
 @pytest.fixture
@@ -53,9 +58,8 @@ def errors() -> list[BaseException]:
 
 
 @pytest.fixture
-def client(driver, errors):
-    with Aeron.connect(client_context(driver.aeron_dir, errors)) as c:
-        yield c
+def client_settings(errors: list[BaseException]) -> dict[str, Any]:
+    return client_settings_of(errors)
 
 
 def connected_pair(client: Aeron, stream_id: int = 1001, channel: str = "aeron:ipc", exclusive: bool = False):

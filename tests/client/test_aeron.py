@@ -15,7 +15,9 @@ from aeron._core import counters as ctr
 from aeron._core.cnc import CncFile
 from aeron.common.errors import (
     CncVersionError, DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError)
-from tests.client.conftest import client_context, connected_pair, drain, driver_context, receive, wait_for
+from tests.client.conftest import (TIMER_MS, client_context, connected_pair, drain, driver_context, receive,
+                                   wait_for)
+from tests.support import wait_for_timer_ticks
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -250,7 +252,7 @@ def test_shared_publication_two_adds_one_log(client):
     assert not second.is_closed and second.is_connected
     assert second.offer(b"three") == 192             # the shared log stays mapped for the second
     assert receive(sub, 3) == [b"one", b"two", b"three"]
-    time.sleep(0.3)                                   # a few driver timer cycles: the log is still alive
+    wait_for_timer_ticks(client.context.aeron_dir, 6, TIMER_MS)     # the log is still alive
     assert second.offer(b"four") == 256
     assert receive(sub, 1) == [b"four"]
     assert sub.image_count == 1
@@ -341,9 +343,12 @@ def test_static_counter_outlives_its_client(driver):
         assert reader.get_counter_label(counter_id) == "static one"
         assert reader.get_counter_registration_id(counter_id) == 424242
         assert reader.get_counter_key(counter_id)[:4] == b"key!"
+        first_client = client.client_id
     with Aeron.connect(client_context(driver.aeron_dir)) as later:
-        later.add_subscription("aeron:ipc", 1)
-        time.sleep(0.2)
+        # the driver has released the first client: its heartbeat counter is gone
+        wait_for(lambda: not [r for r in later.counters_reader.counters()
+                              if r.type_id == ctr.DRIVER_HEARTBEAT_TYPE_ID and r.registration_id == first_client],
+                 what="the first client released")
         assert later.counters_reader.get_counter_state(counter_id) == ctr.RECORD_ALLOCATED
         assert later.counters_reader.get_counter_label(counter_id) == "static one"
 

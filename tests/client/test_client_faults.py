@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
+from aeron import Aeron, Context
 from aeron._core import counters as ctr
 from aeron._core.buffer_claim import BufferClaim
 from aeron.common.errors import (
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, InvalidChannelError, RegistrationError)
 from tests import procs
-from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, driver_context, receive, wait_for
+from tests.client.conftest import LIVENESS_NS, UNBLOCK_NS, client_context, receive, wait_for
 from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -57,12 +57,6 @@ def kill9(proc):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     assert proc.returncode == -signal.SIGKILL
-
-
-@pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
 
 
 # -- (a) a publisher killed while it holds a claim ----------------------------------------------------------------
@@ -160,7 +154,6 @@ def _driver_process(shm_dir, timeout_ms=1000):
     aeron_dir = str(shm_dir / "driver")
     proc = procs.start_our_driver(aeron_dir, f"aeron.driver.timeout={timeout_ms}",
                                   "aeron.client.liveness.timeout=5s")
-    time.sleep(0.1)     # its first heartbeat
     return aeron_dir, proc
 
 
@@ -277,9 +270,12 @@ def test_a_paused_driver_makes_a_sync_add_time_out(shm_dir):
                 # The driver writes its heartbeat once per timer interval (1 s), so the heartbeat may already be
                 # most of the timeout old when the driver stops: only the upper bound is meaningful.
                 assert time.monotonic() - start < 2.5
+                # the conductor's own keepalive check reports it too, while the driver is still stopped (resumed, it
+                # writes a fresh heartbeat at once)
+                wait_for(lambda: errors, timeout_s=5, what="the client conductor's driver timeout")
             finally:
                 driver.send_signal(signal.SIGCONT)
-            assert errors and type(errors[0]) is DriverTimeoutError
+            assert type(errors[0]) is DriverTimeoutError
     finally:
         procs.stop(driver, signal.SIGKILL)
 

@@ -13,7 +13,8 @@ from aeron import Aeron, ControlledPollAction, FragmentAssembler, Image
 from aeron._core import counters as ctr
 from aeron.client import ControlledFragmentAssembler
 from aeron.common.errors import IllegalStateError
-from tests.client.conftest import LINGER_NS, client_context, connected_pair, drain, receive, wait_for
+from tests.client.conftest import LINGER_NS, TIMER_MS, client_context, connected_pair, drain, receive, wait_for
+from tests.support import wait_for_timer_ticks
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -206,13 +207,25 @@ def test_a_handler_that_raises_reaches_the_error_handler_and_the_image_stays(dri
 
 
 def test_retired_image_delivers_nothing_and_is_released_after_the_linger(driver, errors):
+    """The client's conductor runs only when the test invokes it (an agent invoker), so the linger cannot run out
+    behind the test's back, however late the test thread gets the CPU: the log stays mapped until a duty cycle the
+    test runs at least the linger after the one that retired the image."""
     gone = []
-    with Aeron.connect(client_context(driver.aeron_dir, errors)) as client:
+    with Aeron.connect(client_context(driver.aeron_dir, errors, use_conductor_agent_invoker=True)) as client:
+        invoker = client.conductor_agent_invoker
+        cycle = [0.0, 0.0]                      # when the last duty cycle began and ended
+
+        def duty_cycle():
+            cycle[0] = time.monotonic()
+            work = invoker.invoke()
+            cycle[1] = time.monotonic()
+            return work
+
         sub = client.add_subscription("aeron:ipc", 3013, unavailable_image_handler=gone.append)
         other = Aeron.connect(client_context(driver.aeron_dir))    # the publisher maps the log elsewhere
         try:
             pub = other.add_publication("aeron:ipc", 3013)
-            wait_for(lambda: sub.image_count == 1)
+            wait_for(lambda: sub.image_count == 1, invoke=duty_cycle)
             image = sub.images[0]
             assert isinstance(image, Image) and not image.is_closed
             assert pub.offer(b"last") == 64
@@ -220,8 +233,8 @@ def test_retired_image_delivers_nothing_and_is_released_after_the_linger(driver,
             pub.close()
         finally:
             other.close()
-        wait_for(lambda: gone, what="unavailable image")
-        retired_at = time.monotonic()
+        wait_for(lambda: gone, invoke=duty_cycle, what="unavailable image")
+        retired_at = cycle[0]                   # the image was retired in the last duty cycle, which began here
         assert gone == [image] and sub.image_count == 0 and sub.images == ()
         assert image.is_closed and image.position == 64            # the last position, kept after close
         assert image.poll(lambda *a: None, 10) == 0
@@ -236,8 +249,8 @@ def test_retired_image_delivers_nothing_and_is_released_after_the_linger(driver,
         assert image.is_end_of_stream is True                        # the publisher closed: end of stream
         log = image.log_buffers
         assert not log.is_closed                                     # still mapped during the linger
-        wait_for(lambda: log.is_closed, timeout_s=3, what="log unmapped after the linger")
-        assert time.monotonic() - retired_at >= LINGER_NS / 1e9 * 0.9
+        wait_for(lambda: log.is_closed, timeout_s=3, invoke=duty_cycle, what="log unmapped after the linger")
+        assert cycle[1] - retired_at >= LINGER_NS / 1e9              # released in a cycle ending a linger later
         assert image.poll(lambda *a: None, 10) == 0                  # still safe on unmapped memory
         assert image.block_poll(lambda *a: None, 1024) == 0
         assert image.position == 64 and image.is_end_of_stream is True
@@ -329,7 +342,7 @@ def test_late_subscriber_joins_at_the_current_position(client):
     assert unread.images[0].join_position == 0
     unread.close()
     assert receive(early, 1) == [b"before"]
-    time.sleep(0.2)                                 # driver duty cycles: it sees the subscriber at 64
+    wait_for_timer_ticks(client.context.aeron_dir, 2, TIMER_MS)     # driver duty cycles: it sees the subscriber at 64
     late = client.add_subscription("aeron:ipc", 3015)
     wait_for(lambda: late.image_count == 1)
     assert late.images[0].join_position == 64

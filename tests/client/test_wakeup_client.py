@@ -19,15 +19,24 @@ from tests.client.conftest import client_context, receive_one_by_one
 LONG_NS = 10_000_000_000
 
 
+WAKEUP_IDLE = dict(shared_idle_strategy="wakeup", conductor_idle_strategy="wakeup", sender_idle_strategy="wakeup",
+                   receiver_idle_strategy="wakeup")
+pytestmark = pytest.mark.driver(**WAKEUP_IDLE, dir_delete_on_shutdown=False)
+
+
 @pytest.fixture(params=["SHARED", "DEDICATED"])
-def driver(request, shm_dir):
-    idle = "wakeup"
-    ctx = driver_context(aeron_dir=str(shm_dir / "d"), threading_mode=request.param, shared_idle_strategy=idle,
-                         conductor_idle_strategy=idle, sender_idle_strategy=idle, receiver_idle_strategy=idle,
-                         dir_delete_on_shutdown=False)
-    with MediaDriver.launch(ctx) as d:
-        yield d
-    assert sorted(os.listdir(d.aeron_dir)) == ["cnc.dat", "images", "loss-report.dat", "publications"]
+def driver_settings(request):
+    return dict(threading_mode=request.param)
+
+
+@pytest.fixture(autouse=True)
+def at_rest(shm_dir):
+    """After the ``driver`` fixture's driver has closed (an autouse fixture is set up before it, so torn down after):
+    its directory holds only Aeron's files."""
+    yield
+    aeron_dir = shm_dir / "embedded"
+    if aeron_dir.exists():
+        assert sorted(os.listdir(aeron_dir)) == ["cnc.dat", "images", "loss-report.dat", "publications"]
 
 
 def test_ipc_offer_and_claim_wake_a_parked_subscriber(driver):

@@ -12,6 +12,8 @@ from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.agent import PARKING, BackoffIdleStrategy, idle_strategy_from_name
 from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, SENDER, SPIES, WAKEUP_FILE,
                                  WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
+from tests.common.conftest import asleep_on
+from tests.support import wait_for
 
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
 
@@ -146,33 +148,35 @@ def test_a_futex_waiter_is_woken_by_a_matching_signal_only(shm_dir, board):
     assert board.slot_state(waiter.index)[0] == wk.FREE
 
 
-_FUTEX_WRITER = """
-import sys, time
-from aeron.common.wakeup import open_board, stream_bit
+_FUTEX_WAITER = """
+import ctypes, sys, threading
+from aeron._core import wakeup as wk
+from aeron.common.wakeup import open_board, stream_bit, new_waiter
 board = open_board(sys.argv[1])
-deadline = time.monotonic() + 20
-while board.parked_count == 0 and time.monotonic() < deadline:
-    time.sleep(0.001)
-time.sleep(0.2)                     # let the waiter get into its futex wait (either order must work)
-board.signal(stream_bit(5))
-print(board.wakeups_sent)
+waiter = new_waiter(board, stream_bit(5), futex=True)
+view = ctypes.c_char.from_buffer(board.mapping)
+word = ctypes.addressof(view) + wk.SLOTS_OFFSET + waiter.index * wk.SLOT_LENGTH
+del view
+waiter.prepare()
+print(threading.get_native_id(), word, flush=True)
+print(waiter.wait(10_000_000_000), waiter.wakeups, waiter.timeouts, flush=True)
 """
 
 
 def test_a_futex_waiter_is_woken_by_a_writer_in_another_process(shm_dir, board):
-    waiter = new_waiter(board, stream_bit(5), futex=True)
-    try:
-        waiter.prepare()
-        writer = subprocess.Popen([sys.executable, "-c", _FUTEX_WRITER, str(shm_dir)], stdout=subprocess.PIPE,
-                                  text=True)
+    """The waiter sleeps in FUTEX_WAIT in its own process (not FUTEX_PRIVATE: the word is in a shared mapping) when
+    this process's writer wakes it."""
+    waiter = subprocess.Popen([sys.executable, "-c", _FUTEX_WAITER, str(shm_dir)], stdout=subprocess.PIPE, text=True)
+    with waiter:
         try:
-            assert waiter.wait(LONG_NS) is True and waiter.wakeups == 1 and waiter.timeouts == 0
-            assert writer.communicate(timeout=30)[0].strip() == "1"
+            tid, word = map(int, waiter.stdout.readline().split())
+            wait_for(lambda: asleep_on(word, tid, waiter.pid), what="the other process asleep in FUTEX_WAIT")
+            board.signal(stream_bit(5))
+            assert board.wakeups_sent == 1
+            assert waiter.communicate(timeout=30)[0].split() == ["True", "1", "0"]
         finally:
-            writer.kill()
-            writer.wait()
-    finally:
-        waiter.close()
+            waiter.kill()
+    assert board.parked_count == 0
 
 
 _FUTEX_SLEEPER = """

@@ -1,27 +1,47 @@
 # SPDX-License-Identifier: Apache-2.0
 """A futex waiter that yields before it sleeps (aeron._core.wakeup.Waiter.wait's ``yield_ns``): a writer ends the
 yield phase by its CAS alone, the phase ends by its time (then the futex wait goes on) or by the wait's own
-timeout, and a yield that finds another process on the CPU holds the next phases off."""
+timeout, and a yield that finds another process on the CPU holds the next phases off.
+
+The phases read the time through the waiter's yield clock; the tests set one (:class:`YieldClock`) so that what
+they assert (how long a phase ran, whether a yield was contended, when a hold-off ends) follows the test and not
+the machine's load. One test keeps CLOCK_MONOTONIC and a real CPU burner, for the contention the clock sees."""
 import os
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, stream_bit
+from tests.common.conftest import asleep_on, slot_word_address
+from tests.support import wait_for
 
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
+# a clock step just short of contention: a phase of a few milliseconds runs out in a few yields (each of which may
+# take a time slice of its own on a busy machine)
+UNCONTENDED_NS = wk.YIELD_CONTENDED_NS - 1
 
 
-def _until(predicate, seconds=10.0):
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.0002)
+class YieldClock:
+    """A waiter's yield clock that the test drives: each reading returns ``now`` and then moves it on by ``step``
+    nanoseconds (0: time stands still, so a phase ends only by a writer; YIELD_CONTENDED_NS: every yield took as
+    long as one behind another process)."""
+
+    def __init__(self, now: int = 1_000_000_000, step: int = 0):
+        self.now = now
+        self.step = step
+
+    def __call__(self) -> int:
+        now = self.now
+        self.now += self.step
+        return now
+
+
+def _state(board, waiter):
+    return board.slot_state(waiter.index)[0]
 
 
 def _wait_in_thread(waiter, timeout_ns, yield_ns):
@@ -38,20 +58,23 @@ def _wait_in_thread(waiter, timeout_ns, yield_ns):
 def test_a_writer_ends_the_yield_phase_by_its_cas_alone(board):
     waiter = new_waiter(board, stream_bit(7), futex=True)
     try:
+        assert waiter.clock is None                     # CLOCK_MONOTONIC unless a test says otherwise
+        waiter.clock = YieldClock()                     # time stands still: only a writer ends this phase
         waiter.prepare()
         thread, result = _wait_in_thread(waiter, LONG_NS, LONG_NS)
         try:
-            _until(lambda: board.slot_state(waiter.index)[0] == wk.YIELDING)
+            wait_for(lambda: _state(board, waiter) == wk.YIELDING, what="the waiter yielding")
             assert board.parked_count == 1              # a yielding sleeper counts as parked: writers look for it
             board.signal(stream_bit(8))                 # not its bits
-            assert board.slot_state(waiter.index)[0] == wk.YIELDING and board.wakeups_sent == 0
+            assert _state(board, waiter) == wk.YIELDING and board.wakeups_sent == 0
             board.signal(stream_bit(7))
         finally:
             thread.join(10)
         assert not thread.is_alive() and result["woken"] is True
         assert board.wakeups_sent == 1
         assert (waiter.yield_phases, waiter.yield_wakeups, waiter.wakeups, waiter.timeouts) == (1, 1, 1, 0)
-        assert board.slot_state(waiter.index)[0] == wk.AWAKE and board.parked_count == 0
+        assert (waiter.yields_timed_out, waiter.yields_contended) == (0, 0)
+        assert _state(board, waiter) == wk.AWAKE and board.parked_count == 0
     finally:
         waiter.close()
 
@@ -59,18 +82,18 @@ def test_a_writer_ends_the_yield_phase_by_its_cas_alone(board):
 def test_a_yield_phase_that_runs_its_time_out_sleeps_on_the_futex(board):
     waiter = new_waiter(board, stream_bit(7), futex=True)
     try:
+        waiter.clock = YieldClock(step=UNCONTENDED_NS)  # the 2 ms phase runs out in 5 yields, uncontended
         waiter.prepare()
         thread, result = _wait_in_thread(waiter, LONG_NS, 2_000_000)
         try:
-            _until(lambda: waiter.yield_phases == 1 or board.slot_state(waiter.index)[0] == wk.YIELDING)
-            _until(lambda: board.slot_state(waiter.index)[0] == wk.PARKED)     # the phase is over: asleep
-            board.signal(stream_bit(7))                                         # CAS and FUTEX_WAKE
+            wait_for(lambda: waiter.yield_phases == 1, what="the yield phase over")
+            wait_for(lambda: _state(board, waiter) == wk.PARKED, what="the waiter asleep")
+            board.signal(stream_bit(7))                 # CAS and FUTEX_WAKE
         finally:
             thread.join(10)
         assert not thread.is_alive() and result["woken"] is True
-        # ended by its time, or by a long yield when other processes keep this machine's CPUs busy
-        assert waiter.yield_phases == 1 and waiter.yields_timed_out + waiter.yields_contended == 1
-        assert (waiter.yield_wakeups, waiter.wakeups) == (0, 1)
+        assert (waiter.yield_phases, waiter.yields_timed_out, waiter.yields_contended) == (1, 1, 0)
+        assert (waiter.yield_wakeups, waiter.wakeups, waiter.timeouts) == (0, 1, 0)
         assert board.parked_count == 0
     finally:
         waiter.close()
@@ -79,12 +102,13 @@ def test_a_yield_phase_that_runs_its_time_out_sleeps_on_the_futex(board):
 def test_the_waits_timeout_bounds_its_yield_phase(board):
     waiter = new_waiter(board, stream_bit(7), futex=True)
     try:
+        waiter.clock = YieldClock(step=UNCONTENDED_NS)
         waiter.prepare()
-        start = time.monotonic()
+        # 3 ms of the 10 s phase: the phase ends with the wait's time, and no time is left to sleep
         assert waiter.wait(3_000_000, None, LONG_NS) is False
-        assert time.monotonic() - start < 5
-        assert (waiter.yield_phases, waiter.yields_timed_out + waiter.yields_contended, waiter.timeouts) == (1, 1, 1)
-        assert board.slot_state(waiter.index)[0] == wk.AWAKE and board.parked_count == 0
+        assert (waiter.yield_phases, waiter.yields_timed_out, waiter.yields_contended, waiter.timeouts) == \
+            (1, 1, 0, 1)
+        assert _state(board, waiter) == wk.AWAKE and board.parked_count == 0
         waiter.prepare()
         board.signal(stream_bit(7))                 # before the wait: no phase, the wait returns at once
         assert waiter.wait(LONG_NS, None, LONG_NS) is True and waiter.yield_phases == 1
@@ -101,10 +125,53 @@ def test_only_a_futex_waiter_yields(board):
         waiter.cancel()
         with pytest.raises(ConfigurationError):
             WakeupIdleStrategy(yield_ns=1_000).bind(waiter)
+        with pytest.raises(TypeError):
+            waiter.clock = 5
     finally:
         waiter.close()
     with pytest.raises(ConfigurationError):
         WakeupIdleStrategy(yield_ns=-1)
+
+
+def _phase(waiter, yield_ns=20_000_000):
+    """One park with a yield phase; 1 ms of the wait's time (on the waiter's clock) is enough for it."""
+    phases = waiter.yield_phases
+    waiter.prepare()
+    waiter.wait(1_000_000, None, yield_ns)
+    return waiter.yield_phases - phases
+
+
+def test_a_contended_yield_holds_the_next_phases_off_doubling_while_they_are_contended_too(board):
+    clock = YieldClock(step=wk.YIELD_CONTENDED_NS)      # every yield took as long as one behind another process
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    try:
+        waiter.clock = clock
+        assert _phase(waiter) == 1
+        assert (waiter.yields_contended, waiter.yield_holdoff_ns) == (1, wk.YIELD_HOLDOFF_MIN_NS)
+        assert waiter.yield_resume_ns == clock.now - clock.step + wk.YIELD_HOLDOFF_MIN_NS
+        clock.step = 0
+        clock.now = waiter.yield_resume_ns - 1
+        assert _phase(waiter) == 0                      # held off: no phase at all
+        holdoffs = []
+        clock.step = wk.YIELD_CONTENDED_NS
+        while len(holdoffs) < 6:
+            clock.now = waiter.yield_resume_ns          # the first phase after the hold-off: contended again
+            assert _phase(waiter) == 1
+            holdoffs.append(waiter.yield_holdoff_ns)
+        assert holdoffs == [min(wk.YIELD_HOLDOFF_MIN_NS << n, wk.YIELD_HOLDOFF_MAX_NS) for n in range(1, 7)]
+        assert holdoffs[-2:] == [wk.YIELD_HOLDOFF_MAX_NS] * 2
+        assert waiter.yields_contended == 7 and waiter.yields_timed_out == 0
+        # a phase that was not contended ...
+        clock.now, clock.step = waiter.yield_resume_ns, UNCONTENDED_NS
+        assert _phase(waiter, yield_ns=2 * UNCONTENDED_NS) == 1
+        assert (waiter.yields_contended, waiter.yields_timed_out) == (7, 1)
+        # ... so the next contended one holds off for the shortest time again
+        clock.step = wk.YIELD_CONTENDED_NS
+        assert _phase(waiter) == 1
+        assert (waiter.yields_contended, waiter.yield_holdoff_ns) == (8, wk.YIELD_HOLDOFF_MIN_NS)
+        assert board.parked_count == 0
+    finally:
+        waiter.close()
 
 
 _HOG = """
@@ -116,71 +183,34 @@ while True:
 """
 
 
-def _phase(waiter, yield_ns=20_000_000):
-    waiter.prepare()
-    return waiter.wait(30_000_000, None, yield_ns)
-
-
-def _hog(cpu):
-    hog = subprocess.Popen([sys.executable, "-c", _HOG, str(cpu)], stdout=subprocess.PIPE, text=True)
-    assert hog.stdout.readline().strip() == "hogging"
-    time.sleep(0.05)
-    return hog
-
-
-def _kill(hog):
-    hog.kill()
-    hog.wait()
-    hog.stdout.close()
-
-
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs sched_setaffinity")
-def test_a_yield_that_finds_another_process_on_the_cpu_holds_the_next_phases_off(board):
+def test_on_clock_monotonic_a_yield_behind_another_process_on_the_cpu_is_contended(board):
+    """The real clock: a process that keeps this thread's only CPU busy makes the yield take a time slice, however
+    busy the rest of the machine is."""
     cpu = min(os.sched_getaffinity(0))
-    mask = os.sched_getaffinity(0)
     waiter = new_waiter(board, stream_bit(7), futex=True)
     result = {}
 
     def on_the_hogs_cpu():
         os.sched_setaffinity(0, {cpu})          # this thread only
-        hog = _hog(cpu)
+        hog = subprocess.Popen([sys.executable, "-c", _HOG, str(cpu)], stdout=subprocess.PIPE, text=True)
         try:
-            _phase(waiter)
-            result["first"] = (waiter.yields_contended, waiter.yield_holdoff_ns)
-            before = waiter.yield_phases
-            _phase(waiter)                          # held off: no phase at all
-            result["held_off"] = waiter.yield_phases - before
-            time.sleep(wk.YIELD_HOLDOFF_MIN_NS / 1e9 + 0.02)
-            _phase(waiter)                          # contended again, the first phase after the hold-off: doubled
-            result["again"] = (waiter.yields_contended, waiter.yield_holdoff_ns)
+            if hog.stdout.readline().strip() == "hogging":
+                result["phases"] = _phase(waiter)
         finally:
-            _kill(hog)
-        time.sleep(2 * wk.YIELD_HOLDOFF_MIN_NS / 1e9 + 0.02)
-        # a phase that cannot be contended: the wait's own timeout of 0 leaves it no time to yield
-        phases, contended = waiter.yield_phases, waiter.yields_contended
-        waiter.prepare()
-        waiter.wait(0, None, 1_000)
-        result["quiet"] = (waiter.yield_phases - phases, waiter.yields_contended - contended)
-        hog = _hog(cpu)
-        try:
-            _phase(waiter)                          # contended after a phase that was not: the shortest hold-off
-            result["reset"] = waiter.yield_holdoff_ns
-        finally:
-            _kill(hog)
+            hog.kill()
+            hog.wait()
+            hog.stdout.close()
 
     try:
         thread = threading.Thread(target=on_the_hogs_cpu)
         thread.start()
         thread.join(30)
         assert not thread.is_alive()
-        assert result["first"] == (1, wk.YIELD_HOLDOFF_MIN_NS)
-        assert result["held_off"] == 0
-        assert result["again"] == (2, 2 * wk.YIELD_HOLDOFF_MIN_NS)
-        assert result["quiet"] == (1, 0)
-        assert result["reset"] == wk.YIELD_HOLDOFF_MIN_NS
+        assert result["phases"] == 1
+        assert (waiter.yields_contended, waiter.yield_holdoff_ns) == (1, wk.YIELD_HOLDOFF_MIN_NS)
         assert board.parked_count == 0
     finally:
-        os.sched_setaffinity(0, mask)
         waiter.close()
 
 
@@ -188,6 +218,7 @@ _YIELDING_SLEEPER = """
 import sys
 from aeron.common.wakeup import open_board, stream_bit, new_waiter
 waiter = new_waiter(open_board(sys.argv[1]), stream_bit(3), futex=True)
+waiter.clock = lambda: 0            # time stands still: it yields until it is killed
 waiter.prepare()
 print(waiter.index, flush=True)
 waiter.wait(60_000_000_000, None, 60_000_000_000)
@@ -200,7 +231,7 @@ def test_a_sleeper_that_died_yielding_is_taken_back(shm_dir, board):
     with sleeper:
         try:
             index = int(sleeper.stdout.readline())
-            _until(lambda: board.slot_state(index)[0] == wk.YIELDING)
+            wait_for(lambda: board.slot_state(index)[0] == wk.YIELDING, what="the sleeper yielding")
         finally:
             sleeper.kill()
     assert board.parked_count == 1
@@ -257,8 +288,9 @@ def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_
         waiter.prepare()
         thread, result = _wait_in_thread(waiter, LONG_NS, 0)     # asleep in FUTEX_WAIT, the slot PARKED
         try:
-            _until(lambda: board.slot_state(waiter.index)[0] == wk.PARKED)
-            time.sleep(0.05)
+            word = slot_word_address(board, waiter.index)
+            wait_for(lambda: asleep_on(word, thread.native_id), what="the waiter asleep in FUTEX_WAIT")
+            assert _state(board, waiter) == wk.PARKED
             board.wake_slot_seen(waiter.index, wk.YIELDING)
         finally:
             thread.join(10)

@@ -21,46 +21,29 @@ from aeron._core.counters import CountersReader, format_counter_line
 from aeron._core.error_log import read_error_log
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import ConcurrentTermAppender
-from aeron.driver import Context, MediaDriver
+from aeron.driver import MediaDriver
 from aeron.driver.driver_conductor import DRIVER_COMMIT, DRIVER_VERSION
 from aeron.common.errors import ErrorCode
 from tests.driver.rawclient import RawClient
-from tests.support import free_port, wait_for
+from tests.support import align, driver_context, free_port, wait_for, wait_for_timer_ticks
 
 MIB = 1024 * 1024
 GOLDEN_SIZES = dict(counters_buffer_length=MIB, ipc_term_buffer_length=65536, term_buffer_length=65536)
+pytestmark = pytest.mark.driver(**GOLDEN_SIZES)                 # the sizes of the C driver's golden run
+# short timers on the ``driver`` fixture: 20 ms timer, 300 ms client liveness, 600 ms unblock, 200 ms linger
+FAST_TIMER_MS = 20
+FAST_TIMERS = pytest.mark.driver(timer_interval_ns=FAST_TIMER_MS * 1_000_000, client_liveness_timeout_ns=300_000_000,
+                                 publication_unblock_timeout_ns=600_000_000, publication_linger_timeout_ns=200_000_000,
+                                 counters_free_to_reuse_timeout_ns=0)
 
 
 def make_context(aeron_dir, **overrides):
-    values = dict(aeron_dir=str(aeron_dir), threading_mode="SHARED", **GOLDEN_SIZES)
-    values.update(overrides)
-    return Context(environ={}, **values)
-
-
-@pytest.fixture
-def driver(shm_dir):
-    d = MediaDriver.launch(make_context(shm_dir / "driver"))
-    try:
-        yield d
-    finally:
-        d.close()
-
-
-@pytest.fixture
-def fast_driver(shm_dir):
-    """Short timers: 20 ms timer, 300 ms client liveness, 600 ms unblock, 200 ms linger."""
-    d = MediaDriver.launch(make_context(
-        shm_dir / "driver", timer_interval_ns=20_000_000, client_liveness_timeout_ns=300_000_000,
-        publication_unblock_timeout_ns=600_000_000, publication_linger_timeout_ns=200_000_000,
-        counters_free_to_reuse_timeout_ns=0))
-    try:
-        yield d
-    finally:
-        d.close()
+    return driver_context(aeron_dir=str(aeron_dir), **{**GOLDEN_SIZES, **overrides})
 
 
 @pytest.fixture
 def client(driver):
+    """A raw client on the ``driver`` fixture: commands written into its to-driver ring."""
     c = RawClient(driver.aeron_dir)
     try:
         yield c
@@ -159,7 +142,7 @@ def test_golden_sequence_gives_the_golden_broadcast_records_and_counters(driver,
         _, image = sub_client.await_response(lambda t, m: t == cmd.ON_AVAILABLE_IMAGE)
         records = broadcast_records(sub_client.cnc)
         assert [(off, typ) for off, _, typ in records] == [
-            (0, 0x0F08), (24, 0x0F07), (48, 0x0F08), (72, 0x0F03), (72 + align8(36 + len(ready.log_file_name) + 8),
+            (0, 0x0F08), (24, 0x0F07), (48, 0x0F08), (72, 0x0F03), (72 + align(36 + len(ready.log_file_name) + 8, 8),
                                                                      0x0F02)]
         assert [length for _, length, _ in records][:3] == [20, 20, 20]
         assert records[3][1] == 8 + 36 + len(ready.log_file_name)
@@ -229,12 +212,8 @@ def broadcast_records(cnc):
     while offset < tail:
         length, type_id = buf.get_i32(offset), buf.get_i32(offset + 4)
         out.append((offset, length, type_id))
-        offset += align8(length)
+        offset += align(length, 8)
     return out
-
-
-def align8(value):
-    return (value + 7) & ~7
 
 
 # -- responses ---------------------------------------------------------------------------------------------------
@@ -424,9 +403,10 @@ def test_keepalive_moves_the_heartbeat_counter(driver, client):
 
 # -- liveness, linger, unblocking ---------------------------------------------------------------------------------
 
-def test_client_timeout_releases_everything(fast_driver):
-    observer = RawClient(fast_driver.aeron_dir)
-    dead = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_client_timeout_releases_everything(driver):
+    observer = RawClient(driver.aeron_dir)
+    dead = RawClient(driver.aeron_dir)
     # the observer's heartbeat stays fresh from the start, also while the other client sets up (300 ms liveness: under
     # load its set-up took longer once, and the observer timed out too)
     stop = threading.Event()
@@ -475,8 +455,9 @@ def test_client_timeout_releases_everything(fast_driver):
         dead.close()
 
 
-def test_client_close_releases_without_timeout_event(fast_driver):
-    c = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_client_close_releases_without_timeout_event(driver):
+    c = RawClient(driver.aeron_dir)
     try:
         corr = add_publication(c)
         _, ready = c.await_correlated(corr)
@@ -489,8 +470,9 @@ def test_client_close_releases_without_timeout_event(fast_driver):
         c.close()
 
 
-def test_publisher_dead_mid_claim_is_unblocked(fast_driver):
-    c = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_publisher_dead_mid_claim_is_unblocked(driver):
+    c = RawClient(driver.aeron_dir)
     values = c.cnc.counters_values_buffer()
     pubs = []
     try:
@@ -658,8 +640,9 @@ def test_a_revoked_network_publication_revokes_its_images(driver, client):
     assert client.counters.get_counter_value(ctr.PUBLICATION_IMAGES_REVOKED) == 1
 
 
-def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fast_driver):
-    c = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(driver):
+    c = RawClient(driver.aeron_dir)
     try:
         sub = add_subscription(c, stream_id=21)
         c.await_correlated(sub)
@@ -672,7 +655,7 @@ def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fa
             rm = remove(c, cmd.REMOVE_PUBLICATION, link)
             assert c.await_correlated(rm)[0] == cmd.ON_OPERATION_SUCCESS
             if _ == 0:
-                time.sleep(0.1)             # several timer ticks: still one user, nothing happens
+                wait_for_timer_ticks(driver.aeron_dir, 5, FAST_TIMER_MS)     # still one user: nothing happens
                 assert not any(t == cmd.ON_UNAVAILABLE_IMAGE for t, _m in c.drain(0.05))
         _, gone = c.await_response(lambda t, m: t == cmd.ON_UNAVAILABLE_IMAGE)
         assert gone.correlation_id == first
@@ -684,12 +667,13 @@ def test_shared_publication_lives_until_its_last_user_removes_it_then_lingers(fa
         c.close()
 
 
-def test_client_dead_between_claim_and_commit_does_not_block_the_ring(fast_driver):
-    c = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_client_dead_between_claim_and_commit_does_not_block_the_ring(driver):
+    c = RawClient(driver.aeron_dir)
     try:
         c.ring.try_claim(cmd.ADD_PUBLICATION, 64)      # never committed: the driver cannot read past it
         corr = add_publication(c, stream_id=31)
-        time.sleep(0.1)
+        wait_for_timer_ticks(driver.aeron_dir, 3, FAST_TIMER_MS)
         assert c.drain(0.05) == []
         type_id, _ = c.await_correlated(corr, timeout_s=5)  # after the client liveness timeout (300 ms)
         assert type_id == cmd.ON_PUBLICATION_READY
@@ -698,8 +682,9 @@ def test_client_dead_between_claim_and_commit_does_not_block_the_ring(fast_drive
         c.close()
 
 
-def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(fast_driver):
-    c = RawClient(fast_driver.aeron_dir)
+@FAST_TIMERS
+def test_untethered_subscriber_that_falls_behind_rests_then_rejoins(driver):
+    c = RawClient(driver.aeron_dir)
     try:
         tethered = add_subscription(c, stream_id=41)
         untethered = add_subscription(c, stream_id=41, channel=(
@@ -745,7 +730,6 @@ def test_unsupported_udp_publication_parameters_are_refused_by_name(client, chan
     type_id, err = client.await_correlated(corr)
     assert (type_id, err.error_code) == (cmd.ON_ERROR, ErrorCode.INVALID_CHANNEL)
     assert part in err.error_message
-
 
 
 @pytest.mark.parametrize("value", ["-5", "x", "99999999999999999999"])

@@ -11,21 +11,11 @@ import pytest
 
 from aeron.common import command as cmd
 from aeron.common.errors import ErrorCode
-from aeron.driver import MediaDriver
-from tests.driver.rawclient import RawClient
-from tests.driver.test_driver_conductor import add_publication, add_subscription, make_context
+from tests.driver.test_driver_conductor import (  # noqa: F401 - its raw client fixture
+    GOLDEN_SIZES, add_publication, add_subscription, client)
 from tests.support import free_port
 
-
-@pytest.fixture
-def client(shm_dir):
-    driver = MediaDriver.launch(make_context(shm_dir / "driver", socket_rcvbuf=131072, socket_sndbuf=0))
-    c = RawClient(driver.aeron_dir)
-    try:
-        yield c
-    finally:
-        c.close()
-        driver.close()
+pytestmark = pytest.mark.driver(**GOLDEN_SIZES, socket_rcvbuf=131072, socket_sndbuf=0)
 
 
 def ok(c, corr):

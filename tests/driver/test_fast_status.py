@@ -4,7 +4,7 @@ receiver, that receiver's plain status messages move the sender limit in the con
 (SendPass.set_fast_status), and the publication still sees when it last heard from the receiver; its NAKs are
 resent there too (SendPass.set_fast_retransmit). Anything else (a
 second receiver, a flag, a rejected position) goes through the publication as before. Driven step by step in INVOKER
-mode, a socket standing in for the receiver."""
+mode on a clock the test moves (ManualClock), a socket standing in for the receiver."""
 from __future__ import annotations
 
 import socket
@@ -17,19 +17,24 @@ from aeron._core.frames import HDR_TYPE_DATA
 from aeron.client import Aeron
 from aeron.client import Context as ClientContext
 from aeron.driver import Context, MediaDriver, ThreadingMode
-from tests.driver.fakes import nak, status_message
+from tests.driver.fakes import MS, ManualClock, nak, status_message
 
 CONNECTION_TIMEOUT_NS = 400_000_000
 
 
 @pytest.fixture
-def rig(shm_dir):
+def clock():
+    return ManualClock()
+
+
+@pytest.fixture
+def rig(shm_dir, clock):
     """(driver, the publication's endpoint, its NetworkPublication, the client publication, the receiver's socket)."""
     driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "d"), threading_mode=ThreadingMode.INVOKER,
                                         counters_buffer_length=1 << 20, term_buffer_length=65536,
                                         publication_connection_timeout_ns=CONNECTION_TIMEOUT_NS,
                                         client_liveness_timeout_ns=120_000_000_000,
-                                        publication_unblock_timeout_ns=180_000_000_000))
+                                        publication_unblock_timeout_ns=180_000_000_000, nano_clock=clock))
     sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     client = None
     try:
@@ -96,23 +101,22 @@ def test_once_connected_the_receivers_status_messages_move_the_limit_in_compiled
     assert endpoint.time_of_last_sm_ns >= network.receivers[99]
 
 
-def test_a_receiver_heard_only_in_compiled_code_stays_connected_and_times_out_when_silent(rig, python_handled):
+def test_a_receiver_heard_only_in_compiled_code_stays_connected_and_times_out_when_silent(rig, python_handled, clock):
     driver, endpoint, network, publication, sink = rig
     _send_status(driver, endpoint, publication, sink)
-    start = time.monotonic()
-    while time.monotonic() - start < 2.5 * CONNECTION_TIMEOUT_NS / 1e9:
+    for _ in range(50):                         # 1 s: 2.5 connection timeouts, a status message every 20 ms
+        clock.advance(20 * MS)
         _send_status(driver, endpoint, publication, sink)
         for _ in range(20):
             driver.do_work()
-        time.sleep(0.02)
         assert network.has_receivers, "expired although its status messages kept coming"
     assert len(python_handled) == 1
-    silent = time.monotonic()
-    while network.has_receivers and time.monotonic() - silent < 5:
+    silent = clock()
+    while network.has_receivers and clock() - silent < 5_000 * MS:
+        clock.advance(5 * MS)
         driver.do_work()
-        time.sleep(0.005)
     assert not network.has_receivers
-    assert time.monotonic() - silent >= 0.9 * CONNECTION_TIMEOUT_NS / 1e9
+    assert CONNECTION_TIMEOUT_NS <= clock() - silent <= CONNECTION_TIMEOUT_NS + 20 * MS
 
 
 def test_a_second_receiver_sends_every_status_message_through_the_publication(rig, python_handled):

@@ -20,7 +20,7 @@ from aeron._core.error_log import read_error_log
 from aeron.common.errors import ConfigurationError
 from aeron.driver import Context as DriverContext, MediaDriver
 from aeron.driver import receive_channel_endpoint as rce
-from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered
+from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, receive_queues_empty
 from tests.support import wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -118,7 +118,7 @@ def test_data_from_made_up_sessions_keeps_bounded_expiring_state_and_rate_limite
     # every window of SWEEP_INTERVAL_NS gives at most ELICIT_REPLY_LIMIT replies, and each pending state lasts at
     # most PENDING_SETUP_TIMEOUT_NS plus a sweep
     windows = int(elapsed_ns // rce.SWEEP_INTERVAL_NS) + 2
-    time.sleep(0.3)                         # replies still in flight on loopback
+    wait_for(lambda: receive_queues_empty(target.port), what="the flood read")      # and so, replied to
     replies = target.replies()
     assert 0 < replies <= rce.ELICIT_REPLY_LIMIT * windows < flood
     live_windows = (rce.PENDING_SETUP_TIMEOUT_NS + rce.SWEEP_INTERVAL_NS) // rce.SWEEP_INTERVAL_NS + 1

@@ -4,12 +4,11 @@
 its data is still unread: IPC, UDP and spy, as Aeron's MinPositionSubscriptionTest."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests.driver.udp_helpers import driver_context, free_port, wait_for
+from tests.driver.udp_helpers import driver_context, free_port, wait_for, wait_for_ticks
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,7 +27,7 @@ def test_a_second_subscription_joins_at_the_first_ones_position(kind):
         image_one = wait_for(lambda: first.image_by_session_id(session_id))
         assert image_one.join_position == 0
         if kind == "spy":       # timer intervals pass: unread by its spy, the closed publication stays (draining)
-            time.sleep(0.2)
+            wait_for_ticks(client, 10)
             assert first.image_by_session_id(session_id) is image_one
         if kind == "udp":          # the receiver has the message: the image's receiver position is past the first's
             wait_for(lambda: any(client.counters_reader.get_counter_value(i) >= 160 for i in range(64)

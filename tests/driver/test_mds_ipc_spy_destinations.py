@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron.common.errors import ErrorCode, RegistrationError
-from tests.driver.udp_helpers import Collector, driver_context, free_port, offer, wait_for
+from tests.driver.udp_helpers import UDP_DRIVER, Collector, free_port, offer, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 
 MDS = "aeron:udp?control-mode=manual"
 
@@ -30,11 +29,9 @@ def spy_removal_announced():
 
 
 @pytest.fixture
-def client(shm_dir, events):
-    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "ours"))) as driver, Aeron.connect(Context(
-            driver.aeron_dir, available_image_handler=events["available"].append,
-            unavailable_image_handler=events["unavailable"].append)) as aeron:
-        yield aeron
+def client_settings(events):
+    return dict(available_image_handler=events["available"].append,
+                unavailable_image_handler=events["unavailable"].append)
 
 
 def test_ipc_spy_and_udp_destinations_feed_one_subscription(client, events, spy_removal_announced):

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from aeron._core.cnc import CncFile
-from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.driver import Context, MediaDriver, ThreadingMode, is_driver_active
 from aeron.driver import __main__ as driver_main
 from aeron.common.errors import ActiveDriverError, AeronDirError, IllegalStateError
 from tests.common.test_paths import in_mount_namespace, needs_userns
+from tests import procs
 from tests.conftest import PROJECT_ROOT
+from tests.support import driver_heartbeat_ms
 
 MIB = 1024 * 1024
 
@@ -27,18 +27,6 @@ def ctx_for(path, **kw):
                   ipc_term_buffer_length=65536)
     values.update(kw)
     return Context(environ={}, **values)
-
-
-def heartbeat_of(aeron_dir):
-    cnc = CncFile.map_existing(os.path.join(aeron_dir, "cnc.dat"))
-    section = cnc.to_driver_buffer()
-    ring = ManyToOneRingBuffer(section)
-    try:
-        return ring.consumer_heartbeat_time
-    finally:
-        ring.close()
-        section.close()
-        cnc.close()
 
 
 def test_second_driver_on_an_active_directory_is_refused(shm_dir):
@@ -60,12 +48,12 @@ def test_clean_shutdown_leaves_heartbeat_minus_one_and_stale_directory_is_replac
     d.close()
     d.close()                                  # idempotent
     assert d.is_closed
-    assert heartbeat_of(aeron_dir) == -1
+    assert driver_heartbeat_ms(aeron_dir) == -1
     assert not is_driver_active(aeron_dir, 10_000)
     assert sorted(os.listdir(aeron_dir)) == ["cnc.dat", "images", "loss-report.dat", "publications"]
     with MediaDriver.launch(ctx_for(shm_dir / "d")) as again:
         assert not os.path.exists(old_pid_file)
-        assert heartbeat_of(again.aeron_dir) > 0
+        assert driver_heartbeat_ms(again.aeron_dir) > 0
 
 
 def test_delete_on_shutdown_and_embedded(shm_dir):
@@ -84,12 +72,12 @@ def test_delete_on_shutdown_and_embedded(shm_dir):
 def test_invoker_mode_runs_only_when_invoked(shm_dir):
     with MediaDriver.launch(ctx_for(shm_dir / "d", threading_mode=ThreadingMode.INVOKER,
                                     timer_interval_ns=10_000_000)) as d:
-        first = heartbeat_of(d.aeron_dir)
+        first = driver_heartbeat_ms(d.aeron_dir)
         time.sleep(0.05)
-        assert heartbeat_of(d.aeron_dir) == first            # nobody runs the conductor
+        assert driver_heartbeat_ms(d.aeron_dir) == first            # nobody runs the conductor
         time.sleep(0.02)
         d.do_work()
-        assert heartbeat_of(d.aeron_dir) > first
+        assert driver_heartbeat_ms(d.aeron_dir) > first
     with pytest.raises(IllegalStateError):
         d.do_work()
     with MediaDriver.launch(ctx_for(shm_dir / "e")) as threaded, pytest.raises(IllegalStateError):
@@ -104,12 +92,7 @@ def test_python_m_aeron_driver_starts_logs_and_stops_on_sigterm(shm_dir):
     proc = subprocess.Popen([sys.executable, "-m", "aeron.driver", "aeron.dir.delete.on.shutdown=true"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        deadline = time.monotonic() + 10
-        while not (aeron_dir / "cnc.dat").exists():
-            assert proc.poll() is None, proc.communicate(timeout=5)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
-        time.sleep(0.2)
+        procs.wait_for_cnc(proc, str(aeron_dir), "the driver")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=10)
         assert proc.returncode == 0, err
@@ -175,7 +158,7 @@ def test_python_m_aeron_driver_stops_on_an_accepted_terminate_driver_command(shm
         out, err = proc.communicate(timeout=10)
         assert proc.returncode == 0, err
         assert "shutting down" in out
-        assert heartbeat_of(str(aeron_dir)) == -1        # directory kept: delete-on-shutdown is off
+        assert driver_heartbeat_ms(str(aeron_dir)) == -1        # directory kept: delete-on-shutdown is off
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -5,32 +5,24 @@ and non-manual channels are refused. tests/interop/test_remove_destination_by_id
 with the publication on `aeronmd`."""
 from __future__ import annotations
 
-import contextlib
-import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron.common.errors import ErrorCode, RegistrationError
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import UDP_DRIVER, Collector, counter, free_port, hosts, numbered, wait_for
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 
 
 @pytest.fixture
-def publisher(shm_dir):
-    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "p"))) as driver, \
-            Aeron.connect(Context(driver.aeron_dir)) as client:
-        yield client
+def publisher(client):
+    """The ``client`` fixture: on our driver here, on `aeronmd` in tests/interop."""
+    return client
 
 
 @pytest.fixture
 def subscribers(shm_dir):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in ("a", "b"):
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
+    with hosts(shm_dir, "a", "b") as clients:
         yield clients
 
 
@@ -47,7 +39,7 @@ def test_a_destination_removed_by_id_gets_nothing_more(publisher, subscribers, u
         wait_for(lambda: not publisher.is_command_active(corr))
     else:
         pub.remove_destination(ids[0])
-    time.sleep(0.2)
+    wait_for(lambda: counter(publisher, "mdc-num-dest:").value == 1, what="the sender without the destination")
     hwm = counter(subscribers[0], "rcv-hwm:").value
     got = Collector()
     for n in range(50):

@@ -6,7 +6,6 @@ the per-publication send. Retransmits count in retransmitted bytes, not in bytes
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
@@ -16,6 +15,7 @@ from aeron._core.udp_transport import UdpTransport
 from tests.driver.fakes import (
     MS, Agents, Counters, FakeTransport, ManualClock, nak, network_publication, send_endpoint, status_message,
 )
+from tests.support import wait_for
 
 
 class Inbox:
@@ -71,19 +71,12 @@ def rig(tmp_path):
     inbox.sock.close()
 
 
-def _until(predicate, step):
-    deadline = time.monotonic() + 3.0
-    while not predicate():
-        assert time.monotonic() < deadline
-        step()
-
-
 def _connect(counters, clock, agents, inbox, transport, session_id=7, term_offset=0, window=32768):
     received = counters[ctr.STATUS_MESSAGES_RECEIVED]
     inbox.sock.sendto(status_message(session_id=session_id, term_offset=term_offset, window=window),
                       transport.bound_address)
-    _until(lambda: counters[ctr.STATUS_MESSAGES_RECEIVED] > received,
-           lambda: (clock.advance(MS), agents.sender.do_work()))
+    wait_for(lambda: counters[ctr.STATUS_MESSAGES_RECEIVED] > received, 3.0,
+             invoke=lambda: (clock.advance(MS), agents.sender.do_work()))
 
 
 def test_a_unicast_publication_streams_through_the_compiled_pass(rig):
@@ -99,7 +92,7 @@ def test_a_unicast_publication_streams_through_the_compiled_pass(rig):
     for n in range(20):
         assert appender.offer(bytes([n]) * 32) > 0
     bytes_before = counters[ctr.BYTES_SENT]
-    _until(lambda: pub.snd_pos.get() == 20 * 64, lambda: agents.sender.do_work())
+    wait_for(lambda: pub.snd_pos.get() == 20 * 64, 3.0, invoke=lambda: agents.sender.do_work())
     data = [d for d in inbox.drain() if d.type == f.HDR_TYPE_DATA and not d.is_heartbeat]
     assert b"".join(bytes(d.payload) for d in data) == b"".join(bytes([n]) * 32 for n in range(20))
     assert counters[ctr.BYTES_SENT] - bytes_before == 20 * 64 and pub.bytes_sent == 20 * 64
@@ -111,7 +104,8 @@ def test_a_unicast_publication_streams_through_the_compiled_pass(rig):
     # a NAK resends the range once; it counts as retransmitted bytes only
     bytes_before = counters[ctr.BYTES_SENT]
     inbox.sock.sendto(nak(term_offset=64, length=128), transport.bound_address)
-    _until(lambda: counters[ctr.RETRANSMITS_SENT] == 1, lambda: (clock.advance(MS), agents.sender.do_work()))
+    wait_for(lambda: counters[ctr.RETRANSMITS_SENT] == 1, 3.0,
+             invoke=lambda: (clock.advance(MS), agents.sender.do_work()))
     resent = inbox.drain()
     assert [(d.term_offset, bytes(d.payload)) for d in resent if not d.is_heartbeat][:1] == [(64, bytes([1]) * 32)]
     assert counters[ctr.RETRANSMITTED_BYTES] == 128 and counters[ctr.BYTES_SENT] - bytes_before < 128
@@ -121,7 +115,7 @@ def test_publications_of_an_endpoint_share_one_pass_and_leave_it_when_removed(ri
     counters, clock, agents, endpoint, inbox, transport, publication = rig
     a, appender_a = publication(7)
     b, appender_b = publication(8)
-    _until(lambda: len(agents.sender.publications) == 2, agents.sender.do_work)
+    wait_for(lambda: len(agents.sender.publications) == 2, 3.0, invoke=agents.sender.do_work)
     assert endpoint.pass_publications == [a, b] and endpoint._send_pass.count == 2
     _connect(counters, clock, agents, inbox, transport, session_id=7)
     _connect(counters, clock, agents, inbox, transport, session_id=8)
@@ -129,7 +123,7 @@ def test_publications_of_an_endpoint_share_one_pass_and_leave_it_when_removed(ri
         pub.update_pub_pos_and_lmt()
         for _ in range(3):
             assert appender.offer(b"y" * 100) > 0
-    _until(lambda: a.snd_pos.get() == b.snd_pos.get() == 3 * 160, lambda: agents.sender.do_work())
+    wait_for(lambda: a.snd_pos.get() == b.snd_pos.get() == 3 * 160, 3.0, invoke=lambda: agents.sender.do_work())
     sessions = sorted(d.session_id for d in inbox.drain()
                       if d.type == f.HDR_TYPE_DATA and not d.is_heartbeat)
     assert sessions == [7, 7, 7, 8, 8, 8]

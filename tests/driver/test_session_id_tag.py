@@ -6,19 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core.logbuffer import LogBuffers
 from aeron.common.errors import ErrorCode, RegistrationError
-from tests.driver.udp_helpers import driver_context, free_port, wait_for
+from tests.driver.udp_helpers import UDP_DRIVER, free_port, wait_for
 
-pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture
-def client(shm_dir):
-    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "ours"))) as driver, \
-            Aeron.connect(Context(driver.aeron_dir)) as aeron:
-        yield aeron
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 
 
 def log_shape(publication):

@@ -15,20 +15,10 @@ from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron._core.loss_report import read_loss_report
 from aeron._core.loss_generator import LossGenerator
-from tests.driver.udp_helpers import (MS, Collector, counter, driver_context, free_port, multicast_group, stream,
-                                      wait_for)
+from tests.driver.udp_helpers import (MS, UDP_DRIVER, Collector, counter, driver_context, free_port, multicast_group,
+                                      held_sender_limit, stream, wait_for, wait_for_ticks)
 
-pytestmark = pytest.mark.timeout(90)
-@pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
-
-
-@pytest.fixture
-def client(driver):
-    with Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
+pytestmark = [pytest.mark.timeout(90), UDP_DRIVER]
 
 
 def counter_value(client, label_start):
@@ -53,7 +43,8 @@ def test_unicast_delivers_everything_in_order(client, size):
 def test_late_subscriber_joins_by_eliciting_a_setup_and_eos_ends_the_image(client):
     channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
     pub = client.add_publication(channel, 1001)
-    time.sleep(0.3)                                  # SETUPs went unanswered: nobody listened
+    wait_for_ticks(client, 15)                       # SETUPs went unanswered: nobody listened
+    assert not pub.is_connected
     gone = []
     sub = client.add_subscription(channel, 1001, unavailable_image_handler=gone.append)
     wait_for(lambda: pub.is_connected and sub.image_count == 1)
@@ -188,18 +179,21 @@ def test_min_flow_control_holds_the_sender_behind_a_slow_receiver_and_max_does_n
         slow_sub = cs.add_subscription(channel, 1001)          # never polled
         pub = cp.add_publication(f"{channel}|fc={fc}", 1001)
         wait_for(lambda: pub.is_connected and fast_sub.image_count == 1 and slow_sub.image_count == 1)
-        time.sleep(0.3)                                         # both receivers have reported
-        got = Collector()
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline:
-            pub.offer(bytes(1000))
-            fast_sub.poll(got, 64)
         window = 32768                                          # receiver window of a 64 KiB term
-        snd_lmt = counter_value(cp, "snd-lmt:")
+        got = Collector()
+
+        def offer():
+            fast_sub.poll(got, 64)
+            return pub.offer(bytes(1000))
+
         if held_back:
-            assert snd_lmt <= window + window, snd_lmt         # the slow receiver never consumed anything
+            # min tracks both receivers once both have reported; the sender then goes no further than the slow one's
+            # window, while the fast one goes on reporting
+            wait_for(lambda: counter_value(cp, "fc-receivers:") == 2, what="both receivers tracked")
+            assert held_sender_limit(cp, pub, offer) <= window + window    # the slow receiver never consumed anything
         else:
-            assert snd_lmt > 4 * window, snd_lmt
+            wait_for(lambda: offer() and counter_value(cp, "snd-lmt:") > 4 * window,
+                     what="the sender past the slow receiver")
 
 
 def test_tagged_flow_control_counts_only_tagged_receivers(shm_dir):
@@ -290,16 +284,17 @@ def test_manual_mdc_destinations_added_and_removed_mid_stream(shm_dir):
         pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[1]}")       # joins mid-stream
         wait_for(lambda: subs[1].image_count == 1, invoke=lambda: pub.offer(bytes(64)) and time.sleep(0.001))
         assert subs[1].images[0].join_position > 0
+        wait_for(lambda: counter_value(ca, "rcv-hwm:") == counter_value(cp, "snd-pos:") == pub.position,
+                 invoke=lambda: subs[0].poll(Collector(), 64), what="everything sent so far at the first destination")
         pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[0]}")
-        time.sleep(0.2)                                  # the sender applies the removal on its next cycle
+        wait_for(lambda: counter_value(cp, "mdc-num-dest:") == 1, what="the sender without the removed destination")
         hwm = counter_value(ca, "rcv-hwm:")
         for _ in range(50):
             while pub.offer(bytes(64)) < 0:
                 subs[1].poll(Collector(), 64)
             subs[1].poll(Collector(), 64)
-        time.sleep(0.2)
+        wait_for(lambda: counter_value(cb, "rcv-hwm:") >= pub.position, invoke=lambda: subs[1].poll(Collector(), 64))
         assert counter_value(ca, "rcv-hwm:") == hwm     # the removed destination gets no more data
-        assert counter_value(cb, "rcv-hwm:") >= pub.position
         with pytest.raises(Exception) as info:
             pub.remove_destination("aeron:udp?endpoint=127.0.0.1:1|bogus")
         assert "bogus" in str(info.value)

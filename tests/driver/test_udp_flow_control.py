@@ -4,32 +4,28 @@ group sizes gate the connection, tags select who counts, a departed slow receive
 (aeron_min_flow_control.c)."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, multicast_available,
-                                      multicast_group, stream, wait_for)
+from aeron._core import counters as ctr
+from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, hosts, multicast_available,
+                                      held_sender_limit, multicast_group, stream, system_counter, wait_for)
 
 pytestmark = [pytest.mark.timeout(60),
               pytest.mark.skipif(not multicast_available(), reason="kernel refuses multicast joins on loopback")]
 
 
+def several_status_messages(client, count=3):
+    """Wait until the driver ``client`` is on has received ``count`` more status messages."""
+    received = system_counter(client, ctr.STATUS_MESSAGES_RECEIVED)
+    wait_for(lambda: system_counter(client, ctr.STATUS_MESSAGES_RECEIVED) >= received + count,
+             what=f"{count} status messages")
+
+
 def channel():
     return f"aeron:udp?endpoint={multicast_group()}:{free_port()}|interface=127.0.0.1"
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names):
-    """An embedded driver and a client for each name."""
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def test_min_with_a_group_size_connects_only_when_enough_receivers_report(shm_dir):
@@ -38,7 +34,7 @@ def test_min_with_a_group_size_connects_only_when_enough_receivers_report(shm_di
         pub = cp.add_exclusive_publication(f"{ch}|fc=min,g:/2", 1001)
         first = ca.add_subscription(ch, 1001)
         wait_for(lambda: first.image_count == 1)
-        time.sleep(0.5)                                   # several status messages from the one receiver
+        several_status_messages(cp)                       # from the one receiver
         assert not pub.is_connected
         assert pub.offer(b"early") == pub.NOT_CONNECTED
         second = cb.add_subscription(ch, 1001)
@@ -53,7 +49,7 @@ def test_tagged_with_a_group_size_counts_only_tagged_receivers(shm_dir):
         tagged = [ct1.add_subscription(f"{ch}|gtag=77", 1001)]
         untagged = cu.add_subscription(f"{ch}|gtag=78", 1001)
         wait_for(lambda: tagged[0].image_count == 1 and untagged.image_count == 1)
-        time.sleep(0.5)
+        several_status_messages(cp)
         assert not pub.is_connected                       # one tagged receiver of two; the other tag is ignored
         tagged.append(ct2.add_subscription(f"{ch}|gtag=77", 1001))
         wait_for(lambda: pub.is_connected and tagged[1].image_count == 1)
@@ -72,11 +68,12 @@ def test_min_lets_the_sender_go_once_the_slow_receiver_leaves(shm_dir):
             slow = slow_client.add_subscription(ch, 1001)        # never polled
             wait_for(lambda: pub.is_connected and fast.image_count == 1 and slow.image_count == 1)
             got = Collector()
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline:
-                pub.offer(bytes(1000))
+
+            def offer():
                 fast.poll(got, 64)
-            held = counter(cp, "snd-lmt:").value
+                return pub.offer(bytes(1000))
+
+            held = held_sender_limit(cp, pub, offer)
             assert held <= 2 * 32768                             # the slow receiver never consumed anything
         finally:
             slow_client.close()

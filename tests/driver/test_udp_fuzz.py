@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron._core import frames as f
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, numbered, receive_queues_empty,
+                                      wait_for, wait_for_ticks)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -57,6 +58,7 @@ class Live:
         self.attacker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.next_message = 0
         self.got = Collector()
+        self._settled: int | None = None     # the invalid-packet count at rest, until the next datagram is thrown
 
     def errors(self) -> list:
         import os
@@ -71,30 +73,20 @@ class Live:
 
     def settled_invalid(self) -> int:
         """The invalid-packet count once every datagram thrown so far is dispatched: both sockets' receive queues empty
-        (/proc/net/udp) and the count unchanged for 50 ms. A datagram our driver counts beyond invalid_by_reference (an
-        SM whose window breaks the sender's checks, as the C driver counts too) may still be queued when the lower-bound
-        wait passes; without this it was counted in the next example (seen once in CI: 7 counts for 6 datagrams)."""
-        ports = {f"0100007F:{port:04X}" for port in (self.port, self.control_port)}
-
-        def queues_empty() -> bool:
-            with open("/proc/net/udp") as table:
-                return all(int(fields[4].split(":")[1], 16) == 0
-                           for fields in (line.split() for line in table.readlines()[1:]) if fields[1] in ports)
-
-        last = None
-        deadline = time.monotonic() + 10
-        while True:
-            assert time.monotonic() < deadline, "the driver did not drain the thrown datagrams in 10 s"
-            if queues_empty():
-                value = self.invalid()
-                if value == last:
-                    return value
-                last = value
-            else:
-                last = None
-            time.sleep(0.05)
+        (/proc/net/udp), then a timer tick of the driver's one thread (SHARED: its sender and receiver run in the same
+        duty cycles as its conductor), so the duty cycle that read the last datagram has counted it. A datagram our
+        driver counts beyond invalid_by_reference (an SM whose window breaks the sender's checks, as the C driver
+        counts too) may still be queued when the lower-bound wait passes; without this it was counted in the next
+        example (seen once in CI: 7 counts for 6 datagrams). Nothing thrown since the last call: that call's count,
+        without waiting again."""
+        if self._settled is None:
+            wait_for(lambda: receive_queues_empty(self.port, self.control_port), 10, what="the thrown datagrams read")
+            wait_for_ticks(self.client, 1)
+            self._settled = self.invalid()
+        return self._settled
 
     def throw(self, datagrams):
+        self._settled = None
         for to_control, datagram in datagrams:
             self.attacker.sendto(datagram, ("127.0.0.1", self.control_port if to_control else self.port))
 

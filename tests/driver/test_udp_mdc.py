@@ -4,26 +4,15 @@
 Every subscriber is its own driver, as on separate hosts."""
 from __future__ import annotations
 
-import contextlib
 import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import (Collector, counter, free_port, hosts, numbered, stream, wait_for,
+                                      wait_for_ticks)
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name))))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def destinations(client, channel):
@@ -59,7 +48,7 @@ def test_manual_mdc_destinations_are_counted_added_and_removed(shm_dir):
         subs = [c.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{port}", 1001) for c, port in zip((ca, cb), ports)]
         channel = "aeron:udp?control-mode=manual"
         pub = cp.add_exclusive_publication(channel, 1001)
-        time.sleep(0.2)
+        wait_for_ticks(cp, 10)
         assert not pub.is_connected and destinations(cp, channel) == 0     # nowhere to send yet
         for port in ports:
             pub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{port}")
@@ -67,9 +56,8 @@ def test_manual_mdc_destinations_are_counted_added_and_removed(shm_dir):
         assert destinations(cp, channel) == 2
         stream(pub, subs, 200, 64)
         pub.remove_destination(f"aeron:udp?endpoint=127.0.0.1:{ports[0]}")
-        wait_for(lambda: destinations(cp, channel) == 1)
-        time.sleep(0.1)
-        hwm = counter(ca, "rcv-hwm:").value
+        wait_for(lambda: destinations(cp, channel) == 1)          # the sender's count: it applied the removal
+        hwm = counter(ca, "rcv-hwm:").value                        # everything streamed so far has arrived
         got = Collector()
         for n in range(100):
             while pub.offer(numbered(n, 64)) < 0:

@@ -5,29 +5,16 @@ per destination, a destination with an explicit control address eliciting a dyna
 live leg), the rcv-local-sockaddr counters, and what the driver refuses. Each publisher is its own driver."""
 from __future__ import annotations
 
-import contextlib
-import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.common.errors import ErrorCode, IllegalStateError, RegistrationError
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import Collector, counter, free_port, hosts, numbered, stream, system_counter, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
 MDS = "aeron:udp?control-mode=manual"
-
-
-@contextlib.contextmanager
-def hosts(shm_dir, *names, **settings):
-    with contextlib.ExitStack() as stack:
-        clients = []
-        for name in names:
-            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name), **settings)))
-            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
-        yield clients
 
 
 def local_sockaddrs(client, status_id):
@@ -137,12 +124,17 @@ def test_destination_with_explicit_control_elicits_a_dynamic_mdc_sender(shm_dir)
         wait_for(lambda: pub.is_connected and sub.image_count == 1, timeout_s=15)
         stream(pub, [sub], 300, 100)
         received = status_messages_received(cp)
-        time.sleep(0.5)
-        assert status_messages_received(cp) > received       # the idle image's status messages, every 200 ms
+        wait_for(lambda: status_messages_received(cp) > received,     # the idle image's, every 200 ms
+                 what="a status message of the idle image")
         sub.remove_destination(destination)
-        time.sleep(0.3)
+        # one status message interval of the image after the removal, for any sent before it to arrive; then three
+        # more intervals (the image sends, or would send, one in each): none over the removed destination
+        sent = system_counter(cs, ctr.STATUS_MESSAGES_SENT)
+        wait_for(lambda: system_counter(cs, ctr.STATUS_MESSAGES_SENT) > sent, what="a status message interval")
         received = status_messages_received(cp)
-        time.sleep(0.6)                              # several SM intervals: none over the removed destination
+        sent = system_counter(cs, ctr.STATUS_MESSAGES_SENT)
+        wait_for(lambda: system_counter(cs, ctr.STATUS_MESSAGES_SENT) >= sent + 3,
+                 what="three status message intervals")
         assert status_messages_received(cp) == received
 
 

@@ -80,7 +80,7 @@ PUBLISHER = textwrap.dedent("""
             else:
                 time.sleep(0.0005)
         print("sent", n, flush=True)
-        time.sleep(3)
+        sys.stdin.readline()        # the publication stays for the NAKs of the last datagrams lost, until told
 """)
 
 
@@ -94,7 +94,7 @@ def test_stream_across_two_namespaces_with_delay_and_loss(two_hosts, shm_dir):
     lossy = [] if netem else ["aeron.udp.channel.incoming.interceptors=loss",
                               "aeron.udp.channel.transport.bindings.loss.args=rate=0.05|seed=3|recv-msg-mask=0x2"]
     drivers = []
-    subscriber = None
+    subscriber = publisher = None
     try:
         for ns, directory in ((a, dir_a), (b, dir_b)):
             drivers.append(subprocess.Popen(
@@ -106,15 +106,17 @@ def test_stream_across_two_namespaces_with_delay_and_loss(two_hosts, shm_dir):
             procs.wait_for_cnc(driver, directory, "our driver")
         subscriber = procs.popen(_in(b, [sys.executable, "-c", SUBSCRIBER, dir_b]))
         procs.wait_for_line(subscriber, "ready", timeout=20)
-        publisher = subprocess.run(_in(a, [sys.executable, "-c", PUBLISHER, dir_a]), capture_output=True, text=True,
-                                   timeout=90, env=procs.client_env())
-        assert "sent 2000" in publisher.stdout, publisher.stdout + publisher.stderr
+        publisher = procs.popen(_in(a, [sys.executable, "-c", PUBLISHER, dir_a]), stdin=subprocess.PIPE)
+        sent = procs.wait_for_line(publisher, "sent", timeout=90)
+        assert "sent 2000" in sent[-1], sent
         lines = procs.wait_for_line(subscriber, "received", timeout=60)
         assert "received 2000 in order True" in lines[-1], lines
+        publisher.stdin.close()
         stat = procs.run([sys.executable, "-m", "aeron.tools.stat", "-d", dir_b, "-w", "false"]).stdout
         naks = int(re.search(r"([\d,]+) - NAKs sent", stat)[1].replace(",", ""))
         assert naks > 0, f"netem={netem}"     # 5 % of the datagrams were lost and recovered
     finally:
+        procs.stop(publisher)
         procs.stop(subscriber)
         for driver in drivers:
             procs.stop(driver)

@@ -10,16 +10,11 @@ import time
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
-from tests.driver.udp_helpers import Collector, counter, driver_context, free_port, numbered, stream, wait_for
+from tests.driver.udp_helpers import (UDP_DRIVER, Collector, counter, driver_context, free_port, numbered, stream,
+                                      wait_for, wait_for_ticks)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 WINDOW = 32768                  # publication window of a 64 KiB term
-
-
-@pytest.fixture
-def client():
-    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
 
 
 def test_spy_and_network_subscriber_receive_the_same_stream(client):
@@ -39,7 +34,7 @@ def test_a_spy_alone_does_not_connect_a_publication_unless_ssc(client):
     pub = client.add_exclusive_publication(channel, 1001)
     spy = client.add_subscription(f"aeron-spy:{channel}", 1001)
     wait_for(lambda: spy.image_count == 1)
-    time.sleep(0.3)
+    wait_for_ticks(client, 15)
     assert not pub.is_connected and pub.offer(b"x") == pub.NOT_CONNECTED
 
     ssc_channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}|ssc=true"
@@ -93,7 +88,7 @@ def test_a_session_specific_spy_sees_only_its_session(client):
     spy = client.add_subscription(f"aeron-spy:{channel}|session-id={pubs[1].session_id}", 1001)
     wait_for(lambda: all(p.is_connected for p in pubs) and sub.image_count == 2 and spy.image_count == 1)
     assert spy.images[0].session_id == pubs[1].session_id
-    time.sleep(0.1)
+    wait_for_ticks(client, 5)
     assert spy.image_count == 1
 
 

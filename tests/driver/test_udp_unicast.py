@@ -4,23 +4,16 @@ fragmentation at the MTU, two publications as two images, a stream started at a 
 late joiners and end of stream. One embedded driver holds both ends; they talk over real sockets."""
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from tests.driver.udp_helpers import (Collector, counter, driver_context, free_port, numbered, offer, stream,
-                                      wait_for)
+from tests.driver.udp_helpers import (UDP_DRIVER, Collector, counter, driver_context, free_port, numbered, offer,
+                                      stream, wait_for, wait_for_ticks)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 TERM = 65536
-
-
-@pytest.fixture
-def client():
-    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(driver.aeron_dir)) as c:
-        yield c
 
 
 def connect(client, channel, stream_id=1001, exclusive=False):
@@ -203,7 +196,7 @@ def test_end_of_stream_after_the_publication_closes(client):
 def test_a_subscription_started_after_the_publication_elicits_a_setup(client):
     channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
     pub = client.add_exclusive_publication(channel, 1001)
-    time.sleep(0.25)                                         # SETUPs went unanswered
+    wait_for_ticks(client, 15)                               # SETUPs went unanswered
     assert not pub.is_connected and pub.offer(b"x") == pub.NOT_CONNECTED
     sub = client.add_subscription(channel, 1001)
     wait_for(lambda: pub.is_connected and sub.image_count == 1)

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import (UDP_DRIVER, Collector, counter, free_port, numbered, system_counter, wait_for,
+                                      wait_for_ticks)
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), UDP_DRIVER]
 
 UNTETHERED = "tether=false|untethered-window-limit-timeout=100ms|untethered-linger-timeout=100ms" \
              "|untethered-resting-timeout=300ms"
@@ -27,12 +27,18 @@ class Events:
 
 
 @pytest.fixture
-def client_and_events():
-    events = Events()
-    with MediaDriver.launch_embedded(driver_context()) as driver, Aeron.connect(Context(
-            driver.aeron_dir, available_image_handler=events.available.append,
-            unavailable_image_handler=events.unavailable.append)) as client:
-        yield client, events
+def events():
+    return Events()
+
+
+@pytest.fixture
+def client_settings(events):
+    return dict(available_image_handler=events.available.append, unavailable_image_handler=events.unavailable.append)
+
+
+@pytest.fixture
+def client_and_events(client, events):
+    return client, events
 
 
 def sub_pos_counters(client, registration_id):
@@ -106,7 +112,7 @@ def test_untethered_subscriber_without_rejoin_is_dropped(client_and_events):
     run_ahead(pub, tethered, lambda: image in events.unavailable)
     wait_for(lambda: not sub_pos_counters(client, lagging.registration_id))   # unlinked after the linger
     run_ahead(pub, tethered, lambda: pub.position > 4 * WINDOW)
-    time.sleep(0.5)                                                         # longer than the resting timeout
+    wait_for_ticks(client, 20)                                          # longer than the resting timeout (300 ms)
     assert lagging.image_count == 0 and len(events.available) == 2
 
 
@@ -117,12 +123,21 @@ def test_a_tethered_subscriber_holds_the_stream_back(client_and_events):
     lagging = client.add_subscription(f"{channel}|tether=true", 1001)
     pub = client.add_exclusive_publication(channel, 1001)
     wait_for(lambda: pub.is_connected and keeping_up.image_count == 1 and lagging.image_count == 1)
-    deadline = time.monotonic() + 1.0
-    n = 0
-    while time.monotonic() < deadline:
-        if pub.offer(numbered(n, 480)) > 0:
-            n += 1
+    sent = [0]
+
+    def offer():
         keeping_up.poll(Collector(), 64)
+        result = pub.offer(numbered(sent[0], 480))
+        sent[0] += result > 0
+        return result
+
+    # held back: the publication back pressured with everything the sender sent read by the subscriber keeping up;
+    # and so it stays while the receiver goes on reporting
+    wait_for(lambda: offer() == pub.BACK_PRESSURED and
+             keeping_up.images[0].position >= counter(client, "snd-pos:").value, what="the publication held back")
+    received = system_counter(client, ctr.STATUS_MESSAGES_RECEIVED)
+    wait_for(lambda: offer() and system_counter(client, ctr.STATUS_MESSAGES_RECEIVED) >= received + 4,
+             what="four more status messages")
     # the receiver window past the lagging subscriber, then the publication window past what was sent
     assert pub.position <= 2 * WINDOW and lagging.image_count == 1 and lagging.images[0].position == 0
 

@@ -2,10 +2,15 @@
 """Shared helpers for the UDP driver tests: free ports, embedded driver settings, bounded waits, streaming."""
 from __future__ import annotations
 
+import contextlib
 import random
 import socket
 import time
 
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron._core.counters import STATUS_MESSAGES_RECEIVED
 from aeron.client import FragmentAssembler
 from aeron.driver import Context as DriverContext
 from tests import support
@@ -34,10 +39,61 @@ def multicast_available() -> bool:
 UDP_DRIVER_SETTINGS = dict(term_buffer_length=65536, timer_interval_ns=20 * MS, publication_linger_timeout_ns=200 * MS,
                            image_liveness_timeout_ns=2_000 * MS, publication_connection_timeout_ns=2_000 * MS,
                            client_liveness_timeout_ns=5_000 * MS)
+# The preset on tests/conftest.py's ``driver`` fixture: ``pytestmark = [..., UDP_DRIVER]``.
+UDP_DRIVER = pytest.mark.driver(**UDP_DRIVER_SETTINGS)
+TIMER_INTERVAL_MS = UDP_DRIVER_SETTINGS["timer_interval_ns"] // MS
+
+
+def wait_for_ticks(client, ticks: int) -> None:
+    """``ticks`` timer ticks of the driver ``client`` is on (this preset's, 20 ms each): for a test that asserts that
+    something does not happen meanwhile (support.wait_for_timer_ticks)."""
+    support.wait_for_timer_ticks(client.context.aeron_dir, ticks, TIMER_INTERVAL_MS)
+
+
+def receive_queues_empty(*ports: int) -> bool:
+    """Whether the UDP sockets bound to 127.0.0.1 on ``ports`` have nothing queued (/proc/net/udp's rx_queue): the
+    driver has read every datagram sent to them so far."""
+    addresses = {f"0100007F:{port:04X}" for port in ports}
+    with open("/proc/net/udp") as table:
+        return all(int(fields[4].split(":")[1], 16) == 0
+                   for fields in (line.split() for line in table.readlines()[1:]) if fields[1] in addresses)
+
+
+def system_counter(client, counter_id: int) -> int:
+    """The value of one of the driver's system counters (``ctr.STATUS_MESSAGES_SENT``...)."""
+    return client.counters_reader.get_counter_value(counter_id)
+
+
+def held_sender_limit(client, pub, offer, window: int = 32768) -> int:
+    """The sender limit (snd-lmt) of ``pub`` (the one publication of the driver ``client`` is on) once flow control
+    holds it: ``offer()`` (an offer, after polling whoever keeps up) is called until the publication is back pressured
+    with its sender at its limit (short of it by less than an MTU, past one receiver ``window``), and then while
+    four more status messages come in, in which a receiver that moved on would have moved the limit."""
+    def at_limit():
+        limit = counter(client, "snd-lmt:").value
+        return limit >= window and 0 <= limit - counter(client, "snd-pos:").value < 1408
+
+    wait_for(lambda: offer() == pub.BACK_PRESSURED and at_limit(), what="the sender held at its limit")
+    received = system_counter(client, STATUS_MESSAGES_RECEIVED)
+    wait_for(lambda: offer() and system_counter(client, STATUS_MESSAGES_RECEIVED) >= received + 4,
+             what="four more status messages")
+    return counter(client, "snd-lmt:").value
 
 
 def driver_context(**overrides) -> DriverContext:
     return support.driver_context(**{**UDP_DRIVER_SETTINGS, **overrides})
+
+
+@contextlib.contextmanager
+def hosts(shm_dir, *names, **settings):
+    """An embedded driver (this preset, then ``settings``) in ``shm_dir / name`` and a client on it, for each name:
+    the clients."""
+    with contextlib.ExitStack() as stack:
+        clients = []
+        for name in names:
+            driver = stack.enter_context(MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / name), **settings)))
+            clients.append(stack.enter_context(Aeron.connect(Context(driver.aeron_dir))))
+        yield clients
 
 
 class Collector:

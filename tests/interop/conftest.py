@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Interop tests run official Aeron C binaries from $AERON_C_BIN and skip cleanly without them."""
+"""Interop tests run official Aeron C binaries from $AERON_C_BIN and skip cleanly without them. Here the ``client``
+fixture of tests/conftest.py is our client on the official ``aeronmd``: the driver tests a module imports run against
+the C driver."""
 import os
 import pathlib
 
@@ -40,3 +42,9 @@ def aeronmd(official, shm_dir):
         yield aeron_dir
     finally:
         procs.stop(proc)
+
+
+@pytest.fixture
+def aeron_dir(aeronmd):
+    """Where the ``client`` fixture connects: ``aeronmd``."""
+    return aeronmd

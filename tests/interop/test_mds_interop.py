@@ -5,25 +5,17 @@ with an explicit control address, ReplayMerge's live leg) sending to our driver'
 from two `aeronmd` publications merged into one image by our driver. Needs AERON_C_BIN."""
 from __future__ import annotations
 
-import contextlib
 import re
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
+from aeron import Aeron, Context
 from tests import procs
-from tests.driver.udp_helpers import Collector, driver_context, free_port, numbered, wait_for
+from tests.driver.udp_helpers import Collector, free_port, hosts, numbered, wait_for
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 
 MDS = "aeron:udp?control-mode=manual"
-
-
-@contextlib.contextmanager
-def our_driver(shm_dir):
-    with MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "ours"))) as driver:
-        with Aeron.connect(Context(driver.aeron_dir)) as client:
-            yield client
 
 
 def same_stream_publications(client, ports, session_id=4242, term_id=17):
@@ -62,7 +54,7 @@ def test_our_client_adds_and_removes_receive_destinations_on_aeronmd(aeronmd):
 
 
 def test_aeronmd_publications_of_one_stream_merge_in_our_mds_subscription(aeronmd, shm_dir):
-    with our_driver(shm_dir) as ours, Aeron.connect(Context(aeronmd)) as theirs:
+    with hosts(shm_dir, "ours") as (ours,), Aeron.connect(Context(aeronmd)) as theirs:
         ports = [free_port(), free_port()]
         sub = ours.add_subscription(MDS, 1001)
         for port in ports:
@@ -80,7 +72,7 @@ def test_official_c_publishers_to_our_mds_subscription(aeronmd, official, shm_di
     """A unicast C publisher to one destination, a dynamic MDC C publisher found through another destination's
     control address: two images of one subscription, every message of each."""
     control = f"127.0.0.1:{free_port()}"
-    with our_driver(shm_dir) as ours:
+    with hosts(shm_dir, "ours") as (ours,):
         sub = ours.add_subscription(MDS, 1001)
         unicast_port = free_port()
         sub.add_destination(f"aeron:udp?endpoint=127.0.0.1:{unicast_port}")
@@ -89,14 +81,14 @@ def test_official_c_publishers_to_our_mds_subscription(aeronmd, official, shm_di
         outputs = []
         for channel in (f"aeron:udp?endpoint=127.0.0.1:{unicast_port}", f"aeron:udp?control={control}|"
                                                                         f"control-mode=dynamic"):
-            publisher = procs.popen([official("basic_publisher"), "-p", aeronmd, "-c", channel, "-m", "5"])
+            publisher = procs.popen([official("basic_publisher"), "-p", aeronmd, "-c", channel, "-m", "3"])
             try:
                 wait_for(lambda: publisher.poll() is not None, timeout_s=40, invoke=lambda: sub.poll(got, 64))
             finally:
                 out, _ = procs.stop(publisher)
             outputs.append(out)
-        delivered = [re.findall(r"offering (\d)/5 - yay!", out) for out in outputs]
-        assert all(d and d == [str(n) for n in range(int(d[0]), 5)] for d in delivered), outputs
+        delivered = [re.findall(r"offering (\d)/3 - yay!", out) for out in outputs]
+        assert all(d and d == [str(n) for n in range(int(d[0]), 3)] for d in delivered), outputs
         expected = sorted(f"Hello World! {n}".encode() for d in delivered for n in d)
         wait_for(lambda: len(got.messages) >= len(expected), timeout_s=10, invoke=lambda: sub.poll(got, 64))
         assert sorted(got.messages) == expected

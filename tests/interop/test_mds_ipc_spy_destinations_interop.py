@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from aeron import Aeron, Context
-from tests import procs
-from tests.driver.test_mds_ipc_spy_destinations import (  # noqa: F401 - collected here with this module's client
-    events, test_an_ipc_destination_joins_publications_added_later_and_goes_with_its_subscription,
+from tests.driver.test_mds_ipc_spy_destinations import (  # noqa: F401 - collected here, with the client on aeronmd
+    client_settings, events, test_an_ipc_destination_joins_publications_added_later_and_goes_with_its_subscription,
     test_ipc_spy_and_udp_destinations_feed_one_subscription)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
@@ -17,15 +15,3 @@ pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
 @pytest.fixture
 def spy_removal_announced():
     return False            # aeronmd announces the removed spy destination's image with correlation id 0
-
-
-@pytest.fixture
-def client(official, shm_dir, events):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        with Aeron.connect(Context(aeron_dir, available_image_handler=events["available"].append,
-                                   unavailable_image_handler=events["unavailable"].append)) as aeron:
-            yield aeron
-    finally:
-        procs.stop(proc)

@@ -10,11 +10,10 @@ import re
 import signal
 import subprocess
 import sys
-import time
-
 
 from tests import procs
 from tests.conftest import PROJECT_ROOT
+from tests.support import wait_for
 
 STREAM = "1001"
 
@@ -24,30 +23,37 @@ _client_env = procs.client_env
 _run = procs.run
 
 
+def _aeron_stat(official, aeron_dir, until, what: str, timeout_s: float = 20.0) -> subprocess.CompletedProcess:
+    """The official AeronStat's output, once ``until(output)`` holds (run every 0.2 s, bounded)."""
+    def stat():
+        result = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+        return result if until(result) else None
+    return wait_for(stat, timeout_s, what=what, interval_s=0.2)
+
+
 def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
     aeron_dir = str(shm_dir / "driver")
     driver = subscriber = publisher = None
     try:
         driver = _start_driver(aeron_dir)
-        subscriber = subprocess.Popen(
-            ["stdbuf", "-oL", official("basic_subscriber"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_client_env())
-        time.sleep(0.5)
+        subscriber = procs.popen(
+            ["stdbuf", "-oL", official("basic_subscriber"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM])
+        lines = procs.wait_for_line(subscriber, "Subscription channel status 1", timeout=20)
         publisher = subprocess.Popen([official("basic_publisher"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM,
-                                      "-m", "5", "-l", "2s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      "-m", "3", "-l", "2s"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env=_client_env())
         # while both clients are attached (the publisher sends one message a second, then lingers 2 s):
-        # the counters as the official AeronStat shows them, once all five messages are consumed
-        pattern = (r"^\s*(?P<pubpos>\d+):\s+320 - pub-pos \(concurrent\): (?P<reg>\d+) (?P<session>-?\d+) 1001 aeron:ipc$"
+        # the counters as the official AeronStat shows them, once all three messages are consumed
+        pattern = (r"^\s*(?P<pubpos>\d+):\s+192 - pub-pos \(concurrent\): (?P<reg>\d+) (?P<session>-?\d+) 1001 aeron:ipc$"
                    r"\n\s*(?P<publmt>\d+):\s+32,768 - pub-lmt: (?P=reg) (?P=session) 1001 aeron:ipc$")
-        deadline = time.monotonic() + 20
-        while True:
-            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+
+        def consumed(stat):
+            assert publisher.poll() is None, stat.stdout
             found = re.search(pattern, stat.stdout, re.M)
-            if found and re.search(r" 320 - sub-pos: \d+ " + found["session"], stat.stdout):
-                break
-            assert publisher.poll() is None and time.monotonic() < deadline, stat.stdout
-            time.sleep(0.2)
+            return found and re.search(r" 192 - sub-pos: \d+ " + found["session"], stat.stdout)
+
+        stat = _aeron_stat(official, aeron_dir, consumed, "the three messages consumed")
+        found = re.search(pattern, stat.stdout, re.M)
         assert stat.returncode == 0, stat.stderr
         lines = stat.stdout.splitlines()
         assert re.match(r".* - Aeron Stat \(CnC v0\.2\.0\), pid \d+, heartbeat age \d+ms$", lines[0])
@@ -60,11 +66,11 @@ def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
         assert all(re.fullmatch(r"client-heartbeat: id=\d+ name=.* version=\S+ commit=\S+", h) for h in heartbeats)
         sub_pos = [line for line in lines if " - sub-pos: " in line]
         assert len(sub_pos) == 1 and re.search(
-            r"^\s*\d+:\s+320 - sub-pos: \d+ " + found["session"] + r" 1001 aeron:ipc @0$", sub_pos[0]), sub_pos
+            r"^\s*\d+:\s+192 - sub-pos: \d+ " + found["session"] + r" 1001 aeron:ipc @0$", sub_pos[0]), sub_pos
 
         out, err = publisher.communicate(timeout=20)
         # (the official basic_publisher exits with status 1 even after a clean run, aeronmd or ours)
-        assert out.count("yay!") == 5, out + err
+        assert out.count("yay!") == 3, out + err
         assert "Done sending." in out
 
         errors = _run([official("ErrorStat"), "-d", aeron_dir])
@@ -77,11 +83,11 @@ def test_basic_publisher_to_basic_subscriber_and_tools(official, shm_dir):
 
         # the publisher has closed: within a timer tick or two the driver drains the publication and tells
         # the subscriber its image went away
-        time.sleep(2.5)
-        subscriber.send_signal(signal.SIGINT)
-        out, err = subscriber.communicate(timeout=10)
+        lines += procs.wait_for_line(subscriber, "Unavailable image", timeout=20)
+        out, err = _stop(subscriber, signal.SIGINT)
+        out = "".join(lines) + out
         messages = re.findall(r"<<Hello World! (\d)>>", out)
-        assert messages == ["0", "1", "2", "3", "4"], out + err
+        assert messages == ["0", "1", "2"], out + err
         assert re.search(r"Available image on aeron:ipc streamId=1001 sessionId=-?\d+ mtu=1408 "
                          r"term-length=65536 from aeron:ipc", out), out
         assert re.search(r"Unavailable image on aeron:ipc streamId=1001 sessionId=-?\d+", out), out
@@ -116,9 +122,8 @@ def test_cping_cpong_over_ipc(official, shm_dir):
     driver = pong = None
     try:
         driver = _start_driver(aeron_dir)
-        pong = subprocess.Popen([official("cpong"), "-p", aeron_dir, "-c", "aeron:ipc", "-C", "aeron:ipc"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_client_env())
-        time.sleep(0.5)
+        pong = procs.popen(["stdbuf", "-oL", official("cpong"), "-p", aeron_dir, "-c", "aeron:ipc", "-C", "aeron:ipc"])
+        procs.wait_for_line(pong, "Publication channel status 1", timeout=20)
         ping = _run([official("cping"), "-p", aeron_dir, "-c", "aeron:ipc", "-C", "aeron:ipc",
                      "-m", "2000", "-w", "200", "-L", "32"], timeout=60)
         assert ping.returncode == 0, ping.stdout + ping.stderr
@@ -137,23 +142,15 @@ def test_killed_official_client_is_timed_out_and_its_resources_released(official
                                "aeron.publication.unblock.timeout=2s")
         subscriber = subprocess.Popen([official("basic_subscriber"), "-p", aeron_dir, "-c", "aeron:ipc", "-s", STREAM],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_client_env())
-        deadline = time.monotonic() + 10
-        while True:
-            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
-            if "client-heartbeat: id=" in stat.stdout:
-                break
-            assert time.monotonic() < deadline, stat.stdout
-            time.sleep(0.2)
+        _aeron_stat(official, aeron_dir, lambda stat: "client-heartbeat: id=" in stat.stdout, "the client attached")
         subscriber.kill()                                   # kill -9: no CLIENT_CLOSE
         _stop(subscriber)
-        deadline = time.monotonic() + 10
-        while True:
-            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
+
+        def timed_out(stat):
             line_24 = next(line for line in stat.stdout.splitlines() if line.endswith(" - Client liveness timeouts"))
-            if line_24.split(" - ")[0].split(":")[1].strip() == "1":
-                break
-            assert time.monotonic() < deadline, stat.stdout
-            time.sleep(0.2)
+            return line_24.split(" - ")[0].split(":")[1].strip() == "1"
+
+        stat = _aeron_stat(official, aeron_dir, timed_out, "one client liveness timeout")
         assert "client-heartbeat" not in stat.stdout
     finally:
         if subscriber is not None and subscriber.returncode is None:
@@ -177,13 +174,12 @@ def test_aeronmd_and_our_driver_each_refuse_the_others_live_directory(official, 
         env.update(AERON_DIR_DELETE_ON_SHUTDOWN="1", AERON_COUNTERS_BUFFER_LENGTH="1m")
         theirs = subprocess.Popen([official("aeronmd")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, env=env)
-        deadline = time.monotonic() + 10
-        while True:
-            stat = _run([official("AeronStat"), "-d", aeron_dir, "-w", "false"])
-            if stat.returncode == 0 and "heartbeat age" in stat.stdout and "Bytes sent" in stat.stdout:
-                break
-            assert theirs.poll() is None and time.monotonic() < deadline, stat.stdout + stat.stderr
-            time.sleep(0.1)
+
+        def running(stat):
+            assert theirs.poll() is None, stat.stdout + stat.stderr
+            return stat.returncode == 0 and "heartbeat age" in stat.stdout and "Bytes sent" in stat.stdout
+
+        _aeron_stat(official, aeron_dir, running, "aeronmd running", timeout_s=10)
         env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
         env["PYTHONPATH"] = str(PROJECT_ROOT)
         mine = subprocess.run([sys.executable, "-m", "aeron.driver", f"aeron.dir={aeron_dir}",

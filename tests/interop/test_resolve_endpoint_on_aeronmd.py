@@ -6,24 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from aeron import Aeron, Context
 from aeron._core import counters as ctr
-from tests import procs
 from tests.client.conftest import receive, wait_for
 from tests.support import free_port
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(60)]
-
-
-@pytest.fixture
-def client(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    driver = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        with Aeron.connect(Context(aeron_dir)) as c:
-            yield c
-    finally:
-        procs.stop(driver)
 
 
 def test_a_wildcard_subscription_resolves_to_the_port_aeronmd_bound(client):

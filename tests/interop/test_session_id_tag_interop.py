@@ -5,20 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from aeron import Aeron, Context
-from tests import procs
-from tests.driver.test_session_id_tag import (  # noqa: F401 - collected here with this module's client fixture
+from tests.driver.test_session_id_tag import (  # noqa: F401 - collected here, with the client on aeronmd
     test_an_unknown_tag_is_refused, test_publications_reuse_the_session_id_of_the_tagged_publication)
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
-
-
-@pytest.fixture
-def client(official, shm_dir):
-    aeron_dir = str(shm_dir / "aeronmd")
-    proc = procs.start_aeronmd(official("aeronmd"), aeron_dir)
-    try:
-        with Aeron.connect(Context(aeron_dir)) as aeron:
-            yield aeron
-    finally:
-        procs.stop(proc)

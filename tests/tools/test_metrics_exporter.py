@@ -13,26 +13,19 @@ import time
 
 import pytest
 
-from aeron import Aeron, Context, MediaDriver
+from aeron import Aeron, Context
 from aeron._core import counters as ctr
-from aeron.driver import Context as DriverContext
 from aeron.common.errors import InvalidChannelError
 from aeron.tools.metrics_exporter import start_exporter
 from tests import procs
-from tests.support import wait_for
+from tests.support import free_port, wait_for
 from tests.tools.metrics_helpers import Scrape
 
 STREAM_ID = 1077
 MESSAGE = bytes(100)
 FRAME = 160                      # 32-byte header + 100 bytes, aligned to 32
-
-
-@pytest.fixture
-def driver():
-    ctx = DriverContext(environ={}, threading_mode="SHARED", ipc_term_buffer_length=65536,
-                        counters_buffer_length=1024 * 1024, timer_interval_ns=50_000_000)
-    with MediaDriver.launch_embedded(ctx) as d:
-        yield d
+pytestmark = pytest.mark.driver(ipc_term_buffer_length=65536, counters_buffer_length=1024 * 1024,
+                                timer_interval_ns=50_000_000)
 
 
 @pytest.fixture
@@ -118,16 +111,10 @@ def test_without_a_driver_only_driver_up_zero_is_served(shm_dir):
         thread.join(5)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("how", ["--dir", "AERON_DIR"])
 def test_command_line_serves_until_sigterm(driver, how):
-    port = free_port()
+    port = free_port(socket.SOCK_STREAM)
     env = procs.client_env()
     args = [sys.executable, "-m", "aeron.tools.metrics_exporter", "--port", str(port)]
     if how == "--dir":
