@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log, read_error_log
@@ -300,15 +300,25 @@ _SETTINGS: tuple[_Setting, ...] = (
 )
 _BY_ATTR = {s.attr: s for s in _SETTINGS}
 _BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
+# Context's keyword parameters: every setting, and the hooks that have no property
+_KEYWORDS = frozenset(_BY_ATTR) | {"termination_hook", "termination_validator", "epoch_clock_ms", "nano_clock",
+                                   "receive_loss_generator"}
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    # ``should_drop(buffer, length)`` for each received datagram (aeron's loss generator transport bindings)
+    LossGeneratorFunction = Callable[[Buffer, int], bool]
 
 
 class Context:
     """MediaDriver configuration.
 
-    ``Context(properties=None, *, environ=None, **attributes)``: ``environ`` defaults to
+    ``Context(properties=None, *, environ=None, term_buffer_length=..., ...)``: ``environ`` defaults to
     ``os.environ`` (pass ``{}`` to ignore it); ``properties`` is a mapping or an iterable of
-    ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names. Attributes
-    (``ctx.term_buffer_length = 65536``) are validated when assigned.
+    ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names; every setting is
+    also a keyword parameter and an attribute of the same name (``ctx.term_buffer_length = 65536``), validated
+    when assigned.
 
     Who may read the driver's files: by default, as the C driver, files are created 0o666 and
     directories 0o777 less the process umask, so under the usual umask 022 every local user can read
@@ -421,12 +431,98 @@ class Context:
     cpu_latency_qos_us: int | None
     cpu_latency_qos_path: str
 
-    def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
-                 environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
-        """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then ``attributes``, each validated.
+    def __init__(self, properties: Mapping[str, object] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None,
+                 aeron_dir: str | os.PathLike[str] | None = None,
+                 dir_delete_on_start: bool | None = None,
+                 dir_delete_on_shutdown: bool | None = None,
+                 dir_warn_if_exists: bool | None = None,
+                 dir_file_mode: int | str | None = None,
+                 threading_mode: ThreadingMode | str | None = None,
+                 term_buffer_length: int | None = None,
+                 ipc_term_buffer_length: int | None = None,
+                 term_buffer_sparse_file: bool | None = None,
+                 mtu_length: int | None = None,
+                 ipc_mtu_length: int | None = None,
+                 ipc_publication_term_window_length: int | None = None,
+                 file_page_size: int | None = None,
+                 client_liveness_timeout_ns: int | None = None,
+                 publication_unblock_timeout_ns: int | None = None,
+                 publication_linger_timeout_ns: int | None = None,
+                 untethered_window_limit_timeout_ns: int | None = None,
+                 untethered_resting_timeout_ns: int | None = None,
+                 timer_interval_ns: int | None = None,
+                 counters_free_to_reuse_timeout_ns: int | None = None,
+                 driver_timeout_ms: int | None = None,
+                 counters_buffer_length: int | None = None,
+                 error_buffer_length: int | None = None,
+                 conductor_buffer_length: int | None = None,
+                 clients_buffer_length: int | None = None,
+                 loss_report_buffer_length: int | None = None,
+                 publication_reserved_session_id_low: int | None = None,
+                 publication_reserved_session_id_high: int | None = None,
+                 driver_termination_validator: str | None = None,
+                 print_configuration: bool | None = None,
+                 conductor_idle_strategy: str | None = None,
+                 sender_idle_strategy: str | None = None,
+                 receiver_idle_strategy: str | None = None,
+                 sharednetwork_idle_strategy: str | None = None,
+                 shared_idle_strategy: str | None = None,
+                 image_liveness_timeout_ns: int | None = None,
+                 stream_session_limit: int | None = None,
+                 unconfirmed_images_max: int | None = None,
+                 unconfirmed_log_bytes_max: int | None = None,
+                 unconfirmed_source_images_max: int | None = None,
+                 unconfirmed_source_log_bytes_max: int | None = None,
+                 unconfirmed_image_timeout_ns: int | None = None,
+                 publication_connection_timeout_ns: int | None = None,
+                 status_message_timeout_ns: int | None = None,
+                 initial_window_length: int | None = None,
+                 socket_rcvbuf: int | None = None,
+                 socket_sndbuf: int | None = None,
+                 publication_term_window_length: int | None = None,
+                 nak_unicast_delay_ns: int | None = None,
+                 nak_unicast_retry_delay_ratio: int | None = None,
+                 nak_multicast_max_backoff_ns: int | None = None,
+                 nak_multicast_group_size: int | None = None,
+                 max_resend: int | None = None,
+                 multicast_flow_control_strategy: str | None = None,
+                 unicast_flow_control_strategy: str | None = None,
+                 flow_control_group_tag: int | None = None,
+                 flow_control_group_min_size: int | None = None,
+                 flow_control_receiver_timeout_ns: int | None = None,
+                 receiver_group_tag: int | None = None,
+                 spies_simulate_connection: bool | None = None,
+                 network_publication_max_messages_per_send: int | None = None,
+                 udp_channel_incoming_interceptors: str | None = None,
+                 cubic_congestion_control_measure_rtt: bool | None = None,
+                 cubic_congestion_control_initial_rtt_ns: int | None = None,
+                 loss_args: str | None = None,
+                 fixed_loss_args: str | None = None,
+                 multi_gap_loss_args: str | None = None,
+                 name_resolver_supplier: str | None = None,
+                 resolver_name: str | None = None,
+                 resolver_interface: str | None = None,
+                 resolver_bootstrap_neighbor: str | None = None,
+                 resolver_neighbor_timeout_ns: int | None = None,
+                 resolver_self_resolution_interval_ns: int | None = None,
+                 resolver_neighbor_resolution_interval_ns: int | None = None,
+                 resolver_bootstrap_neighbor_resolution_interval_ns: int | None = None,
+                 re_resolution_check_interval_ns: int | None = None,
+                 cpu_latency_qos_us: int | None = None,
+                 cpu_latency_qos_path: str | os.PathLike[str] | None = None,
+                 termination_hook: Callable[[], None] | None = None,
+                 termination_validator: Callable[[bytes], bool] | None = None,
+                 epoch_clock_ms: Callable[[], int] | None = None,
+                 nano_clock: Callable[[], int] | None = None,
+                 receive_loss_generator: Callable[[], LossGeneratorFunction] | None = None) -> None:
+        """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then the keyword settings, each
+        validated. A keyword left at None keeps what came before it (to clear an optional setting such as
+        ``aeron_dir``, assign None to the attribute afterwards).
 
         Raises ConfigurationError naming the property for a bad value or an unknown name.
         """
+        keywords = {name: value for name, value in locals().items() if name in _KEYWORDS}
         for setting in _SETTINGS:
             object.__setattr__(self, setting.attr, setting.default)
         self.termination_hook: Callable[[], None] | None = None
@@ -435,25 +531,27 @@ class Context:
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         # tests: a loss generator for received datagrams, ``should_drop(buffer, length) -> bool`` built per
         # receive endpoint by this factory (aeron's loss generator transport bindings); None in production
-        self.receive_loss_generator: Callable[[], Callable[[Any, int], bool]] | None = None
+        self.receive_loss_generator: Callable[[], LossGeneratorFunction] | None = None
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS:
             if setting.env in environ:
                 self.set(setting.env, environ[setting.env])
         if properties is not None:
             self.update(properties)
-        for name, value in attributes.items():
-            if name not in _BY_ATTR and name not in ("termination_hook", "termination_validator",
-                                                     "epoch_clock_ms", "nano_clock", "receive_loss_generator"):
-                raise ConfigurationError(f"unknown MediaDriver.Context attribute {name!r}")
-            setattr(self, name, value)
+        # the keyword settings given (None: not given), as the signature lists them
+        for name, value in keywords.items():
+            if value is not None:
+                setattr(self, name, value)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
-        setting = _BY_ATTR.get(name)
-        if setting is not None:
-            value = self._coerce(setting, value)
-        object.__setattr__(self, name, value)
+    if not TYPE_CHECKING:
+        # hidden from type checkers, which then hold an assignment to the attribute's type and report a misspelt
+        # name (a class with __setattr__ takes any name for them)
+        def __setattr__(self, name: str, value: object) -> None:
+            """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
+            setting = _BY_ATTR.get(name)
+            if setting is not None:
+                value = self._coerce(setting, value)
+            object.__setattr__(self, name, value)
 
     @staticmethod
     def _coerce(setting: _Setting, value: Any) -> Any:
@@ -487,7 +585,7 @@ class Context:
         except (ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"invalid {setting.prop} ({setting.env}) = {value!r}: {exc}") from exc
 
-    def set(self, name: str, value: Any) -> "Context":
+    def set(self, name: str, value: object) -> Context:
         """Set one value by Java property name, ``AERON_*`` name or attribute name."""
         setting = _BY_NAME.get(name) or _BY_NAME.get(name.strip())
         if setting is None:
@@ -495,7 +593,7 @@ class Context:
         setattr(self, setting.attr, value)
         return self
 
-    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> "Context":
+    def update(self, properties: Mapping[str, object] | Iterable[str]) -> Context:
         """Apply a mapping, or ``key=value`` strings (a leading ``-D`` is accepted as aeronmd does)."""
         if isinstance(properties, Mapping):
             items = list(properties.items())
@@ -517,7 +615,7 @@ class Context:
         """The absolute Aeron directory: ``aeron_dir``, else the default ``/dev/shm/aeron-<user>``."""
         return os.path.abspath(self.aeron_dir if self.aeron_dir else _default_dir())
 
-    def loss_generator_factory(self) -> Callable[[], Callable[[Any, int], bool]] | None:
+    def loss_generator_factory(self) -> Callable[[], LossGeneratorFunction] | None:
         """The receive loss generator: ``receive_loss_generator`` if set, else the one the C driver's
         interceptor settings name (``loss``: rate, seed, recv-msg-mask; ``fixed-loss``: term-id, term-offset,
         length; ``multi-gap-loss``: term-id, gap-radix, gap-length, total-gaps)."""

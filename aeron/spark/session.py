@@ -77,14 +77,17 @@ def configure(builder: SparkSession.Builder, *, python: str | None = None) -> Sp
     return builder
 
 
-def session(master: str = "local[*]", app_name: str = "aeron-spark", *,
+def session(master: str | None = None, app_name: str = "aeron-spark", *,
             config: Mapping[str, str] | None = None) -> SparkSession:
-    """``SparkSession.builder.master(master).appName(app_name)`` with ``config``, :func:`configure`\\ d for this
-    interpreter, started (or the running one returned) with the ``aeron-archive`` and ``aeron`` formats
-    registered."""
+    """The SparkSession of ``master`` (None: Spark's own choice, ``local[*]`` from a plain ``python``, or
+    ``spark-submit``'s ``--master``) named ``app_name``, with ``config``: the builder goes through
+    :func:`configure` (the Python workers of a local master run this interpreter), then the session starts (or
+    the running one is returned) with the ``aeron-archive`` and ``aeron`` formats registered."""
     from aeron.spark import register
 
-    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = configure(builder).getOrCreate()

@@ -105,7 +105,8 @@ def test_readme_example_runs_from_the_venv_with_nothing_set(tmp_path):
     assert result.stdout.splitlines() == _expected_bars(trades) + ["60 trades"], result.stderr[-5000:]
 
 
-@pytest.mark.parametrize(("variable", "value"), [("MASTER", "yarn"), ("PYSPARK_SUBMIT_ARGS", "--master yarn pyspark-shell"),
+@pytest.mark.parametrize(("variable", "value"), [("MASTER", "yarn"),
+                                                 ("PYSPARK_SUBMIT_ARGS", "--master yarn pyspark-shell"),
                                                  ("PYSPARK_SUBMIT_ARGS", "--master=spark://h:7077 pyspark-shell")])
 def test_the_master_spark_submit_would_take(no_python_variables, variable, value):
     no_python_variables.setenv(variable, value)
