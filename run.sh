@@ -76,9 +76,11 @@ build() {
     if [ ! -e "$stamp" ] || [ -n "$(find aeron tests/cython setup.py -newer "$stamp" \
             \( -name '*.pyx' -o -name '*.pxd' -o -name '*.h' -o -name setup.py \) -print -quit)" ]; then
         progress=1
-        # Measured on the 2-core machine this project is built on: 6 to 7 minutes idle and up to 12 under a
-        # load of 10 (docs/getting-started.md has the figures); only changed modules are rebuilt later.
-        echo "run.sh: building the Cython extensions (the first build of all $(find aeron/_core tests/cython -name '*.pyx' | wc -l) takes 6 to 12 minutes on 2 cores; the full log: $VENV/.build.log)…" >&2
+        # About 2 to 3 minutes of CPU in all: 1 min 21 s measured on 2 cores at a load of 1 to 2, 7 min 48 s and
+        # 9 min at a load of 10 to 12 (docs/getting-started.md); later builds recompile only what changed.
+        echo "run.sh: building the Cython extensions, one line per module (a first build of all" \
+             "$(find aeron/_core tests/cython -name '*.pyx' | wc -l): 1.5 min on 2 idle cores, up to 10 on a" \
+             "busy machine; compiler output in $VENV/.build.log)…" >&2
     fi
     # flock: concurrent builds in one tree would race on the generated .c files. With progress on, setup.py
     # prints "[ i/n] Cythonizing ..." and "[ i/n] compiled ..." per module; compiler warnings stay in the log.
