@@ -103,6 +103,6 @@ case "$cmd" in
     demo)  setup_venv demo build; build; exec "$VENV/bin/python" -m aeron.samples.demo "$@" ;;
     bench) setup_venv bench build perf; build; exec "$VENV/bin/python" perf/run_all.py "$@" ;;
     regress) setup_venv regress build perf; build; cd perf; exec "$VENV/bin/python" compare.py --run "$@" ;;
-    docs)  setup_venv docs build docs; build; exec "$VENV/bin/python" -m mkdocs "${@:-build}" ;;
+    docs)  setup_venv docs build docs; build; NO_MKDOCS_2_WARNING=1 exec "$VENV/bin/python" -m mkdocs "${@:-build}" ;;
     *) echo "usage: $0 {demo|test|bench|regress|docs|build} [args]" >&2; exit 2 ;;
 esac
