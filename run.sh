@@ -60,7 +60,8 @@ PYEOF
         if [ -n "$missing" ]; then
             local -a requirements
             mapfile -t requirements <<<"$missing"
-            echo "run.sh: $job needs ${*:-the core} of pyproject.toml: installing ${requirements[*]}…" >&2
+            echo "run.sh: $job needs the core dependencies and the extras ${*:-(none)} of pyproject.toml;" \
+                 "installing what is not installed yet: ${requirements[*]}…" >&2
             pip_install "${requirements[@]}"
             printf '%s\n' "${requirements[@]}" >>"$VENV/.requirements-installed"
         fi
