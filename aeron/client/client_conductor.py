@@ -43,6 +43,7 @@ from aeron.common.wakeup import (CLIENTS, SENDER, SPIES, ClientRegistry, WakeupI
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
     from aeron._core.wakeup import Waiter
+    from aeron.client.handlers import AvailableImageHandler, UnavailableImageHandler
     from aeron.client.context import Context
 
 MS = 1_000_000
@@ -551,8 +552,8 @@ class ClientConductor(Agent):
         return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, lambda: add(channel, stream_id), channel,
                            stream_id)
 
-    def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
-                               unavailable: Any = None) -> int:
+    def async_add_subscription(self, channel: str, stream_id: int, available: AvailableImageHandler | None = None,
+                               unavailable: UnavailableImageHandler | None = None) -> int:
         """Validate and send ADD_SUBSCRIPTION with its image handlers; returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
         return self._begin(_SUBSCRIPTION, lambda: self._driver_proxy.add_subscription(channel, stream_id), channel,
