@@ -79,9 +79,9 @@ build() {
         progress=1
         # About 2 to 3 minutes of CPU in all: 1 min 21 s measured on 2 cores at a load of 1 to 2, 7 min 48 s and
         # 9 min at a load of 10 to 12 (docs/getting-started.md); later builds recompile only what changed.
-        echo "run.sh: building the Cython extensions, one line per module (a first build of all" \
-             "$(find aeron/_core tests/cython -name '*.pyx' | wc -l): 1.5 min on 2 idle cores, up to 10 on a" \
-             "busy machine; compiler output in $VENV/.build.log)…" >&2
+        echo "run.sh: building the Cython extensions whose sources changed, one line per module (all" \
+             "$(find aeron/_core tests/cython -name '*.pyx' | wc -l) from scratch: 1.5 min on 2 idle cores, up to 10" \
+             "on a busy machine; compiler output in $VENV/.build.log)…" >&2
     fi
     # flock: concurrent builds in one tree would race on the generated .c files. With progress on, setup.py
     # prints "[ i/n] Cythonizing ..." and "[ i/n] compiled ..." per module; compiler warnings stay in the log.

@@ -17,11 +17,21 @@ What the generated module holds, for a schema:
 
 Decoders follow SBE's evolution rules: ``wrap`` takes the acting block length and version (from the header;
 ``wrap_header`` reads them), a field added after the acting version, or lying past the acting block, reads as
-its null value, and the variable-length fields are located (and bounds-checked) once in ``wrap``, so a
-hostile length raises MalformedMessageError there instead of reading past the message. Encoders write the
-variable-length fields in schema order through ``put_<name>``; a skipped one is written empty.
+its null value, and the repeating groups and variable-length fields are located (and bounds-checked) once in
+``wrap``, so a hostile count or length raises MalformedMessageError there instead of reading past the message.
+Encoders write the variable-length fields in schema order through ``put_<name>``; a skipped one is written
+empty.
 
-Repeating groups (used by the cluster schemas) are not supported yet: a schema with a ``<group>`` is refused.
+Repeating groups (``<group>``, in the cluster schemas) follow SBE's Java codecs: per group a
+``<Message><Group>Encoder``/``Decoder`` pair. The message encoder's ``<group>_count(n)`` writes the
+``groupSizeEncoding`` header and returns the group encoder, whose ``next()`` starts each entry (fields, then the
+entry's own groups and variable-length fields); the message decoder's ``<group>`` property returns the group
+decoder, iterated for its entries. Groups come after the block and before the variable-length fields, nested
+groups likewise inside an entry.
+
+Class names are the schema's with the first letter capitalised, as SBE's Java generator names them
+(``nodeStateHeader`` -> ``NodeStateHeaderEncoder``). A schema may declare a message header longer than the
+standard 8 bytes (the cluster node-state file's 16); its first four fields must be the standard ones.
 """
 from __future__ import annotations
 
@@ -41,6 +51,14 @@ OUT_DIR = ROOT / "aeron" / "_core" / "codecs"
 SCHEMAS = {
     "aeron-archive-codecs.xml": "archive",
     "aeron-archive-mark-codecs.xml": "archive_mark",
+    "aeron-cluster-codecs.xml": "cluster",
+    "aeron-cluster-mark-codecs.xml": "cluster_mark",
+    "aeron-cluster-node-state-codecs.xml": "cluster_node_state",
+}
+# test-only schemas (path from the repository root) -> generated module path: what the real schemas do not use
+# (nested groups, groups added in a later version), built with the tests' other Cython modules
+TEST_SCHEMAS = {
+    "tests/cython/sbe_nested_groups.xml": "tests/cython/sbe_nested_groups",
 }
 
 # primitive type -> (C type, size, SBE default null value, min, max)
@@ -59,6 +77,13 @@ PRIMITIVES = {
 SBE_NS = "{http://fixprotocol.io/2016/sbe}"
 MESSAGE_HEADER = 8          # bytes of the standard header (flyweight.pxd's MESSAGE_HEADER_LENGTH)
 MAX_VAR_FIELDS = 8          # flyweight.pxd's MAX_VAR_FIELDS
+MAX_GROUPS = 4              # flyweight.pxd's MAX_GROUPS
+GROUP_HEADER = [("block_length", "uint16"), ("num_in_group", "uint16")]   # flyweight.pxd's GROUP_HEADER_LENGTH = 4
+
+
+def cap(name: str) -> str:
+    """A class name from a schema name, as SBE's Java generator makes one: the first letter capitalised."""
+    return name[:1].upper() + name[1:]
 
 
 def snake(name: str) -> str:
@@ -98,6 +123,19 @@ class VarData:
 
 
 @dataclasses.dataclass
+class Group:
+    name: str               # snake_case, for the accessors
+    schema_name: str        # as the schema spells it
+    class_name: str         # <Message><Group>, the stem of its encoder and decoder classes
+    since_version: int
+    block_length: int
+    description: str
+    fields: list[Field]
+    groups: list["Group"]
+    var_data: list[VarData]
+
+
+@dataclasses.dataclass
 class Message:
     name: str
     template_id: int
@@ -106,6 +144,11 @@ class Message:
     description: str
     fields: list[Field]
     var_data: list[VarData]
+    groups: list[Group] = dataclasses.field(default_factory=list)
+
+    @property
+    def class_name(self) -> str:
+        return cap(self.name)
 
 
 @dataclasses.dataclass
@@ -118,6 +161,10 @@ class Schema:
     header: list[Field]
     enums: dict[str, tuple[str, list[tuple[str, int, str]]]]   # name -> (encoding primitive, [(value name, value, doc)])
     messages: list[Message]
+
+    @property
+    def header_length(self) -> int:
+        return sum(f.size for f in self.header)
 
 
 def _int(text: str | None, default: int = 0) -> int:
@@ -132,8 +179,6 @@ def parse(path: pathlib.Path) -> Schema:
     root = ET.parse(path).getroot()
     if root.get("byteOrder", "littleEndian") != "littleEndian":
         raise SystemExit(f"{path}: only little-endian schemas are supported")
-    if root.find(".//group") is not None:
-        raise SystemExit(f"{path}: repeating groups are not supported by this generator yet")
     types_el = root.find("types")
     simple: dict[str, tuple[str, dict[str, str]]] = {}
     composites: dict[str, ET.Element] = {}
@@ -156,37 +201,59 @@ def parse(path: pathlib.Path) -> Schema:
         header.append(Field(snake(t.get("name")), prim, offset, 0, _null(prim, t.attrib), None, False, ""))
         offset += PRIMITIVES[prim][1]
 
-    messages = []
-    for m in root.findall(f"{SBE_NS}message"):
+    def members(el: ET.Element, where: str, stem: str) -> tuple[list[Field], list[Group], list[VarData], int]:
+        # SBE's order inside a message or group entry: fixed fields, then groups, then variable-length data
         fields: list[Field] = []
+        groups: list[Group] = []
         var_data: list[VarData] = []
         offset = 0
-        for el in m:
-            if el.tag == "field":
-                type_name = el.get("type")
+        for child in el:
+            tag = child.tag
+            if tag == "field":
+                if groups or var_data:
+                    raise SystemExit(f"{path}: {where}.{child.get('name')}: a field after a group or data")
+                type_name = child.get("type")
                 enum = None
                 if type_name in enums:
                     prim, attrs = enums[type_name][0], {}
                     enum = type_name
                 else:
                     prim, attrs = simple[type_name]
-                if "offset" in el.attrib:
-                    offset = int(el.get("offset"))
-                optional = el.get("presence", attrs.get("presence")) == "optional"
-                fields.append(Field(snake(el.get("name")), prim, offset, _int(el.get("sinceVersion")),
-                                    _null(prim, attrs), enum, optional, el.get("description", "").strip()))
+                if "offset" in child.attrib:
+                    offset = int(child.get("offset"))
+                optional = child.get("presence", attrs.get("presence")) == "optional"
+                fields.append(Field(snake(child.get("name")), prim, offset, _int(child.get("sinceVersion")),
+                                    _null(prim, attrs), enum, optional, child.get("description", "").strip()))
                 offset += PRIMITIVES[prim][1]
-            elif el.tag == "data":
-                comp = composites[el.get("type")]
+            elif tag == "group":
+                if var_data:
+                    raise SystemExit(f"{path}: {where}.{child.get('name')}: a group after data")
+                dims = composites[child.get("dimensionType", "groupSizeEncoding")]
+                if [(snake(t.get("name")), t.get("primitiveType")) for t in dims] != GROUP_HEADER:
+                    raise SystemExit(f"{path}: {where}.{child.get('name')}: only the groupSizeEncoding dimension "
+                                     f"(blockLength uint16, numInGroup uint16) is supported")
+                gname = child.get("name")
+                gfields, ggroups, gvars, gblock = members(child, f"{where}.{gname}", stem + cap(gname))
+                groups.append(Group(snake(gname), gname, stem + cap(gname), _int(child.get("sinceVersion")),
+                                    _int(child.get("blockLength"), gblock),
+                                    " ".join(child.get("description", "").split()), gfields, ggroups, gvars))
+            elif tag == "data":
+                comp = composites[child.get("type")]
                 length_el = comp.find("type[@name='length']")
                 data_el = comp.find("type[@name='varData']")
-                var_data.append(VarData(snake(el.get("name")), data_el.get("characterEncoding") is not None,
+                var_data.append(VarData(snake(child.get("name")), data_el.get("characterEncoding") is not None,
                                         length_el.get("primitiveType"),
                                         _int(length_el.get("maxValue"), PRIMITIVES[length_el.get("primitiveType")][4]),
-                                        _int(el.get("sinceVersion")), el.get("description", "").strip()))
-        block_length = _int(m.get("blockLength"), max((f.offset + f.size for f in fields), default=0))
-        messages.append(Message(m.get("name"), int(m.get("id")), block_length, _int(m.get("sinceVersion")),
-                                " ".join(m.get("description", "").split()), fields, var_data))
+                                        _int(child.get("sinceVersion")), child.get("description", "").strip()))
+        block_length = max((f.offset + f.size for f in fields), default=0)
+        return fields, groups, var_data, block_length
+
+    messages = []
+    for m in root.findall(f"{SBE_NS}message"):
+        fields, groups, var_data, block_length = members(m, m.get("name"), cap(m.get("name")))
+        messages.append(Message(m.get("name"), int(m.get("id")), _int(m.get("blockLength"), block_length),
+                                _int(m.get("sinceVersion")), " ".join(m.get("description", "").split()), fields,
+                                var_data, groups))
     return Schema(int(root.get("id")), int(root.get("version")), root.get("semanticVersion", ""),
                   root.get("package", ""), root.get("description", ""), header, enums, messages)
 
@@ -196,7 +263,7 @@ def parse(path: pathlib.Path) -> Schema:
 PYX_PRELUDE = '''\
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-# GENERATED by codegen/sbe_codegen.py from codegen/schemas/{xml}: do not edit; regenerate instead.
+# GENERATED by codegen/sbe_codegen.py from {source}: do not edit; regenerate instead.
 """SBE codecs of schema {schema_id} version {version} ({package}): {description}
 
 Flyweights over a caller's buffer (aeron._core.codecs.flyweight holds what they share); see
@@ -210,7 +277,7 @@ from aeron._core.codecs.flyweight cimport (DecoderFlyweight, EncoderFlyweight, F
                                           get_int32_t, get_int64_t, get_uint8_t, get_uint16_t, get_uint32_t,
                                           get_uint64_t, put_int8_t, put_int16_t, put_int32_t, put_int64_t,
                                           put_uint8_t, put_uint16_t, put_uint32_t, put_uint64_t, wrapped)
-
+{group_bases}
 from aeron.common.errors import MalformedMessageError, OutOfBoundsError
 
 SCHEMA_ID = {schema_id}
@@ -221,6 +288,7 @@ MESSAGE_HEADER_LENGTH = {header_length}
 
 STANDARD_HEADER = [("block_length", "uint16"), ("template_id", "uint16"), ("schema_id", "uint16"),
                    ("version", "uint16")]
+GROUP_IMPORT = "from aeron._core.codecs.flyweight cimport GroupDecoderFlyweight, GroupEncoderFlyweight\n"
 
 
 def gen_enum(name: str, values: list[tuple[str, int, str]], encoding: str) -> str:
@@ -246,6 +314,7 @@ def _doc(text: str, fallback: str) -> str:
 
 
 def gen_header(schema: Schema) -> str:
+    length = schema.header_length
     out = []
     for cls, writable in (("MessageHeaderEncoder", True), ("MessageHeaderDecoder", False)):
         if writable:
@@ -253,17 +322,20 @@ def gen_header(schema: Schema) -> str:
                    f'{{self._capacity}} bytes")')
         else:
             bad = (f'            raise MalformedMessageError(f"message at {{offset}} shorter than its '
-                   f'{MESSAGE_HEADER}-byte header", offset=offset)')
+                   f'{length}-byte header", offset=offset)')
         out += [f"cdef class {cls}(Flyweight):",
-                f'    """The {MESSAGE_HEADER}-byte message header, {"written" if writable else "read"} in place."""',
-                "", f"    ENCODED_LENGTH = {MESSAGE_HEADER}", "",
+                f'    """The {length}-byte message header, {"written" if writable else "read"} in place."""',
+                "", f"    ENCODED_LENGTH = {length}", "",
                 "    def __cinit__(self):",
-                '        self._name = "messageHeader"', f"        self._schema_block_length = {MESSAGE_HEADER}", "",
+                '        self._name = "messageHeader"', f"        self._schema_block_length = {length}"]
+        if length != MESSAGE_HEADER:
+            out.append(f"        self._header_length = {length}")
+        out += ["",
                 "    def wrap(self, buffer, Py_ssize_t offset=0):",
                 '        """Point at ``buffer[offset:]``; returns self."""',
                 f"        self._acquire(buffer, {writable})",
-                f"        if offset < 0 or offset + {MESSAGE_HEADER} > self._capacity:", bad,
-                "        self._offset = offset", f"        self._limit = offset + {MESSAGE_HEADER}",
+                f"        if offset < 0 or offset + {length} > self._capacity:", bad,
+                "        self._offset = offset", f"        self._limit = offset + {length}",
                 "        return self", ""]
         for f in schema.header:
             out += ["    @property", f"    def {f.name}(self):", f'        """{f.name} ({f.primitive})."""',
@@ -275,50 +347,63 @@ def gen_header(schema: Schema) -> str:
     return "\n".join(out) + "\n"
 
 
-def _cinit(schema: Schema, m: Message, decoder: bool) -> list[str]:
-    names = "".join(repr(v.name) + ", " for v in m.var_data)
-    lines = ["    def __cinit__(self):",
-             f"        self._template_id = {m.template_id}", f"        self._schema_id = {schema.schema_id}",
-             f"        self._schema_version = {schema.version}", f"        self._schema_block_length = {m.block_length}",
-             f'        self._name = "{m.name}"', f"        self._var_count = {len(m.var_data)}",
+def _check_members(where: str, var_data: list[VarData], groups: list[Group]) -> None:
+    if len(var_data) > MAX_VAR_FIELDS:
+        raise SystemExit(f"{where}: more than {MAX_VAR_FIELDS} variable-length fields")
+    if len(groups) > MAX_GROUPS:
+        raise SystemExit(f"{where}: more than {MAX_GROUPS} repeating groups at one level")
+    for v in var_data:
+        if v.length_primitive != "uint32":
+            raise SystemExit(f"{where}.{v.name}: only uint32 variable-length headers are supported")
+
+
+def _cinit_body(name: str, template_id: int, block_length: int, var_data: list[VarData], groups: list[Group],
+                decoder: bool, schema: Schema | None = None) -> list[str]:
+    # what a message body and a group entry both set: block, variable-length fields, groups
+    names = "".join(repr(v.name) + ", " for v in var_data)
+    lines = [f"        self._template_id = {template_id}"]
+    if schema is not None:
+        lines += [f"        self._schema_id = {schema.schema_id}", f"        self._schema_version = {schema.version}"]
+        if schema.header_length != MESSAGE_HEADER:
+            lines.append(f"        self._header_length = {schema.header_length}")
+    lines += [f"        self._schema_block_length = {block_length}",
+             f'        self._name = "{name}"', f"        self._var_count = {len(var_data)}",
              f"        self._var_names = ({names})"]
-    for i, v in enumerate(m.var_data):
+    for i, v in enumerate(var_data):
         lines.append(f"        self._var_max[{i}] = {v.max_length}")
         if decoder and v.since_version:
             lines.append(f"        self._var_since[{i}] = {v.since_version}")
-    return lines + [""]
+    if groups:
+        kind = "Decoder" if decoder else "Encoder"
+        made = "".join(f"{g.class_name}{kind}(), " for g in groups)
+        lines += [f"        self._group_count = {len(groups)}",
+                  f"        self._group_{kind.lower()}s = ({made})"]
+    return lines
 
 
-def gen_message(schema: Schema, m: Message) -> str:
-    if len(m.var_data) > MAX_VAR_FIELDS:
-        raise SystemExit(f"{m.name}: more than {MAX_VAR_FIELDS} variable-length fields")
-    for v in m.var_data:
-        if v.length_primitive != "uint32":
-            raise SystemExit(f"{m.name}.{v.name}: only uint32 variable-length headers are supported")
-    doc = _doc(m.description, m.name)
-    consts = [f"    TEMPLATE_ID = {m.template_id}", f"    BLOCK_LENGTH = {m.block_length}",
-              f"    SCHEMA_ID = {schema.schema_id}", f"    SCHEMA_VERSION = {schema.version}"]
-    consts += [f"    {_null_const(f)} = {f.null_value}" for f in m.fields if _needs_null(f, m.since_version)]
-    fields = [f for f in m.fields if f.name != "reserved"]
-
-    e = [f"cdef class {m.name}Encoder(EncoderFlyweight):",
-         f'    """Encoder of {m.name} (template {m.template_id}): {doc}"""', ""] + consts + [""]
-    e += _cinit(schema, m, False)
+def _encoder_members(fields: list[Field], var_data: list[VarData], groups: list[Group]) -> list[str]:
+    e: list[str] = []
     for f in fields:
         e += ["    @property", f"    def {f.name}(self):", f'        """{_doc(f.description, f.name)}"""',
               f"        return get_{f.ctype}(wrapped(self), self._offset + {f.offset})", "",
               f"    @{f.name}.setter", f"    def {f.name}(self, {f.ctype} value):",
               f"        put_{f.ctype}(wrapped(self), self._offset + {f.offset}, value)", ""]
-    for i, v in enumerate(m.var_data):
+    for i, g in enumerate(groups):
+        e += [f"    def {g.name}_count(self, Py_ssize_t count):",
+              f'        """Start the {g.schema_name} group with ``count`` entries; returns its {g.class_name}Encoder, '
+              f'whose next() begins each entry. Groups go in schema order, before the variable-length fields."""',
+              f"        return self._begin_group({i}, count)", ""]
+    for i, v in enumerate(var_data):
         kind = "str (US-ASCII) or bytes" if v.ascii else "bytes-like"
         e += [f"    def put_{v.name}(self, value):",
               f'        """Write {v.name} ({kind}); variable-length fields go in schema order, a skipped one empty. '
               'Returns self."""',
               f"        self._put_var({i}, value, {v.ascii})", "        return self", ""]
+    return e
 
-    d = [f"cdef class {m.name}Decoder(DecoderFlyweight):",
-         f'    """Decoder of {m.name} (template {m.template_id}): {doc}"""', ""] + consts + [""]
-    d += _cinit(schema, m, True)
+
+def _decoder_members(fields: list[Field], var_data: list[VarData], groups: list[Group]) -> list[str]:
+    d: list[str] = []
     for f in fields:
         guard = f"self._block_length < {f.offset + f.size}"
         if f.since_version > 0:
@@ -326,22 +411,89 @@ def gen_message(schema: Schema, m: Message) -> str:
         d += ["    @property", f"    def {f.name}(self):", f'        """{_doc(f.description, f.name)}"""',
               "        cdef const uint8_t* buf = wrapped(self)", f"        if {guard}:",
               f"            return {f.null_value}", f"        return get_{f.ctype}(buf, self._offset + {f.offset})", ""]
-    for i, v in enumerate(m.var_data):
+    for i, g in enumerate(groups):
+        d += ["    @property", f"    def {g.name}(self):",
+              f'        """The {g.schema_name} group (a {g.class_name}Decoder: iterate it for the entries)."""',
+              f"        return self._group({i})", ""]
+    for i, v in enumerate(var_data):
         d += ["    @property", f"    def {v.name}_length(self):", f'        """Length in bytes of {v.name}."""',
               f"        return self._var_len[{i}]", "",
               "    @property", f"    def {v.name}(self):",
               f'        """{_doc(v.description, v.name)} ({"str" if v.ascii else "bytes"})"""',
               f"        return self._var_{'str' if v.ascii else 'bytes'}({i})", ""]
-    return "\n".join(e) + "\n\n" + "\n".join(d) + "\n\n"
+    return d
+
+
+def gen_group(m: Message, g: Group, owner: str) -> str:
+    """A group's encoder and decoder, its nested groups' first (so that they exist when it is made)."""
+    where = f"{owner}.{g.schema_name}"
+    _check_members(where, g.var_data, g.groups)
+    out = "".join(gen_group(m, sub, where) for sub in g.groups)
+    doc = f": {_doc(g.description, '')}" if g.description else "."
+    consts = [f"    BLOCK_LENGTH = {g.block_length}", "    HEADER_SIZE = 4", f"    SINCE_VERSION = {g.since_version}"]
+    consts += [f"    {_null_const(f)} = {f.null_value}" for f in g.fields if _needs_null(f, g.since_version)]
+    fields = [f for f in g.fields if f.name != "reserved"]
+    e = [f"cdef class {g.class_name}Encoder(GroupEncoderFlyweight):",
+         f'    """Encoder of the {g.schema_name} group of {owner}{doc}"""', ""] + consts + [""]
+    e += ["    def __cinit__(self):"] + _cinit_body(where, m.template_id, g.block_length, g.var_data, g.groups,
+                                                    False) + [""]
+    e += _encoder_members(fields, g.var_data, g.groups)
+    d = [f"cdef class {g.class_name}Decoder(GroupDecoderFlyweight):",
+         f'    """Decoder of the {g.schema_name} group of {owner}{doc}"""', ""] + consts + [""]
+    d += ["    def __cinit__(self):", f"        self._since_version = {g.since_version}"]
+    d += _cinit_body(where, m.template_id, g.block_length, g.var_data, g.groups, True) + [""]
+    d += _decoder_members(fields, g.var_data, g.groups)
+    return out + "\n".join(e) + "\n\n" + "\n".join(d) + "\n\n"
+
+
+def gen_message(schema: Schema, m: Message) -> str:
+    _check_members(m.name, m.var_data, m.groups)
+    groups = "".join(gen_group(m, g, m.name) for g in m.groups)
+    doc = _doc(m.description, m.name)
+    consts = [f"    TEMPLATE_ID = {m.template_id}", f"    BLOCK_LENGTH = {m.block_length}",
+              f"    SCHEMA_ID = {schema.schema_id}", f"    SCHEMA_VERSION = {schema.version}"]
+    consts += [f"    {_null_const(f)} = {f.null_value}" for f in m.fields if _needs_null(f, m.since_version)]
+    fields = [f for f in m.fields if f.name != "reserved"]
+    cinit = ["    def __cinit__(self):"]
+
+    e = [f"cdef class {m.class_name}Encoder(EncoderFlyweight):",
+         f'    """Encoder of {m.name} (template {m.template_id}): {doc}"""', ""] + consts + [""]
+    e += cinit + _cinit_body(m.name, m.template_id, m.block_length, m.var_data, m.groups, False, schema) + [""]
+    e += _encoder_members(fields, m.var_data, m.groups)
+
+    d = [f"cdef class {m.class_name}Decoder(DecoderFlyweight):",
+         f'    """Decoder of {m.name} (template {m.template_id}): {doc}"""', ""] + consts + [""]
+    d += cinit + _cinit_body(m.name, m.template_id, m.block_length, m.var_data, m.groups, True, schema) + [""]
+    d += _decoder_members(fields, m.var_data, m.groups)
+    return groups + "\n".join(e) + "\n\n" + "\n".join(d) + "\n\n"
+
+
+def _source(xml_name: str) -> str:
+    # an Aeron schema is named by its file in codegen/schemas/, a test schema by its path in the repository
+    return xml_name if "/" in xml_name else f"codegen/schemas/{xml_name}"
+
+
+def _has_groups(schema: Schema) -> bool:
+    return any(m.groups for m in schema.messages)
+
+
+def _all_groups(groups: list[Group]) -> list[Group]:
+    # nested first, as the classes are defined
+    out: list[Group] = []
+    for g in groups:
+        out += _all_groups(g.groups) + [g]
+    return out
 
 
 def gen_pyx(schema: Schema, xml_name: str) -> str:
-    if [(f.name, f.primitive) for f in schema.header] != STANDARD_HEADER:
-        raise SystemExit(f"{xml_name}: only the standard 8-byte SBE message header is supported")
-    out = [PYX_PRELUDE.format(xml=xml_name, schema_id=schema.schema_id, version=schema.version,
+    if [(f.name, f.primitive) for f in schema.header][:4] != STANDARD_HEADER:
+        raise SystemExit(f"{xml_name}: the message header must start with the standard blockLength, templateId, "
+                         f"schemaId and version (uint16 each)")
+    out = [PYX_PRELUDE.format(source=_source(xml_name), schema_id=schema.schema_id, version=schema.version,
                               semantic_version=schema.semantic_version, package=schema.package,
                               description=" ".join(schema.description.split()),
-                              header_length=MESSAGE_HEADER), "\n"]
+                              header_length=schema.header_length,
+                              group_bases=GROUP_IMPORT if _has_groups(schema) else ""), "\n"]
     for name, (encoding, values) in schema.enums.items():
         out.append(gen_enum(name, values, encoding))
     out.append(gen_header(schema))
@@ -349,7 +501,7 @@ def gen_pyx(schema: Schema, xml_name: str) -> str:
         out.append(gen_message(schema, m))
     out.append("TEMPLATES = {\n")
     for m in schema.messages:
-        out.append(f"    {m.template_id}: ({m.name}Encoder, {m.name}Decoder),\n")
+        out.append(f"    {m.template_id}: ({m.class_name}Encoder, {m.class_name}Decoder),\n")
     out.append("}\n")
     return "".join(out).rstrip() + "\n"
 
@@ -358,23 +510,64 @@ def gen_pyx(schema: Schema, xml_name: str) -> str:
 
 def gen_pxd(schema: Schema, xml_name: str) -> str:
     out = ["# SPDX-License-Identifier: Apache-2.0",
-           f"# GENERATED by codegen/sbe_codegen.py from codegen/schemas/{xml_name}: do not edit; regenerate instead.",
-           "from aeron._core.codecs.flyweight cimport DecoderFlyweight, EncoderFlyweight, Flyweight", "", "",
-           "cdef class MessageHeaderEncoder(Flyweight):", "    pass", "", "",
-           "cdef class MessageHeaderDecoder(Flyweight):", "    pass"]
+           f"# GENERATED by codegen/sbe_codegen.py from {_source(xml_name)}: do not edit; regenerate instead.",
+           "from aeron._core.codecs.flyweight cimport DecoderFlyweight, EncoderFlyweight, Flyweight"]
+    if _has_groups(schema):
+        out.append(GROUP_IMPORT.rstrip())
+    out += ["", "", "cdef class MessageHeaderEncoder(Flyweight):", "    pass", "", "",
+            "cdef class MessageHeaderDecoder(Flyweight):", "    pass"]
     for m in schema.messages:
-        out += ["", "", f"cdef class {m.name}Encoder(EncoderFlyweight):", "    pass", "", "",
-                f"cdef class {m.name}Decoder(DecoderFlyweight):", "    pass"]
+        for g in _all_groups(m.groups):
+            out += ["", "", f"cdef class {g.class_name}Encoder(GroupEncoderFlyweight):", "    pass", "", "",
+                    f"cdef class {g.class_name}Decoder(GroupDecoderFlyweight):", "    pass"]
+        out += ["", "", f"cdef class {m.class_name}Encoder(EncoderFlyweight):", "    pass", "", "",
+                f"cdef class {m.class_name}Decoder(DecoderFlyweight):", "    pass"]
     return "\n".join(out) + "\n"
 
 
 # --- stubs -----------------------------------------------------------------------------------------------------
 
+def _pyi_encoder_members(enc: str, fields: list[Field], var_data: list[VarData], groups: list[Group]) -> list[str]:
+    out = [f"    {f.name}: int" for f in fields if f.name != "reserved"]
+    out += [f"    def {g.name}_count(self, count: int) -> {g.class_name}Encoder: ..." for g in groups]
+    for v in var_data:
+        out.append(f"    def put_{v.name}(self, value: {'str | bytes' if v.ascii else 'bytes'}) -> {enc}: ...")
+    return out
+
+
+def _pyi_decoder_members(fields: list[Field], var_data: list[VarData], groups: list[Group]) -> list[str]:
+    out: list[str] = []
+    for f in fields:
+        if f.name != "reserved":
+            out += ["    @property", f"    def {f.name}(self) -> int: ..."]
+    for g in groups:
+        out += ["    @property", f"    def {g.name}(self) -> {g.class_name}Decoder: ..."]
+    for v in var_data:
+        out += ["    @property", f"    def {v.name}_length(self) -> int: ...",
+                "    @property", f"    def {v.name}(self) -> {'str' if v.ascii else 'bytes'}: ..."]
+    return out
+
+
+def _pyi_group(g: Group) -> list[str]:
+    consts = ["    BLOCK_LENGTH: int", "    HEADER_SIZE: int", "    SINCE_VERSION: int"]
+    consts += [f"    {_null_const(f)}: int" for f in g.fields if _needs_null(f, g.since_version)]
+    enc, dec = f"{g.class_name}Encoder", f"{g.class_name}Decoder"
+    out = [f"class {enc}(GroupEncoderFlyweight):"] + consts + [f"    def next(self) -> {enc}: ..."]
+    out += _pyi_encoder_members(enc, g.fields, g.var_data, g.groups) + [""]
+    out += [f"class {dec}(GroupDecoderFlyweight):"] + consts
+    out += [f"    def __iter__(self) -> Iterator[{dec}]: ...", f"    def __next__(self) -> {dec}: ..."]
+    out += _pyi_decoder_members(g.fields, g.var_data, g.groups) + [""]
+    return out
+
+
 def gen_pyi(schema: Schema, xml_name: str) -> str:
-    out = [f"# GENERATED by codegen/sbe_codegen.py from codegen/schemas/{xml_name}: do not edit.",
-           "import enum", "from typing import Any", "",
-           "from aeron._core.codecs.flyweight import DecoderFlyweight, EncoderFlyweight, Flyweight", "",
-           "SCHEMA_ID: int", "SCHEMA_VERSION: int", "SEMANTIC_VERSION: str", "MESSAGE_HEADER_LENGTH: int", ""]
+    groups = _has_groups(schema)
+    out = [f"# GENERATED by codegen/sbe_codegen.py from {_source(xml_name)}: do not edit.",
+           "import enum", "from typing import Any, Iterator" if groups else "from typing import Any", "",
+           "from aeron._core.codecs.flyweight import DecoderFlyweight, EncoderFlyweight, Flyweight"]
+    if groups:
+        out.append("from aeron._core.codecs.flyweight import GroupDecoderFlyweight, GroupEncoderFlyweight")
+    out += ["", "SCHEMA_ID: int", "SCHEMA_VERSION: int", "SEMANTIC_VERSION: str", "MESSAGE_HEADER_LENGTH: int", ""]
     for name, (_enc, values) in schema.enums.items():
         out.append(f"class {name}(enum.IntEnum):")
         out += [f"    {v} = {n}" for v, n, _ in values]
@@ -386,27 +579,22 @@ def gen_pyi(schema: Schema, xml_name: str) -> str:
             out.append(f"    {f.name}: int" if writable else f"    @property\n    def {f.name}(self) -> int: ...")
         out.append("")
     for m in schema.messages:
+        for g in _all_groups(m.groups):
+            out += _pyi_group(g)
         consts = ["    TEMPLATE_ID: int", "    BLOCK_LENGTH: int", "    SCHEMA_ID: int", "    SCHEMA_VERSION: int"]
         consts += [f"    {_null_const(f)}: int" for f in m.fields if _needs_null(f, m.since_version)]
-        enc = f"{m.name}Encoder"
+        enc = f"{m.class_name}Encoder"
         out += [f"class {enc}(EncoderFlyweight):"] + consts + [
             f"    def wrap(self, buffer: Any, offset: int = 0) -> {enc}: ...",
             f"    def wrap_and_apply_header(self, buffer: Any, offset: int = 0) -> {enc}: ..."]
-        out += [f"    {f.name}: int" for f in m.fields if f.name != "reserved"]
-        for v in m.var_data:
-            out.append(f"    def put_{v.name}(self, value: {'str | bytes' if v.ascii else 'bytes'}) -> {enc}: ...")
+        out += _pyi_encoder_members(enc, m.fields, m.var_data, m.groups)
         out.append("")
-        dec = f"{m.name}Decoder"
+        dec = f"{m.class_name}Decoder"
         out += [f"class {dec}(DecoderFlyweight):"] + consts + [
             f"    def wrap(self, buffer: Any, offset: int, acting_block_length: int, acting_version: int, "
             f"end: int = -1) -> {dec}: ...",
             f"    def wrap_header(self, buffer: Any, offset: int = 0, end: int = -1) -> {dec}: ..."]
-        for f in m.fields:
-            if f.name != "reserved":
-                out += ["    @property", f"    def {f.name}(self) -> int: ..."]
-        for v in m.var_data:
-            out += ["    @property", f"    def {v.name}_length(self) -> int: ...",
-                    "    @property", f"    def {v.name}(self) -> {'str' if v.ascii else 'bytes'}: ..."]
+        out += _pyi_decoder_members(m.fields, m.var_data, m.groups)
         out.append("")
     out.append("TEMPLATES: dict[int, tuple[type, type]]")
     return "\n".join(out) + "\n"
@@ -419,6 +607,9 @@ def outputs() -> dict[pathlib.Path, str]:
         files[OUT_DIR / f"{module}.pyx"] = gen_pyx(schema, xml_name)
         files[OUT_DIR / f"{module}.pxd"] = gen_pxd(schema, xml_name)
         files[OUT_DIR / f"{module}.pyi"] = gen_pyi(schema, xml_name)
+    for xml_path, module in TEST_SCHEMAS.items():
+        schema = parse(ROOT / xml_path)
+        files[ROOT / f"{module}.pyx"] = gen_pyx(schema, xml_path)
     return files
 
 

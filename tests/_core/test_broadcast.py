@@ -40,7 +40,7 @@ def drain(receiver):
     return out
 
 
-# -- layout (cnc-and-driver.md §4.1, §2.4) -----------------------------------------------------------------
+# -- layout (BroadcastBufferDescriptor, a default cnc.dat) ------------------------------------------------
 def test_layout_constants_match_reference():
     assert (bm.TAIL_INTENT_COUNTER_OFFSET, bm.TAIL_COUNTER_OFFSET, bm.LATEST_COUNTER_OFFSET) == (0, 8, 16)
     assert bm.TRAILER_LENGTH == 128
@@ -287,6 +287,10 @@ def test_bad_messages():
         tx.transmit(1, bytes(33))
     with pytest.raises(OutOfBoundsError):
         tx.transmit(1, b"abc", 1, 5)
+    with pytest.raises(OutOfBoundsError):
+        tx.transmit(1, b"abc", 4)                                   # to the end, from past it
+    with pytest.raises(InvalidArgumentError, match="length must be >= 0, got -2"):
+        tx.transmit(1, b"abc", 0, -2)
     assert trailer(mem, 256) == (40, 40, 0)
     with pytest.raises(InvalidArgumentError):
         CopyBroadcastReceiver(BroadcastReceiver(buf), scratch_length=0)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The generated SBE codecs (aeron._core.codecs): regenerating changes nothing, every message round-trips,
-older versions read as null, hostile lengths raise MalformedMessageError, and the golden Java catalog decodes."""
+"""The generated SBE codecs (aeron._core.codecs): regenerating changes nothing, every message of every schema
+round-trips (groups included), older versions read as null, hostile lengths raise MalformedMessageError, and the
+golden Java catalog decodes. Repeating groups and the cluster's golden files: test_codecs_groups.py."""
 import gzip
 import pathlib
 import subprocess
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aeron._core.codecs import archive, archive_mark
+from aeron._core.codecs import archive, archive_mark, cluster, cluster_mark, cluster_node_state
 from aeron.common.errors import IllegalStateError, MalformedMessageError, OutOfBoundsError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -19,9 +20,9 @@ GOLDEN = ROOT / "tests" / "data" / "golden" / "archive" / "archive-dir"
 sys.path.insert(0, str(ROOT / "codegen"))
 import sbe_codegen  # noqa: E402
 
-SCHEMAS = {"archive": sbe_codegen.parse(ROOT / "codegen" / "schemas" / "aeron-archive-codecs.xml"),
-           "archive_mark": sbe_codegen.parse(ROOT / "codegen" / "schemas" / "aeron-archive-mark-codecs.xml")}
-MODULES = {"archive": archive, "archive_mark": archive_mark}
+SCHEMAS = {module: sbe_codegen.parse(ROOT / "codegen" / "schemas" / xml) for xml, module in sbe_codegen.SCHEMAS.items()}
+MODULES = {"archive": archive, "archive_mark": archive_mark, "cluster": cluster, "cluster_mark": cluster_mark,
+           "cluster_node_state": cluster_node_state}
 MESSAGES = [(mod, m) for mod, schema in SCHEMAS.items() for m in schema.messages]
 
 
@@ -41,29 +42,54 @@ def _value_for(field, i):
     return max(lo, min(hi, (i + 1) * 1_000_003 - 17 if hi > 2 ** 20 else i + 1))
 
 
+def _fill(enc, fields, groups, var_data, depth):
+    # every field, two entries per group (nested ones too), every variable-length field; returns what was written
+    written = {}
+    for i, f in enumerate(f for f in fields if f.name != "reserved"):
+        setattr(enc, f.name, _value_for(f, i + depth))
+        written[f.name] = _value_for(f, i + depth)
+    for g in groups:
+        group = getattr(enc, g.name + "_count")(2)
+        entries = []
+        for k in range(2):
+            group.next()
+            entries.append(_fill(group, g.fields, g.groups, g.var_data, depth + 10 * (k + 1)))
+        written[g.name] = entries
+    for i, v in enumerate(var_data):
+        value = ("x" * (i + 3 + depth)) if v.ascii else bytes(range(i + 2 + depth))
+        getattr(enc, "put_" + v.name)(value)
+        written[v.name] = value
+    return written
+
+
+def _check(dec, fields, groups, var_data, written):
+    for f in fields:
+        if f.name != "reserved":
+            assert getattr(dec, f.name) == written[f.name], f.name
+    for g in groups:
+        group = getattr(dec, g.name)
+        assert group.count == 2 and group.acting_block_length == g.block_length
+        for entry, expected in zip(group, written[g.name], strict=True):
+            _check(entry, g.fields, g.groups, g.var_data, expected)
+    for v in var_data:
+        assert getattr(dec, v.name) == written[v.name]
+        assert getattr(dec, v.name + "_length") == len(written[v.name])
+
+
 @pytest.mark.parametrize("module,message", MESSAGES, ids=lambda v: getattr(v, "name", v))
 def test_every_message_round_trips(module, message):
     mod = MODULES[module]
-    enc = getattr(mod, message.name + "Encoder")()
-    dec = getattr(mod, message.name + "Decoder")()
+    enc = getattr(mod, message.class_name + "Encoder")()
+    dec = getattr(mod, message.class_name + "Decoder")()
     buf = bytearray(4096)
     enc.wrap_and_apply_header(buf, 16)
-    fields = [f for f in message.fields if f.name != "reserved"]
-    for i, f in enumerate(fields):
-        setattr(enc, f.name, _value_for(f, i))
-    for i, v in enumerate(message.var_data):
-        getattr(enc, "put_" + v.name)(("x" * (i + 3)) if v.ascii else bytes(range(i + 2)))
+    written = _fill(enc, message.fields, message.groups, message.var_data, 0)
     end = 16 + mod.MESSAGE_HEADER_LENGTH + enc.encoded_length
     dec.wrap_header(buf, 16, end)
     assert dec.acting_block_length == message.block_length == enc.BLOCK_LENGTH
     assert dec.acting_version == mod.SCHEMA_VERSION
     assert dec.encoded_length == enc.encoded_length
-    for i, f in enumerate(fields):
-        assert getattr(dec, f.name) == _value_for(f, i), f.name
-    for i, v in enumerate(message.var_data):
-        expected = ("x" * (i + 3)) if v.ascii else bytes(range(i + 2))
-        assert getattr(dec, v.name) == expected
-        assert getattr(dec, v.name + "_length") == len(expected)
+    _check(dec, message.fields, message.groups, message.var_data, written)
 
 
 def test_header_names_template_schema_and_version():
@@ -76,7 +102,7 @@ def test_header_names_template_schema_and_version():
 
 
 def test_layouts_match_the_reference_offsets():
-    # archive.md §7.7 and §5: a few fields at their documented offsets and block lengths
+    # aeron-archive-codecs.xml: a few fields at their schema offsets and block lengths
     assert archive.ControlResponseEncoder.BLOCK_LENGTH == 32
     assert archive.ReplayRequestEncoder.BLOCK_LENGTH == 56
     assert archive.BoundedReplayRequestEncoder.BLOCK_LENGTH == 60
@@ -179,20 +205,31 @@ def test_block_length_past_the_end_and_truncated_header():
         archive.StopReplayRequestDecoder().wrap(buf, 0, 8, 14, 999)
 
 
-@settings(max_examples=300, deadline=None)
-@given(data=st.binary(min_size=0, max_size=200), template=st.sampled_from(sorted(archive.TEMPLATES)))
-def test_fuzzed_bytes_decode_or_raise_malformed(data, template):
-    _enc, dec_type = archive.TEMPLATES[template]
+def _read_everything(dec):
+    for name in dir(dec):
+        if not name.startswith("_") and name.isidentifier() and name not in ("release", "wrap", "wrap_header"):
+            value = getattr(dec, name)
+            if hasattr(value, "has_next"):          # a repeating group: read every entry the same way
+                for entry in value:
+                    _read_everything(entry)
+
+
+_FUZZ_TEMPLATES = [(archive, t) for t in sorted(archive.TEMPLATES)] + [(cluster, t) for t in sorted(cluster.TEMPLATES)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.binary(min_size=0, max_size=200), pick=st.sampled_from(_FUZZ_TEMPLATES))
+def test_fuzzed_bytes_decode_or_raise_malformed(data, pick):
+    mod, template = pick
+    _enc, dec_type = mod.TEMPLATES[template]
     dec = dec_type()
     block = data[0] if data else 0
     try:
-        dec.wrap(data, 0, block, archive.SCHEMA_VERSION)
+        dec.wrap(data, 0, block, mod.SCHEMA_VERSION)
     except MalformedMessageError:
         return
     assert dec.encoded_length <= len(data)
-    for name in dir(dec):
-        if not name.startswith("_") and name.isidentifier():
-            getattr(dec, name)
+    _read_everything(dec)
 
 
 def test_golden_java_catalog_decodes():

@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """archive-mark.dat: the golden Java mark file decodes, ours is byte-identical for the same fields, readiness and
-liveness, the error log (and its hand-over to archive-<time>-error.log), the link file and legacy files."""
+liveness (a killed archive's file taken over at once), the error log (and its hand-over to archive-<time>-error.log),
+the link file and legacy files."""
+import os
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
 from aeron.archive.archive_mark_file import (
@@ -9,9 +16,9 @@ from aeron.archive.archive_mark_file import (
     SEMANTIC_VERSION,
     ActiveArchiveError,
     ArchiveMarkFile,
-    format_error_records,
 )
 from aeron.common.errors import AeronTimeoutError, CorruptFileError, IllegalStateError
+from aeron.common.mark_file import print_error_log
 from tests.archive.archive_files_support import unpack_golden_archive
 
 GOLDEN_FIELDS = dict(control_channel="aeron:udp?endpoint=127.0.0.1:40631",  # noqa: C408
@@ -78,12 +85,12 @@ def test_error_log_is_readable_and_handed_over_on_restart(tmp_path):
             records = reader.error_records()
         assert [(r.observation_count, r.text.splitlines()[-1]) for r in records] == [
             (2, "ValueError: first failure"), (1, "second failure")]
-        text = format_error_records(records)
+        text = print_error_log(records)
         assert text.startswith("\n2 observations from ") and text.endswith("\n2 distinct errors observed.\n")
         mark.signal_terminated()
     finally:
         mark.close()
-    assert format_error_records([]) == "\n0 distinct errors observed\n"
+    assert print_error_log([]) == "\n0 distinct errors observed\n"
     logged = []
     restarted = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", log=logged.append)
     try:
@@ -132,3 +139,59 @@ def test_wrong_major_version_and_short_file(golden_dir, tmp_path):
     (archive / FILENAME).write_bytes(raw[:20])
     with pytest.raises(CorruptFileError, match="too short"):
         ArchiveMarkFile.open(archive)
+
+
+def dead_pid():
+    """The pid of a process that has exited and been reaped."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(30)
+    return proc.pid
+
+
+def now_ms():
+    return time.time_ns() // 1_000_000
+
+
+def test_a_fresh_mark_file_of_a_dead_pid_is_taken_over_at_once(tmp_path):
+    messages = []
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", pid=dead_pid())
+    mark.signal_ready(now_ms())          # refreshed a moment ago, then its archive was killed
+    mark.close()
+    again = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y", log=messages.append)
+    try:
+        assert again.header().aeron_directory == "/dev/shm/y" and again.header().pid == os.getpid()
+    finally:
+        again.close()
+    assert any("is gone: taking its mark file over" in m for m in messages)
+
+
+def test_a_live_pid_keeps_the_liveness_rule(tmp_path):
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x")       # this process: alive
+    try:
+        mark.signal_ready(now_ms())
+        with pytest.raises(ActiveArchiveError, match=f"active mark file detected: .*pid {os.getpid()}"):
+            ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y")
+    finally:
+        mark.close()
+
+
+def test_a_dead_pid_whose_timestamp_still_moves_keeps_the_liveness_rule(tmp_path):
+    # an archive in another pid namespace (or on another host) sharing the directory: its pid means nothing here,
+    # but it refreshes its activity timestamp
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", pid=dead_pid())
+    stop = threading.Event()
+
+    def beat():
+        while not stop.is_set():
+            mark.update_activity_timestamp(now_ms())
+            stop.wait(0.2)
+    mark.signal_ready(now_ms())
+    beating = threading.Thread(target=beat)
+    beating.start()
+    try:
+        with pytest.raises(ActiveArchiveError):
+            ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y")
+    finally:
+        stop.set()
+        beating.join(10)
+        mark.close()

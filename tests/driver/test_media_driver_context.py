@@ -110,12 +110,9 @@ def test_start_up_validation(attrs, message):
 def test_every_setting_and_hook_is_a_keyword_of_its_own():
     import inspect
 
-    from aeron.driver.media_driver import _KEYWORDS, _SETTINGS
-
     parameters = inspect.signature(Context).parameters
     keywords = {name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"environ"}
-    assert keywords == _KEYWORDS
-    assert {s.attr for s in _SETTINGS} <= keywords
+    assert keywords == {s.attr for s in Context.SETTINGS} | set(Context.EXTRA_ATTRS)
     assert all(parameters[name].default is None for name in keywords)
     assert not [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
     # None keeps what the environment gave

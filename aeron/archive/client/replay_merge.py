@@ -15,10 +15,12 @@ from typing import Any
 
 from aeron._core.codecs import archive as codecs
 from aeron.archive.client.aeron_archive import AeronArchive, replay_image_session_id
+from aeron.archive.client.handlers import FragmentHandler
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
 from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, EOS_PARAM_NAME, IPC_CHANNEL, LINGER_PARAM_NAME,
                                       ChannelUri)
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 LIVE_ADD_MAX_WINDOW = 32 * 1024 * 1024
@@ -27,7 +29,7 @@ MERGE_PROGRESS_TIMEOUT_DEFAULT_MS = 5_000
 INITIAL_GET_MAX_RECORDED_POSITION_BACKOFF_MS = 8
 GET_MAX_RECORDED_POSITION_BACKOFF_MAX_MS = 500
 ARCHIVE_POLL_INTERVAL_MS = 100
-_REPLAY_LENGTH = (1 << 63) - 1          # Long.MAX_VALUE: replay until stopped
+_REPLAY_LENGTH = INT64_MAX              # Long.MAX_VALUE: replay until stopped
 
 
 class ReplayMergeState(enum.Enum):
@@ -111,7 +113,7 @@ class ReplayMerge:
         """True once a step raised."""
         return self.state is ReplayMergeState.FAILED
 
-    def poll(self, fragment_handler: Callable[..., Any], fragment_limit: int) -> int:
+    def poll(self, fragment_handler: FragmentHandler, fragment_limit: int) -> int:
         """One :meth:`do_work`, then poll the replay image (once known); returns the fragments read."""
         self.do_work()
         image = self.image
