@@ -4,7 +4,9 @@
 Switches (as asyncpg/uvloop): ``build_ext --cython-always --cython-annotate
 --cython-directives=k=v,...``. Environment: ``AERON_PY_DEBUG=1`` (annotate, linetrace, -Og -g,
 debug checks on), ``AERON_PY_OPT_CFLAGS`` (default ``-O2``), ``AERON_PY_SANITIZE=1`` (ASan/UBSan),
-``AERON_PY_BUILD_ONLY=mod1,mod2`` (build a subset while developing).
+``AERON_PY_BUILD_ONLY=mod1,mod2`` (build a subset while developing), ``AERON_PY_BUILD_PROGRESS=1`` (one line per
+module: ``[ i/n] Cythonizing ...`` from Cython, then ``[ i/n] compiled ...`` as each extension is done; run.sh shows
+these on a first build).
 
 Builds that are not in place (wheels, ``pip install``) compile with ``-g0`` and link with ``-s``: the
 installed modules carry no debug info or symbol table (about a fifth of the size). In-place developer builds
@@ -16,6 +18,8 @@ import pathlib
 import re
 import shlex
 import sys
+import threading
+import time
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext as _build_ext
@@ -26,6 +30,7 @@ SANITIZE = os.environ.get("AERON_PY_SANITIZE", "") not in ("", "0")
 OPT_CFLAGS = shlex.split(os.environ.get("AERON_PY_OPT_CFLAGS", "-Og -g" if DEBUG else "-O2"))
 BUILD_TESTS = os.environ.get("AERON_PY_BUILD_TESTS", "") not in ("", "0")
 BUILD_ONLY = {m for m in os.environ.get("AERON_PY_BUILD_ONLY", "").split(",") if m}
+PROGRESS = os.environ.get("AERON_PY_BUILD_PROGRESS", "") not in ("", "0")
 INCLUDE_DIRS = [str(HERE / "aeron" / "_core" / "include")]
 
 
@@ -100,15 +105,24 @@ class build_ext(_build_ext):
             force=self.cython_always,
             include_path=[str(HERE)],
             nthreads=int(os.environ.get("AERON_PY_CYTHON_JOBS", os.cpu_count() or 1)),
-            quiet=True,
+            quiet=not PROGRESS,
         )
         self._cythonized = True
+        self._done = 0
+        self._done_lock = threading.Lock()   # -j builds extensions on a pool of threads
 
     def build_extension(self, ext):
         if self._strip:
             ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
             ext.extra_link_args = [*ext.extra_link_args, "-s"]
+        started = time.monotonic()
         super().build_extension(ext)
+        if PROGRESS:
+            with self._done_lock:
+                self._done += 1
+                total = len(self.extensions)
+                took = time.monotonic() - started
+                print(f"[{self._done:>{len(str(total))}}/{total}] compiled {ext.name} ({took:.0f} s)", flush=True)
 
 
 def _check_python():

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The documentation site builds with ``mkdocs build --strict`` (any warning fails: a broken link, a missing
 page, an API reference entry that does not resolve), every page is in its navigation, and the examples the
-guides show are the README's, which tests/test_readme.py runs and tests/test_typing.py type-checks.
+guides show are the README's, which tests/test_readme.py (and tests/spark/test_session.py) runs; tests/test_typing.py
+type-checks every example of the README and the site.
 
 Skips only when mkdocs is not installed (``./run.sh`` installs the docs extra).
 """
@@ -71,3 +72,4 @@ def test_guides_show_the_readme_examples():
     readme = SNIPPET.findall((PROJECT_ROOT / "README.md").read_text())
     assert _first_snippet(DOCS / "getting-started.md") == readme[0]
     assert _first_snippet(DOCS / "asyncio.md") == readme[1]
+    assert SNIPPET.findall((DOCS / "spark.md").read_text())[1] == readme[3]   # tests/spark/test_session.py runs it

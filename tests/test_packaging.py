@@ -9,8 +9,10 @@ driver, and the tools reading that driver.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
+import functools
 import hashlib
 import importlib
 import importlib.machinery
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import aeron
 from aeron.common.version import DISTRIBUTION, VERSION_TEXT, __version__
@@ -130,6 +133,63 @@ def test_help_names_the_command_as_it_was_started(script, capsys, monkeypatch):
         assert _usage_lines(out, name) and not _usage_lines(out, other), out
 
 
+# Which extra each optional part of the package needs; every other module may import only the core dependencies.
+EXTRA_OF_MODULE = {"aeron/spark/": "spark", "aeron/tools/metrics_exporter.py": "metrics", "aeron/aio/__init__.py": "aio"}
+
+
+def _runtime_imports(tree: ast.AST) -> set[str]:
+    """Top-level names of the modules ``tree`` imports, but those under ``if TYPE_CHECKING:`` (type checkers
+    only) and relative imports."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    return metadata.packages_distributions()       # reads every installed distribution's RECORD: once
+
+
+def _distribution(import_name: str) -> str:
+    return canonicalize_name(_distributions().get(import_name, [import_name])[0])
+
+
+def test_each_extra_brings_what_its_modules_import():
+    """A module's third-party imports are core dependencies or in its extra (pip install 'aeron-py[spark]' is
+    enough for aeron.spark); the test extra holds every optional extra (./run.sh test installs it alone)."""
+    project = PYPROJECT["project"]
+    extras = {name: {canonicalize_name(Requirement(r).name) for r in reqs}
+              for name, reqs in project["optional-dependencies"].items()}
+    core = {canonicalize_name(Requirement(r).name) for r in project["dependencies"]}
+    problems = []
+    for path in sorted((ROOT / "aeron").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        third_party = {name for name in _runtime_imports(ast.parse(path.read_text()))
+                       if name not in sys.stdlib_module_names and name != "aeron"}
+        extra = next((e for prefix, e in EXTRA_OF_MODULE.items() if rel.startswith(prefix)), None)
+        allowed = core | (extras[extra] if extra else set())
+        for name in sorted(third_party):
+            if _distribution(name) not in allowed:
+                problems.append(f"{rel} imports {name} ({_distribution(name)}), not in "
+                                f"{'the ' + extra + ' extra' if extra else 'the core dependencies'}")
+    assert not problems, "\n".join(problems)
+    for extra in set(EXTRA_OF_MODULE.values()) | {"numpy"}:
+        assert extras[extra] <= extras["test"], f"the test extra lacks the {extra} extra's packages"
+
+
 # ---- slow: sdist -> wheel -> fresh venv ----------------------------------------------------------------------
 # Each slow test has room for the fixtures' first build of the wheel (about 1 min on an idle 2-core machine,
 # a few under load); the commands they run have their own, shorter bounds.
@@ -223,12 +283,9 @@ def dists(tmp_path_factory):
     return sdist, out / wheel.name
 
 
-@pytest.fixture(scope="module")
-def venv(dists, tmp_path_factory):
-    """A fresh virtualenv (no system site-packages) outside the source tree with the wheel installed, with the
-    ``metrics`` extra for the exporter (prometheus-client, from the package index or pip's cache)."""
-    _, wheel = dists
-    home = tmp_path_factory.mktemp("venv")
+def _make_venv(wheel: Path, home: Path, extras: tuple[str, ...]) -> Path:
+    """A fresh virtualenv (no system site-packages) in ``home`` with the wheel and ``extras`` installed (from the
+    package index or pip's cache); skips when pip can reach neither."""
     path = home / "venv"
     env = _clean_env()
     _run([sys.executable, "-m", "venv", str(path)], cwd=home, env=env)
@@ -237,20 +294,28 @@ def venv(dists, tmp_path_factory):
         core_metadata = whl.read(f"aeron_py-{__version__}.dist-info/METADATA").decode()
     needed = [r for r in (Requirement(line.split(":", 1)[1].strip())
                           for line in core_metadata.splitlines() if line.startswith("Requires-Dist:"))
-              if r.marker is None or any(r.marker.evaluate({"extra": extra}) for extra in ("", "metrics"))]
+              if r.marker is None or any(r.marker.evaluate({"extra": extra}) for extra in ("",) + extras)]
     install = [str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+    target = f"{wheel}[{','.join(extras)}]" if extras else str(wheel)
     if not needed:
-        _run(install + ["--no-index", f"{wheel}[metrics]"], cwd=home, env=env)
+        _run(install + ["--no-index", target], cwd=home, env=env)
     else:
-        proc = _run(install + [f"{wheel}[metrics]"], cwd=home, env=env, timeout=300, check=False)
+        proc = _run(install + [target], cwd=home, env=env, timeout=600, check=False)
         if proc.returncode != 0:
             # Skip only when pip cannot get the dependencies at all (no index reachable, nothing cached).
             probe = _run([str(python), "-m", "pip", "download", "--no-deps", "-d", str(home / "probe"),
-                          *map(str, needed)], cwd=home, env=env, timeout=300, check=False)
+                          *map(str, needed)], cwd=home, env=env, timeout=600, check=False)
             if probe.returncode == 0:
                 pytest.fail(f"installing {wheel.name} failed\n{proc.stdout}\n{proc.stderr}")
             pytest.skip(f"{wheel.name} needs {', '.join(map(str, needed))}: no package index and no cache")
     return path
+
+
+@pytest.fixture(scope="module")
+def venv(dists, tmp_path_factory):
+    """A fresh virtualenv outside the source tree with the wheel installed, with the ``metrics`` extra for the
+    exporter."""
+    return _make_venv(dists[1], tmp_path_factory.mktemp("venv"), ("metrics",))
 
 
 def _venv_env(venv: Path) -> dict[str, str]:
@@ -455,3 +520,53 @@ def test_installed_driver_sample_and_tools(venv, tmp_path):
         for process in started:
             process.kill()
         shutil.rmtree(aeron_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def spark_venv(dists, tmp_path_factory):
+    """A fresh virtualenv with the wheel and its ``spark`` extra alone."""
+    return _make_venv(dists[1], tmp_path_factory.mktemp("spark-venv"), ("spark",))
+
+
+SPARK_READ = """\
+import sys
+
+import aeron.spark
+
+spark = aeron.spark.session("local[2]")
+df = spark.read.format("aeron-archive").option("path", sys.argv[1]).option("maxBytesPerPartition", "65536").load()
+print(df.rdd.getNumPartitions(), "partitions")
+for row in df.orderBy("stream_id", "position").collect():
+    print(row.stream_id, row.position, bytes(row.payload).decode())
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)      # the wheel, PySpark from the index or pip's cache, and a Spark session on a busy machine
+def test_spark_extra_alone_reads_a_recording(spark_venv, tmp_path):
+    """``pip install 'aeron-py[spark]'`` is all aeron.spark needs: from that venv's python, run by path with nothing
+    set (no PYSPARK_PYTHON, its bin not on PATH), a batch read of a small archive through the Spark source gives
+    every message, read by Spark's Python workers on that venv's python."""
+    from tests.spark.conftest import JAVA, user_env
+    from tests.spark.recordings import RecordingWriter
+
+    if not JAVA:
+        pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
+    archive = tmp_path / "archive"
+    first = RecordingWriter(archive, stream_id=1001)
+    for i in range(300):
+        first.append(f"message {i} ".encode() + b"x" * (i * 7 % 2000))
+    first.stop()
+    second = RecordingWriter(archive, stream_id=1002)
+    second.append(b"other stream")
+    second.stop()
+    script = tmp_path / "read.py"
+    script.write_text(SPARK_READ)
+    env = user_env()
+    assert str(spark_venv) not in env["PATH"]
+    out = _run([str(spark_venv / "bin" / "python"), str(script), str(archive)], cwd=tmp_path, env=env,
+               timeout=900).stdout.splitlines()
+    want = [f"{w.stream_id} {p} {m.decode()}" for w in (first, second) for p, m in w.messages]
+    assert out[1:] == want
+    assert int(out[0].split()[0]) > 2                       # several partitions: several worker reads

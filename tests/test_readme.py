@@ -37,7 +37,7 @@ def run(code: str) -> list[str]:
 def test_every_readme_snippet_is_run():
     assert readme_snippets() == [snippet_after("## Using it"), snippet_after("### With asyncio"),
                                  snippet_after("### Recording and replaying with the archive"),
-                                 snippet_after("## Spark")]   # the Spark one: tests/spark/test_local_session.py
+                                 snippet_after("## Spark")]   # the Spark one: tests/spark/test_session.py
 
 
 @pytest.mark.timeout(60)

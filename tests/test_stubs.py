@@ -229,6 +229,11 @@ def _is_property(node):
                for d in node.decorator_list)
 
 
+def _is_overload(node):
+    return any((isinstance(d, ast.Name) and d.id == "overload")
+               or (isinstance(d, ast.Attribute) and d.attr == "overload") for d in node.decorator_list)
+
+
 def _signature_problems(qualname, node, runtime):
     try:
         signature = inspect.signature(runtime)
@@ -242,7 +247,9 @@ def _signature_problems(qualname, node, runtime):
     problems = []
     for (name, _, stub_default), (_, _, default) in zip(stub, expected):
         if stub_default is None:
-            if default is not inspect.Parameter.empty:
+            # one @overload may require what the function defaults (try_claim(length, claim) -> int beside
+            # try_claim(length) -> BufferClaim)
+            if default is not inspect.Parameter.empty and not _is_overload(node):
                 problems.append(f"{qualname}: {name} has a default at runtime, none in the stub")
             continue
         if default is inspect.Parameter.empty:

@@ -53,9 +53,10 @@ class Header:
     @property
     def position(self) -> int: ...
 
-FragmentHandler = Callable[[AtomicBuffer, int, int, Header], Any]
+# the same shapes as aeron.client.handlers' (the names users import)
+FragmentHandler = Callable[[AtomicBuffer, int, int, Header], object]
 ControlledFragmentHandler = Callable[[AtomicBuffer, int, int, Header], int]
-BlockHandler = Callable[[AtomicBuffer, int, int, int, int], Any]
+BlockHandler = Callable[[AtomicBuffer, int, int, int, int], object]
 
 class TermReader:
     def __init__(self, log: LogBuffers, position: Optional[AtomicBuffer] = ..., position_offset: int = ...,

@@ -11,9 +11,12 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aeron.common.errors import AeronTimeoutError
+
+if TYPE_CHECKING:
+    from aeron.common.wakeup import Waiter
 
 if sys.version_info >= (3, 11):
     from asyncio import timeout as _timeout
@@ -91,7 +94,7 @@ class AsyncWakeup:
 
     __slots__ = ("waiter", "_loop", "_futures", "wakeups", "quiet")
 
-    def __init__(self, waiter: Any, loop: asyncio.AbstractEventLoop,
+    def __init__(self, waiter: Waiter, loop: asyncio.AbstractEventLoop,
                  quiet: Callable[[int], int] | None = None) -> None:
         """Watch ``waiter`` on ``loop``; ``quiet(ns)`` may raise the quiet bound (Aeron.quiet_park_ns)."""
         self.waiter = waiter

@@ -6,22 +6,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+import os
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, AsyncWakeup, deadline
 from aeron.aio.publication import AsyncPublication
 from aeron.aio.subscription import AsyncSubscription
 from aeron.client.aeron import Aeron
-from aeron.client.context import Context
+from aeron.client.context import DEFAULT_KEEPALIVE_INTERVAL_NS, Context
 from aeron.common.errors import IllegalStateError
+
+if TYPE_CHECKING:
+    from aeron.client import Counter, CountersReader
+    from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
+                                       PublicationErrorFrameHandler, UnavailableCounterHandler,
+                                       UnavailableImageHandler)
+    from aeron.client.image import Image
+    from aeron.driver import Context as DriverContext
+    from aeron.driver import MediaDriver
+
+_Resource = TypeVar("_Resource")
 
 
 class AsyncAeron:
     """Made by :func:`connect`. ``await add_publication(channel, stream_id, timeout=None)`` and friends register
     with the driver without blocking the loop; the conductor task keeps the client alive (heartbeats, images)."""
 
-    def __init__(self, aeron: Aeron, driver: Any = None) -> None:
+    def __init__(self, aeron: Aeron, driver: MediaDriver | None = None) -> None:
         """Wrap ``aeron`` (made with ``use_conductor_agent_invoker=True``) and start its conductor task on the running
         loop; ``driver`` is an embedded MediaDriver to close with the client. Use :func:`connect`.
         """
@@ -66,8 +78,8 @@ class AsyncAeron:
             await wakeup.wait(max(park_ns(), 0) / 1e9)
 
     # -- registration --------------------------------------------------------------------------------------------
-    async def _await_registration(self, registration_id: int, get: Any, what: str, timeout: float | None,
-                                  remove: Any) -> Any:
+    async def _await_registration(self, registration_id: int, get: Callable[[int], _Resource | None], what: str,
+                                  timeout: float | None, remove: Callable[[int], object]) -> _Resource:
         resource = get(registration_id)        # runs a duty cycle: often answered at once
         if resource is not None:
             return resource
@@ -105,8 +117,8 @@ class AsyncAeron:
         return AsyncPublication(publication)
 
     async def add_subscription(self, channel: str, stream_id: int, timeout: float | None = None,
-                               available_image_handler: Any = None,
-                               unavailable_image_handler: Any = None) -> AsyncSubscription:
+                               available_image_handler: AvailableImageHandler | None = None,
+                               unavailable_image_handler: UnavailableImageHandler | None = None) -> AsyncSubscription:
         """Add a subscription; waits for the driver without blocking the loop.
 
         Image events also reach :meth:`AsyncSubscription.image_events`; the optional handlers are called from the
@@ -114,13 +126,13 @@ class AsyncAeron:
         """
         holder: list[AsyncSubscription] = []
 
-        def on_available(image: Any) -> None:
+        def on_available(image: Image) -> None:
             if holder:
                 holder[0]._on_image_event(True, image)
             if available_image_handler is not None:
                 available_image_handler(image)
 
-        def on_unavailable(image: Any) -> None:
+        def on_unavailable(image: Image) -> None:
             if holder:
                 holder[0]._on_image_event(False, image)
             if unavailable_image_handler is not None:
@@ -136,14 +148,15 @@ class AsyncAeron:
             wrapper._on_image_event(True, image)
         return wrapper
 
-    async def add_counter(self, type_id: int, label: str, key: bytes = b"", timeout: float | None = None) -> Any:
+    async def add_counter(self, type_id: int, label: str, key: bytes = b"",
+                          timeout: float | None = None) -> Counter:
         """Allocate a counter in the driver (a sync :class:`aeron.Counter`); raises as :meth:`add_publication`."""
         registration_id = self.aeron.async_add_counter(type_id, label, key)
         return await self._await_registration(registration_id, self.aeron.get_counter, "counter", timeout,
                                               self.aeron.async_remove_counter)
 
     @property
-    def counters_reader(self) -> Any:
+    def counters_reader(self) -> CountersReader:
         """A reader of the driver's counters (as ``Aeron.counters_reader``)."""
         return self.aeron.counters_reader
 
@@ -193,10 +206,26 @@ class AsyncAeron:
 
 
 @contextlib.asynccontextmanager
-async def connect(aeron_dir: str | None = None, *, launch_embedded: bool = False, driver_context: Any = None,
-                  **settings: Any) -> AsyncIterator[AsyncAeron]:
-    """``async with aeron.aio.connect(aeron_dir=..., launch_embedded=False, **Context settings) as client``.
+async def connect(aeron_dir: str | os.PathLike[str] | None = None, *, launch_embedded: bool = False,
+                  driver_context: DriverContext | None = None,
+                  driver_timeout_ms: int | None = None,
+                  keepalive_interval_ns: int = DEFAULT_KEEPALIVE_INTERVAL_NS,
+                  resource_linger_duration_ns: int | None = None,
+                  idle_sleep_duration_ns: int | None = None,
+                  error_handler: ErrorHandler | None = None,
+                  available_image_handler: AvailableImageHandler | None = None,
+                  unavailable_image_handler: UnavailableImageHandler | None = None,
+                  available_counter_handler: AvailableCounterHandler | None = None,
+                  unavailable_counter_handler: UnavailableCounterHandler | None = None,
+                  close_handler: CloseHandler | None = None,
+                  publication_error_frame_handler: PublicationErrorFrameHandler | None = None,
+                  client_name: str = "",
+                  pre_touch_mapped_memory: bool = False) -> AsyncIterator[AsyncAeron]:
+    """``async with aeron.aio.connect(aeron_dir, launch_embedded=False, ...) as client``.
 
+    The keyword settings are the :class:`aeron.Context`'s, with its defaults (the ones it reads from
+    ``AERON_*`` variables when not given); the client's conductor runs on the loop (a Context's
+    ``use_conductor_agent_invoker``), so there is no conductor thread to give an idle strategy.
     With ``launch_embedded=True`` a MediaDriver is started in a fresh /dev/shm directory (SHARED mode, backoff
     idle, or ``driver_context``) and closed on exit. The blocking attach runs in the default executor.
     """
@@ -210,7 +239,16 @@ async def connect(aeron_dir: str | None = None, *, launch_embedded: bool = False
         driver = await loop.run_in_executor(None, MediaDriver.launch_embedded, ctx)
         aeron_dir = driver.aeron_dir
     try:
-        context = Context(aeron_dir, use_conductor_agent_invoker=True, **settings)
+        context = Context(aeron_dir, use_conductor_agent_invoker=True, driver_timeout_ms=driver_timeout_ms,
+                          keepalive_interval_ns=keepalive_interval_ns,
+                          resource_linger_duration_ns=resource_linger_duration_ns,
+                          idle_sleep_duration_ns=idle_sleep_duration_ns, error_handler=error_handler,
+                          available_image_handler=available_image_handler,
+                          unavailable_image_handler=unavailable_image_handler,
+                          available_counter_handler=available_counter_handler,
+                          unavailable_counter_handler=unavailable_counter_handler, close_handler=close_handler,
+                          publication_error_frame_handler=publication_error_frame_handler, client_name=client_name,
+                          pre_touch_mapped_memory=pre_touch_mapped_memory)
         aeron = await loop.run_in_executor(None, Aeron.connect, context)
     except BaseException:
         if driver is not None:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, LoopShare, deadline
-from aeron.client import BufferClaim, Publication
+from aeron.client import BufferClaim, ExclusivePublication, Publication
 from aeron.common.errors import PublicationClosedError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 CLOSED = Publication.CLOSED                                     # the codes that end a publication's life
 MAX_POSITION_EXCEEDED = Publication.MAX_POSITION_EXCEEDED
 
 
-def _closed_error(result: int, publication: Any) -> PublicationClosedError:
+def _closed_error(result: int, publication: Publication | ExclusivePublication) -> PublicationClosedError:
     reason = "closed" if result == CLOSED else "at its maximum position"
     return PublicationClosedError(f"publication {publication.registration_id} is {reason} ({result})")
 
@@ -28,12 +32,12 @@ class AsyncPublication(LoopShare):
 
     __slots__ = ("publication",)
 
-    def __init__(self, publication: Any) -> None:
+    def __init__(self, publication: Publication | ExclusivePublication) -> None:
         """Wrap a sync Publication or ExclusivePublication (made by ``AsyncAeron.add_publication``)."""
         self.publication = publication
         super().__init__()
 
-    async def offer(self, buffer: Any, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
+    async def offer(self, buffer: Buffer, offset: int = 0, length: int = -1, timeout: float | None = None) -> int:
         """Offer ``buffer[offset:offset + length]`` as one message; returns the new stream position.
 
         Returns without suspending when the offer is accepted at once. NOT_CONNECTED, BACK_PRESSURED and
@@ -51,7 +55,7 @@ class AsyncPublication(LoopShare):
             raise _closed_error(result, self.publication)
         return await self._offer_slow(buffer, offset, length, timeout)
 
-    async def _offer_slow(self, buffer: Any, offset: int, length: int, timeout: float | None) -> int:
+    async def _offer_slow(self, buffer: Buffer, offset: int, length: int, timeout: float | None) -> int:
         idle = AsyncBackoffIdleStrategy()
         offer = self.publication.offer
         async with deadline(timeout, "offer accepted"):
@@ -79,10 +83,61 @@ class AsyncPublication(LoopShare):
                     raise PublicationClosedError(f"publication {self.publication.registration_id} is closed")
                 await idle.idle(0)
 
-    def __getattr__(self, name: str) -> Any:
-        """Everything else (``position``, ``is_connected``, ``session_id``, ...) is the sync publication's."""
-        # position, position_limit, is_connected, session_id, ... come from the sync publication
-        return getattr(self.publication, name)
+    # The sync publication's state, typed (anything else: ``.publication``).
+    @property
+    def channel(self) -> str:
+        """The channel the publication was added with."""
+        return self.publication.channel
+
+    @property
+    def stream_id(self) -> int:
+        """The stream id."""
+        return self.publication.stream_id
+
+    @property
+    def session_id(self) -> int:
+        """The session id (of this publication's stream)."""
+        return self.publication.session_id
+
+    @property
+    def registration_id(self) -> int:
+        """The registration id the driver gave it."""
+        return self.publication.registration_id
+
+    @property
+    def position(self) -> int:
+        """The position the next message will be offered at."""
+        return self.publication.position
+
+    @property
+    def position_limit(self) -> int:
+        """How far offers may go before back pressure (flow control's limit)."""
+        return self.publication.position_limit
+
+    @property
+    def max_payload_length(self) -> int:
+        """The largest payload that fits one frame (a larger message is fragmented)."""
+        return self.publication.max_payload_length
+
+    @property
+    def max_message_length(self) -> int:
+        """The largest message an offer accepts."""
+        return self.publication.max_message_length
+
+    @property
+    def is_connected(self) -> bool:
+        """True while at least one subscriber is connected."""
+        return self.publication.is_connected
+
+    @property
+    def is_closed(self) -> bool:
+        """True once the publication is closed."""
+        return self.publication.is_closed
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> object:
+            """Everything else is the sync publication's (at run time; type checkers see only what is above)."""
+            return getattr(self.publication, name)
 
     def close(self) -> None:
         """Close the publication. Idempotent."""
@@ -96,7 +151,7 @@ class AsyncPublication(LoopShare):
 class _AsyncClaim:
     __slots__ = ("_publication", "_length", "_timeout", "_claim")
 
-    def __init__(self, publication: Any, length: int, timeout: float | None) -> None:
+    def __init__(self, publication: Publication | ExclusivePublication, length: int, timeout: float | None) -> None:
         self._publication = publication
         self._length = length
         self._timeout = timeout
@@ -118,7 +173,8 @@ class _AsyncClaim:
                     return claim
         raise AssertionError("unreachable")
 
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> bool:
         if self._claim.is_active:
             if exc_type is None:
                 self._claim.commit()

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle, deadline
-from aeron.client import ControlledFragmentAssembler, ControlledPollAction
+from aeron.client import AtomicBuffer, ControlledFragmentAssembler, ControlledPollAction, Header, Image, Subscription
 from aeron.common.errors import IllegalStateError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from aeron.client.handlers import FragmentHandler
 
 BREAK = ControlledPollAction.BREAK
 
@@ -41,11 +46,11 @@ class Message:
     __slots__ = ("_buffer", "offset", "_length", "_view", "session_id", "stream_id", "term_id", "term_offset",
                  "position", "reserved_value", "flags")
 
-    def __init__(self, payload: Any = None, session_id: int = 0, stream_id: int = 0, term_id: int = 0,
+    def __init__(self, payload: Buffer | None = None, session_id: int = 0, stream_id: int = 0, term_id: int = 0,
                  term_offset: int = 0, position: int = 0, reserved_value: int = 0, flags: int = 0) -> None:
         """A message over ``payload`` (a memoryview or bytes); AsyncSubscription makes one and re-fills it."""
         view = None if payload is None else memoryview(payload)
-        self._buffer: Any = None
+        self._buffer: AtomicBuffer | None = None
         self.offset = 0
         self._length = 0 if view is None else view.nbytes
         self._view: memoryview | None = view
@@ -57,7 +62,7 @@ class Message:
         self.reserved_value = reserved_value
         self.flags = flags
 
-    def _fill(self, buffer: Any, offset: int, length: int, header: Any) -> None:
+    def _fill(self, buffer: AtomicBuffer, offset: int, length: int, header: Header) -> None:
         # the step's message: the log (or assembler) buffer and where the payload is; the view comes on demand
         self._buffer = buffer
         self.offset = offset
@@ -96,7 +101,7 @@ class Message:
             return self._view.tobytes()
         if self._buffer is None:
             raise ValueError("message released: its step is over (copy() keeps a message)")
-        return self._buffer.get_bytes(self.offset, self._length)         # type: ignore[no-any-return]
+        return self._buffer.get_bytes(self.offset, self._length)
 
     def release(self) -> None:
         """Release the payload view now (the next step does it otherwise)."""
@@ -120,7 +125,7 @@ class ImageEvent:
     """An image became available (``available`` True) or unavailable on a subscription."""
     __slots__ = ("available", "image")
 
-    def __init__(self, available: bool, image: Any) -> None:
+    def __init__(self, available: bool, image: Image) -> None:
         """``image`` is the sync :class:`aeron.Image`."""
         self.available = available
         self.image = image
@@ -138,7 +143,7 @@ class AsyncSubscription(LoopShare):
     __slots__ = ("subscription", "_assembler", "_taken", "_current", "_message", "_wakeup", "_events",
                  "image_events_dropped", "__weakref__")
 
-    def __init__(self, subscription: Any, wakeup: AsyncWakeup | None = None) -> None:
+    def __init__(self, subscription: Subscription, wakeup: AsyncWakeup | None = None) -> None:
         """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``); ``wakeup`` is the client's waiter
         on the loop (None: waits back off)."""
         self.subscription = subscription
@@ -152,7 +157,7 @@ class AsyncSubscription(LoopShare):
         super().__init__()
 
     # -- the one-message poll --------------------------------------------------------------------------------
-    def _on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
+    def _on_message(self, buffer: AtomicBuffer, offset: int, length: int, header: Header) -> int:
         if self._taken is not None:
             return BREAK            # not reached: the poll stops after one message
         message = self._message
@@ -217,7 +222,7 @@ class AsyncSubscription(LoopShare):
             self._current.release()
             self._current = None
 
-    async def poll(self, handler: Callable[..., Any], fragment_limit: int, timeout: float | None = None) -> int:
+    async def poll(self, handler: FragmentHandler, fragment_limit: int, timeout: float | None = None) -> int:
         """``subscription.poll(handler, limit)``, waiting until at least one fragment was delivered."""
         run = self._run
         self._run = run + 1
@@ -253,7 +258,7 @@ class AsyncSubscription(LoopShare):
             raise
 
     # -- image events ------------------------------------------------------------------------------------------
-    def _on_image_event(self, available: bool, image: Any) -> None:
+    def _on_image_event(self, available: bool, image: Image) -> None:
         events = self._events
         if len(events) >= IMAGE_EVENT_QUEUE_CAPACITY:
             events.popleft()
@@ -273,9 +278,46 @@ class AsyncSubscription(LoopShare):
                 return
             await idle.idle(0)
 
-    def __getattr__(self, name: str) -> Any:
-        """Everything else (``images``, ``is_connected``, ``channel``, ...) is the sync subscription's."""
-        return getattr(self.subscription, name)
+    # The sync subscription's state, typed (anything else: ``.subscription``).
+    @property
+    def channel(self) -> str:
+        """The channel the subscription was added with."""
+        return self.subscription.channel
+
+    @property
+    def stream_id(self) -> int:
+        """The stream id."""
+        return self.subscription.stream_id
+
+    @property
+    def registration_id(self) -> int:
+        """The registration id the driver gave it."""
+        return self.subscription.registration_id
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        """The images now connected (a snapshot)."""
+        return self.subscription.images
+
+    @property
+    def image_count(self) -> int:
+        """How many images the subscription has."""
+        return self.subscription.image_count
+
+    @property
+    def is_connected(self) -> bool:
+        """True when at least one image is connected."""
+        return self.subscription.is_connected
+
+    @property
+    def is_closed(self) -> bool:
+        """True once the subscription is closed."""
+        return self.subscription.is_closed
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> object:
+            """Everything else is the sync subscription's (at run time; type checkers see only what is above)."""
+            return getattr(self.subscription, name)
 
     def close(self) -> None:
         """Release the last message's view and close the subscription. Idempotent."""

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """The Aeron client: Python control objects over the compiled core."""
+from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.buffer_claim import BufferClaim
+from aeron._core.counters import CountersReader
 from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,
                                            ImageControlledFragmentAssembler, ImageFragmentAssembler)
 from aeron._core.term_reader import ControlledPollAction, Header
 from aeron.client.aeron import Aeron, connect_to_driver
 from aeron.client.context import Context
 from aeron.client.counter import Counter
+from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, BlockHandler, CloseHandler,
+                                   ControlledFragmentHandler, ErrorHandler, FragmentHandler,
+                                   PublicationErrorFrameHandler, UnavailableCounterHandler, UnavailableImageHandler)
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
@@ -14,7 +19,9 @@ from aeron.common.channel_uri import ChannelUri
 from aeron.common.paths import default_aeron_dir
 
 __all__ = [
-    "Aeron", "BufferClaim", "ChannelUri", "Context", "ControlledFragmentAssembler", "ControlledPollAction",
-    "Counter", "ExclusivePublication", "FragmentAssembler", "Header", "Image", "ImageControlledFragmentAssembler",
-    "ImageFragmentAssembler", "Publication", "Subscription", "connect_to_driver", "default_aeron_dir",
+    "Aeron", "AtomicBuffer", "AvailableCounterHandler", "AvailableImageHandler", "BlockHandler", "BufferClaim",
+    "ChannelUri", "CloseHandler", "Context", "CountersReader", "ControlledFragmentAssembler", "ControlledFragmentHandler", "ControlledPollAction",
+    "Counter", "ErrorHandler", "ExclusivePublication", "FragmentAssembler", "FragmentHandler", "Header", "Image",
+    "ImageControlledFragmentAssembler", "ImageFragmentAssembler", "Publication", "PublicationErrorFrameHandler",
+    "Subscription", "UnavailableCounterHandler", "UnavailableImageHandler", "connect_to_driver", "default_aeron_dir",
 ]

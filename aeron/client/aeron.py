@@ -8,7 +8,7 @@ import logging
 import os
 import stat
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_version_major
 from aeron._core.counters import CountersReader
@@ -17,13 +17,20 @@ from aeron.common.agent import (DRIVER_BACKOFF_MAX_PARK_NS, DRIVER_BACKOFF_MAX_S
                                 DRIVER_BACKOFF_MIN_PARK_NS, AgentInvoker, AgentRunner, epoch_ms)
 from aeron.common.cnc_attach import cnc_open_error, driver_pid_is_gone, no_driver_hint
 from aeron.client.client_conductor import ClientConductor
-from aeron.client.context import Context
+from aeron.client.context import DEFAULT_KEEPALIVE_INTERVAL_NS, Context
 from aeron.client.counter import Counter
 from aeron.client.publication import ExclusivePublication, Publication
-from aeron.client.subscription import ImageHandler, Subscription
+from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
 from aeron.common.wakeup import WakeupIdleStrategy
+
+if TYPE_CHECKING:
+    from aeron._core.wakeup import Waiter
+    from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
+                                       PublicationErrorFrameHandler, UnavailableCounterHandler,
+                                       UnavailableImageHandler)
+    from aeron.common.agent import IdleStrategy
 
 
 _log = logging.getLogger(__name__)
@@ -173,11 +180,38 @@ class Aeron:
             self._runner.start()
 
     @classmethod
-    def connect(cls, context: Context | None = None, **settings: Any) -> "Aeron":
-        """Connect with ``context`` or, without one, a Context built from ``settings``."""
+    def connect(cls, context: Context | None = None, *,
+                aeron_dir: str | os.PathLike[str] | None = None,
+                driver_timeout_ms: int | None = None,
+                keepalive_interval_ns: int = DEFAULT_KEEPALIVE_INTERVAL_NS,
+                resource_linger_duration_ns: int | None = None,
+                idle_sleep_duration_ns: int | None = None,
+                use_conductor_agent_invoker: bool = False,
+                idle_strategy: IdleStrategy | None = None,
+                error_handler: ErrorHandler | None = None,
+                available_image_handler: AvailableImageHandler | None = None,
+                unavailable_image_handler: UnavailableImageHandler | None = None,
+                available_counter_handler: AvailableCounterHandler | None = None,
+                unavailable_counter_handler: UnavailableCounterHandler | None = None,
+                close_handler: CloseHandler | None = None,
+                publication_error_frame_handler: PublicationErrorFrameHandler | None = None,
+                client_name: str = "",
+                pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> Aeron:
+        """Connect with ``context`` or, without one, a :class:`Context` made of the keyword settings (the
+        Context's own, with the same defaults). Raises IllegalStateError when both are given."""
+        settings = Context(aeron_dir, driver_timeout_ms=driver_timeout_ms, keepalive_interval_ns=keepalive_interval_ns,
+                           resource_linger_duration_ns=resource_linger_duration_ns,
+                           idle_sleep_duration_ns=idle_sleep_duration_ns,
+                           use_conductor_agent_invoker=use_conductor_agent_invoker, idle_strategy=idle_strategy,
+                           error_handler=error_handler, available_image_handler=available_image_handler,
+                           unavailable_image_handler=unavailable_image_handler,
+                           available_counter_handler=available_counter_handler,
+                           unavailable_counter_handler=unavailable_counter_handler, close_handler=close_handler,
+                           publication_error_frame_handler=publication_error_frame_handler, client_name=client_name,
+                           pre_touch_mapped_memory=pre_touch_mapped_memory, conductor_parking=conductor_parking)
         if context is None:
-            context = Context(**settings)
-        elif settings:
+            context = settings
+        elif settings._settings() != Context()._settings():
             raise IllegalStateError("pass either a Context or keyword settings, not both")
         return cls(context)
 
@@ -266,8 +300,9 @@ class Aeron:
 
     # -- subscriptions ------------------------------------------------------------------------------------
 
-    def add_subscription(self, channel: str, stream_id: int, available_image_handler: ImageHandler | None = None,
-                         unavailable_image_handler: ImageHandler | None = None) -> Subscription:
+    def add_subscription(self, channel: str, stream_id: int,
+                         available_image_handler: AvailableImageHandler | None = None,
+                         unavailable_image_handler: UnavailableImageHandler | None = None) -> Subscription:
         """Add a subscription and wait for the driver to register it.
 
         ``available_image_handler(image)`` and ``unavailable_image_handler(image)`` are called from the client
@@ -279,8 +314,8 @@ class Aeron:
         return c.await_result(corr)      # type: ignore[no-any-return]
 
     def async_add_subscription(self, channel: str, stream_id: int,
-                               available_image_handler: ImageHandler | None = None,
-                               unavailable_image_handler: ImageHandler | None = None) -> int:
+                               available_image_handler: AvailableImageHandler | None = None,
+                               unavailable_image_handler: UnavailableImageHandler | None = None) -> int:
         """Ask the driver for a subscription without waiting; the id returned is for :meth:`get_subscription`."""
         return self._conductor.async_add_subscription(channel, stream_id, available_image_handler,
                                                       unavailable_image_handler)
@@ -361,7 +396,7 @@ class Aeron:
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)
         return idle.bind(waiter, quiet=self.quiet_park_ns)
 
-    def conductor_waiter(self) -> Any:
+    def conductor_waiter(self) -> Waiter | None:
         """A raw waiter woken when our driver writes to its clients (responses, image and counter notices), for an
         application that runs this client's conductor (``use_conductor_agent_invoker``) and parks between its
         duty cycles for at most :meth:`conductor_park_ns` (``aeron.aio`` does). None when the board cannot be
@@ -380,7 +415,7 @@ class Aeron:
         return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
 
 
-    def wakeup_waiter(self, *subscriptions: Subscription) -> Any:
+    def wakeup_waiter(self, *subscriptions: Subscription) -> Waiter | None:
         """A raw waiter on the aeron dir's wake-up board woken by data for ``subscriptions`` (every stream when
         none are named): ``prepare()``, poll once more, then ``wait(timeout_ns)``, or watch ``fileno()`` from an
         event loop (``aeron.aio`` does). None when the board cannot be had. Closed with this client."""

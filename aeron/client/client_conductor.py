@@ -14,7 +14,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from aeron.common import command as cmd
@@ -43,6 +43,8 @@ from aeron.common.wakeup import (CLIENTS, SENDER, SPIES, ClientRegistry, WakeupI
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
+    from aeron._core.wakeup import Waiter
+    from aeron.client.handlers import AvailableImageHandler, UnavailableImageHandler
     from aeron.client.context import Context
 
 MS = 1_000_000
@@ -493,7 +495,8 @@ class ClientConductor(Agent):
         if self._callback_thread == threading.get_ident():
             raise IllegalStateError("reentrant calls not permitted during callbacks")
 
-    def new_waiter(self, stream_ids: Any = None, spies: bool = False, futex: bool = False) -> Any:
+    def new_waiter(self, stream_ids: Iterable[int] | None = None, spies: bool = False,
+                   futex: bool = False) -> Waiter | None:
         """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None; ``spies``: a
         spy subscription is among them; ``futex``: it waits on a futex, not a socket: a thread's loop, not an
         event loop), closed with the client; None when there is no board or no free slot (docs/wakeup.md)."""
@@ -506,7 +509,7 @@ class ClientConductor(Agent):
                 self._waiters.append(waiter)
             return waiter
 
-    def conductor_waiter(self) -> Any:
+    def conductor_waiter(self) -> Waiter | None:
         """A waiter woken when our driver writes to its clients (CLIENTS), closed with the client; None when there
         is no board or no free slot (an application running this conductor parks on it: aeron.aio)."""
         with self.lock:
@@ -548,8 +551,8 @@ class ClientConductor(Agent):
         return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, lambda: add(channel, stream_id), channel,
                            stream_id)
 
-    def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
-                               unavailable: Any = None) -> int:
+    def async_add_subscription(self, channel: str, stream_id: int, available: AvailableImageHandler | None = None,
+                               unavailable: UnavailableImageHandler | None = None) -> int:
         """Validate and send ADD_SUBSCRIPTION with its image handlers; returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
         return self._begin(_SUBSCRIPTION, lambda: self._driver_proxy.add_subscription(channel, stream_id), channel,

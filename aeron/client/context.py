@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aeron.common.agent import SleepingIdleStrategy
 from aeron.common.errors import ConfigurationError, IllegalStateError
@@ -14,15 +13,13 @@ from aeron.common.paths import default_aeron_dir
 from aeron.common.settings import Setting, parse_duration_ns, parse_long
 
 if TYPE_CHECKING:
+    from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
+                                       PublicationErrorFrameHandler, UnavailableCounterHandler,
+                                       UnavailableImageHandler)
     from aeron.common.agent import IdleStrategy
-    from aeron.client.image import Image
-    from aeron._core.counters import CountersReader
-
-ErrorHandler = Callable[[BaseException], Any]
-ImageHandler = Callable[["Image"], Any]
-CounterHandler = Callable[["CountersReader", int, int], Any]      # (reader, registration id, counter id)
 
 MS = 1_000_000
+DEFAULT_KEEPALIVE_INTERVAL_NS = 500 * MS
 
 
 # the settings the client reads from its environment, on the common table (Aeron.Configuration's properties)
@@ -64,18 +61,18 @@ class Context:
 
     def __init__(self, aeron_dir: str | os.PathLike[str] | None = None, *,
                  driver_timeout_ms: int | None = None,
-                 keepalive_interval_ns: int = 500 * MS,
+                 keepalive_interval_ns: int = DEFAULT_KEEPALIVE_INTERVAL_NS,
                  resource_linger_duration_ns: int | None = None,
                  idle_sleep_duration_ns: int | None = None,
                  use_conductor_agent_invoker: bool = False,
                  idle_strategy: IdleStrategy | None = None,
                  error_handler: ErrorHandler | None = None,
-                 available_image_handler: ImageHandler | None = None,
-                 unavailable_image_handler: ImageHandler | None = None,
-                 available_counter_handler: CounterHandler | None = None,
-                 unavailable_counter_handler: CounterHandler | None = None,
-                 close_handler: Callable[[], Any] | None = None,
-                 publication_error_frame_handler: Callable[[Any], Any] | None = None,
+                 available_image_handler: AvailableImageHandler | None = None,
+                 unavailable_image_handler: UnavailableImageHandler | None = None,
+                 available_counter_handler: AvailableCounterHandler | None = None,
+                 unavailable_counter_handler: UnavailableCounterHandler | None = None,
+                 close_handler: CloseHandler | None = None,
+                 publication_error_frame_handler: PublicationErrorFrameHandler | None = None,
                  client_name: str = "",
                  pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> None:
         """Settings by keyword; the ones not given come from the environment variables above, then the defaults."""
@@ -104,6 +101,11 @@ class Context:
         # no idle strategy given: the conductor thread may park on the wake-up board instead (set by conclude)
         self.default_idle_strategy = False
         self._concluded = False
+
+    def _settings(self) -> dict[str, object]:
+        """Every setting by name (what ``Aeron.connect`` compares with a default Context's)."""
+        return {name: getattr(self, name) for name in self.__slots__
+                if name not in ("default_idle_strategy", "_concluded")}
 
     def conclude(self) -> "Context":
         """Validate and fill defaults; a context is used by one client only."""

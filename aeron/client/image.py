@@ -2,7 +2,7 @@
 """Image: one publisher's stream as seen by one subscription, read by the compiled TermReader."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aeron._core.term_reader import TermReader
 from aeron.common.errors import IllegalStateError
@@ -115,7 +115,7 @@ class Image(TermReader):
         self._retire()
         TermReader.close(self)
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Image:
         """Return the image (a ``with`` block does not close it: its subscription does)."""
         return self
 

@@ -6,7 +6,7 @@ frame per message); what is here is cold: identity, close and channel status.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from aeron._core import term_appender as _ta
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from aeron.client.client_conductor import ClientConductor
 
 NULL_COUNTER_ID = -1
+_Publication = TypeVar("_Publication", bound="_PublicationMixin")
 
 
 class _PublicationMixin:
@@ -94,7 +95,7 @@ class _PublicationMixin:
         """Stop offering and tell the driver. Idempotent; later offers return CLOSED."""
         self._conductor.release_publication(self)
 
-    def __enter__(self) -> Any:
+    def __enter__(self: _Publication) -> _Publication:
         """Return the publication; the ``with`` block closes it."""
         return self
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from aeron._core.counters import CHANNEL_ENDPOINT_STATUS_ACTIVE, CHANNEL_ENDPOINT_STATUS_ERRORED
 from aeron._core.term_reader import TermReader
@@ -13,10 +13,12 @@ from aeron.common.errors import IllegalStateError
 
 if TYPE_CHECKING:
     from aeron.client.client_conductor import ClientConductor
+    from aeron.client.handlers import (AvailableImageHandler, BlockHandler, ControlledFragmentHandler,
+                                       FragmentHandler, UnavailableImageHandler)
     from aeron.client.image import Image
 
 NULL_COUNTER_ID = -1
-ImageHandler = Callable[["Image"], Any]
+_Handler = TypeVar("_Handler")
 
 
 class Subscription:
@@ -31,8 +33,8 @@ class Subscription:
                  "_resolved_endpoint", "_resolved_channel", "__weakref__")
 
     def __init__(self, conductor: ClientConductor, channel: str, stream_id: int, registration_id: int,
-                 available_image_handler: ImageHandler | None = None,
-                 unavailable_image_handler: ImageHandler | None = None) -> None:
+                 available_image_handler: AvailableImageHandler | None = None,
+                 unavailable_image_handler: UnavailableImageHandler | None = None) -> None:
         """Made by the client conductor when the driver registered the subscription: use ``Aeron.add_subscription``."""
         self._conductor = conductor
         self.channel = channel
@@ -49,7 +51,7 @@ class Subscription:
 
     # -- polling (one Python call per image; per fragment work is in the compiled reader) ----------------
 
-    def poll(self, handler: Callable[..., Any], fragment_limit: int) -> int:
+    def poll(self, handler: FragmentHandler, fragment_limit: int) -> int:
         """Deliver up to ``fragment_limit`` fragments as ``handler(buffer, offset, length, header)``.
 
         ``buffer`` is the log itself: ``buffer.get_bytes(offset, length)`` copies the payload, ``buffer.view(offset,
@@ -59,7 +61,7 @@ class Subscription:
         """
         return self._poll_images(TermReader.poll, handler, fragment_limit)
 
-    def controlled_poll(self, handler: Callable[..., int], fragment_limit: int) -> int:
+    def controlled_poll(self, handler: ControlledFragmentHandler, fragment_limit: int) -> int:
         """As :meth:`poll`, but the handler returns a ControlledPollAction (ABORT, BREAK, COMMIT or CONTINUE).
 
         ABORT leaves the fragment to be delivered again; BREAK stops this poll after it. Returns the fragments
@@ -67,7 +69,8 @@ class Subscription:
         """
         return self._poll_images(TermReader.controlled_poll, handler, fragment_limit)
 
-    def _poll_images(self, read: Callable[..., int], handler: Callable[..., Any], fragment_limit: int) -> int:
+    def _poll_images(self, read: Callable[[Image, _Handler, int], int], handler: _Handler,
+                     fragment_limit: int) -> int:
         """``read(image, handler, limit)`` over the images, each call starting one image further on."""
         if self._closed:
             raise IllegalStateError("Subscription is closed")
@@ -92,7 +95,7 @@ class Subscription:
                 break
         return fragments
 
-    def block_poll(self, block_handler: Callable[..., Any], block_length_limit: int) -> int:
+    def block_poll(self, block_handler: BlockHandler, block_length_limit: int) -> int:
         """Each image in turn delivers at most one block of up to ``block_length_limit`` bytes."""
         if self._closed:
             raise IllegalStateError("Subscription is closed")

@@ -39,7 +39,8 @@ def _add_note(error: BaseException, note: str) -> None:
         error.__dict__.setdefault("__notes__", []).append(note)
 
 
-ErrorHandler = Callable[[BaseException], Any]
+ErrorHandler = Callable[[BaseException], object]
+"""``handler(error)`` for an error an agent or a client could not raise to its caller (Agrona's ``ErrorHandler``)."""
 
 
 class _Counter(Protocol):

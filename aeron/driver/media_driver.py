@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
 from aeron._core.error_log import format_error_log
@@ -264,13 +264,21 @@ _SETTINGS: tuple[Setting, ...] = (
 )
 
 
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    # ``should_drop(buffer, length)`` for each received datagram (aeron's loss generator transport bindings)
+    LossGeneratorFunction = Callable[[Buffer, int], bool]
+
+
 class Context(SettingsContext):
     """MediaDriver configuration.
 
-    ``Context(properties=None, *, environ=None, **attributes)``: ``environ`` defaults to
+    ``Context(properties=None, *, environ=None, term_buffer_length=..., ...)``: ``environ`` defaults to
     ``os.environ`` (pass ``{}`` to ignore it); ``properties`` is a mapping or an iterable of
-    ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names. Attributes
-    (``ctx.term_buffer_length = 65536``) are validated when assigned.
+    ``"key=value"`` strings with Java property names (``aeron.dir``) or ``AERON_*`` names; every setting is
+    also a keyword parameter and an attribute of the same name (``ctx.term_buffer_length = 65536``), validated
+    when assigned.
 
     Who may read the driver's files: by default, as the C driver, files are created 0o666 and
     directories 0o777 less the process umask, so under the usual umask 022 every local user can read
@@ -389,20 +397,108 @@ class Context(SettingsContext):
     EXTRA_ATTRS = ("termination_hook", "termination_validator", "epoch_clock_ms", "nano_clock",
                    "receive_loss_generator")
 
-    def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
-                 environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
-        """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then ``attributes``, each validated.
+    def __init__(self, properties: Mapping[str, object] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None,
+                 aeron_dir: str | os.PathLike[str] | None = None,
+                 dir_delete_on_start: bool | None = None,
+                 dir_delete_on_shutdown: bool | None = None,
+                 dir_warn_if_exists: bool | None = None,
+                 dir_file_mode: int | str | None = None,
+                 threading_mode: ThreadingMode | str | None = None,
+                 term_buffer_length: int | None = None,
+                 ipc_term_buffer_length: int | None = None,
+                 term_buffer_sparse_file: bool | None = None,
+                 mtu_length: int | None = None,
+                 ipc_mtu_length: int | None = None,
+                 ipc_publication_term_window_length: int | None = None,
+                 file_page_size: int | None = None,
+                 client_liveness_timeout_ns: int | None = None,
+                 publication_unblock_timeout_ns: int | None = None,
+                 publication_linger_timeout_ns: int | None = None,
+                 untethered_window_limit_timeout_ns: int | None = None,
+                 untethered_resting_timeout_ns: int | None = None,
+                 timer_interval_ns: int | None = None,
+                 counters_free_to_reuse_timeout_ns: int | None = None,
+                 driver_timeout_ms: int | None = None,
+                 counters_buffer_length: int | None = None,
+                 error_buffer_length: int | None = None,
+                 conductor_buffer_length: int | None = None,
+                 clients_buffer_length: int | None = None,
+                 loss_report_buffer_length: int | None = None,
+                 publication_reserved_session_id_low: int | None = None,
+                 publication_reserved_session_id_high: int | None = None,
+                 driver_termination_validator: str | None = None,
+                 print_configuration: bool | None = None,
+                 conductor_idle_strategy: str | None = None,
+                 sender_idle_strategy: str | None = None,
+                 receiver_idle_strategy: str | None = None,
+                 sharednetwork_idle_strategy: str | None = None,
+                 shared_idle_strategy: str | None = None,
+                 image_liveness_timeout_ns: int | None = None,
+                 stream_session_limit: int | None = None,
+                 unconfirmed_images_max: int | None = None,
+                 unconfirmed_log_bytes_max: int | None = None,
+                 unconfirmed_source_images_max: int | None = None,
+                 unconfirmed_source_log_bytes_max: int | None = None,
+                 unconfirmed_image_timeout_ns: int | None = None,
+                 publication_connection_timeout_ns: int | None = None,
+                 status_message_timeout_ns: int | None = None,
+                 initial_window_length: int | None = None,
+                 socket_rcvbuf: int | None = None,
+                 socket_sndbuf: int | None = None,
+                 publication_term_window_length: int | None = None,
+                 nak_unicast_delay_ns: int | None = None,
+                 nak_unicast_retry_delay_ratio: int | None = None,
+                 nak_multicast_max_backoff_ns: int | None = None,
+                 nak_multicast_group_size: int | None = None,
+                 max_resend: int | None = None,
+                 multicast_flow_control_strategy: str | None = None,
+                 unicast_flow_control_strategy: str | None = None,
+                 flow_control_group_tag: int | None = None,
+                 flow_control_group_min_size: int | None = None,
+                 flow_control_receiver_timeout_ns: int | None = None,
+                 receiver_group_tag: int | None = None,
+                 spies_simulate_connection: bool | None = None,
+                 network_publication_max_messages_per_send: int | None = None,
+                 udp_channel_incoming_interceptors: str | None = None,
+                 cubic_congestion_control_measure_rtt: bool | None = None,
+                 cubic_congestion_control_initial_rtt_ns: int | None = None,
+                 loss_args: str | None = None,
+                 fixed_loss_args: str | None = None,
+                 multi_gap_loss_args: str | None = None,
+                 name_resolver_supplier: str | None = None,
+                 resolver_name: str | None = None,
+                 resolver_interface: str | None = None,
+                 resolver_bootstrap_neighbor: str | None = None,
+                 resolver_neighbor_timeout_ns: int | None = None,
+                 resolver_self_resolution_interval_ns: int | None = None,
+                 resolver_neighbor_resolution_interval_ns: int | None = None,
+                 resolver_bootstrap_neighbor_resolution_interval_ns: int | None = None,
+                 re_resolution_check_interval_ns: int | None = None,
+                 cpu_latency_qos_us: int | None = None,
+                 cpu_latency_qos_path: str | os.PathLike[str] | None = None,
+                 termination_hook: Callable[[], None] | None = None,
+                 termination_validator: Callable[[bytes], bool] | None = None,
+                 epoch_clock_ms: Callable[[], int] | None = None,
+                 nano_clock: Callable[[], int] | None = None,
+                 receive_loss_generator: Callable[[], LossGeneratorFunction] | None = None) -> None:
+        """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then the keyword settings, each
+        validated. Every setting is a keyword of its own, so a type checker reports a misspelt one; a keyword left
+        at None keeps what came before it (to clear an optional setting such as ``aeron_dir``, assign None to the
+        attribute afterwards).
 
         Raises ConfigurationError naming the property for a bad value or an unknown name.
         """
+        given = {name: value for name, value in locals().items()
+                 if name not in ("self", "properties", "environ", "__class__") and value is not None}
         self.termination_hook: Callable[[], None] | None = None
         self.termination_validator: Callable[[bytes], bool] | None = None
         self.epoch_clock_ms: Callable[[], int] = epoch_ms
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         # tests: a loss generator for received datagrams, ``should_drop(buffer, length) -> bool`` built per
         # receive endpoint by this factory (aeron's loss generator transport bindings); None in production
-        self.receive_loss_generator: Callable[[], Callable[[Any, int], bool]] | None = None
-        super().__init__(properties, environ=environ, **attributes)
+        self.receive_loss_generator: Callable[[], LossGeneratorFunction] | None = None
+        super().__init__(properties, environ=environ, **given)
 
     @classmethod
     def usage(cls) -> str:
@@ -415,7 +511,7 @@ class Context(SettingsContext):
         """The absolute Aeron directory: ``aeron_dir``, else the default ``/dev/shm/aeron-<user>``."""
         return os.path.abspath(self.aeron_dir if self.aeron_dir else _default_dir())
 
-    def loss_generator_factory(self) -> Callable[[], Callable[[Any, int], bool]] | None:
+    def loss_generator_factory(self) -> Callable[[], LossGeneratorFunction] | None:
         """The receive loss generator: ``receive_loss_generator`` if set, else the one the C driver's
         interceptor settings name (``loss``: rate, seed, recv-msg-mask; ``fixed-loss``: term-id, term-offset,
         length; ``multi-gap-loss``: term-id, gap-radix, gap-length, total-gaps)."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aeron.archive.client import AeronArchive
@@ -43,7 +43,7 @@ DEFAULT_REPLAY_STREAM_ID = 17117
 DEFAULT_TIMEOUT_MS = 10_000
 
 
-def int_option(options: Any, name: str, default: int | None) -> int | None:
+def int_option(options: Mapping[str, str], name: str, default: int | None) -> int | None:
     """Option ``name`` as an int, ``default`` when it is absent. Anything else that is not an integer, the empty
     string included (``option(name, "")`` sets the option, to nothing), is an InvalidArgumentError naming it."""
     value = options.get(name)
@@ -55,7 +55,7 @@ def int_option(options: Any, name: str, default: int | None) -> int | None:
         raise InvalidArgumentError(f"option {name} must be an integer, got {value!r}") from None
 
 
-def bool_option(options: Any, name: str) -> bool:
+def bool_option(options: Mapping[str, str], name: str) -> bool:
     """Option ``name`` as ``true`` / ``false`` (default false); InvalidArgumentError otherwise."""
     value = (options.get(name) or "false").strip().lower()
     if value not in ("true", "false"):
@@ -63,7 +63,7 @@ def bool_option(options: Any, name: str) -> bool:
     return value == "true"
 
 
-def timeout_ms_option(options: Any) -> int:
+def timeout_ms_option(options: Mapping[str, str]) -> int:
     """``timeoutMs``: positive milliseconds."""
     value = int_option(options, "timeoutMs", DEFAULT_TIMEOUT_MS)
     assert value is not None
@@ -104,7 +104,7 @@ class ArchiveSettings:
     timeout_ms: int = DEFAULT_TIMEOUT_MS
 
     @classmethod
-    def from_options(cls, options: Any) -> ArchiveSettings | None:
+    def from_options(cls, options: Mapping[str, str]) -> ArchiveSettings | None:
         """The archive options, or None without ``controlChannel``."""
         control = options.get("controlChannel")
         if not control:

@@ -18,8 +18,7 @@ import dataclasses
 import io
 import re
 import struct
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -178,11 +177,15 @@ class StructDecoder(Decoder):
         return out
 
 
+DecoderResult = pa.Array | pa.ChunkedArray | Sequence[pa.Array] | pa.RecordBatch
+"""What a decoder function returns for a batch of payloads: one column, several, or a RecordBatch of them."""
+
+
 @dataclasses.dataclass
 class FunctionDecoder(Decoder):
     """A user function ``fn(payload: pa.BinaryArray) -> pa.Array | Sequence[pa.Array] | pa.RecordBatch``."""
 
-    fn: Callable[[pa.BinaryArray], Any]
+    fn: Callable[[pa.BinaryArray], DecoderResult]
     value_schema: str
 
     def __post_init__(self) -> None:
@@ -204,7 +207,7 @@ class FunctionDecoder(Decoder):
         return columns
 
 
-def decoder_from_options(options: Any) -> Decoder | None:
+def decoder_from_options(options: Mapping[str, str]) -> Decoder | None:
     """The decoder an ``aeron-archive`` read asks for, or None for raw payloads."""
     name = (options.get("decoder") or "raw").strip()
     lower = name.lower()

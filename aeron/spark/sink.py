@@ -24,8 +24,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -40,6 +40,7 @@ from pyspark.sql.types import StructType
 
 from aeron._core.counters import DRIVER_PUBLISHER_LIMIT_TYPE_ID
 from aeron.archive.client import AeronArchive, SourceLocation
+from aeron.client import ExclusivePublication, Publication
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import (
     AeronTimeoutError,
@@ -54,6 +55,11 @@ from aeron.spark.connection import (
     poll_until,
     timeout_ms_option,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+_Publication = Publication | ExclusivePublication
 
 _BACK_OFF_S = 0.0005
 
@@ -82,7 +88,7 @@ class SinkSettings:
     source_location: SourceLocation = SourceLocation.REMOTE
 
     @classmethod
-    def from_options(cls, options: Any) -> SinkSettings:
+    def from_options(cls, options: Mapping[str, str]) -> SinkSettings:
         """Parse the options (see the module docstring)."""
         channel = options.get("channel")
         if not channel or options.get("streamId") is None:
@@ -165,7 +171,7 @@ def publish(settings: SinkSettings, batches: Iterator[pa.RecordBatch]) -> Publis
     return PublishedMessages(count, position, recording_id)
 
 
-def _start_recording(archive: AeronArchive, publication: Any, settings: SinkSettings) -> tuple[int, int]:
+def _start_recording(archive: AeronArchive, publication: _Publication, settings: SinkSettings) -> tuple[int, int]:
     """Record ``publication``'s session (before anything is offered, so the recording holds all of it); returns
     (recording subscription id, recording id) once the archive has the recording."""
     uri = ChannelUri.parse(settings.channel)
@@ -185,7 +191,7 @@ def _start_recording(archive: AeronArchive, publication: Any, settings: SinkSett
     return subscription_id, found[0]
 
 
-def _offer_all(publication: Any, batches: Iterator[pa.RecordBatch], settings: SinkSettings) -> int:
+def _offer_all(publication: _Publication, batches: Iterator[pa.RecordBatch], settings: SinkSettings) -> int:
     count = 0
     for batch in batches:
         messages = _payloads(batch, settings)
@@ -202,7 +208,7 @@ def _offer_all(publication: Any, batches: Iterator[pa.RecordBatch], settings: Si
     return count
 
 
-def _offer(publication: Any, buffer: Any, offset: int, length: int, settings: SinkSettings) -> None:
+def _offer(publication: _Publication, buffer: Buffer, offset: int, length: int, settings: SinkSettings) -> None:
     result = publication.offer(buffer, offset, length)
     if result > 0:
         return
@@ -221,7 +227,7 @@ def _offer(publication: Any, buffer: Any, offset: int, length: int, settings: Si
 class AeronWriter(DataSourceArrowWriter):
     """Batch writer: one exclusive publication per task."""
 
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Mapping[str, str]) -> None:
         """Parse the options."""
         self.settings = SinkSettings.from_options(options)
 
@@ -233,7 +239,7 @@ class AeronWriter(DataSourceArrowWriter):
 class AeronStreamWriter(DataSourceStreamArrowWriter):
     """Streaming writer: each micro-batch task publishes its rows as the batch writer does."""
 
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Mapping[str, str]) -> None:
         """Parse the options."""
         self.settings = SinkSettings.from_options(options)
 

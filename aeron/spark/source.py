@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -89,7 +89,7 @@ class Selection:
     to_position: int | None = None
 
     @classmethod
-    def from_options(cls, options: Any) -> Selection:
+    def from_options(cls, options: Mapping[str, str]) -> Selection:
         """Parse the selection options (see the module docstring)."""
         path = options.get("path")
         remote = ArchiveSettings.from_options(options)
@@ -193,7 +193,7 @@ class ReadSettings:
     aeron_dir: str | None = None
 
     @classmethod
-    def from_options(cls, options: Any, schema: StructType | None = None,
+    def from_options(cls, options: Mapping[str, str], schema: StructType | None = None,
                      decoder: decoders.Decoder | None = None) -> ReadSettings:
         """Parse ``onCorrupt``, ``maxRowsPerBatch``, ``maxBytesPerBatch`` and the decoder (``decoder`` when the
         format brings its own); ``schema`` is the one Spark resolved, whose trailing columns the decoder fills."""
@@ -231,7 +231,7 @@ class ReadSettings:
         return (decoders.apply(self.decoder, b, self.decoded_types) for b in batches)
 
 
-def _max_bytes_per_partition(options: Any) -> int:
+def _max_bytes_per_partition(options: Mapping[str, str]) -> int:
     value = int_option(options, "maxBytesPerPartition", scan.DEFAULT_MAX_BYTES_PER_PARTITION)
     assert value is not None
     if value < 1:
@@ -242,7 +242,7 @@ def _max_bytes_per_partition(options: Any) -> int:
 class AeronArchiveReader(DataSourceReader):
     """Batch reader: plans term-aligned ranges on the driver, reads them with the compiled kernel."""
 
-    def __init__(self, options: Any, schema: StructType | None = None,
+    def __init__(self, options: Mapping[str, str], schema: StructType | None = None,
                  decoder: decoders.Decoder | None = None) -> None:
         """Parse ``options`` (see the module docstring)."""
         self.selection = Selection.from_options(options)
@@ -295,7 +295,7 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
     (:func:`aeron.spark.replay.message_boundary`).
     """
 
-    def __init__(self, options: Any, schema: StructType | None = None,
+    def __init__(self, options: Mapping[str, str], schema: StructType | None = None,
                  decoder: decoders.Decoder | None = None) -> None:
         """Parse ``options`` (see the module docstring)."""
         self.selection = Selection.from_options(options)
@@ -476,7 +476,7 @@ class AeronArchiveDataSource(DataSource):
         return AeronArchiveStreamReader(self.options, schema, self.decoder)
 
 
-def with_decoder(fn: Callable[[pa.BinaryArray], Any], value_schema: str,
+def with_decoder(fn: Callable[[pa.BinaryArray], decoders.DecoderResult], value_schema: str,
                  name: str = "aeron-archive-decoded") -> type[AeronArchiveDataSource]:
     """A source format ``name`` that adds the columns of ``value_schema`` (Spark DDL) computed by
     ``fn(payload: pa.BinaryArray)`` per batch (an Array, a sequence of them, or a RecordBatch); register it with

@@ -85,8 +85,8 @@ def test_unknown_property_and_malformed_pairs():
         Context(["aeron.no.such=1"], environ={})
     with pytest.raises(ConfigurationError, match="key=value"):
         Context(["aeron.dir"], environ={})
-    with pytest.raises(ConfigurationError, match="unknown MediaDriver.Context attribute"):
-        Context(environ={}, no_such_attribute=1)
+    with pytest.raises(TypeError, match="no_such_attribute"):      # a keyword per setting: a type checker sees it
+        Context(environ={}, no_such_attribute=1)                     # type: ignore[call-arg]
     with pytest.raises(ConfigurationError, match="aeron.term.buffer.length"):
         Context(environ={}).term_buffer_length = "x"
 
@@ -105,3 +105,16 @@ def test_unknown_property_and_malformed_pairs():
 def test_start_up_validation(attrs, message):
     with pytest.raises(ConfigurationError, match=message.replace(".", r"\.")):
         Context(environ={}, **attrs).conclude()
+
+
+def test_every_setting_and_hook_is_a_keyword_of_its_own():
+    import inspect
+
+    parameters = inspect.signature(Context).parameters
+    keywords = {name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY} - {"environ"}
+    assert keywords == {s.attr for s in Context.SETTINGS} | set(Context.EXTRA_ATTRS)
+    assert all(parameters[name].default is None for name in keywords)
+    assert not [p for p in parameters.values() if p.kind is inspect.Parameter.VAR_KEYWORD]
+    # None keeps what the environment gave
+    assert Context(environ={"AERON_MTU_LENGTH": "4096"}, mtu_length=None).mtu_length == 4096
+    assert Context(environ={"AERON_MTU_LENGTH": "4096"}, mtu_length=8192).mtu_length == 8192

@@ -34,12 +34,13 @@ def golden_archive(golden_dir, tmp_path):
 
 
 def spark_session(master: str = "local[2]", **conf: str):
-    """A SparkSession whose Python workers run this interpreter (they import aeron and pyarrow)."""
+    """A SparkSession whose Python workers run this interpreter (they import aeron and pyarrow), set by
+    ``aeron.spark.configure``."""
     if not JAVA:
         pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
+
+    import aeron.spark
 
     builder = (SparkSession.builder.master(master).appName("aeron-spark-tests")
                .config("spark.ui.enabled", "false")
@@ -49,12 +50,25 @@ def spark_session(master: str = "local[2]", **conf: str):
                .config("spark.python.worker.reuse", "true"))
     for k, v in conf.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    spark = aeron.spark.configure(builder, python=sys.executable).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    import aeron.spark
-
     aeron.spark.register(spark)
     return spark
+
+
+def user_env(**extra: str) -> dict[str, str]:
+    """The environment of a user who just made a venv and runs its python by path: no PYSPARK_* or VIRTUAL_ENV,
+    PATH without this venv's bin (so ``python3`` there is the system's). Spark's web UI is turned off through
+    PYSPARK_SUBMIT_ARGS (a test binds no fixed port; 4040 is the UI's), which names no Python."""
+    venv_bin = os.path.dirname(sys.executable)
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and os.path.realpath(p) != os.path.realpath(venv_bin))
+    env = {"PATH": path or "/usr/bin:/bin", "PYSPARK_SUBMIT_ARGS": "--conf spark.ui.enabled=false pyspark-shell"}
+    for name in ("HOME", "LANG", "LC_ALL", "TMPDIR", "JAVA_HOME", "USER"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update(extra)
+    return env
 
 
 class RunningArchive:

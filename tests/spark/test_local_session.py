@@ -237,32 +237,6 @@ def test_decoders_add_typed_columns(spark, tmp_path):
     assert {r.size for r in sizes.collect()} == {16}
 
 
-def test_readme_pipeline_example(spark, tmp_path):
-    import json
-
-    from tests.test_readme import run, snippet_after
-
-    d = tmp_path / "archive"
-    w = RecordingWriter(d, stream_id=1001)
-    trades = [{"sym": "AB" if i % 3 else "CD", "px": 100 + i % 7, "qty": 1 + i % 5, "ts": 1_700_000_000_000 + i * 7_000}
-              for i in range(60)]
-    for t in trades:
-        w.append(json.dumps(t).encode())
-    other = RecordingWriter(d, stream_id=1002)                 # another stream: not in the aggregates
-    other.append(json.dumps({"sym": "AB", "px": 1e9, "qty": 1, "ts": 0}).encode())
-    code = snippet_after("## Spark")
-    line = 'ARCHIVE_DIR = "/var/lib/aeron-archive"'
-    assert code.count(line) == 1
-    out = run(code.replace(line, f"ARCHIVE_DIR = {str(d)!r}"))
-    want = {}
-    for t in trades:
-        key = (t["sym"], t["ts"] // 60_000)
-        n, v, pv = want.get(key, (0, 0, 0))
-        want[key] = (n + 1, v + t["qty"], pv + t["px"] * t["qty"])
-    assert out == [f"{s} {m} {n} {v} {round(pv / v, 4)}" for (s, m), (n, v, pv) in sorted(want.items())] + \
-        ["60 trades"]
-
-
 def test_sink_round_trip_through_our_archive(spark, shm_dir, tmp_path):
     """Write with the sink on a channel our archive records, stop the recording, read it back with the source."""
     from aeron.archive import client as archive_client
