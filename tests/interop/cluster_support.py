@@ -10,6 +10,7 @@ import pathlib
 import queue
 import shutil
 import subprocess
+import sys
 import threading
 import time
 
@@ -186,3 +187,98 @@ def member_properties(member_id: int, members: str, cluster_dir: str, **override
     }
     props.update(overrides)
     return props
+
+
+class MemberProcess:
+    """One of our members as its own process (``python -m aeron.cluster``) with Java's container beside it, each
+    member in its own directory under ``base``."""
+
+    def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, **overrides: str) -> None:
+        self.member_id = member_id
+        self.members = members
+        self.dir = base / f"m{member_id}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.classpath = classpath
+        self.overrides = overrides
+        self.proc: subprocess.Popen | None = None
+        self.container: subprocess.Popen | None = None
+        self.service_out: LineReader | None = None
+
+    @property
+    def aeron_dir(self) -> str:
+        return str(self.dir / "driver")
+
+    @property
+    def cluster_dir(self) -> str:
+        return str(self.dir / "cluster")
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the member, and its container once the member runs. A member killed moments ago leaves mark
+        files that look alive for 10 s: the start is retried until they are stale."""
+        props = member_properties(self.member_id, self.members, self.cluster_dir, **{
+            "aeron.dir": self.aeron_dir, "aeron.archive.dir": str(self.dir / "archive"),
+            "aeron.archive.segment.file.length": "262144", "aeron.threading.mode": "SHARED",
+            "aeron.archive.threading.mode": "SHARED", **self.overrides})
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = len(self.log_text())
+            log = open(self.dir.with_suffix(".log"), "a")
+            try:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]],
+                    cwd=str(REPO), env=client_env(), stdout=log, stderr=subprocess.STDOUT)
+            finally:
+                log.close()
+            while self.proc.poll() is None and "running (aeron.dir" not in self.log_text()[seen:]:
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
+                time.sleep(0.1)
+            if self.proc.poll() is None:
+                break
+            if time.monotonic() > deadline:
+                raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
+            time.sleep(1)
+        self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir)
+
+    def log_text(self) -> str:
+        path = self.dir.with_suffix(".log")
+        return path.read_text() if path.exists() else ""
+
+    def counters(self) -> tuple[int | None, ...]:
+        """(state, role, election state, commit position, leadership term id), Nones while unavailable."""
+        from aeron.cluster.cluster_control import map_counters
+        from aeron.cluster.service.cluster_counters import ClusterCounters
+        try:
+            with map_counters(pathlib.Path(self.aeron_dir) / "cnc.dat") as mapped:
+                return tuple(ClusterCounters.find_value(mapped.reader, type_id, 0)
+                             for type_id in (200, 201, 207, 203, 239))
+        except Exception:               # noqa: BLE001 - not there yet, or going away
+            return (None,) * 5
+
+    def is_leader(self) -> bool:
+        state = self.counters()
+        return state[1] == 2 and state[2] == 17
+
+    def is_follower(self) -> bool:
+        state = self.counters()
+        return state[1] == 0 and state[2] == 17
+
+    def kill(self) -> None:
+        """SIGKILL the member (its driver dies with it), then stop its container."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        stop_process(self.container)
+
+    def stop(self) -> None:
+        """Stop the container, then the member."""
+        stop_process(self.container)
+        stop_process(self.proc, timeout=30)
+
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def ingress_endpoints(members: str) -> str:
+    """``<id>=<ingress endpoint>,...`` of a members string."""
+    return ",".join(f"{m.split(',')[0]}={m.split(',')[1]}" for m in members.split("|"))

@@ -54,3 +54,62 @@ def test_one_member_cluster_with_java_service_and_client(cluster_java, shm_dir):
             client.close()
         stop_process(container)
         cmd.close()
+
+
+def toggle(cmd, state):
+    from aeron.cluster.cluster_control import ToggleState, find_control_toggle
+    reader = cmd.consensus_module.ctx.aeron.counters_reader
+    counter = find_control_toggle(reader, reader.values_buffer, 0)
+    return ToggleState[state].toggle(counter)
+
+
+def test_timers_service_messages_snapshot_and_restart_recovery(cluster_java, shm_dir):
+    classpath, _ = cluster_java
+    members = cluster_members(1)
+    ingress = "0=" + members.split(",")[1]
+    cmd = launch_member(shm_dir, members)
+    container = client = None
+    try:
+        container, service_out = start_container(classpath, cmd.media_driver.aeron_dir, str(shm_dir / "cluster"))
+        service_out.wait_for("SERVICE_START count=0")
+        client = JavaClient(classpath, cmd.media_driver.aeron_dir, ingress)
+        client.out.wait_for("CONNECTED", 60)
+        client.send("timer:7:200")
+        client.expect("timer-fired:7")
+        client.send("svc:from-service")
+        client.expect("svc-msg:from-service")
+        for i in range(5):
+            client.send(f"m{i}")
+            client.expect(f"m{i}")
+        assert toggle(cmd, "SNAPSHOT")
+        wait_for(lambda: counter(cmd, 205) == 1, 30, what="a snapshot")
+        service_out.wait_for("SERVICE_SNAPSHOT count=7")      # the timer and svc requests echo too
+        wait_for(lambda: counter(cmd, 202) == 1, 10, what="the toggle back to NEUTRAL")
+        for i in range(5, 8):
+            client.send(f"m{i}")
+            client.expect(f"m{i}")
+        client.send("count?")
+        client.expect("count=10")
+    finally:
+        if client is not None:
+            client.close()
+        stop_process(container)
+        cmd.close()
+    entries = (shm_dir / "cluster" / "recording.log").read_bytes()
+    assert len(entries) >= 3 * 64                          # a term, the service's snapshot and the module's
+
+    cmd = launch_member(shm_dir, members)
+    container = client = None
+    try:
+        container, service_out = start_container(classpath, cmd.media_driver.aeron_dir, str(shm_dir / "cluster"))
+        service_out.wait_for("SERVICE_START count=7")       # from the snapshot, then the log after it is replayed
+        wait_for(lambda: counter(cmd, ELECTION_STATE_TYPE_ID) == ElectionState.CLOSED, 60, what="election closed")
+        client = JavaClient(classpath, cmd.media_driver.aeron_dir, ingress)
+        client.out.wait_for("CONNECTED", 60)
+        client.send("count?")
+        client.expect("count=10")
+    finally:
+        if client is not None:
+            client.close()
+        stop_process(container)
+        cmd.close()

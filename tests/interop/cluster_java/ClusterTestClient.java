@@ -2,6 +2,7 @@
 // An AeronCluster client for aeron-py's interop tests (our test code, not Aeron's), driven line by line on stdin:
 //   send <text>     offer <text>, retrying on back pressure
 //   await <text>    poll egress until a message equal to <text> arrives (prints GOT <text>, or TIMEOUT)
+//   poll <ms>       poll egress (sending keep-alives) for <ms> milliseconds, then print POLLED
 //   close           close the client and exit
 // It prints CONNECTED, every egress message as EGRESS <text>, NEW_LEADER events, and ERROR lines.
 import io.aeron.cluster.client.AeronCluster;
@@ -106,6 +107,19 @@ public class ClusterTestClient
                         }
                     }
                     System.out.println(found ? "GOT " + wanted : "TIMEOUT " + wanted);
+                }
+                else if (line.startsWith("poll "))
+                {
+                    final long deadline = System.nanoTime() + Long.parseLong(line.substring(5)) * 1_000_000L;
+                    while (System.nanoTime() < deadline)
+                    {
+                        if (0 == client.pollEgress())
+                        {
+                            client.sendKeepAlive();
+                            Thread.sleep(1);
+                        }
+                    }
+                    System.out.println("POLLED");
                 }
                 else if (line.equals("close"))
                 {
