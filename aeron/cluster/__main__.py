@@ -22,7 +22,7 @@ import threading
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
-from aeron.cluster.consensus_module_context import Context as ConsensusModuleContext
+from aeron.cluster.consensus_module import Context as ConsensusModuleContext
 from aeron.common.errors import AeronError
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import MediaDriver

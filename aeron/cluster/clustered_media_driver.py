@@ -7,8 +7,8 @@ from typing import Any
 
 from aeron.archive.archive import Archive
 from aeron.archive.archive import Context as ArchiveContext
-from aeron.cluster.consensus_module_context import ConsensusModule
-from aeron.cluster.consensus_module_context import Context as ConsensusModuleContext
+from aeron.cluster.consensus_module import ConsensusModule
+from aeron.cluster.consensus_module import Context as ConsensusModuleContext
 from aeron.driver import Context as DriverContext
 from aeron.driver import MediaDriver
 

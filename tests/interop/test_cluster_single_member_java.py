@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
-from aeron.cluster.consensus_module_context import Context
+from aeron.cluster.consensus_module import Context
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.service.cluster_counters import ClusterCounters
 from tests.interop.cluster_support import (JavaClient, cluster_java, cluster_members, member_properties,  # noqa: F401
