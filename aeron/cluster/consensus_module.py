@@ -45,7 +45,7 @@ from aeron.cluster.log_publisher import LogPublisher
 from aeron.cluster.node_state_file import NodeStateFile
 from aeron.cluster.recording_log import RecordingLog
 from aeron.cluster.security import authenticator_from_name, authorisation_service_from_name
-from aeron.cluster.service.cluster_clock import cluster_clock_from_name
+from aeron.cluster.cluster_clocks import cluster_clock_from_name
 from aeron.cluster.service.cluster_counters import (
     CLUSTER_CLIENT_TIMEOUT_COUNT_TYPE_ID,
     CLUSTER_CONSENSUS_MODULE_ERROR_COUNT_TYPE_ID,
@@ -587,7 +587,7 @@ class Context:
             self.idle_strategy_supplier = lambda: _idle_strategy(name)
         if self.timer_service_supplier is None or isinstance(self.timer_service_supplier, str):
             self.timer_service_supplier = timer_service_supplier_from_name(
-                self.timer_service_supplier, self.cluster_clock.time_unit, self.wheel_tick_resolution_ns,
+                self.timer_service_supplier, self.cluster_clock.time_unit(), self.wheel_tick_resolution_ns,
                 self.ticks_per_wheel)
         if self.archive_context is None:
             self.archive_context = ArchiveContext(

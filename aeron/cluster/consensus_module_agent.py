@@ -50,7 +50,8 @@ from aeron.cluster.pending_service_message_tracker import (PendingServiceMessage
                                                            service_id_from_service_message)
 from aeron.cluster.recording_replication import RecordingReplication
 from aeron.cluster.service.cluster import Role
-from aeron.cluster.service.cluster_clock import convert, time_unit_of, to_nanos
+from aeron.cluster.cluster_clocks import convert, to_nanos
+from aeron.cluster.service.cluster_clock import ClusterClock
 from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
@@ -90,7 +91,7 @@ class ConsensusModuleAgent(Agent):
         self.ctx = ctx
         self.aeron = ctx.aeron
         self.cluster_clock = ctx.cluster_clock
-        self.cluster_time_unit = ctx.cluster_clock.time_unit
+        self.cluster_time_unit = ctx.cluster_clock.time_unit()
         self.timer_service = ctx.timer_service_supplier.new_instance(self.cluster_time_unit, self.on_timer_event)
         self.leader_heartbeat_interval_ns = ctx.leader_heartbeat_interval_ns
         self.leader_heartbeat_timeout_ns = ctx.leader_heartbeat_timeout_ns
@@ -757,7 +758,7 @@ class ConsensusModuleAgent(Agent):
     def on_replay_new_leadership_term_event(self, leadership_term_id: int, log_position: int, timestamp: int,
                                             term_base_log_position: int, time_unit: int, app_version: int) -> None:
         """A NewLeadershipTermEvent in the log: its time unit and version must be ours; the term moves on."""
-        unit = time_unit_of(time_unit)
+        unit = ClusterClock.map(time_unit)
         if unit != self.cluster_time_unit:
             error = f"incompatible timestamp units: {self.cluster_time_unit.name} log={unit.name}"
             self.ctx.counted_error_handler(ClusterError(error, category=Category.FATAL))

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import ImageControlledFragmentAssembler
 from aeron._core.term_reader import BREAK, CONTINUE
-from aeron.cluster.service.cluster_clock import time_unit_of
+from aeron.cluster.service.cluster_clock import ClusterClock
 from aeron.common.errors import ClusterError
 
 __all__ = ["ConsensusModuleSnapshotAdapter", "ConsensusModuleSnapshotListener", "FRAGMENT_LIMIT"]
@@ -94,7 +94,7 @@ class ConsensusModuleSnapshotAdapter:
                 if self.in_snapshot:
                     raise ClusterError("already in snapshot")
                 self.in_snapshot = True
-                listener.on_load_begin_snapshot(app_version, time_unit_of(time_unit), buffer, offset, length)
+                listener.on_load_begin_snapshot(app_version, ClusterClock.map(time_unit), buffer, offset, length)
                 return CONTINUE
             if mark == codecs.SnapshotMark.END:
                 if not self.in_snapshot:

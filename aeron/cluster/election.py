@@ -32,7 +32,7 @@ from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.consensus_module import State
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.service.cluster import Role
-from aeron.cluster.service.cluster_clock import convert, to_nanos
+from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import Category, ClusterError
 
@@ -296,7 +296,7 @@ class Election:
         if self.state is ElectionState.INIT:
             return
         if self.state in (ElectionState.FOLLOWER_CATCHUP, ElectionState.FOLLOWER_REPLAY):
-            now_ns = to_nanos(self.ctx.cluster_clock.time_unit, timestamp)
+            now_ns = to_nanos(self.ctx.cluster_clock.time_unit(), timestamp)
             self._ensure_recording_log_coherent(leadership_term_id, term_base_log_position, NULL_VALUE, now_ns)
             self.log_position = log_position
             self.log_leadership_term_id = leadership_term_id
@@ -845,7 +845,7 @@ class Election:
         return int(self.ctx.cluster_clock.time_nanos())
 
     def _nanos_to_timestamp(self, time_ns: int) -> int:
-        return convert(self.ctx.cluster_clock.time_unit, time_ns, ClusterTimeUnit.NANOS)
+        return convert(self.ctx.cluster_clock.time_unit(), time_ns, ClusterTimeUnit.NANOS)
 
     def __repr__(self) -> str:
         """The election's state and positions."""
@@ -865,7 +865,7 @@ def ensure_recording_log_coherent(ctx: Any, recording_id: int, initial_log_leade
     found nothing to copy)."""
     if recording_id == NULL_VALUE:
         return
-    timestamp = convert(ctx.cluster_clock.time_unit, now_ns, ClusterTimeUnit.NANOS)
+    timestamp = convert(ctx.cluster_clock.time_unit(), now_ns, ClusterTimeUnit.NANOS)
     ctx.recording_log.ensure_coherent(
         recording_id, initial_log_leadership_term_id, initial_term_base_log_position, leadership_term_id,
         term_base_log_position if term_base_log_position != NULL_VALUE else initial_term_base_log_position,

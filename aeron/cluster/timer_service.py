@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from aeron._core.codecs.cluster import ClusterTimeUnit
-from aeron.cluster.service.cluster_clock import convert
+from aeron.cluster.cluster_clocks import convert
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 
 __all__ = ["POLL_LIMIT", "DeadlineTimerWheel", "PriorityHeapTimerService", "PriorityHeapTimerServiceSupplier",

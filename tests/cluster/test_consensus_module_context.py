@@ -104,9 +104,13 @@ def test_conclude_makes_the_files_and_the_counters(shm_dir):
         assert ctx.archive_context.control_response_stream_id == 3 * 100 + 100 + 20
         assert "alias=cm-archive-ctrl-req-cluster-3-member-0" in ctx.archive_context.control_request_channel
         assert ctx.mark_file.decoder().ingress_stream_id == 101
-        with pytest.raises(ClusterError, match="existing consensus module detected"):
-            Context(base(**{"aeron.cluster.dir": str(shm_dir / "other"), "aeron.cluster.id": "3"}), environ={},
-                    aeron_dir=driver.aeron_dir).conclude()
+        other = Context(base(**{"aeron.cluster.dir": str(shm_dir / "other"), "aeron.cluster.id": "3"}), environ={},
+                        aeron_dir=driver.aeron_dir)
+        try:
+            with pytest.raises(ClusterError, match="existing consensus module detected"):
+                other.conclude()
+        finally:
+            other.close()
     finally:
         ctx.close()
         driver.close()

@@ -308,7 +308,9 @@ class Agent:
 class Clock:
     def __init__(self):
         self.now_ns = 1_000_000_000 * MS
-        self.time_unit = ClusterTimeUnit.MILLIS
+
+    def time_unit(self):
+        return ClusterTimeUnit.MILLIS
 
     def time_nanos(self):
         return self.now_ns
