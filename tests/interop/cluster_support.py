@@ -193,7 +193,9 @@ class MemberProcess:
     """One of our members as its own process (``python -m aeron.cluster``) with Java's container beside it, each
     member in its own directory under ``base``."""
 
-    def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, **overrides: str) -> None:
+    def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, java: bool = False,
+                 **overrides: str) -> None:
+        self.java = java
         self.member_id = member_id
         self.members = members
         self.dir = base / f"m{member_id}"
@@ -219,17 +221,35 @@ class MemberProcess:
             "aeron.dir": self.aeron_dir, "aeron.archive.dir": str(self.dir / "archive"),
             "aeron.archive.segment.file.length": "262144", "aeron.threading.mode": "SHARED",
             "aeron.archive.threading.mode": "SHARED", **self.overrides})
+        if self.java:
+            archive_endpoint = self.members.split("|")[self.member_id].split(",")[5]
+            props.update({"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
+                          "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
+                          "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true"})
+            command = ["java", *JAVA_OPENS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
+                       "io.aeron.cluster.ClusteredMediaDriver"]
+            ready = "ready"
+        else:
+            command = [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]]
+            ready = "running (aeron.dir"
         deadline = time.monotonic() + timeout
         while True:
             seen = len(self.log_text())
             log = open(self.dir.with_suffix(".log"), "a")
             try:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]],
-                    cwd=str(REPO), env=client_env(), stdout=log, stderr=subprocess.STDOUT)
+                self.proc = subprocess.Popen(command, cwd=str(REPO), env=client_env(), stdout=log,
+                                             stderr=subprocess.STDOUT)
             finally:
                 log.close()
-            while self.proc.poll() is None and "running (aeron.dir" not in self.log_text()[seen:]:
+            if self.java:
+                # Java's ClusteredMediaDriver prints nothing when it is up: its counters say so
+                while self.proc.poll() is None and self.counters()[0] is None:
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
+                    time.sleep(0.2)
+                if self.proc.poll() is None:
+                    break
+            while self.proc.poll() is None and ready not in self.log_text()[seen:]:
                 if time.monotonic() > deadline:
                     raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
                 time.sleep(0.1)
