@@ -62,6 +62,14 @@ class LineReader:
         """Wait for the reader to reach the end of the output."""
         self._thread.join(timeout)
 
+    def drain(self) -> list[str]:
+        """Every line read so far (those not yet waited for moved into ``lines``)."""
+        while True:
+            try:
+                self.lines.append(self._queue.get_nowait())
+            except queue.Empty:
+                return self.lines
+
     def wait_for(self, prefix: str, timeout: float = 30.0) -> str:
         """The next line starting with ``prefix`` (lines before it are kept in ``lines``)."""
         deadline = time.monotonic() + timeout

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A clustered service for aeron-py's interop tests (our test code, not Aeron's): it echoes each client message,
 // counts the messages it echoed (kept in its snapshots), schedules timers and offers service messages on request.
-//   "timer:<id>:<delayMs>"  schedule timer <id>; when it fires every session gets "timer-fired:<id>"
+//   "timer:<id>:<delayMs>"  schedule timer <id>; when it fires every session gets "timer-fired:<id>" (and the
+//                           service prints "SERVICE_TIMER <id>")
 //   "svc:<text>"            Cluster.offer(<text>); when the log delivers it every session gets "svc-msg:<text>"
 //   "count?"                the session gets "count=<messages seen>"
 //   "close-me"              the service closes the session
@@ -101,6 +102,7 @@ public class ClusterTestService implements ClusteredService
 
     public void onTimerEvent(final long correlationId, final long timestamp)
     {
+        System.out.println("SERVICE_TIMER " + correlationId);
         broadcast("timer-fired:" + correlationId);
     }
 
