@@ -24,26 +24,9 @@ from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
 from aeron.cluster.consensus_module import Context as ConsensusModuleContext
 from aeron.common.errors import AeronError
+from aeron.common.settings import read_properties
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import MediaDriver
-
-
-def read_properties(args: list[str]) -> dict[str, str]:
-    """The properties of ``args``: ``key=value`` (``-Dkey=value``) arguments and properties files, in order."""
-    props: dict[str, str] = {}
-    for arg in args:
-        text = arg[2:] if arg.startswith("-D") else arg
-        if "=" in text:
-            key, value = text.split("=", 1)
-            props[key.strip()] = value.strip()
-        else:
-            with open(arg, encoding="utf-8") as f:
-                for line in f:
-                    line = line.strip()
-                    if line and not line.startswith(("#", "!")) and "=" in line:
-                        key, value = line.split("=", 1)
-                        props[key.strip()] = value.strip()
-    return props
 
 
 def split_properties(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:

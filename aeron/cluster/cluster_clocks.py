@@ -9,7 +9,6 @@ clock by Aeron's class name (``io.aeron.cluster.MillisecondClusterClock``, ...),
 """
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from aeron._core.codecs.cluster import ClusterTimeUnit
 from aeron.cluster.service.cluster_clock import ClusterClock, nanos_per_unit
 from aeron.common.errors import ConfigurationError
+from aeron.common.settings import resolve_named
 
 __all__ = ["MicrosecondClusterClock", "MillisecondClusterClock", "NanosecondClusterClock", "cluster_clock_from_name",
            "convert", "to_nanos"]
@@ -99,16 +99,8 @@ def cluster_clock_from_name(name: str | None) -> Any:
         return MillisecondClusterClock()
     if text in _BY_NAME:
         return _BY_NAME[text]()
-    module_name, sep, attr = text.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigurationError(f"failed to instantiate ClusterClock {text}: expected one of "
-                                 f"{sorted(set(_BY_NAME))} or package.module:name")
-    try:
-        found: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError) as ex:
-        raise ConfigurationError(f"failed to instantiate ClusterClock {text}: {ex}") from None
+    found = resolve_named(text, "failed to instantiate ClusterClock",
+                          f"expected one of {sorted(set(_BY_NAME))} or package.module:name")
     clock = found() if isinstance(found, type) else found
     if not isinstance(clock, ClusterClock):
         raise ConfigurationError(f"failed to instantiate ClusterClock {text}: {clock!r} is not a ClusterClock")

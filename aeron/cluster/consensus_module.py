@@ -44,7 +44,7 @@ from aeron.cluster.egress_publisher import EgressPublisher
 from aeron.cluster.log_publisher import LogPublisher
 from aeron.cluster.node_state_file import NodeStateFile
 from aeron.cluster.recording_log import RecordingLog
-from aeron.cluster.security import authenticator_from_name, authorisation_service_from_name
+from aeron.cluster.security import authorisation_service_from_name
 from aeron.cluster.cluster_clocks import cluster_clock_from_name
 from aeron.cluster.service.cluster_counters import (
     CLUSTER_CLIENT_TIMEOUT_COUNT_TYPE_ID,
@@ -69,10 +69,11 @@ from aeron.cluster.service.cluster_mark_file import ClusterMarkFile
 from aeron.cluster.service.clustered_service_container import Configuration as ContainerConfiguration
 from aeron.cluster.timer_service import timer_service_supplier_from_name
 from aeron.common.agent import AgentInvoker, AgentRunner, BackoffIdleStrategy, IdleStrategy, idle_strategy_from_name
-from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import ClusterError, ConfigurationError, IllegalStateError
 from aeron.common.mark_file import ensure_mark_file_link
-from aeron.common.settings import Setting, SettingsTable, parse_bool, parse_duration_ns, parse_int, parse_size
+from aeron.common.security import authenticator_from_name
+from aeron.common.settings import (Setting, SettingsTable, parse_bool, parse_duration_ns, parse_int, parse_size,
+                                   property_items)
 from aeron.common.version import __version__
 
 __all__ = ["ConsensusModule", "Configuration", "Context", "State"]
@@ -512,17 +513,8 @@ class Context:
 
     def update(self, properties: Mapping[str, Any] | Iterable[str]) -> Context:
         """Set several: a mapping, or ``key=value`` strings (``-D`` prefixes allowed)."""
-        if isinstance(properties, Mapping):
-            items = list(properties.items())
-        else:
-            items = []
-            for text in properties:
-                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
-                if not sep:
-                    raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key, value))
-        for key, value in items:
-            self.set(str(key).strip(), value)
+        for key, value in property_items(properties):
+            self.set(key, value)
         return self
 
     # -- conclude -------------------------------------------------------------------------------------------------

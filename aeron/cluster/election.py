@@ -33,7 +33,6 @@ from aeron.cluster.consensus_module import State
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.cluster_clocks import convert, to_nanos
-from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import Category, ClusterError
 
 __all__ = ["Election", "ElectionState"]

@@ -44,7 +44,7 @@ def _major(version: int) -> int:
 
 
 class ClusterSessionProxy:
-    """The :class:`aeron.cluster.security.SessionProxy` an authenticator decides through (one, re-pointed at each
+    """The :class:`aeron.common.security.SessionProxy` an authenticator decides through (one, re-pointed at each
     session asked about)."""
 
     __slots__ = ("_egress_publisher", "_session")

@@ -7,6 +7,7 @@ parse raises ConfigurationError naming the property (Java would fall back to the
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -14,7 +15,8 @@ from typing import Any
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError
 
-__all__ = ["Setting", "SettingsTable", "parse_bool", "parse_duration_ns", "parse_int", "parse_size", "parse_str", "resolve"]
+__all__ = ["Setting", "SettingsTable", "parse_bool", "parse_duration_ns", "parse_int", "parse_size", "parse_str",
+           "property_items", "read_properties", "resolve", "resolve_named"]
 
 
 def parse_str(text: str) -> str:
@@ -96,3 +98,52 @@ class SettingsTable:
             if setting.attr == attr:
                 return setting
         raise KeyError(attr)
+
+
+def read_properties(args: Iterable[str]) -> dict[str, str]:
+    """The properties a launcher's arguments give, in order, later ones winning: ``key=value`` (or, as a JVM takes
+    them, ``-Dkey=value``) and the names of properties files (``key=value`` lines; ``#`` and ``!`` comments).
+    A file that cannot be read raises OSError."""
+    props: dict[str, str] = {}
+    for arg in args:
+        text = arg[2:] if arg.startswith("-D") else arg
+        if "=" in text:
+            key, value = text.split("=", 1)
+            props[key.strip()] = value.strip()
+            continue
+        with open(arg, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith(("#", "!")) and "=" in line:
+                    key, value = line.split("=", 1)
+                    props[key.strip()] = value.strip()
+    return props
+
+
+def property_items(properties: Mapping[str, Any] | Iterable[str]) -> list[tuple[str, Any]]:
+    """``(name, value)`` pairs of what a Context's ``update`` takes: a mapping, or ``key=value`` strings
+    (``-D`` prefixes allowed); names stripped. A string without ``=`` raises ConfigurationError."""
+    if hasattr(properties, "items"):            # a mapping, or anything with its items() (a Properties object)
+        return [(str(key).strip(), value) for key, value in properties.items()]
+    items = []
+    for text in properties:
+        key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
+        if not sep:
+            raise ConfigurationError(f"expected key=value, got {text!r}")
+        items.append((key.strip(), value))
+    return items
+
+
+def resolve_named(text: str, what: str, expected: str = "expected package.module:name") -> Any:
+    """What a ``package.module:name`` setting names (a dotted name after the colon for a nested attribute), or a
+    ConfigurationError ``"<what> '<text>': <why>"`` when it is not that form or cannot be imported."""
+    module_name, sep, attr = text.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigurationError(f"{what} {text!r}: {expected}")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as ex:
+        raise ConfigurationError(f"{what} {text!r}: {ex}") from None
+    return found

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from aeron.cluster.consensus_module import ConsensusModule, Context
-from aeron.cluster.security import ALLOW_BACKUP_AND_STANDBY, DEFAULT_AUTHENTICATOR
+from aeron.cluster.security import ALLOW_BACKUP_AND_STANDBY
 from aeron.cluster.timer_service import PriorityHeapTimerServiceSupplier, WheelTimerServiceSupplier
 from aeron.common.errors import ClusterError, ConfigurationError
+from aeron.common.security import DEFAULT_AUTHENTICATOR
 from aeron.driver import MediaDriver
 from tests.support import driver_context
 

@@ -9,9 +9,10 @@ from types import SimpleNamespace
 
 from aeron._core.codecs.cluster import CloseReason, EventCode
 from aeron.cluster.cluster_session import State
-from aeron.cluster.security import ALLOW_BACKUP_AND_STANDBY, DEFAULT_AUTHENTICATOR
+from aeron.cluster.security import ALLOW_BACKUP_AND_STANDBY
 from aeron.cluster.session_manager import SESSION_LIMIT_MSG, SESSION_REJECTED_MSG, SessionManager
 from aeron.common.errors import ErrorCode, RegistrationError
+from aeron.common.security import DEFAULT_AUTHENTICATOR
 
 MS = 1_000_000
 SESSION_TIMEOUT_NS = 10_000 * MS
