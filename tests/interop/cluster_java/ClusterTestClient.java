@@ -3,6 +3,8 @@
 //   send <text>     offer <text>, retrying on back pressure
 //   await <text>    poll egress until a message equal to <text> arrives (prints GOT <text>, or TIMEOUT)
 //   poll <ms>       poll egress (sending keep-alives) for <ms> milliseconds, then print POLLED
+//   burst <n> <len> offer n messages of len bytes (echoed, not printed) and wait for their n echoes, then print
+//                   BURST <n> <nanoseconds from the first offer to the last echo> (or TIMEOUT burst)
 //   close           close the client and exit
 // It prints CONNECTED, every egress message as EGRESS <text>, NEW_LEADER events, and ERROR lines.
 import io.aeron.cluster.client.AeronCluster;
@@ -24,6 +26,7 @@ public class ClusterTestClient
         final String ingressEndpoints = args[1];
         final String egressChannel = args[2];
         final ArrayDeque<String> received = new ArrayDeque<>();
+        final long[] burstEchoes = { -1 };
         final EgressListener listener = new EgressListener()
         {
             public void onMessage(
@@ -34,6 +37,11 @@ public class ClusterTestClient
                 final int length,
                 final Header header)
             {
+                if (burstEchoes[0] >= 0)
+                {
+                    burstEchoes[0]++;
+                    return;
+                }
                 final String text = buffer.getStringWithoutLengthUtf8(offset, length);
                 System.out.println("EGRESS " + text);
                 received.add(text);
@@ -120,6 +128,32 @@ public class ClusterTestClient
                         }
                     }
                     System.out.println("POLLED");
+                }
+                else if (line.startsWith("burst "))
+                {
+                    final String[] parts = line.split(" ");
+                    final long count = Long.parseLong(parts[1]);
+                    final int length = Integer.parseInt(parts[2]);
+                    buffer.setMemory(0, length, (byte)'b');
+                    burstEchoes[0] = 0;
+                    final long start = System.nanoTime();
+                    final long deadline = start + 120_000_000_000L;
+                    long sent = 0;
+                    while (burstEchoes[0] < count && System.nanoTime() < deadline)
+                    {
+                        final boolean offered = sent < count && client.offer(buffer, 0, length) > 0;
+                        if (offered)
+                        {
+                            sent++;
+                        }
+                        if (0 == client.pollEgress() && !offered)
+                        {
+                            Thread.onSpinWait();
+                        }
+                    }
+                    final long elapsed = System.nanoTime() - start;
+                    System.out.println(burstEchoes[0] >= count ? "BURST " + count + " " + elapsed : "TIMEOUT burst");
+                    burstEchoes[0] = -1;
                 }
                 else if (line.equals("close"))
                 {
