@@ -74,6 +74,20 @@ class Setting:
             raise ConfigurationError(f"{self.prop}={text!r}: {ex}") from None
 
 
+def property_items(properties: Mapping[str, Any] | Iterable[str]) -> list[tuple[str, Any]]:
+    """``(name, value)`` pairs of a mapping, or of ``name=value`` strings (a leading ``-D`` allowed, as on a Java
+    command line); ConfigurationError for a string without ``=``."""
+    if isinstance(properties, Mapping):
+        return [(key.strip(), value) for key, value in properties.items()]
+    items = []
+    for text in properties:
+        key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
+        if not sep:
+            raise ConfigurationError(f"expected key=value, got {text!r}")
+        items.append((key.strip(), value))
+    return items
+
+
 def resolve(settings: Iterable[Setting], properties: Mapping[str, str] | None = None,
             environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{attr: value}`` of every setting (see :meth:`Setting.value`)."""
@@ -118,20 +132,6 @@ def read_properties(args: Iterable[str]) -> dict[str, str]:
                     key, value = line.split("=", 1)
                     props[key.strip()] = value.strip()
     return props
-
-
-def property_items(properties: Mapping[str, Any] | Iterable[str]) -> list[tuple[str, Any]]:
-    """``(name, value)`` pairs of what a Context's ``update`` takes: a mapping, or ``key=value`` strings
-    (``-D`` prefixes allowed); names stripped. A string without ``=`` raises ConfigurationError."""
-    if hasattr(properties, "items"):            # a mapping, or anything with its items() (a Properties object)
-        return [(str(key).strip(), value) for key, value in properties.items()]
-    items = []
-    for text in properties:
-        key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
-        if not sep:
-            raise ConfigurationError(f"expected key=value, got {text!r}")
-        items.append((key.strip(), value))
-    return items
 
 
 def resolve_named(text: str, what: str, expected: str = "expected package.module:name") -> Any:
