@@ -243,6 +243,9 @@ class MemberProcess:
         deadline = time.monotonic() + timeout
         while True:
             seen = len(self.log_text())
+            if self.java:
+                # a killed member's cnc.dat still holds its counters: gone, they cannot pass for the new process's
+                (pathlib.Path(self.aeron_dir) / "cnc.dat").unlink(missing_ok=True)
             log = open(self.dir.with_suffix(".log"), "a")
             try:
                 self.proc = subprocess.Popen(command, cwd=str(REPO), env=client_env(), stdout=log,
