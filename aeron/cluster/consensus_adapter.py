@@ -12,6 +12,7 @@ from typing import Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import FragmentAssembler
+from aeron.cluster._image_poll import ImagePoller
 from aeron.common.errors import ClusterError, MalformedMessageError
 
 __all__ = ["ConsensusAdapter", "FRAGMENT_LIMIT", "StandbySnapshotEntry"]
@@ -48,6 +49,7 @@ class ConsensusAdapter:
         self._agent = consensus_module_agent
         self._error_handler = error_handler
         self._assembler = FragmentAssembler(self.on_fragment)
+        self._image_poller = ImagePoller()
         self._header = codecs.MessageHeaderDecoder()
         self._decoders: dict[int, Any] = {
             cls.TEMPLATE_ID: cls() for cls in (
@@ -62,8 +64,9 @@ class ConsensusAdapter:
         self.subscription.close()
 
     def poll(self, limit: int = FRAGMENT_LIMIT) -> int:
-        """Poll up to ``limit`` fragments; returns how many."""
-        return int(self.subscription.poll(self._assembler, limit))
+        """Poll up to ``limit`` fragments; returns how many. Each image is polled on its own, so that the requests
+        of a cluster backup or a standby are answered with the image they came by (``Header.context()``)."""
+        return self._image_poller.poll(self.subscription, self._assembler, limit, False)
 
     def on_fragment(self, buffer: Any, offset: int, length: int, header: Any) -> None:
         """Decode one message and call the agent."""
@@ -83,7 +86,7 @@ class ConsensusAdapter:
             self._malformed(ex, template_id)
             return
         try:
-            self._dispatch(template_id, decoder, header)
+            self._dispatch(template_id, decoder, self._image_poller.image)
         finally:
             decoder.release()
 
@@ -93,7 +96,7 @@ class ConsensusAdapter:
             raise error from ex
         self._error_handler(error)
 
-    def _dispatch(self, template_id: int, d: Any, header: Any) -> None:
+    def _dispatch(self, template_id: int, d: Any, image: Any) -> None:
         agent = self._agent
         if template_id == codecs.CanvassPositionDecoder.TEMPLATE_ID:
             agent.on_canvass_position(d.log_leadership_term_id, d.log_position, d.leadership_term_id,
@@ -128,15 +131,15 @@ class ConsensusAdapter:
             if log_position == codecs.BackupQueryDecoder.LOG_POSITION_NULL_VALUE:
                 log_position = NULL_VALUE
             agent.on_backup_query(d.correlation_id, d.response_stream_id, d.version, log_position,
-                                  d.response_channel, d.encoded_credentials, header)
+                                  d.response_channel, d.encoded_credentials, image)
         elif template_id == codecs.ChallengeResponseDecoder.TEMPLATE_ID:
             agent.on_consensus_challenge_response(d.correlation_id, d.cluster_session_id, d.encoded_credentials)
         elif template_id == codecs.HeartbeatRequestDecoder.TEMPLATE_ID:
             agent.on_heartbeat_request(d.correlation_id, d.response_stream_id, d.response_channel,
-                                       d.encoded_credentials, header)
+                                       d.encoded_credentials, image)
         elif template_id == codecs.StandbySnapshotDecoder.TEMPLATE_ID:
             entries = [StandbySnapshotEntry(s.recording_id, s.leadership_term_id, s.term_base_log_position,
                                             s.log_position, s.timestamp, s.service_id, s.archive_endpoint)
                        for s in d.snapshots]
             agent.on_standby_snapshot(d.correlation_id, d.version, entries, d.response_stream_id,
-                                      d.response_channel, d.encoded_credentials, header)
+                                      d.response_channel, d.encoded_credentials, image)

@@ -14,6 +14,7 @@ from typing import Any
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import ControlledFragmentAssembler
 from aeron._core.term_reader import CONTINUE
+from aeron.cluster._image_poll import ImagePoller
 from aeron.common.errors import MalformedMessageError
 
 __all__ = ["IngressAdapter", "SESSION_HEADER_LENGTH"]
@@ -40,7 +41,7 @@ class IngressAdapter:
         self.ipc_subscription: Any = None
         self._udp_assembler = ControlledFragmentAssembler(self.on_message)
         self._ipc_assembler = ControlledFragmentAssembler(self.on_message)
-        self.image: Any = None          # the image being polled, for the handlers (Aeron's Header.context)
+        self._image_poller = ImagePoller()
         self._header = codecs.MessageHeaderDecoder()
         self._session_header = codecs.SessionMessageHeaderDecoder()
         self._connect = codecs.SessionConnectRequestDecoder()
@@ -75,19 +76,12 @@ class IngressAdapter:
         return fragments
 
     def _poll(self, subscription: Any, assembler: Any) -> int:
-        remaining = self.fragment_poll_limit
-        fragments = 0
-        for image in subscription.images:
-            if remaining <= 0:
-                break
-            self.image = image
-            try:
-                read = image.controlled_poll(assembler, remaining)
-            finally:
-                self.image = None
-            fragments += read
-            remaining -= read
-        return fragments
+        return self._image_poller.poll(subscription, assembler, self.fragment_poll_limit, True)
+
+    @property
+    def image(self) -> Any:
+        """The image being polled, for the handlers (Aeron's ``Header.context()``)."""
+        return self._image_poller.image
 
     def free_session_buffer(self, image_session_id: int, is_ipc: bool) -> None:
         """Drop the reassembly buffer of an image that went away."""
