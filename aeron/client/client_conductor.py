@@ -296,7 +296,7 @@ class ClientConductor(Agent):
         if counter_id < 0:
             counter_id = reader.find_by_type_id_and_registration_id(DRIVER_HEARTBEAT_TYPE_ID, self.client_id)
             if counter_id < 0:
-                return          # nothing sent yet: the driver has no record of us (§6.8.1)
+                return          # nothing sent yet: the driver has no record of us
             self._heartbeat_counter_id = counter_id
             self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
             self._append_to_heartbeat_label(counter_id)
@@ -309,7 +309,7 @@ class ClientConductor(Agent):
         self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
 
     def _append_to_heartbeat_label(self, counter_id: int) -> None:
-        # Parity with Aeron's clients, which append their identity to the driver's label (§6.8.1).
+        # Parity with Aeron's clients, which append their identity to the driver's label (AeronCounters.appendToLabel).
         offset = counter_id * METADATA_LENGTH + LABEL_OFFSET
         length = self._metadata.get_i32_volatile(offset)
         name = self._ctx.client_name

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Judging a driver directory, for a client attaching, a tool reading it and a new driver taking it over: has its
-driver died (its pid and its heartbeat, cnc-and-driver.md §2.1), can its cnc.dat be mapped at all, and how to
+driver died (its pid in the cnc.dat header and its heartbeat), can its cnc.dat be mapped at all, and how to
 start a driver when there is none."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ __all__ = ["DEAD_DRIVER_HEARTBEAT_MS", "cnc_open_error", "driver_pid_is_gone", "
 # A live driver (ours or the C one) refreshes its heartbeat every timer interval, 1 s by default: one whose pid is
 # gone and whose heartbeat has not moved for this long is dead, whatever the driver timeout says.
 DEAD_DRIVER_HEARTBEAT_MS = 1500
-_CNC_PID_OFFSET = 40                    # cnc.dat header: driver pid, int64 (cnc-and-driver.md 2.1)
+_CNC_PID_OFFSET = 40                    # cnc.dat header: driver pid, int64 (CncFileDescriptor.PID_FIELD_OFFSET)
 
 
 def no_driver_hint(aeron_dir: str) -> str:

@@ -219,7 +219,7 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
     _Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
     _Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
-    # UDP (wire-and-logbuffers.md §6.1)
+    # UDP (defaults as aeron_driver_context.c)
     _Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, _parse_duration_ns),
     # images per stream per receive endpoint (C: stream_session_limit, unlimited there); SETUPs beyond it are refused
     # and logged, so a flood of forged SETUPs cannot make images (and log files) without end
@@ -628,9 +628,9 @@ class Context:
 # Directory rules. -----------------------------------------------------------------------------------
 
 def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None = None) -> bool:
-    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (§1.3) and its driver has
-    not died: a pid gone from this host with a stopped heartbeat means a dead driver at once, without waiting
-    out the driver timeout (``aeron.common.cnc_attach.is_driver_dead``)."""
+    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (CommonContext.isDriverActive)
+    and its driver has not died: a pid gone from this host with a stopped heartbeat means a dead driver at once,
+    without waiting out the driver timeout (``aeron.common.cnc_attach.is_driver_dead``)."""
     path = os.path.join(aeron_dir, CNC_FILE)
     if not os.path.exists(path):
         return False
@@ -668,7 +668,7 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
 
 
 def _save_existing_errors(aeron_dir: str, file_mode: int | None = None) -> str | None:
-    """Write the old error log beside the directory, as the C driver does (§8.3)."""
+    """Write the old error log beside the directory, as the C driver does (aeron_report_existing_errors)."""
     path = os.path.join(aeron_dir, CNC_FILE)
     try:
         cnc = CncFile.map_existing(path)

@@ -5,7 +5,6 @@ The Receiver inserts datagrams (``insert_packet``), tracks the rebuild (loss det
 position, status message scheduling: ``track_rebuild``) and sends status messages and NAKs to the sender's
 control address. The conductor links subscribers (sub-pos counters) and calls ``on_time_event`` every timer
 interval, which runs the lifecycle (ACTIVE → DRAINING → LINGER → DONE, then deleted).
-Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
 """
 from __future__ import annotations
 
@@ -537,7 +536,7 @@ class PublicationImage(DriverLog):
         if report is None:
             return
         try:
-            # loss-report.dat timestamps are epoch milliseconds (§6.16), not the driver's nano clock
+            # loss-report.dat timestamps are epoch milliseconds (LossReport), not the driver's nano clock
             now_ms = self._epoch_clock_ms()
             if self.loss_report_entry < 0:
                 self.loss_report_entry = report.create_entry(
