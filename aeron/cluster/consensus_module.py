@@ -755,6 +755,9 @@ def _idle_strategy(name: str) -> IdleStrategy:
     return idle_strategy_from_name(name)
 
 
+_ModuleContext = Context                # ConsensusModule.Context names the class inside ConsensusModule's body
+
+
 class ConsensusModule:
     """A running consensus module: its context and agent, on its own thread or on the caller's."""
 
@@ -762,7 +765,7 @@ class ConsensusModule:
     Configuration = Configuration
     State = State
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: _ModuleContext) -> None:
         """Use :meth:`launch`."""
         from aeron.cluster.consensus_module_agent import ConsensusModuleAgent
         try:
@@ -785,12 +788,14 @@ class ConsensusModule:
         if ctx.use_agent_invoker:
             self._invoker = AgentInvoker(self.agent, ctx.counted_error_handler)
         else:
-            self._runner = AgentRunner(self.agent, ctx.idle_strategy_supplier(), ctx.counted_error_handler)
+            supplier = ctx.idle_strategy_supplier
+            assert supplier is not None, "set by conclude"
+            self._runner = AgentRunner(self.agent, supplier(), ctx.counted_error_handler)
 
     @classmethod
-    def launch(cls, ctx: Context | None = None, **attributes: Any) -> ConsensusModule:
+    def launch(cls, ctx: _ModuleContext | None = None, **attributes: Any) -> ConsensusModule:
         """Conclude ``ctx`` (or a Context of ``attributes``) and start the agent."""
-        module = cls(ctx if ctx is not None else Context(**attributes))
+        module = cls(ctx if ctx is not None else _ModuleContext(**attributes))
         if module._runner is not None:
             module._runner.start()
         else:
@@ -799,7 +804,7 @@ class ConsensusModule:
         return module
 
     @property
-    def context(self) -> Context:
+    def context(self) -> _ModuleContext:
         """The concluded context."""
         return self.ctx
 

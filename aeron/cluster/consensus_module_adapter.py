@@ -68,48 +68,49 @@ class ConsensusModuleAdapter:
         action = CONTINUE
         try:
             if template_id == _SESSION_MESSAGE:
-                d = self._session_header.wrap(buffer, body, block_length, version, end)
+                message = self._session_header.wrap(buffer, body, block_length, version, end)
                 try:
-                    cluster_session_id = d.cluster_session_id
+                    cluster_session_id = message.cluster_session_id
                 finally:
-                    d.release()
+                    message.release()
                 agent.on_service_message(cluster_session_id, buffer, offset + SESSION_HEADER_LENGTH,
                                          length - SESSION_HEADER_LENGTH)
             elif template_id == _CLOSE_SESSION:
-                d = self._close_session.wrap(buffer, body, block_length, version, end)
+                closing = self._close_session.wrap(buffer, body, block_length, version, end)
                 try:
-                    cluster_session_id = d.cluster_session_id
+                    cluster_session_id = closing.cluster_session_id
                 finally:
-                    d.release()
+                    closing.release()
                 agent.on_service_close_session(cluster_session_id)
             elif template_id == _SCHEDULE_TIMER:
-                d = self._schedule_timer.wrap(buffer, body, block_length, version, end)
+                schedule = self._schedule_timer.wrap(buffer, body, block_length, version, end)
                 try:
-                    correlation_id, deadline = d.correlation_id, d.deadline
+                    correlation_id, deadline = schedule.correlation_id, schedule.deadline
                 finally:
-                    d.release()
+                    schedule.release()
                 agent.on_schedule_timer(correlation_id, deadline)
             elif template_id == _CANCEL_TIMER:
-                d = self._cancel_timer.wrap(buffer, body, block_length, version, end)
+                cancel = self._cancel_timer.wrap(buffer, body, block_length, version, end)
                 try:
-                    correlation_id = d.correlation_id
+                    correlation_id = cancel.correlation_id
                 finally:
-                    d.release()
+                    cancel.release()
                 agent.on_cancel_timer(correlation_id)
             elif template_id == _SERVICE_ACK:
-                d = self._service_ack.wrap(buffer, body, block_length, version, end)
+                service_ack = self._service_ack.wrap(buffer, body, block_length, version, end)
                 try:
-                    ack = (d.log_position, d.timestamp, d.ack_id, d.relevant_id, d.service_id)
+                    ack = (service_ack.log_position, service_ack.timestamp, service_ack.ack_id, service_ack.relevant_id,
+                           service_ack.service_id)
                 finally:
-                    d.release()
+                    service_ack.release()
                 agent.on_service_ack(*ack)
                 action = BREAK
             elif template_id == _MEMBERS_QUERY:
-                d = self._members_query.wrap(buffer, body, block_length, version, end)
+                query = self._members_query.wrap(buffer, body, block_length, version, end)
                 try:
-                    correlation_id, extended = d.correlation_id, d.extended == codecs.BooleanType.TRUE
+                    correlation_id, extended = query.correlation_id, query.extended == codecs.BooleanType.TRUE
                 finally:
-                    d.release()
+                    query.release()
                 agent.on_cluster_members_query(correlation_id, extended)
         except MalformedMessageError as ex:
             error = MalformedMessageError(f"malformed service message templateId={template_id}: {ex}")

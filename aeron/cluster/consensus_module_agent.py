@@ -89,6 +89,7 @@ class ConsensusModuleAgent(Agent):
         """Set up from a concluded ``ConsensusModule.Context``: the consensus, ingress and service adapters, the
         service proxy, the session manager, the timers and the service message trackers."""
         self.ctx = ctx
+        self.role_name = str(ctx.agent_role_name)   # aeron.cluster.consensus.module.agent.role.name
         self.aeron = ctx.aeron
         self.cluster_clock = ctx.cluster_clock
         self.cluster_time_unit = ctx.cluster_clock.time_unit()
@@ -184,11 +185,6 @@ class ConsensusModuleAgent(Agent):
         self._closed = False
 
     # -- the Agent ------------------------------------------------------------------------------------------
-
-    @property
-    def role_name(self) -> str:
-        """The agent's name (``aeron.cluster.consensus.module.agent.role.name``)."""
-        return str(self.ctx.agent_role_name)
 
     def on_start(self) -> None:
         """Connect to the local archive, recover from the latest snapshot and the log, connect to the other
@@ -921,14 +917,17 @@ class ConsensusModuleAgent(Agent):
 
     def append_new_leadership_term_event(self, now_ns: int) -> bool:
         """The new leader's first entry of its term."""
+        election = self.election
+        assert election is not None, "only during an election"
         return bool(self.log_publisher.append_new_leadership_term_event(
-            self.leadership_term_id, convert(self.cluster_time_unit, now_ns, _NANOS), self.election.log_position,
+            self.leadership_term_id, convert(self.cluster_time_unit, now_ns, _NANOS), election.log_position,
             self.member_id, self.log_publisher.session_id(), self.cluster_time_unit, self.ctx.app_version))
 
     def election_complete(self, now_ns: int) -> None:
         """The election closed: take up the new term (a leader activates the control toggle and tells its
         sessions), and open ingress."""
         election = self.election
+        assert election is not None, "only at the end of an election"
         self.set_leadership_term_id(election.leadership_term_id)
         if self.role is Role.LEADER:
             self.time_of_last_log_update_ns = now_ns - self.leader_heartbeat_interval_ns
@@ -969,6 +968,8 @@ class ConsensusModuleAgent(Agent):
 
     def catchup_poll(self, limit_position: int, now_ns: int) -> int:
         """Read the catch-up log up to ``limit_position`` (and what is recorded), reporting progress."""
+        election = self.election
+        assert election is not None, "only during an election"
         work = 0
         if self.state in (State.ACTIVE, State.SUSPENDED):
             if self.append_position is None:
@@ -978,7 +979,7 @@ class ConsensusModuleAgent(Agent):
             work += fragments
             if fragments == 0 and self.log_adapter.is_image_closed():
                 raise ClusterEvent(f"unexpected image close during catchup: position={self.log_adapter.position()}")
-            work += self._update_follower_position(self.election.leader().publication, now_ns,
+            work += self._update_follower_position(election.leader().publication, now_ns,
                                                    self.leadership_term_id, current_append_position,
                                                    APPEND_POSITION_FLAG_CATCHUP)
             self.commit_position.propose_max_ordered(self.log_adapter.position())
@@ -988,7 +989,7 @@ class ConsensusModuleAgent(Agent):
                 f"no catchup progress: commitPosition={self.commit_position.get()} limitPosition={limit_position} "
                 f"lastAppendPosition={self.last_append_position} appendPosition="
                 f"{self._append_position_value() if self.append_position is not None else NULL_POSITION} "
-                f"logPosition={self.election.log_position}")
+                f"logPosition={election.log_position}")
         work += self.consensus_module_adapter.poll()
         return work
 

@@ -80,14 +80,14 @@ class ConsensusModuleSnapshotAdapter:
         listener = self.listener
         body, end = offset + _HEADER, offset + length
         if template_id == codecs.SessionMessageHeaderDecoder.TEMPLATE_ID:
-            d = codecs.SessionMessageHeaderDecoder().wrap(buffer, body, block_length, version, end)
-            cluster_session_id = d.cluster_session_id
-            d.release()
+            message = codecs.SessionMessageHeaderDecoder().wrap(buffer, body, block_length, version, end)
+            cluster_session_id = message.cluster_session_id
+            message.release()
             listener.on_load_pending_message(cluster_session_id, buffer, offset, length)
         elif template_id == codecs.SnapshotMarkerDecoder.TEMPLATE_ID:
-            d = codecs.SnapshotMarkerDecoder().wrap(buffer, body, block_length, version, end)
-            type_id, mark, time_unit, app_version = d.type_id, d.mark, d.time_unit, d.app_version
-            d.release()
+            marker = codecs.SnapshotMarkerDecoder().wrap(buffer, body, block_length, version, end)
+            type_id, mark, time_unit, app_version = marker.type_id, marker.mark, marker.time_unit, marker.app_version
+            marker.release()
             if type_id != SNAPSHOT_TYPE_ID:
                 raise ClusterError(f"unexpected snapshot type: {type_id}")
             if mark == codecs.SnapshotMark.BEGIN:
@@ -103,26 +103,27 @@ class ConsensusModuleSnapshotAdapter:
                 self.is_done = True
                 return BREAK
         elif template_id == codecs.ClusterSessionDecoder.TEMPLATE_ID:
-            d = codecs.ClusterSessionDecoder().wrap(buffer, body, block_length, version, end)
-            fields = (d.cluster_session_id, d.correlation_id, d.opened_log_position, d.time_of_last_activity,
-                      d.close_reason, d.response_stream_id, d.response_channel)
-            d.release()
+            session = codecs.ClusterSessionDecoder().wrap(buffer, body, block_length, version, end)
+            fields = (session.cluster_session_id, session.correlation_id, session.opened_log_position,
+                      session.time_of_last_activity, session.close_reason, session.response_stream_id,
+                      session.response_channel)
+            session.release()
             listener.on_load_cluster_session(*fields, buffer, offset, length)
         elif template_id == codecs.TimerDecoder.TEMPLATE_ID:
-            d = codecs.TimerDecoder().wrap(buffer, body, block_length, version, end)
-            correlation_id, deadline = d.correlation_id, d.deadline
-            d.release()
+            timer = codecs.TimerDecoder().wrap(buffer, body, block_length, version, end)
+            correlation_id, deadline = timer.correlation_id, timer.deadline
+            timer.release()
             listener.on_load_timer(correlation_id, deadline, buffer, offset, length)
         elif template_id == codecs.ConsensusModuleDecoder.TEMPLATE_ID:
-            d = codecs.ConsensusModuleDecoder().wrap(buffer, body, block_length, version, end)
-            fields2 = (d.next_session_id, d.next_service_session_id, d.log_service_session_id,
-                       d.pending_message_capacity)
-            d.release()
+            state = codecs.ConsensusModuleDecoder().wrap(buffer, body, block_length, version, end)
+            fields2 = (state.next_session_id, state.next_service_session_id, state.log_service_session_id,
+                       state.pending_message_capacity)
+            state.release()
             listener.on_load_consensus_module_state(*fields2, buffer, offset, length)
         elif template_id == codecs.PendingMessageTrackerDecoder.TEMPLATE_ID:
-            d = codecs.PendingMessageTrackerDecoder().wrap(buffer, body, block_length, version, end)
-            fields3 = (d.next_service_session_id, d.log_service_session_id, d.pending_message_capacity,
-                       d.service_id)
-            d.release()
+            tracker = codecs.PendingMessageTrackerDecoder().wrap(buffer, body, block_length, version, end)
+            fields3 = (tracker.next_service_session_id, tracker.log_service_session_id,
+                       tracker.pending_message_capacity, tracker.service_id)
+            tracker.release()
             listener.on_load_pending_message_tracker(*fields3, buffer, offset, length)
         return CONTINUE

@@ -102,49 +102,49 @@ class IngressAdapter:
         end = offset + length
         try:
             if template_id == _SESSION_MESSAGE:
-                d = self._session_header.wrap(buffer, body, block_length, version, end)
+                message = self._session_header.wrap(buffer, body, block_length, version, end)
                 try:
-                    leadership_term_id, cluster_session_id = d.leadership_term_id, d.cluster_session_id
+                    leadership_term_id, cluster_session_id = message.leadership_term_id, message.cluster_session_id
                 finally:
-                    d.release()
+                    message.release()
                 return int(agent.on_ingress_message(leadership_term_id, cluster_session_id, buffer,
                                                     offset + SESSION_HEADER_LENGTH, length - SESSION_HEADER_LENGTH))
             if template_id == _CONNECT:
-                d = self._connect.wrap(buffer, body, block_length, version, end)
+                connect = self._connect.wrap(buffer, body, block_length, version, end)
                 try:
-                    args = (d.correlation_id, d.response_stream_id, d.version, d.response_channel,
-                            d.encoded_credentials, d.client_info)
+                    args = (connect.correlation_id, connect.response_stream_id, connect.version,
+                            connect.response_channel, connect.encoded_credentials, connect.client_info)
                 finally:
-                    d.release()
+                    connect.release()
                 agent.on_session_connect(*args, self.image)
             elif template_id == _CLOSE:
-                d = self._close.wrap(buffer, body, block_length, version, end)
+                close = self._close.wrap(buffer, body, block_length, version, end)
                 try:
-                    args2 = (d.leadership_term_id, d.cluster_session_id)
+                    args2 = (close.leadership_term_id, close.cluster_session_id)
                 finally:
-                    d.release()
+                    close.release()
                 agent.on_session_close(*args2)
             elif template_id == _KEEP_ALIVE:
-                d = self._keep_alive.wrap(buffer, body, block_length, version, end)
+                alive = self._keep_alive.wrap(buffer, body, block_length, version, end)
                 try:
-                    args2 = (d.leadership_term_id, d.cluster_session_id)
+                    args2 = (alive.leadership_term_id, alive.cluster_session_id)
                 finally:
-                    d.release()
+                    alive.release()
                 agent.on_session_keep_alive(*args2, self.image)
             elif template_id == _CHALLENGE_RESPONSE:
-                d = self._challenge_response.wrap(buffer, body, block_length, version, end)
+                response = self._challenge_response.wrap(buffer, body, block_length, version, end)
                 try:
-                    args3 = (d.correlation_id, d.cluster_session_id, d.encoded_credentials)
+                    args3 = (response.correlation_id, response.cluster_session_id, response.encoded_credentials)
                 finally:
-                    d.release()
+                    response.release()
                 agent.on_ingress_challenge_response(*args3)
             elif template_id == _ADMIN_REQUEST:
-                d = self._admin_request.wrap(buffer, body, block_length, version, end)
+                request = self._admin_request.wrap(buffer, body, block_length, version, end)
                 try:
-                    args4 = (d.leadership_term_id, d.cluster_session_id, d.correlation_id, d.request_type,
-                             d.payload)
+                    args4 = (request.leadership_term_id, request.cluster_session_id, request.correlation_id,
+                             request.request_type, request.payload)
                 finally:
-                    d.release()
+                    request.release()
                 agent.on_admin_request(*args4)
         except MalformedMessageError as ex:
             error = MalformedMessageError(f"malformed ingress message templateId={template_id}: {ex}")

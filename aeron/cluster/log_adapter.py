@@ -143,48 +143,49 @@ class LogAdapter:
         end = offset + length
         try:
             if template_id == _SESSION_MESSAGE:
-                d = self._session_header.wrap(buffer, body, block_length, version, end)
+                message = self._session_header.wrap(buffer, body, block_length, version, end)
                 try:
-                    agent.on_replay_session_message(d.cluster_session_id, d.timestamp)
+                    agent.on_replay_session_message(message.cluster_session_id, message.timestamp)
                 finally:
-                    d.release()
+                    message.release()
             elif template_id == _TIMER_EVENT:
-                d = self._timer_event.wrap(buffer, body, block_length, version, end)
+                timer = self._timer_event.wrap(buffer, body, block_length, version, end)
                 try:
-                    agent.on_replay_timer_event(d.correlation_id)
+                    agent.on_replay_timer_event(timer.correlation_id)
                 finally:
-                    d.release()
+                    timer.release()
             elif template_id == _SESSION_OPEN:
-                d = self._session_open.wrap(buffer, body, block_length, version, end)
+                opened = self._session_open.wrap(buffer, body, block_length, version, end)
                 try:
-                    agent.on_replay_session_open(header.position, d.correlation_id, d.cluster_session_id,
-                                                 d.timestamp, d.response_stream_id, d.response_channel)
+                    agent.on_replay_session_open(header.position, opened.correlation_id, opened.cluster_session_id,
+                                                 opened.timestamp, opened.response_stream_id, opened.response_channel)
                 finally:
-                    d.release()
+                    opened.release()
             elif template_id == _SESSION_CLOSE:
-                d = self._session_close.wrap(buffer, body, block_length, version, end)
+                closed = self._session_close.wrap(buffer, body, block_length, version, end)
                 try:
-                    agent.on_replay_session_close(d.cluster_session_id, d.close_reason)
+                    agent.on_replay_session_close(closed.cluster_session_id, closed.close_reason)
                 finally:
-                    d.release()
+                    closed.release()
             elif template_id == _CLUSTER_ACTION:
-                d = self._cluster_action.wrap(buffer, body, block_length, version, end)
+                request = self._cluster_action.wrap(buffer, body, block_length, version, end)
                 try:
-                    flags = d.flags
+                    flags = request.flags
                     if flags == codecs.ClusterActionRequestDecoder.FLAGS_NULL_VALUE:
                         flags = CLUSTER_ACTION_FLAGS_DEFAULT
-                    agent.on_replay_cluster_action(d.leadership_term_id, d.log_position, d.timestamp, d.action,
-                                                   flags)
+                    agent.on_replay_cluster_action(request.leadership_term_id, request.log_position, request.timestamp,
+                                                   request.action, flags)
                 finally:
-                    d.release()
+                    request.release()
                 return BREAK
             elif template_id == _NEW_LEADERSHIP_TERM_EVENT:
-                d = self._new_leadership_term_event.wrap(buffer, body, block_length, version, end)
+                event = self._new_leadership_term_event.wrap(buffer, body, block_length, version, end)
                 try:
-                    agent.on_replay_new_leadership_term_event(d.leadership_term_id, d.log_position, d.timestamp,
-                                                              d.term_base_log_position, d.time_unit, d.app_version)
+                    agent.on_replay_new_leadership_term_event(event.leadership_term_id, event.log_position,
+                                                              event.timestamp, event.term_base_log_position,
+                                                              event.time_unit, event.app_version)
                 finally:
-                    d.release()
+                    event.release()
         except MalformedMessageError as ex:
             # the log is what every member agreed on: an entry that does not decode is not a packet to drop
             raise ClusterError(f"malformed log entry templateId={template_id} at position={header.position}: "

@@ -632,10 +632,10 @@ def query_cluster_members(control: Any, timeout_ms: int) -> ClusterMembership | 
                 found.append(ClusterMembership(d.member_id, d.leader_member_id, d.current_time_ns, members,
                                                ClusterMember.encode_as_string(members)))
             elif head.template_id == codecs.ClusterMembersResponseDecoder.TEMPLATE_ID:
-                d = codecs.ClusterMembersResponseDecoder().wrap_header(message)
-                if d.correlation_id == correlation_id:
-                    found.append(ClusterMembership(leader_member_id=d.leader_member_id,
-                                                   active_members_str=d.active_members))
+                response = codecs.ClusterMembersResponseDecoder().wrap_header(message)
+                if response.correlation_id == correlation_id:
+                    found.append(ClusterMembership(leader_member_id=response.leader_member_id,
+                                                   active_members_str=response.active_members))
 
         assembler = FragmentAssembler(on_fragment)
         while not found:
