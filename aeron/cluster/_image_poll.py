@@ -10,38 +10,27 @@ __all__ = ["ImagePoller"]
 
 
 class ImagePoller:
-    """Polls each image of a subscription in turn, starting one image further on each time (as
-    ``Subscription.poll``), with :attr:`image` set to the image being polled."""
+    """Polls each image of a subscription in turn (``Subscription.poll_images``), with :attr:`image` set to the
+    image being polled."""
 
-    __slots__ = ("image", "_round_robin_index")
+    __slots__ = ("image", "_controlled")
 
     def __init__(self) -> None:
         """No image until a poll."""
         self.image: Any = None
-        self._round_robin_index = 0
+        self._controlled = False
 
     def poll(self, subscription: Any, handler: Any, fragment_limit: int, controlled: bool) -> int:
         """Up to ``fragment_limit`` fragments from ``subscription``'s images (``controlled_poll`` when
         ``controlled``); returns how many."""
-        images = subscription.images
-        count = len(images)
-        if count == 0:
-            return 0
-        start = self._round_robin_index + 1
-        if start >= count:
-            start = 0
-        self._round_robin_index = start
-        fragments = 0
-        for i in range(count):
-            image = images[(start + i) % count]
-            self.image = image
-            try:
-                if controlled:
-                    fragments += image.controlled_poll(handler, fragment_limit - fragments)
-                else:
-                    fragments += image.poll(handler, fragment_limit - fragments)
-            finally:
-                self.image = None
-            if fragments >= fragment_limit:
-                break
-        return fragments
+        self._controlled = controlled
+        return int(subscription.poll_images(self._read, handler, fragment_limit))
+
+    def _read(self, image: Any, handler: Any, fragment_limit: int) -> int:
+        self.image = image
+        try:
+            if self._controlled:
+                return int(image.controlled_poll(handler, fragment_limit))
+            return int(image.poll(handler, fragment_limit))
+        finally:
+            self.image = None
