@@ -33,6 +33,7 @@ from aeron.client.driver_proxy import DriverProxy
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
+from aeron.common.constants import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError, StorageSpaceError)
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
 
 MS = 1_000_000
 COUNTER_VALUE_LENGTH = 128
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CLOSE_WAIT_NS = 100 * MS                # longest close() waits for an offer still copying into a log
 RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
 

@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from aeron._core.logbuffer import FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, TERM_MAX_LENGTH, TERM_MIN_LENGTH
 from aeron._core.logbuffer import HEADER_LENGTH as DATA_HEADER_LENGTH
+from aeron.common.constants import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from aeron.common.errors import ConfigurationError, InvalidArgumentError, InvalidChannelError
 
 __all__ = [
@@ -28,11 +29,6 @@ __all__ = [
     "MAX_URI_LENGTH", "AERON_SCHEME", "AERON_PREFIX", "SPY_QUALIFIER", "SPY_PREFIX", "IPC_MEDIA", "UDP_MEDIA",
     "IPC_CHANNEL", "TAG_PREFIX", "INVALID_TAG",
 ]
-
-INT32_MIN = -(1 << 31)
-INT32_MAX = (1 << 31) - 1
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
 
 MAX_URI_LENGTH = 4095
 AERON_SCHEME = "aeron"

@@ -9,12 +9,13 @@ publication's connected state.
 from __future__ import annotations
 
 from aeron.common.channel_uri import parse_duration_ns
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 DEFAULT_RECEIVER_TIMEOUT_NS = 5_000_000_000
 DEFAULT_INITIAL_WINDOW = 128 * 1024          # sizes retransmits, whatever the configured window (aeron_flow_control.c)
 UNICAST_RRWM, MULTICAST_RRWM = 16, 4
-_NO_LIMIT = (1 << 63) - 1
+_NO_LIMIT = INT64_MAX
 
 
 def retransmission_estimate(term_length: int, rrwm: int) -> int:

@@ -24,6 +24,7 @@ from aeron._core.rebuild_pass import TRACK_HAND_BACK, RebuildPass
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.agent import epoch_ms
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ChannelEndpointError, ErrorCode
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.congestion_control import StaticWindowCongestionControl
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 SM_TIMEOUT_NS = 200_000_000
 IMAGE_LINGER_NS = 1_000_000_000         # a closed image's log stays a moment for clients still mapping it
-_INT64_MAX = (1 << 63) - 1
 NEVER_NS = -(1 << 62)               # the time of last frame of a connection that has had none
 
 
@@ -318,7 +318,7 @@ class PublicationImage(DriverLog):
                                        f"failed: errno {errno}")
         if self.state not in (ACTIVE, DRAINING) or not self.subscribers:
             return 0
-        min_sub = _INT64_MAX
+        min_sub = INT64_MAX
         max_sub = 0
         for link in self.subscribers.values():
             if link.state == TETHER_RESTING:
@@ -328,7 +328,7 @@ class PublicationImage(DriverLog):
                 min_sub = position
             if position > max_sub:
                 max_sub = position
-        if min_sub == _INT64_MAX:
+        if min_sub == INT64_MAX:
             return 0
         rebuild = self.rebuild
         if rebuild.armed:
