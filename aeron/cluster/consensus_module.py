@@ -23,8 +23,8 @@ clients (213), node control toggle (233), election count (238) and leadership te
 """
 from __future__ import annotations
 
+import dataclasses
 import enum
-import os
 import pathlib
 import random
 import shutil
@@ -72,8 +72,8 @@ from aeron.common.agent import AgentInvoker, AgentRunner, BackoffIdleStrategy, I
 from aeron.common.errors import ClusterError, ConfigurationError, IllegalStateError
 from aeron.common.mark_file import ensure_mark_file_link
 from aeron.common.security import authenticator_from_name
-from aeron.common.settings import (Setting, SettingsTable, parse_bool, parse_duration_ns, parse_int, parse_size,
-                                   property_items)
+from aeron.common.settings import (Setting, SettingsContext, SettingsTable, parse_bool, parse_duration_ns,
+                                   parse_int, parse_size)
 from aeron.common.version import __version__
 
 __all__ = ["ConsensusModule", "Configuration", "Context", "State"]
@@ -312,17 +312,28 @@ _EXTRA_SETTINGS: tuple[Setting, ...] = (
     Setting("archive_file_sync_level", "aeron.archive.file.sync.level", 0, parse_int),
     Setting("delete_dir_on_start", "aeron.cluster.dir.delete.on.start", False, parse_bool),
 )
-_SETTINGS: tuple[Setting, ...] = tuple(
+# settings that hold, once given or concluded, the object their name stands for (a clock, a supplier, an idle
+# strategy) are taken as they are when they are not text
+_OBJECT_SETTINGS = ("timer_service_supplier", "cluster_clock", "idle_strategy")
+
+
+def _as_given(value: Any) -> Any:
+    return value
+
+
+def _context_setting(setting: Setting) -> Setting:
+    return dataclasses.replace(setting, check=_as_given) if setting.attr in _OBJECT_SETTINGS else setting
+
+
+_SETTINGS: tuple[Setting, ...] = tuple(_context_setting(s) for s in (
     [s for s in Configuration.SETTINGS if s.attr != "file_sync_level"]
     + [Setting("file_sync_level", Configuration.FILE_SYNC_LEVEL_PROP_NAME, None, parse_int)]
     + [ContainerConfiguration.setting(a) for a in _CONTAINER_ATTRS]
-    + list(_EXTRA_SETTINGS))
-_BY_ATTR = {s.attr: s for s in _SETTINGS}
-_BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
-_OBJECT_ATTRS = ("aeron", "cluster_clock", "epoch_clock", "random", "timer_service_supplier", "authenticator",
-                 "authorisation_service", "error_handler", "termination_hook", "archive_context", "app_version",
-                 "use_agent_invoker", "idle_strategy_supplier", "log_publisher", "egress_publisher",
-                 "app_version_validator", "mark_file", "node_state_file", "recording_log")
+    + list(_EXTRA_SETTINGS)))
+_OBJECT_ATTRS = ("aeron", "epoch_clock", "random", "authenticator", "authorisation_service", "error_handler",
+                 "termination_hook", "archive_context", "app_version", "use_agent_invoker", "idle_strategy_supplier",
+                 "log_publisher", "egress_publisher", "app_version_validator", "mark_file", "node_state_file",
+                 "recording_log")
 
 
 class _DutyCycleTracker:
@@ -385,7 +396,7 @@ def _major(version: int) -> int:
     return (version >> 16) & 0xFF
 
 
-class Context:
+class Context(SettingsContext):
     """The consensus module's configuration (see the module docstring).
 
     Besides the properties (attributes named as in Aeron, in snake case: ``cluster_member_id``, ``cluster_members``,
@@ -459,12 +470,15 @@ class Context:
     archive_file_sync_level: int
     delete_dir_on_start: bool
 
+    SETTINGS = _SETTINGS
+    CONTEXT_NAME = "ConsensusModule.Context"
+    COMPONENT = "consensus module"
+    EXTRA_ATTRS = _OBJECT_ATTRS
+
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
         """Defaults, then ``environ`` (``os.environ`` unless given), then ``properties``, then ``attributes``;
         ConfigurationError for an unknown name or a value that does not parse."""
-        for setting in _SETTINGS:
-            object.__setattr__(self, setting.attr, setting.default)
         self.aeron: Any = None
         self.owns_aeron_client = False
         self.epoch_clock: Callable[[], int] = lambda: time.time_ns() // 1_000_000
@@ -484,38 +498,7 @@ class Context:
         self.node_state_file: Any = None
         self.recording_log: Any = None
         self.is_concluded = False
-        environ = os.environ if environ is None else environ
-        for setting in _SETTINGS:
-            if environ.get(setting.env):
-                self.set(setting.env, environ[setting.env])
-        if properties is not None:
-            self.update(properties)
-        for name, value in attributes.items():
-            if name not in _BY_ATTR and name not in _OBJECT_ATTRS:
-                raise ConfigurationError(f"unknown ConsensusModule.Context attribute {name!r}")
-            setattr(self, name, value)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        """A setting given as text is parsed as its property would be."""
-        setting = _BY_ATTR.get(name)
-        if setting is not None and isinstance(value, str) and setting.parse is not str and \
-                getattr(setting.parse, "__name__", "") != "parse_str":
-            value = setting.parse_text(value)
-        object.__setattr__(self, name, value)
-
-    def set(self, name: str, value: Any) -> Context:
-        """Set one setting by property name, ``AERON_CLUSTER_*`` variable or attribute name."""
-        setting = _BY_NAME.get(name)
-        if setting is None:
-            raise ConfigurationError(f"unknown consensus module property {name!r}")
-        setattr(self, setting.attr, value)
-        return self
-
-    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> Context:
-        """Set several: a mapping, or ``key=value`` strings (``-D`` prefixes allowed)."""
-        for key, value in property_items(properties):
-            self.set(key, value)
-        return self
+        super().__init__(properties, environ=environ, **attributes)
 
     # -- conclude -------------------------------------------------------------------------------------------------
 

@@ -48,6 +48,22 @@ def test_bad_settings_are_typed_errors():
         Context({"aeron.cluster.no.such.thing": "1"}, environ={})
     with pytest.raises(ConfigurationError, match="unknown ConsensusModule.Context attribute"):
         Context(environ={}, no_such_attribute=1)
+    ctx = Context(environ={})
+    with pytest.raises(ConfigurationError, match="aeron.cluster.service.count"):
+        ctx.service_count = "two"
+    with pytest.raises(ConfigurationError, match="aeron.cluster.service.count"):
+        ctx.service_count = 2.5
+    with pytest.raises(ConfigurationError, match="aeron.cluster.ingress.ipc.allowed"):
+        ctx.is_ipc_ingress_allowed = "perhaps"
+    ctx.session_timeout_ns = "250ms"                       # text parses as the property would
+    assert ctx.session_timeout_ns == 250_000_000
+
+
+def test_clocks_suppliers_and_idle_strategies_are_taken_as_given():
+    supplier = PriorityHeapTimerServiceSupplier()
+    clock = object()
+    ctx = Context(environ={}, timer_service_supplier=supplier, cluster_clock=clock, idle_strategy="noop")
+    assert ctx.timer_service_supplier is supplier and ctx.cluster_clock is clock and ctx.idle_strategy == "noop"
 
 
 @pytest.mark.parametrize("overrides, message", [
