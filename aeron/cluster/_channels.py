@@ -52,11 +52,12 @@ def set_initial_position(uri: ChannelUri, position: int, initial_term_id: int, t
     term_id = initial_term_id + (position >> bits_to_shift)
     term_offset = position & (term_length - 1)
     uri.put("init-term-id", str(initial_term_id))
-    uri.put("term-id", str(_to_int32(term_id)))
+    uri.put("term-id", str(to_int32(term_id)))
     uri.put("term-offset", str(term_offset))
     uri.put("term-length", str(term_length))
 
 
-def _to_int32(value: int) -> int:
+def to_int32(value: int) -> int:
+    """The low 32 bits of ``value`` as a signed int (Java's ``(int)`` cast: a session id from a correlation id)."""
     value &= 0xFFFFFFFF
     return value - (1 << 32) if value & (1 << 31) else value

@@ -14,12 +14,12 @@ from typing import Any
 
 from aeron._core.codecs.cluster import CloseReason, EventCode
 from aeron._core.term_appender import NOT_CONNECTED
+from aeron.archive.configuration import NULL_POSITION
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError, ErrorCode, RegistrationError
 
 __all__ = ["Action", "ClusterSession", "State", "CLUSTER_SESSION_TYPE_ID", "MAX_ENCODED_PRINCIPAL_LENGTH"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 NULL_PRINCIPAL = b""
 MAX_ENCODED_PRINCIPAL_LENGTH = 4 * 1024
 MAX_ENCODED_MEMBERSHIP_QUERY_LENGTH = 4 * 1024

@@ -13,12 +13,12 @@ from typing import Any
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.cluster._image_poll import ImagePoller
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, MalformedMessageError
 
 __all__ = ["ConsensusAdapter", "FRAGMENT_LIMIT", "StandbySnapshotEntry"]
 
 FRAGMENT_LIMIT = 10
-NULL_VALUE = -1
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
 
 

@@ -40,12 +40,12 @@ from aeron.archive.configuration import (CONTROL_RESPONSE_STREAM_ID_DEFAULT, LOC
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.cluster._channels import add_alias_if_absent, parse_channel
+from aeron.cluster.cluster_clocks import cluster_clock_from_name
 from aeron.cluster.egress_publisher import EgressPublisher
 from aeron.cluster.log_publisher import LogPublisher
 from aeron.cluster.node_state_file import NodeStateFile
 from aeron.cluster.recording_log import RecordingLog
 from aeron.cluster.security import authorisation_service_from_name
-from aeron.cluster.cluster_clocks import cluster_clock_from_name
 from aeron.cluster.service.cluster_counters import (
     CLUSTER_CLIENT_TIMEOUT_COUNT_TYPE_ID,
     CLUSTER_CONSENSUS_MODULE_ERROR_COUNT_TYPE_ID,
@@ -74,6 +74,7 @@ from aeron.common.mark_file import ensure_mark_file_link
 from aeron.common.security import authenticator_from_name
 from aeron.common.settings import (Setting, SettingsContext, SettingsTable, parse_bool, parse_duration_ns,
                                    parse_int, parse_size)
+from aeron.common.constants import NULL_VALUE
 from aeron.common.version import __version__
 
 __all__ = ["ConsensusModule", "Configuration", "Context", "State"]
@@ -289,7 +290,6 @@ class Configuration(SettingsTable):
     )
 
 
-NULL_VALUE = -1
 MAX_SERVICE_COUNT = ContainerConfiguration.MAX_SERVICE_COUNT
 AERON_CLUSTER_CONSENSUS_THREAD_NAME = "aeron-cl-cm"
 _VERSION_COMMIT = "aeron-py"

@@ -48,9 +48,11 @@ from aeron.cluster.log_replay import LogReplay
 from aeron.cluster.node_control import ToggleState as NodeControlToggle
 from aeron.cluster.pending_service_message_tracker import (PendingServiceMessageTracker, service_id_from_log_message,
                                                            service_id_from_service_message)
+from aeron.archive.configuration import NULL_POSITION
+from aeron.cluster._channels import to_int32
+from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.cluster.recording_replication import RecordingReplication
 from aeron.cluster.service.cluster import Role
-from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.cluster.service.cluster_clock import ClusterClock
 from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
@@ -58,6 +60,7 @@ from aeron.cluster.service_proxy import ServiceProxy
 from aeron.cluster.session_manager import SessionManager
 from aeron.common.agent import Agent
 from aeron.common.channel_uri import ChannelUri
+from aeron.common.constants import INT64_MAX, NULL_VALUE
 from aeron.common.errors import AgentTerminationError, Category, ClusterError
 
 __all__ = ["ConsensusModuleAgent", "SLOW_TICK_INTERVAL_NS"]
@@ -68,10 +71,7 @@ APPEND_POSITION_FLAG_NONE = 0
 APPEND_POSITION_FLAG_CATCHUP = 1
 CLUSTER_ACTION_FLAGS_DEFAULT = 0
 CLUSTER_ACTION_FLAGS_STANDBY_SNAPSHOT = 1
-NULL_VALUE = -1
-NULL_POSITION = -1
 NULL_LENGTH = -1
-LONG_MAX = (1 << 63) - 1
 SERVICE_ID = -1
 SNAPSHOT_TYPE_ID = 1
 LIVE_ADD_MAX_WINDOW = 32 * 1024 * 1024
@@ -610,7 +610,7 @@ class ConsensusModuleAgent(Agent):
                 uri.put("eos", "false")
                 uri.put("alias", f"catchup-followerId-{follower.id}")
                 follower.catchup_replay_session_id = self.archive.start_replay(
-                    self.log_recording_id, str(uri), self.ctx.log_stream_id, log_position, LONG_MAX)
+                    self.log_recording_id, str(uri), self.ctx.log_stream_id, log_position, INT64_MAX)
                 follower.catchup_replay_correlation_id = self.archive.last_correlation_id
 
     def on_stop_catchup(self, leadership_term_id: int, follower_member_id: int) -> None:
@@ -856,7 +856,7 @@ class ConsensusModuleAgent(Agent):
         while not self._try_create_append_position(log_session_id):
             self.idle()
         self.local_log_channel = channel if is_ipc else SPY_PREFIX + channel
-        self.await_services_ready(self.local_log_channel, ctx.log_stream_id, log_session_id, log_position, LONG_MAX,
+        self.await_services_ready(self.local_log_channel, ctx.log_stream_id, log_session_id, log_position, INT64_MAX,
                                   is_startup, Role.LEADER)
 
     def try_join_log_as_follower(self, image: Any, is_leader_startup: bool, now_ns: int) -> bool:
@@ -870,7 +870,7 @@ class ConsensusModuleAgent(Agent):
             self.last_append_position = image.join_position
             self.time_of_last_append_position_update_ns = now_ns
             self.await_services_ready(subscription.channel, subscription.stream_id, image.session_id,
-                                      image.join_position, LONG_MAX, is_leader_startup, Role.FOLLOWER)
+                                      image.join_position, INT64_MAX, is_leader_startup, Role.FOLLOWER)
             return True
         return False
 
@@ -1060,7 +1060,7 @@ class ConsensusModuleAgent(Agent):
         ctx = self.ctx
         replication_channel = ctx.replication_channel
         params = ReplicationParams(dst_recording_id=self.log_recording_id, stop_position=stop_position,
-                                   replication_session_id=_to_int32(self.aeron.next_correlation_id()))
+                                   replication_session_id=to_int32(self.aeron.next_correlation_id()))
         if response_archive_endpoint is not None:
             uri = parse_channel(replication_channel)
             uri.remove("endpoint")
@@ -1357,7 +1357,7 @@ class ConsensusModuleAgent(Agent):
     def _load_snapshot(self, snapshot: Any) -> None:
         ctx = self.ctx
         channel, stream_id = ctx.replay_channel, ctx.replay_stream_id
-        session_id = _to_int32(self.archive.start_replay(snapshot.recording_id, channel, stream_id, 0, NULL_LENGTH))
+        session_id = to_int32(self.archive.start_replay(snapshot.recording_id, channel, stream_id, 0, NULL_LENGTH))
         subscription = self.aeron.add_subscription(add_session_id(channel, session_id), stream_id)
         try:
             self.idle_strategy.reset()
@@ -1695,10 +1695,6 @@ class ClusterTermination:
                 if not consensus_publisher.termination_position(member.publication, leadership_term_id, position):
                     error_handler(ClusterEvent(f"failed to send termination position to member={member.id}"))
 
-
-def _to_int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & (1 << 31) else value
 
 
 def _is_multicast(uri: ChannelUri) -> bool:

@@ -14,12 +14,12 @@ from typing import Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED, NOT_CONNECTED
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError
 
 __all__ = ["ConsensusModuleSnapshotTaker", "SnapshotTaker"]
 
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
-NULL_VALUE = -1
 
 
 class SnapshotTaker:

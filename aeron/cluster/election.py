@@ -26,19 +26,19 @@ from __future__ import annotations
 from typing import Any
 
 from aeron._core.codecs.cluster import ClusterTimeUnit
+from aeron.archive.configuration import NULL_POSITION
 from aeron.cluster._channels import create_destination_uri, parse_channel
+from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.cluster.cluster_event import ClusterEvent, ElectionTimeoutError
 from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.consensus_module import State
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.service.cluster import Role
-from aeron.cluster.cluster_clocks import convert, to_nanos
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError
 
 __all__ = ["Election", "ElectionState"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 NULL_SESSION_ID = -1
 APPEND_POSITION_FLAG_NONE = 0
 _DAY_NS = 86_400_000_000_000

@@ -17,11 +17,11 @@ from typing import Any
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import ImageControlledFragmentAssembler
 from aeron._core.term_reader import BREAK, CONTINUE
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, MalformedMessageError
 
 __all__ = ["LogAdapter"]
 
-NULL_VALUE = -1
 CLUSTER_ACTION_FLAGS_DEFAULT = 0
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
 _SESSION_MESSAGE = codecs.SessionMessageHeaderDecoder.TEMPLATE_ID

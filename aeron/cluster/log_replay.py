@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from aeron.cluster._channels import add_session_id
+from aeron.cluster._channels import to_int32
 from aeron.cluster.consensus_module import State
 from aeron.cluster.service.cluster import Role
 from aeron.common.errors import Category, ClusterError
@@ -35,7 +36,7 @@ class LogReplay:
         stream_id = ctx.replay_stream_id
         self.replay_session_id = archive.start_replay(recording_id, channel, stream_id, start_position,
                                                       stop_position - start_position)
-        self.log_session_id = _to_int32(self.replay_session_id)
+        self.log_session_id = to_int32(self.replay_session_id)
         self.log_subscription = ctx.aeron.add_subscription(add_session_id(channel, self.log_session_id), stream_id)
 
     def close(self) -> None:
@@ -82,7 +83,3 @@ class LogReplay:
                 f"replaySessionId={self.replay_session_id}, logSessionId={self.log_session_id}, "
                 f"position={self.position()}}}")
 
-
-def _to_int32(value: int) -> int:
-    value &= 0xFFFFFFFF
-    return value - (1 << 32) if value & (1 << 31) else value

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.codecs.cluster import MESSAGE_HEADER_LENGTH, SessionMessageHeaderDecoder
+from aeron.common.constants import INT64_MAX, INT64_MIN, NULL_VALUE
 from aeron.common.errors import Category, ClusterError, InvalidArgumentError
 
 __all__ = ["ExpandableRingBuffer", "PendingServiceMessageTracker", "SERVICE_MESSAGE_LIMIT", "service_id_from_log_message",
@@ -26,9 +27,6 @@ __all__ = ["ExpandableRingBuffer", "PendingServiceMessageTracker", "SERVICE_MESS
 
 SERVICE_MESSAGE_LIMIT = 20
 SESSION_HEADER_LENGTH = MESSAGE_HEADER_LENGTH + SessionMessageHeaderDecoder.BLOCK_LENGTH   # 32
-LONG_MAX = (1 << 63) - 1
-LONG_MIN = -(1 << 63)
-NULL_VALUE = -1
 
 _I32 = struct.Struct("<i")
 _I64 = struct.Struct("<q")
@@ -226,7 +224,7 @@ class PendingServiceMessageTracker:
         self._cluster_clock = cluster_clock
         self._pending_message_head_offset = 0
         self._uncommitted_messages = 0
-        self.log_service_session_id = service_session_id(service_id, LONG_MIN)
+        self.log_service_session_id = service_session_id(service_id, INT64_MIN)
         self.next_service_session_id = self.log_service_session_id + 1
         self.leadership_term_id = NULL_VALUE
         self.pending_messages = ExpandableRingBuffer()
@@ -250,7 +248,7 @@ class PendingServiceMessageTracker:
                                                  ExpandableRingBuffer.HEADER_ALIGNMENT)) & (ring.capacity - 1)
             message_offset += ExpandableRingBuffer.HEADER_LENGTH
             _I64.pack_into(ring.buffer, message_offset + _CLUSTER_SESSION_ID_OFFSET, cluster_session_id)
-            _I64.pack_into(ring.buffer, message_offset + _TIMESTAMP_OFFSET, LONG_MAX)
+            _I64.pack_into(ring.buffer, message_offset + _TIMESTAMP_OFFSET, INT64_MAX)
 
     def sweep_follower_messages(self, cluster_session_id: int) -> None:
         """A follower's log reached ``cluster_session_id``: drop it and those before it."""
@@ -338,8 +336,8 @@ class PendingServiceMessageTracker:
     @staticmethod
     def _message_reset(buffer: bytearray, offset: int, length: int, head_offset: int) -> bool:
         append_position = _I64.unpack_from(buffer, offset + _TIMESTAMP_OFFSET)[0]
-        if append_position < LONG_MAX:
-            _I64.pack_into(buffer, offset + _TIMESTAMP_OFFSET, LONG_MAX)
+        if append_position < INT64_MAX:
+            _I64.pack_into(buffer, offset + _TIMESTAMP_OFFSET, INT64_MAX)
             return True
         return False
 

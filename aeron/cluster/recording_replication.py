@@ -13,13 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from aeron._core.codecs.archive import RecordingSignal
+from aeron.archive.configuration import NULL_POSITION
 from aeron.cluster._recording_pos import find_counter_id_by_recording, is_active
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError
 
 __all__ = ["RecordingReplication"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 NULL_COUNTER_ID = -1
 
 

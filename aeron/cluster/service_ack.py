@@ -12,11 +12,11 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError
 
 __all__ = ["ServiceAck", "EMPTY_SERVICE_ACKS"]
 
-NULL_VALUE = -1
 
 
 class ServiceAck:

@@ -20,14 +20,13 @@ from typing import Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.codecs.cluster import CloseReason, EventCode
+from aeron.archive.configuration import NULL_POSITION
 from aeron.cluster.cluster_session import Action, ClusterSession, State, check_encoded_principal_length
+from aeron.common.constants import INT64_MAX, NULL_VALUE
 
 __all__ = ["ClusterSessionProxy", "SessionManager", "SESSION_INVALID_VERSION_MSG", "SESSION_LIMIT_MSG",
            "SESSION_REJECTED_MSG"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
-LONG_MAX = (1 << 63) - 1
 SESSION_LIMIT_MSG = "concurrent session limit"
 SESSION_REJECTED_MSG = "session failed authentication"
 SESSION_INVALID_VERSION_MSG = "invalid client version"
@@ -369,7 +368,7 @@ class SessionManager:
                                                             None, session.encoded_principal):
                 session.reject(EventCode.AUTHENTICATION_REJECTED, "Not authorised for BackupQuery", self.error_log)
                 return 0
-            log_position = LONG_MAX if session.request_input is None else session.request_input
+            log_position = INT64_MAX if session.request_input is None else session.request_input
             entry = self.recording_log.find_last_term()
             if entry is not None and self.consensus_publisher.backup_response(
                     session, self.commit_position_counter_id, leader_member_id, self.member_id, entry,
