@@ -849,17 +849,7 @@ class NetworkResources:
             raise CommandError(ErrorCode.GENERIC_ERROR, f"incorrect URI format for destination: {channel}")
         if endpoint.rpartition(":")[2] == "0":
             raise CommandError(ErrorCode.GENERIC_ERROR, f"endpoint has port=0 for send destination: channel={channel}")
-        for key in INVALID_DESTINATION_KEYS:
-            if uri.has(key):
-                raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                   f"destinations must not contain the key: {key} channel={channel}")
-        if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
-        try:
-            return UdpChannel.parse(channel, uri, is_subscription=False, is_destination=True,
-                                    resolver=self.name_resolver)
-        except ConfigurationError as exc:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+        return self._destination_udp_channel(channel, uri, is_subscription=False)
 
     def on_remove_destination_by_id(self, command) -> None:
         """REMOVE_DESTINATION_BY_ID (aeron_driver_conductor_on_remove_receive_send_destination_by_id): the destination
@@ -909,17 +899,17 @@ class NetworkResources:
         raise CommandError(ErrorCode.UNKNOWN_SUBSCRIPTION, f"unknown subscription client_id={command.client_id} "
                                                            f"registration_id={command.registration_id}")
 
-    def _destination_udp_channel(self, channel: str) -> UdpChannel:
-        """A receive destination's channel, refusing what a destination may not set (as the C driver does)."""
-        uri = parse_channel(channel)
+    def _destination_udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
+        """A send or receive destination's channel, refusing what a destination may not set (as the C driver
+        does)."""
         for key in INVALID_DESTINATION_KEYS:
             if uri.has(key):
                 raise CommandError(ErrorCode.INVALID_CHANNEL,
                                    f"destinations must not contain the key: {key} channel={channel}")
-        if uri.get("control-mode") == "response":
+        if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
             raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
         try:
-            return UdpChannel.parse(channel, uri, is_subscription=True, is_destination=True,
+            return UdpChannel.parse(channel, uri, is_subscription=is_subscription, is_destination=True,
                                     resolver=self.name_resolver)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
@@ -929,7 +919,8 @@ class NetworkResources:
         (ports of aeron_driver_conductor_on_add/remove_receive_network_destination). The receiver adds or removes
         the socket; a removed one is closed here once the receiver has let go of it."""
         subscription = self.find_multi_destination_subscription(command)
-        udp_channel = self._destination_udp_channel(command.channel)
+        udp_channel = self._destination_udp_channel(command.channel, parse_channel(command.channel),
+                                                    is_subscription=True)
         endpoint = subscription.endpoint
         destinations = self._receive_destinations[endpoint]
         now_ns = self._nano_clock()
