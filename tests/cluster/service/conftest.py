@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Fixtures of the clustered service container tests: our embedded driver and a client on it, and a helper that
+encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from aeron import Aeron, MediaDriver
+from tests.client.conftest import client_context, driver_context
+
+
+@pytest.fixture
+def driver():
+    with MediaDriver.launch_embedded(driver_context()) as d:
+        yield d
+
+
+@pytest.fixture
+def errors() -> list[BaseException]:
+    return []
+
+
+@pytest.fixture
+def client(driver, errors):
+    with Aeron.connect(client_context(driver.aeron_dir, errors)) as c:
+        yield c
+
+
+def encode(encoder_class: Any, var: dict[str, Any] | None = None, payload: bytes = b"", **fields: Any) -> bytes:
+    """One message: header, block ``fields``, var-data ``var`` (in schema order), then ``payload``."""
+    var = var or {}
+    buffer = bytearray(8 + encoder_class.BLOCK_LENGTH + sum(4 + len(v) for v in var.values()))
+    encoder = encoder_class().wrap_and_apply_header(buffer, 0)
+    for name, value in fields.items():
+        setattr(encoder, name, value)
+    for name, value in var.items():
+        getattr(encoder, f"put_{name}")(value)
+    length = 8 + encoder.encoded_length
+    encoder.release()
+    return bytes(buffer[:length]) + payload

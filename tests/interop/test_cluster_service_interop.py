@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our clustered service container with Java's consensus module: a one-member Java ClusteredMediaDriver whose one
+service is ours (a ClusteredServiceContainer in this process, on the node's driver directory), driven by Java's
+AeronCluster client and ClusterTool. Sessions open, echo, close; timers fire; service messages go round the log;
+a snapshot is taken and a restarted node's service recovers from it; ClusterTool shutdown terminates the service.
+Needs AERON_JAVA_CP (skips without it)."""
+from __future__ import annotations
+
+import struct
+import threading
+
+import pytest
+
+from aeron.cluster.service.cluster import Role
+from aeron.cluster.service.clustered_service import ClusteredService
+from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
+from tests.interop.java_cluster import JavaClusterNode, compile_client, java_cp, run_client
+from tests.support import wait_for
+
+
+class InteropService(ClusteredService):
+    """Echoes, schedules timers, relays service messages, counts messages; its snapshot is the count."""
+
+    def __init__(self) -> None:
+        self.cluster = None
+        self.count = 0
+        self.loaded_count: int | None = None
+        self.events: list[tuple] = []
+        self.terminated = threading.Event()
+
+    def on_start(self, cluster, snapshot_image):
+        self.cluster = cluster
+        if snapshot_image is not None:
+            def on_fragment(buffer, offset, length, header):
+                self.count = self.loaded_count = buffer.get_i64(offset)
+            while self.loaded_count is None and not snapshot_image.is_end_of_stream:
+                cluster.idle_strategy.idle(snapshot_image.poll(on_fragment, 1))
+        self.events.append(("start", snapshot_image is not None))
+
+    def send(self, session, text: str) -> None:
+        data = text.encode()
+        self.cluster.idle_strategy.reset()
+        while session.offer(data) < 0:
+            self.cluster.idle_strategy.idle()
+
+    def on_session_open(self, session, timestamp):
+        self.events.append(("open", session.id))
+
+    def on_session_close(self, session, timestamp, close_reason):
+        self.events.append(("close", session.id, close_reason.name))
+
+    def on_session_message(self, session, timestamp, buffer, offset, length, header):
+        text = buffer.get_bytes(offset, length).decode()
+        if session is None:                               # a service message, back through the log
+            for s in self.cluster.client_sessions:
+                self.send(s, "relayed:" + text)
+            return
+        self.count += 1
+        if text.startswith("timer:"):
+            while not self.cluster.schedule_timer(7, self.cluster.time + int(text[6:])):
+                self.cluster.idle_strategy.idle()
+            self.send(session, "scheduled")
+        elif text.startswith("svc:"):
+            while self.cluster.offer(text[4:].encode()) < 0:
+                self.cluster.idle_strategy.idle()
+        elif text == "count":
+            self.send(session, f"count:{self.count}")
+        else:
+            self.send(session, "echo:" + text)
+
+    def on_timer_event(self, correlation_id, timestamp):
+        self.events.append(("timer", correlation_id))
+        for session in self.cluster.client_sessions:
+            self.send(session, f"fired:{correlation_id}")
+
+    def on_take_snapshot(self, snapshot_publication):
+        self.events.append(("snapshot", self.count))
+        data = struct.pack("<q", self.count)
+        self.cluster.idle_strategy.reset()
+        while snapshot_publication.offer(data) < 0:
+            self.cluster.idle_strategy.idle()
+
+    def on_role_change(self, new_role):
+        self.events.append(("role", new_role))
+
+    def on_terminate(self, cluster):
+        self.events.append(("terminate",))
+        self.terminated.set()
+
+
+@pytest.fixture(scope="module")
+def classpath():
+    return java_cp()
+
+
+@pytest.fixture(scope="module")
+def client_dir(classpath, tmp_path_factory):
+    return compile_client(classpath, tmp_path_factory.mktemp("java-client"))
+
+
+@pytest.fixture
+def node(classpath, shm_dir):
+    java_node = JavaClusterNode(classpath, shm_dir)
+    yield java_node
+    java_node.stop()
+
+
+def launch(node: JavaClusterNode, service: ClusteredService) -> ClusteredServiceContainer:
+    return ClusteredServiceContainer.launch(Context(environ={}, aeron_dir=node.aeron_dir, cluster_dir=node.cluster_dir,
+                                                    clustered_service=service))
+
+
+def egress(lines: list[str]) -> list[str]:
+    return [line.split(" ", 2)[2] for line in lines if line.startswith("EGRESS ")]
+
+
+def test_sessions_messages_timers_and_service_messages_on_javas_consensus_module(node, classpath, client_dir):
+    node.start()
+    service = InteropService()
+    with launch(node, service):
+        lines = run_client(classpath, client_dir, node, "send:hello", "await:echo:hello", "send:timer:50",
+                           "await:fired:7", "send:svc:ping", "await:relayed:ping")
+        session_id = int(lines[0].split()[1])
+        assert lines[0] == f"SESSION {session_id} 0"
+        assert egress(lines) == ["echo:hello", "scheduled", "fired:7", "relayed:ping"]
+        assert lines[-1] == "CLOSED"
+        wait_for(lambda: service.events[-1][0] == "close", what="the session closed")
+        assert service.events == [("start", False), ("role", Role.LEADER), ("open", session_id), ("timer", 7),
+                                  ("close", session_id, "CLIENT_ACTION")]
+        assert service.cluster.role == Role.LEADER and service.cluster.member_id == 0
+
+
+def test_clustertool_shutdown_terminates_the_service(node, classpath, client_dir):
+    node.start()
+    service = InteropService()
+    with launch(node, service) as container:
+        run_client(classpath, client_dir, node, "send:a", "await:echo:a")
+        result = node.tool("shutdown")
+        assert "SHUTDOWN applied successfully" in result.stdout, result.stdout + result.stderr
+        assert service.terminated.wait(30)
+        wait_for(lambda: not container.agent_runner.is_running, 30, what="the container stopped")
+        assert node.await_exit(60) == 0
+        # a shutdown takes a snapshot first: the service wrote its count
+        assert ("snapshot", 1) in service.events
+
+
+def test_a_snapshot_restores_the_service_after_a_restart(node, classpath, client_dir):
+    node.start()
+    first = InteropService()
+    with launch(node, first):
+        run_client(classpath, client_dir, node, "send:a", "await:echo:a", "send:b", "await:echo:b")
+        result = node.tool("snapshot")
+        assert "SNAPSHOT applied successfully" in result.stdout, result.stdout + result.stderr
+        assert ("snapshot", 2) in first.events
+        result = node.tool("recording-log")
+        assert "type=SNAPSHOT" in result.stdout and "serviceId=0" in result.stdout, result.stdout
+        run_client(classpath, client_dir, node, "send:c", "await:echo:c")
+    node.stop()
+
+    node.start()
+    second = InteropService()
+    with launch(node, second):
+        lines = run_client(classpath, client_dir, node, "send:count", "await:count:")
+        # the snapshot's count (2), then the log after it replayed ("c"), then this message
+        assert egress(lines) == ["count:4"]
+        assert second.loaded_count == 2
+        assert second.events[0] == ("start", True)
