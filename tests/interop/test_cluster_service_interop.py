@@ -6,7 +6,12 @@ a snapshot is taken and a restarted node's service recovers from it; ClusterTool
 Needs AERON_JAVA_CP (skips without it)."""
 from __future__ import annotations
 
+import os
+import re
+import shutil
 import struct
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -14,7 +19,8 @@ import pytest
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service import ClusteredService
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
-from tests.interop.java_cluster import JavaClusterNode, compile_client, java_cp, run_client
+from tests.interop.java_cluster import JAVA_OPENS, JavaClusterNode, compile_client, java_cp, run_client
+from tests.procs import client_env
 from tests.support import wait_for
 
 
@@ -165,3 +171,96 @@ def test_a_snapshot_restores_the_service_after_a_restart(node, classpath, client
         assert egress(lines) == ["count:4"]
         assert second.loaded_count == 2
         assert second.events[0] == ("start", True)
+
+
+# The official run (Java's BasicAuctionClusteredServiceNode and BasicAuctionClusterClient, Aeron 1.53.0-SNAPSHOT at
+# 63c11a6914, one node, three bids of customer 1): the service's lines and the client's. Ids, the client's port and
+# the prices (random) differ from run to run.
+GOLDEN_SERVICE_OUTPUT = """\
+onSessionOpen(ClientSession{id=1, responseStreamId=102, responseChannel='aeron:udp?rejoin=false|endpoint=localhost:55256', encodedPrincipal=[], responsePublication=Publication{originalRegistrationId=80, registrationId=81, isClosed=false, isConnected=true, initialTermId=-1461104592, termBufferLength=65536, sessionId=259338102, streamId=102, channel='aeron:udp?rejoin=false|endpoint=localhost:55256', position=96}, isClosing=false})
+attemptBid(this=Auction{bestPrice=0, currentWinningCustomerId=-1}, price=109,customerId=1)
+attemptBid(this=Auction{bestPrice=109, currentWinningCustomerId=1}, price=114,customerId=1)
+attemptBid(this=Auction{bestPrice=114, currentWinningCustomerId=1}, price=116,customerId=1)
+onSessionClose(ClientSession{id=1, responseStreamId=102, responseChannel='aeron:udp?rejoin=false|endpoint=localhost:55256', encodedPrincipal=[], responsePublication=null, isClosing=false})
+"""  # noqa: E501
+GOLDEN_CLIENT_OUTPUT = """\
+Sent(0, 1, 109) bidsRemaining=2
+SessionMessage(1, 0,1, 109, true)
+Sent(1, 1, 114) bidsRemaining=1
+SessionMessage(1, 1,1, 114, true)
+Sent(2, 1, 116) bidsRemaining=0
+SessionMessage(1, 2,1, 116, true)
+"""
+
+# the tutorial's node 0: archive control, ingress, consensus, log, catch-up on 9001..9005 (only in a namespace)
+TUTORIAL_NODE = {
+    "aeron.archive.control.channel": "aeron:udp?endpoint=127.0.0.1:9001",
+    "aeron.cluster.members": "0,127.0.0.1:9002,127.0.0.1:9003,127.0.0.1:9004,127.0.0.1:9005,127.0.0.1:9001",
+}
+NAMESPACE_SCRIPT = """\
+ip link set lo up || exit 90
+{java} -cp {cp} io.aeron.cluster.ClusteredMediaDriver {properties} > {base}/node.out 2>&1 &
+NODE=$!
+while [ ! -f {base}/go ]; do kill -0 $NODE || exit 91; sleep 0.05; done
+{java} -Daeron.dir={base}/client -Daeron.cluster.tutorial.customerId=1 -Daeron.cluster.tutorial.numOfBids=3 \
+    -Daeron.cluster.tutorial.bidIntervalMs=200 -Daeron.cluster.tutorial.hostnames=127.0.0.1 -cp {cp} \
+    io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient > {base}/client.out 2>&1
+echo $? > {base}/client.rc
+while [ ! -f {base}/stop ]; do sleep 0.05; done
+kill -TERM $NODE
+wait $NODE
+"""
+
+
+def normalised(text: str) -> list[str]:
+    """Lines with what differs from run to run (ids, ports, positions, prices) as ``#``."""
+    return re.sub(r"-?\d+", "#", text).splitlines()
+
+
+def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(classpath, shm_dir):
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+        pytest.skip("no network namespace (unshare -n) for the tutorial's fixed ports")
+    node = JavaClusterNode(classpath, shm_dir)
+    node.properties.update(TUTORIAL_NODE)
+    properties = shm_dir / "node.properties"
+    properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties.items()))
+    java = " ".join(["java", *JAVA_OPENS])
+    script = NAMESPACE_SCRIPT.format(java=java, cp=classpath, properties=properties, base=shm_dir)
+    namespace = subprocess.Popen(["unshare", "-n", "sh", "-c", script], env=client_env())
+    container = None
+    try:
+        wait_for(lambda: os.path.exists(os.path.join(node.cluster_dir, "cluster-mark.dat")) and
+                 os.path.exists(os.path.join(node.aeron_dir, "cnc.dat")), 60, what="the Java node")
+        container = subprocess.Popen(
+            [sys.executable, "-m", "aeron.cluster.service", f"aeron.dir={node.aeron_dir}",
+             f"aeron.cluster.dir={node.cluster_dir}",
+             "aeron.cluster.service.class.name=aeron.samples.cluster.basic_auction_clustered_service:"
+             "BasicAuctionClusteredService"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=client_env())
+        wait_for(lambda: node.tool("is-leader").returncode == 0, 60, what="the node leading", interval_s=0.2)
+        (shm_dir / "go").touch()
+        wait_for(lambda: (shm_dir / "client.rc").exists(), 60, what="the tutorial's client", interval_s=0.1)
+        client_output = (shm_dir / "client.out").read_text()
+        assert (shm_dir / "client.rc").read_text().strip() == "0", client_output
+        assert normalised(client_output) == normalised(GOLDEN_CLIENT_OUTPUT)
+        result = node.tool("snapshot")
+        assert "SNAPSHOT applied successfully" in result.stdout, result.stdout + result.stderr
+        (shm_dir / "stop").touch()
+        namespace.wait(60)                  # the node's ShutdownSignalBarrier ends it on SIGTERM
+        out, err = container.communicate(timeout=60)
+        assert container.returncode == 0, err
+        lines = out.splitlines()
+        assert normalised("\n".join(lines[:5])) == normalised(GOLDEN_SERVICE_OUTPUT)
+        assert lines[5:] == ["Shutdown ClusteredServiceContainer..."]
+        # the bids the client says it won are the ones our service saw
+        prices = [int(p) for p in re.findall(r"SessionMessage\(1, \d+,1, (\d+), true\)", client_output)]
+        assert [int(p) for p in re.findall(r"price=(\d+),customerId=1", out)] == prices
+    finally:
+        (shm_dir / "stop").touch()
+        (shm_dir / "go").touch()
+        if namespace.poll() is None:
+            namespace.terminate()
+            namespace.wait(30)
+        if container is not None and container.poll() is None:
+            container.terminate()
+            container.communicate(timeout=30)

@@ -46,7 +46,8 @@ from aeron.common.settings import Setting, SettingsTable, parse_bool, parse_dura
 from aeron.common.version import __version__
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 
-__all__ = ["ClusteredServiceContainer", "Configuration", "Context", "semantic_versioning_validator"]
+__all__ = ["ClusteredServiceContainer", "Configuration", "Context", "container_property",
+           "semantic_versioning_validator"]
 
 NULL_VALUE = -1
 IPC_CHANNEL = "aeron:ipc"
@@ -144,6 +145,11 @@ _CONTEXT_SETTINGS = tuple(
 ) + (Setting("aeron_dir", "aeron.dir", None),)
 _BY_PROPERTY = {s.prop: s for s in _CONTEXT_SETTINGS}
 _BY_ATTR = {s.attr: s for s in _CONTEXT_SETTINGS}
+
+
+def container_property(name: str) -> bool:
+    """Whether ``name`` is a property the container reads (Aeron's name of one of its settings)."""
+    return name in _BY_PROPERTY
 
 
 def semantic_versioning_validator(configured: int, received: int) -> bool:

@@ -10,7 +10,7 @@ closed or at its maximum position (``ConsensusModuleProxy.checkResult``).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aeron._core.buffer_claim import BufferClaim
@@ -18,7 +18,7 @@ from aeron._core.codecs import cluster as codecs
 from aeron._core.term_appender import CLOSED, MAX_POSITION_EXCEEDED, NOT_CONNECTED
 from aeron.common.errors import ClusterError
 
-__all__ = ["ConsensusModuleProxy", "check_result"]
+__all__ = ["ConsensusModuleProxy", "check_result", "commit_encoded"]
 
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
 
@@ -31,6 +31,21 @@ def check_result(position: int, publication: Any) -> None:
         raise ClusterError("publication is closed")
     if position == MAX_POSITION_EXCEEDED:
         raise ClusterError(f"publication at max position: term-length={publication.term_buffer_length}")
+
+
+def commit_encoded(claim: BufferClaim, encoder: Any, fields: Mapping[str, Any]) -> None:
+    """Encode a message (header, then ``fields``) in place in an open claim and commit it; aborted if encoding
+    fails. The encoder lets go of the claim's view before the commit, which a view still exported would refuse."""
+    try:
+        encoder.wrap_and_apply_header(claim.buffer, 0)
+        for name, value in fields.items():
+            setattr(encoder, name, value)
+    except BaseException:
+        encoder.release()
+        claim.abort()
+        raise
+    encoder.release()
+    claim.commit()
 
 
 class ConsensusModuleProxy:
@@ -51,23 +66,12 @@ class ConsensusModuleProxy:
         self.publication.close()
 
     def _send(self, encoder: Any, **fields: int) -> bool:
-        # one claimed frame: header and block encoded in place, then committed; the encoder lets go of the claim's
-        # view first, as a view still exported would keep the frame from being committed
         claim = self._buffer_claim
         position = self.publication.try_claim(_HEADER + encoder.BLOCK_LENGTH, claim)
         if position <= 0:
             check_result(position, self.publication)
             return False
-        try:
-            encoder.wrap_and_apply_header(claim.buffer, 0)
-            for name, value in fields.items():
-                setattr(encoder, name, value)
-        except BaseException:
-            encoder.release()
-            claim.abort()
-            raise
-        encoder.release()
-        claim.commit()
+        commit_encoded(claim, encoder, fields)
         return True
 
     def schedule_timer(self, correlation_id: int, deadline: int) -> bool:

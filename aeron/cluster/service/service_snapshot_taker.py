@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aeron._core.buffer_claim import BufferClaim
 from aeron._core.codecs import cluster as codecs
 from aeron.cluster.service.client_session import ClientSession
 from aeron.cluster.service.snapshot_taker import SnapshotTaker
@@ -32,23 +33,22 @@ class ServiceSnapshotTaker(SnapshotTaker):
         encoded_principal = session.encoded_principal
         length = _SESSION_FIXED_LENGTH + len(response_channel) + len(encoded_principal)
         if length <= self.publication.max_payload_length:
-            self.idle_strategy.reset()
-            claim = self.buffer_claim
-            while True:
-                result = self.publication.try_claim(length, claim)
-                if result > 0:
-                    try:
-                        self._encode(session, response_channel, encoded_principal, claim.buffer)
-                    except BaseException:
-                        claim.abort()
-                        raise
-                    claim.commit()
-                    return
-                self.check_result_and_idle(result)
+            self.claim_and_commit(length, lambda claim: self._encode_claimed(session, response_channel,
+                                                                             encoded_principal, claim))
+            return
         if len(self._offer_buffer) < length:
             self._offer_buffer = bytearray(length)
         self._encode(session, response_channel, encoded_principal, self._offer_buffer)
         self.offer(self._offer_buffer, 0, length)
+
+    def _encode_claimed(self, session: ClientSession, response_channel: bytes, encoded_principal: bytes,
+                        claim: BufferClaim) -> None:
+        try:
+            self._encode(session, response_channel, encoded_principal, claim.buffer)
+        except BaseException:
+            claim.abort()
+            raise
+        claim.commit()
 
     def _encode(self, session: ClientSession, response_channel: bytes, encoded_principal: bytes, buffer: Any) -> None:
         e = self._client_session.wrap_and_apply_header(buffer, 0)

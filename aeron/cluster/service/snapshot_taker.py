@@ -9,12 +9,13 @@ Python threads cannot be, so the agent's own termination is what ends a snapshot
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.codecs import cluster as codecs
 from aeron._core.codecs.cluster import ClusterTimeUnit, SnapshotMark
-from aeron.cluster.service.consensus_module_proxy import check_result
+from aeron.cluster.service.consensus_module_proxy import check_result, commit_encoded
 
 __all__ = ["SnapshotTaker"]
 
@@ -57,22 +58,16 @@ class SnapshotTaker:
     def put(self, encoder: Any, length: int, **fields: Any) -> None:
         """Claim ``length`` bytes, encode ``encoder`` (header, then ``fields``) in place and commit, retrying while
         back pressured."""
+        self.claim_and_commit(length, lambda claim: commit_encoded(claim, encoder, fields))
+
+    def claim_and_commit(self, length: int, write: Callable[[BufferClaim], None]) -> None:
+        """Claim ``length`` bytes, retrying while back pressured, and have ``write(claim)`` fill and commit it."""
         self.idle_strategy.reset()
         claim = self.buffer_claim
         while True:
             result = self.publication.try_claim(length, claim)
             if result > 0:
-                try:
-                    encoder.wrap_and_apply_header(claim.buffer, 0)
-                    for name, value in fields.items():
-                        setattr(encoder, name, value)
-                except BaseException:
-                    encoder.release()
-                    claim.abort()
-                    raise
-                # the encoder lets go of the claim's view: a view still exported keeps the frame from committing
-                encoder.release()
-                claim.commit()
+                write(claim)
                 return
             self.check_result_and_idle(result)
 

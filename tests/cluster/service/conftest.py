@@ -1,31 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fixtures of the clustered service container tests: our embedded driver and a client on it, and a helper that
-encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
+"""Fixtures of the clustered service container tests: the client tests' embedded driver and a client on it, and a
+helper that encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from aeron import Aeron, MediaDriver
-from tests.client.conftest import client_context, driver_context
-
-
-@pytest.fixture
-def driver():
-    with MediaDriver.launch_embedded(driver_context()) as d:
-        yield d
-
-
-@pytest.fixture
-def errors() -> list[BaseException]:
-    return []
-
-
-@pytest.fixture
-def client(driver, errors):
-    with Aeron.connect(client_context(driver.aeron_dir, errors)) as c:
-        yield c
+from tests.client.conftest import client, driver, errors  # noqa: F401 (the client tests' fixtures)
 
 
 def encode(encoder_class: Any, var: dict[str, Any] | None = None, payload: bytes = b"", **fields: Any) -> bytes:
