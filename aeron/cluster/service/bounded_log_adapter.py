@@ -7,9 +7,9 @@ dispatched by template id: SessionMessageHeader (the application's messages), Ti
 SessionCloseEvent, ClusterActionRequest and NewLeadershipTermEvent go to the agent; MembershipChangeEvent (dynamic
 join, removed from Aeron) and unknown templates are skipped; an entry of another schema is a ClusterError.
 
-Session messages, the per-message path, are read straight from the term buffer (no decoder wrapped); the other
-entries are control-rate and decoded with the generated flyweights, which let go of the buffer before the agent
-runs.
+The per-message path is compiled: a :class:`~aeron._core.cluster_log.LogEntryDispatcher` reads each entry's message
+header and a session message's fields in place and calls the agent; the other entries are control-rate and decoded
+here with the generated flyweights, which let go of the buffer before the agent runs.
 """
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import ImageControlledFragmentAssembler
-from aeron._core.term_reader import CONTINUE
-from aeron.cluster.client.aeron_cluster import SESSION_HEADER_LENGTH
+from aeron._core.cluster_log import LogEntryDispatcher
 from aeron.cluster.service.cluster_clock import ClusterClock
-from aeron.common.errors import ClusterError
 
 if TYPE_CHECKING:
     from aeron.client.image import Image
@@ -33,16 +31,12 @@ CLUSTER_ACTION_FLAGS_DEFAULT = 0
 CLUSTER_ACTION_FLAGS_STANDBY_SNAPSHOT = 1
 
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
-_SCHEMA_ID = codecs.SCHEMA_ID
-_SESSION_MESSAGE = codecs.SessionMessageHeaderDecoder.TEMPLATE_ID
 _TIMER_EVENT = codecs.TimerEventDecoder.TEMPLATE_ID
 _SESSION_OPEN = codecs.SessionOpenEventDecoder.TEMPLATE_ID
 _SESSION_CLOSE = codecs.SessionCloseEventDecoder.TEMPLATE_ID
 _ACTION_REQUEST = codecs.ClusterActionRequestDecoder.TEMPLATE_ID
 _NEW_LEADERSHIP_TERM = codecs.NewLeadershipTermEventDecoder.TEMPLATE_ID
-# SessionMessageHeader's fields, from the start of the message (header then block)
-_CLUSTER_SESSION_ID_OFFSET = _HEADER + 8
-_TIMESTAMP_OFFSET = _HEADER + 16
+_EVENTS = frozenset((_TIMER_EVENT, _SESSION_OPEN, _SESSION_CLOSE, _ACTION_REQUEST, _NEW_LEADERSHIP_TERM))
 
 
 def _enum(enum_type: Any, value: int) -> Any:
@@ -63,7 +57,8 @@ class BoundedLogAdapter:
         self.fragment_limit = fragment_limit
         self.max_log_position = 0
         self.image: Image | None = None
-        self._assembler = ImageControlledFragmentAssembler(self.on_message)
+        self._assembler = ImageControlledFragmentAssembler(LogEntryDispatcher(agent.on_session_message,
+                                                                              self._on_event))
         self._timer_event = codecs.TimerEventDecoder()
         self._open_event = codecs.SessionOpenEventDecoder()
         self._close_event = codecs.SessionCloseEventDecoder()
@@ -90,20 +85,11 @@ class BoundedLogAdapter:
         assert image is not None
         return int(image.bounded_controlled_poll(self._assembler, limit, self.fragment_limit))
 
-    def on_message(self, buffer: Any, offset: int, length: int, header: Any) -> int:
-        """Dispatch one whole log entry to the agent (the assembler's delegate); returns CONTINUE."""
-        if buffer.get_i16(offset + 4) & 0xFFFF != _SCHEMA_ID:
-            raise ClusterError(f"expected schemaId={_SCHEMA_ID}, actual={buffer.get_i16(offset + 4) & 0xFFFF}")
-        template_id = buffer.get_i16(offset + 2) & 0xFFFF
-        if template_id == _SESSION_MESSAGE:
-            self.agent.on_session_message(header.position, buffer.get_i64(offset + _CLUSTER_SESSION_ID_OFFSET),
-                                          buffer.get_i64(offset + _TIMESTAMP_OFFSET), buffer,
-                                          offset + SESSION_HEADER_LENGTH, length - SESSION_HEADER_LENGTH, header)
-        elif template_id in (_TIMER_EVENT, _SESSION_OPEN, _SESSION_CLOSE, _ACTION_REQUEST, _NEW_LEADERSHIP_TERM):
-            self._on_event(template_id, buffer, offset, length, header)
-        return CONTINUE
-
     def _on_event(self, template_id: int, buffer: Any, offset: int, length: int, header: Any) -> None:
+        # the control-rate entries, decoded here; MembershipChangeEvent (removed dynamic join) and unknown
+        # templates are skipped
+        if template_id not in _EVENTS:
+            return
         block_length = buffer.get_i16(offset) & 0xFFFF
         version = buffer.get_i16(offset + 6) & 0xFFFF
         body, end = offset + _HEADER, offset + length

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from aeron._core.codecs import cluster as codecs
-from aeron.cluster.service.bounded_log_adapter import SESSION_HEADER_LENGTH, BoundedLogAdapter
+from aeron.cluster.client.aeron_cluster import SESSION_HEADER_LENGTH
+from aeron.cluster.service.bounded_log_adapter import BoundedLogAdapter
 from aeron.common.errors import ClusterError
 from tests.cluster.service.conftest import encode
 from tests.support import wait_for
