@@ -71,7 +71,7 @@ DEFAULT_ADDR = "127.0.0.1"
 DEFAULT_DRIVER_TIMEOUT_MS = 10_000
 METRICS_EXTRA_HINT = "needs the metrics extra (prometheus-client): pip install 'aeron-py[metrics]'"
 
-SYSTEM_COUNTER_NAMES = {counter_id: name.lower() for counter_id, name, _ in ctr.SYSTEM_COUNTERS}
+SYSTEM_COUNTER_NAMES = {counter_id: name.lower() for counter_id, name, _ in ctr.SYSTEM_COUNTERS + ctr.EXTRA_SYSTEM_COUNTERS}
 POSITION_TYPES = frozenset((
     ctr.DRIVER_PUBLISHER_POS_TYPE_ID, ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID, ctr.DRIVER_SENDER_POSITION_TYPE_ID,
     ctr.DRIVER_SENDER_LIMIT_TYPE_ID, ctr.DRIVER_RECEIVER_HWM_TYPE_ID, ctr.DRIVER_RECEIVER_POS_TYPE_ID,
