@@ -134,6 +134,10 @@ def test_sessions_messages_timers_and_service_messages_on_javas_consensus_module
         assert service.events == [("start", False), ("role", Role.LEADER), ("open", session_id), ("timer", 7),
                                   ("close", session_id, "CLIENT_ACTION")]
         assert service.cluster.role == Role.LEADER and service.cluster.member_id == 0
+        # Java's ClusterTool reads our container's mark file beside its consensus module's
+        describe = node.tool("describe").stdout
+        assert "componentType=CONTAINER" in describe and f"pid={os.getpid()}" in describe, describe
+        assert "serviceId=0|headerLength=8192" in describe and "serviceName='clustered-service-0-0'" in describe
 
 
 def test_clustertool_shutdown_terminates_the_service(node, classpath, client_dir):

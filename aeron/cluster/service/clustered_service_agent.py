@@ -73,6 +73,16 @@ class ClusterTerminationError(AgentTerminationError):
         super().__init__("expected termination" if is_expected else "unexpected termination")
 
 
+class _Interrupted(AgentTerminationError):
+    """The container is closing (Java interrupts the agent's thread): an expected end, not reported."""
+
+    is_expected = True
+
+
+def _is_expected(error: AgentTerminationError) -> bool:
+    return bool(getattr(error, "is_expected", False))
+
+
 class ActiveLogEvent:
     """A JoinLog waiting for the agent to join it (Aeron's ``ActiveLogEvent``)."""
 
@@ -196,8 +206,14 @@ class ClusteredServiceAgent(Agent, Cluster):
     def on_start(self) -> None:
         """Find the commit position counter, recover the service's state and start it (see the module)."""
         counters = self._aeron.counters_reader
-        self.commit_position = self._await_commit_position_counter(counters, self.ctx.cluster_id)
-        self._recover_state(counters)
+        try:
+            self.commit_position = self._await_commit_position_counter(counters, self.ctx.cluster_id)
+            self._recover_state(counters)
+        except AgentTerminationError as ex:
+            # as Agrona's AgentRunner reports whatever ends an agent's start (but a close while waiting)
+            if not _is_expected(ex):
+                self.handle_error(ex)
+            raise
         self.time_of_last_update_ns = self.nano_clock()
         self.is_service_active = True
 
@@ -238,8 +254,10 @@ class ClusteredServiceAgent(Agent, Cluster):
                 if polled == 0 and self.log_adapter.is_done():
                     self._close_log()
             work_count += self._invoke_background_work(now_ns)
-        except AgentTerminationError:
+        except AgentTerminationError as ex:
             self._run_termination_hook()
+            if not _is_expected(ex):        # Agrona's AgentRunner reports an unexpected termination
+                self.handle_error(ex)
             raise
         return work_count
 
@@ -363,7 +381,7 @@ class ClusteredServiceAgent(Agent, Cluster):
 
     def _do_idle_work(self) -> None:
         if self._interrupted:
-            raise AgentTerminationError("interrupted")
+            raise _Interrupted("interrupted")
         now_ns = self.nano_clock()
         self._check_for_clock_tick(now_ns)
         if self.is_service_active:

@@ -121,6 +121,17 @@ def container_of(driver, tmp_path):
         container.close()
 
 
+def error_texts(container) -> list[str]:
+    """The errors in the container's mark file, read once the container has stopped."""
+    container.close()
+    path = container.context.mark_file.path
+    mark = ClusterMarkFile.open(path.parent, path.name)
+    try:
+        return [record.text for record in mark.error_records()]
+    finally:
+        mark.close()
+
+
 def egress(client, stream_id: int = 102):
     """The test's egress subscription (the clients' response channel is aeron:ipc) and what arrived on it."""
     subscription = client.add_subscription("aeron:ipc", stream_id)
@@ -298,6 +309,8 @@ def test_a_service_failing_to_start_acks_without_a_client_id_and_terminates(clie
     assert cm.await_received("ack")[0] == ("ack", 0, 0, 0, -1, 0)
     wait_for(lambda: not container.agent_runner.is_running, what="the container stopped")
     assert not service.terminated.is_set()          # on_terminate only after a successful start
+    text = error_texts(container)[0]
+    assert "failed to start service=0 leadershipTermId=-1 logPosition=0" in text and "no start" in text
 
 
 def test_close_while_waiting_for_the_consensus_module_ends_promptly(container_of):
@@ -305,3 +318,18 @@ def test_close_while_waiting_for_the_consensus_module_ends_promptly(container_of
     container = container_of(service)           # no consensus module: it waits for the commit position counter
     container.close()
     assert not container.agent_runner.is_running and service.calls == []
+    assert error_texts(container) == []                     # a close is no error
+
+
+def test_losing_the_commit_position_counter_terminates_the_container(client, cm, container_of):
+    service = RecordingService()
+    hooked = threading.Event()
+    container = container_of(service, termination_hook=hooked.set)
+    cm.await_received("ack")
+    cm.join_log(Role.FOLLOWER)
+    cm.await_received("ack", 2)
+    cm.commit_position.close()                  # the consensus module went away
+    assert hooked.wait(10)
+    wait_for(lambda: not container.agent_runner.is_running, what="the container stopped")
+    assert service.terminated.is_set()          # the service had started: it hears of the end
+    assert any("commit-pos counter unexpectedly closed" in text for text in error_texts(container))
