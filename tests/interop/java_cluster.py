@@ -109,18 +109,33 @@ def compile_client(classpath: str, directory: pathlib.Path) -> pathlib.Path:
     return directory
 
 
+def cluster_members(count: int) -> tuple[str, str]:
+    """A members string of ``count`` members on free loopback ports, and the clients' ingress endpoints."""
+    members, ingress = [], []
+    for member_id in range(count):
+        archive, ingress_port, consensus, log, catchup = (free_port() for _ in range(5))
+        members.append(f"{member_id},127.0.0.1:{ingress_port},127.0.0.1:{consensus},127.0.0.1:{log},"
+                       f"127.0.0.1:{catchup},127.0.0.1:{archive}")
+        ingress.append(f"{member_id}=127.0.0.1:{ingress_port}")
+    return "|".join(members), ",".join(ingress)
+
+
 class JavaClusterNode:
     """Java's ClusteredMediaDriver for one member whose service is ours, and ClusterTool on its directory."""
 
-    def __init__(self, classpath: str, base: pathlib.Path) -> None:
+    def __init__(self, classpath: str, base: pathlib.Path, member_id: int = 0,
+                 members: tuple[str, str] | None = None, **properties: str) -> None:
+        """A member of ``members`` (``cluster_members``; one member of its own when None); ``properties`` are more
+        Java properties (dots as underscores)."""
         self.classpath = classpath
         self.base = base
+        base.mkdir(parents=True, exist_ok=True)
         self.aeron_dir = str(base / "driver")
         self.cluster_dir = str(base / "cluster")
         self.archive_dir = str(base / "archive")
-        ports = [free_port() for _ in range(5)]
-        archive, ingress, consensus, log, catchup = ports
-        self.ingress_endpoints = f"0=127.0.0.1:{ingress}"
+        members_text, self.ingress_endpoints = members or cluster_members(1)
+        member = members_text.split("|")[member_id]
+        archive_endpoint = member.split(",")[5]
         self.properties = {
             "aeron.dir": self.aeron_dir,
             "aeron.dir.delete.on.start": "true",
@@ -131,18 +146,18 @@ class JavaClusterNode:
             "aeron.ipc.term.buffer.length": "65536",
             "aeron.archive.dir": self.archive_dir,
             "aeron.archive.threading.mode": "SHARED",
-            "aeron.archive.control.channel": f"aeron:udp?endpoint=127.0.0.1:{archive}",
+            "aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
             "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
             "aeron.archive.segment.file.length": "65536",
             "aeron.cluster.dir": self.cluster_dir,
-            "aeron.cluster.members": (f"0,127.0.0.1:{ingress},127.0.0.1:{consensus},127.0.0.1:{log},"
-                                      f"127.0.0.1:{catchup},127.0.0.1:{archive}"),
-            "aeron.cluster.member.id": "0",
+            "aeron.cluster.members": members_text,
+            "aeron.cluster.member.id": str(member_id),
             "aeron.cluster.ingress.channel": "aeron:udp",
             "aeron.cluster.log.channel": "aeron:udp?term-length=64k",
             "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
             "aeron.cluster.service.count": "1",
         }
+        self.properties.update({k.replace("_", "."): v for k, v in properties.items()})
         self.process: subprocess.Popen | None = None
         self.output = base / "node.out"
 

@@ -19,7 +19,8 @@ import pytest
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service import ClusteredService
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
-from tests.interop.java_cluster import JAVA_OPENS, JavaClusterNode, compile_client, java_cp, run_client
+from tests.interop.java_cluster import JAVA_OPENS, JavaClusterNode, cluster_members, compile_client, java_cp, \
+    run_client
 from tests.procs import client_env
 from tests.support import wait_for
 
@@ -268,3 +269,47 @@ def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(clas
         if container is not None and container.poll() is None:
             container.terminate()
             container.communicate(timeout=30)
+
+
+def leading(services: list[InteropService], among) -> tuple[int] | None:
+    """``(index,)`` of the service among ``among`` whose member leads, or None."""
+    for i in among:
+        if services[i].cluster is not None and services[i].cluster.role == Role.LEADER:
+            return (i,)
+    return None
+
+
+def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath, client_dir, shm_dir):
+    members = cluster_members(3)
+    nodes = [JavaClusterNode(classpath, shm_dir / f"node{i}", i, members, aeron_cluster_leader_heartbeat_timeout="2s",
+                             aeron_cluster_session_timeout="5s") for i in range(3)]
+    services = [InteropService() for _ in nodes]
+    containers: list[ClusteredServiceContainer | None] = []
+    try:
+        for node in nodes:
+            node.start()
+        containers = [launch(node, service) for node, service in zip(nodes, services)]
+        leader, = wait_for(lambda: leading(services, range(3)), 120, what="a leader")
+        lines = run_client(classpath, client_dir, nodes[leader], "send:hello", "await:echo:hello", "send:count",
+                           "await:count:")
+        # one answer a message: the followers' services mock their egress
+        assert egress(lines) == ["echo:hello", "count:2"]
+        wait_for(lambda: all(s.count == 2 for s in services), 30, what="every member's service saw both messages")
+        followers = [i for i in range(3) if i != leader]
+        assert all(services[i].cluster.role == Role.FOLLOWER for i in followers)
+
+        nodes[leader].process.kill()                # the leader dies; its service is gone with it
+        nodes[leader].process.wait(30)
+        containers[leader].close()
+        containers[leader] = None
+        new_leader, = wait_for(lambda: leading(services, followers), 120, what="a new leader")
+        assert ("role", Role.LEADER) in services[new_leader].events
+        lines = run_client(classpath, client_dir, nodes[new_leader], "send:count", "await:count:")
+        assert egress(lines) == ["count:3"]
+        wait_for(lambda: all(services[i].count == 3 for i in followers), 30, what="both survivors' services")
+    finally:
+        for container in containers:
+            if container is not None:
+                container.close()
+        for node in nodes:
+            node.stop()
