@@ -333,3 +333,22 @@ def test_losing_the_commit_position_counter_terminates_the_container(client, cm,
     wait_for(lambda: not container.agent_runner.is_running, what="the container stopped")
     assert service.terminated.is_set()          # the service had started: it hears of the end
     assert any("commit-pos counter unexpectedly closed" in text for text in error_texts(container))
+
+
+def test_an_invoked_container_runs_on_the_callers_thread(client, cm, driver, tmp_path):
+    service = RecordingService()
+    ctx = Context(environ={}, aeron_dir=driver.aeron_dir, cluster_dir=str(tmp_path / "cluster"),
+                  clustered_service=service, use_agent_invoker=True)
+    with ClusteredServiceContainer.launch(ctx) as container:     # starts it: the service is recovered and acked
+        invoker = container.agent_invoker
+        assert container.agent_runner is None and invoker.is_running
+        assert not any(t.name == ctx.service_name for t in threading.enumerate())    # no thread of its own
+        assert service.calls == [("start", None)]
+        cm.await_received("ack")
+        cm.join_log(Role.FOLLOWER)
+        wait_for(lambda: cm.poll() >= 0 and len([m for m in cm.received if m[0] == "ack"]) == 2,
+                 invoke=invoker.invoke, what="the join acked")
+        cm.new_leadership_term()
+        cm.session_open(2)
+        wait_for(lambda: service.calls[-1][0] == "open", invoke=invoker.invoke, what="the session, when invoked")
+    assert invoker.is_closed and ("terminate",) in service.calls
