@@ -26,27 +26,36 @@ def session_message(schema_id: int = 111, template_id: int = 1) -> bytes:
     return struct.pack("<HHHHqqq", 24, template_id, schema_id, 17, 3, -9, 1234) + b"payload"
 
 
-def test_a_session_message_is_handed_on_with_its_fields():
+def test_a_session_message_is_handed_on_with_its_session_position_and_time():
     calls = []
-    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), lambda *a: calls.append(("event",) + a))
+    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), {-9: "session"}, lambda *a: calls.append(("event",) + a))
     term, header = term_with(session_message())
     assert dispatcher(term, 96, 39, header) == CONTINUE
-    (position, session_id, timestamp, buffer, offset, length, got_header), = calls
-    # term 7 is the third of the stream (initial 5): 2 * 4096, then the frame's end aligned: 64 + 71 -> 160
-    assert (position, session_id, timestamp, offset, length) == (2 * 4096 + 160, -9, 1234, 128, 7)
+    (session, timestamp, buffer, offset, length, got_header), = calls
+    assert (session, timestamp, offset, length) == ("session", 1234, 128, 7)
     assert buffer.get_bytes(offset, length) == b"payload" and got_header is header
+    # term 7 is the third of the stream (initial 5): 2 * 4096, then the frame's end aligned: 64 + 71 -> 160
+    assert (dispatcher.log_position, dispatcher.cluster_time) == (2 * 4096 + 160, 1234)
+
+
+def test_a_message_of_no_session_is_a_services():
+    calls = []
+    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), {}, print)
+    term, header = term_with(session_message())
+    dispatcher(term, 96, 39, header)
+    assert calls[0][0] is None
 
 
 def test_other_templates_go_to_the_event_handler():
     calls = []
-    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), lambda *a: calls.append(("event",) + a))
+    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), {}, lambda *a: calls.append(("event",) + a))
     term, header = term_with(session_message(template_id=20))
     dispatcher(term, 96, 39, header)
     assert [c[:2] for c in calls] == [("event", 20)] and calls[0][2:4] == (term, 96)
 
 
 def test_short_or_foreign_entries_are_refused():
-    dispatcher = LogEntryDispatcher(print, print)
+    dispatcher = LogEntryDispatcher(print, {}, print)
     term, header = term_with(session_message(schema_id=101))
     with pytest.raises(ClusterError, match="expected schemaId=111, actual=101"):
         dispatcher(term, 96, 39, header)

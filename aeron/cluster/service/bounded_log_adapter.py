@@ -2,21 +2,22 @@
 """``BoundedLogAdapter``: how a clustered service consumes the replicated log, up to the commit position and never
 past the log's bound (``maxLogPosition`` of JoinLog). Port of Aeron's ``io.aeron.cluster.service.BoundedLogAdapter``.
 
-Fragmented entries are reassembled (an ImageControlledFragmentAssembler, Aeron's one-image reassembly), then
-dispatched by template id: SessionMessageHeader (the application's messages), TimerEvent, SessionOpenEvent,
-SessionCloseEvent, ClusterActionRequest and NewLeadershipTermEvent go to the agent; MembershipChangeEvent (dynamic
-join, removed from Aeron) and unknown templates are skipped; an entry of another schema is a ClusterError.
+Fragmented entries are reassembled (Aeron's one-image reassembly), then dispatched by template id: SessionMessageHeader
+(the application's messages) goes to the service; TimerEvent, SessionOpenEvent, SessionCloseEvent,
+ClusterActionRequest and NewLeadershipTermEvent to the agent; MembershipChangeEvent (dynamic join, removed from
+Aeron) and unknown templates are skipped; an entry of another schema is a ClusterError.
 
-The per-message path is compiled: a :class:`~aeron._core.cluster_log.LogEntryDispatcher` reads each entry's message
-header and a session message's fields in place and calls the agent; the other entries are control-rate and decoded
-here with the generated flyweights, which let go of the buffer before the agent runs.
+The per-message path is compiled: a :class:`~aeron._core.cluster_log.LogEntryDispatcher` is the image's fragment
+handler; it reads each entry's message header and a session message's fields in place, keeps the log position and
+cluster time for the agent, and calls the service with the message's session (Aeron's
+``ClusteredServiceAgent.onSessionMessage``). The other entries are control-rate and decoded here with the generated
+flyweights, which let go of the buffer before the agent runs.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.codecs import cluster as codecs
-from aeron._core.fragment_assembler import ImageControlledFragmentAssembler
 from aeron._core.cluster_log import LogEntryDispatcher
 from aeron.cluster.service.cluster_clock import ClusterClock
 
@@ -52,13 +53,13 @@ class BoundedLogAdapter:
     ``max_log_position`` overall."""
 
     def __init__(self, agent: ClusteredServiceAgent, fragment_limit: int) -> None:
-        """Dispatch to ``agent``, at most ``fragment_limit`` fragments a poll."""
+        """Dispatch to ``agent`` (session messages straight to its service, with its sessions), at most
+        ``fragment_limit`` fragments a poll."""
         self.agent = agent
         self.fragment_limit = fragment_limit
         self.max_log_position = 0
         self.image: Image | None = None
-        self._assembler = ImageControlledFragmentAssembler(LogEntryDispatcher(agent.on_session_message,
-                                                                              self._on_event))
+        self.dispatcher = LogEntryDispatcher(agent.service.on_session_message, agent.session_by_id, self._on_event)
         self._timer_event = codecs.TimerEventDecoder()
         self._open_event = codecs.SessionOpenEventDecoder()
         self._close_event = codecs.SessionCloseEventDecoder()
@@ -70,7 +71,7 @@ class BoundedLogAdapter:
         image = self.image
         if image is not None:
             self.image = None
-            self._assembler.clear()
+            self.dispatcher.clear()
             image.subscription.close()
 
     def is_done(self) -> bool:
@@ -83,7 +84,7 @@ class BoundedLogAdapter:
         """Read the image up to position ``limit``; returns the fragments read."""
         image = self.image
         assert image is not None
-        return int(image.bounded_controlled_poll(self._assembler, limit, self.fragment_limit))
+        return int(image.bounded_controlled_poll(self.dispatcher, limit, self.fragment_limit))
 
     def _on_event(self, template_id: int, buffer: Any, offset: int, length: int, header: Any) -> None:
         # the control-rate entries, decoded here; MembershipChangeEvent (removed dynamic join) and unknown

@@ -145,7 +145,6 @@ class ClusteredServiceAgent(Agent, Cluster):
         here."""
         assert ctx.aeron is not None and ctx.mark_file is not None
         self.ctx = ctx
-        self.log_adapter = BoundedLogAdapter(self, ctx.log_fragment_limit)
         self.mark_file = ctx.mark_file
         self._aeron = ctx.aeron
         self.aeron_agent_invoker = ctx.aeron.conductor_agent_invoker
@@ -172,8 +171,6 @@ class ClusteredServiceAgent(Agent, Cluster):
         self.mark_file_update_deadline_ms = 0
         self.last_slow_tick_ns = 0
         self.time_of_last_update_ns = 0
-        self.cluster_time = 0
-        self._log_position = NULL_POSITION
         self.active_lifecycle_callback = LIFECYCLE_CALLBACK_NONE
         self.standby_snapshot_flags = CLUSTER_ACTION_FLAGS_DEFAULT
         self.commit_position: _ReadableCounter | None = None
@@ -184,6 +181,11 @@ class ClusteredServiceAgent(Agent, Cluster):
 
         self.sessions: list[ContainerClientSession] = []
         self.session_by_id: dict[int, ContainerClientSession] = {}
+        # the log's dispatcher keeps the log position and cluster time (it sets them for session messages)
+        self.log_adapter = BoundedLogAdapter(self, ctx.log_fragment_limit)
+        self.log_dispatcher = self.log_adapter.dispatcher
+        self._log_position = NULL_POSITION
+        self.cluster_time = 0
         # the SessionMessageHeader put before every message this service sends: egress and service messages
         self._header_buffer = bytearray(SESSION_HEADER_LENGTH)
         self._session_header = codecs.SessionMessageHeaderEncoder().wrap_and_apply_header(self._header_buffer, 0)
@@ -195,6 +197,23 @@ class ClusteredServiceAgent(Agent, Cluster):
         self.consensus_module_proxy = ConsensusModuleProxy(
             self._aeron.add_publication(channel, ctx.consensus_module_stream_id))
         self.service_adapter = ServiceAdapter(self._aeron.add_subscription(channel, ctx.service_stream_id), self)
+
+    @property
+    def _log_position(self) -> int:
+        return int(self.log_dispatcher.log_position)
+
+    @_log_position.setter
+    def _log_position(self, position: int) -> None:
+        self.log_dispatcher.log_position = position
+
+    @property
+    def cluster_time(self) -> int:
+        """Cluster time of the entry being processed (also :attr:`time`)."""
+        return int(self.log_dispatcher.cluster_time)
+
+    @cluster_time.setter
+    def cluster_time(self, timestamp: int) -> None:
+        self.log_dispatcher.cluster_time = timestamp
 
     # -- Agent ------------------------------------------------------------------------------------------------------
 
@@ -405,15 +424,7 @@ class ClusteredServiceAgent(Agent, Cluster):
         """requestServiceAck: ack on reaching ``log_position``."""
         self.requested_ack_position = log_position
 
-    # -- from the BoundedLogAdapter ---------------------------------------------------------------------------------
-
-    def on_session_message(self, log_position: int, cluster_session_id: int, timestamp: int, buffer: Any,
-                           offset: int, length: int, header: Any) -> None:
-        """A session (or service) message in the log, for the service."""
-        self._log_position = log_position
-        self.cluster_time = timestamp
-        self.service.on_session_message(self.session_by_id.get(cluster_session_id), timestamp, buffer, offset,
-                                        length, header)
+    # -- from the BoundedLogAdapter (session messages go from its dispatcher to the service) ------------------------
 
     def on_timer_event(self, log_position: int, correlation_id: int, timestamp: int) -> None:
         """A timer fired."""

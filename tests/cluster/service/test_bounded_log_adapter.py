@@ -15,14 +15,18 @@ from tests.support import wait_for
 
 
 class RecordingAgent:
-    """Records what the adapter hands an agent."""
+    """Records what the adapter hands an agent, and its service, whose sessions are ids 5 and -7 here."""
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
+        self.session_by_id = {5: "session 5", -7: "session -7"}
+        self.service = self
+        self.adapter: BoundedLogAdapter | None = None
 
-    def on_session_message(self, log_position, cluster_session_id, timestamp, buffer, offset, length, header):
-        self.calls.append(("message", log_position, cluster_session_id, timestamp, buffer.get_bytes(offset, length),
-                           header.position))
+    def on_session_message(self, session, timestamp, buffer, offset, length, header):
+        dispatcher = self.adapter.dispatcher
+        self.calls.append(("message", dispatcher.log_position, session, timestamp, buffer.get_bytes(offset, length),
+                           header.position, dispatcher.cluster_time))
 
     def on_timer_event(self, log_position, correlation_id, timestamp):
         self.calls.append(("timer", log_position, correlation_id, timestamp))
@@ -65,10 +69,15 @@ def append(pub, message: bytes) -> int:
     return position
 
 
+def adapter_for(agent: RecordingAgent) -> BoundedLogAdapter:
+    agent.adapter = BoundedLogAdapter(agent, 10)
+    return agent.adapter
+
+
 def test_each_entry_reaches_the_agent_with_the_position_after_it(log):
     pub, image = log
     agent = RecordingAgent()
-    adapter = BoundedLogAdapter(agent, 10)
+    adapter = adapter_for(agent)
     adapter.image = image
     adapter.max_log_position = 2 ** 63 - 1
     p_term = append(pub, encode(codecs.NewLeadershipTermEventEncoder, leadership_term_id=3, log_position=96,
@@ -90,7 +99,7 @@ def test_each_entry_reaches_the_agent_with_the_position_after_it(log):
     assert agent.calls == [
         ("term", 3, 96, 1000, 0, 2, 77, codecs.ClusterTimeUnit.MICROS, 1),
         ("open", 3, p_open, 5, 1001, 102, "aeron:udp?endpoint=localhost:9", b"\x01\xff"),
-        ("message", p_msg, 5, 1002, b"hello", p_msg),
+        ("message", p_msg, "session 5", 1002, b"hello", p_msg, 1002),
         ("timer", p_timer, 9, 1003),
         ("close", 3, p_close, 5, 1004, codecs.CloseReason.TIMEOUT),
         # a null flags field (an older leader) is the default flags
@@ -102,20 +111,20 @@ def test_each_entry_reaches_the_agent_with_the_position_after_it(log):
 def test_a_fragmented_entry_is_dispatched_whole_with_the_position_after_its_last_fragment(log):
     pub, image = log
     agent = RecordingAgent()
-    adapter = BoundedLogAdapter(agent, 10)
+    adapter = adapter_for(agent)
     adapter.image = image
     adapter.max_log_position = 2 ** 63 - 1
     payload = bytes(range(256)) * 20                        # 5120 bytes: several IPC MTUs
     end = append(pub, session_message(-7, 55, payload))
     assert end > 5120 + SESSION_HEADER_LENGTH + 32          # it went in more than one frame
     wait_for(lambda: adapter.poll(end) >= 0 and agent.calls, what="the whole message")
-    assert agent.calls == [("message", end, -7, 55, payload, end)]
+    assert agent.calls == [("message", end, "session -7", 55, payload, end, 55)]
 
 
 def test_the_limit_position_bounds_each_poll(log):
     pub, image = log
     agent = RecordingAgent()
-    adapter = BoundedLogAdapter(agent, 10)
+    adapter = adapter_for(agent)
     adapter.image = image
     first = append(pub, session_message(1, 1, b"a"))
     append(pub, session_message(1, 2, b"b"))
@@ -132,7 +141,7 @@ def test_the_limit_position_bounds_each_poll(log):
 def test_membership_changes_and_unknown_templates_are_skipped(log):
     pub, image = log
     agent = RecordingAgent()
-    adapter = BoundedLogAdapter(agent, 10)
+    adapter = adapter_for(agent)
     adapter.image = image
     append(pub, encode(codecs.MembershipChangeEventEncoder, {"cluster_members": "0,a|"}, leadership_term_id=0,
                        log_position=0, timestamp=0, leader_member_id=0, cluster_size=1, change_type=0, member_id=0))
@@ -144,7 +153,7 @@ def test_membership_changes_and_unknown_templates_are_skipped(log):
 
 def test_an_entry_of_another_schema_is_a_cluster_error(log):
     pub, image = log
-    adapter = BoundedLogAdapter(RecordingAgent(), 10)
+    adapter = adapter_for(RecordingAgent())
     adapter.image = image
     foreign = bytearray(session_message(1, 2, b"x"))
     foreign[4:6] = (101).to_bytes(2, "little")             # the archive's schema id
@@ -157,7 +166,7 @@ def test_close_closes_the_image_subscription(client):
     sub = client.add_subscription("aeron:ipc", 100)
     pub = client.add_exclusive_publication("aeron:ipc", 100)
     wait_for(lambda: sub.image_count == 1, what="image")
-    adapter = BoundedLogAdapter(RecordingAgent(), 10)
+    adapter = adapter_for(RecordingAgent())
     adapter.image = sub.image_at_index(0)
     adapter.close()
     assert adapter.image is None and sub.is_closed
