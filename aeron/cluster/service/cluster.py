@@ -119,6 +119,11 @@ class Cluster(abc.ABC):
         """Claim room for a message of ``length`` bytes to the cluster: the session header fills the first 32
         bytes of the claim, the message goes after it, then commit. Returns as :meth:`offer`."""
 
+    @abc.abstractmethod
+    def idle(self, work_count: int = 0) -> None:
+        """Idle once with the container's idle strategy when ``work_count`` is 0 (as ``idle_strategy.idle``), keeping
+        the container alive meanwhile."""
+
     @property
     @abc.abstractmethod
     def idle_strategy(self) -> Any:
