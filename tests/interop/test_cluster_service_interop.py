@@ -248,7 +248,11 @@ def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(clas
         wait_for(lambda: (shm_dir / "client.rc").exists(), 60, what="the tutorial's client", interval_s=0.1)
         client_output = (shm_dir / "client.out").read_text()
         assert (shm_dir / "client.rc").read_text().strip() == "0", client_output
-        assert normalised(client_output, booleans=True) == normalised(GOLDEN_CLIENT_OUTPUT, booleans=True)
+        # the client bids on a timer, so on a busy machine an answer may come after its next bid: the bids and the
+        # answers are compared each in their order
+        for kind in ("Sent(", "SessionMessage("):
+            assert [line for line in normalised(client_output, booleans=True) if line.startswith(kind)] == \
+                [line for line in normalised(GOLDEN_CLIENT_OUTPUT, booleans=True) if line.startswith(kind)]
         result = node.tool("snapshot")
         assert "SNAPSHOT applied successfully" in result.stdout, result.stdout + result.stderr
         (shm_dir / "stop").touch()
