@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Fixtures of the clustered service container tests: the client tests' embedded driver and a client on it, and a
-helper that encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
+"""Fixtures of the clustered service container tests: the client tests' embedded driver and a client on it, the
+archive tests' archiving driver and a client on it, and a helper that encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
 from __future__ import annotations
 
 from typing import Any
 
+from tests.archive.test_server import aeron, archiving_driver  # noqa: F401 (the archive tests' fixtures)
 from tests.client.conftest import client, driver, errors  # noqa: F401 (the client tests' fixtures)
 
 

@@ -84,6 +84,12 @@ class FakeConsensusModule:
                          is_startup=codecs.BooleanType.TRUE if is_startup else codecs.BooleanType.FALSE,
                          role=role, is_standby=codecs.BooleanType.FALSE))
 
+    def start_service(self, role: Role = Role.LEADER, **join: int) -> None:
+        """The service's start: its first ack, then a JoinLog and the ack of the join."""
+        self.await_received("ack")
+        self.join_log(role, **join)
+        self.await_received("ack", 2)
+
     def terminate_at(self, log_position: int, ack_required: bool = True) -> None:
         self.send(encode(codecs.ServiceTerminationPositionEncoder, log_position=log_position,
                          ack_required=codecs.BooleanType.TRUE if ack_required else codecs.BooleanType.FALSE))

@@ -218,9 +218,7 @@ def test_a_leader_service_starts_joins_and_follows_the_log(client, cm, container
 def test_a_follower_service_mocks_its_egress(client, cm, container_of):
     service = RecordingService()
     container_of(service)
-    cm.await_received("ack")
-    cm.join_log(Role.FOLLOWER)
-    cm.await_received("ack", 2)
+    cm.start_service(Role.FOLLOWER)
     cm.new_leadership_term()
     cm.session_open(3)
     cm.session_message(3, b"hello")
@@ -236,9 +234,7 @@ def test_a_follower_service_mocks_its_egress(client, cm, container_of):
 def test_the_service_reads_no_further_than_the_commit_position(client, cm, container_of):
     service = RecordingService()
     container_of(service)
-    cm.await_received("ack")
-    cm.join_log(Role.FOLLOWER)
-    cm.await_received("ack", 2)
+    cm.start_service(Role.FOLLOWER)
     cm.new_leadership_term()
     first = cm.session_message(0, b"one")
     cm.session_message(0, b"two", commit=False)
@@ -251,9 +247,7 @@ def test_the_service_reads_no_further_than_the_commit_position(client, cm, conta
 def test_a_log_reaching_its_bound_is_closed_and_the_role_reverts_to_follower(client, cm, container_of):
     service = RecordingService()
     container_of(service)
-    cm.await_received("ack")
-    cm.join_log(Role.LEADER, max_log_position=96)
-    cm.await_received("ack", 2)
+    cm.start_service(Role.LEADER, max_log_position=96)
     wait_for(lambda: ("role", Role.LEADER) in service.calls, what="leader")
     cm.new_leadership_term()
     wait_for(lambda: service.calls[-1] == ("role", Role.FOLLOWER), what="back to follower at the bound")
@@ -263,9 +257,7 @@ def test_a_log_reaching_its_bound_is_closed_and_the_role_reverts_to_follower(cli
 def test_errors_go_to_the_mark_file_and_the_error_counter(client, cm, container_of, tmp_path):
     service = RecordingService()
     container = container_of(service)
-    cm.await_received("ack")
-    cm.join_log(Role.FOLLOWER)
-    cm.await_received("ack", 2)
+    cm.start_service(Role.FOLLOWER)
     cm.new_leadership_term()
     cm.session_close(99)
     ctx = container.context
@@ -325,9 +317,7 @@ def test_losing_the_commit_position_counter_terminates_the_container(client, cm,
     service = RecordingService()
     hooked = threading.Event()
     container = container_of(service, termination_hook=hooked.set)
-    cm.await_received("ack")
-    cm.join_log(Role.FOLLOWER)
-    cm.await_received("ack", 2)
+    cm.start_service(Role.FOLLOWER)
     cm.commit_position.close()                  # the consensus module went away
     assert hooked.wait(10)
     wait_for(lambda: not container.agent_runner.is_running, what="the container stopped")

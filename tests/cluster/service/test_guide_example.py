@@ -12,7 +12,6 @@ from aeron.cluster.service.clustered_service_container import ClusteredServiceCo
 from aeron.cluster.service.clustered_service_container import Context as ContainerContext
 from tests.cluster.service.fake_consensus_module import FakeConsensusModule
 from tests.cluster.service.test_clustered_service_agent import egress
-from tests.cluster.service.test_snapshots import archiving_driver  # noqa: F401 (fixture)
 from tests.conftest import PROJECT_ROOT
 from tests.support import wait_for
 
@@ -26,7 +25,7 @@ def counter_service_class() -> type:
     return namespace["CounterService"]
 
 
-def test_the_guides_counter_service(archiving_driver, tmp_path):  # noqa: F811
+def test_the_guides_counter_service(archiving_driver, tmp_path):
     CounterService = counter_service_class()
     aeron_dir = archiving_driver.driver.aeron_dir
     with Aeron.connect(Context(aeron_dir=aeron_dir)) as client:
@@ -37,9 +36,7 @@ def test_the_guides_counter_service(archiving_driver, tmp_path):  # noqa: F811
         container = ClusteredServiceContainer.launch(ctx)
         subscription, messages, poll_egress = egress(client)
         try:
-            cm.await_received("ack")
-            cm.join_log(Role.LEADER)
-            cm.await_received("ack", 2)
+            cm.start_service(Role.LEADER)
             cm.new_leadership_term()
             cm.session_open(1)
             wait_for(lambda: subscription.is_connected, what="egress")

@@ -27,10 +27,9 @@ from aeron.common.agent import SleepingMillisIdleStrategy
 from aeron.common.errors import ClusterError
 from aeron.samples.cluster.basic_auction_clustered_service import BasicAuctionClusteredService
 from tests.archive.test_server import archive_context
-from tests.client.conftest import driver_context
 from tests.cluster.service.fake_consensus_module import FakeConsensusModule
 from tests.cluster.service.test_clustered_service_agent import RecordingService
-from tests.support import wait_for
+from tests.support import driver_context, wait_for
 
 GOLDEN_ARCHIVE = pathlib.Path(__file__).resolve().parents[2] / "data" / "golden" / "cluster" / "node0" / "archive"
 LOCAL_CONTROL = "aeron:ipc?term-length=64k"
@@ -39,19 +38,6 @@ LOCAL_CONTROL = "aeron:ipc?term-length=64k"
 def start_archive(shm_dir: pathlib.Path, archive_dir: pathlib.Path | None = None) -> ArchivingMediaDriver:
     return ArchivingMediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver")),
                                        archive_context(archive_dir or shm_dir / "archive"))
-
-
-@pytest.fixture
-def archiving_driver(shm_dir):
-    amd = start_archive(shm_dir)
-    yield amd
-    amd.close()
-
-
-@pytest.fixture
-def aeron(archiving_driver):
-    with Aeron.connect(Context(aeron_dir=archiving_driver.driver.aeron_dir)) as client:
-        yield client
 
 
 @pytest.fixture
@@ -176,9 +162,7 @@ def test_a_container_snapshots_on_request_and_a_new_one_recovers_from_it(archivi
     service = StatefulService()
     container = launch(aeron_dir, str(tmp_path / "cluster"), service)
     try:
-        cm.await_received("ack")
-        cm.join_log(Role.LEADER)
-        cm.await_received("ack", 2)
+        cm.start_service(Role.LEADER)
         cm.new_leadership_term(leadership_term_id=0, timestamp=500, time_unit=ClusterTimeUnit.MICROS)
         cm.session_open(5, response_channel="aeron:ipc?alias=egress", response_stream_id=102)
         cm.session_message(5, b"one")
