@@ -480,6 +480,11 @@ def format_duration(duration_ns: int) -> str:
     return f"{duration_ns}ns"
 
 
+# the container's own names for them, as the class nests Aeron's names
+_Context = Context
+_Configuration = Configuration
+
+
 class ClusteredServiceContainer:
     """Hosts a :class:`~aeron.cluster.service.clustered_service.ClusteredService` in a cluster: a
     ``ClusteredServiceAgent`` on its own thread (or driven through an invoker) that follows the consensus module
@@ -489,7 +494,10 @@ class ClusteredServiceContainer:
     container finds it through the driver's counters and the control channel.
     """
 
-    def __init__(self, ctx: Context) -> None:
+    Context = _Context                  # Aeron's nested ``ClusteredServiceContainer.Context``
+    Configuration = _Configuration      # and ``ClusteredServiceContainer.Configuration``
+
+    def __init__(self, ctx: _Context) -> None:
         """Conclude ``ctx`` (on failure mark the mark file as a failed start, close the context and re-raise) and
         make the agent and its runner; use :meth:`launch`."""
         from aeron.cluster.service.clustered_service_agent import ClusteredServiceAgent
@@ -510,10 +518,10 @@ class ClusteredServiceContainer:
             self.agent_runner = AgentRunner(self.agent, ctx.idle_strategy(), ctx.error_handler, ctx.error_counter)
 
     @classmethod
-    def launch(cls, ctx: Context | None = None, **settings: Any) -> ClusteredServiceContainer:
+    def launch(cls, ctx: _Context | None = None, **settings: Any) -> ClusteredServiceContainer:
         """Launch a container for ``ctx`` (or a Context made of ``settings``): its agent starts on its own thread,
         or, with ``use_agent_invoker``, when :attr:`agent_invoker` is first invoked (``start()`` is called here)."""
-        container = cls(ctx if ctx is not None else Context(**settings))
+        container = cls(ctx if ctx is not None else _Context(**settings))
         if container.agent_runner is not None:
             container.agent_runner.start()
         else:
@@ -522,7 +530,7 @@ class ClusteredServiceContainer:
         return container
 
     @property
-    def context(self) -> Context:
+    def context(self) -> _Context:
         """The container's context."""
         return self.ctx
 
