@@ -320,3 +320,51 @@ def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath,
                 container.close()
         for node in nodes:
             node.stop()
+
+
+def launch_our_member(shm_dir, members: str):
+    """Our ClusteredMediaDriver (driver, archive, consensus module) as the one member of ``members`` (skips while
+    our consensus module is not in this checkout)."""
+    clustered_media_driver = pytest.importorskip("aeron.cluster.clustered_media_driver",
+                                                 reason="our consensus module is not in this checkout yet")
+    from aeron.archive.archive import Context as ArchiveContext
+    from aeron.cluster.consensus_module import Context as ConsensusModuleContext
+    from tests.support import driver_context
+    archive = ArchiveContext(environ={}, archive_dir=str(shm_dir / "archive"), control_channel_enabled=False,
+                             threading_mode="SHARED", segment_file_length=256 * 1024, idle_strategy="backoff")
+    cm = ConsensusModuleContext({
+        "aeron.cluster.member.id": "0", "aeron.cluster.members": members,
+        "aeron.cluster.dir": str(shm_dir / "cluster"), "aeron.cluster.ingress.channel": "aeron:udp?term-length=64k",
+        "aeron.cluster.log.channel": "aeron:udp?term-length=256k",
+        "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0"}, environ={})
+    return clustered_media_driver.ClusteredMediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver")),
+                                                              archive, cm)
+
+
+def test_our_service_on_our_consensus_module_snapshots_and_recovers(classpath, client_dir, shm_dir):
+    members, ingress_endpoints = cluster_members(1)
+    for round_ in range(2):
+        cmd = launch_our_member(shm_dir, members)
+        node = JavaClusterNode.__new__(JavaClusterNode)     # only what run_client reads: the driver and ingress
+        node.aeron_dir, node.cluster_dir, node.ingress_endpoints = (cmd.media_driver.aeron_dir, str(shm_dir / "cluster"),
+                                                                    ingress_endpoints)
+        service = InteropService()
+        try:
+            with launch(node, service):
+                wait_for(lambda: service.cluster is not None and service.cluster.role == Role.LEADER, 60,
+                         what="the member leading")
+                if round_ == 0:
+                    lines = run_client(classpath, client_dir, node, "send:hello", "await:echo:hello",
+                                       "send:timer:50", "await:fired:7", "send:svc:ping", "await:relayed:ping")
+                    assert egress(lines) == ["echo:hello", "scheduled", "fired:7", "relayed:ping"]
+                    from aeron.cluster.cluster_control import ToggleState, find_control_toggle
+                    reader = cmd.consensus_module.ctx.aeron.counters_reader
+                    assert ToggleState.SNAPSHOT.toggle(find_control_toggle(reader, reader.values_buffer, 0))
+                    wait_for(lambda: ("snapshot", 3) in service.events, 30, what="the snapshot")
+                    run_client(classpath, client_dir, node, "send:c", "await:echo:c")
+                else:
+                    lines = run_client(classpath, client_dir, node, "send:count", "await:count:")
+                    # the snapshot's count (3), the message after it replayed ("c"), then this one
+                    assert egress(lines) == ["count:5"] and service.loaded_count == 3
+        finally:
+            cmd.close()
