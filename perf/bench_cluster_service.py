@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """A clustered service's log path: session messages from a log image through the BoundedLogAdapter (reassembly, the
-compiled LogEntryDispatcher) to the agent's callback, against the floor Python sets in the same run (the same image
+compiled LogEntryDispatcher) to a service, against the floor Python sets in the same run (the same image
 polled with a Python handler that only counts).
 
     .venv/bin/python perf/bench_cluster_service.py [--messages 50000] [--length 32] [--runs 5]
@@ -8,8 +8,8 @@ polled with a Python handler that only counts).
 One process, one thread polling: our embedded driver (SHARED, backoff) and an exclusive IPC publication of
 SessionMessageHeader entries (the leader's log, written before each timed poll, so only the reading is timed); the
 log is read to its end by the adapter, whose service only counts (the whole path from the image to a service's
-``on_session_message``, its session looked up, the log position and cluster time kept), then by the bare handler. Prints each path's ns a message (median of the runs)
-and the adapter's cost over the floor.
+``on_session_message``, its session looked up, the log position and cluster time kept), then by the bare handler.
+Prints each path's ns a message (median of the runs) and the adapter's cost over the floor.
 """
 from __future__ import annotations
 
@@ -54,8 +54,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     message = entry(args.length)
-    # both paths read the same log: each run appends a batch and reads it twice is not possible (one image
-    # position), so each run appends two batches, one per path, in alternating order
+    # one image position: each run appends a batch for each path and reads it, the paths' order alternating
     results: dict[str, list[float]] = {"adapter": [], "floor": []}
     driver_ctx = DriverContext(environ={}, threading_mode="SHARED", shared_idle_strategy="backoff",
                                ipc_term_buffer_length=TERM_LENGTH)

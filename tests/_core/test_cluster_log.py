@@ -28,7 +28,8 @@ def session_message(schema_id: int = 111, template_id: int = 1) -> bytes:
 
 def test_a_session_message_is_handed_on_with_its_session_position_and_time():
     calls = []
-    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), {-9: "session"}, lambda *a: calls.append(("event",) + a))
+    dispatcher = LogEntryDispatcher(lambda *a: calls.append(a), {-9: "session"},
+                                    lambda *a: calls.append(("event",) + a))
     term, header = term_with(session_message())
     assert dispatcher(term, 96, 39, header) == CONTINUE
     (session, timestamp, buffer, offset, length, got_header), = calls

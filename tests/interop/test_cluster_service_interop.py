@@ -346,8 +346,8 @@ def test_our_service_on_our_consensus_module_snapshots_and_recovers(classpath, c
     for round_ in range(2):
         cmd = launch_our_member(shm_dir, members)
         node = JavaClusterNode.__new__(JavaClusterNode)     # only what run_client reads: the driver and ingress
-        node.aeron_dir, node.cluster_dir, node.ingress_endpoints = (cmd.media_driver.aeron_dir, str(shm_dir / "cluster"),
-                                                                    ingress_endpoints)
+        node.aeron_dir, node.cluster_dir = cmd.media_driver.aeron_dir, str(shm_dir / "cluster")
+        node.ingress_endpoints = ingress_endpoints
         service = InteropService()
         try:
             with launch(node, service):

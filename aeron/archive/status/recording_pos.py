@@ -11,11 +11,11 @@ from __future__ import annotations
 import struct
 
 from aeron._core.counters import RECORD_ALLOCATED, RECORD_UNUSED, CountersReader
+from aeron.common.constants import NULL_VALUE
 
 __all__ = ["RecordingPos"]
 
-NULL_VALUE = -1
-NULL_COUNTER_ID = -1
+NULL_COUNTER_ID = NULL_VALUE
 
 
 class RecordingPos:

@@ -41,14 +41,14 @@ from aeron.cluster.service.service_adapter import ServiceAdapter
 from aeron.cluster.service.service_snapshot_loader import ServiceSnapshotLoader
 from aeron.cluster.service.service_snapshot_taker import ServiceSnapshotTaker
 from aeron.common.agent import Agent
+from aeron.common.constants import NULL_VALUE
 from aeron.common.channel_uri import ALIAS_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import AgentTerminationError, ArchiveError, ClusterError
 
 __all__ = ["ActiveLogEvent", "ClusterTerminationError", "ClusteredServiceAgent"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
-NULL_COUNTER_ID = -1
+NULL_POSITION = NULL_VALUE
+NULL_COUNTER_ID = NULL_VALUE
 ONE_MILLISECOND_NS = 1_000_000
 MARK_FILE_UPDATE_INTERVAL_MS = Configuration.MARK_FILE_UPDATE_INTERVAL_NS // 1_000_000
 

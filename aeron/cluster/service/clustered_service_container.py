@@ -38,18 +38,18 @@ from aeron.cluster.service.cluster_mark_file import ClusterMarkFile
 from aeron.cluster.service.snapshot_duration_tracker import SnapshotDurationTracker
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, epoch_ms, idle_strategy_from_name, nano_time
 from aeron.common.channel_uri import ALIAS_PARAM_NAME, ChannelUri
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, ConfigurationError, IllegalStateError
 from aeron.common.mark_file import ensure_mark_file_link
 from aeron.common.paths import default_aeron_dir
-from aeron.common.settings import Setting, SettingsTable, parse_bool, parse_duration_ns, parse_int, \
-    parse_size, resolve
+from aeron.common.settings import Setting, SettingsTable, parse_bool, parse_duration_ns, parse_int, parse_size, \
+    property_items, resolve
 from aeron.common.version import __version__
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 
 __all__ = ["ClusteredServiceContainer", "Configuration", "Context", "container_property",
            "semantic_versioning_validator"]
 
-NULL_VALUE = -1
 IPC_CHANNEL = "aeron:ipc"
 COMMIT = "aeron-py"     # what the "commit=" of versioned counter labels names (no git hash is built in)
 
@@ -261,15 +261,7 @@ class Context:
 
     def update(self, properties: Mapping[str, str] | Iterable[str]) -> Context:
         """Apply Aeron's property names (or attribute names) from a mapping or ``key=value`` strings."""
-        if isinstance(properties, Mapping):
-            items = list(properties.items())
-        else:
-            items = []
-            for text in properties:
-                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
-                if not sep:
-                    raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key, value))
+        items = property_items(properties)
         for key, value in items:
             setting = _BY_PROPERTY.get(key.strip()) or _BY_ATTR.get(key.strip())
             if setting is None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from aeron.common.constants import INT64_MIN
+
 __all__ = ["SnapshotDurationTracker"]
 
-_NOT_STARTED = -(2 ** 63)
+_NOT_STARTED = INT64_MIN          # Long.MIN_VALUE: no snapshot began
 
 
 class SnapshotDurationTracker:

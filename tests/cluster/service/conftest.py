@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Fixtures of the clustered service container tests: the client tests' embedded driver and a client on it, the
-archive tests' archiving driver and a client on it, and a helper that encodes cluster protocol messages (log entries, control messages) as the consensus module would."""
+archive tests' archiving driver and a client on it, and a helper that encodes cluster protocol messages (log
+entries, control messages) as the consensus module would."""
 from __future__ import annotations
 
 from typing import Any

@@ -84,7 +84,8 @@ def test_each_entry_reaches_the_agent_with_the_position_after_it(log):
                                 timestamp=1000, term_base_log_position=0, leader_member_id=2, log_session_id=77,
                                 time_unit=codecs.ClusterTimeUnit.MICROS, app_version=1))
     p_open = append(pub, encode(codecs.SessionOpenEventEncoder,
-                                {"response_channel": "aeron:udp?endpoint=localhost:9", "encoded_principal": b"\x01\xff"},
+                                {"response_channel": "aeron:udp?endpoint=localhost:9",
+                                 "encoded_principal": b"\x01\xff"},
                                 leadership_term_id=3, correlation_id=4, cluster_session_id=5, timestamp=1001,
                                 response_stream_id=102))
     p_msg = append(pub, session_message(5, 1002, b"hello"))
