@@ -56,6 +56,9 @@ def test_api_reference_renders_docstrings(site):
     assert "receive_many" in aio and "wait_connected" in aio
     driver = (site / "reference" / "driver" / "index.html").read_text()
     assert "launch_embedded" in driver and "SHARED_NETWORK" in driver
+    archive = (site / "reference" / "archive" / "index.html").read_text()
+    assert "start_recording_op" in archive and "drive_async" in archive and "AsyncConnect" in archive
+    assert ":meth:" not in archive and ":mod:" not in archive
 
 
 def test_every_page_is_in_the_navigation():

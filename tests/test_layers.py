@@ -238,15 +238,108 @@ def test_the_scan_sees_imports_of_every_kind():
     assert total > 300
 
 
-def test_a_module_row_imported_from_below_has_a_package_init_without_imports(rows):
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def load_time_aeron_imports(source: str) -> list[int]:
+    """Lines of the imports of aeron modules that run when ``source`` is imported: at module level, in class
+    bodies and in the branches of ``if``/``try``/``with``; not in a function (a lazy ``__getattr__``) nor under
+    ``if TYPE_CHECKING``."""
+    found: list[int] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                if any(a.name == "aeron" or a.name.startswith("aeron.") for a in node.names):
+                    found.append(node.lineno)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level or (node.module or "").split(".")[0] == "aeron":
+                    found.append(node.lineno)
+            elif isinstance(node, ast.If):
+                if not _is_type_checking(node.test):
+                    visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, (ast.With, ast.ClassDef)):
+                visit(node.body)
+
+    visit(ast.parse(source).body)
+    return found
+
+
+def test_a_row_inside_a_package_has_a_package_init_that_loads_nothing(rows):
     # _core imports common.errors, which first runs aeron/common/__init__.py: an import there would load
-    # more of common under _core's feet
+    # more of common under _core's feet; archive.client runs aeron/archive/__init__.py, which must not load
+    # the archive server
     for name in rows:
         if "." not in name:
             continue
         init = PACKAGE.joinpath(*name.split(".")[:-1], "__init__.py")
-        tree = ast.parse(init.read_text())
-        assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))], init
+        assert load_time_aeron_imports(init.read_text()) == [], init
+
+
+def test_load_time_imports_are_told_from_lazy_ones():
+    source = textwrap.dedent("""\
+        from typing import TYPE_CHECKING
+        import os
+        if TYPE_CHECKING:
+            from aeron.archive.archive import Archive
+        def __getattr__(name):
+            import aeron.archive.archive as server
+            return getattr(server, name)
+        from aeron.archive import errors
+        try:
+            from . import client
+        except ImportError:
+            pass
+        """)
+    assert load_time_aeron_imports(source) == [8, 10]
+
+
+def _loaded_modules(imports: list[str]) -> list[str]:
+    """The aeron modules loaded by importing ``imports`` in a fresh interpreter."""
+    script = "import importlib, sys\n" + "".join(f"importlib.import_module({name!r})\n" for name in imports) + (
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('aeron'))))")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env=procs.client_env())
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+# the archive's server: its agent, sessions, mark file and tool; a client or a file reader loads none of it
+ARCHIVE_SERVER_MODULES = {"aeron.archive.archive", "aeron.archive.archive_conductor", "aeron.archive.control_session",
+                          "aeron.archive.recording_session", "aeron.archive.replay_session",
+                          "aeron.archive.replication_session", "aeron.archive.archive_mark_file", "aeron.archive.tool",
+                          "aeron.archive.__main__"}
+
+
+def test_the_archive_client_and_file_readers_load_no_archive_server():
+    assert {f"aeron.archive.{p.stem}" for p in (PACKAGE / "archive").glob("*.py")} >= ARCHIVE_SERVER_MODULES
+    loaded = _loaded_modules(["aeron.archive.client", "aeron.archive.catalog", "aeron.archive.segments",
+                              "aeron.aio.archive"])
+    assert "aeron.archive.client.aeron_archive" in loaded and "aeron.archive.catalog" in loaded
+    assert not ARCHIVE_SERVER_MODULES & set(loaded), sorted(ARCHIVE_SERVER_MODULES & set(loaded))
+    # the public names of aeron.archive come from the client's modules until a server name is asked for
+    loaded = _loaded_modules(["aeron.archive"])
+    assert [m for m in loaded if m.startswith("aeron.archive")] == ["aeron.archive"]
+    # a reader of the files loads neither the archive's client nor the Aeron client
+    loaded = _loaded_modules(["aeron.archive.catalog", "aeron.archive.segments"])
+    assert not [m for m in loaded if m.startswith(("aeron.archive.client", "aeron.client", "aeron.driver"))], loaded
+    assert not ARCHIVE_SERVER_MODULES & set(loaded)
+
+
+def test_sparks_readers_load_no_archive_server():
+    pytest.importorskip("pyspark")
+    loaded = _loaded_modules(["aeron.spark", "aeron.spark.scan", "aeron.spark.replay"])
+    assert "aeron.archive.catalog" in loaded and "aeron.archive.client" in loaded
+    assert not ARCHIVE_SERVER_MODULES & set(loaded), sorted(ARCHIVE_SERVER_MODULES & set(loaded))
 
 
 def test_the_driver_runs_without_loading_the_client(shm_dir):

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The archive client on asyncio: ``async with aeron.aio.archive.connect(...) as archive``.
 
-:class:`AsyncAeronArchive` wraps a sync :class:`aeron.archive.AeronArchive` and runs the very same operation
-generators (aeron/archive/client.py), awaiting where the sync client would idle: so it holds no protocol state of
-its own. Operations are serialised by an asyncio lock (one request in flight per control session, as the Java
-client's lock does). Replays are async iterators of messages; recording events and recording signals are async
-streams.
+:class:`AsyncAeronArchive` wraps a sync :class:`aeron.archive.AeronArchive` and awaits the very same operations,
+its public ``*_op`` generators (see :mod:`aeron.common.op`), where the sync client would idle: so it holds no
+protocol state of its own. Operations are serialised by an asyncio lock (one request in flight per control session,
+as the Java client's lock does). Replays are async iterators of messages; recording events and recording signals
+are async streams.
 """
 from __future__ import annotations
 
@@ -18,34 +18,29 @@ from typing import Any, TypeVar
 from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
 from aeron.aio.client import AsyncAeron
 from aeron.aio.subscription import AsyncSubscription, Message
-from aeron.archive.archive_proxy import NULL_POSITION, NULL_VALUE, ReplayParams, ReplicationParams
-from aeron.archive.client import (REPLAY_ALL_AND_STOP, AeronArchive, Context, Op, SourceLocation, connect_op,
-                                  is_response_channel, replay_image_session_id)
-from aeron.archive.errors import ArchiveErrorCode
-from aeron.archive.pollers import (RecordingDescriptor, RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
-                                   RecordingSubscriptionDescriptor)
+from aeron.archive.client.aeron_archive import (AeronArchive, Context, SourceLocation, connect_op, is_response_channel,
+                                                replay_image_session_id)
+from aeron.archive.client.archive_proxy import ReplayParams, ReplicationParams
+from aeron.archive.client.pollers import (RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
+                                          RecordingSubscriptionDescriptor)
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW, REPLAY_ALL_AND_STOP
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.channel_uri import SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import IllegalStateError
+from aeron.common.op import Op, drive_async
 
 T = TypeVar("T")
 SIGNAL_QUEUE_CAPACITY = 4096
 
 
-async def _drive(op: Op[T]) -> T:
-    idle = AsyncBackoffIdleStrategy()
-    try:
-        while True:
-            await idle.idle(next(op))
-    except StopIteration as stop:
-        return stop.value       # type: ignore[no-any-return]
-
-
 class AsyncAeronArchive:
     """Made by :func:`connect`. Every request method of :class:`aeron.archive.AeronArchive` is here as a
-    coroutine with the same arguments and results (and the same typed ArchiveErrors); ``replay()`` is an async
-    iterator of the replayed messages, ``recording_events()`` and ``recording_signals()`` async streams."""
+    coroutine with the same arguments and results (and the same typed ArchiveErrors): each awaits the sync
+    client's public operation of the same name (``start_recording`` awaits ``AeronArchive.start_recording_op``,
+    see :mod:`aeron.common.op`); ``replay()`` is an async iterator of the replayed messages,
+    ``recording_events()`` and ``recording_signals()`` async streams."""
 
     def __init__(self, archive: AeronArchive, client: AsyncAeron, signals: collections.deque[RecordingSignalEvent],
                  owns_client: bool = False) -> None:
@@ -57,9 +52,10 @@ class AsyncAeronArchive:
         self._lock = asyncio.Lock()
         self.signals_dropped = 0
 
-    async def _run(self, op_factory: Callable[[], Op[T]]) -> T:
+    async def _run(self, op: Op[T]) -> T:
+        # one operation in flight per session, as the sync client's lock has it; ``op`` starts under the lock
         async with self._lock:
-            return await _drive(op_factory())
+            return await drive_async(op, AsyncBackoffIdleStrategy())
 
     # -- identity and lifecycle ------------------------------------------------------------------------------------
     @property
@@ -94,74 +90,77 @@ class AsyncAeronArchive:
         await self.close()
 
     # -- recording -------------------------------------------------------------------------------------------------
+    async def add_recorded_publication(self, channel: str, stream_id: int) -> Any:
+        """As :meth:`AeronArchive.add_recorded_publication`: the (sync) Publication."""
+        return await self._run(self.archive.add_recorded_publication_op(channel, stream_id))
+
+    async def add_recorded_exclusive_publication(self, channel: str, stream_id: int) -> Any:
+        """As :meth:`AeronArchive.add_recorded_exclusive_publication`: the (sync) ExclusivePublication."""
+        return await self._run(self.archive.add_recorded_exclusive_publication_op(channel, stream_id))
+
     async def start_recording(self, channel: str, stream_id: int, source_location: int = SourceLocation.REMOTE,
                               auto_stop: bool | None = None) -> int:
         """As :meth:`AeronArchive.start_recording`."""
-        return await self._run(lambda: self.archive._start_recording_op(channel, stream_id, source_location,
-                                                                        auto_stop))
+        return await self._run(self.archive.start_recording_op(channel, stream_id, source_location, auto_stop))
 
     async def extend_recording(self, recording_id: int, channel: str, stream_id: int,
                                source_location: int = SourceLocation.REMOTE, auto_stop: bool | None = None) -> int:
         """As :meth:`AeronArchive.extend_recording`."""
-        return await self._run(lambda: self.archive._extend_recording_op(recording_id, channel, stream_id,
-                                                                         source_location, auto_stop))
-
-    async def _simple(self, method: str, what: str, *args: Any, allowed_error_code: int | None = None) -> int:
-        return await self._run(lambda: self.archive._simple_op(method, what, *args,
-                                                               allowed_error_code=allowed_error_code))
+        return await self._run(self.archive.extend_recording_op(recording_id, channel, stream_id, source_location,
+                                                                auto_stop))
 
     async def stop_recording(self, channel: str, stream_id: int) -> None:
         """As :meth:`AeronArchive.stop_recording`."""
-        await self._simple("stop_recording", "stop recording", channel, stream_id)
+        await self._run(self.archive.stop_recording_op(channel, stream_id))
 
     async def stop_recording_subscription(self, subscription_id: int) -> None:
         """As :meth:`AeronArchive.stop_recording_subscription`."""
-        await self._simple("stop_recording_subscription", "stop recording", subscription_id)
+        await self._run(self.archive.stop_recording_subscription_op(subscription_id))
 
     async def try_stop_recording(self, channel: str, stream_id: int) -> bool:
         """As :meth:`AeronArchive.try_stop_recording`."""
-        return await self._simple("stop_recording", "stop recording", channel, stream_id,
-                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION) != 0
+        return await self._run(self.archive.try_stop_recording_op(channel, stream_id))
 
     async def try_stop_recording_subscription(self, subscription_id: int) -> bool:
         """As :meth:`AeronArchive.try_stop_recording_subscription`."""
-        return await self._simple("stop_recording_subscription", "stop recording", subscription_id,
-                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION) != 0
+        return await self._run(self.archive.try_stop_recording_subscription_op(subscription_id))
 
     async def try_stop_recording_by_identity(self, recording_id: int) -> bool:
         """As :meth:`AeronArchive.try_stop_recording_by_identity`."""
-        return await self._simple("stop_recording_by_identity", "stop recording", recording_id) != 0
+        return await self._run(self.archive.try_stop_recording_by_identity_op(recording_id))
+
+    async def stop_recording_publication(self, publication: Any) -> None:
+        """As :meth:`AeronArchive.stop_recording_publication`."""
+        await self._run(self.archive.stop_recording_publication_op(publication))
 
     # -- replay ----------------------------------------------------------------------------------------------------
     async def start_replay(self, recording_id: int, replay_channel: str, replay_stream_id: int,
-                           position: int = NULL_POSITION, length: int = -1, *,
+                           position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_FOLLOW, *,
                            params: ReplayParams | None = None) -> int:
         """As :meth:`AeronArchive.start_replay`: the replay session id."""
-        params = params if params is not None else ReplayParams(position=position, length=length)
-        return await self._run(lambda: self.archive._start_replay_op(recording_id, replay_channel, replay_stream_id,
-                                                                     params))
+        return await self._run(self.archive.start_replay_op(recording_id, replay_channel, replay_stream_id, position,
+                                                            length, params=params))
 
     async def start_bounded_replay(self, recording_id: int, position: int, length: int, limit_counter_id: int,
                                    replay_channel: str, replay_stream_id: int) -> int:
         """As :meth:`AeronArchive.start_bounded_replay`."""
-        params = ReplayParams(position=position, length=length, bounding_limit_counter_id=limit_counter_id)
-        return await self._run(lambda: self.archive._start_replay_op(recording_id, replay_channel, replay_stream_id,
-                                                                     params))
+        return await self._run(self.archive.start_bounded_replay_op(recording_id, position, length, limit_counter_id,
+                                                                    replay_channel, replay_stream_id))
 
     async def stop_replay(self, replay_session_id: int) -> None:
         """As :meth:`AeronArchive.stop_replay`."""
-        await self._simple("stop_replay", "stop replay", replay_session_id)
+        await self._run(self.archive.stop_replay_op(replay_session_id))
 
     async def stop_all_replays(self, recording_id: int = NULL_VALUE) -> None:
         """As :meth:`AeronArchive.stop_all_replays`."""
-        await self._simple("stop_all_replays", "stop all replays", recording_id)
+        await self._run(self.archive.stop_all_replays_op(recording_id))
 
     async def replay_subscription(self, recording_id: int, replay_channel: str, replay_stream_id: int,
-                                  position: int = NULL_POSITION, length: int = -1) -> AsyncSubscription:
+                                  position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_FOLLOW, *,
+                                  params: ReplayParams | None = None) -> AsyncSubscription:
         """Start a replay and return an :class:`AsyncSubscription` to it (Java's ``replay()``)."""
-        params = ReplayParams(position=position, length=length)
-        subscription = await self._run(lambda: self.archive._replay_op(recording_id, replay_channel,
-                                                                       replay_stream_id, params))
+        subscription = await self._run(self.archive.replay_op(recording_id, replay_channel, replay_stream_id,
+                                                              position, length, params=params))
         return AsyncSubscription(subscription)
 
     def replay(self, recording_id: int, position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_STOP, *,
@@ -178,22 +177,21 @@ class AsyncAeronArchive:
                               ) -> list[RecordingDescriptor]:
         """The descriptors (also given to ``consumer`` when set), as :meth:`AeronArchive.list_recordings`."""
         got: list[RecordingDescriptor] = []
-        sink = _tee(got, consumer)
-        await self._run(lambda: self.archive._list_recordings_op(from_recording_id, record_count, sink))
+        await self._run(self.archive.list_recordings_op(from_recording_id, record_count, _tee(got, consumer)))
         return got
 
     async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
                                       stream_id: int) -> list[RecordingDescriptor]:
         """The matching descriptors, as :meth:`AeronArchive.list_recordings_for_uri`."""
         got: list[RecordingDescriptor] = []
-        await self._run(lambda: self.archive._list_recordings_for_uri_op(from_recording_id, record_count,
-                                                                         channel_fragment, stream_id, got.append))
+        await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
+                                                                stream_id, got.append))
         return got
 
     async def list_recording(self, recording_id: int) -> RecordingDescriptor | None:
         """The descriptor of ``recording_id``, or None when unknown."""
         got: list[RecordingDescriptor] = []
-        await self._run(lambda: self.archive._list_recording_op(recording_id, got.append))
+        await self._run(self.archive.list_recording_op(recording_id, got.append))
         return got[0] if got else None
 
     async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
@@ -201,92 +199,93 @@ class AsyncAeronArchive:
                                            ) -> list[RecordingSubscriptionDescriptor]:
         """The recording subscriptions, as :meth:`AeronArchive.list_recording_subscriptions`."""
         got: list[RecordingSubscriptionDescriptor] = []
-        await self._run(lambda: self.archive._list_recording_subscriptions_op(
-            pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, got.append))
+        await self._run(self.archive.list_recording_subscriptions_op(pseudo_index, subscription_count,
+                                                                     channel_fragment, stream_id, apply_stream_id,
+                                                                     got.append))
         return got
 
     async def get_recording_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_recording_position`."""
-        return await self._simple("get_recording_position", "get recording position", recording_id)
+        return await self._run(self.archive.get_recording_position_op(recording_id))
 
     async def get_start_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_start_position`."""
-        return await self._simple("get_start_position", "get start position", recording_id)
+        return await self._run(self.archive.get_start_position_op(recording_id))
 
     async def get_stop_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_stop_position`."""
-        return await self._simple("get_stop_position", "get stop position", recording_id)
+        return await self._run(self.archive.get_stop_position_op(recording_id))
 
     async def get_max_recorded_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_max_recorded_position`."""
-        return await self._simple("get_max_recorded_position", "get max recorded position", recording_id)
+        return await self._run(self.archive.get_max_recorded_position_op(recording_id))
 
     async def find_last_matching_recording(self, min_recording_id: int, channel_fragment: str, stream_id: int,
                                            session_id: int) -> int:
         """As :meth:`AeronArchive.find_last_matching_recording`."""
-        return await self._simple("find_last_matching_recording", "find last matching recording", min_recording_id,
-                                  channel_fragment, stream_id, session_id)
+        return await self._run(self.archive.find_last_matching_recording_op(min_recording_id, channel_fragment,
+                                                                            stream_id, session_id))
 
     # -- catalog and segments ----------------------------------------------------------------------------------------
     async def truncate_recording(self, recording_id: int, position: int) -> int:
         """As :meth:`AeronArchive.truncate_recording`."""
-        return await self._simple("truncate_recording", "truncate recording", recording_id, position)
+        return await self._run(self.archive.truncate_recording_op(recording_id, position))
 
     async def purge_recording(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.purge_recording`."""
-        return await self._simple("purge_recording", "purge recording", recording_id)
+        return await self._run(self.archive.purge_recording_op(recording_id))
 
     async def detach_segments(self, recording_id: int, new_start_position: int) -> None:
         """As :meth:`AeronArchive.detach_segments`."""
-        await self._simple("detach_segments", "detach segments", recording_id, new_start_position)
+        await self._run(self.archive.detach_segments_op(recording_id, new_start_position))
 
     async def delete_detached_segments(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.delete_detached_segments`."""
-        return await self._simple("delete_detached_segments", "delete detached segments", recording_id)
+        return await self._run(self.archive.delete_detached_segments_op(recording_id))
 
     async def purge_segments(self, recording_id: int, new_start_position: int) -> int:
         """As :meth:`AeronArchive.purge_segments`."""
-        return await self._simple("purge_segments", "purge segments", recording_id, new_start_position)
+        return await self._run(self.archive.purge_segments_op(recording_id, new_start_position))
 
     async def attach_segments(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.attach_segments`."""
-        return await self._simple("attach_segments", "attach segments", recording_id)
+        return await self._run(self.archive.attach_segments_op(recording_id))
 
     async def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
         """As :meth:`AeronArchive.migrate_segments`."""
-        return await self._simple("migrate_segments", "migrate segments", src_recording_id, dst_recording_id)
+        return await self._run(self.archive.migrate_segments_op(src_recording_id, dst_recording_id))
 
     async def update_channel(self, recording_id: int, new_channel: str) -> None:
         """As :meth:`AeronArchive.update_channel`."""
-        await self._simple("update_channel", "update channel", recording_id, new_channel)
+        await self._run(self.archive.update_channel_op(recording_id, new_channel))
 
     # -- replication -----------------------------------------------------------------------------------------------
     async def replicate(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
                         src_control_channel: str, live_destination: str | None = None, *,
+                        stop_position: int = NULL_POSITION, replication_channel: str | None = None,
                         params: ReplicationParams | None = None) -> int:
         """As :meth:`AeronArchive.replicate`: the replication id."""
-        if params is None:
-            params = ReplicationParams(dst_recording_id=dst_recording_id, live_destination=live_destination)
-        return await self._run(lambda: self.archive._replicate_op(src_recording_id, src_control_stream_id,
-                                                                  src_control_channel, params))
+        return await self._run(self.archive.replicate_op(
+            src_recording_id, dst_recording_id, src_control_stream_id, src_control_channel, live_destination,
+            stop_position=stop_position, replication_channel=replication_channel, params=params))
 
     async def tagged_replicate(self, src_recording_id: int, dst_recording_id: int, channel_tag_id: int,
                                subscription_tag_id: int, src_control_stream_id: int, src_control_channel: str,
-                               live_destination: str | None = None) -> int:
+                               live_destination: str | None = None, *, stop_position: int = NULL_POSITION,
+                               replication_channel: str | None = None) -> int:
         """As :meth:`AeronArchive.tagged_replicate`."""
-        params = ReplicationParams(dst_recording_id=dst_recording_id, live_destination=live_destination,
-                                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id)
-        return await self._run(lambda: self.archive._replicate_op(src_recording_id, src_control_stream_id,
-                                                                  src_control_channel, params))
+        return await self._run(self.archive.tagged_replicate_op(
+            src_recording_id, dst_recording_id, channel_tag_id, subscription_tag_id, src_control_stream_id,
+            src_control_channel, live_destination, stop_position=stop_position,
+            replication_channel=replication_channel))
 
     async def stop_replication(self, replication_id: int) -> None:
         """As :meth:`AeronArchive.stop_replication`."""
-        await self._simple("stop_replication", "stop replication", replication_id)
+        await self._run(self.archive.stop_replication_op(replication_id))
 
     async def try_stop_replication(self, replication_id: int) -> bool:
         """As :meth:`AeronArchive.try_stop_replication`."""
-        return await self._simple("stop_replication", "stop replication", replication_id,
-                                  allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION) != 0
+        return await self._run(self.archive.try_stop_replication_op(replication_id))
 
     # -- signals and events ------------------------------------------------------------------------------------------
     async def recording_signals(self, timeout: float | None = None) -> AsyncIterator[RecordingSignalEvent]:
@@ -500,7 +499,7 @@ async def connect(context: Context | None = None, *, client: AsyncAeron | None =
         context.owns_aeron_client = False
         context.recording_signal_consumer = on_signal
         context.conclude()
-        sync_archive = await _drive(connect_op(context))
+        sync_archive = await drive_async(connect_op(context), AsyncBackoffIdleStrategy())
     except BaseException:
         if owns:
             await client.close()

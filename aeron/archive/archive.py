@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Archive, Archive.Context and ArchivingMediaDriver (Aeron ``io.aeron.archive.Archive``).
 
-Settings use Aeron's ``aeron.archive.*`` property names or their ``AERON_ARCHIVE_*`` variables (archive.md §13).
+Settings use Aeron's ``aeron.archive.*`` property names or their ``AERON_ARCHIVE_*`` variables.
 ``Archive.launch(ctx)`` connects a client to the driver in ``ctx.aeron_dir`` and starts the ArchiveConductor on
 the threads ``ctx.threading_mode`` asks for; ``ArchivingMediaDriver.launch()`` starts our driver and an archive
 on it in one process.
@@ -16,20 +16,27 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from aeron._core.logbuffer import TERM_MAX_LENGTH, TERM_MIN_LENGTH
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
-from aeron.common.channel_uri import TERM_MAX_LENGTH, TERM_MIN_LENGTH, parse_duration_ns, parse_size
+from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 from aeron.common.security import AuthorisationService, as_authorisation_service, authorisation_service_from_name
 from aeron.driver.media_driver import MediaDriver
 
+from aeron.archive.archive_conductor import ArchiveConductor
 from aeron.archive.checksums import new_checksum
-from aeron.archive.conductor import ArchiveConductor
+from aeron.archive.configuration import (
+    CONTROL_CHANNEL_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_STREAM_ID_DEFAULT,
+    CONTROL_STREAM_ID_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT, CONTROL_TERM_BUFFER_LENGTH_PROP_NAME,
+    CONTROL_TERM_BUFFER_SPARSE_DEFAULT, CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, LOCAL_CONTROL_CHANNEL_DEFAULT,
+    LOCAL_CONTROL_CHANNEL_PROP_NAME, LOCAL_CONTROL_STREAM_ID_DEFAULT, LOCAL_CONTROL_STREAM_ID_PROP_NAME,
+    RECORDING_EVENTS_CHANNEL_PROP_NAME, RECORDING_EVENTS_ENABLED_DEFAULT, RECORDING_EVENTS_ENABLED_PROP_NAME,
+    RECORDING_EVENTS_STREAM_ID_DEFAULT, RECORDING_EVENTS_STREAM_ID_PROP_NAME)
 
 KIB = 1024
 MIB = 1024 * KIB
-PROTOCOL_SEMANTIC_VERSION = (1 << 16) | (12 << 8)       # 1.12.0, archive.md §2.5
 
 
 class ArchiveThreadingMode(enum.Enum):
@@ -98,16 +105,19 @@ _SETTINGS: tuple[_Setting, ...] = (
     _Setting("error_buffer_length", "aeron.archive.error.buffer.length", MIB, parse_size),
     _Setting("delete_archive_on_start", "aeron.archive.dir.delete.on.start", False, _bool),
     _Setting("control_channel_enabled", "aeron.archive.control.channel.enabled", True, _bool),
-    _Setting("control_channel", "aeron.archive.control.channel", None, _str),
-    _Setting("control_stream_id", "aeron.archive.control.stream.id", 10, _int),
-    _Setting("local_control_channel", "aeron.archive.local.control.channel", "aeron:ipc?term-length=64k", _str),
-    _Setting("local_control_stream_id", "aeron.archive.local.control.stream.id", 10, _int),
-    _Setting("control_term_buffer_length", "aeron.archive.control.term.buffer.length", 64 * KIB, parse_size),
-    _Setting("control_mtu_length", "aeron.archive.control.mtu.length", 1408, parse_size),
-    _Setting("control_term_buffer_sparse", "aeron.archive.control.term.buffer.sparse", True, _bool),
-    _Setting("recording_events_enabled", "aeron.archive.recording.events.enabled", False, _bool),
-    _Setting("recording_events_channel", "aeron.archive.recording.events.channel", None, _str),
-    _Setting("recording_events_stream_id", "aeron.archive.recording.events.stream.id", 30, _int),
+    _Setting("control_channel", CONTROL_CHANNEL_PROP_NAME, None, _str),
+    _Setting("control_stream_id", CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, _int),
+    _Setting("local_control_channel", LOCAL_CONTROL_CHANNEL_PROP_NAME, LOCAL_CONTROL_CHANNEL_DEFAULT, _str),
+    _Setting("local_control_stream_id", LOCAL_CONTROL_STREAM_ID_PROP_NAME, LOCAL_CONTROL_STREAM_ID_DEFAULT, _int),
+    _Setting("control_term_buffer_length", CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
+             parse_size),
+    _Setting("control_mtu_length", CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
+    _Setting("control_term_buffer_sparse", CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
+             _bool),
+    _Setting("recording_events_enabled", RECORDING_EVENTS_ENABLED_PROP_NAME, RECORDING_EVENTS_ENABLED_DEFAULT, _bool),
+    _Setting("recording_events_channel", RECORDING_EVENTS_CHANNEL_PROP_NAME, None, _str),
+    _Setting("recording_events_stream_id", RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
+             _int),
     _Setting("replication_channel", "aeron.archive.replication.channel", None, _str),
     _Setting("segment_file_length", "aeron.archive.segment.file.length", 128 * MIB, parse_size),
     # Aeron's default is the default segment length, not the configured one
@@ -267,7 +277,7 @@ class Context:
         return self
 
     def conclude(self) -> "Context":
-        """Check the settings (archive.md §4.2, §13); a context serves one archive."""
+        """Check the settings; a context serves one archive."""
         if self._concluded:
             raise IllegalStateError("Archive.Context already used; make a new one")
         seg = self.segment_file_length

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The archive's recording catalog, ``archive.catalog``, byte-compatible with Aeron's (reference archive.md §5).
+"""The archive's recording catalog, ``archive.catalog``, byte-compatible with Aeron's.
 
 Layout: a 32-byte CatalogHeader, then one entry per recording in id order, each a 32-byte
 RecordingDescriptorHeader and a RecordingDescriptor body (no SBE message header) padded to the catalog's
@@ -12,7 +12,6 @@ and keep their ids, which are never reused.
 """
 from __future__ import annotations
 
-import dataclasses
 import mmap
 import os
 import pathlib
@@ -21,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.cnc import semantic_version_compose, semantic_version_to_string
 from aeron._core.codecs.archive import (
     CatalogHeaderDecoder,
     CatalogHeaderEncoder,
@@ -32,6 +32,8 @@ from aeron._core.codecs.archive import (
 )
 from aeron.archive import segments
 from aeron.archive.checksums import Checksum
+from aeron.archive.configuration import NULL_POSITION, NULL_TIMESTAMP, NULL_VALUE
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.errors import (
     CorruptFileError,
     IllegalStateError,
@@ -49,11 +51,7 @@ DESCRIPTOR_HEADER_LENGTH = RecordingDescriptorHeaderEncoder.BLOCK_LENGTH
 DESCRIPTOR_BLOCK_LENGTH = RecordingDescriptorEncoder.BLOCK_LENGTH
 
 MAJOR_VERSION, MINOR_VERSION, PATCH_VERSION = 3, 1, 0
-SEMANTIC_VERSION = (MAJOR_VERSION << 16) | (MINOR_VERSION << 8) | PATCH_VERSION
-
-NULL_POSITION = -1
-NULL_TIMESTAMP = -1
-NULL_RECORD_ID = -1
+SEMANTIC_VERSION = semantic_version_compose(MAJOR_VERSION, MINOR_VERSION, PATCH_VERSION)   # the file's, not the protocol's
 
 # field offsets inside the body (for the ordered and in-place writes the reference prescribes)
 _STOP_TIMESTAMP = 32
@@ -64,11 +62,6 @@ _HEADER_STATE = 4
 _HEADER_CHECKSUM = 8
 
 _TERM_MIN, _TERM_MAX = 64 * 1024, 1024 * 1024 * 1024
-
-
-def semantic_version_string(version: int) -> str:
-    """``major.minor.patch`` of a semantic version integer."""
-    return f"{(version >> 16) & 0xFF}.{(version >> 8) & 0xFF}.{version & 0xFF}"
 
 
 def align(value: int, alignment: int) -> int:
@@ -83,31 +76,6 @@ class DescriptorHeader(NamedTuple):
     state: int
     checksum: int
     reserved: int
-
-
-@dataclasses.dataclass(frozen=True)
-class RecordingDescriptor:
-    """One catalog entry: read from the catalog, or as a ListRecording(s) response delivers it (Aeron's
-    RecordingDescriptor fields; ``state`` and ``checksum`` are the catalog entry's, VALID and 0 from a listing)."""
-
-    control_session_id: int
-    correlation_id: int
-    recording_id: int
-    start_timestamp: int
-    stop_timestamp: int
-    start_position: int
-    stop_position: int
-    initial_term_id: int
-    segment_file_length: int
-    term_buffer_length: int
-    mtu_length: int
-    session_id: int
-    stream_id: int
-    stripped_channel: str
-    original_channel: str
-    source_identity: str
-    state: RecordingState = RecordingState.VALID
-    checksum: int = 0
 
 
 def _descriptor_body_length(stripped_channel: bytes, original_channel: bytes, source_identity: bytes) -> int:
@@ -134,7 +102,7 @@ class Catalog:
     """``archive.catalog`` of an archive directory, mapped shared.
 
     ``Catalog(archive_dir)`` opens (or creates) the catalog for writing, grows the file to ``capacity``, and
-    repairs the stop position of recordings cut off by a crash (§4.8) unless ``fix_on_refresh`` is False.
+    repairs the stop position of recordings cut off by a crash unless ``fix_on_refresh`` is False.
     ``Catalog(archive_dir, read_only=True)`` opens an existing catalog for reading only (tools, Spark): nothing is
     written, :meth:`refresh` picks up entries added by the running archive.
 
@@ -202,8 +170,8 @@ class Catalog:
             version, alignment, next_id = header.version, header.alignment, header.next_recording_id
             del header
             if self._check_version and (version >> 16) != MAJOR_VERSION:
-                raise CorruptFileError(f"incompatible catalog file version {semantic_version_string(version)}, "
-                                       f"archive software is {semantic_version_string(SEMANTIC_VERSION)}",
+                raise CorruptFileError(f"incompatible catalog file version {semantic_version_to_string(version)}, "
+                                       f"archive software is {semantic_version_to_string(SEMANTIC_VERSION)}",
                                        path=path, offset=0)
             if alignment == 0:
                 if not self.read_only:
@@ -341,7 +309,7 @@ class Catalog:
                 os.close(dir_fd)
 
     def _refresh_and_fix(self) -> None:
-        """Recover the stop position of VALID entries left at -1 by a crash, from their last segment (§4.8)."""
+        """Recover the stop position of VALID entries left at -1 by a crash, from their last segment."""
         files = None
         now = self._clock()
         for recording_id, offset in list(self._valid.items()):
@@ -509,7 +477,7 @@ class Catalog:
         channel contains ``channel_fragment`` (empty matches all); -1 when none (Aeron ``Catalog.findLast``)."""
         self._check_open()
         if min_recording_id < 0:
-            return NULL_RECORD_ID
+            return NULL_VALUE
         fragment = _ascii("channel fragment", channel_fragment)
         body = RecordingDescriptorDecoder()
         try:
@@ -523,7 +491,7 @@ class Catalog:
                 if body.session_id == session_id and body.stream_id == stream_id and \
                         (not fragment or fragment in body.original_channel.encode("ascii", "replace")):
                     return recording_id
-            return NULL_RECORD_ID
+            return NULL_VALUE
         finally:
             _park(body)
 

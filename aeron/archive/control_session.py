@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control sessions: the request decoder (Aeron ControlSessionAdapter), the response encoder (ControlResponseProxy)
-and one client's session state machine (ControlSession), archive.md §7.
+and one client's session state machine (ControlSession).
 
 Every message is decoded and encoded with the generated codecs (aeron._core.codecs.archive). A request that cannot
 be decoded is dropped and counted when it names no session; when its session is known it is answered with an ERROR
@@ -12,20 +12,20 @@ import enum
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from aeron._core.cnc import semantic_version_to_string
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, MessageHeaderDecoder, RecordingSignal
+from aeron.archive.configuration import NULL_VALUE, PROTOCOL_SEMANTIC_VERSION
 from aeron.archive.errors import ArchiveErrorCode
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME,
                                       SPARSE_PARAM_NAME, TERM_LENGTH_PARAM_NAME, ChannelUri)
 from aeron.common.errors import AeronError, Category, MalformedMessageError, OutOfBoundsError, RegistrationError
 
 if TYPE_CHECKING:
-    from aeron.archive.conductor import ArchiveConductor
+    from aeron.archive.archive_conductor import ArchiveConductor
     from aeron.client.image import Image
 
-NULL_VALUE = -1
-PROTOCOL_SEMANTIC_VERSION = (1 << 16) | (12 << 8)       # 1.12.0, archive.md §2.5
-RESEND_INTERVAL_NS = 200_000_000                        # CONNECTED/AUTHENTICATED/REJECTED re-send, §7.2
+RESEND_INTERVAL_NS = 200_000_000        # CONNECTED/AUTHENTICATED/REJECTED re-sent (ControlSession.RESEND_INTERVAL_MS)
 
 
 class RequestError(AeronError):
@@ -146,7 +146,7 @@ class ControlResponseProxy:
 
 
 class SessionState(enum.Enum):
-    """ControlSession.State (archive.md §7.2)."""
+    """ControlSession.State."""
 
     INIT = 0
     CONNECTING = 1
@@ -161,7 +161,7 @@ class SessionState(enum.Enum):
 def response_channel_for(channel: str, ctx: Any, request_image_correlation_id: int) -> str:
     """The archive's response publication channel: the client's channel with term length, sparse and MTU taken
     from it or from the archive's control defaults; ``control-mode=response`` adds the request image's
-    correlation id (archive.md §7.1)."""
+    correlation id."""
     uri = ChannelUri.parse(channel)
     if not uri.has(TERM_LENGTH_PARAM_NAME):
         uri.put(TERM_LENGTH_PARAM_NAME, str(ctx.control_term_buffer_length))
@@ -229,7 +229,7 @@ class ControlSession:
         self._resend_deadline_ns = now_ns
         self._ping_deadline_ns = now_ns
         self._encoded_challenge = b""
-        self.listing: Any = None               # the one active listing (archive.md §7.4)
+        self.listing: Any = None               # the one active listing
         self.reason = ""
         self.counter_registration_id = NULL_VALUE     # the control-session counter (type 113), value = session id
         self.counter: Any = None
@@ -334,8 +334,8 @@ class ControlSession:
                 self._resend_deadline_ns = now_ns + RESEND_INTERVAL_NS
                 if (self.client_version >> 16) & 0xFF != 1:
                     self.send_error(self.correlation_id, self.control_session_id,
-                                    f"invalid client version {_semantic(self.client_version)}, archive is "
-                                    f"{_semantic(PROTOCOL_SEMANTIC_VERSION)}")
+                                    f"invalid client version {semantic_version_to_string(self.client_version)}, archive is "
+                                    f"{semantic_version_to_string(PROTOCOL_SEMANTIC_VERSION)}")
                     self.state = SessionState.REJECTED
                 else:
                     self.conductor.ctx.authenticator.on_connected_session(_AuthProxy(self), now_ns // 1_000_000)
@@ -458,10 +458,6 @@ class ControlSession:
         """Id, state and response channel."""
         return (f"<ControlSession {self.control_session_id} {self.state.name} "
                 f"{self.response_channel!r}:{self.response_stream_id}>")
-
-
-def _semantic(version: int) -> str:
-    return f"{(version >> 16) & 0xFF}.{(version >> 8) & 0xFF}.{version & 0xFF}"
 
 
 # -- request decoding ------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Recording: an image's term blocks written into ``<recordingId>-<segmentBase>.rec`` files (Aeron RecordingSession
-and RecordingWriter, archive.md §4).
+and RecordingWriter).
 
 Per block the work is the compiled SegmentWriter's: one ``record`` call per duty cycle takes runs of whole frames
 from the image and writes each with one ``pwrite``, all without the GIL, for up to a batch of blocks. What is here is
@@ -21,7 +21,6 @@ from aeron.common.errors import ArchiveError
 if TYPE_CHECKING:
     from aeron.client.image import Image
 
-NULL_POSITION = -1
 RECORD_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle writes for one recording
 _STORAGE_ERRNOS = frozenset((errno.ENOSPC, errno.EDQUOT))       # no space, or over quota
 
@@ -76,7 +75,7 @@ class RecordingWriter:
             raise ArchiveError(f"segment file already exists: {path}") from None
         try:
             if os.fstat(fd).st_size < self.segment_length:
-                os.ftruncate(fd, self.segment_length)       # full length at once, sparse (§4.2)
+                os.ftruncate(fd, self.segment_length)       # full length at once, sparse
         except BaseException:
             os.close(fd)
             raise

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replay: a recording's segment files, mapped, fed to an exclusive publication that starts at the recorded initial
-term id, term length and position (Aeron ReplaySession, archive.md §10).
+term id, term length and position (Aeron ReplaySession).
 
 The frames go into the publication's term by the compiled ReplayBlockReader, without the GIL: read with ``pread``
 straight into the term (the mapping only serves each run's first header), or, on tmpfs, whose reads cost more than a
@@ -17,10 +17,10 @@ from typing import Any
 
 from aeron._core.archive_io import ReplayBlockReader, prefers_pread
 from aeron._core.atomic_buffer import AtomicBuffer
+from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import AeronError
 
-NULL_POSITION = -1
 REPLAY_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle replays for one replay
 
 

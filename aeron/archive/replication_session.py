@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Replication: this archive acts as a client of a source archive and records the source's replay of a recording
-into a local one (Aeron ReplicationSession, archive.md §11.1). Runs on the conductor, one step per duty cycle; the
+into a local one (Aeron ReplicationSession). Runs on the conductor, one step per duty cycle; the
 source archive's requests are the archive client's own operation generators (aeron.archive.client), advanced with
 ``next()`` so that nothing here blocks the conductor.
 
@@ -24,11 +24,12 @@ import enum
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.codecs.archive import RecordingSignal
-from aeron.archive.archive_proxy import ReplayParams
-from aeron.archive.client import Context as ClientContext
-from aeron.archive.client import connect_op
+from aeron.archive.client.aeron_archive import Context as ClientContext
+from aeron.archive.client.aeron_archive import connect_op
+from aeron.archive.client.archive_proxy import ReplayParams
+from aeron.archive.client.replay_merge import LIVE_ADD_MAX_WINDOW, REPLAY_REMOVE_THRESHOLD
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
 from aeron.archive.errors import ArchiveErrorCode
-from aeron.archive.replay_merge import LIVE_ADD_MAX_WINDOW, REPLAY_REMOVE_THRESHOLD
 from aeron.common.channel_uri import (CONTROL_MODE_MANUAL, CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, EOS_PARAM_NAME,
                                       INTERFACE_PARAM_NAME, LINGER_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
                                       REJOIN_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
@@ -36,11 +37,9 @@ from aeron.common.channel_uri import (CONTROL_MODE_MANUAL, CONTROL_MODE_RESPONSE
 from aeron.common.errors import AeronError
 
 if TYPE_CHECKING:
-    from aeron.archive.conductor import ArchiveConductor
+    from aeron.archive.archive_conductor import ArchiveConductor
     from aeron.archive.control_session import ControlSession
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 SOURCE_ARCHIVE_POLL_INTERVAL_NS = 100_000_000      # how often an idle step looks for an ERROR from the source
 
 
@@ -75,7 +74,7 @@ class _Credentials:
 
 
 def default_response_channel(src_control_channel: str) -> str:
-    """``aeron:udp?endpoint=<control host>:0`` for a UDP source, ``aeron:ipc`` for an IPC one (archive.md §13)."""
+    """``aeron:udp?endpoint=<control host>:0`` for a UDP source, ``aeron:ipc`` for an IPC one."""
     uri = ChannelUri.parse(src_control_channel)
     if uri.is_ipc:
         return "aeron:ipc"
@@ -224,7 +223,7 @@ class ReplicationSession:
             if not finished:
                 return 0
             self.src_archive = archive
-            self._op = archive._list_recording_op(self.src_recording_id, self._descriptors.append)
+            self._op = archive.list_recording_op(self.src_recording_id, self._descriptors.append)
             return self._set_state(ReplicationState.REPLICATE_DESCRIPTOR, now_ns)
         if state is ReplicationState.REPLICATE_DESCRIPTOR:
             finished, count = self._step()
@@ -243,7 +242,7 @@ class ReplicationSession:
             if not finished:
                 return 0
             self.replay_token = token
-            self._op = self.src_archive._replay_request_publication_op(self.recording_subscription.registration_id)
+            self._op = self.src_archive.replay_request_publication_op(self.recording_subscription.registration_id)
             return self._set_state(ReplicationState.GET_ARCHIVE_PROXY, now_ns)
         if state is ReplicationState.GET_ARCHIVE_PROXY:
             finished, publication = self._step()
@@ -277,7 +276,7 @@ class ReplicationSession:
 
     def _replay_session_id(self) -> int:
         # the session id the source's replay publication gets: the recording's (a merge needs the live one's), or
-        # the one the request forces (archive.md §11.1)
+        # the one the request forces
         if self.live_destination is None and self.replication_session_id != NULL_VALUE:
             return self.replication_session_id
         return self.src_descriptor.session_id
@@ -328,8 +327,7 @@ class ReplicationSession:
             self.state = ReplicationState.DONE
             return 1
         if self.live_destination is not None:
-            self._op = self.src_archive._simple_op("get_recording_position", "recording position",
-                                                   self.src_recording_id)
+            self._op = self.src_archive.get_recording_position_op(self.src_recording_id)
             return self._set_state(ReplicationState.SRC_RECORDING_POSITION, now_ns)
         return self._set_state(ReplicationState.EXTEND, now_ns)
 
@@ -364,7 +362,7 @@ class ReplicationSession:
             self.replay_destination = destination_uri(self.replication_channel, endpoint)
             self.recording_subscription.subscription.async_add_destination(self.replay_destination)
         if self.is_response:
-            self._op = self.src_archive._replay_token_op(self.src_recording_id)
+            self._op = self.src_archive.request_replay_token_op(self.src_recording_id)
             return self._set_state(ReplicationState.REPLAY_TOKEN, now_ns)
         return self._set_state(ReplicationState.REPLAY, now_ns)
 
@@ -393,12 +391,12 @@ class ReplicationSession:
                 # no session id: the source pairs its replay publication with the image this request comes on,
                 # whose publication names the recording subscription (Aeron names it in the channel too)
                 uri.put(RESPONSE_CORRELATION_ID_PARAM_NAME, str(self.recording_subscription.registration_id))
-                self._op = self.src_archive._replay_on_publication_op(
+                self._op = self.src_archive.start_replay_on_publication_op(
                     self.response_publication, self.src_recording_id, str(uri), self.src_descriptor.stream_id, params)
             else:
                 uri.put(SESSION_ID_PARAM_NAME, str(self._replay_session_id()))
-                self._op = self.src_archive._start_replay_op(self.src_recording_id, str(uri),
-                                                             self.src_descriptor.stream_id, params)
+                self._op = self.src_archive.start_replay_op(self.src_recording_id, str(uri),
+                                                            self.src_descriptor.stream_id, params=params)
             return 1
         finished, replay_session_id = self._step()
         if not finished:
@@ -432,8 +430,7 @@ class ReplicationSession:
         window of it, then, level with it and fed by both destinations, drop the replay (the merge)."""
         image = self.recording.image
         if self._op is None:
-            self._op = self.src_archive._simple_op("get_recording_position", "recording position",
-                                                   self.src_recording_id)
+            self._op = self.src_archive.get_recording_position_op(self.src_recording_id)
             return 1
         finished, src_position = self._step()
         if not finished:

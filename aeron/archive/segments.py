@@ -13,6 +13,7 @@ import os
 import pathlib
 from collections.abc import Callable
 
+from aeron._core.logbuffer import HEADER_LENGTH as DATA_HEADER_LENGTH
 from aeron._core.segment_scanner import (
     CHECKSUM_NONE,
     VERIFY_BAD_CHECKSUM,
@@ -30,8 +31,6 @@ from aeron.common.errors import CorruptFileError, InvalidArgumentError
 RECORDING_SEGMENT_SUFFIX = ".rec"
 DELETE_SUFFIX = ".del"
 PAGE_SIZE = 4096                     # the page of the straddle check (Aeron Catalog.PAGE_SIZE)
-FRAME_ALIGNMENT = 32
-DATA_HEADER_LENGTH = 32
 
 
 def segment_file_name(recording_id: int, segment_base_position: int) -> str:
@@ -201,7 +200,7 @@ def compute_stop_position(archive_dir: str | os.PathLike[str], segment_files: li
                           start_position: int, term_length: int, segment_file_length: int,
                           checksum: Checksum | None = None,
                         truncate_on_page_straddle: bool | Callable[[str], bool] = False) -> int:
-    """The stop position a recording's files prove (§4.8): walk the frames of the highest segment.
+    """The stop position a recording's files prove: walk the frames of the highest segment.
 
     ``segment_files`` is ``[(base_position, name), ...]`` as :func:`index_segment_files` gives; no file means
     the recording never wrote and stops at ``start_position``.

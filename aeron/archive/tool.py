@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 from aeron._core.cnc import CncFile
-from aeron._core.codecs.archive import CatalogHeaderEncoder
+from aeron._core.codecs.archive import CatalogHeaderEncoder, RecordingState
 from aeron._core.error_log import ErrorLogRecord, read_error_log
 from aeron._core.segment_scanner import (
     CHECKSUM_NONE,
@@ -36,23 +36,17 @@ from aeron._core.segment_scanner import (
     verify_frames,
 )
 from aeron.archive import segments
-from aeron.archive.catalog import (
-    CATALOG_FILE_NAME,
-    MIN_CAPACITY,
-    NULL_POSITION,
-    Catalog,
-    DescriptorHeader,
-    RecordingDescriptor,
-    RecordingState,
-)
-from aeron.archive.checksums import Checksum, new_checksum
-from aeron.archive.mark_file import FILENAME as MARK_FILENAME
-from aeron.archive.mark_file import (
+from aeron.archive.archive_mark_file import FILENAME as MARK_FILENAME
+from aeron.archive.archive_mark_file import (
     ArchiveMarkFile,
     MarkFileHeader,
     format_error_records,
     resolve_mark_file_dir,
 )
+from aeron.archive.catalog import CATALOG_FILE_NAME, MIN_CAPACITY, Catalog, DescriptorHeader
+from aeron.archive.checksums import Checksum, new_checksum
+from aeron.archive.configuration import NULL_POSITION
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.errors import AeronError, InvalidArgumentError
 from aeron.common.version import VERSION_TEXT
 

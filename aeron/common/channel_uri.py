@@ -19,6 +19,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 
+from aeron._core.logbuffer import FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, TERM_MAX_LENGTH, TERM_MIN_LENGTH
+from aeron._core.logbuffer import HEADER_LENGTH as DATA_HEADER_LENGTH
 from aeron.common.errors import ConfigurationError, InvalidArgumentError, InvalidChannelError
 
 __all__ = [
@@ -92,12 +94,8 @@ CONTROL_MODE_RESPONSE = "response"
 # response-correlation-id=prototype is stored as -2 (aeron_driver_uri.c).
 RESPONSE_CORRELATION_ID_PROTOTYPE = -2
 
-# Limits checked by the typed getters, as the C driver checks them (cnc-and-driver.md §7.6, §9.2).
-TERM_MIN_LENGTH = 64 * 1024
-TERM_MAX_LENGTH = 1024 * 1024 * 1024
-FRAME_ALIGNMENT = 32
-DATA_HEADER_LENGTH = 32
-MAX_UDP_PAYLOAD_LENGTH = 65504
+# Limits checked by the typed getters, as the C driver checks them; the log's (term lengths, frame alignment,
+# header and UDP payload lengths) are the log buffer's own, imported above.
 MAX_RESEND_MAX = 256
 
 # C prints these first, in this order, then every other parameter in the order given (aeron_uri_udp_sprint,

@@ -24,13 +24,9 @@ import pyarrow as pa
 
 from aeron._core.segment_batch import SCAN_CORRUPT, SCAN_FULL, scan_messages
 from aeron.archive import segments
-from aeron.archive.catalog import RecordingDescriptor
-from aeron.archive.client import (
-    AeronArchive,
-    is_response_channel,
-    replay_image_session_id,
-)
+from aeron.archive.client.aeron_archive import AeronArchive, is_response_channel, replay_image_session_id
 from aeron.archive.errors import ArchiveError
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import AeronTimeoutError
 from aeron.spark import scan
@@ -102,7 +98,7 @@ class _Replay:
         channel, stream_id = settings.replay_channel, settings.replay_stream_id
         try:
             if is_response_channel(channel):
-                # over the connection this client opens (archive.md §10.4): no address for the archive to reach
+                # over the connection this client opens: no address for the archive to reach
                 self.subscription = self.archive.replay(recording_id, channel, stream_id, position, length)
                 self.image = self._await_image(lambda s: s.images[0] if s.images else None)
                 return

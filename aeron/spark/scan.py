@@ -29,7 +29,8 @@ from aeron._core.segment_batch import (
     scan_messages,
 )
 from aeron.archive import segments
-from aeron.archive.catalog import Catalog, RecordingDescriptor
+from aeron.archive.catalog import Catalog
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.errors import CorruptFileError, InvalidArgumentError
 
 # Each Spark task has a fixed cost in the JVM and the Python worker, a large share of a 128 MiB partition's scan
@@ -52,7 +53,7 @@ SCHEMA = pa.schema([
     ("payload", pa.binary()),
 ])
 
-# the channel parameters that put a timestamp into each message (archive.md §5.3 keeps them in the stripped channel)
+# the channel parameters that put a timestamp into each message (the stripped channel keeps them)
 _TIMESTAMP_PARAMS = ("media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset")
 
 

@@ -16,7 +16,7 @@ import aeron.aio.archive
 from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive import SourceLocation
 from aeron.archive import errors as E
-from aeron.archive.pollers import RecordingStarted, RecordingStopped
+from aeron.archive.client import RecordingStarted, RecordingStopped
 from tests.archive.archives import java_classpath, start_java_archive, stop_archive
 from tests.archive.test_server_client_suite import our_archive
 from tests.support import free_port

@@ -18,14 +18,13 @@ from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ReplayParams, SourceLocation
 from aeron.client import ControlledPollAction
 from aeron.archive import errors as E
-from aeron.archive.client import REPLAY_ALL_AND_STOP, State, replay_image_session_id
-from aeron.archive.pollers import (RecordingDescriptor, RecordingEventsAdapter, RecordingProgress, RecordingStarted,
-                                   RecordingStopped)
-from aeron.archive.replay_merge import ReplayMerge
-from aeron.archive.persistent_subscription import (FROM_LIVE, FROM_START, PersistentSubscription,
-                                                   PersistentSubscriptionError, PersistentSubscriptionListener)
-from aeron.archive.persistent_subscription import Context as PersistentContext
-from aeron.archive.persistent_subscription import State as PersistentState
+from aeron.archive.client import (REPLAY_ALL_AND_STOP, RecordingDescriptor, RecordingEventsAdapter, RecordingProgress,
+                                  RecordingStarted, RecordingStopped, State, replay_image_session_id)
+from aeron.archive.client.replay_merge import ReplayMerge
+from aeron.archive.client.persistent_subscription import (FROM_LIVE, FROM_START, PersistentSubscription,
+                                                          PersistentSubscriptionError, PersistentSubscriptionListener)
+from aeron.archive.client.persistent_subscription import Context as PersistentContext
+from aeron.archive.client.persistent_subscription import State as PersistentState
 from aeron.common import errors as common_errors
 from aeron.common.channel_uri import ChannelUri
 from tests.archive.archives import SEGMENT_LENGTH, TERM_LENGTH

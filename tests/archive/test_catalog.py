@@ -8,12 +8,9 @@ import zlib
 
 import pytest
 
-from aeron.archive.catalog import (
-    CATALOG_FILE_NAME,
-    Catalog,
-    RecordingDescriptor,
-    RecordingState,
-)
+from aeron._core.codecs.archive import RecordingState
+from aeron.archive.catalog import CATALOG_FILE_NAME, Catalog
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.archive.segments import IncompleteFragmentError, segment_file_name
 from aeron.common.errors import CorruptFileError, IllegalStateError
 from tests.archive.archive_files_support import GOLDEN_RECORDINGS, unpack_golden_archive

@@ -18,11 +18,12 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.term_reader import Header
 from aeron.archive import AeronArchive, ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, Context
 from aeron.archive import errors as E
-from aeron.archive.archive_proxy import NULL_VALUE, PROTOCOL_SEMANTIC_VERSION, ArchiveProxy, ReplayParams, ReplicationParams
-from aeron.archive.client import NullCredentialsSupplier, connect_op, State, replay_image_session_id, segment_file_base_position
-from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingEventsAdapter,
-                                   RecordingProgress, RecordingSignalAdapter, RecordingStarted, RecordingStopped,
-                                   RecordingSubscriptionDescriptorPoller)
+from aeron.archive.client import (ArchiveProxy, ControlResponsePoller, NullCredentialsSupplier, PersistentSubscription,
+                                  RecordingDescriptorPoller, RecordingEventsAdapter, RecordingProgress,
+                                  RecordingSignalAdapter, RecordingStarted, RecordingStopped,
+                                  RecordingSubscriptionDescriptorPoller, ReplayParams, ReplicationParams, State,
+                                  connect_op, replay_image_session_id, segment_file_base_position)
+from aeron.archive.configuration import NULL_VALUE, PROTOCOL_SEMANTIC_VERSION
 from aeron.common import errors as common_errors
 from aeron.common.errors import ConfigurationError
 from aeron.driver import MediaDriver
@@ -695,12 +696,12 @@ def test_a_replay_request_publication_abandoned_before_it_is_made_is_removed(inv
                                                            control_term_buffer_length=65536,
                                                            control_request_stream_id=10,
                                                            message_timeout_ns=2_000 * MS))
-        op = AeronArchive._replay_request_publication_op(stand_in, 12345)
+        op = AeronArchive.replay_request_publication_op(stand_in, 12345)
         assert next(op) == 0                            # asked for, not answered: the driver has not run
         op.close()
         assert publication_links(invoked_driver, aeron) == {}
         # the same operation let finish keeps its publication (the check above can see one)
-        op = AeronArchive._replay_request_publication_op(stand_in, 12345)
+        op = AeronArchive.replay_request_publication_op(stand_in, 12345)
         next(op)
         for _ in range(200):
             invoked_driver.do_work()
@@ -732,6 +733,49 @@ def test_async_remove_of_an_add_not_yet_answered_and_of_one_answered(invoked_dri
         aeron.async_remove_publication(987654321)           # unknown: nothing to do
 
 
+def test_operations_abandoned_before_the_driver_answered_their_adds_remove_them(invoked_driver):
+    # the sync and async drivers close an operation they stop early: what it asked the driver for goes too
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        stand_in = SimpleNamespace(aeron=aeron, _ensure_connected=lambda: None, _ensure_not_reentrant=lambda: None)
+        for exclusive in (False, True):
+            op = AeronArchive._add_recorded_publication_op(stand_in, "aeron:ipc", 21, exclusive)
+            assert next(op) == 0                        # asked for, not answered: the driver has not run
+            op.close()
+            assert publication_links(invoked_driver, aeron) == {}
+        op = AeronArchive._add_subscription_op(stand_in, "aeron:ipc", 22, None, None)    # replay_op's
+        assert next(op) == 0
+        op.close()
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        op = AeronArchive._add_subscription_op(stand_in, "aeron:ipc", 22, None, None)    # one let finish stays
+        next(op)
+        for _ in range(200):
+            invoked_driver.do_work()
+            try:
+                next(op)
+            except StopIteration:
+                break
+        assert len(publication_links(invoked_driver, aeron, "subscriptions")) == 1
+
+
+def test_a_persistent_subscription_removes_adds_the_driver_has_not_answered(invoked_driver):
+    # its clean-ups run on loss of the archive or of the live image, when an add may still be pending
+    with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
+        stand_in = SimpleNamespace(
+            _aeron=aeron, _request_publication=None,
+            _request_publication_id=aeron.async_add_exclusive_publication("aeron:ipc", 31),
+            _replay_subscription=None, _replay_subscription_id=aeron.async_add_subscription("aeron:ipc", 32),
+            _live_subscription=None, _live_subscription_id=aeron.async_add_subscription("aeron:ipc", 33))
+        PersistentSubscription._clean_up_request_publication(stand_in)
+        PersistentSubscription._clean_up_replay_subscription(stand_in)
+        PersistentSubscription._clean_up_live_subscription(stand_in)
+        assert publication_links(invoked_driver, aeron) == {}
+        assert publication_links(invoked_driver, aeron, "subscriptions") == {}
+        assert (stand_in._request_publication_id, stand_in._replay_subscription_id,
+                stand_in._live_subscription_id) == (NULL_VALUE, NULL_VALUE, NULL_VALUE)
+        stand_in._live_subscription_id = aeron.async_add_subscription("aeron:ipc", 34)     # without the clean-up
+        assert len(publication_links(invoked_driver, aeron, "subscriptions")) == 1
+
+
 def test_a_connect_abandoned_before_the_driver_answered_leaves_nothing_on_the_application_client(invoked_driver):
     with Aeron.connect(AeronContext(aeron_dir=invoked_driver.aeron_dir)) as aeron:
         ctx = ipc_context(invoked_driver.aeron_dir)
@@ -750,3 +794,44 @@ def test_a_connect_abandoned_before_the_driver_answered_leaves_nothing_on_the_ap
         assert not aeron.is_closed                      # the application's client stays open...
         assert publication_links(invoked_driver, aeron, "subscriptions") == {}      # ...with nothing left on it
         assert publication_links(invoked_driver, aeron) == {}
+
+
+# -- the operations: the contract between the protocol and the client's faces ------------------------------------
+
+def _request_methods():
+    """AeronArchive's request methods: the public ones that run an operation (``self._run(self.x_op(...))``)."""
+    import ast
+    import inspect
+    import textwrap
+    names = []
+    for name, function in inspect.getmembers(AeronArchive, inspect.isfunction):
+        if name.startswith("_") or name.endswith("_op"):
+            continue
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+        if any(c.func.attr == "_run" for c in calls):
+            names.append(name)
+    return names
+
+
+def test_every_request_method_runs_its_public_operation_with_the_same_signature():
+    import inspect
+    names = _request_methods()
+    assert len(names) >= 35 and {"start_recording", "replay", "list_recordings", "replicate"} <= set(names)
+    for name in names:
+        op = getattr(AeronArchive, f"{name}_op")
+        assert inspect.signature(op).parameters == inspect.signature(getattr(AeronArchive, name)).parameters, name
+        assert inspect.isgeneratorfunction(op) and op.__doc__, name
+
+
+def test_the_asyncio_face_uses_only_the_public_operations():
+    import ast
+    import inspect
+
+    import aeron.aio.archive
+    tree = ast.parse(inspect.getsource(aeron.aio.archive))
+    private = sorted({n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                      and isinstance(n.value, ast.Attribute) and n.value.attr == "archive" and n.attr.startswith("_")})
+    assert private == []
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.endswith("_op")}
+    assert {f"{name}_op" for name in _request_methods()} <= used

@@ -3,7 +3,7 @@
 liveness, the error log (and its hand-over to archive-<time>-error.log), the link file and legacy files."""
 import pytest
 
-from aeron.archive.mark_file import (
+from aeron.archive.archive_mark_file import (
     FILENAME,
     LINK_FILENAME,
     SEMANTIC_VERSION,

@@ -16,8 +16,8 @@ from aeron.archive.archive import ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.archive.catalog import Catalog
 from aeron.archive.checksums import new_checksum
-from aeron.archive.control_session import ArchiveErrorCode
-from aeron.archive.mark_file import ArchiveMarkFile
+from aeron.archive.errors import ArchiveErrorCode
+from aeron.archive.archive_mark_file import ArchiveMarkFile
 from tests.archive.control_client import ControlClient
 from tests.support import driver_context, free_port, wait_for
 

@@ -15,7 +15,7 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.archive import Archive
-from aeron.archive.mark_file import ActiveArchiveError, ArchiveMarkFile
+from aeron.archive.archive_mark_file import ActiveArchiveError, ArchiveMarkFile
 from aeron.driver.media_driver import MediaDriver
 from tests.archive.control_client import ControlClient
 from tests.archive.test_server import archive_context, replay

@@ -15,7 +15,7 @@ import pytest
 from aeron.archive import tool
 from aeron.archive.catalog import CATALOG_FILE_NAME, Catalog, RecordingState
 from aeron.archive.checksums import CRC32
-from aeron.archive.mark_file import ArchiveMarkFile
+from aeron.archive.archive_mark_file import ArchiveMarkFile
 from tests.archive.archive_files_support import expected_text, unpack_golden_archive
 from tests.conftest import PROJECT_ROOT
 

@@ -20,7 +20,7 @@ import pytest
 
 from aeron.archive import AeronArchive, tool
 from aeron.archive.catalog import CATALOG_FILE_NAME, Catalog
-from aeron.archive.mark_file import ArchiveMarkFile
+from aeron.archive.archive_mark_file import ArchiveMarkFile
 from tests import procs
 from tests.archive.archive_files_support import (
     INITIAL_TERM_ID,

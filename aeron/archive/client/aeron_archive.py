@@ -1,10 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
-"""AeronArchive: the archive client (Aeron ``AeronArchive``), and its Context.
+"""AeronArchive: the archive client (Aeron ``AeronArchive``), its Context and AsyncConnect.
 
-Every operation is written once, as a generator that sends its request, polls for the answer and yields 0
-whenever it has to wait (sans-IO in the small). :class:`AeronArchive` drives those generators with its idle
-strategy under a lock; :mod:`aeron.aio.archive` drives the same generators with ``await``. So the sync and the
-asyncio faces share every byte of protocol handling.
+Every request is written once, as an operation (:data:`aeron.common.op.Op`): a generator that sends the request,
+polls the control response stream for the answer and yields 0 whenever it has to wait. Each request method
+``x`` has its operation ``x_op`` with the same arguments, published as the contract between the protocol and
+the client's faces:
+
+- :class:`AeronArchive` itself runs ``x_op`` to completion under its lock, idling with the context's idle
+  strategy (and invoking the Aeron client's conductor when it has no thread): ``archive.start_recording(...)``
+  is ``drive(archive.start_recording_op(...), ...)``;
+- :mod:`aeron.aio.archive` awaits between the steps of the very same operations, under an asyncio lock;
+- an application's own duty cycle may step one with ``next(op)`` (one operation at a time per client).
+
+So the sync and the asyncio faces share every byte of protocol handling; see :mod:`aeron.common.op`.
 """
 from __future__ import annotations
 
@@ -14,36 +22,42 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aeron._core.codecs import archive as codecs
-from aeron.archive.archive_proxy import (NULL_POSITION, NULL_VALUE, ArchiveProxy, ReplayParams, ReplicationParams)
+from aeron.archive.client.archive_proxy import ArchiveProxy, ReplayParams, ReplicationParams
+from aeron.archive.client.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingSignalConsumer,
+                                          RecordingSignalEvent, RecordingSubscriptionDescriptor,
+                                          RecordingSubscriptionDescriptorPoller)
+from aeron.archive.configuration import (CLIENT_NAME_PROP_NAME, CONTROL_CHANNEL_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT,
+                                         CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_RESPONSE_CHANNEL_PROP_NAME,
+                                         CONTROL_RESPONSE_STREAM_ID_DEFAULT, CONTROL_RESPONSE_STREAM_ID_PROP_NAME,
+                                         CONTROL_STREAM_ID_DEFAULT, CONTROL_STREAM_ID_PROP_NAME,
+                                         CONTROL_TERM_BUFFER_LENGTH_DEFAULT, CONTROL_TERM_BUFFER_LENGTH_PROP_NAME,
+                                         CONTROL_TERM_BUFFER_SPARSE_DEFAULT, CONTROL_TERM_BUFFER_SPARSE_PROP_NAME,
+                                         MAX_CLIENT_NAME_LENGTH, MESSAGE_RETRY_ATTEMPTS_DEFAULT,
+                                         MESSAGE_RETRY_ATTEMPTS_PROP_NAME, MESSAGE_TIMEOUT_DEFAULT_NS,
+                                         MESSAGE_TIMEOUT_PROP_NAME, NOT_CONNECTED_MSG, NULL_POSITION, NULL_VALUE,
+                                         PROTOCOL_VERSION_WITH_ARCHIVE_ID, RECORDING_EVENTS_CHANNEL_PROP_NAME,
+                                         RECORDING_EVENTS_STREAM_ID_DEFAULT, RECORDING_EVENTS_STREAM_ID_PROP_NAME,
+                                         REPLAY_ALL_AND_FOLLOW)
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
-from aeron.archive.pollers import (ControlResponsePoller, RecordingDescriptor, RecordingDescriptorPoller,
-                                   RecordingSignalConsumer, RecordingSignalEvent, RecordingSubscriptionDescriptor,
-                                   RecordingSubscriptionDescriptorPoller)
+from aeron.archive.recording_descriptor import RecordingDescriptor
+from aeron.archive.segments import segment_file_base_position
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PARAM_NAME,
-                                      MDC_CONTROL_MODE_PARAM_NAME, MTU_LENGTH_PARAM_NAME,
-                                      RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME, SPARSE_PARAM_NAME,
-                                      SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
+                                      MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
+                                      SPARSE_PARAM_NAME, SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
                                       TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri, parse_duration_ns,
                                       parse_size)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
+from aeron.common.op import Op, drive
 from aeron.common.version import __version__
 
 T = TypeVar("T")
-Op = Generator[int, None, T]
-
-REPLAY_ALL_AND_FOLLOW = -1
-REPLAY_ALL_AND_STOP = -2
-NULL_LENGTH = -1
-NULL_TIMESTAMP = -1
-PROTOCOL_VERSION_WITH_ARCHIVE_ID = (1 << 16) | (11 << 8)
-NOT_CONNECTED_MSG = "not connected"
 
 
 class SourceLocation(enum.IntEnum):
@@ -74,14 +88,6 @@ class NullCredentialsSupplier:
         return b""
 
 
-def segment_file_base_position(start_position: int, position: int, term_buffer_length: int,
-                               segment_file_length: int) -> int:
-    """The base position of the segment file holding ``position`` (``AeronArchive.segmentFileBasePosition``)."""
-    start_term_base = start_position - (start_position & (term_buffer_length - 1))
-    from_base = position - start_term_base
-    return start_term_base + (from_base - (from_base & (segment_file_length - 1)))
-
-
 def is_response_channel(channel: str) -> bool:
     """True for a ``control-mode=response`` channel (replays to it go over the response channel)."""
     return ChannelUri.parse(channel).get(MDC_CONTROL_MODE_PARAM_NAME) == CONTROL_MODE_RESPONSE
@@ -108,23 +114,26 @@ def _parse_int(text: str) -> int:
 
 # attribute -> (Java property, default, parser); the environment variable is the property upper-cased with '_'
 _SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
-    "control_request_channel": ("aeron.archive.control.channel", None, str),
-    "control_request_stream_id": ("aeron.archive.control.stream.id", 10, _parse_int),
-    "control_response_channel": ("aeron.archive.control.response.channel", None, str),
-    "control_response_stream_id": ("aeron.archive.control.response.stream.id", 20, _parse_int),
-    "recording_events_channel": ("aeron.archive.recording.events.channel", None, str),
-    "recording_events_stream_id": ("aeron.archive.recording.events.stream.id", 30, _parse_int),
-    "message_timeout_ns": ("aeron.archive.message.timeout", 10_000_000_000, parse_duration_ns),
-    "message_retry_attempts": ("aeron.archive.message.retry.attempts", 3, _parse_int),
-    "control_term_buffer_length": ("aeron.archive.control.term.buffer.length", 64 * 1024, parse_size),
-    "control_term_buffer_sparse": ("aeron.archive.control.term.buffer.sparse", True, _parse_bool),
-    "control_mtu_length": ("aeron.archive.control.mtu.length", 1408, parse_size),
-    "client_name": ("aeron.archive.client.name", "", str),
+    "control_request_channel": (CONTROL_CHANNEL_PROP_NAME, None, str),
+    "control_request_stream_id": (CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, _parse_int),
+    "control_response_channel": (CONTROL_RESPONSE_CHANNEL_PROP_NAME, None, str),
+    "control_response_stream_id": (CONTROL_RESPONSE_STREAM_ID_PROP_NAME, CONTROL_RESPONSE_STREAM_ID_DEFAULT,
+                                   _parse_int),
+    "recording_events_channel": (RECORDING_EVENTS_CHANNEL_PROP_NAME, None, str),
+    "recording_events_stream_id": (RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
+                                   _parse_int),
+    "message_timeout_ns": (MESSAGE_TIMEOUT_PROP_NAME, MESSAGE_TIMEOUT_DEFAULT_NS, parse_duration_ns),
+    "message_retry_attempts": (MESSAGE_RETRY_ATTEMPTS_PROP_NAME, MESSAGE_RETRY_ATTEMPTS_DEFAULT, _parse_int),
+    "control_term_buffer_length": (CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
+                                   parse_size),
+    "control_term_buffer_sparse": (CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
+                                   _parse_bool),
+    "control_mtu_length": (CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
+    "client_name": (CLIENT_NAME_PROP_NAME, "", str),
     "aeron_dir": ("aeron.dir", None, str),
 }
 _BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
 _BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
-MAX_CLIENT_NAME_LENGTH = 100
 
 
 class Context:
@@ -458,16 +467,9 @@ class AsyncConnect:
 
 
 def _drive(op: Op[T], ctx: Context) -> T:
-    """Run ``op`` to completion on this thread, idling with the context's strategy while it waits."""
-    idle = ctx.idle_strategy
-    assert idle is not None
-    idle.reset()
-    try:
-        while True:
-            work = next(op)
-            idle.idle(work + ctx.run_invokers())
-    except StopIteration as stop:
-        return stop.value       # type: ignore[no-any-return]
+    """Run ``op`` to completion on this thread: the context's idle strategy, its invokers between steps."""
+    assert ctx.idle_strategy is not None
+    return drive(op, ctx.idle_strategy, ctx.run_invokers)
 
 
 class AeronArchive:
@@ -638,29 +640,102 @@ class AeronArchive:
             raise ArchiveError(f"failed to send {what} request", ArchiveErrorCode.GENERIC, correlation_id)
         return (yield from self._await_response(correlation_id, allowed_error_code))
 
-    # The operations: each ``_<name>_op`` is the generator the sync method (and aeron.aio.archive) runs.
+    # The operations. Each request method ``x`` below is ``self._run(self.x_op(...))``; aeron.aio.archive awaits
+    # the same ``x_op``. An operation checks the client's state when first stepped (ArchiveError once closed or
+    # disconnected, IllegalStateError from inside a listing's consumer), not when made.
 
     def _simple_op(self, proxy_method: str, what: str, *args: Any, allowed_error_code: int | None = None) -> Op[int]:
         correlation_id = self._begin()
         sent = getattr(self.archive_proxy, proxy_method)(*args, correlation_id, self.control_session_id)
         return (yield from self._request(sent, what, correlation_id, allowed_error_code))
 
-    def _start_recording_op(self, channel: str, stream_id: int, source_location: int,
-                            auto_stop: bool | None) -> Op[int]:
+    # -- recording operations -------------------------------------------------------------------------------
+    def add_recorded_publication_op(self, channel: str, stream_id: int) -> Op[Any]:
+        """Operation of :meth:`add_recorded_publication`: yields 0 while it waits for the driver and the archive;
+        returns the Publication (closed again when the recording request fails)."""
+        return (yield from self._add_recorded_publication_op(channel, stream_id, False))
+
+    def add_recorded_exclusive_publication_op(self, channel: str, stream_id: int) -> Op[Any]:
+        """Operation of :meth:`add_recorded_exclusive_publication`: returns the ExclusivePublication."""
+        return (yield from self._add_recorded_publication_op(channel, stream_id, True))
+
+    def _add_recorded_publication_op(self, channel: str, stream_id: int, exclusive: bool) -> Op[Any]:
+        self._ensure_connected()
+        self._ensure_not_reentrant()
+        if exclusive:
+            registration_id = self.aeron.async_add_exclusive_publication(channel, stream_id)
+            get = self.aeron.get_exclusive_publication
+        else:
+            registration_id = self.aeron.async_add_publication(channel, stream_id)
+            get = self.aeron.get_publication
+        try:
+            while (publication := get(registration_id)) is None:
+                yield 0
+        except BaseException:
+            self.aeron.async_remove_publication(registration_id)    # abandoned before the driver answered
+            raise
+        try:
+            if not exclusive and publication.original_registration_id != publication.registration_id:
+                raise ArchiveError(f"publication already added for channel={channel} streamId={stream_id}")
+            uri = ChannelUri.parse(channel)
+            uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
+            yield from self.start_recording_op(str(uri), stream_id, SourceLocation.LOCAL)
+        except BaseException:
+            publication.close()
+            raise
+        return publication
+
+    def start_recording_op(self, channel: str, stream_id: int, source_location: int = SourceLocation.REMOTE,
+                           auto_stop: bool | None = None) -> Op[int]:
+        """Operation of :meth:`start_recording`: yields 0 while it waits; returns the recording subscription's
+        id."""
         correlation_id = self._begin()
         sent = self.archive_proxy.start_recording(channel, stream_id, source_location, correlation_id,
                                                   self.control_session_id, auto_stop)
         return (yield from self._request(sent, "start recording", correlation_id))
 
-    def _extend_recording_op(self, recording_id: int, channel: str, stream_id: int, source_location: int,
-                             auto_stop: bool | None) -> Op[int]:
+    def extend_recording_op(self, recording_id: int, channel: str, stream_id: int,
+                            source_location: int = SourceLocation.REMOTE, auto_stop: bool | None = None) -> Op[int]:
+        """Operation of :meth:`extend_recording`: returns the recording subscription's id."""
         correlation_id = self._begin()
         sent = self.archive_proxy.extend_recording(channel, stream_id, source_location, recording_id, correlation_id,
                                                    self.control_session_id, auto_stop)
         return (yield from self._request(sent, "extend recording", correlation_id))
 
-    def _start_replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
-                         params: ReplayParams) -> Op[int]:
+    def stop_recording_op(self, channel: str, stream_id: int) -> Op[None]:
+        """Operation of :meth:`stop_recording`: returns None once the archive answered OK."""
+        yield from self._simple_op("stop_recording", "stop recording", channel, stream_id)
+
+    def try_stop_recording_op(self, channel: str, stream_id: int) -> Op[bool]:
+        """Operation of :meth:`try_stop_recording`: returns False for an unknown subscription."""
+        return (yield from self._simple_op("stop_recording", "stop recording", channel, stream_id,
+                                           allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)) != 0
+
+    def stop_recording_subscription_op(self, subscription_id: int) -> Op[None]:
+        """Operation of :meth:`stop_recording_subscription`."""
+        yield from self._simple_op("stop_recording_subscription", "stop recording", subscription_id)
+
+    def try_stop_recording_subscription_op(self, subscription_id: int) -> Op[bool]:
+        """Operation of :meth:`try_stop_recording_subscription`: returns False for an unknown subscription."""
+        return (yield from self._simple_op("stop_recording_subscription", "stop recording", subscription_id,
+                                           allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)) != 0
+
+    def try_stop_recording_by_identity_op(self, recording_id: int) -> Op[bool]:
+        """Operation of :meth:`try_stop_recording_by_identity`: returns False when the recording was not active."""
+        return (yield from self._simple_op("stop_recording_by_identity", "stop recording", recording_id)) != 0
+
+    def stop_recording_publication_op(self, publication: Any) -> Op[None]:
+        """Operation of :meth:`stop_recording_publication`."""
+        uri = ChannelUri.parse(publication.channel)
+        uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
+        yield from self.stop_recording_op(str(uri), publication.stream_id)
+
+    # -- replay operations ----------------------------------------------------------------------------------
+    def start_replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
+                        position: int = NULL_POSITION, length: int = REPLAY_ALL_AND_FOLLOW, *,
+                        params: ReplayParams | None = None) -> Op[int]:
+        """Operation of :meth:`start_replay`: yields 0 while it waits; returns the replay session id."""
+        params = params if params is not None else ReplayParams(position=position, length=length)
         if is_response_channel(replay_channel):
             if params.subscription_registration_id == NULL_VALUE:
                 raise ArchiveError("when using start_replay with a response channel, "
@@ -674,30 +749,87 @@ class AeronArchive:
         what = "bounded replay" if params.is_bounded else "replay"
         return (yield from self._request(sent, what, correlation_id))
 
+    def start_bounded_replay_op(self, recording_id: int, position: int, length: int, limit_counter_id: int,
+                                replay_channel: str, replay_stream_id: int) -> Op[int]:
+        """Operation of :meth:`start_bounded_replay`: returns the replay session id."""
+        params = ReplayParams(position=position, length=length, bounding_limit_counter_id=limit_counter_id)
+        return (yield from self.start_replay_op(recording_id, replay_channel, replay_stream_id, params=params))
+
+    def stop_replay_op(self, replay_session_id: int) -> Op[None]:
+        """Operation of :meth:`stop_replay`."""
+        yield from self._simple_op("stop_replay", "stop replay", replay_session_id)
+
+    def stop_all_replays_op(self, recording_id: int = NULL_VALUE) -> Op[None]:
+        """Operation of :meth:`stop_all_replays`."""
+        yield from self._simple_op("stop_all_replays", "stop all replays", recording_id)
+
+    def replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
+                  length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
+                  available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
+        """Operation of :meth:`replay`: yields 0 while it waits for the archive and the driver; returns the
+        Subscription to the replay (closed again when the replay request fails)."""
+        params = params if params is not None else ReplayParams(position=position, length=length)
+        if is_response_channel(replay_channel):
+            subscription = yield from self._add_subscription_op(replay_channel, replay_stream_id,
+                                                                available_image_handler, unavailable_image_handler)
+            try:
+                yield from self._replay_over_response_channel_op(recording_id, replay_channel, replay_stream_id,
+                                                                 params, subscription.registration_id)
+                deadline = _Deadline(self.context.message_timeout_ns)
+                while not subscription.is_connected:
+                    deadline.check("awaiting the replay image", self.last_correlation_id)
+                    yield 0
+            except BaseException:
+                subscription.close()
+                raise
+            return subscription
+        replay_session_id = yield from self.start_replay_op(recording_id, replay_channel, replay_stream_id,
+                                                            params=params)
+        uri = ChannelUri.parse(replay_channel)
+        uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(replay_session_id)))
+        return (yield from self._add_subscription_op(str(uri), replay_stream_id, available_image_handler,
+                                                     unavailable_image_handler))
+
+    def _add_subscription_op(self, channel: str, stream_id: int, available_image_handler: Any,
+                             unavailable_image_handler: Any) -> Op[Any]:
+        registration_id = self.aeron.async_add_subscription(channel, stream_id, available_image_handler,
+                                                            unavailable_image_handler)
+        try:
+            while (subscription := self.aeron.get_subscription(registration_id)) is None:
+                yield 0
+        except BaseException:
+            self.aeron.async_remove_subscription(registration_id)   # abandoned before the driver answered
+            raise
+        return subscription
+
     def _replay_over_response_channel_op(self, recording_id: int, replay_channel: str, replay_stream_id: int,
                                          params: ReplayParams, subscription_registration_id: int) -> Op[int]:
-        """A replay to a ``control-mode=response`` subscription (archive.md §10.4): a replay token on this
-        session, then the ReplayRequest sent on a new request publication whose ``response-correlation-id``
-        names the replay subscription, so the archive answers it over that subscription's own channel."""
-        token = yield from self._replay_token_op(recording_id)
-        publication = yield from self._replay_request_publication_op(subscription_registration_id)
+        """A replay to a ``control-mode=response`` subscription: a replay token on this session, then the
+        ReplayRequest sent on a new request publication whose ``response-correlation-id`` names the replay
+        subscription, so the archive answers it over that subscription's own channel (as
+        ``AeronArchive.startReplay`` does for a response channel)."""
+        token = yield from self.request_replay_token_op(recording_id)
+        publication = yield from self.replay_request_publication_op(subscription_registration_id)
         try:
-            return (yield from self._replay_on_publication_op(publication, recording_id, replay_channel,
+            return (yield from self.start_replay_on_publication_op(publication, recording_id, replay_channel,
                                                               replay_stream_id,
                                                               dataclasses.replace(params, replay_token=token)))
         finally:
             publication.close()
 
-    def _replay_token_op(self, recording_id: int) -> Op[int]:
-        """A replay token for ``recording_id`` (ReplayTokenRequest): it attributes a replay request sent on another
-        connection to this session."""
+    # The three steps of a replay over a response channel, published for drivers that interleave work of their own
+    # between them (the archive's ReplicationSession replicating over a response channel).
+
+    def request_replay_token_op(self, recording_id: int) -> Op[int]:
+        """Operation of a ReplayTokenRequest: returns a replay token for ``recording_id``, which attributes a
+        replay request sent on another connection to this session."""
         correlation_id = self._begin()
         sent = self.archive_proxy.request_replay_token(correlation_id, self.control_session_id, recording_id)
         return (yield from self._request(sent, "replay token", correlation_id))
 
-    def _replay_request_publication_op(self, subscription_registration_id: int) -> Op[Any]:
-        """A request publication to the archive whose ``response-correlation-id`` names the replay subscription,
-        once connected with a window to send in (the caller closes it)."""
+    def replay_request_publication_op(self, subscription_registration_id: int) -> Op[Any]:
+        """Operation that adds a request publication to the archive whose ``response-correlation-id`` names the
+        replay subscription: returns it once connected with a window to send in (the caller closes it)."""
         ctx = self.context
         assert ctx.control_request_channel is not None
         uri = ChannelUri.parse(ctx.control_request_channel)
@@ -725,43 +857,18 @@ class AeronArchive:
             raise
         return publication
 
-    def _replay_on_publication_op(self, publication: Any, recording_id: int, replay_channel: str,
-                                  replay_stream_id: int, params: ReplayParams) -> Op[int]:
-        """The ReplayRequest of this session sent on ``publication`` (one from
-        :meth:`_replay_request_publication_op`); the answer comes on this session's response stream."""
+    def start_replay_on_publication_op(self, publication: Any, recording_id: int, replay_channel: str,
+                                       replay_stream_id: int, params: ReplayParams) -> Op[int]:
+        """Operation of this session's ReplayRequest sent on ``publication`` (one from
+        :meth:`replay_request_publication_op`, ``params`` with the replay token); the answer comes on this
+        session's response stream: returns the replay session id."""
         correlation_id = self._begin()
         proxy = ArchiveProxy(publication, self.context.message_retry_attempts)
         sent = proxy.replay_with_params(recording_id, replay_channel, replay_stream_id, params, correlation_id,
                                         self.control_session_id)
         return (yield from self._request(sent, "replay", correlation_id))
 
-    def _replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, params: ReplayParams,
-                   available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
-        if is_response_channel(replay_channel):
-            registration_id = self.aeron.async_add_subscription(replay_channel, replay_stream_id,
-                                                                available_image_handler, unavailable_image_handler)
-            while (subscription := self.aeron.get_subscription(registration_id)) is None:
-                yield 0
-            try:
-                yield from self._replay_over_response_channel_op(recording_id, replay_channel, replay_stream_id,
-                                                                 params, subscription.registration_id)
-                deadline = _Deadline(self.context.message_timeout_ns)
-                while not subscription.is_connected:
-                    deadline.check("awaiting the replay image", self.last_correlation_id)
-                    yield 0
-            except BaseException:
-                subscription.close()
-                raise
-            return subscription
-        replay_session_id = yield from self._start_replay_op(recording_id, replay_channel, replay_stream_id, params)
-        uri = ChannelUri.parse(replay_channel)
-        uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(replay_session_id)))
-        registration_id = self.aeron.async_add_subscription(str(uri), replay_stream_id, available_image_handler,
-                                                            unavailable_image_handler)
-        while (subscription := self.aeron.get_subscription(registration_id)) is None:
-            yield 0
-        return subscription
-
+    # -- query operations -----------------------------------------------------------------------------------
     def _list_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
                  consumer: Callable[[Any], Any]) -> Op[int]:
         if not sent:
@@ -800,31 +907,36 @@ class AeronArchive:
                 self._dispatch_signal)
         return self._subscription_descriptor_poller
 
-    def _list_recordings_op(self, from_recording_id: int, record_count: int,
-                            consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+    def list_recordings_op(self, from_recording_id: int, record_count: int,
+                           consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        """Operation of :meth:`list_recordings`: calls ``consumer`` as descriptors arrive (between its steps);
+        returns how many it was given."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings(from_recording_id, record_count, correlation_id,
                                                   self.control_session_id)
         return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
                                          "list recordings", record_count, consumer))
 
-    def _list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                    stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+    def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                   stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        """Operation of :meth:`list_recordings_for_uri`: returns how many descriptors ``consumer`` was given."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings_for_uri(from_recording_id, record_count, channel_fragment,
                                                           stream_id, correlation_id, self.control_session_id)
         return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
                                          "list recordings for uri", record_count, consumer))
 
-    def _list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
+        """Operation of :meth:`list_recording`: returns 1, or 0 for an unknown recording."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording(recording_id, correlation_id, self.control_session_id)
         return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
                                          "list recording", 1, consumer))
 
-    def _list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
-                                         stream_id: int, apply_stream_id: bool,
-                                         consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> Op[int]:
+    def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                        stream_id: int, apply_stream_id: bool,
+                                        consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> Op[int]:
+        """Operation of :meth:`list_recording_subscriptions`: returns how many ``consumer`` was given."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording_subscriptions(pseudo_index, subscription_count, channel_fragment,
                                                                stream_id, apply_stream_id, correlation_id,
@@ -832,34 +944,95 @@ class AeronArchive:
         return (yield from self._list_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
                                          "list recording subscriptions", subscription_count, consumer))
 
-    def _replicate_op(self, src_recording_id: int, src_control_stream_id: int, src_control_channel: str,
-                      params: ReplicationParams) -> Op[int]:
+    def get_recording_position_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`get_recording_position`: returns the position, -1 when not active."""
+        return (yield from self._simple_op("get_recording_position", "get recording position", recording_id))
+
+    def get_start_position_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`get_start_position`: returns the start position."""
+        return (yield from self._simple_op("get_start_position", "get start position", recording_id))
+
+    def get_stop_position_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`get_stop_position`: returns the stop position, -1 while active."""
+        return (yield from self._simple_op("get_stop_position", "get stop position", recording_id))
+
+    def get_max_recorded_position_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`get_max_recorded_position`: returns the recorded or the stop position."""
+        return (yield from self._simple_op("get_max_recorded_position", "get max recorded position", recording_id))
+
+    def find_last_matching_recording_op(self, min_recording_id: int, channel_fragment: str, stream_id: int,
+                                        session_id: int) -> Op[int]:
+        """Operation of :meth:`find_last_matching_recording`: returns the recording id, or -1."""
+        return (yield from self._simple_op("find_last_matching_recording", "find last matching recording",
+                                           min_recording_id, channel_fragment, stream_id, session_id))
+
+    # -- catalog and segment operations ---------------------------------------------------------------------
+    def truncate_recording_op(self, recording_id: int, position: int) -> Op[int]:
+        """Operation of :meth:`truncate_recording`: returns the number of segment files deleted."""
+        return (yield from self._simple_op("truncate_recording", "truncate recording", recording_id, position))
+
+    def purge_recording_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`purge_recording`: returns the number of segment files deleted."""
+        return (yield from self._simple_op("purge_recording", "purge recording", recording_id))
+
+    def detach_segments_op(self, recording_id: int, new_start_position: int) -> Op[None]:
+        """Operation of :meth:`detach_segments`."""
+        yield from self._simple_op("detach_segments", "detach segments", recording_id, new_start_position)
+
+    def delete_detached_segments_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`delete_detached_segments`: returns how many files were deleted."""
+        return (yield from self._simple_op("delete_detached_segments", "delete detached segments", recording_id))
+
+    def purge_segments_op(self, recording_id: int, new_start_position: int) -> Op[int]:
+        """Operation of :meth:`purge_segments`: returns how many files were deleted."""
+        return (yield from self._simple_op("purge_segments", "purge segments", recording_id, new_start_position))
+
+    def attach_segments_op(self, recording_id: int) -> Op[int]:
+        """Operation of :meth:`attach_segments`: returns how many segments were attached."""
+        return (yield from self._simple_op("attach_segments", "attach segments", recording_id))
+
+    def migrate_segments_op(self, src_recording_id: int, dst_recording_id: int) -> Op[int]:
+        """Operation of :meth:`migrate_segments`: returns how many segments moved."""
+        return (yield from self._simple_op("migrate_segments", "migrate segments", src_recording_id,
+                                           dst_recording_id))
+
+    def update_channel_op(self, recording_id: int, new_channel: str) -> Op[None]:
+        """Operation of :meth:`update_channel`."""
+        yield from self._simple_op("update_channel", "update channel", recording_id, new_channel)
+
+    # -- replication operations -----------------------------------------------------------------------------
+    def replicate_op(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
+                     src_control_channel: str, live_destination: str | None = None, *,
+                     stop_position: int = NULL_POSITION, replication_channel: str | None = None,
+                     params: ReplicationParams | None = None) -> Op[int]:
+        """Operation of :meth:`replicate`: returns the replication id."""
+        if params is None:
+            params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
+                                       live_destination=live_destination, replication_channel=replication_channel)
         correlation_id = self._begin()
         sent = self.archive_proxy.replicate(src_recording_id, src_control_stream_id, src_control_channel, params,
                                             correlation_id, self.control_session_id)
         return (yield from self._request(sent, "replicate", correlation_id))
 
-    def _add_recorded_publication_op(self, channel: str, stream_id: int, exclusive: bool) -> Op[Any]:
-        self._ensure_connected()
-        self._ensure_not_reentrant()
-        if exclusive:
-            registration_id = self.aeron.async_add_exclusive_publication(channel, stream_id)
-            get = self.aeron.get_exclusive_publication
-        else:
-            registration_id = self.aeron.async_add_publication(channel, stream_id)
-            get = self.aeron.get_publication
-        while (publication := get(registration_id)) is None:
-            yield 0
-        try:
-            if not exclusive and publication.original_registration_id != publication.registration_id:
-                raise ArchiveError(f"publication already added for channel={channel} streamId={stream_id}")
-            uri = ChannelUri.parse(channel)
-            uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
-            yield from self._start_recording_op(str(uri), stream_id, SourceLocation.LOCAL, None)
-        except BaseException:
-            publication.close()
-            raise
-        return publication
+    def tagged_replicate_op(self, src_recording_id: int, dst_recording_id: int, channel_tag_id: int,
+                            subscription_tag_id: int, src_control_stream_id: int, src_control_channel: str,
+                            live_destination: str | None = None, *, stop_position: int = NULL_POSITION,
+                            replication_channel: str | None = None) -> Op[int]:
+        """Operation of :meth:`tagged_replicate`: returns the replication id."""
+        params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
+                                   live_destination=live_destination, replication_channel=replication_channel,
+                                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id)
+        return (yield from self.replicate_op(src_recording_id, dst_recording_id, src_control_stream_id,
+                                             src_control_channel, params=params))
+
+    def stop_replication_op(self, replication_id: int) -> Op[None]:
+        """Operation of :meth:`stop_replication`."""
+        yield from self._simple_op("stop_replication", "stop replication", replication_id)
+
+    def try_stop_replication_op(self, replication_id: int) -> Op[bool]:
+        """Operation of :meth:`try_stop_replication`: returns False for an unknown replication."""
+        return (yield from self._simple_op("stop_replication", "stop replication", replication_id,
+                                           allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION)) != 0
 
     def keep_alive(self) -> None:
         """Send a KeepAliveRequest for this session (the archive does not answer it; Aeron 1.53 archives keep a
@@ -926,50 +1099,46 @@ class AeronArchive:
     def add_recorded_publication(self, channel: str, stream_id: int) -> Any:
         """Add a publication and record it locally (its channel with its ``session-id``); ArchiveError when the
         publication already existed in this client."""
-        return self._run(self._add_recorded_publication_op(channel, stream_id, False))
+        return self._run(self.add_recorded_publication_op(channel, stream_id))
 
     def add_recorded_exclusive_publication(self, channel: str, stream_id: int) -> Any:
         """Add an exclusive publication and record it locally."""
-        return self._run(self._add_recorded_publication_op(channel, stream_id, True))
+        return self._run(self.add_recorded_exclusive_publication_op(channel, stream_id))
 
     def start_recording(self, channel: str, stream_id: int, source_location: int = SourceLocation.REMOTE,
                         auto_stop: bool | None = None) -> int:
         """Record every image of ``channel``/``stream_id``; returns the recording subscription's id. With
         ``auto_stop`` the recording subscription closes when its recordings stop."""
-        return self._run(self._start_recording_op(channel, stream_id, source_location, auto_stop))
+        return self._run(self.start_recording_op(channel, stream_id, source_location, auto_stop))
 
     def extend_recording(self, recording_id: int, channel: str, stream_id: int,
                          source_location: int = SourceLocation.REMOTE, auto_stop: bool | None = None) -> int:
         """Extend stopped recording ``recording_id`` with a new image of the same stream; the subscription id."""
-        return self._run(self._extend_recording_op(recording_id, channel, stream_id, source_location, auto_stop))
+        return self._run(self.extend_recording_op(recording_id, channel, stream_id, source_location, auto_stop))
 
     def stop_recording(self, channel: str, stream_id: int) -> None:
         """Stop recording ``channel``/``stream_id`` (UnknownSubscriptionError when not recorded)."""
-        self._run(self._simple_op("stop_recording", "stop recording", channel, stream_id))
+        self._run(self.stop_recording_op(channel, stream_id))
 
     def try_stop_recording(self, channel: str, stream_id: int) -> bool:
         """As :meth:`stop_recording`; False instead of UnknownSubscriptionError."""
-        return bool(self._run(self._simple_op("stop_recording", "stop recording", channel, stream_id,
-                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)))
+        return self._run(self.try_stop_recording_op(channel, stream_id))
 
     def stop_recording_subscription(self, subscription_id: int) -> None:
         """Stop the recording subscription ``subscription_id`` (Java's ``stopRecording(long)``)."""
-        self._run(self._simple_op("stop_recording_subscription", "stop recording", subscription_id))
+        self._run(self.stop_recording_subscription_op(subscription_id))
 
     def try_stop_recording_subscription(self, subscription_id: int) -> bool:
         """As :meth:`stop_recording_subscription`; False for an unknown subscription."""
-        return bool(self._run(self._simple_op("stop_recording_subscription", "stop recording", subscription_id,
-                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_SUBSCRIPTION)))
+        return self._run(self.try_stop_recording_subscription_op(subscription_id))
 
     def try_stop_recording_by_identity(self, recording_id: int) -> bool:
         """Stop the active recording ``recording_id``; False when it was not active."""
-        return self._run(self._simple_op("stop_recording_by_identity", "stop recording", recording_id)) != 0
+        return self._run(self.try_stop_recording_by_identity_op(recording_id))
 
     def stop_recording_publication(self, publication: Any) -> None:
         """Stop recording ``publication`` (its channel with its session id)."""
-        uri = ChannelUri.parse(publication.channel)
-        uri.put(SESSION_ID_PARAM_NAME, str(publication.session_id))
-        self.stop_recording(str(uri), publication.stream_id)
+        self._run(self.stop_recording_publication_op(publication))
 
     # -- replay ---------------------------------------------------------------------------------------------
     def start_replay(self, recording_id: int, replay_channel: str, replay_stream_id: int,
@@ -979,111 +1148,111 @@ class AeronArchive:
         recording, -2 stops at its current end) to ``replay_channel``; returns the replay session id (its low 32
         bits are the replay image's session id). ``params`` overrides position and length; a ``control-mode=
         response`` replay channel needs ``params.subscription_registration_id`` (the subscription to answer)."""
-        params = params if params is not None else ReplayParams(position=position, length=length)
-        return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
+        return self._run(self.start_replay_op(recording_id, replay_channel, replay_stream_id, position, length,
+                                              params=params))
 
     def start_bounded_replay(self, recording_id: int, position: int, length: int, limit_counter_id: int,
                              replay_channel: str, replay_stream_id: int) -> int:
         """As :meth:`start_replay`, never past the value of counter ``limit_counter_id``."""
-        params = ReplayParams(position=position, length=length, bounding_limit_counter_id=limit_counter_id)
-        return self._run(self._start_replay_op(recording_id, replay_channel, replay_stream_id, params))
+        return self._run(self.start_bounded_replay_op(recording_id, position, length, limit_counter_id,
+                                                      replay_channel, replay_stream_id))
 
     def stop_replay(self, replay_session_id: int) -> None:
         """Stop replay ``replay_session_id`` (Aeron 1.53 answers OK for an unknown one too)."""
-        self._run(self._simple_op("stop_replay", "stop replay", replay_session_id))
+        self._run(self.stop_replay_op(replay_session_id))
 
     def stop_all_replays(self, recording_id: int = NULL_VALUE) -> None:
         """Stop every replay of ``recording_id`` (-1: of every recording)."""
-        self._run(self._simple_op("stop_all_replays", "stop all replays", recording_id))
+        self._run(self.stop_all_replays_op(recording_id))
 
     def replay(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
                available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Any:
         """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id; a
-        ``control-mode=response`` channel is replayed over the response channel, archive.md §10.4)."""
-        params = params if params is not None else ReplayParams(position=position, length=length)
-        return self._run(self._replay_op(recording_id, replay_channel, replay_stream_id, params,
-                                         available_image_handler, unavailable_image_handler))
+        ``control-mode=response`` channel is replayed over the response channel, as Aeron's
+        ``AeronArchive.replay`` does)."""
+        return self._run(self.replay_op(recording_id, replay_channel, replay_stream_id, position, length,
+                                        params=params, available_image_handler=available_image_handler,
+                                        unavailable_image_handler=unavailable_image_handler))
 
     # -- queries --------------------------------------------------------------------------------------------
     def list_recordings(self, from_recording_id: int, record_count: int,
                         consumer: Callable[[RecordingDescriptor], Any]) -> int:
         """Give up to ``record_count`` descriptors from ``from_recording_id`` on to ``consumer``; the count given."""
-        return self._run(self._list_recordings_op(from_recording_id, record_count, consumer))
+        return self._run(self.list_recordings_op(from_recording_id, record_count, consumer))
 
     def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
                                 stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
         """As :meth:`list_recordings`, for recordings of ``stream_id`` whose channel contains ``channel_fragment``."""
-        return self._run(self._list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
-                                                          stream_id, consumer))
+        return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
+                                                         stream_id, consumer))
 
     def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
         """Give recording ``recording_id``'s descriptor to ``consumer``; 1, or 0 when unknown."""
-        return self._run(self._list_recording_op(recording_id, consumer))
+        return self._run(self.list_recording_op(recording_id, consumer))
 
     def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                      stream_id: int, apply_stream_id: bool,
                                      consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> int:
         """Give up to ``subscription_count`` active recording subscriptions to ``consumer``; the count given."""
-        return self._run(self._list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
-                                                               stream_id, apply_stream_id, consumer))
+        return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
+                                                              stream_id, apply_stream_id, consumer))
 
     def get_recording_position(self, recording_id: int) -> int:
         """The recorded position of an active recording, -1 when it is not active."""
-        return self._run(self._simple_op("get_recording_position", "get recording position", recording_id))
+        return self._run(self.get_recording_position_op(recording_id))
 
     def get_start_position(self, recording_id: int) -> int:
         """The start position of ``recording_id``."""
-        return self._run(self._simple_op("get_start_position", "get start position", recording_id))
+        return self._run(self.get_start_position_op(recording_id))
 
     def get_stop_position(self, recording_id: int) -> int:
         """The stop position of ``recording_id`` (-1 while it is active)."""
-        return self._run(self._simple_op("get_stop_position", "get stop position", recording_id))
+        return self._run(self.get_stop_position_op(recording_id))
 
     def get_max_recorded_position(self, recording_id: int) -> int:
         """The recorded position when active, else the stop position."""
-        return self._run(self._simple_op("get_max_recorded_position", "get max recorded position", recording_id))
+        return self._run(self.get_max_recorded_position_op(recording_id))
 
     def find_last_matching_recording(self, min_recording_id: int, channel_fragment: str, stream_id: int,
                                      session_id: int) -> int:
         """The highest recording id ≥ ``min_recording_id`` matching, or -1."""
-        return self._run(self._simple_op("find_last_matching_recording", "find last matching recording",
-                                         min_recording_id, channel_fragment, stream_id, session_id))
+        return self._run(self.find_last_matching_recording_op(min_recording_id, channel_fragment, stream_id,
+                                                              session_id))
 
     # -- catalog and segments -------------------------------------------------------------------------------
     def truncate_recording(self, recording_id: int, position: int) -> int:
         """Truncate stopped recording ``recording_id`` to ``position``; the number of segment files deleted."""
-        return self._run(self._simple_op("truncate_recording", "truncate recording", recording_id, position))
+        return self._run(self.truncate_recording_op(recording_id, position))
 
     def purge_recording(self, recording_id: int) -> int:
         """Delete stopped recording ``recording_id`` and its files; the number of segment files deleted."""
-        return self._run(self._simple_op("purge_recording", "purge recording", recording_id))
+        return self._run(self.purge_recording_op(recording_id))
 
     def detach_segments(self, recording_id: int, new_start_position: int) -> None:
         """Move the start of ``recording_id`` to ``new_start_position`` (a segment boundary), detaching the
         segments before it."""
-        self._run(self._simple_op("detach_segments", "detach segments", recording_id, new_start_position))
+        self._run(self.detach_segments_op(recording_id, new_start_position))
 
     def delete_detached_segments(self, recording_id: int) -> int:
         """Delete the detached segment files of ``recording_id``; how many."""
-        return self._run(self._simple_op("delete_detached_segments", "delete detached segments", recording_id))
+        return self._run(self.delete_detached_segments_op(recording_id))
 
     def purge_segments(self, recording_id: int, new_start_position: int) -> int:
         """Detach and delete the segments before ``new_start_position``; how many files."""
-        return self._run(self._simple_op("purge_segments", "purge segments", recording_id, new_start_position))
+        return self._run(self.purge_segments_op(recording_id, new_start_position))
 
     def attach_segments(self, recording_id: int) -> int:
         """Attach the segment files found before the start of ``recording_id``; how many."""
-        return self._run(self._simple_op("attach_segments", "attach segments", recording_id))
+        return self._run(self.attach_segments_op(recording_id))
 
     def migrate_segments(self, src_recording_id: int, dst_recording_id: int) -> int:
         """Move the segments of ``src_recording_id`` to the front of ``dst_recording_id``; how many."""
-        return self._run(self._simple_op("migrate_segments", "migrate segments", src_recording_id,
-                                         dst_recording_id))
+        return self._run(self.migrate_segments_op(src_recording_id, dst_recording_id))
 
     def update_channel(self, recording_id: int, new_channel: str) -> None:
         """Change the original channel stored for ``recording_id``."""
-        self._run(self._simple_op("update_channel", "update channel", recording_id, new_channel))
+        self._run(self.update_channel_op(recording_id, new_channel))
 
     # -- replication ----------------------------------------------------------------------------------------
     def replicate(self, src_recording_id: int, dst_recording_id: int, src_control_stream_id: int,
@@ -1093,32 +1262,28 @@ class AeronArchive:
         """Replicate ``src_recording_id`` of the archive at ``src_control_channel`` into this archive (a new
         recording when ``dst_recording_id`` is -1); returns the replication id. Progress arrives as recording
         signals. ``params`` overrides the other optional arguments."""
-        if params is None:
-            params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
-                                       live_destination=live_destination, replication_channel=replication_channel)
-        return self._run(self._replicate_op(src_recording_id, src_control_stream_id, src_control_channel, params))
+        return self._run(self.replicate_op(src_recording_id, dst_recording_id, src_control_stream_id,
+                                           src_control_channel, live_destination, stop_position=stop_position,
+                                           replication_channel=replication_channel, params=params))
 
     def tagged_replicate(self, src_recording_id: int, dst_recording_id: int, channel_tag_id: int,
                          subscription_tag_id: int, src_control_stream_id: int, src_control_channel: str,
                          live_destination: str | None = None, *, stop_position: int = NULL_POSITION,
                          replication_channel: str | None = None) -> int:
         """As :meth:`replicate`, with the replication subscription tagged ``channel_tag_id``/``subscription_tag_id``."""
-        params = ReplicationParams(stop_position=stop_position, dst_recording_id=dst_recording_id,
-                                   live_destination=live_destination, replication_channel=replication_channel,
-                                   channel_tag_id=channel_tag_id, subscription_tag_id=subscription_tag_id)
-        return self._run(self._replicate_op(src_recording_id, src_control_stream_id, src_control_channel, params))
+        return self._run(self.tagged_replicate_op(src_recording_id, dst_recording_id, channel_tag_id,
+                                                  subscription_tag_id, src_control_stream_id, src_control_channel,
+                                                  live_destination, stop_position=stop_position,
+                                                  replication_channel=replication_channel))
 
     def stop_replication(self, replication_id: int) -> None:
         """Stop replication ``replication_id`` (UnknownReplicationError when there is none)."""
-        self._run(self._simple_op("stop_replication", "stop replication", replication_id))
+        self._run(self.stop_replication_op(replication_id))
 
     def try_stop_replication(self, replication_id: int) -> bool:
         """As :meth:`stop_replication`; False for an unknown replication."""
-        return bool(self._run(self._simple_op("stop_replication", "stop replication", replication_id,
-                                              allowed_error_code=ArchiveErrorCode.UNKNOWN_REPLICATION)))
+        return self._run(self.try_stop_replication_op(replication_id))
 
 
 __all__ = ["AeronArchive", "AsyncConnect", "Context", "SourceLocation", "State", "NullCredentialsSupplier",
-           "ReplayParams", "ReplicationParams", "segment_file_base_position", "connect_op", "is_response_channel",
-           "replay_image_session_id", "REPLAY_ALL_AND_FOLLOW",
-           "REPLAY_ALL_AND_STOP", "NULL_POSITION", "NULL_VALUE", "NULL_LENGTH", "NULL_TIMESTAMP"]
+           "connect_op", "is_response_channel", "replay_image_session_id", "segment_file_base_position"]

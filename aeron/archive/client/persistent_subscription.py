@@ -19,20 +19,22 @@ from typing import Any
 
 from aeron._core.codecs import archive as codecs
 from aeron._core.fragment_assembler import (ControlledFragmentAssembler, ImageControlledFragmentAssembler,
-                                           ImageFragmentAssembler)
+                                            ImageFragmentAssembler)
 from aeron._core.term_reader import ABORT, CONTINUE
-from aeron.archive.archive_proxy import ArchiveProxy
-from aeron.archive.client import (NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW, AeronArchive, Context as
-                                  ArchiveContext, connect_op, replay_image_session_id)
+from aeron.archive.client.aeron_archive import AeronArchive, connect_op, replay_image_session_id
+from aeron.archive.client.aeron_archive import Context as ArchiveContext
+from aeron.archive.client.archive_proxy import ArchiveProxy
+from aeron.archive.client.pollers import descriptor_from
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode
-from aeron.archive.pollers import RecordingDescriptor, descriptor_from
+from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME, INITIAL_TERM_ID_PARAM_NAME,
                                       MDC_CONTROL_MODE_PARAM_NAME, REJOIN_PARAM_NAME,
                                       RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
-                                      SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
-                                      TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri)
+                                      SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME, TERM_LENGTH_PARAM_NAME,
+                                      TERM_OFFSET_PARAM_NAME, ChannelUri)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 
 FROM_START = NULL_POSITION          # replay the whole recording first
@@ -303,8 +305,6 @@ class PersistentSubscription:
         self._live_image: Any = None
         self._live_image_deadline_ns = 0
         self._live_image_deadline_breached = False
-        self._pending_drops: list[int] = []
-        self._pending_publication_drops: list[int] = []
         self._next_live_position = NULL_VALUE
         self._last_observed_live_position = NULL_VALUE
         self._handler: Callable[..., Any] | None = None
@@ -475,8 +475,6 @@ class PersistentSubscription:
         if invoker is not None:
             work += invoker.invoke()
         work += self._poll_archive()
-        if self._pending_drops or self._pending_publication_drops:
-            work += self._close_pending_drops()
         state = self.state
         if state is State.AWAIT_ARCHIVE_CONNECTION:
             work += self._await_archive_connection()
@@ -629,19 +627,16 @@ class PersistentSubscription:
         if self._request_publication is not None:
             self._request_publication.close()
         elif self._request_publication_id != NULL_VALUE:
-            self._drop_pending_publication(self._request_publication_id)
+            self._aeron.async_remove_publication(self._request_publication_id)     # the driver has not answered
         self._request_publication_id = NULL_VALUE
         self._request_publication = None
         self._request_proxy = None
-
-    def _drop_pending_publication(self, registration_id: int) -> None:
-        self._drop_pending(registration_id, self._aeron.get_exclusive_publication, self._pending_publication_drops)
 
     def _clean_up_replay_subscription(self) -> None:
         if self._replay_subscription is not None:
             self._replay_subscription.close()
         elif self._replay_subscription_id != NULL_VALUE:
-            self._drop_pending_subscription(self._replay_subscription_id)
+            self._aeron.async_remove_subscription(self._replay_subscription_id)
         self._replay_subscription_id = NULL_VALUE
         self._replay_subscription = None
         self._replay_image = None
@@ -650,41 +645,10 @@ class PersistentSubscription:
         if self._live_subscription is not None:
             self._live_subscription.close()
         elif self._live_subscription_id != NULL_VALUE:
-            self._drop_pending_subscription(self._live_subscription_id)
+            self._aeron.async_remove_subscription(self._live_subscription_id)
         self._live_subscription_id = NULL_VALUE
         self._live_subscription = None
         self._live_image = None
-
-    def _drop_pending_subscription(self, registration_id: int) -> None:
-        self._drop_pending(registration_id, self._aeron.get_subscription, self._pending_drops)
-
-    @staticmethod
-    def _drop_pending(registration_id: int, get: Callable[[int], Any], drops: list[int]) -> None:
-        # our client has no async remove: take the resource when the driver answers, and close it
-        try:
-            resource = get(registration_id)
-        except Exception:       # noqa: BLE001 - a failed registration has nothing to close
-            return
-        if resource is not None:
-            resource.close()
-        else:
-            drops.append(registration_id)
-
-    def _close_pending_drops(self) -> int:
-        work = 0
-        for drops, get in ((self._pending_drops, self._aeron.get_subscription),
-                           (self._pending_publication_drops, self._aeron.get_exclusive_publication)):
-            for registration_id in list(drops):
-                try:
-                    resource = get(registration_id)
-                except Exception:       # noqa: BLE001 - refused: nothing to close
-                    resource = None
-                    drops.remove(registration_id)
-                if resource is not None:
-                    resource.close()
-                    drops.remove(registration_id)
-                    work += 1
-        return work
 
     def _send_replay_request(self) -> int:
         correlation_id = self._aeron.next_correlation_id()
@@ -786,7 +750,7 @@ class PersistentSubscription:
 
     def _add_request_publication(self) -> int:
         # a request publication of its own whose response-correlation-id names the replay subscription: the archive
-        # sends the replay over that subscription's response channel (archive.md §10.4)
+        # sends the replay over that subscription's response channel (as Aeron's PersistentSubscription does)
         archive_ctx = self._archive_ctx
         assert archive_ctx.control_request_channel is not None
         uri = ChannelUri.parse(archive_ctx.control_request_channel)

@@ -9,17 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from aeron._core.codecs import archive as codecs
+from aeron.archive.configuration import (MESSAGE_RETRY_ATTEMPTS_DEFAULT, NULL_POSITION, NULL_VALUE,
+                                         PROTOCOL_SEMANTIC_VERSION, REPLAY_ALL_AND_FOLLOW)
 from aeron.archive.errors import ArchiveError
 from aeron.client.publication import ExclusivePublication
 
-NULL_VALUE = -1
-NULL_POSITION = -1
-# Java's AeronArchive.Configuration.PROTOCOL_SEMANTIC_VERSION: 1.12.0, sent in AuthConnectRequest
-PROTOCOL_MAJOR_VERSION = 1
-PROTOCOL_MINOR_VERSION = 12
-PROTOCOL_PATCH_VERSION = 0
-PROTOCOL_SEMANTIC_VERSION = (PROTOCOL_MAJOR_VERSION << 16) | (PROTOCOL_MINOR_VERSION << 8) | PROTOCOL_PATCH_VERSION
-DEFAULT_RETRY_ATTEMPTS = 3
 _BUFFER_LENGTH = 64 * 1024      # the largest request: ReplicateRequest2 with four channels and credentials
 
 
@@ -28,7 +22,7 @@ class ReplayParams:
     """Optional replay parameters (Aeron ``ReplayParams``): a bounding counter makes it a BoundedReplayRequest."""
 
     position: int = NULL_POSITION
-    length: int = -1                            # REPLAY_ALL_AND_FOLLOW
+    length: int = REPLAY_ALL_AND_FOLLOW
     bounding_limit_counter_id: int = NULL_VALUE
     file_io_max_length: int = NULL_VALUE
     replay_token: int = NULL_VALUE
@@ -61,7 +55,7 @@ class ArchiveProxy:
 
     __slots__ = ("publication", "retry_attempts", "credentials_supplier", "client_info", "_buffer", "_yield")
 
-    def __init__(self, publication: ExclusivePublication | Any, retry_attempts: int = DEFAULT_RETRY_ATTEMPTS,
+    def __init__(self, publication: ExclusivePublication | Any, retry_attempts: int = MESSAGE_RETRY_ATTEMPTS_DEFAULT,
                  credentials_supplier: Any = None, client_info: str = "") -> None:
         """``credentials_supplier`` has ``encoded_credentials() -> bytes`` and ``on_challenge(bytes) -> bytes``."""
         self.publication = publication

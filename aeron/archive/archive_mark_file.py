@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """``archive-mark.dat``: the archive's liveness and configuration file, byte-compatible with Aeron's
-(reference archive.md §6).
+``ArchiveMarkFile``.
 
 Layout: an SBE message header and the MarkFileHeader (template 200 of schema 100) with the four channel strings,
 zeros up to 8192 bytes, then a distinct error log (Agrona's layout, readable by Aeron's ArchiveTool ``errors``).
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from aeron._core.atomic_buffer import AtomicBuffer
+from aeron._core.cnc import semantic_version_compose
 from aeron._core.codecs.archive_mark import MarkFileHeaderDecoder, MarkFileHeaderEncoder
 from aeron._core.error_log import (
     DistinctErrorLog,
@@ -25,6 +26,7 @@ from aeron._core.error_log import (
     format_timestamp,
     read_error_log,
 )
+from aeron.archive.configuration import NULL_VALUE
 from aeron.common.errors import (
     AeronTimeoutError,
     CorruptFileError,
@@ -40,11 +42,10 @@ HEADER_OFFSET = 8                        # the MarkFileHeader block follows an S
 VERSION_OFFSET = HEADER_OFFSET + 0
 ACTIVITY_TIMESTAMP_OFFSET = HEADER_OFFSET + 8
 MAJOR_VERSION, MINOR_VERSION, PATCH_VERSION = 3, 1, 0
-SEMANTIC_VERSION = (MAJOR_VERSION << 16) | (MINOR_VERSION << 8) | PATCH_VERSION
+SEMANTIC_VERSION = semantic_version_compose(MAJOR_VERSION, MINOR_VERSION, PATCH_VERSION)   # the file's
 ERROR_BUFFER_LENGTH_DEFAULT = 1024 * 1024
 LIVENESS_TIMEOUT_MS = 10_000
 UPDATE_INTERVAL_MS = 1_000
-NULL_VALUE = -1
 
 
 class ActiveArchiveError(IllegalStateError):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ReplayMerge: replay a recording into a multi-destination subscription, then add the live destination and drop
 the replay once the two meet, so the subscriber moves from history to the live stream without a gap (Aeron
-``ReplayMerge``; archive.md §11.2).
+``ReplayMerge``).
 
 Needs a UDP subscription with ``control-mode=manual``; the replay destination is added at construction. Call
 :meth:`poll` (or :meth:`do_work` and poll the image yourself) in a duty cycle until :attr:`is_merged`.
@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.codecs import archive as codecs
-from aeron.archive.client import NULL_POSITION, NULL_VALUE, AeronArchive, replay_image_session_id
+from aeron.archive.client.aeron_archive import AeronArchive, replay_image_session_id
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
 from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, EOS_PARAM_NAME, IPC_CHANNEL, LINGER_PARAM_NAME,
                                       ChannelUri)

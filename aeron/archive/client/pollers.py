@@ -15,10 +15,10 @@ from typing import Any
 from aeron._core.codecs import archive as codecs
 from aeron._core.fragment_assembler import ControlledFragmentAssembler, FragmentAssembler
 from aeron._core.term_reader import ABORT, BREAK, CONTINUE
-from aeron.archive.catalog import RecordingDescriptor
+from aeron.archive.configuration import NULL_VALUE
 from aeron.archive.errors import ArchiveError, archive_error
+from aeron.archive.recording_descriptor import RecordingDescriptor
 
-NULL_VALUE = -1
 FRAGMENT_LIMIT = 10
 _HEADER = codecs.MESSAGE_HEADER_LENGTH
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ArchiveConductor: the archive's agent (Aeron ArchiveConductor, archive.md §7-10).
+"""ArchiveConductor: the archive's agent (Aeron ArchiveConductor).
 
 It polls the control subscriptions, runs the control sessions, validates requests against the catalog, and starts
 recording and replay sessions, which run on the recorder and the replayer (two SessionWorker agents: their own
@@ -20,18 +20,21 @@ from typing import TYPE_CHECKING, Any
 from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
+from aeron._core.logbuffer import FRAME_ALIGNMENT
+from aeron.archive.archive_mark_file import ArchiveMarkFile
 from aeron.archive.catalog import Catalog
 from aeron.archive.checksums import new_checksum
-from aeron.archive.control_session import (ArchiveErrorCode, ControlResponseProxy, ControlSession,
-                                           ControlSessionAdapter, RequestError, SessionState)
-from aeron.archive.mark_file import ArchiveMarkFile
+from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
+from aeron.archive.control_session import (ControlResponseProxy, ControlSession, ControlSessionAdapter, RequestError,
+                                           SessionState)
+from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.recording_session import RecordingSession, checksum_kind
-from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.archive.replay_session import ReplaySession
 from aeron.archive.replication_session import ReplicationSession, replicate_request_problem
+from aeron.archive.segments import parse_segment_file_name, segment_file_base_position, segment_file_name
 from aeron.common.agent import Agent, CompositeAgent
-from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX,
-                                      ChannelUri, parse_size)
+from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX, ChannelUri,
+                                      parse_size)
 from aeron.common.errors import AeronError, InvalidChannelError, RegistrationError
 from aeron.common.version import __version__
 
@@ -40,11 +43,8 @@ if TYPE_CHECKING:
     from aeron.client.aeron import Aeron
     from aeron.client.image import Image
 
-NULL_VALUE = -1
-NULL_POSITION = -1
-MAX_POSITION = (1 << 63) - 1
-FRAME_ALIGNMENT = 32
-RECORDING_POSITION_TYPE_ID = 100       # archive.md §14
+MAX_POSITION = (1 << 63) - 1           # Long.MAX_VALUE
+RECORDING_POSITION_TYPE_ID = 100       # RecordingPos.RECORDING_POSITION_TYPE_ID
 ARCHIVE_ERROR_COUNT_TYPE_ID = 101
 ARCHIVE_CONTROL_SESSIONS_TYPE_ID = 102
 ARCHIVE_CONTROL_SESSION_TYPE_ID = 113
@@ -53,7 +53,7 @@ MAX_LABEL_LENGTH = 380
 MARK_FILE_UPDATE_INTERVAL_NS = 1_000_000_000
 COUNTER_RECORD_ALLOCATED = 1
 
-# the request-channel parameters a recording keeps, in ChannelUriStringBuilder's order (archive.md §5.3)
+# the request-channel parameters a recording keeps, in ChannelUriStringBuilder's order
 _STRIPPED_KEYS = ("tags", "endpoint", "interface", "control", "control-mode", "session-id", "ttl", "alias", "cc",
                   "fc", "gtag", "tether", "group", "rejoin", "so-sndbuf", "so-rcvbuf", "rcv-wnd",
                   "media-rcv-ts-offset", "channel-rcv-ts-offset", "channel-snd-ts-offset", "response-endpoint",
@@ -76,7 +76,7 @@ def _format_size(text: str) -> str:
 
 
 def stripped_channel(uri: ChannelUri) -> str:
-    """The channel a catalog entry stores: media plus the kept parameters, in Aeron's order (archive.md §5.3)."""
+    """The channel a catalog entry stores: media plus the kept parameters, in Aeron's order."""
     parts = []
     for key in _STRIPPED_KEYS:
         value = uri.get(key)
@@ -162,7 +162,7 @@ class SessionWorker(Agent):
 
 
 class RecordingEventsProxy:
-    """Publishes RecordingStarted/Progress/Stopped on the recording events channel (archive.md §8).
+    """Publishes RecordingStarted/Progress/Stopped on the recording events channel.
 
     The recorder (started, progress) and the conductor (stopped) may be different threads: a lock serialises them on
     the one exclusive publication. Progress is best effort (dropped under back pressure); a started or stopped event
@@ -260,7 +260,7 @@ class ArchiveConductor(Agent):
         os.makedirs(self.archive_dir, exist_ok=True)
         os.makedirs(ctx.mark_file_dir, exist_ok=True)
         self._error_lock = threading.Lock()
-        # the mark file first: it refuses to start over a live archive (archive.md §6.4)
+        # the mark file first: it refuses to start over a live archive
         self.mark_file = ArchiveMarkFile.create(
             ctx.mark_file_dir, aeron_directory=aeron.context.aeron_dir or "",
             control_channel=ctx.control_channel if ctx.control_channel_enabled else "",
@@ -272,7 +272,7 @@ class ArchiveConductor(Agent):
             archive_dir=self.archive_dir)
         self._mark_file_deadline_ns = 0
         try:
-            # with a record checksum the catalog keeps descriptor checksums too (archive.md §5.9)
+            # with a record checksum the catalog keeps descriptor checksums too
             self.catalog = Catalog(self.archive_dir, capacity=ctx.catalog_capacity,
                                    file_sync_level=ctx.catalog_file_sync_level, epoch_clock=ctx.epoch_clock_ms,
                                    checksum=new_checksum(ctx.record_checksum) if ctx.record_checksum else None)
@@ -825,7 +825,7 @@ class ArchiveConductor(Agent):
     # -- requests: replay ------------------------------------------------------------------------------------
 
     def _session_for_replay_token(self, control_session_id: int, d: Any) -> ControlSession | None:
-        # a replay request on a response-channel connection of its own, attributed by its token (archive.md §10.4)
+        # a replay request on a response-channel connection of its own, attributed by its token
         if d.acting_version < 10 or d.replay_token == NULL_VALUE:
             return None
         entry = self._replay_tokens.pop(d.replay_token, None)
@@ -838,7 +838,7 @@ class ArchiveConductor(Agent):
         return session
 
     def on_replay(self, session: ControlSession, correlation_id: int, d: Any, replay_image: Any = None) -> None:
-        """ReplayRequest / BoundedReplayRequest (archive.md §10.1); ``replay_image`` is the response-channel
+        """ReplayRequest / BoundedReplayRequest; ``replay_image`` is the response-channel
         connection a token-bearing request came on (its correlation id goes on a control-mode=response replay)."""
         if len(self.replay_sessions) + len(self._pending_replays) >= self.ctx.max_concurrent_replays:
             raise RequestError(f"max concurrent replays reached {self.ctx.max_concurrent_replays}",
@@ -898,7 +898,7 @@ class ArchiveConductor(Agent):
             uri = ChannelUri.parse(d.replay_channel)
         except InvalidChannelError as ex:
             raise RequestError(f"invalid replay channel: {ex}") from None
-        # the replay publication starts where the recording has the position (archive.md §10.3)
+        # the replay publication starts where the recording has the position
         term_length = desc.term_buffer_length
         bits = term_length.bit_length() - 1
         for key, value in (("init-term-id", desc.initial_term_id), ("term-length", term_length),
@@ -1028,7 +1028,7 @@ class ArchiveConductor(Agent):
 
     def on_replay_token(self, session: ControlSession, correlation_id: int, d: Any) -> None:
         """ReplayTokenRequest: a token valid for the connect timeout that attributes a replay request arriving on
-        another connection to this session and recording (archive.md §10.4)."""
+        another connection to this session and recording."""
         self._check_recording(d.recording_id)
         token = NULL_VALUE
         while token == NULL_VALUE or token in self._replay_tokens:
@@ -1067,7 +1067,7 @@ class ArchiveConductor(Agent):
         session.send_signal(correlation_id, recording_id, NULL_VALUE, NULL_POSITION, RecordingSignal.DELETE)
 
     def on_truncate_recording(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """TruncateRecordingRequest (archive.md §4.7)."""
+        """TruncateRecordingRequest."""
         recording_id, position = d.recording_id, d.position
         self._check_stopped(recording_id)
         self._check_not_replayed(recording_id)
