@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Authorisation of the actions of authenticated clients (Aeron ``io.aeron.security.AuthorisationService``).
+"""Authorisation of the actions of authenticated clients (Aeron ``io.aeron.security.AuthorisationService``), and
+the credentials a client presents when it connects (``CredentialsSupplier``).
 
 A service answers ``is_authorised(protocol_id, action_id, type, encoded_principal)``: ``protocol_id`` is the SBE
 schema id of the protocol (101 for archive control), ``action_id`` the template id of the request, ``type`` an
@@ -103,5 +104,29 @@ def authorisation_service_from_name(name: str | None) -> AuthorisationService:
     return as_authorisation_service(found())
 
 
-__all__ = ["ALLOW_ALL", "ALLOW_ALL_NAME", "DENY_ALL", "DENY_ALL_NAME", "AuthorisationService",
+@runtime_checkable
+class CredentialsSupplier(Protocol):
+    """What a client presents to a server's authenticator (Aeron ``io.aeron.security.CredentialsSupplier``): its
+    credentials with the connect request, and its answer to a challenge."""
+
+    def encoded_credentials(self) -> bytes:
+        """The credentials sent with the connect request (empty for none)."""
+
+    def on_challenge(self, encoded_challenge: bytes) -> bytes:
+        """The credentials answering the server's ``encoded_challenge``."""
+
+
+class NullCredentialsSupplier:
+    """No credentials, and an empty answer to a challenge (Aeron ``NullCredentialsSupplier``)."""
+
+    def encoded_credentials(self) -> bytes:
+        """Empty credentials."""
+        return b""
+
+    def on_challenge(self, encoded_challenge: bytes) -> bytes:
+        """An empty challenge response."""
+        return b""
+
+
+__all__ = ["CredentialsSupplier", "NullCredentialsSupplier", "ALLOW_ALL", "ALLOW_ALL_NAME", "DENY_ALL", "DENY_ALL_NAME", "AuthorisationService",
            "as_authorisation_service", "authorisation_service_from_name"]
