@@ -63,11 +63,12 @@ public class EchoClusterNode {
     // rejected; anything else is accepted at once
     static final class ChallengingAuthenticator implements Authenticator {
         final Map<Long, String> credentials = new HashMap<>();
+        final Map<Long, String> answers = new HashMap<>();
         public void onConnectRequest(long sessionId, byte[] encoded, long nowMs) {
             credentials.put(sessionId, new String(encoded, StandardCharsets.US_ASCII));
         }
         public void onChallengeResponse(long sessionId, byte[] encoded, long nowMs) {
-            credentials.put(sessionId, new String(encoded, StandardCharsets.US_ASCII));
+            answers.put(sessionId, new String(encoded, StandardCharsets.US_ASCII));
         }
         public void onConnectedSession(SessionProxy proxy, long nowMs) {
             String presented = credentials.getOrDefault(proxy.sessionId(), "");
@@ -76,7 +77,9 @@ public class EchoClusterNode {
             else proxy.authenticate(null);
         }
         public void onChallengedSession(SessionProxy proxy, long nowMs) {
-            if ("answer-to-nonce".equals(credentials.get(proxy.sessionId()))) proxy.authenticate(null);
+            String answer = answers.remove(proxy.sessionId());   // called every cycle until the answer came
+            if (answer == null) return;
+            if (answer.equals("answer-to-nonce")) proxy.authenticate(null);
             else proxy.reject();
         }
     }
@@ -90,7 +93,7 @@ public class EchoClusterNode {
         boolean allowAdmin = Boolean.parseBoolean(args[5]);
         MediaDriver.Context driverCtx = new MediaDriver.Context().aeronDirectoryName(aeronDir)
             .threadingMode(ThreadingMode.SHARED).dirDeleteOnStart(true).dirDeleteOnShutdown(true)
-            .termBufferLength(64 * 1024).ipcTermBufferLength(64 * 1024);
+            .publicationTermBufferLength(64 * 1024).ipcTermBufferLength(64 * 1024);
         AeronArchive.Context replication = new AeronArchive.Context()
             .controlResponseChannel("aeron:udp?endpoint=localhost:0");
         Archive.Context archiveCtx = new Archive.Context().aeronDirectoryName(aeronDir)
@@ -143,8 +146,9 @@ def compile_node(work_dir: Path, classpath: str) -> Path:
     classes.mkdir(parents=True, exist_ok=True)
     source = work_dir / "EchoClusterNode.java"
     source.write_text(JAVA_SOURCE)
-    subprocess.run(["javac", "-cp", classpath, "-d", str(classes), str(source)], check=True, timeout=180,
-                   capture_output=True)
+    done = subprocess.run(["javac", "-cp", classpath, "-d", str(classes), str(source)], timeout=180,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     return classes
 
 
@@ -179,8 +183,11 @@ class JavaMember:
 
     def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+        try:
+            for line in self.proc.stdout:
+                self.lines.append(line.rstrip("\n"))
+        except ValueError:
+            pass            # closed by stop()
 
     def role(self) -> str | None:
         roles = [line.split()[1] for line in list(self.lines) if line.startswith("ROLE ")]
@@ -193,13 +200,16 @@ class JavaMember:
             self.proc.wait(10)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None:
             return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 class JavaCluster:
