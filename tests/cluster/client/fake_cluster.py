@@ -89,7 +89,8 @@ class FakeMember:
         request = Request(self.member_id, name, fields, payload)
         if name == "SessionConnectRequest":
             self.attach_egress(fields["response_channel"], fields["response_stream_id"])
-        self.cluster.requests.append(request)
+        if self.cluster.record or name != "SessionMessageHeader":
+            self.cluster.requests.append(request)
         self.cluster.respond(request, self)
 
     def attach_egress(self, response_channel: str, stream_id: int = EGRESS_STREAM_ID) -> None:
@@ -200,7 +201,8 @@ class FakeCluster:
     :func:`echo_respond`); ``requests`` keeps them all."""
 
     def __init__(self, aeron_dir: str, member_count: int = 1, respond: Callable[[Request, FakeMember], None] =
-                 echo_respond, leader_id: int = 0, leadership_term_id: int = 0) -> None:
+                 echo_respond, leader_id: int = 0, leadership_term_id: int = 0, record: bool = True) -> None:
+        self.record = record            # keep session messages in ``requests`` (not when measuring allocations)
         self.aeron = Aeron.connect(AeronContext(aeron_dir))
         self.respond = respond
         self.leader_id = leader_id
