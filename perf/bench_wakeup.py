@@ -50,7 +50,7 @@ import uuid
 
 from bench_udp_raw import rtt as raw_socket_rtt
 
-from aeron.common.agent import WakeupIdleStrategy
+from aeron.common.wakeup import WakeupIdleStrategy
 from aeron.common.cpu_latency import CpuLatencyRequest
 
 HERE = pathlib.Path(__file__).resolve().parent

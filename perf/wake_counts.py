@@ -219,7 +219,7 @@ def run_driver(out: str, args: list[str]) -> int:
         return work
 
     SignallingAgent.do_work = classified_do_work
-    from aeron.common.agent import WakeupIdleStrategy
+    from aeron.common.wakeup import WakeupIdleStrategy
     original_fast_spin = WakeupIdleStrategy._fast_spin
 
     def counted_fast_spin(self):

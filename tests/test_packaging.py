@@ -109,6 +109,27 @@ def test_version_flag_in_process(module, capsys):
     assert capsys.readouterr().out == VERSION_TEXT + "\n"
 
 
+def _usage_lines(text: str, name: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(rf"\s*(usage: |Usage: )?{re.escape(name)} [\[<]", line)]
+
+
+@pytest.mark.parametrize("script", sorted(CONSOLE_SCRIPTS))
+def test_help_names_the_command_as_it_was_started(script, capsys, monkeypatch):
+    module, _, attr = CONSOLE_SCRIPTS[script].partition(":")
+    main = getattr(importlib.import_module(module), attr)
+    as_module = f"python -m {module.removesuffix('.__main__')}"
+    for argv0, name, other in ((f"/opt/venv/bin/{script}", script, as_module),
+                               (f"/src/{module.replace('.', '/')}.py", as_module, script)):
+        monkeypatch.setattr(sys, "argv", [argv0, "--help"])
+        try:
+            rc = main(["--help"])
+        except SystemExit as exit_:     # argparse's help action
+            rc = exit_.code
+        assert rc in (0, None), script
+        out = capsys.readouterr().out
+        assert _usage_lines(out, name) and not _usage_lines(out, other), out
+
+
 # ---- slow: sdist -> wheel -> fresh venv ----------------------------------------------------------------------
 # Each slow test has room for the fixtures' first build of the wheel (about 1 min on an idle 2-core machine,
 # a few under load); the commands they run have their own, shorter bounds.

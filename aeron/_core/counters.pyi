@@ -107,6 +107,9 @@ IMAGES_REJECTED: int
 CONTROL_PROTOCOL_VERSION: int
 STATUS_MESSAGES_REJECTED: int
 NATIVE_RESOURCE_AGENT_PROXY_FAILS: int
+# ours, ids from 1000 on, allocated when first needed
+EXTRA_SYSTEM_COUNTERS: tuple[tuple[int, str, str], ...]
+UNCONFIRMED_IMAGES_REJECTED: int
 
 # counter keys
 STREAM_KEY_REGISTRATION_ID_OFFSET: int

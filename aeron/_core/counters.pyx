@@ -123,6 +123,13 @@ SYSTEM_COUNTERS = (
 SYSTEM_COUNTER_LABELS = tuple((i, label) for i, _, label in SYSTEM_COUNTERS)
 SYSTEM_COUNTER_COUNT = len(SYSTEM_COUNTERS)
 globals().update({name: i for i, name, _ in SYSTEM_COUNTERS})
+# Our own system counters (type 0 too): their ids (key and registration id) start at 1000, clear of Aeron's 0..45
+# (aeron_system_counters.h) and of those Aeron adds after 45. The driver allocates each when it is first needed, after
+# Aeron's, so that every other counter keeps the counter id the C driver gives it.
+EXTRA_SYSTEM_COUNTERS = (
+    (1000, "UNCONFIRMED_IMAGES_REJECTED", "Unconfirmed images rejected"),
+)
+globals().update({name: i for i, name, _ in EXTRA_SYSTEM_COUNTERS})
 
 # Stream counter key: int64 registration id, int32 session id, int32 stream id, int32 channel length,
 # channel ASCII (at most 92 bytes so the whole key fits in 112), §5.6.

@@ -39,6 +39,7 @@ cdef struct ImageEntry:
     int64_t time_of_last_packet_ns
     int64_t inserts                 # data frames inserted so far: the receiver's rebuild scan runs only after a change
     int64_t gaps                    # data frames inserted past the high-water mark (each opened a gap before it)
+    int64_t heartbeats              # heartbeats taken in so far: with inserts, what proves the source is real
     int64_t wake_bit                # the wake-up board's bit of this stream: who to wake when data lands
     bint accepting                  # False once rejected: everything goes to Python, which drops it
     int connection_count

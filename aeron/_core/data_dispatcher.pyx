@@ -172,6 +172,16 @@ cdef class ImageReceiveState:
         self.entry.inserts += 1
 
     @property
+    def heartbeats(self):
+        """Heartbeats taken in so far, within the image's window (by the compiled path and ``count_heartbeat``):
+        with ``inserts``, the frames by which a source shows it is sending, not just asking for an image."""
+        return self.entry.heartbeats
+
+    def count_heartbeat(self):
+        """A heartbeat was taken in by the Python path."""
+        self.entry.heartbeats += 1
+
+    @property
     def accepting(self):
         """False: the compiled path hands every datagram of this image to Python (a rejected image)."""
         return self.entry.accepting
@@ -377,6 +387,7 @@ cdef class DataPacketDispatcher:
             floor = last_sm - e.term_length
             if position >= (floor if floor > 0 else 0):
                 e.time_of_last_packet_ns = now_ns
+                e.heartbeats += 1
                 get_and_add_i64(self.heartbeats_received, 1)
                 if proposed > load_acquire_i64(e.rcv_hwm):
                     store_release_i64(e.rcv_hwm, proposed)

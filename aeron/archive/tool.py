@@ -775,6 +775,10 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: I
     if args == ["--version"]:
         out.write(VERSION_TEXT + "\n")
         return 0
+    if args[:1] in (["-h"], ["--help"]):        # not an archive directory: the usage, under the command's name
+        from aeron.common.cli import program_name
+        out.write(HELP.replace("Usage: ", f"Usage: {program_name('aeron-archive-tool', 'aeron.archive.tool')} ", 1))
+        return 0
     if not args or len(args) > 6:
         out.write(HELP)
         return 255

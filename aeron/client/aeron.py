@@ -14,7 +14,7 @@ from aeron._core.cnc import CNC_FILE, META_DATA_LENGTH, CncFile, semantic_versio
 from aeron._core.counters import CountersReader
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import (DRIVER_BACKOFF_MAX_PARK_NS, DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
-                                DRIVER_BACKOFF_MIN_PARK_NS, AgentInvoker, AgentRunner, WakeupIdleStrategy, epoch_ms)
+                                DRIVER_BACKOFF_MIN_PARK_NS, AgentInvoker, AgentRunner, epoch_ms)
 from aeron.common.cnc_attach import cnc_open_error, driver_pid_is_gone, no_driver_hint
 from aeron.client.client_conductor import ClientConductor
 from aeron.client.context import Context
@@ -23,6 +23,7 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import ImageHandler, Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
+from aeron.common.wakeup import WakeupIdleStrategy
 
 
 _log = logging.getLogger(__name__)

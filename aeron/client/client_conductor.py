@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ClientConductor: the client's agent. It sends commands to the driver, turns the driver's broadcast responses
-into Publications, Subscriptions, Images and Counters, heartbeats, watches the driver's liveness and releases
-lingering resources (Aeron ``ClientConductor``; cnc-and-driver.md §6.8 and §10.2).
+"""ClientConductor: the client's agent. It sends commands to the driver (through its DriverProxy), turns the driver's
+broadcast responses (which its DriverEventsAdapter decodes) into Publications, Subscriptions, Images and Counters,
+heartbeats, watches the driver's liveness and releases lingering resources (Aeron ``ClientConductor``).
 
 One re-entrant lock serialises the conductor's duty cycle and the application's calls (add, close), as Aeron's
 client lock does: a synchronous ``add_*`` sends its command and then runs the duty cycle itself until the
@@ -25,18 +25,19 @@ from aeron._core.counters import (
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import (DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS, Agent,
-                                WakeupIdleStrategy, epoch_ms, nano_time)
+                                epoch_ms, nano_time)
 from aeron.client.channel_validation import validate_channel
 from aeron.client.counter import Counter
+from aeron.client.driver_events_adapter import DriverEventsAdapter
+from aeron.client.driver_proxy import DriverProxy
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
-    DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, MalformedMessageError, RegistrationError,
-    StorageSpaceError)
+    DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError, StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import (CLIENTS, CONDUCTOR, SENDER, SPIES, ClientRegistry, new_waiter, open_board,
+from aeron.common.wakeup import (CLIENTS, SENDER, SPIES, ClientRegistry, WakeupIdleStrategy, new_waiter, open_board,
                                  stream_bit, streams_mask)
 
 if TYPE_CHECKING:
@@ -130,12 +131,13 @@ class ClientConductor(Agent):
             cnc.to_driver_buffer(), cnc.to_clients_buffer(), cnc.counters_metadata_buffer(),
             cnc.counters_values_buffer()]
         self._ring = ManyToOneRingBuffer(self._sections[0])
-        # positioned at `latest` now, before the first command, so no response of ours can be missed (§2.6)
-        self._receiver = CopyBroadcastReceiver(BroadcastReceiver(self._sections[1]))
         self._metadata = self._sections[2]
         self._values = self._sections[3]
         self.counters_reader = CountersReader(self._metadata, self._values)
         self.client_id = self._ring.next_correlation_id()
+        # positioned at `latest` now, before the first command, so no response of ours can be missed
+        self._driver_events = DriverEventsAdapter(
+            self.client_id, CopyBroadcastReceiver(BroadcastReceiver(self._sections[1])), self, self._report)
         self.lock = threading.RLock()
         self._callback_thread = 0                              # ident of the thread inside a user callback
         self._service_thread = 0                               # ident of the thread running the duty cycle
@@ -168,6 +170,7 @@ class ClientConductor(Agent):
         if self.wakeup_board is not None:
             self.client_registry = ClientRegistry(self.wakeup_board)
             self._registry_slot = self.client_registry.register(self.client_id)
+        self._driver_proxy = DriverProxy(self._ring, self.client_id, self._driver_timeout_ns, self.wakeup_board)
         self._parking: WakeupIdleStrategy | None = None       # the conductor thread's, closed on that thread
         self.active = False             # the last duty cycle read driver events (not only keepalives)
 
@@ -252,7 +255,7 @@ class ClientConductor(Agent):
         count = 0
         while count < RESPONSES_PER_DUTY_CYCLE:
             try:
-                if not self._receiver.receive(self._on_message):
+                if not self._driver_events.receive():
                     break
             except IllegalStateError as exc:
                 # lapped by the broadcast: responses were lost; awaited requests will time out
@@ -279,7 +282,7 @@ class ClientConductor(Agent):
         return 1
 
     def _check_driver_heartbeat(self) -> None:
-        heartbeat_ms = self._ring.consumer_heartbeat_time
+        heartbeat_ms = self._driver_proxy.time_of_last_driver_keepalive_ms()
         if heartbeat_ms == -1:
             self._terminate(DriverTimeoutError("MediaDriver has been shutdown"))
         age_ms = epoch_ms() - heartbeat_ms
@@ -318,20 +321,11 @@ class ClientConductor(Agent):
             self._metadata.put_bytes(offset + 4 + length, suffix)
             self._metadata.put_i32_ordered(offset, length + len(suffix))
 
-    # -- responses -------------------------------------------------------------------------------------
+    # -- the driver's responses, from the DriverEventsAdapter -------------------------------------------
 
-    def _on_message(self, type_id: int, buffer: AtomicBuffer, offset: int, length: int) -> None:
-        try:
-            message = cmd.decode_response(type_id, buffer, offset, length)
-        except MalformedMessageError as exc:
-            if exc.error_code != exc.error_code.UNKNOWN_COMMAND_TYPE_ID:
-                self._report(exc)          # unknown types are ignorable (a newer driver), garbage is not
-            return
-        handler = _DISPATCH.get(type_id)
-        if handler is not None:
-            handler(self, message)
-
-    def _on_error(self, message: cmd.ErrorResponse) -> None:
+    def on_error(self, message: cmd.ErrorResponse) -> None:
+        """ON_ERROR: the driver refused a command; its awaiting call raises, an async command's goes to the error
+        handler."""
         corr = message.correlation_id
         pending = self._pending.get(corr)
         text = driver_error_text(message.error_message)
@@ -349,7 +343,8 @@ class ClientConductor(Agent):
             self._async_commands.discard(corr)
             self._report(error)
 
-    def _on_publication_ready(self, message: cmd.PublicationReady) -> None:
+    def on_new_publication(self, message: cmd.PublicationReady) -> None:
+        """ON_PUBLICATION_READY / ON_EXCLUSIVE_PUBLICATION_READY: map the log of an awaited publication."""
         corr = message.correlation_id
         pending = self._pending.get(corr)
         if pending is None or pending.kind not in (_PUBLICATION, _EXCLUSIVE):
@@ -359,8 +354,7 @@ class ClientConductor(Agent):
             log = self._map_log(message.log_file_name)
         except AeronError as exc:
             pending.error, pending.done = exc, True
-            self._async_commands.add(self._send(cmd.RemovePublicationCommand(
-                self.client_id, self._ring.next_correlation_id(), corr)))
+            self._async_commands.add(self._driver_proxy.remove_publication(corr))
             return
         cls = ExclusivePublication if exclusive else Publication
         publication = cls(log, self._values, message.position_limit_counter_id * COUNTER_VALUE_LENGTH)
@@ -375,7 +369,8 @@ class ClientConductor(Agent):
         self._resources[corr] = publication
         pending.result, pending.done = publication, True
 
-    def _on_subscription_ready(self, message: cmd.SubscriptionReady) -> None:
+    def on_new_subscription(self, message: cmd.SubscriptionReady) -> None:
+        """ON_SUBSCRIPTION_READY: an awaited subscription is added."""
         corr = message.correlation_id
         pending = self._pending.get(corr)
         if pending is None or pending.kind != _SUBSCRIPTION:
@@ -388,7 +383,8 @@ class ClientConductor(Agent):
         self._resources[corr] = subscription
         pending.result, pending.done = subscription, True
 
-    def _on_available_image(self, message: cmd.ImageReady) -> None:
+    def on_available_image(self, message: cmd.ImageReady) -> None:
+        """ON_AVAILABLE_IMAGE: map the image's log, add it to its subscription of ours and tell its handler."""
         subscription = self._resources.get(message.subscription_registration_id)
         if not isinstance(subscription, Subscription) or subscription.is_closed:
             return
@@ -411,7 +407,8 @@ class ClientConductor(Agent):
         if handler is not None:
             self._callback(handler, image)
 
-    def _on_unavailable_image(self, message: cmd.ImageUnavailable) -> None:
+    def on_unavailable_image(self, message: cmd.ImageUnavailable) -> None:
+        """ON_UNAVAILABLE_IMAGE: retire the image (its log lingers) and tell its handler."""
         subscription = self._resources.get(message.subscription_registration_id)
         if not isinstance(subscription, Subscription):
             return
@@ -424,16 +421,10 @@ class ClientConductor(Agent):
         if handler is not None:
             self._callback(handler, image)
 
-    def _on_counter_ready(self, message: cmd.CounterUpdate) -> None:
+    def on_counter_ready(self, message: cmd.CounterUpdate) -> None:
+        """ON_COUNTER_READY: an awaited counter (or the driver's heartbeat counter of this client) is ready; the
+        available-counter handler hears of every counter."""
         corr, counter_id = message.correlation_id, message.counter_id
-        if message.msg_type_id == cmd.ON_UNAVAILABLE_COUNTER:
-            resource = self._resources.get(corr)
-            if isinstance(resource, Counter) and resource.counter_id == counter_id:
-                del self._resources[corr]
-                resource._internal_close()
-            if self._ctx.unavailable_counter_handler is not None:
-                self._callback(self._ctx.unavailable_counter_handler, self.counters_reader, corr, counter_id)
-            return
         pending = self._pending.get(corr)
         if pending is not None and pending.kind == _COUNTER:
             counter = Counter(self, self._values, corr, counter_id)
@@ -446,28 +437,42 @@ class ClientConductor(Agent):
         if self._ctx.available_counter_handler is not None:
             self._callback(self._ctx.available_counter_handler, self.counters_reader, corr, counter_id)
 
-    def _on_static_counter(self, message: cmd.StaticCounterReply) -> None:
+    def on_unavailable_counter(self, message: cmd.CounterUpdate) -> None:
+        """ON_UNAVAILABLE_COUNTER: a counter of ours is closed; the unavailable-counter handler hears of every one."""
+        corr, counter_id = message.correlation_id, message.counter_id
+        resource = self._resources.get(corr)
+        if isinstance(resource, Counter) and resource.counter_id == counter_id:
+            del self._resources[corr]
+            resource._internal_close()
+        if self._ctx.unavailable_counter_handler is not None:
+            self._callback(self._ctx.unavailable_counter_handler, self.counters_reader, corr, counter_id)
+
+    def on_static_counter(self, message: cmd.StaticCounterReply) -> None:
+        """ON_STATIC_COUNTER: the id of an awaited static counter."""
         pending = self._pending.get(message.correlation_id)
         if pending is not None and pending.kind == _STATIC_COUNTER:
             pending.result, pending.done = message.counter_id, True
 
-    def _on_operation_success(self, message: cmd.OperationSucceeded) -> None:
+    def on_operation_success(self, message: cmd.OperationSucceeded) -> None:
+        """ON_OPERATION_SUCCESS: an awaited or async command (a removal, a destination) is done."""
         corr = message.correlation_id
         pending = self._pending.get(corr)
         if pending is not None and pending.kind == _REMOVE:
             pending.done = True
         self._async_commands.discard(corr)
 
-    def _on_client_timeout(self, message: cmd.ClientTimeout) -> None:
-        if message.client_id == self.client_id:
-            self._terminate(ClientTimeoutError("client timeout from driver"))
+    def on_client_timeout(self) -> None:
+        """ON_CLIENT_TIMEOUT for this client: the driver dropped it; terminate."""
+        self._terminate(ClientTimeoutError("client timeout from driver"))
 
-    def _on_next_session_id(self, message: cmd.NextSessionIdReply) -> None:
+    def on_next_available_session_id(self, message: cmd.NextSessionIdReply) -> None:
+        """ON_NEXT_AVAILABLE_SESSION_ID: the answer to an awaited :meth:`next_session_id`."""
         pending = self._pending.get(message.correlation_id)
         if pending is not None and pending.kind == _SESSION_ID:
             pending.result, pending.done = message.next_session_id, True
 
-    def _on_publication_error(self, message: cmd.PublicationErrorFrame) -> None:
+    def on_publication_error(self, message: cmd.PublicationErrorFrame) -> None:
+        """ON_PUBLICATION_ERROR: an error frame for a publication of ours goes to its handler."""
         handler = self._ctx.publication_error_frame_handler
         if handler is not None and message.registration_id in {
                 getattr(r, "original_registration_id", None) for r in self._resources.values()}:
@@ -488,19 +493,6 @@ class ClientConductor(Agent):
         # per thread: another thread calling while the conductor runs a callback is not reentrant, it waits
         if self._callback_thread == threading.get_ident():
             raise IllegalStateError("reentrant calls not permitted during callbacks")
-
-    def _send(self, message: Any) -> int:
-        """Write a command to the to-driver ring; the ring full for the driver timeout is a driver timeout."""
-        payload = message.encode()
-        if not self._ring.write(message.msg_type_id, payload):
-            deadline = nano_time() + self._driver_timeout_ns
-            while not self._ring.write(message.msg_type_id, payload):
-                if nano_time() > deadline:
-                    raise DriverTimeoutError("could not write to the to-driver ring buffer: driver not consuming")
-                time.sleep(0.001)
-        if self.wakeup_board is not None:
-            self.wakeup_board.signal(CONDUCTOR)         # a parked conductor of ours reads it now
-        return int(message.correlation_id)
 
     def new_waiter(self, stream_ids: Any = None, spies: bool = False, futex: bool = False) -> Any:
         """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None; ``spies``: a
@@ -532,45 +524,42 @@ class ClientConductor(Agent):
         the keepalive interval while our driver says every client signals (:meth:`quiet_park_ns`)."""
         return self.time_to_deadline_ns(self.quiet_park_ns(self._ctx.idle_sleep_duration_ns))
 
-    def _begin(self, kind: int, message: Any, channel: str = "", stream_id: int = 0, handlers: Any = None) -> int:
+    def _begin(self, kind: int, send: Callable[[], int], channel: str = "", stream_id: int = 0,
+               handlers: Any = None) -> int:
+        """Send a command (``send``: a DriverProxy call returning its correlation id) whose answer is awaited."""
         with self.lock:
             self.ensure_open()
             self._ensure_not_reentrant()
-            corr = int(message.correlation_id)
-            self._pending[corr] = _Pending(kind, nano_time() + self._driver_timeout_ns, channel, stream_id, handlers)
-            try:
-                self._send(message)
-            except BaseException:
-                del self._pending[corr]
-                raise
+            deadline_ns = nano_time() + self._driver_timeout_ns
+            corr = send()
+            self._pending[corr] = _Pending(kind, deadline_ns, channel, stream_id, handlers)
             return corr
 
     def next_correlation_id(self) -> int:
         """A new id from the to-driver ring buffer."""
         with self.lock:
             self.ensure_open()          # after termination or close the ring is unmapped
-            return self._ring.next_correlation_id()
+            return self._driver_proxy.next_correlation_id()
 
     def async_add_publication(self, channel: str, stream_id: int, exclusive: bool = False) -> int:
         """Validate and send ADD_PUBLICATION (or ADD_EXCLUSIVE_PUBLICATION); returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
-        msg_type = cmd.ADD_EXCLUSIVE_PUBLICATION if exclusive else cmd.ADD_PUBLICATION
-        message = cmd.PublicationCommand(self.client_id, self.next_correlation_id(), stream_id, channel,
-                                         msg_type_id=msg_type)
-        return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, message, channel, stream_id)
+        proxy = self._driver_proxy
+        add = proxy.add_exclusive_publication if exclusive else proxy.add_publication
+        return self._begin(_EXCLUSIVE if exclusive else _PUBLICATION, lambda: add(channel, stream_id), channel,
+                           stream_id)
 
     def async_add_subscription(self, channel: str, stream_id: int, available: Any = None,
                                unavailable: Any = None) -> int:
         """Validate and send ADD_SUBSCRIPTION with its image handlers; returns its correlation id."""
         channel, stream_id = _check_channel(channel), _check_stream_id(stream_id)
-        message = cmd.SubscriptionCommand(self.client_id, self.next_correlation_id(), -1, stream_id, channel)
-        return self._begin(_SUBSCRIPTION, message, channel, stream_id, (available, unavailable))
+        return self._begin(_SUBSCRIPTION, lambda: self._driver_proxy.add_subscription(channel, stream_id), channel,
+                           stream_id, (available, unavailable))
 
     def async_add_counter(self, type_id: int, label: str, key: bytes = b"") -> int:
         """Validate and send ADD_COUNTER; returns its correlation id."""
         type_id, key = _check_counter(type_id, label, key)
-        message = cmd.CounterCommand(self.client_id, self.next_correlation_id(), type_id, key, label)
-        return self._begin(_COUNTER, message)
+        return self._begin(_COUNTER, lambda: self._driver_proxy.add_counter(type_id, key, label))
 
     def add_static_counter(self, type_id: int, label: str, registration_id: int, key: bytes = b"") -> int:
         """Send ADD_STATIC_COUNTER and wait; returns the counter id."""
@@ -578,15 +567,14 @@ class ClientConductor(Agent):
         if (not isinstance(registration_id, int) or isinstance(registration_id, bool)
                 or not INT64_MIN <= registration_id <= INT64_MAX):
             raise InvalidArgumentError(f"registration id must be an int64, got {registration_id!r}")
-        message = cmd.StaticCounterCommand(self.client_id, self.next_correlation_id(), registration_id,
-                                           type_id, key, label)
-        return self.await_result(self._begin(_STATIC_COUNTER, message))
+        return self.await_result(self._begin(
+            _STATIC_COUNTER, lambda: self._driver_proxy.add_static_counter(type_id, key, label, registration_id)))
 
     def next_session_id(self, stream_id: int) -> int:
         """Ask the driver for the next session id it would give a publication on ``stream_id`` and wait."""
-        message = cmd.NextSessionIdCommand(self.client_id, self.next_correlation_id(),
-                                           _check_stream_id(stream_id))
-        return self.await_result(self._begin(_SESSION_ID, message))
+        stream_id = _check_stream_id(stream_id)
+        return self.await_result(self._begin(
+            _SESSION_ID, lambda: self._driver_proxy.next_available_session_id(stream_id)))
 
     def poll_result(self, correlation_id: int, kind_name: str) -> Any:
         """The resource for an async add, None while the driver has not answered; raises its error."""
@@ -638,7 +626,8 @@ class ClientConductor(Agent):
 
     # -- releasing ----------------------------------------------------------------------------------------
 
-    def _release(self, resource: Any, message: Any) -> None:
+    def _release(self, resource: Any, remove: Callable[[int], int]) -> None:
+        """Forget ``resource`` and send its removal (``remove``: a DriverProxy call taking its registration id)."""
         with self.lock:
             if self._closed or self._terminating or self._close_deferred:
                 return
@@ -646,7 +635,7 @@ class ClientConductor(Agent):
             if self._resources.get(resource.registration_id) is not resource:
                 return
             del self._resources[resource.registration_id]
-            self._async_commands.add(self._send(message))
+            self._async_commands.add(remove(resource.registration_id))
 
     def release_publication(self, publication: Publication | ExclusivePublication) -> None:
         """Close ``publication``, release its log and send REMOVE_PUBLICATION. Idempotent."""
@@ -656,8 +645,7 @@ class ClientConductor(Agent):
             self._ensure_not_reentrant()        # before anything changes: a refused close leaves it open
             publication._internal_close()
             self._release_log(publication.log_file_name)
-            self._release(publication, cmd.RemovePublicationCommand(
-                self.client_id, self._ring.next_correlation_id(), publication.registration_id))
+            self._release(publication, self._driver_proxy.remove_publication)
 
     def release_subscription(self, subscription: Subscription) -> None:
         """Close ``subscription``, let its images linger and send REMOVE_SUBSCRIPTION. Idempotent."""
@@ -666,9 +654,7 @@ class ClientConductor(Agent):
                 return
             self._ensure_not_reentrant()
             images = self._close_images(subscription)
-            self._release(subscription, cmd.RemoveCommand(
-                self.client_id, self._ring.next_correlation_id(), subscription.registration_id,
-                msg_type_id=cmd.REMOVE_SUBSCRIPTION))
+            self._release(subscription, self._driver_proxy.remove_subscription)
             self._notify_images_unavailable(subscription, images)
 
     def async_remove_publication(self, registration_id: int) -> None:
@@ -701,14 +687,10 @@ class ClientConductor(Agent):
             if resource is not None:
                 resource.close()                    # answered (fetched or not): an ordinary close
             elif pending is not None and not pending.done:
-                if pending.kind in (_SUBSCRIPTION, _COUNTER):
-                    message: Any = cmd.RemoveCommand(
-                        self.client_id, self._ring.next_correlation_id(), registration_id,
-                        msg_type_id=cmd.REMOVE_SUBSCRIPTION if pending.kind == _SUBSCRIPTION else cmd.REMOVE_COUNTER)
-                else:
-                    message = cmd.RemovePublicationCommand(self.client_id, self._ring.next_correlation_id(),
-                                                           registration_id)
-                self._async_commands.add(self._send(message))
+                proxy = self._driver_proxy
+                remove = (proxy.remove_subscription if pending.kind == _SUBSCRIPTION else
+                          proxy.remove_counter if pending.kind == _COUNTER else proxy.remove_publication)
+                self._async_commands.add(remove(registration_id))
 
     def _close_images(self, subscription: Subscription) -> tuple[Image, ...]:
         images = subscription._internal_close()
@@ -728,14 +710,9 @@ class ClientConductor(Agent):
         """ADD_DESTINATION / REMOVE_DESTINATION for a manual multi-destination-cast publication; waits for the
         driver and raises its RegistrationError. Returns the command's correlation id (an added destination's
         registration id)."""
-        channel = _check_channel(channel)
-        if publication.is_closed:
-            raise IllegalStateError("publication is closed")
-        message = cmd.DestinationCommand(
-            self.client_id, self.next_correlation_id(), publication.registration_id, channel,
-            msg_type_id=cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION)
-        self.await_result(self._begin(_REMOVE, message))
-        return int(message.correlation_id)
+        correlation_id = self._begin(_REMOVE, self._destination_command(publication, channel, add, receive=False))
+        self.await_result(correlation_id)
+        return correlation_id
 
     def remove_destination_by_id(self, publication: Any, destination_id: int, wait: bool = True) -> int:
         """REMOVE_DESTINATION_BY_ID: the destination added by the ADD_DESTINATION with correlation id
@@ -745,58 +722,61 @@ class ClientConductor(Agent):
             raise InvalidArgumentError(f"destination registration id must be an int, got {destination_id!r}")
         if publication.is_closed:
             raise IllegalStateError("publication is closed")
-        message = cmd.DestinationByIdCommand(self.client_id, self.next_correlation_id(),
-                                             publication.original_registration_id, destination_id)
-        if wait:
-            self.await_result(self._begin(_REMOVE, message))
-            return int(message.correlation_id)
-        return self._send_async(message)
+        registration_id = publication.original_registration_id
 
-    def _send_async(self, message: Any) -> int:
-        """Send a command without waiting; its correlation id stays active (``is_command_active``) until the
-        driver answers, and a refusal goes to the context's error handler."""
+        def send() -> int:
+            return self._driver_proxy.remove_destination_by_id(registration_id, destination_id)
+        if wait:
+            correlation_id = self._begin(_REMOVE, send)
+            self.await_result(correlation_id)
+            return correlation_id
+        return self._send_async(send)
+
+    def _send_async(self, send: Callable[[], int]) -> int:
+        """Send a command (``send``: a DriverProxy call) without waiting; its correlation id stays active
+        (``is_command_active``) until the driver answers, and a refusal goes to the context's error handler."""
         with self.lock:
             self.ensure_open()
             self._ensure_not_reentrant()
-            correlation_id = self._send(message)
+            correlation_id = send()
             self._async_commands.add(correlation_id)
         return correlation_id
 
     def receive_destination(self, subscription: Subscription, channel: str, add: bool) -> None:
         """ADD_RCV_DESTINATION / REMOVE_RCV_DESTINATION for a ``control-mode=manual`` (multi-destination)
         subscription; waits for the driver and raises its RegistrationError."""
-        self.await_result(self._begin(_REMOVE, self._destination_message(subscription, channel, add, receive=True)))
+        self.await_result(self._begin(_REMOVE, self._destination_command(subscription, channel, add, receive=True)))
 
     def async_destination(self, resource: Any, channel: str, add: bool, receive: bool) -> int:
         """Send a destination command without waiting: returns its correlation id, active (``is_command_active``)
         until the driver answers; a refusal goes to the context's error handler, as Aeron's async variants."""
-        message = self._destination_message(resource, channel, add, receive)
-        return self._send_async(message)
+        return self._send_async(self._destination_command(resource, channel, add, receive))
 
     def reject_image(self, image: Image, position: int, reason: str) -> None:
         """REJECT_IMAGE: the driver stops the image and tells its publisher why; waits for the driver and raises
         its RegistrationError (an image it no longer knows, a reason over 1023 bytes)."""
         if not isinstance(reason, str):
             raise InvalidArgumentError(f"reason must be a str, got {type(reason).__name__}")
-        message = cmd.RejectImageCommand(self.client_id, self.next_correlation_id(), image.correlation_id, position,
-                                         reason)
-        self.await_result(self._begin(_REMOVE, message))
+        self.await_result(self._begin(
+            _REMOVE, lambda: self._driver_proxy.reject_image(image.correlation_id, position, reason)))
 
     def is_command_active(self, correlation_id: int) -> bool:
         """True while an async command (``async_add_destination``, ...) awaits the driver's answer."""
         with self.lock:
             return correlation_id in self._async_commands
 
-    def _destination_message(self, resource: Any, channel: str, add: bool, receive: bool) -> Any:
+    def _destination_command(self, resource: Any, channel: str, add: bool, receive: bool) -> Callable[[], int]:
+        """The DriverProxy call that adds or removes destination ``channel`` of ``resource``, checked first."""
         channel = _check_channel(channel)
         if resource.is_closed:
             raise IllegalStateError(f"{'subscription' if receive else 'publication'} is closed")
+        proxy = self._driver_proxy
         if receive:
-            msg_type_id = cmd.ADD_RCV_DESTINATION if add else cmd.REMOVE_RCV_DESTINATION
+            command = proxy.add_rcv_destination if add else proxy.remove_rcv_destination
         else:
-            msg_type_id = cmd.ADD_DESTINATION if add else cmd.REMOVE_DESTINATION
-        return cmd.DestinationCommand(self.client_id, self.next_correlation_id(), resource.registration_id, channel,
-                                      msg_type_id=msg_type_id)
+            command = proxy.add_destination if add else proxy.remove_destination
+        registration_id = resource.registration_id
+        return lambda: command(registration_id, channel)
 
     def release_counter(self, counter: Counter) -> None:
         """Close ``counter`` and send REMOVE_COUNTER. Idempotent."""
@@ -805,9 +785,7 @@ class ClientConductor(Agent):
                 return
             self._ensure_not_reentrant()
             counter._internal_close()
-            self._release(counter, cmd.RemoveCommand(
-                self.client_id, self._ring.next_correlation_id(), counter.registration_id,
-                msg_type_id=cmd.REMOVE_COUNTER))
+            self._release(counter, self._driver_proxy.remove_counter)
 
     def counter_value(self, counter_id: int) -> int:
         """The value of counter ``counter_id`` in the driver's counters."""
@@ -949,7 +927,7 @@ class ClientConductor(Agent):
                 return
             if not self._terminating:
                 try:
-                    self._send(cmd.CorrelatedCommand(self.client_id, -1, msg_type_id=cmd.CLIENT_CLOSE))
+                    self._driver_proxy.client_close()
                 except AeronError as exc:
                     self._report(exc)
             self._closed = True
@@ -971,7 +949,7 @@ class ClientConductor(Agent):
                 if not self._refused_logs or nano_time() > deadline:
                     break
                 time.sleep(0.001)
-            self._receiver = None       # type: ignore[assignment]
+            self._driver_events.close()      # its receiver's view of the broadcast buffer, which is closed below
             self._ring.close()
             if self._refused_logs:
                 # Unmapping cnc.dat now could pull a publication's limit from under such an offer. The mappings
@@ -1005,19 +983,3 @@ class ClientConductor(Agent):
 class _Terminated(Exception):
     """Unwinds a duty cycle after termination; never leaves the conductor."""
 
-
-_DISPATCH: dict[int, Callable[[ClientConductor, Any], None]] = {
-    cmd.ON_ERROR: ClientConductor._on_error,
-    cmd.ON_PUBLICATION_READY: ClientConductor._on_publication_ready,
-    cmd.ON_EXCLUSIVE_PUBLICATION_READY: ClientConductor._on_publication_ready,
-    cmd.ON_SUBSCRIPTION_READY: ClientConductor._on_subscription_ready,
-    cmd.ON_AVAILABLE_IMAGE: ClientConductor._on_available_image,
-    cmd.ON_UNAVAILABLE_IMAGE: ClientConductor._on_unavailable_image,
-    cmd.ON_COUNTER_READY: ClientConductor._on_counter_ready,
-    cmd.ON_UNAVAILABLE_COUNTER: ClientConductor._on_counter_ready,
-    cmd.ON_STATIC_COUNTER: ClientConductor._on_static_counter,
-    cmd.ON_OPERATION_SUCCESS: ClientConductor._on_operation_success,
-    cmd.ON_CLIENT_TIMEOUT: ClientConductor._on_client_timeout,
-    cmd.ON_NEXT_AVAILABLE_SESSION_ID: ClientConductor._on_next_session_id,
-    cmd.ON_PUBLICATION_ERROR: ClientConductor._on_publication_error,
-}

@@ -245,6 +245,10 @@ class _MultiType(_Message):
     def TYPE_ID(self) -> int:   # noqa: N802 - same spelling as the single-type classes' constant
         return getattr(self, "msg_type_id")
 
+    def __post_init__(self) -> None:
+        # the subclasses' dataclass __init__ calls it: a message type the layout does not carry is refused at once
+        self._check_type()
+
 
 
 def _bytes_field(instance: object, name: str, maximum: int | None = None) -> None:
@@ -276,9 +280,6 @@ class CorrelatedCommand(_MultiType):
     correlation_id: int
     msg_type_id: int = dataclasses.field(default=CLIENT_KEEPALIVE, kw_only=True)
 
-    def __post_init__(self) -> None:
-        self._check_type()
-
     def _encode(self) -> bytes:
         return _CORRELATED.pack(self.client_id, self.correlation_id)
 
@@ -303,9 +304,6 @@ class PublicationCommand(_MultiType):
     stream_id: int
     channel: str
     msg_type_id: int = dataclasses.field(default=ADD_PUBLICATION, kw_only=True)
-
-    def __post_init__(self) -> None:
-        self._check_type()
 
     @property
     def is_exclusive(self) -> bool:
@@ -399,9 +397,6 @@ class RemoveCommand(_MultiType):
     registration_id: int
     msg_type_id: int = dataclasses.field(default=REMOVE_SUBSCRIPTION, kw_only=True)
 
-    def __post_init__(self) -> None:
-        self._check_type()
-
     def _encode(self) -> bytes:
         return _REMOVE.pack(self.client_id, self.correlation_id, self.registration_id)
 
@@ -427,9 +422,6 @@ class DestinationCommand(_MultiType):
     registration_id: int
     channel: str
     msg_type_id: int = dataclasses.field(default=ADD_DESTINATION, kw_only=True)
-
-    def __post_init__(self) -> None:
-        self._check_type()
 
     def _encode(self) -> bytes:
         return (_REMOVE.pack(self.client_id, self.correlation_id, self.registration_id)
@@ -726,9 +718,6 @@ class PublicationReady(_MultiType):
     channel_status_indicator_id: int
     log_file_name: str
 
-    def __post_init__(self) -> None:
-        self._check_type()
-
     @property
     def is_exclusive(self) -> bool:
         return self.msg_type_id == ON_EXCLUSIVE_PUBLICATION_READY
@@ -827,9 +816,6 @@ class CounterUpdate(_MultiType):
     msg_type_id: int
     correlation_id: int
     counter_id: int
-
-    def __post_init__(self) -> None:
-        self._check_type()
 
     def _encode(self) -> bytes:
         return _ID_AND_INT.pack(self.correlation_id, self.counter_id)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Waking instead of spinning: the wake-up board in the aeron dir, the masks that say who wakes whom, and how a
-driver agent or a client gets a waiter or a signal (docs/wakeup.md; the compiled half is aeron._core.wakeup).
+"""Waking instead of spinning: the wake-up board in the aeron dir, the masks that say who wakes whom, how a driver
+agent or a client gets a waiter or a signal, and WakeupIdleStrategy, which parks on a waiter (docs/wakeup.md; the
+compiled half is aeron._core.wakeup).
 
 The board is ``<aeron dir>/wakeup.dat``, a file of ours that no Aeron tool opens; every Aeron file keeps its
 official layout. Whoever gets there first creates it (our driver recreates it with the directory); a board
@@ -23,14 +24,19 @@ import mmap
 import os
 import random
 import socket
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from aeron._core import wakeup as _wk
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
+from aeron.common.agent import NOT_IDLE, PARKING, SPINNING, BackoffIdleStrategy, _sleep_ns
+from aeron.common.errors import ConfigurationError
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
-           "LONG_QUIET_PARK_NS"]
+           "LONG_QUIET_PARK_NS", "WakeupIdleStrategy"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
@@ -229,3 +235,286 @@ class ClientRegistry:
     def close(self) -> None:
         """Release the view of the mapping."""
         self._buffer.close()
+
+
+# ---- the idle strategy that parks on the board -----------------------------------------------------------------
+
+# a driver thread's data spin runs the rest of its duty cycle after at most this many passes that moved data (a
+# stream that keeps coming: its status messages and flow control are not held up by the spin)
+FULL_CYCLE_DEFER_PASSES = 64
+
+
+class _Waiter(Protocol):
+    @property
+    def prepared(self) -> bool: ...
+    def prepare(self) -> None: ...
+    def cancel(self) -> None: ...
+    def wait(self, timeout_ns: int, fds: Any = None, yield_ns: int = 0) -> bool: ...
+    def close(self) -> None: ...
+
+
+class WakeupIdleStrategy(BackoffIdleStrategy):
+    """Spin briefly, then, instead of sleeping, park until someone wakes us (docs/wakeup.md).
+
+    Unbound (no ``waiter``) it is exactly BackoffIdleStrategy with the limits given. Bound to a waiter on the
+    aeron dir's wake-up board: after work it keeps returning at once (the caller polls again) for ``spin_ns``
+    (10 µs: a hot IPC ping-pong never parks between messages), without yielding (on a busy machine a yield sends
+    the thread behind every other runnable process, while a thread woken from a park runs at once). Then each
+    park is: mark parked and return (the caller's next duty cycle re-checks for work: a writer that wrote before
+    it saw the mark is caught there), then sleep in ``poll`` on the wake-up socket and on the descriptors
+    ``fds()`` returns (a driver agent's UDP sockets). A park is bounded, so that a writer that never signals (an
+    official client or driver) is still picked up: by ``max_park_ns`` (1 ms, backoff's longest sleep) while
+    work comes and goes, the bound doubling with each park that ends by timeout up to ``quiet_park_ns`` (16 ms,
+    the client conductor's idle sleep) once nothing has happened for a while, which is what keeps an idle
+    process under 1 % of a core. Any work resets it.
+
+    With ``yield_ns`` (a futex waiter only: what ``Aeron.wakeup_idle_strategy`` gives a loop on network
+    subscriptions), the first park after work yields the CPU in a loop for up to that long before it sleeps, woken
+    meanwhile by the writer's CAS alone (aeron._core.wakeup), while ``quiet`` says every writer signals (on
+    ``aeronmd``, or with an official client about, a yield would end by its time alone: it parks at once). Its CPU then does not halt between messages, and on
+    a virtual machine waking a halted vCPU costs tens of microseconds; a yield that finds another process on the
+    CPU ends the phase and holds the next ones off, since a thread that yielded waits behind that process when its
+    data comes, where a parked one would be woken ahead of it (docs/wakeup.md).
+
+    Bound with ``timers`` (our driver's agents, aeron.driver.driver_wakeup.SignallingAgent): work that moved no
+    data and no command (``timers.active`` false: a heartbeat, a status message, a timer) neither spins nor resets
+    the bound, and a park also ends when ``timers.time_to_deadline_ns(bound)`` says the next timer is due, so the
+    driver wakes for its timers when they are due rather than polling for them every millisecond after each one.
+    When ``timers`` also has ``fast_work`` (the data half of the driver's duty cycle: compiled send and receive
+    passes), the spin after data is that half alone, over and over, for ``data_spin_ns`` (200 µs), the rest of
+    the cycle deferred by up to ``full_cycle_defer_ns`` (1 ms): see :meth:`_fast_spin`.
+
+    A timer-only cycle run while a park was prepared is that park's re-check: the strategy parks at once.
+
+    ``quiet(quiet_park_ns)`` (the timers' ``quiet_park_ns``, or a client's ClientRegistry.quiet_park_ns) may raise
+    the quiet bound, asked once a park's bound has grown to it: longer while our driver says every writer signals
+    (docs/wakeup.md).
+    """
+
+    __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "yield_ns", "data_spin_ns",
+                 "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared",
+                 "_after_work", "parks")
+    alias = "wakeup"
+    DEFAULT_SPIN_NS = 10_000
+    DEFAULT_YIELD_NS = 100_000
+    DEFAULT_DATA_SPIN_NS = 200_000
+    DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
+    DEFAULT_QUIET_PARK_NS = 16_000_000
+
+    def __init__(self, max_spins: int = 10, max_yields: int = 20, min_park_ns: int = 1000,
+                 max_park_ns: int = 1_000_000, *, spin_ns: int = DEFAULT_SPIN_NS, yield_ns: int = 0,
+                 quiet_park_ns: int = DEFAULT_QUIET_PARK_NS, waiter: _Waiter | None = None,
+                 fds: Callable[[], Any] | None = None, yield_fn: Callable[[], Any] = os.sched_yield,
+                 sleep_fn: Callable[[int], Any] = _sleep_ns, clock: Callable[[], int] = time.perf_counter_ns) -> None:
+        """Backoff's limits (used unbound; ``max_park_ns`` is also the first bound of a wake-up park), the spin
+        time, the yield time (the first park after work yields the CPU that long before it sleeps: a futex waiter
+        only, see the class docstring), the quiet bound (at least ``max_park_ns``); ``waiter`` and ``fds`` as
+        :meth:`bind`; ``clock`` (nanoseconds) replaces the spin clock (tests)."""
+        super().__init__(max_spins, max_yields, min_park_ns, max_park_ns, yield_fn=yield_fn, sleep_fn=sleep_fn)
+        if spin_ns < 0:
+            raise ConfigurationError(f"spin_ns must be >= 0, got {spin_ns}")
+        if yield_ns < 0:
+            raise ConfigurationError(f"yield_ns must be >= 0, got {yield_ns}")
+        self.spin_ns = int(spin_ns)
+        self.yield_ns = int(yield_ns)
+        self._after_work = False
+        self.data_spin_ns = self.DEFAULT_DATA_SPIN_NS
+        self.full_cycle_defer_ns = self.DEFAULT_FULL_CYCLE_DEFER_NS
+        self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
+        self.park_bound_ns = self.max_park_ns
+        self._spin_start_ns = 0
+        self._clock = clock
+        self.waiter: _Waiter | None = None
+        self.fds: Callable[[], Any] | None = None
+        self.timers: Any = None
+        self._fast: Callable[[int], int] | None = None
+        self.quiet: Callable[[int], int] | None = None
+        self._prepared = False
+        self.parks = 0
+        if waiter is not None:
+            self.bind(waiter, fds)
+
+    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None,
+             timers: Any = None, quiet: Callable[[int], int] | None = None) -> "WakeupIdleStrategy":
+        """Park on ``waiter`` (:func:`new_waiter`), also waking when a descriptor of ``fds()`` is
+        readable, timed by ``timers`` and bounded by ``quiet`` (see the class docstring); None unbinds (back to
+        backoff's sleeps). Returns self. A strategy with a yield time takes only a futex waiter (ConfigurationError)."""
+        if self.yield_ns and waiter is not None and not getattr(waiter, "futex", False):
+            raise ConfigurationError("a wake-up idle strategy that yields before it parks needs a futex waiter")
+        if self._prepared and self.waiter is not None:
+            self.waiter.cancel()
+        self._prepared = False
+        self.waiter = waiter
+        self.fds = fds
+        self.timers = timers if waiter is not None else None
+        self._fast = getattr(self.timers, "fast_work", None)
+        if quiet is None and self.timers is not None:
+            quiet = getattr(self.timers, "quiet_park_ns", None)
+        self.quiet = quiet if waiter is not None else None
+        self.reset()
+        return self
+
+    @property
+    def is_bound(self) -> bool:
+        """True when parks wait for a wake-up rather than sleeping."""
+        return self.waiter is not None
+
+    def reset(self) -> None:
+        """As backoff's, and the park bound back to ``max_park_ns``."""
+        super().reset()
+        self.park_bound_ns = self.max_park_ns
+
+    def idle(self, work_count: int = 0) -> None:
+        """Spin for ``spin_ns`` after work, then prepare a park and, if the next duty cycle also found nothing,
+        wait."""
+        if work_count > 0:
+            timers = self.timers
+            if timers is None or timers.active:
+                self._after_work = True
+                if self._prepared:
+                    self._prepared = False
+                    self.waiter.cancel()                                # type: ignore[union-attr]
+                if self.state != NOT_IDLE:
+                    self.reset()
+                if self._fast is None:
+                    return
+                # a driver thread: its spin (the data half alone) starts now, not after another whole cycle
+                self.state = SPINNING
+                self._spin_start_ns = self._clock()
+                spun = self._fast_spin()
+                if spun or (spun is None and self.spin_ns > 0):
+                    return
+                self.state = PARKING
+                self.waiter.prepare()                                   # type: ignore[union-attr]
+                self._prepared = True
+                return
+            # only timers ran (a heartbeat, a status message): no spin, the park bound kept
+            self.state = PARKING
+            if not self._prepared:
+                self.waiter.prepare()                                   # type: ignore[union-attr]
+                self._prepared = True
+                return                  # the next duty cycle is the re-check of a park
+            # prepared before this cycle, which moved no data and no command: it was the re-check; park now
+        waiter = self.waiter
+        if waiter is None:
+            super().idle(work_count)
+            return
+        state = self.state
+        fast = self._fast
+        if state == NOT_IDLE:
+            self.state = state = SPINNING
+            self._spin_start_ns = self._clock()
+            if fast is None and self.spin_ns > 0:
+                return
+        if state == SPINNING:
+            spun = self._fast_spin() if fast is not None else None
+            if spun:
+                return
+            if spun is None and self._clock() - self._spin_start_ns < self.spin_ns:
+                return
+            self.state = PARKING
+        if not self._prepared:
+            waiter.prepare()
+            self._prepared = True
+            return                      # the caller's next duty cycle is the re-check
+        self._prepared = False
+        self.parks += 1
+        fds = self.fds
+        bound = self.park_bound_ns
+        cap = self.quiet_park_ns
+        quiet = self.quiet
+        signalled = quiet is None       # unless told otherwise (a test's waiter), writers are taken to signal
+        if quiet is not None:
+            longest = quiet(cap)
+            if longest > cap:
+                signalled = True
+                # every writer signals (our driver says so): the bound guards against nobody, and a park's timer
+                # shorter than the scheduler tick costs a reprogrammed clock event on the way in and out, which
+                # doubled a UDP round trip here (docs/wakeup.md); the bound of its own is kept for when that ends
+                bound = longest
+            elif bound > cap:
+                bound = self.park_bound_ns = cap     # the long bound was withdrawn (a writer that does not signal)
+            cap = longest
+        timeout = bound
+        timers = self.timers
+        if timers is not None:
+            due = timers.time_to_deadline_ns(bound)
+            # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
+            timeout = due if due > 0 else min(bound, self.max_park_ns)
+        # the first park after work yields first (yield_ns), the next message likely close, while every writer
+        # signals: a writer that does not (aeronmd, an official client) would not end the yield, only the park's bound
+        yield_ns = self.yield_ns if self._after_work and signalled else 0
+        self._after_work = False
+        if yield_ns:
+            woken = waiter.wait(timeout, None, yield_ns)
+        else:
+            woken = waiter.wait(timeout, fds() if fds is not None else None)
+        if not woken:
+            if bound < cap:
+                self.park_bound_ns = min(bound * 2, cap)
+            # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per
+            # timeout, not two)
+            waiter.prepare()
+            self._prepared = True
+        elif waiter.prepared:
+            # woken by a socket of ours alone, still parked (a driver's waiter: stay_parked_on_fds): the caller's
+            # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
+            # heartbeat received, not two)
+            self._prepared = True
+
+    def _fast_spin(self) -> bool | None:
+        """A driver thread's spin: its data half (``timers.fast_work``: the compiled send and receive passes, the
+        subscribers signalled) over and over instead of whole duty cycles, for ``data_spin_ns`` after the last data
+        moved, so that a reply offered or received meanwhile moves within microseconds rather than after the rest
+        of a cycle of Python (tens of µs). The rest of the cycle (status messages, control frames, timers,
+        commands, limits) is owed once data moved, and runs when the spin ends, ``full_cycle_defer_ns`` after
+        the first data it owes, or after FULL_CYCLE_DEFER_PASSES passes that moved data, whichever comes first:
+        True then (the caller's next duty cycle runs it, and the spin starts again after it). False when the spin
+        ended with nothing owed: park. None when the thread has no data half to watch (``fast_work`` returns a
+        negative count: a conductor's thread, no network publication or subscription): the ordinary spin."""
+        fast = self._fast
+        clock = self._clock
+        start = self._spin_start_ns
+        spin_ns = self.data_spin_ns
+        defer = self.full_cycle_defer_ns
+        owed = 0
+        passes = 0
+        while True:
+            now = clock()
+            if now - start >= spin_ns:
+                if owed:
+                    self.state = NOT_IDLE
+                    return True
+                return False
+            moved = fast(spin_ns - (now - start))                       # type: ignore[misc]
+            if moved < 0:                           # no data half on this thread: the ordinary spin
+                if owed:
+                    self.state = NOT_IDLE
+                    return True
+                return None
+            if moved:
+                passes += 1
+                if owed == 0:
+                    owed = now
+                if now - owed >= defer or passes >= FULL_CYCLE_DEFER_PASSES:
+                    self.state = NOT_IDLE
+                    return True
+                start = self._spin_start_ns = clock()
+
+    def wake(self) -> None:
+        """End a park in progress (from another thread: a runner closing) by signalling what wakes the waiter."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.board.is_closed:
+            waiter.board.signal(waiter.mask)
+
+    def close(self) -> None:
+        """Release the waiter's slot (if bound) and go back to backoff's sleeps."""
+        waiter = self.waiter
+        self.bind(None)
+        if waiter is not None:
+            waiter.close()
+
+    def __repr__(self) -> str:
+        """The settings and whether it is bound."""
+        return (f"WakeupIdleStrategy(spin_ns={self.spin_ns}, max_park_ns={self.max_park_ns}, "
+                f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Standalone media driver, the counterpart of ``aeronmd``.
+"""Standalone media driver, the counterpart of ``aeronmd``: ``aeron-driver``, or ``python -m aeron.driver``.
 
-    python -m aeron.driver [-d DIR | --dir DIR] [key=value ...] [-Dkey=value ...]
+    aeron-driver [-d DIR | --dir DIR] [key=value ...] [-Dkey=value ...]
 
 Settings come from the ``AERON_*`` environment variables aeronmd reads, then from the arguments
 (``aeron.dir=/dev/shm/x``, ``aeron.threading.mode=SHARED``, ``AERON_DIR=/dev/shm/x``); ``-d``/``--dir DIR`` is
@@ -17,6 +17,7 @@ import sys
 import threading
 
 from aeron.driver.media_driver import Context, MediaDriver
+from aeron.common.cli import program_name
 from aeron.common.errors import AeronError
 from aeron.common.version import VERSION_TEXT
 
@@ -41,7 +42,8 @@ def _dir_option(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = _dir_option(sys.argv[1:] if argv is None else argv)
     if any(arg in ("-h", "--help") for arg in args):
-        print(__doc__)
+        # the usage line under the name it was started by
+        print(__doc__.replace("    aeron-driver [", f"    {program_name('aeron-driver', 'aeron.driver')} [", 1))
         return 0
     if "--version" in args:
         print(VERSION_TEXT)

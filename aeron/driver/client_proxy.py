@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ClientProxy: the conductor's answers and events to clients, on the to-clients broadcast buffer (port of
 ClientProxy.java; the aeron_driver_conductor_on_* senders of aeron_driver_conductor.c). One method per message,
-named as upstream; the encoding is aeron.command's."""
+named as upstream; the encoding is aeron.common.command's."""
 from __future__ import annotations
 
 from aeron.common import command as cmd

@@ -36,6 +36,7 @@ from aeron.common.version import __version__ as _package_version
 from aeron.driver.client_proxy import ClientProxy
 from aeron.driver.client_session import ClientSession
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, IPC_CHANNEL, CommandError, check_managed_resources, wrap32
+from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 from aeron.driver.driver_counters import DriverCounters
 from aeron.driver.driver_log import LogFactory
 from aeron.driver.driver_uri import (
@@ -54,7 +55,6 @@ COMMAND_DRAIN_LIMIT = 10                     # AERON_COMMAND_DRAIN_LIMIT
 NULL_CHANNEL_STATUS_ID = -1                  # IPC resources have no channel endpoint status counter
 DRIVER_VERSION = _package_version            # shown in the "Errors" and "Aeron software" labels
 DRIVER_COMMIT = "aeron-py"
-CYCLE_THRESHOLD_NS = 100_000_000             # aeron.driver.conductor.cycle.threshold default
 MAX_ERROR_TEXT_LENGTH = 1023                 # AERON_ERROR_MAX_TEXT_LENGTH: longest rejection reason
 RESOLVER_CHECK_NS = 1_000_000                # how often the conductor lets the name resolver look at its clock
 def _response_text(code: int, detail: str) -> str:
@@ -149,9 +149,8 @@ class DriverConductor(Agent):
         self.system[ctr.CONTROL_PROTOCOL_VERSION].set_ordered(cmd.CONTROL_PROTOCOL_SEMANTIC_VERSION)
         self.system[ctr.BYTES_CURRENTLY_MAPPED].set_ordered(self.cnc.file_length + loss_length)
         self.errors_counter = self.system[ctr.ERRORS]
-        self._max_cycle_time = self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME]        # read every duty cycle
-        self._max_cycle_ns = 0
-        self._cycle_time_exceeded = self.system[ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED]
+        self._duty_cycle_tracker = DutyCycleStallTracker(self.system[ctr.CONDUCTOR_MAX_CYCLE_TIME],
+                                                         self.system[ctr.CONDUCTOR_CYCLE_TIME_THRESHOLD_EXCEEDED])
         self.driver_counters = DriverCounters(self.counters, self.counters_values)
         self.log_factory = LogFactory(self.aeron_dir, ctx, self.system[ctr.BYTES_CURRENTLY_MAPPED])
 
@@ -223,12 +222,7 @@ class DriverConductor(Agent):
             timers += self.re_resolution.do_work(start_ns)
         self.activity = work            # commands, and limits moved by readers: not the timers (driver_wakeup)
         work += timers
-        cycle_ns = self._nano_clock() - start_ns
-        if cycle_ns > self._max_cycle_ns:       # only this agent writes the counter: only a new maximum needs the call
-            self._max_cycle_ns = cycle_ns
-            self._max_cycle_time.propose_max_ordered(cycle_ns)
-        if cycle_ns > CYCLE_THRESHOLD_NS:
-            self._cycle_time_exceeded.increment_ordered()
+        self._duty_cycle_tracker.report_measurement(self._nano_clock() - start_ns)
         return work
 
     def probe_groups(self) -> list[tuple[int, list[Any]]]:

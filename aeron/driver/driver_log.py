@@ -229,6 +229,18 @@ class DriverPublication(DriverLog):
                     raise CommandError(ErrorCode.GENERIC_ERROR, f"existing publication has different '{key}': "
                                                                 f"existing={existing} requested={requested}")
 
+    def _update_limit(self, min_position: int) -> int:
+        """Move the publisher limit to a window past ``min_position`` (the slowest reader that holds the publication
+        back) once that passes the trip limit, cleaning the log a term behind it; 1 when it moved (the limit update of
+        aeron_ipc_publication_update_pub_pos_and_lmt and aeron_network_publication_update_pub_pos_and_lmt)."""
+        new_limit = min_position + self.window_length
+        if new_limit < self.trip_limit:
+            return 0
+        self.clean_buffer_to(min_position - self.term_length)
+        self.pub_lmt.set_ordered(new_limit)
+        self.trip_limit = new_limit + self.trip_gain
+        return 1
+
     def _limit_watch(self, positions: list[AtomicCounter]) -> tuple[int, list[AtomicCounter]] | None:
         """When the conductor next moves this publication's limit (update_pub_pos_and_lmt: once ``positions``, those
         that hold it back, have all moved a trip gain), as a compiled probe's group (driver_wakeup.SignallingAgent):

@@ -14,10 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
-from aeron.common.agent import (FULL_CYCLE_DEFER_PASSES, PARKING, Agent, BackoffIdleStrategy, IdleStrategy,
-                                WakeupIdleStrategy)
-from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, RECEIVER, SENDER, ClientRegistry,
-                                 WakeupBoard, new_waiter)
+from aeron.common.agent import PARKING, Agent, BackoffIdleStrategy, IdleStrategy
+from aeron.common.wakeup import (CLIENTS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, LONG_QUIET_PARK_NS, RECEIVER, SENDER,
+                                 ClientRegistry, WakeupBoard, WakeupIdleStrategy, new_waiter)
 
 __all__ = ["TIMER_SLACK_NS", "SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
 

@@ -17,7 +17,7 @@ from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.common import command as cmd
 from aeron.common.errors import ErrorCode
-from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, INT64_MAX, LINGER
+from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.subscription_link import SubscriberPosition
 from aeron.driver.untethered import (
@@ -51,15 +51,10 @@ class IpcPublication(DriverPublication):
 
     # -- positions -----------------------------------------------------------------------------------
     def join_position(self) -> int:
-        position = self.consumer_position
-        for sub in self.subscribers.values():
-            if sub.state != TETHER_RESTING:
-                position = min(position, sub.position.get_volatile())
-        return position
+        return min([self.consumer_position, *working_positions(self.subscribers.values())])
 
     def is_drained(self, producer_position: int) -> bool:
-        return all(sub.position.get_volatile() >= producer_position for sub in self.subscribers.values()
-                   if sub.state != TETHER_RESTING)
+        return all(position >= producer_position for position in working_positions(self.subscribers.values()))
 
     def limit_watch(self) -> tuple[int, list[AtomicCounter]] | None:
         """What moves the limit next, for a compiled probe (DriverPublication._limit_watch): the positions of the
@@ -73,24 +68,11 @@ class IpcPublication(DriverPublication):
             return 0
         work = 0
         self.pub_pos.set_ordered(self.producer_position())
-        min_pos = INT64_MAX
-        max_pos = self.consumer_position
-        for sub in self.subscribers.values():
-            if sub.state == TETHER_RESTING:
-                continue                # an untethered subscriber that fell behind holds nothing back
-            position = sub.position.get_volatile()
-            if position < min_pos:
-                min_pos = position
-            if position > max_pos:
-                max_pos = position
-        if min_pos != INT64_MAX:
-            new_limit = min_pos + self.window_length
-            if new_limit >= self.trip_limit:
-                self.clean_buffer_to(min_pos - self.term_length)
-                self.pub_lmt.set_ordered(new_limit)
-                self.trip_limit = new_limit + self.trip_gain
-                work = 1
-            self.consumer_position = max_pos
+        # an untethered subscriber that fell behind (resting) holds nothing back
+        positions = working_positions(self.subscribers.values())
+        if positions:
+            work = self._update_limit(min(positions))
+            self.consumer_position = max([self.consumer_position, *positions])
         elif self.pub_lmt.get_volatile() > self.consumer_position:
             # nobody reads any more: hold the publisher where the last reader stopped (not connected)
             self.pub_lmt.set_ordered(self.consumer_position)

@@ -38,6 +38,12 @@ from aeron.common.wakeup import WAKEUP_FILE, open_board
 from aeron.driver.driver_conductor import DriverConductor
 from aeron.driver.driver_wakeup import SignallingAgent, bind_idle_strategy
 from aeron.driver.flow_control import strategy_name
+from aeron.driver.unconfirmed_images import (
+    DEFAULT_IMAGE_TIMEOUT_NS as DEFAULT_UNCONFIRMED_IMAGE_TIMEOUT_NS, DEFAULT_IMAGES_MAX as DEFAULT_UNCONFIRMED_IMAGES_MAX,
+    DEFAULT_LOG_BYTES_MAX as DEFAULT_UNCONFIRMED_LOG_BYTES_MAX,
+    DEFAULT_SOURCE_IMAGES_MAX as DEFAULT_UNCONFIRMED_SOURCE_IMAGES_MAX,
+    DEFAULT_SOURCE_LOG_BYTES_MAX as DEFAULT_UNCONFIRMED_SOURCE_LOG_BYTES_MAX,
+)
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
 
@@ -218,6 +224,18 @@ _SETTINGS: tuple[_Setting, ...] = (
     # images per stream per receive endpoint (C: stream_session_limit, unlimited there); SETUPs beyond it are refused
     # and logged, so a flood of forged SETUPs cannot make images (and log files) without end
     _Setting("stream_session_limit", "aeron.driver.stream.session.limit", 1024, _parse_int),
+    # ours: what images whose source has sent nothing but a SETUP may hold, per receive endpoint and per source
+    # address on it, and how soon they go while the endpoint turns SETUPs away (unconfirmed_images.py)
+    _Setting("unconfirmed_images_max", "aeron.receiver.unconfirmed.images.max", DEFAULT_UNCONFIRMED_IMAGES_MAX,
+             _parse_int),
+    _Setting("unconfirmed_log_bytes_max", "aeron.receiver.unconfirmed.log.bytes.max",
+             DEFAULT_UNCONFIRMED_LOG_BYTES_MAX, _parse_size),
+    _Setting("unconfirmed_source_images_max", "aeron.receiver.unconfirmed.source.images.max",
+             DEFAULT_UNCONFIRMED_SOURCE_IMAGES_MAX, _parse_int),
+    _Setting("unconfirmed_source_log_bytes_max", "aeron.receiver.unconfirmed.source.log.bytes.max",
+             DEFAULT_UNCONFIRMED_SOURCE_LOG_BYTES_MAX, _parse_size),
+    _Setting("unconfirmed_image_timeout_ns", "aeron.receiver.unconfirmed.image.timeout",
+             DEFAULT_UNCONFIRMED_IMAGE_TIMEOUT_NS, _parse_duration_ns),
     _Setting("publication_connection_timeout_ns", "aeron.publication.connection.timeout", 5_000_000_000,
              _parse_duration_ns),
     _Setting("status_message_timeout_ns", "aeron.rcv.status.message.timeout", 200_000_000, _parse_duration_ns),
@@ -310,6 +328,17 @@ class Context:
     root only unless granted). At 0, idle CPUs poll in the kernel's idle loop instead of halting, so a parked thread
     wakes in microseconds, at the price of cores that never sleep (power; on a VM the host sees busy vCPUs):
     docs/wakeup.md. A request that cannot be held fails the launch with CpuLatencyQosError.
+
+    What forged SETUP frames can take: an image is unconfirmed until its source sends a frame after its SETUP, and
+    the unconfirmed images of each receive endpoint are bounded, in number and in log bytes, per endpoint
+    (``unconfirmed_images_max``, ``aeron.receiver.unconfirmed.images.max``, 64; ``unconfirmed_log_bytes_max``,
+    ``aeron.receiver.unconfirmed.log.bytes.max``, 1 GiB) and per source address and port on it
+    (``unconfirmed_source_images_max``, ``aeron.receiver.unconfirmed.source.images.max``, 16;
+    ``unconfirmed_source_log_bytes_max``, ``aeron.receiver.unconfirmed.source.log.bytes.max``, 512 MiB); a holder of
+    none takes one image of any size. A SETUP beyond them is counted (``Unconfirmed images rejected``) and dropped;
+    while SETUPs are turned away, unconfirmed images go after ``unconfirmed_image_timeout_ns``
+    (``aeron.receiver.unconfirmed.image.timeout``, 2 s) and only sessions that ask again get the room. The C driver
+    has no such bounds: docs/operations.md.
     """
 
     # typed settings (values, defaults and property names in _SETTINGS)
@@ -350,6 +379,11 @@ class Context:
     shared_idle_strategy: str
     image_liveness_timeout_ns: int
     stream_session_limit: int
+    unconfirmed_images_max: int
+    unconfirmed_log_bytes_max: int
+    unconfirmed_source_images_max: int
+    unconfirmed_source_log_bytes_max: int
+    unconfirmed_image_timeout_ns: int
     publication_connection_timeout_ns: int
     status_message_timeout_ns: int
     initial_window_length: int
@@ -540,6 +574,12 @@ class Context:
             raise ConfigurationError(f"aeron.file.page.size: {exc}") from exc
         if self.stream_session_limit < 1:
             raise ConfigurationError(f"aeron.driver.stream.session.limit must be >= 1, got {self.stream_session_limit}")
+        for attr in ("unconfirmed_images_max", "unconfirmed_source_images_max", "unconfirmed_image_timeout_ns"):
+            if getattr(self, attr) < 1:
+                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be >= 1, got {getattr(self, attr)}")
+        for attr in ("unconfirmed_log_bytes_max", "unconfirmed_source_log_bytes_max"):
+            if getattr(self, attr) < 0:
+                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be >= 0, got {getattr(self, attr)}")
         if not self.publication_unblock_timeout_ns > self.client_liveness_timeout_ns:
             raise ConfigurationError(
                 "aeron.publication.unblock.timeout must be greater than aeron.client.liveness.timeout "

@@ -549,16 +549,8 @@ class NetworkPublication(DriverPublication):
         snd_pos = self.snd_pos.get_volatile()
         self.pub_pos.set_ordered(self.log.producer_position())
         if self.has_receivers and self.flow_control.has_required_receivers() or self.is_connected_now():
-            min_pos = snd_pos
-            for spy in self.spies.values():
-                if spy.state != TETHER_RESTING:     # an untethered spy that fell behind holds nothing back
-                    min_pos = min(min_pos, spy.position.get_volatile())
-            new_limit = min_pos + self.window_length
-            if new_limit >= self.trip_limit:
-                self.clean_buffer_to(min_pos - self.term_length)
-                self.pub_lmt.set_ordered(new_limit)
-                self.trip_limit = new_limit + self.trip_gain
-                work = 1
+            # an untethered spy that fell behind (resting) holds nothing back
+            work = self._update_limit(min([snd_pos, *working_positions(self.spies.values())]))
             self.consumer_position = snd_pos
         elif self.pub_lmt.get_volatile() > snd_pos:
             self.log.is_connected = False

@@ -50,6 +50,7 @@ from aeron.driver.udp_channel import (
     CONTROL_MODE_RESPONSE, TIMESTAMP_NONE, TIMESTAMP_OFFSET_KEYS, TIMESTAMP_RESERVED_VALUE, UdpChannel, format_address,
 )
 from aeron.driver.udp_channel_transport import LossyTransport, open_udp_transport
+from aeron.driver.unconfirmed_images import UnconfirmedImages
 from aeron.driver.untethered import TETHER_RESTING, UntetheredTimeouts
 
 # what a receive destination may not set: it shares its subscription's socket settings and window (C driver's
@@ -641,11 +642,28 @@ class NetworkResources:
                                           AtomicCounter(self._counters_values, status_id), sockaddr_id, self._system,
                                           self.conductor_proxy.create_publication_image, group_tag=group_tag,
                                           stream_session_limit=self._ctx.stream_session_limit,
-                                          on_error=self._log_error)
+                                          on_error=self._log_error, unconfirmed=self._unconfirmed_images())
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
         self._open_endpoints.append(endpoint)
         self.receiver_proxy.add_endpoint(endpoint)
         return endpoint
+
+    def _unconfirmed_images(self) -> UnconfirmedImages:
+        """A new receive endpoint's budget for the images its sources have not confirmed yet. The first one allocates
+        the driver's counter of the SETUPs they refuse: a system counter of ours, made when first needed so that
+        the counters before it keep the ids the C driver gives them."""
+        rejected = self._system.get(ctr.UNCONFIRMED_IMAGES_REJECTED)
+        if rejected is None:
+            label = next(label for i, _, label in ctr.EXTRA_SYSTEM_COUNTERS if i == ctr.UNCONFIRMED_IMAGES_REJECTED)
+            counter_id = self._counters.allocate(
+                label, ctr.DRIVER_SYSTEM_COUNTER_TYPE_ID,
+                ctr.system_counter_key_encode(ctr.UNCONFIRMED_IMAGES_REJECTED),
+                registration_id=ctr.UNCONFIRMED_IMAGES_REJECTED, owner_id=-1)
+            rejected = self._system[ctr.UNCONFIRMED_IMAGES_REJECTED] = AtomicCounter(self._counters_values, counter_id)
+        ctx = self._ctx
+        return UnconfirmedImages(ctx.unconfirmed_images_max, ctx.unconfirmed_log_bytes_max,
+                                 ctx.unconfirmed_source_images_max, ctx.unconfirmed_source_log_bytes_max,
+                                 ctx.unconfirmed_image_timeout_ns, ctx.file_page_size, rejected)
 
     def remove_subscription(self, subscription: SubscriptionLink) -> None:
         """REMOVE_SUBSCRIPTION (or its client gone): unlink it; the last subscription closes the endpoint."""
@@ -697,6 +715,7 @@ class NetworkResources:
             self._create_image(endpoint, setup, control_address, source, now_ns)
         except Exception as exc:    # noqa: BLE001 - a bad SETUP must not stop the conductor
             self._log_error(ErrorCode.GENERIC_ERROR, f"cannot create image: {type(exc).__name__}: {exc}", exc)
+            endpoint.unconfirmed.release(setup.get("unconfirmed_hold"))
             self.receiver_proxy.image_init_failed(endpoint, setup["stream_id"], setup["session_id"], now_ns)
 
     def _create_image(self, endpoint: ReceiveChannelEndpoint, setup: dict, control_address: tuple, source: tuple,
@@ -706,6 +725,7 @@ class NetworkResources:
         subscriptions = [s for s in self.network_subscriptions
                          if s.endpoint is endpoint and s.matches_stream(stream_id, session_id)]
         if not subscriptions:
+            endpoint.unconfirmed.release(setup.get("unconfirmed_hold"))
             self.receiver_proxy.image_init_failed(endpoint, stream_id, session_id, now_ns)
             return
         term_length, mtu = setup["term_length"], setup["mtu"]
@@ -767,7 +787,8 @@ class NetworkResources:
             liveness_timeout_ns=ctx.image_liveness_timeout_ns, system=self._system, loss_report=self._loss_report,
             channel=channel, now_ns=now_ns, cc_counters=tuple(cc_counters), epoch_clock_ms=self._epoch_clock,
             destination=setup["destination"], untethered_timeouts=UntetheredTimeouts(*untethered_timeouts),
-            has_send_response_setup=bool(setup["flags"] & SETUP_SEND_RESPONSE_FLAG))
+            has_send_response_setup=bool(setup["flags"] & SETUP_SEND_RESPONSE_FLAG),
+            unconfirmed_hold=setup.get("unconfirmed_hold"))
         self.images.append(image)
         for subscription in subscriptions:
             self._link_image(subscription, image)
@@ -805,6 +826,8 @@ class NetworkResources:
 
     def _delete_image(self, image: PublicationImage) -> None:
         self._log_factory.delete(image)
+        # an image deleted unconfirmed held its share of the budget until its log was gone
+        image.endpoint.unconfirmed.release(image.unconfirmed_hold)
         for counter in (image.rcv_hwm, image.rcv_pos, image.naks_sent, *image.cc_counters):
             self.driver_counters.free(counter)
 
@@ -849,17 +872,7 @@ class NetworkResources:
             raise CommandError(ErrorCode.GENERIC_ERROR, f"incorrect URI format for destination: {channel}")
         if endpoint.rpartition(":")[2] == "0":
             raise CommandError(ErrorCode.GENERIC_ERROR, f"endpoint has port=0 for send destination: channel={channel}")
-        for key in INVALID_DESTINATION_KEYS:
-            if uri.has(key):
-                raise CommandError(ErrorCode.INVALID_CHANNEL,
-                                   f"destinations must not contain the key: {key} channel={channel}")
-        if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
-        try:
-            return UdpChannel.parse(channel, uri, is_subscription=False, is_destination=True,
-                                    resolver=self.name_resolver)
-        except ConfigurationError as exc:
-            raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
+        return self._destination_udp_channel(channel, uri, is_subscription=False)
 
     def on_remove_destination_by_id(self, command) -> None:
         """REMOVE_DESTINATION_BY_ID (aeron_driver_conductor_on_remove_receive_send_destination_by_id): the destination
@@ -891,7 +904,7 @@ class NetworkResources:
                                           self.conductor_proxy.create_publication_image,
                                           group_tag=self._receiver_group_tag(uri),
                                           stream_session_limit=self._ctx.stream_session_limit,
-                                          on_error=self._log_error)
+                                          on_error=self._log_error, unconfirmed=self._unconfirmed_images())
         self.receive_endpoints[udp_channel.canonical_form] = endpoint
         self._open_endpoints.append(endpoint)
         self._receive_destinations[endpoint] = []
@@ -909,17 +922,17 @@ class NetworkResources:
         raise CommandError(ErrorCode.UNKNOWN_SUBSCRIPTION, f"unknown subscription client_id={command.client_id} "
                                                            f"registration_id={command.registration_id}")
 
-    def _destination_udp_channel(self, channel: str) -> UdpChannel:
-        """A receive destination's channel, refusing what a destination may not set (as the C driver does)."""
-        uri = parse_channel(channel)
+    def _destination_udp_channel(self, channel: str, uri: ChannelUri, is_subscription: bool) -> UdpChannel:
+        """A send or receive destination's channel, refusing what a destination may not set (as the C driver
+        does)."""
         for key in INVALID_DESTINATION_KEYS:
             if uri.has(key):
                 raise CommandError(ErrorCode.INVALID_CHANNEL,
                                    f"destinations must not contain the key: {key} channel={channel}")
-        if uri.get("control-mode") == "response":
+        if uri.get("control-mode") == CONTROL_MODE_RESPONSE:
             raise CommandError(ErrorCode.INVALID_CHANNEL, "destinations may not specify control-mode=response")
         try:
-            return UdpChannel.parse(channel, uri, is_subscription=True, is_destination=True,
+            return UdpChannel.parse(channel, uri, is_subscription=is_subscription, is_destination=True,
                                     resolver=self.name_resolver)
         except ConfigurationError as exc:
             raise CommandError(ErrorCode.INVALID_CHANNEL, str(exc)) from exc
@@ -929,7 +942,8 @@ class NetworkResources:
         (ports of aeron_driver_conductor_on_add/remove_receive_network_destination). The receiver adds or removes
         the socket; a removed one is closed here once the receiver has let go of it."""
         subscription = self.find_multi_destination_subscription(command)
-        udp_channel = self._destination_udp_channel(command.channel)
+        udp_channel = self._destination_udp_channel(command.channel, parse_channel(command.channel),
+                                                    is_subscription=True)
         endpoint = subscription.endpoint
         destinations = self._receive_destinations[endpoint]
         now_ns = self._nano_clock()

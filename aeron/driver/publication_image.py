@@ -31,6 +31,7 @@ from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS, source_key
+from aeron.driver.unconfirmed_images import UnconfirmedHold
 from aeron.driver.untethered import (
     TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
     working_positions,
@@ -76,7 +77,8 @@ class PublicationImage(DriverLog):
                  system: dict[int, Any], loss_report: Any, channel: str, now_ns: int,
                  cc_counters: tuple[AtomicCounter, ...] = (), epoch_clock_ms: Callable[[], int] | None = None,
                  rejoin: bool = True, destination: ReceiveDestination | None = None,
-                 untethered_timeouts: UntetheredTimeouts | None = None, has_send_response_setup: bool = False) -> None:
+                 untethered_timeouts: UntetheredTimeouts | None = None, has_send_response_setup: bool = False,
+                 unconfirmed_hold: UnconfirmedHold | None = None) -> None:
         self.correlation_id = correlation_id
         self._epoch_clock_ms = epoch_clock_ms or epoch_ms
         self.session_id = session_id
@@ -151,6 +153,10 @@ class PublicationImage(DriverLog):
             if other is not destination and other.has_control_address:
                 self.add_destination(other, now_ns)
         self._mirror_connections()
+        # its share of the endpoint's unconfirmed images' budget until its source sends a frame (None: not counted)
+        self.unconfirmed_hold = unconfirmed_hold
+        if unconfirmed_hold is not None:
+            endpoint.unconfirmed.attach(unconfirmed_hold, self)
 
     # -- the fields the compiled data path shares ---------------------------------------------------------------
     @property
@@ -236,6 +242,7 @@ class PublicationImage(DriverLog):
         if is_heartbeat:
             if packet_position >= max(0, last_sm - self.term_length):
                 self.time_of_last_packet_ns = now_ns
+                self.receive_state.count_heartbeat()
                 self.system[ctr.HEARTBEATS_RECEIVED].increment_ordered()
                 if flags & EOS_FLAG:
                     self._on_eos(connection, packet_position, bool(flags & REVOKED_FLAG))
@@ -576,7 +583,8 @@ class PublicationImage(DriverLog):
 
     def on_time_event(self, now_ns: int, now_ms: int, conductor: NetworkResources) -> int:
         """Port of aeron_publication_image_on_time_event: ACTIVE (untethered subscribers checked) until the sender
-        goes quiet, ends its stream or no subscriber holds the image; DRAINING (EOS status messages) until the
+        goes quiet (sooner for an unconfirmed image of a contended endpoint or source: UnconfirmedImages.reclaims),
+        ends its stream or no subscriber holds the image; DRAINING (EOS status messages) until the
         working subscribers have read it all; LINGER (the images are gone) until the receiver let go and clients
         had time to unmap; then DONE. Returns the work."""
         state = self.state
@@ -587,7 +595,10 @@ class PublicationImage(DriverLog):
             # receiver has polled and found nothing for the liveness timeout
             polled_ns = self.endpoint.time_of_last_poll_ns
             seen_ns = min(now_ns, polled_ns) if polled_ns > 0 else now_ns
-            inactive = seen_ns - self.time_of_last_packet_ns > self.liveness_timeout_ns
+            silent_ns = seen_ns - self.time_of_last_packet_ns
+            # an image whose source never sent a frame goes sooner while its endpoint (or source) turns SETUPs away
+            inactive = silent_ns > self.liveness_timeout_ns or self.endpoint.unconfirmed.reclaims(
+                self.unconfirmed_hold, self, silent_ns, now_ns)
             eos = self.is_end_of_stream and self.rcv_pos.get_volatile() >= self.rcv_hwm.get_volatile()
             if inactive or eos or not self.has_working_positions():
                 self.state = DRAINING

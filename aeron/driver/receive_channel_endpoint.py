@@ -6,9 +6,10 @@ for a new image; data from an unknown session elicits a SETUP with a status mess
 
 Hostile input is bounded here: the state kept for sessions that never sent a SETUP expires (swept every
 SWEEP_INTERVAL_NS), the SETUP-eliciting replies to whatever source a datagram claims are limited to
-ELICIT_REPLY_LIMIT per SWEEP_INTERVAL_NS per endpoint (so the pending state is bounded too), and the images of one
+ELICIT_REPLY_LIMIT per SWEEP_INTERVAL_NS per endpoint (so the pending state is bounded too), the images of one
 stream are limited to the driver's stream session limit (aeron.driver.stream.session.limit, as the C dispatcher's
-stream_session_limit), a SETUP beyond it logged as an error."""
+stream_session_limit), a SETUP beyond it logged as an error, and the images whose source has sent nothing but a
+SETUP yet are bounded per endpoint and per source (UnconfirmedImages, unconfirmed_images.py)."""
 from __future__ import annotations
 
 import random
@@ -30,6 +31,7 @@ from aeron._core.udp_transport import UdpTransport
 from aeron.driver.receive_destination import ReceiveDestination, source_key
 from aeron.driver.udp_channel import UdpChannel
 from aeron.driver.udp_channel_transport import LossyTransport
+from aeron.driver.unconfirmed_images import UnconfirmedImages
 
 if TYPE_CHECKING:
     from aeron.driver.publication_image import PublicationImage
@@ -70,7 +72,8 @@ class ReceiveChannelEndpoint:
     def __init__(self, udp_channel: UdpChannel, transport: UdpTransport | None, registration_id: int,
                  status_counter_id: int, status: Any, local_sockaddr_counter_id: int | None, system: dict[int, Any],
                  on_setup: Any, group_tag: int | None = None,
-                 stream_session_limit: int = DEFAULT_STREAM_SESSION_LIMIT, on_error: Any = None) -> None:
+                 stream_session_limit: int = DEFAULT_STREAM_SESSION_LIMIT, on_error: Any = None,
+                 unconfirmed: UnconfirmedImages | None = None) -> None:
         self.udp_channel = udp_channel
         # a plain subscription has its own channel as its one destination; a multi-destination subscription
         # (control-mode=manual, transport None) gains them by ADD_RCV_DESTINATION
@@ -99,6 +102,8 @@ class ReceiveChannelEndpoint:
         self.time_of_last_poll_ns = 0
         self.stream_session_limit = stream_session_limit
         self._on_error = on_error                     # (code, text): the conductor's distinct error log
+        # what images not confirmed by their source yet may hold (shared with the conductor, which releases)
+        self.unconfirmed = unconfirmed if unconfirmed is not None else UnconfirmedImages()
         self._time_of_last_sweep_ns = 0
         self._elicit_replies_left = ELICIT_REPLY_LIMIT
         self._bytes_received = system[ctr.BYTES_RECEIVED]
@@ -395,6 +400,9 @@ class ReceiveChannelEndpoint:
                 self._on_error(ErrorCode.GENERIC_ERROR, f"exceeded session limit, stream-id={stream_id} "
                                f"limit={self.stream_session_limit}")
             return
+        hold = self.unconfirmed.admit(stream_id, session_id, source, setup.term_length, now_ns)
+        if hold is None:
+            return                                    # over the unconfirmed images' budget: counted there
         if self.udp_channel.is_multicast and setup.ttl > self.udp_channel.ttl > 0:
             self.system[ctr.POSSIBLE_TTL_ASYMMETRY].increment_ordered()
         interest.sessions[session_id] = (INIT_IN_PROGRESS, now_ns)
@@ -402,7 +410,8 @@ class ReceiveChannelEndpoint:
         self._on_setup(self, {
             "flags": setup.flags, "term_offset": setup.term_offset, "session_id": session_id, "stream_id": stream_id,
             "initial_term_id": setup.initial_term_id, "active_term_id": setup.active_term_id,
-            "term_length": setup.term_length, "mtu": setup.mtu, "ttl": setup.ttl, "destination": destination},
+            "term_length": setup.term_length, "mtu": setup.mtu, "ttl": setup.ttl, "destination": destination,
+            "unconfirmed_hold": hold},
             destination.control_address or source, source)
 
     def _on_rttm(self, rttm: RttmFrame, source: tuple, now_ns: int,
@@ -431,12 +440,14 @@ class ReceiveChannelEndpoint:
 
     def sweep(self, now_ns: int) -> int:
         """Every SWEEP_INTERVAL_NS: forget sessions that were asked for a SETUP and never sent one (after
-        PENDING_SETUP_TIMEOUT_NS, as the C receiver's pending setups) and cool-downs that are over, and renew the
-        budget of SETUP-eliciting replies."""
+        PENDING_SETUP_TIMEOUT_NS, as the C receiver's pending setups) and cool-downs that are over, renew the
+        budget of SETUP-eliciting replies, and let the images their sources have confirmed leave the unconfirmed
+        images' budget."""
         if now_ns - self._time_of_last_sweep_ns < SWEEP_INTERVAL_NS:
             return 0
         self._time_of_last_sweep_ns = now_ns
         self._elicit_replies_left = ELICIT_REPLY_LIMIT
+        self.unconfirmed.sweep(now_ns)
         removed = 0
         for interest in self.streams.values():
             expired = [session_id for session_id, state in interest.sessions.items()

@@ -14,11 +14,11 @@ from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 from aeron.driver.publication_image import SM_TIMEOUT_NS
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 from aeron.driver.untethered import TETHER_RESTING
 
-CYCLE_THRESHOLD_NS = 100_000_000
 _INT64_MAX = (1 << 63) - 1
 
 
@@ -39,9 +39,8 @@ class Receiver(Agent):
         self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
         self._commands = self.command_queue.records
         self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
-        self._max_cycle_time = system[ctr.RECEIVER_MAX_CYCLE_TIME]
-        self._max_cycle_ns = 0
-        self._cycle_time_exceeded = system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED]
+        self._duty_cycle_tracker = DutyCycleStallTracker(system[ctr.RECEIVER_MAX_CYCLE_TIME],
+                                                         system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED])
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
         # images' status messages and the rest of the duty cycle): driver_wakeup.SignallingAgent
         self.signal_data: Callable[[int], Any] | None = None
@@ -132,12 +131,7 @@ class Receiver(Agent):
         self.timer_status_messages = timer_sms
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
-        cycle = self._nano_clock() - now
-        if cycle > self._max_cycle_ns:          # only this agent writes the counter: only a new maximum needs the call
-            self._max_cycle_ns = cycle
-            self._max_cycle_time.propose_max_ordered(cycle)
-        if cycle > CYCLE_THRESHOLD_NS:
-            self._cycle_time_exceeded.increment_ordered()
+        self._duty_cycle_tracker.report_measurement(self._nano_clock() - now)
         return work
 
     def poll_data(self) -> int:

@@ -12,11 +12,11 @@ from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 
 CONTROL_POLL_RATIO = 6                 # poll control frames every 6th cycle, and whenever nothing was sent
 CONTROL_POLL_INTERVAL_NS = 100_000_000
-CYCLE_THRESHOLD_NS = 100_000_000
 
 
 class Sender(Agent):
@@ -43,9 +43,8 @@ class Sender(Agent):
         self.connection_changes = 0
         # the conductor runs on this thread (SHARED, INVOKER): a publication's limit moves before the flag flips
         self.shares_conductor_thread = False
-        self._max_cycle_time = system[ctr.SENDER_MAX_CYCLE_TIME]
-        self._max_cycle_ns = 0
-        self._cycle_time_exceeded = system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED]
+        self._duty_cycle_tracker = DutyCycleStallTracker(system[ctr.SENDER_MAX_CYCLE_TIME],
+                                                         system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED])
 
     # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
@@ -116,12 +115,7 @@ class Sender(Agent):
             work += self._poll_control(start)
         self.activity = commands + sent
         self.sent_data = sent
-        cycle = self._nano_clock() - start
-        if cycle > self._max_cycle_ns:          # only this agent writes the counter: only a new maximum needs the call
-            self._max_cycle_ns = cycle
-            self._max_cycle_time.propose_max_ordered(cycle)
-        if cycle > CYCLE_THRESHOLD_NS:
-            self._cycle_time_exceeded.increment_ordered()
+        self._duty_cycle_tracker.report_measurement(self._nano_clock() - start)
         return work + (1 if sent else 0)
 
     def send_data(self) -> int:

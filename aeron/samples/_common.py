@@ -119,6 +119,12 @@ def parser(prog: str, options: str) -> argparse.ArgumentParser:
     return p
 
 
+def channel_and_stream_id(args: argparse.Namespace, channel: str = DEFAULT_CHANNEL,
+                          stream_id: int = DEFAULT_STREAM_ID) -> tuple[str, int]:
+    """``-c`` and ``-s``, or the sample's defaults (the C samples' ``DEFAULT_*`` of samples_configuration.h)."""
+    return args.channel or channel, stream_id if args.stream_id is None else args.stream_id
+
+
 def idle_strategy(client: Aeron, name: str, *subscriptions: Any) -> Any:
     """The sample's idle strategy: ``wakeup`` bound to ``client``'s wake-up board for ``subscriptions``, or the
     named Agrona strategy."""
@@ -171,6 +177,13 @@ def print_available_image(image: Any) -> None:
 def print_unavailable_image(image: Any) -> None:
     sub = image.subscription
     println(f"Unavailable image on {sub.channel} streamId={sub.stream_id} sessionId={image.session_id}")
+
+
+def add_subscription(client: Aeron, channel: str, stream_id: int) -> Any:
+    """Subscribe with the image printers and print the subscription's channel status, as the C samples do."""
+    subscription = client.add_subscription(channel, stream_id, print_available_image, print_unavailable_image)
+    print(f"Subscription channel status {uint64(channel_status(subscription))}", flush=True)
+    return subscription
 
 
 def print_rate_report(duration_ns: int, mps: float, bps: float, total_messages: int, total_bytes: int) -> None:
@@ -257,6 +270,13 @@ def wait_for_image(subscription: Any, running: Running) -> Any:
     while running and subscription.image_count == 0:
         time.sleep(0.001)
     return subscription.image_at_index(0) if subscription.image_count else None
+
+
+def wait_for_ping_pong(subscription: Any, publication: Any, running: Running) -> Any:
+    """Ping's and pong's start: both ends connected, then the subscription's image (None once stopped)."""
+    while running and not (subscription.is_connected and publication.is_connected):
+        time.sleep(0.001)
+    return wait_for_image(subscription, running)
 
 
 def main_guard(main: Callable[[Sequence[str] | None], int]) -> None:

@@ -25,8 +25,7 @@ def build_large_message(length: int) -> bytes:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = c.parser("basic_publisher", "clmpsf").parse_args(argv)
-    channel = args.channel or c.DEFAULT_CHANNEL
-    stream_id = c.DEFAULT_STREAM_ID if args.stream_id is None else args.stream_id
+    channel, stream_id = c.channel_and_stream_id(args)
     running = c.Running().install()
     print(f"Publishing to channel {channel} on Stream ID {stream_id}", flush=True)
     with c.connect(args.prefix) as client:

@@ -15,14 +15,11 @@ from aeron.samples import _common as c
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = c.parser("basic_subscriber", "cps").parse_args(argv)
-    channel = args.channel or c.DEFAULT_CHANNEL
-    stream_id = c.DEFAULT_STREAM_ID if args.stream_id is None else args.stream_id
+    channel, stream_id = c.channel_and_stream_id(args)
     running = c.Running().install()
     print(f"Subscribing to channel {channel} on Stream ID {stream_id}", flush=True)
     with c.connect(args.prefix) as client:
-        subscription = client.add_subscription(channel, stream_id, c.print_available_image,
-                                               c.print_unavailable_image)
-        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}", flush=True)
+        subscription = c.add_subscription(client, channel, stream_id)
 
         def on_message(buffer: Any, offset: int, length: int, header: Any) -> None:
             text = buffer.get_bytes(offset, length).decode("utf-8", "replace")

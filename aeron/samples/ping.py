@@ -57,8 +57,7 @@ def send_ping_and_receive_pong(publication: Any, image: Any, handler: _PongHandl
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = c.parser("ping", "cCLmpsSwi").parse_args(argv)
-    ping_channel = args.channel or c.DEFAULT_PING_CHANNEL
-    ping_stream_id = c.DEFAULT_PING_STREAM_ID if args.stream_id is None else args.stream_id
+    ping_channel, ping_stream_id = c.channel_and_stream_id(args, c.DEFAULT_PING_CHANNEL, c.DEFAULT_PING_STREAM_ID)
     if args.length < 8:
         print("message length must be at least 8 bytes (it carries the timestamp)")
         return 1
@@ -66,14 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Publishing Ping at channel {ping_channel} on Stream ID {ping_stream_id}")
     print(f"Subscribing Pong at channel {args.pong_channel} on Stream ID {args.pong_stream_id}", flush=True)
     with c.connect(args.prefix) as client:
-        subscription = client.add_subscription(args.pong_channel, args.pong_stream_id, c.print_available_image,
-                                               c.print_unavailable_image)
-        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}")
+        subscription = c.add_subscription(client, args.pong_channel, args.pong_stream_id)
         publication = client.add_exclusive_publication(ping_channel, ping_stream_id)
         print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
-        while running and not (subscription.is_connected and publication.is_connected):
-            time.sleep(0.001)
-        image = c.wait_for_image(subscription, running)
+        image = c.wait_for_ping_pong(subscription, publication, running)
         if image is None:
             return 1
         message = bytearray(args.length)

@@ -28,14 +28,11 @@ class _Counter:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = c.parser("rate_subscriber", "cFps").parse_args(argv)
-    channel = args.channel or c.DEFAULT_CHANNEL
-    stream_id = c.DEFAULT_STREAM_ID if args.stream_id is None else args.stream_id
+    channel, stream_id = c.channel_and_stream_id(args)
     running = c.Running().install()
     print(f"Subscribing to channel {channel} on Stream ID {stream_id}", flush=True)
     with c.connect(args.prefix) as client:
-        subscription = client.add_subscription(channel, stream_id, c.print_available_image,
-                                               c.print_unavailable_image)
-        print(f"Subscription channel status {c.uint64(c.channel_status(subscription))}", flush=True)
+        subscription = c.add_subscription(client, channel, stream_id)
         reporter = c.RateReporter().start()
         handler = FragmentAssembler(_Counter(reporter))
         poll = subscription.poll

@@ -16,8 +16,7 @@ from aeron.samples import _common as c
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = c.parser("streaming_publisher", "cLlmps").parse_args(argv)
-    channel = args.channel or c.DEFAULT_CHANNEL
-    stream_id = c.DEFAULT_STREAM_ID if args.stream_id is None else args.stream_id
+    channel, stream_id = c.channel_and_stream_id(args)
     if args.length < 8:
         print("message length must be at least 8 bytes (it carries the sequence number)")
         return 1

@@ -16,19 +16,24 @@ Archive options, named after the archive client's settings (``aeron.archive.cont
   where the archive replays to; a ``:0`` port is bound first and the bound port sent to the archive.
 - ``timeoutMs`` (default 10,000): the archive's message timeout, and how long a replay may make no progress.
 
+An integer option (here, in the source and in the sink) set to anything that is not an integer, the empty string
+included, is an InvalidArgumentError naming it.
+
 The archive sends responses and replays to the addresses these channels name, so with an archive on another
 machine they must name an address of the executor that the archive reaches.
 """
 from __future__ import annotations
 
 import dataclasses
+import time
+from collections.abc import Callable
 from typing import Any
 
 from aeron.archive.client import AeronArchive
 from aeron.archive.client import Context as ArchiveContext
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context
-from aeron.common.errors import InvalidArgumentError
+from aeron.common.errors import AeronTimeoutError, InvalidArgumentError
 from aeron.driver import Context as DriverContext
 from aeron.driver import MediaDriver
 
@@ -39,9 +44,10 @@ DEFAULT_TIMEOUT_MS = 10_000
 
 
 def int_option(options: Any, name: str, default: int | None) -> int | None:
-    """Option ``name`` as an int (``default`` when absent); InvalidArgumentError when it is not one."""
+    """Option ``name`` as an int, ``default`` when it is absent. Anything else that is not an integer, the empty
+    string included (``option(name, "")`` sets the option, to nothing), is an InvalidArgumentError naming it."""
     value = options.get(name)
-    if value is None or value == "":
+    if value is None:
         return default
     try:
         return int(value)
@@ -64,6 +70,17 @@ def timeout_ms_option(options: Any) -> int:
     if value <= 0:
         raise InvalidArgumentError(f"option timeoutMs must be positive, got {value}")
     return value
+
+
+def poll_until(probe: Callable[[], Any], timeout_s: float, what: str, interval_s: float = 0.001) -> Any:
+    """Call ``probe`` every ``interval_s`` until it returns something other than None or False, and return that;
+    AeronTimeoutError ``"<what> within <timeout_s> s"`` when ``timeout_s`` passes first."""
+    deadline = time.monotonic() + timeout_s
+    while (found := probe()) is None or found is False:
+        if time.monotonic() > deadline:
+            raise AeronTimeoutError(f"{what} within {timeout_s:g} s")
+        time.sleep(interval_s)
+    return found
 
 
 def _kind(channel: str, option: str) -> str:

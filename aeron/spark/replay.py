@@ -30,7 +30,7 @@ from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.errors import AeronTimeoutError
 from aeron.spark import scan
-from aeron.spark.connection import ArchiveSettings, Connection
+from aeron.spark.connection import ArchiveSettings, Connection, poll_until
 
 _LIST_BATCH = 1000
 _IDLE_S = 0.0002
@@ -106,7 +106,8 @@ class _Replay:
             if (uri.get("endpoint") or "").endswith(":0"):
                 # bind first, then tell the archive the port the driver chose
                 self.subscription = conn.aeron.add_subscription(channel, stream_id)
-                channel = self._await(self.subscription.try_resolve_channel_endpoint_port, "a bound replay port")
+                channel = poll_until(self.subscription.try_resolve_channel_endpoint_port, self.timeout_s,
+                                     "no bound replay port", _IDLE_S)
                 self.replay_session_id = self.archive.start_replay(recording_id, channel, stream_id, position,
                                                                    length)
             else:
@@ -120,16 +121,8 @@ class _Replay:
             self.close(finished=False)
             raise
 
-    def _await(self, probe: Any, what: str) -> Any:
-        deadline = time.monotonic() + self.timeout_s
-        while (found := probe()) is None:
-            if time.monotonic() > deadline:
-                raise AeronTimeoutError(f"no {what} within {self.timeout_s} s")
-            time.sleep(_IDLE_S)
-        return found
-
     def _await_image(self, pick: Any) -> Any:
-        return self._await(lambda: pick(self.subscription), "replay image")
+        return poll_until(lambda: pick(self.subscription), self.timeout_s, "no replay image", _IDLE_S)
 
     def fill(self, term: bytearray, stop: int) -> None:
         """Copy the replayed frames up to position ``stop`` (within the image's current term) into ``term`` at

@@ -50,6 +50,8 @@ from aeron.spark.connection import (
     ArchiveSettings,
     Connection,
     bool_option,
+    int_option,
+    poll_until,
     timeout_ms_option,
 )
 
@@ -83,16 +85,13 @@ class SinkSettings:
     def from_options(cls, options: Any) -> SinkSettings:
         """Parse the options (see the module docstring)."""
         channel = options.get("channel")
-        stream = options.get("streamId")
-        if not channel or stream is None:
+        if not channel or options.get("streamId") is None:
             raise InvalidArgumentError("the aeron sink needs option('channel', ...) and option('streamId', ...)")
         encoding = (options.get("encoding") or "column").lower()
         if encoding not in ("column", "json"):
             raise InvalidArgumentError(f"option encoding must be 'column' or 'json', got {encoding!r}")
-        try:
-            stream_id = int(stream)
-        except ValueError:
-            raise InvalidArgumentError(f"option streamId must be an integer, got {stream!r}") from None
+        stream_id = int_option(options, "streamId", None)
+        assert stream_id is not None
         timeout_ms = timeout_ms_option(options)
         archive = None
         location = SourceLocation.LOCAL if channel.startswith("aeron:ipc") else SourceLocation.REMOTE
@@ -141,13 +140,13 @@ def publish(settings: SinkSettings, batches: Iterator[pa.RecordBatch]) -> Publis
         try:
             if archive is not None:
                 subscription_id, recording_id = _start_recording(archive, publication, settings)
-            _await(lambda: publication.is_connected, settings,
-                   f"publication {settings.channel} stream {settings.stream_id} not connected")
+            poll_until(lambda: publication.is_connected, settings.timeout_s,
+                       f"publication {settings.channel} stream {settings.stream_id} not connected")
             count = _offer_all(publication, batches, settings)
             position = publication.position
             if archive is not None:
-                _await(lambda: archive.get_recording_position(recording_id) >= position, settings,
-                       f"recording {recording_id} not at position {position}")
+                poll_until(lambda: archive.get_recording_position(recording_id) >= position, settings.timeout_s,
+                           f"recording {recording_id} not at position {position}")
         finally:
             try:
                 if archive is not None and subscription_id >= 0:
@@ -160,19 +159,10 @@ def publish(settings: SinkSettings, batches: Iterator[pa.RecordBatch]) -> Publis
             reader = conn.aeron.counters_reader
             registration_id = publication.registration_id
             linger_s = conn.driver.context.publication_linger_timeout_ns / 1e9
-            _await(lambda: reader.find_by_type_id_and_registration_id(
-                DRIVER_PUBLISHER_LIMIT_TYPE_ID, registration_id) < 0, settings,
-                f"publication {settings.channel} stream {settings.stream_id} not drained", extra_s=linger_s,
-                interval_s=0.005)
+            poll_until(lambda: reader.find_by_type_id_and_registration_id(
+                DRIVER_PUBLISHER_LIMIT_TYPE_ID, registration_id) < 0, settings.timeout_s + linger_s,
+                f"publication {settings.channel} stream {settings.stream_id} not drained", interval_s=0.005)
     return PublishedMessages(count, position, recording_id)
-
-
-def _await(condition: Any, settings: SinkSettings, what: str, extra_s: float = 0.0, interval_s: float = 0.001) -> None:
-    deadline = time.monotonic() + settings.timeout_s + extra_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AeronTimeoutError(f"{what} after {settings.timeout_s + extra_s:g} s")
-        time.sleep(interval_s)
 
 
 def _start_recording(archive: AeronArchive, publication: Any, settings: SinkSettings) -> tuple[int, int]:
@@ -187,7 +177,8 @@ def _start_recording(archive: AeronArchive, publication: Any, settings: SinkSett
         found[0] = archive.find_last_matching_recording(0, "", settings.stream_id, publication.session_id)
         return found[0] >= 0
     try:
-        _await(started, settings, f"no recording of session {publication.session_id} stream {settings.stream_id}")
+        poll_until(started, settings.timeout_s,
+                   f"no recording of session {publication.session_id} stream {settings.stream_id}")
     except BaseException:
         archive.try_stop_recording_subscription(subscription_id)
         raise

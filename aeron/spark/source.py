@@ -61,7 +61,7 @@ from pyspark.sql.types import StructType
 from aeron.archive.catalog import Catalog, RecordingDescriptor
 from aeron.common.errors import InvalidArgumentError
 from aeron.spark import decoders, replay, scan
-from aeron.spark.connection import ArchiveSettings, Connection
+from aeron.spark.connection import ArchiveSettings, Connection, int_option
 
 SCHEMA_DDL = ("recording_id bigint, position bigint, stream_id int, session_id int, term_id int, term_offset int, "
               "flags smallint, reserved_value bigint, timestamp timestamp, payload binary")
@@ -74,16 +74,6 @@ def _ids(value: str | None) -> frozenset[int] | None:
         return frozenset(int(v) for v in value.split(","))
     except ValueError:
         raise InvalidArgumentError(f"expected comma-separated integers, got {value!r}") from None
-
-
-def _int(options: Any, name: str, default: int | None) -> int | None:
-    value = options.get(name)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidArgumentError(f"option {name} must be an integer, got {value!r}") from None
 
 
 @dataclasses.dataclass
@@ -111,8 +101,8 @@ class Selection:
                                        "option('controlChannel', <the archive's control channel>)")
         return cls(os.fspath(path) if path else "", remote, _ids(options.get("recordingId")),
                    _ids(options.get("streamId")),
-                   options.get("channel") or None, _int(options, "fromPosition", 0) or 0,
-                   _int(options, "toPosition", None))
+                   options.get("channel") or None, int_option(options, "fromPosition", 0) or 0,
+                   int_option(options, "toPosition", None))
 
     def matches(self, d: RecordingDescriptor) -> bool:
         """Whether recording ``d`` is selected."""
@@ -217,8 +207,8 @@ class ReadSettings:
             types = tuple(arrow.field(i).type for i in range(len(scan.SCHEMA), len(arrow)))
             if isinstance(decoder, decoders.JsonDecoder):
                 decoder = dataclasses.replace(decoder, types=types)
-        return cls(on_corrupt == "skip", _int(options, "maxRowsPerBatch", scan.DEFAULT_MAX_ROWS_PER_BATCH) or 1,
-                   _int(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1, decoder, types,
+        return cls(on_corrupt == "skip", int_option(options, "maxRowsPerBatch", scan.DEFAULT_MAX_ROWS_PER_BATCH) or 1,
+                   int_option(options, "maxBytesPerBatch", scan.DEFAULT_MAX_BYTES_PER_BATCH) or 1, decoder, types,
                    ArchiveSettings.from_options(options), options.get("aeronDir") or None)
 
     def _replayed(self, value: replay.ReplayedRange) -> Iterator[pa.RecordBatch]:
@@ -242,7 +232,7 @@ class ReadSettings:
 
 
 def _max_bytes_per_partition(options: Any) -> int:
-    value = _int(options, "maxBytesPerPartition", scan.DEFAULT_MAX_BYTES_PER_PARTITION)
+    value = int_option(options, "maxBytesPerPartition", scan.DEFAULT_MAX_BYTES_PER_PARTITION)
     assert value is not None
     if value < 1:
         raise InvalidArgumentError(f"maxBytesPerPartition must be positive, got {value}")
@@ -311,7 +301,7 @@ class AeronArchiveStreamReader(DataSourceStreamReader, SupportsTriggerAvailableN
         self.selection = Selection.from_options(options)
         self.settings = ReadSettings.from_options(options, schema, decoder)
         self.max_bytes_per_partition = _max_bytes_per_partition(options)
-        self.max_bytes_per_trigger = _int(options, "maxBytesPerTrigger", None)
+        self.max_bytes_per_trigger = int_option(options, "maxBytesPerTrigger", None)
         starting = (options.get("startingPosition") or "earliest").lower()
         if starting not in ("earliest", "latest"):
             raise InvalidArgumentError(f"startingPosition must be 'earliest' or 'latest', got {starting!r}")

@@ -5,14 +5,12 @@
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_error_log, read_error_log
-from aeron.common.version import VERSION_TEXT
-from aeron.tools._common import DIR_HELP, map_cnc
+from aeron.tools._common import map_cnc, print_report, tool_parser
 
 
 def read_errors(aeron_dir: str | None = None, timeout_ms: int = 1000,
@@ -42,24 +40,17 @@ def read_errors_from_file(path: str, offset: int = 0) -> list[ErrorLogRecord]:
 
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
     """The ErrorStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
-    parser = argparse.ArgumentParser(prog="python -m aeron.tools.error_stat",
-                                     description="Print the distinct errors a media driver recorded.")
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
-    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
-    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
+    parser = tool_parser("aeron-error-stat", "aeron.tools.error_stat",
+                         "Print the distinct errors a media driver recorded.")
     parser.add_argument("-f", dest="error_file", default=None, help="read a saved distinct error log file")
     parser.add_argument("-o", dest="offset", type=int, default=0, help="offset of the log in that file")
     args = parser.parse_args(argv)
-    try:
+
+    def report() -> str:
         if args.error_file:
-            records = read_errors_from_file(args.error_file, args.offset)
-        else:
-            records = read_errors(args.aeron_dir, args.timeout_ms)
-    except Exception as e:
-        print(f"ErrorStat: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(format_error_log(records, tz))
-    return 0
+            return format_error_log(read_errors_from_file(args.error_file, args.offset), tz)
+        return format_error_log(read_errors(args.aeron_dir, args.timeout_ms), tz)
+    return print_report("ErrorStat", report)
 
 
 if __name__ == "__main__":

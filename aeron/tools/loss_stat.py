@@ -5,15 +5,13 @@
 """
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import sys
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.loss_report import LossReportEntry, format_loss_report, read_loss_report
-from aeron.common.version import VERSION_TEXT
-from aeron.tools._common import DIR_HELP, LOSS_REPORT_FILE, default_aeron_dir, map_cnc
+from aeron.tools._common import LOSS_REPORT_FILE, default_aeron_dir, map_cnc, print_report, tool_parser
 
 
 def read_loss(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[LossReportEntry]:
@@ -29,19 +27,9 @@ def read_loss(aeron_dir: str | None = None, timeout_ms: int = 1000) -> list[Loss
 
 def main(argv: list[str] | None = None, tz: datetime.tzinfo | None = None) -> int:
     """The LossStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
-    parser = argparse.ArgumentParser(prog="python -m aeron.tools.loss_stat",
-                                     description="Print the loss a media driver's receiver observed.")
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
-    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
-    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
-    args = parser.parse_args(argv)
-    try:
-        entries = read_loss(args.aeron_dir, args.timeout_ms)
-    except Exception as e:
-        print(f"LossStat: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(format_loss_report(entries, tz))
-    return 0
+    args = tool_parser("aeron-loss-stat", "aeron.tools.loss_stat",
+                       "Print the loss a media driver's receiver observed.").parse_args(argv)
+    return print_report("LossStat", lambda: format_loss_report(read_loss(args.aeron_dir, args.timeout_ms), tz))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Prometheus exporter: every counter of a running media driver (ours or the official ``aeronmd``), read from its
-cnc.dat at scrape time with the counters reader AeronStat uses. Needs the ``metrics`` extra (prometheus-client).
+cnc.dat at scrape time with the counters reader AeronStat uses. Needs the ``metrics`` extra (prometheus-client);
+without it the command says so in one line.
 
-    python -m aeron.tools.metrics_exporter [-d|--dir DIR] [--port PORT] [--addr ADDR] [--driver-timeout MS]
+    aeron-metrics-exporter [-d|--dir DIR] [--port PORT] [--addr ADDR] [--driver-timeout MS]
 
 Serves ``http://ADDR:PORT/metrics`` (default 127.0.0.1:9360; the directory defaults to $AERON_DIR, else
 /dev/shm/aeron-<user>). Nothing polls between scrapes: a custom collector maps cnc.dat, reads and unmaps it for
@@ -41,21 +42,26 @@ Metrics (every counter of the driver appears in exactly one ``aeron_*counter*``/
 """
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from prometheus_client import start_http_server
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector, CollectorRegistry
+try:
+    from prometheus_client import start_http_server
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+    from prometheus_client.registry import Collector, CollectorRegistry
+    _MISSING_EXTRA: ModuleNotFoundError | None = None
+except ModuleNotFoundError as missing:
+    if (missing.name or "").partition(".")[0] != "prometheus_client":
+        raise
+    # without the metrics extra the module still imports, so that its command can say what to install
+    _MISSING_EXTRA = missing
+    Collector = object  # type: ignore[assignment,misc]
 
 from aeron._core import counters as ctr
-from aeron.common.version import VERSION_TEXT
-from aeron.tools._common import DIR_HELP, default_aeron_dir
+from aeron.tools._common import default_aeron_dir, tool_parser
 from aeron.tools.error_stat import read_errors
 from aeron.tools.stat import read_stat
 from aeron.tools.stream_stat import group_streams
@@ -63,8 +69,9 @@ from aeron.tools.stream_stat import group_streams
 DEFAULT_PORT = 9360
 DEFAULT_ADDR = "127.0.0.1"
 DEFAULT_DRIVER_TIMEOUT_MS = 10_000
+METRICS_EXTRA_HINT = "needs the metrics extra (prometheus-client): pip install 'aeron-py[metrics]'"
 
-SYSTEM_COUNTER_NAMES = {counter_id: name.lower() for counter_id, name, _ in ctr.SYSTEM_COUNTERS}
+SYSTEM_COUNTER_NAMES = {counter_id: name.lower() for counter_id, name, _ in ctr.SYSTEM_COUNTERS + ctr.EXTRA_SYSTEM_COUNTERS}
 POSITION_TYPES = frozenset((
     ctr.DRIVER_PUBLISHER_POS_TYPE_ID, ctr.DRIVER_PUBLISHER_LIMIT_TYPE_ID, ctr.DRIVER_SENDER_POSITION_TYPE_ID,
     ctr.DRIVER_SENDER_LIMIT_TYPE_ID, ctr.DRIVER_RECEIVER_HWM_TYPE_ID, ctr.DRIVER_RECEIVER_POS_TYPE_ID,
@@ -86,8 +93,9 @@ class AeronCollector(Collector):
 
     def __init__(self, aeron_dir: str | None = None, driver_timeout_ms: int = DEFAULT_DRIVER_TIMEOUT_MS) -> None:
         """Collect from the driver in ``aeron_dir`` (the default directory when None); ``driver_timeout_ms`` is the
-        heartbeat age past which ``aeron_driver_up`` is 0.
+        heartbeat age past which ``aeron_driver_up`` is 0. ModuleNotFoundError without the metrics extra.
         """
+        _require_extra()
         self.aeron_dir = aeron_dir or default_aeron_dir()
         self.driver_timeout_ms = driver_timeout_ms
 
@@ -170,20 +178,24 @@ def start_exporter(aeron_dir: str | None = None, port: int = DEFAULT_PORT, addr:
     """Serve the metrics of the driver in ``aeron_dir`` on ``http://addr:port/metrics`` from a daemon thread.
     Returns ``(server, thread)``; ``server.shutdown(); server.server_close()`` stops it. Port 0 picks a free
     port: ``server.server_port`` tells which."""
+    _require_extra()
     registry = CollectorRegistry()
     registry.register(AeronCollector(aeron_dir, driver_timeout_ms))
     server, thread = start_http_server(port, addr, registry=registry)
     return server, thread
 
 
+def _require_extra() -> None:
+    if _MISSING_EXTRA is not None:
+        raise ModuleNotFoundError(f"the Prometheus exporter {METRICS_EXTRA_HINT}", name="prometheus_client")
+
+
 def main(argv: list[str] | None = None) -> int:
     """The exporter's command line (``argv`` defaults to ``sys.argv[1:]``): serve until SIGINT or SIGTERM; returns the
-    exit status, 1 when it cannot listen.
+    exit status, 1 when it cannot listen or the metrics extra is not installed.
     """
-    parser = argparse.ArgumentParser(prog="python -m aeron.tools.metrics_exporter",
-                                     description="Serve a media driver's counters in Prometheus format.")
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
-    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
+    parser = tool_parser("aeron-metrics-exporter", "aeron.tools.metrics_exporter",
+                         "Serve a media driver's counters in Prometheus format.", cnc_timeout=False)
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--addr", default=DEFAULT_ADDR,
                         help=f"address to listen on (default {DEFAULT_ADDR}; 0.0.0.0 for every interface)")
@@ -191,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                         default=DEFAULT_DRIVER_TIMEOUT_MS,
                         help="heartbeat age in ms past which aeron_driver_up is 0 (default 10000)")
     args = parser.parse_args(argv)
+    if _MISSING_EXTRA is not None:
+        print(f"{parser.prog}: {METRICS_EXTRA_HINT}", file=sys.stderr)
+        return 1
     aeron_dir = args.aeron_dir or default_aeron_dir()
     try:
         server, thread = start_exporter(aeron_dir, args.port, args.addr, args.driver_timeout_ms)

@@ -15,8 +15,7 @@ from aeron._core.cnc import semantic_version_to_string
 from aeron._core.counters import CounterRecord, CountersReader, format_counter_line
 from aeron._core.error_log import format_timestamp
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.version import VERSION_TEXT
-from aeron.tools._common import DIR_HELP, map_cnc
+from aeron.tools._common import map_cnc, tool_parser
 
 SEPARATOR = "=" * 70
 
@@ -77,11 +76,8 @@ def _bool(text: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """The AeronStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
-    parser = argparse.ArgumentParser(prog="python -m aeron.tools.stat", description="Print Aeron counters.")
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
-    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
+    parser = tool_parser("aeron-stat", "aeron.tools.stat", "Print Aeron counters.")
     parser.add_argument("-u", dest="update_ms", type=int, default=1000, help="update period in ms (watch mode)")
-    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for the driver's cnc.dat")
     parser.add_argument("-w", dest="watch", type=_bool, default=True, help="false: print once and exit")
     args = parser.parse_args(argv)
     try:

@@ -10,15 +10,13 @@ counter id order, the channel as the longest one any of its counter labels shows
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from collections.abc import Iterable
 
 from aeron._core import counters as ctr
 from aeron._core.counters import CounterRecord
-from aeron.common.version import VERSION_TEXT
-from aeron.tools._common import DIR_HELP
+from aeron.tools._common import print_report, tool_parser
 from aeron.tools.stat import read_stat
 
 STREAM_COUNTER_TYPES = frozenset((
@@ -94,19 +92,9 @@ def format_streams(streams: list[Stream]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """The StreamStat command line (``argv`` defaults to ``sys.argv[1:]``); returns the exit status, 1 on error."""
-    parser = argparse.ArgumentParser(prog="python -m aeron.tools.stream_stat",
-                                     description="Print the positions of every stream of a media driver.")
-    parser.add_argument("--version", action="version", version=VERSION_TEXT)
-    parser.add_argument("-d", "--dir", dest="aeron_dir", default=None, help=DIR_HELP)
-    parser.add_argument("-t", dest="timeout_ms", type=int, default=1000, help="ms to wait for cnc.dat")
-    args = parser.parse_args(argv)
-    try:
-        streams = read_streams(args.aeron_dir, args.timeout_ms)
-    except Exception as e:
-        print(f"StreamStat: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
-    sys.stdout.write(format_streams(streams))
-    return 0
+    args = tool_parser("aeron-stream-stat", "aeron.tools.stream_stat",
+                       "Print the positions of every stream of a media driver.").parse_args(argv)
+    return print_report("StreamStat", lambda: format_streams(read_streams(args.aeron_dir, args.timeout_ms)))
 
 
 if __name__ == "__main__":

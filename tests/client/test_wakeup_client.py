@@ -9,9 +9,9 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.client import client_conductor
-from aeron.common.agent import SleepingIdleStrategy, WakeupIdleStrategy
+from aeron.common.agent import SleepingIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
-                                 new_waiter, open_board, stream_bit)
+                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
 from tests.client.conftest import client_context, receive_one_by_one

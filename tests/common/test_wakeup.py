@@ -9,10 +9,9 @@ import pytest
 
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError, IllegalStateError
-from aeron.common.agent import (FULL_CYCLE_DEFER_PASSES, PARKING, BackoffIdleStrategy, WakeupIdleStrategy,
-                                 idle_strategy_from_name)
-from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, SENDER, SPIES, WAKEUP_FILE, new_waiter, open_board,
-                                 stream_bit, streams_mask)
+from aeron.common.agent import PARKING, BackoffIdleStrategy, idle_strategy_from_name
+from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, SENDER, SPIES, WAKEUP_FILE,
+                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
 
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
 
@@ -287,6 +286,19 @@ def test_wakeup_by_name():
     assert (idle.max_spins, idle.max_yields, idle.max_park_ns) == (5, 0, 10_000_000)
     with pytest.raises(ConfigurationError):
         idle_strategy_from_name("wakeup", "fast-1ms")
+
+
+def test_the_agents_hold_no_wakeup_strategy_and_load_no_wakeup_module():
+    # WakeupIdleStrategy is ours and lives beside the board it parks on; aeron.common.agent holds Agrona's strategies
+    # and builds "wakeup" by name only when asked (the frame constants of aeron._core.logbuffer may load: channel
+    # URIs check term lengths and MTUs against them)
+    script = ("import sys, aeron.common.agent as agent\n"
+              "print(hasattr(agent, 'WakeupIdleStrategy'), 'WakeupIdleStrategy' in agent.__all__,\n"
+              "      sorted(m for m in sys.modules if m.startswith(('aeron._core.wakeup', 'aeron.common.wakeup'))))\n"
+              "print(type(agent.idle_strategy_from_name('wakeup')).__module__)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False False []", "aeron.common.wakeup"]
 
 
 def test_the_park_bound_grows_while_quiet_and_resets_on_work():

@@ -11,9 +11,8 @@ import time
 import pytest
 
 from aeron._core import wakeup as wk
-from aeron.common.agent import WakeupIdleStrategy
 from aeron.common.errors import ConfigurationError, IllegalStateError
-from aeron.common.wakeup import new_waiter, stream_bit
+from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, stream_bit
 
 LONG_NS = 10_000_000_000        # a wait that must end by a wake-up ends long before this
 

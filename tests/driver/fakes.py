@@ -154,11 +154,13 @@ def send_endpoint(counters: Counters, transport: FakeTransport, channel: str = C
 
 
 def receive_endpoint(counters: Counters, transport: FakeTransport, on_setup: Any, channel: str = CHANNEL,
-                     group_tag: int | None = None) -> ReceiveChannelEndpoint:
-    """``on_setup(endpoint, setup fields, control address, source)`` stands for the conductor proxy."""
+                     group_tag: int | None = None, unconfirmed: Any = None) -> ReceiveChannelEndpoint:
+    """``on_setup(endpoint, setup fields, control address, source)`` stands for the conductor proxy; ``unconfirmed``
+    the endpoint's UnconfirmedImages (the defaults when None)."""
     status_id, status = counters.allocate()
     return ReceiveChannelEndpoint(UdpChannel.parse(channel, is_subscription=True), transport, 2, status_id, status,
-                                  status_id + 1000, counters.system, on_setup, group_tag=group_tag)
+                                  status_id + 1000, counters.system, on_setup, group_tag=group_tag,
+                                  unconfirmed=unconfirmed)
 
 
 def network_publication(tmp_path, counters: Counters, endpoint: Any, clock: ManualClock, *, session_id: int = 7,
@@ -190,8 +192,10 @@ def network_publication(tmp_path, counters: Counters, endpoint: Any, clock: Manu
 def publication_image(tmp_path, counters: Counters, endpoint: ReceiveChannelEndpoint, clock: ManualClock, *,
                       session_id: int = 7, stream_id: int = 1001, initial_term_id: int = 100,
                       join_position: int = 0, nak_delay_ns: int = 1 * MS, initial_window: int = 128 * 1024,
-                      is_reliable: bool = True, name: str = "image") -> tuple[PublicationImage, AtomicCounter]:
-    """An image joined at ``join_position`` with one subscriber; returns it and the subscriber's position."""
+                      is_reliable: bool = True, name: str = "image",
+                      unconfirmed_hold: Any = None) -> tuple[PublicationImage, AtomicCounter]:
+    """An image joined at ``join_position`` with one subscriber (holding ``unconfirmed_hold`` of its endpoint's
+    unconfirmed images' budget, if given); returns it and the subscriber's position."""
     log = LogBuffers.create(str(tmp_path / f"{name}.logbuffer"), term_length=TERM_LENGTH,
                             initial_term_id=initial_term_id, session_id=session_id, stream_id=stream_id,
                             mtu_length=MTU, correlation_id=20, term_id=initial_term_id + join_position // TERM_LENGTH,
@@ -202,7 +206,8 @@ def publication_image(tmp_path, counters: Counters, endpoint: ReceiveChannelEndp
         **counters.stream("rcv_hwm", "rcv_pos", "rcv_naks_sent"),
         congestion_control=congestion_control_for(None, TERM_LENGTH, MTU, initial_window),
         loss_delay=StaticDelayGenerator(nak_delay_ns, 10 * nak_delay_ns), is_reliable=is_reliable,
-        liveness_timeout_ns=10_000 * MS, system=counters.system, loss_report=None, channel=CHANNEL, now_ns=clock())
+        liveness_timeout_ns=10_000 * MS, system=counters.system, loss_report=None, channel=CHANNEL, now_ns=clock(),
+        unconfirmed_hold=unconfirmed_hold)
     _, subscriber = counters.allocate()
     subscriber.set(join_position)
     image.subscribers[1] = SubscriberLink(subscriber)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""A raw client for driver tests: commands written straight into the to-driver ring (aeron.command
+"""A raw client for driver tests: commands written straight into the to-driver ring (aeron.common.command
 encoders), responses read from the to-clients broadcast buffer, counters read from cnc.dat."""
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def client(driver):
         c.close()
 
 
-# -- command helpers (aeron.command encoders) ----------------------------------------------------------------
+# -- command helpers (aeron.common.command encoders) ---------------------------------------------------------
 
 def add_publication(c, stream_id=1001, channel="aeron:ipc", exclusive=False, client_id=None):
     corr = c.next_id()

@@ -9,6 +9,7 @@ import pytest
 
 from aeron._core import counters as ctr
 from aeron._core import frames as f
+from aeron._core.logbuffer import compute_log_length
 from tests.driver.fakes import (
     MS, PUBLISHER, TERM_LENGTH, Counters, FakeTransport, ManualClock, data_frame, receive_endpoint, setup_frame,
 )
@@ -110,6 +111,8 @@ def test_a_setup_for_a_wanted_stream_goes_to_the_conductor_once(rig):
     endpoint.poll(clock())
     [(handed_endpoint, setup, control_address, source)] = setups
     assert handed_endpoint is endpoint and control_address == source == PUBLISHER
+    hold = setup.pop("unconfirmed_hold")          # its share of the unconfirmed images' budget, until confirmed
+    assert (hold.source, hold.log_length) == (PUBLISHER, compute_log_length(TERM_LENGTH))
     assert setup == {"flags": 0, "term_offset": 1024, "session_id": 9, "stream_id": 1001, "initial_term_id": 5,
                      "active_term_id": 6, "term_length": TERM_LENGTH, "mtu": 1408, "ttl": 0,
                      "destination": endpoint.destinations[0]}     # the socket it came over (the channel's own)

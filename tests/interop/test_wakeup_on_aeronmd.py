@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from aeron import Aeron, Context
-from aeron.common.agent import WakeupIdleStrategy
+from aeron.common.wakeup import WakeupIdleStrategy
 from tests import procs
 from tests.client.conftest import receive_one_by_one, wait_for
 from tests.support import free_port

@@ -16,7 +16,7 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.driver import Context as DriverContext
-from aeron.errors import InvalidChannelError
+from aeron.common.errors import InvalidChannelError
 from aeron.tools.metrics_exporter import start_exporter
 from tests import procs
 from tests.support import wait_for
@@ -150,3 +150,34 @@ def test_a_port_it_cannot_listen_on_is_one_line_and_status_1():
     proc = subprocess.run([sys.executable, "-m", "aeron.tools.metrics_exporter", "--port", "-1"],
                           capture_output=True, text=True, timeout=30, env=procs.client_env())
     assert proc.returncode == 1 and proc.stderr.startswith("metrics_exporter: cannot listen on 127.0.0.1:-1")
+
+
+# what the console script does (import the module, call main), with prometheus-client not importable
+WITHOUT_EXTRA = """
+import sys
+sys.modules["prometheus_client"] = None
+sys.argv[0] = "/opt/venv/bin/aeron-metrics-exporter"
+from aeron.tools.metrics_exporter import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_without_the_metrics_extra_the_command_says_which_to_install_in_one_line():
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "--port", "0"], capture_output=True, text=True,
+                          timeout=30, env=procs.client_env())
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == ("aeron-metrics-exporter: needs the metrics extra (prometheus-client): "
+                           "pip install 'aeron-py[metrics]'\n")
+    helped = subprocess.run([sys.executable, "-c", WITHOUT_EXTRA, "--help"], capture_output=True, text=True,
+                            timeout=30, env=procs.client_env())
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: aeron-metrics-exporter")
+
+
+def test_without_the_metrics_extra_the_exporter_is_a_module_not_found_error_saying_which():
+    script = WITHOUT_EXTRA.replace("sys.exit(main(sys.argv[1:]))", "from aeron.tools.metrics_exporter import "
+                                   "start_exporter\nstart_exporter(None, 0)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30,
+                          env=procs.client_env())
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == ("ModuleNotFoundError: the Prometheus exporter needs the metrics extra "
+                                            "(prometheus-client): pip install 'aeron-py[metrics]'")

@@ -478,6 +478,11 @@ class AeronArchive:
     Methods follow the Java client in Python spelling; each sends a request, waits for its answer (up to the
     context's message timeout: ArchiveTimeoutError) and raises the typed ArchiveError of an ERROR answer.
     Recording signals met while waiting go to ``context.recording_signal_consumer``.
+
+    Each request method ``x`` is its operation ``x_op`` (same arguments) run to completion: a generator that
+    yields 0 while it waits and returns ``x``'s result, for a face that waits its own way (``aeron.aio.archive``
+    awaits it; a duty cycle steps it with ``next``). Run one operation at a time per client, and not while a
+    method of this client runs on another thread: the methods hold the client's lock, the operations do not.
     """
 
     def __init__(self, context: Context, control_response_poller: ControlResponsePoller, archive_proxy: ArchiveProxy,
