@@ -38,10 +38,11 @@ from aeron.cluster.client.egress_listener import (ControlledEgressListener, Egre
 from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
-from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri, parse_duration_ns
+from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri
 from aeron.common.errors import ClusterError, ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive
 from aeron.common.security import NullCredentialsSupplier
+from aeron.common.settings import Setting, SettingsTable, parse_duration_ns, parse_int
 from aeron.common.version import __version__
 
 __all__ = ["AeronCluster", "AsyncConnect", "Configuration", "Context", "State", "MemberIngress", "connect_op",
@@ -61,9 +62,10 @@ SESSION_HEADER_LENGTH = MESSAGE_HEADER_LENGTH + SessionMessageHeaderEncoder.BLOC
 _nano_time = time.monotonic_ns
 
 
-class Configuration:
+class Configuration(SettingsTable):
     """``AeronCluster.Configuration``: the client's protocol version and the ``aeron.cluster.*`` properties it
-    reads (each also an ``AERON_CLUSTER_*`` environment variable: upper case, ``.`` as ``_``)."""
+    reads, each with its default, its ``AERON_CLUSTER_*`` environment variable (upper case, ``.`` as ``_``) and its
+    parser (``SETTINGS``)."""
 
     # the client-to-cluster protocol, sent in SessionConnectRequest; a cluster accepts major version 0 only
     PROTOCOL_MAJOR_VERSION = 0
@@ -85,35 +87,22 @@ class Configuration:
     EGRESS_STREAM_ID_DEFAULT = 102
     CLIENT_NAME_PROP_NAME = "aeron.cluster.client.name"
     CLIENT_NAME_DEFAULT = ""
-    AERON_DIR_PROP_NAME = "aeron.dir"
+
+    SETTINGS: tuple[Setting, ...] = (
+        Setting("message_timeout_ns", MESSAGE_TIMEOUT_PROP_NAME, MESSAGE_TIMEOUT_DEFAULT_NS, parse_duration_ns),
+        Setting("ingress_endpoints", INGRESS_ENDPOINTS_PROP_NAME, INGRESS_ENDPOINTS_DEFAULT),
+        Setting("ingress_channel", INGRESS_CHANNEL_PROP_NAME, INGRESS_CHANNEL_DEFAULT),
+        Setting("ingress_stream_id", INGRESS_STREAM_ID_PROP_NAME, INGRESS_STREAM_ID_DEFAULT, parse_int),
+        Setting("egress_channel", EGRESS_CHANNEL_PROP_NAME, EGRESS_CHANNEL_DEFAULT),
+        Setting("egress_stream_id", EGRESS_STREAM_ID_PROP_NAME, EGRESS_STREAM_ID_DEFAULT, parse_int),
+        Setting("client_name", CLIENT_NAME_PROP_NAME, CLIENT_NAME_DEFAULT),
+    )
 
 
-def _parse_int(text: str) -> int:
-    return int(text.strip())
-
-
-def _parse_optional(text: str) -> str | None:
-    return text or None
-
-
-# attribute -> (property, default, parser); the environment variable is the property upper-cased with '_'
-_SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
-    "message_timeout_ns": (Configuration.MESSAGE_TIMEOUT_PROP_NAME, Configuration.MESSAGE_TIMEOUT_DEFAULT_NS,
-                           parse_duration_ns),
-    "ingress_endpoints": (Configuration.INGRESS_ENDPOINTS_PROP_NAME, Configuration.INGRESS_ENDPOINTS_DEFAULT,
-                          _parse_optional),
-    "ingress_channel": (Configuration.INGRESS_CHANNEL_PROP_NAME, Configuration.INGRESS_CHANNEL_DEFAULT,
-                        _parse_optional),
-    "ingress_stream_id": (Configuration.INGRESS_STREAM_ID_PROP_NAME, Configuration.INGRESS_STREAM_ID_DEFAULT,
-                          _parse_int),
-    "egress_channel": (Configuration.EGRESS_CHANNEL_PROP_NAME, Configuration.EGRESS_CHANNEL_DEFAULT, _parse_optional),
-    "egress_stream_id": (Configuration.EGRESS_STREAM_ID_PROP_NAME, Configuration.EGRESS_STREAM_ID_DEFAULT,
-                         _parse_int),
-    "client_name": (Configuration.CLIENT_NAME_PROP_NAME, Configuration.CLIENT_NAME_DEFAULT, str),
-    "aeron_dir": (Configuration.AERON_DIR_PROP_NAME, None, _parse_optional),
-}
-_BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
-_BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
+# the Aeron client's own setting a cluster client context carries (Aeron's CommonContext.aeronDirectoryName)
+_AERON_DIR = Setting("aeron_dir", "aeron.dir", None)
+_SETTINGS: dict[str, Setting] = {s.attr: s for s in (*Configuration.SETTINGS, _AERON_DIR)}
+_BY_PROPERTY: dict[str, Setting] = {s.prop: s for s in _SETTINGS.values()}
 _OTHER_SETTINGS = ("new_leader_timeout_ns", "idle_strategy", "aeron", "owns_aeron_client", "credentials_supplier",
                    "is_ingress_exclusive", "error_handler", "egress_listener", "controlled_egress_listener",
                    "agent_invoker")
@@ -156,8 +145,8 @@ class Context:
     def __init__(self, properties: Any = None, *, environ: Any = None, **settings: Any) -> None:
         """Defaults, then the environment, then ``properties``, then ``settings`` (ConfigurationError for an
         unknown name or a bad value)."""
-        for attr, (_, default, _) in _SETTINGS.items():
-            setattr(self, attr, default)
+        for setting in _SETTINGS.values():
+            setattr(self, setting.attr, setting.default)
         self.new_leader_timeout_ns = NULL_VALUE
         self.idle_strategy: IdleStrategy | None = None
         self.aeron: Aeron | None = None
@@ -170,23 +159,15 @@ class Context:
         self.agent_invoker: Any = None
         self.is_concluded = False
         environ = os.environ if environ is None else environ
-        for env, attr in _BY_ENV.items():
-            if environ.get(env):
-                self._set_text(attr, environ[env], env)
-        if environ.get("AERON_DIR") and self.aeron_dir is None:
-            self.aeron_dir = environ["AERON_DIR"]
+        for setting in _SETTINGS.values():
+            if environ.get(setting.env):
+                setattr(self, setting.attr, setting.parse_text(environ[setting.env]))
         if properties is not None:
             self.update(properties)
         for name, value in settings.items():
             if name not in _SETTINGS and name not in _OTHER_SETTINGS:
                 raise ConfigurationError(f"unknown AeronCluster.Context setting {name!r}")
             setattr(self, name, value)
-
-    def _set_text(self, attr: str, text: str, name: str) -> None:
-        try:
-            setattr(self, attr, _SETTINGS[attr][2](text))
-        except (ValueError, ConfigurationError) as exc:
-            raise ConfigurationError(f"invalid {name}={text!r}: {exc}") from None
 
     def update(self, properties: Any) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
@@ -201,13 +182,10 @@ class Context:
                 items.append((key, value))
         for key, value in items:
             key = key.strip()
-            attr = _BY_PROPERTY.get(key) or (key if key in _SETTINGS else None)
-            if attr is None:
+            setting = _BY_PROPERTY.get(key) or _SETTINGS.get(key)
+            if setting is None:
                 raise ConfigurationError(f"unknown cluster client property {key!r}")
-            if isinstance(value, str):
-                self._set_text(attr, value, key)
-            else:
-                setattr(self, attr, value)
+            setattr(self, setting.attr, setting.parse_text(value) if isinstance(value, str) else value)
         return self
 
     def conclude(self) -> "Context":
@@ -217,6 +195,8 @@ class Context:
         egress that went away is not to be joined again mid-stream."""
         if self.is_concluded:
             raise IllegalStateError("AeronCluster.Context already concluded")
+        if self.ingress_endpoints == "":
+            self.ingress_endpoints = None           # an empty property is no list (Java's default is null)
         if not self.ingress_channel:
             raise ConfigurationError("AeronCluster.Context.ingress_channel must be specified")
         if self.ingress_channel.startswith(IPC_CHANNEL) and self.ingress_endpoints is not None:
