@@ -14,7 +14,8 @@ from typing import Any
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError
 
-__all__ = ["Setting", "SettingsTable", "parse_bool", "parse_duration_ns", "parse_int", "parse_size", "parse_str", "resolve"]
+__all__ = ["Setting", "SettingsTable", "parse_bool", "parse_duration_ns", "parse_int", "parse_size", "parse_str",
+           "property_items", "resolve"]
 
 
 def parse_str(text: str) -> str:
@@ -70,6 +71,20 @@ class Setting:
             return self.parse(text)
         except ValueError as ex:
             raise ConfigurationError(f"{self.prop}={text!r}: {ex}") from None
+
+
+def property_items(properties: Mapping[str, Any] | Iterable[str]) -> list[tuple[str, Any]]:
+    """``(name, value)`` pairs of a mapping, or of ``name=value`` strings (a leading ``-D`` allowed, as on a Java
+    command line); ConfigurationError for a string without ``=``."""
+    if isinstance(properties, Mapping):
+        return [(key.strip(), value) for key, value in properties.items()]
+    items = []
+    for text in properties:
+        key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
+        if not sep:
+            raise ConfigurationError(f"expected key=value, got {text!r}")
+        items.append((key.strip(), value))
+    return items
 
 
 def resolve(settings: Iterable[Setting], properties: Mapping[str, str] | None = None,

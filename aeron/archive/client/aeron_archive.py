@@ -55,6 +55,7 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
                                       parse_size)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive
+from aeron.common.settings import property_items
 from aeron.common.version import __version__
 
 T = TypeVar("T")
@@ -198,17 +199,7 @@ class Context:
 
     def update(self, properties: Any) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
-        if hasattr(properties, "items"):
-            items = list(properties.items())
-        else:
-            items = []
-            for text in properties:
-                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
-                if not sep:
-                    raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key, value))
-        for key, value in items:
-            key = key.strip()
+        for key, value in property_items(properties):
             attr = _BY_PROPERTY.get(key) or (key if key in _SETTINGS else None)
             if attr is None:
                 raise ConfigurationError(f"unknown archive client property {key!r}")

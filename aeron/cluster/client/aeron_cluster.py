@@ -33,8 +33,8 @@ from aeron._core.two_buffer_offer import two_buffer_offer
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressAdapter
-from aeron.cluster.client.egress_listener import (ControlledEgressListener, EgressListener,
-                                                  as_controlled_egress_listener, as_egress_listener)
+from aeron.cluster.client.egress_listener import (ControlledEgressListener, as_controlled_egress_listener,
+                                                  as_egress_listener)
 from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
@@ -42,7 +42,7 @@ from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PA
 from aeron.common.errors import ClusterError, ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive
 from aeron.common.security import NullCredentialsSupplier
-from aeron.common.settings import Setting, SettingsTable, parse_duration_ns, parse_int
+from aeron.common.settings import Setting, SettingsTable, parse_duration_ns, parse_int, property_items
 from aeron.common.version import __version__
 
 __all__ = ["AeronCluster", "AsyncConnect", "Configuration", "Context", "State", "MemberIngress", "connect_op",
@@ -171,17 +171,7 @@ class Context:
 
     def update(self, properties: Any) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
-        if hasattr(properties, "items"):
-            items = list(properties.items())
-        else:
-            items = []
-            for text in properties:
-                key, sep, value = (text[2:] if text.startswith("-D") else text).partition("=")
-                if not sep:
-                    raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key, value))
-        for key, value in items:
-            key = key.strip()
+        for key, value in property_items(properties):
             setting = _BY_PROPERTY.get(key) or _SETTINGS.get(key)
             if setting is None:
                 raise ConfigurationError(f"unknown cluster client property {key!r}")
