@@ -20,7 +20,7 @@ import enum
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.codecs.cluster import (MESSAGE_HEADER_LENGTH, AdminRequestEncoder, AdminRequestType,
@@ -33,8 +33,7 @@ from aeron._core.two_buffer_offer import two_buffer_offer
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressAdapter
-from aeron.cluster.client.egress_listener import (ControlledEgressListener, as_controlled_egress_listener,
-                                                  as_egress_listener)
+from aeron.cluster.client.egress_listener import ControlledEgressListener, as_egress_listener
 from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
@@ -220,7 +219,7 @@ class Context:
         self.egress_listener = (as_egress_listener(self.egress_listener) if self.egress_listener is not None
                                 else _MissingListener("egress_listener"))
         self.controlled_egress_listener = (
-            as_controlled_egress_listener(self.controlled_egress_listener)
+            as_egress_listener(self.controlled_egress_listener)
             if self.controlled_egress_listener is not None else _MissingListener("controlled_egress_listener"))
         return self
 
@@ -404,7 +403,7 @@ class AsyncConnect:
     @property
     def step(self) -> int:
         """Aeron's number of the step reached (-1 to 5)."""
-        return self.state.value     # type: ignore[no-any-return]
+        return self.state.value
 
     @staticmethod
     def step_name(step: int) -> str:
@@ -758,10 +757,10 @@ class AeronCluster:
     """
 
     SESSION_HEADER_LENGTH = SESSION_HEADER_LENGTH
-    Context = Context
-    Configuration = Configuration
-    AsyncConnect = AsyncConnect
-    State = State
+    Context: TypeAlias = Context
+    Configuration: TypeAlias = Configuration
+    AsyncConnect: TypeAlias = AsyncConnect
+    State: TypeAlias = State
 
     def __init__(self, ctx: Context, publication: Any, subscription: Any, egress_image: Any, cluster_session_id: int,
                  leadership_term_id: int, leader_member_id: int) -> None:
@@ -953,7 +952,7 @@ class AeronCluster:
         result = two_buffer_offer(publication, self._header_buffer, 0, SESSION_HEADER_LENGTH, buffer, offset, length)
         if result < 0 or self._state is not State.CONNECTED:
             self.track_ingress_publication_result(result)
-        return result       # type: ignore[no-any-return]
+        return result
 
     def offerv(self, buffers: list[Any]) -> int:
         """Offer the concatenation of ``buffers`` as one message; ``buffers[0]`` is replaced by the session header,

@@ -16,8 +16,7 @@ from aeron._core.codecs.cluster import (SCHEMA_ID, AdminRequestType, AdminRespon
                                         SessionMessageHeaderDecoder)
 from aeron._core.fragment_assembler import ControlledFragmentAssembler, FragmentAssembler
 from aeron._core.term_reader import CONTINUE
-from aeron.cluster.client.egress_listener import (ControlledEgressListener, EgressListener,
-                                                  as_controlled_egress_listener, as_egress_listener)
+from aeron.cluster.client.egress_listener import ControlledEgressListener, EgressListener, as_egress_listener
 from aeron.cluster.client.egress_poller import event_code
 from aeron.common.errors import ClusterError, MalformedMessageError, OutOfBoundsError
 
@@ -46,7 +45,7 @@ class EgressAdapter:
                  listener_extension: Any = None) -> None:
         """Dispatch the egress of ``cluster_session_id`` read from ``subscription``, ``fragment_limit`` fragments
         a poll; ``listener_extension`` receives other schemas' messages."""
-        self.listener: EgressListener = self._as_listener(listener)
+        self.listener: Any = self._as_listener(listener)
         self.listener_extension = listener_extension
         self.cluster_session_id = cluster_session_id
         self.subscription = subscription
@@ -60,7 +59,7 @@ class EgressAdapter:
         self._assembler = self._make_assembler()
 
     @staticmethod
-    def _as_listener(listener: Any) -> EgressListener:
+    def _as_listener(listener: Any) -> Any:
         return as_egress_listener(listener)
 
     def _make_assembler(self) -> Any:
@@ -97,50 +96,51 @@ class EgressAdapter:
         end = offset + length
         try:
             if template_id == _SESSION_MESSAGE:
-                decoder = self._session_message.wrap(buffer, body, block_length, version, end)
-                cluster_session_id = decoder.cluster_session_id
-                timestamp = decoder.timestamp
-                decoder.release()
+                message = self._session_message.wrap(buffer, body, block_length, version, end)
+                cluster_session_id = message.cluster_session_id
+                timestamp = message.timestamp
+                message.release()
                 if cluster_session_id == self.cluster_session_id:
-                    return self.listener.on_message(  # type: ignore[func-returns-value]
-                        cluster_session_id, timestamp, buffer, offset + SESSION_HEADER_LENGTH,
-                        length - SESSION_HEADER_LENGTH, header)
+                    action = self.listener.on_message(cluster_session_id, timestamp, buffer,
+                                                      offset + SESSION_HEADER_LENGTH, length - SESSION_HEADER_LENGTH,
+                                                      header)
+                    return CONTINUE if action is None else action
             elif template_id == _SESSION_EVENT:
-                decoder = self._session_event.wrap(buffer, body, block_length, version, end)
+                event = self._session_event.wrap(buffer, body, block_length, version, end)
                 try:
-                    cluster_session_id = decoder.cluster_session_id
+                    cluster_session_id = event.cluster_session_id
                     if cluster_session_id == self.cluster_session_id:
-                        self._on_session_event(decoder.correlation_id, cluster_session_id, decoder.leadership_term_id,
-                                               decoder.leader_member_id, event_code(decoder.code), decoder.detail)
+                        self._on_session_event(event.correlation_id, cluster_session_id, event.leadership_term_id,
+                                               event.leader_member_id, event_code(event.code), event.detail)
                 finally:
-                    decoder.release()
+                    event.release()
             elif template_id == _NEW_LEADER_EVENT:
-                decoder = self._new_leader_event.wrap(buffer, body, block_length, version, end)
+                new_leader = self._new_leader_event.wrap(buffer, body, block_length, version, end)
                 try:
-                    cluster_session_id = decoder.cluster_session_id
-                    leadership_term_id = decoder.leadership_term_id
-                    leader_member_id = decoder.leader_member_id
-                    ingress_endpoints = decoder.ingress_endpoints
+                    cluster_session_id = new_leader.cluster_session_id
+                    leadership_term_id = new_leader.leadership_term_id
+                    leader_member_id = new_leader.leader_member_id
+                    ingress_endpoints = new_leader.ingress_endpoints
                 finally:
-                    decoder.release()
+                    new_leader.release()
                 if cluster_session_id == self.cluster_session_id:
                     return self._on_new_leader(cluster_session_id, leadership_term_id, leader_member_id,
                                                ingress_endpoints, header)
             elif template_id == _ADMIN_RESPONSE:
-                decoder = self._admin_response.wrap(buffer, body, block_length, version, end)
+                response = self._admin_response.wrap(buffer, body, block_length, version, end)
                 try:
-                    cluster_session_id = decoder.cluster_session_id
+                    cluster_session_id = response.cluster_session_id
                     if cluster_session_id == self.cluster_session_id:
-                        message_length = decoder.message_length
                         # the payload follows the message text, each after its 4-byte length (Java's
                         # EgressAdapter.onFragment works the offset out the same way)
-                        payload_offset = decoder.offset + block_length + 4 + message_length + 4
+                        payload_offset = response.offset + block_length + 4 + response.message_length + 4
                         self.listener.on_admin_response(
-                            cluster_session_id, decoder.correlation_id, _enum(AdminRequestType, decoder.request_type),
-                            _enum(AdminResponseCode, decoder.response_code), decoder.message, buffer, payload_offset,
-                            decoder.payload_length)
+                            cluster_session_id, response.correlation_id,
+                            _enum(AdminRequestType, response.request_type),
+                            _enum(AdminResponseCode, response.response_code), response.message, buffer,
+                            payload_offset, response.payload_length)
                 finally:
-                    decoder.release()
+                    response.release()
         except MalformedMessageError:
             self.malformed_count += 1
             self._release_all()         # a failed wrap may still hold the log
@@ -173,12 +173,6 @@ class EgressAdapter:
 class ControlledEgressAdapter(EgressAdapter):
     """As :class:`EgressAdapter` with a controlled poll: the listener's ``on_message`` returns a ControlledPollAction
     (ABORT leaves the message in the log to be delivered again, BREAK ends the poll after it)."""
-
-    listener: ControlledEgressListener
-
-    @staticmethod
-    def _as_listener(listener: Any) -> ControlledEgressListener:
-        return as_controlled_egress_listener(listener)
 
     def _make_assembler(self) -> Any:
         return ControlledFragmentAssembler(self.on_fragment)

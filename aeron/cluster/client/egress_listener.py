@@ -19,18 +19,11 @@ from aeron._core.codecs.cluster import AdminRequestType, AdminResponseCode, Clos
 from aeron._core.term_reader import CONTINUE
 
 __all__ = ["EventCode", "CloseReason", "AdminRequestType", "AdminResponseCode", "EgressListener", "ControlledEgressListener", "EgressListenerExtension",
-           "ControlledEgressListenerExtension", "as_egress_listener", "as_controlled_egress_listener"]
+           "ControlledEgressListenerExtension", "as_egress_listener"]
 
 
-class EgressListener:
-    """Receives the egress of one session, as :meth:`AeronCluster.poll_egress` or :class:`EgressAdapter`
-    decode it."""
-
-    def on_message(self, cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
-                   header: Any) -> None:
-        """A message from the clustered service: the payload is ``buffer[offset:offset + length]`` (the session
-        header already skipped); ``timestamp`` is the cluster time of the log entry that caused it."""
-        raise NotImplementedError("EgressListener.on_message must be overridden")
+class _EgressEvents:
+    """The callbacks both listeners share, no-ops by default."""
 
     def on_session_event(self, correlation_id: int, cluster_session_id: int, leadership_term_id: int,
                          leader_member_id: int, code: EventCode, detail: str) -> None:
@@ -46,12 +39,23 @@ class EgressListener:
         """The answer to an admin request (``send_admin_request_to_take_a_snapshot``)."""
 
 
-class ControlledEgressListener(EgressListener):
+class EgressListener(_EgressEvents):
+    """Receives the egress of one session, as :meth:`AeronCluster.poll_egress` or :class:`EgressAdapter`
+    decode it."""
+
+    def on_message(self, cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
+                   header: Any) -> None:
+        """A message from the clustered service: the payload is ``buffer[offset:offset + length]`` (the session
+        header already skipped); ``timestamp`` is the cluster time of the log entry that caused it."""
+        raise NotImplementedError("EgressListener.on_message must be overridden")
+
+
+class ControlledEgressListener(_EgressEvents):
     """As :class:`EgressListener`, for :meth:`AeronCluster.controlled_poll_egress`: ``on_message`` returns a
     ControlledPollAction (ABORT leaves the message to be delivered again, BREAK stops the poll after it)."""
 
     def on_message(self, cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
-                   header: Any) -> int:    # type: ignore[override]
+                   header: Any) -> int:
         """As :meth:`EgressListener.on_message`; returns ABORT, BREAK, COMMIT or CONTINUE."""
         raise NotImplementedError("ControlledEgressListener.on_message must be overridden")
 
@@ -73,45 +77,32 @@ class ControlledEgressListenerExtension:
         return CONTINUE
 
 
-class _FunctionEgressListener(EgressListener):
+class _FunctionListener(_EgressEvents):
+    """A plain ``on_message`` function as a listener (either kind)."""
+
     def __init__(self, function: Callable[..., Any]) -> None:
-        self.on_message = function      # type: ignore[method-assign]
+        self.on_message = function
 
 
-class _FunctionControlledEgressListener(ControlledEgressListener):
-    def __init__(self, function: Callable[..., int]) -> None:
-        self.on_message = function      # type: ignore[method-assign]
-
-
-def as_egress_listener(value: Any) -> EgressListener:
-    """``value`` as a listener: an object with ``on_message`` (the other callbacks are optional, a missing one
-    is a no-op), or a function taking ``on_message``'s arguments."""
-    if isinstance(value, EgressListener):
+def as_egress_listener(value: Any) -> Any:
+    """``value`` as a listener (an :class:`EgressListener` or :class:`ControlledEgressListener` as it is, else one
+    with its ``on_message``): an object with ``on_message`` (the other callbacks are optional, a missing one is a
+    no-op), or a function taking ``on_message``'s arguments."""
+    if isinstance(value, _EgressEvents):
         return value
     if hasattr(value, "on_message"):
         return _Delegating(value)
     if callable(value):
-        return _FunctionEgressListener(value)
+        return _FunctionListener(value)
     raise TypeError(f"not an egress listener (no on_message, not callable): {value!r}")
 
 
-def as_controlled_egress_listener(value: Any) -> ControlledEgressListener:
-    """As :func:`as_egress_listener`, for a controlled listener."""
-    if isinstance(value, ControlledEgressListener):
-        return value
-    if hasattr(value, "on_message"):
-        return _Delegating(value)       # type: ignore[return-value]
-    if callable(value):
-        return _FunctionControlledEgressListener(value)
-    raise TypeError(f"not a controlled egress listener (no on_message, not callable): {value!r}")
-
-
-class _Delegating(ControlledEgressListener):
+class _Delegating(_EgressEvents):
     """An object that is no EgressListener subclass but has some of its methods (duck typing)."""
 
     def __init__(self, target: Any) -> None:
         self.target = target
-        self.on_message = target.on_message     # type: ignore[method-assign]
+        self.on_message = target.on_message
         for name in ("on_session_event", "on_new_leader", "on_admin_response"):
             method = getattr(target, name, None)
             if method is not None:

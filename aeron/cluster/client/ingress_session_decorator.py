@@ -50,5 +50,4 @@ class IngressSessionDecorator:
         """Offer the header and ``buffer[offset:offset + length]`` as one message to ``publication``; returns as
         ``Publication.offer`` (the new position, or NOT_CONNECTED, BACK_PRESSURED, ADMIN_ACTION, CLOSED,
         MAX_POSITION_EXCEEDED)."""
-        return two_buffer_offer(publication, self._buffer, 0, HEADER_LENGTH, buffer, offset,  # type: ignore[no-any-return]
-                                length)
+        return two_buffer_offer(publication, self._buffer, 0, HEADER_LENGTH, buffer, offset, length)
