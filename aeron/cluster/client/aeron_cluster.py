@@ -32,6 +32,7 @@ from aeron._core.term_reader import COMMIT, CONTINUE
 from aeron._core.two_buffer_offer import two_buffer_offer
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
+from aeron.client.context import default_error_handler
 from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressAdapter
 from aeron.cluster.client.egress_listener import ControlledEgressListener, as_egress_listener
 from aeron.cluster.client.egress_poller import EgressPoller
@@ -127,7 +128,7 @@ class Context:
     connected to ``aeron_dir`` and closed with the client; ``owns_aeron_client`` says whose it is),
     ``idle_strategy`` (waits of the sync client), ``credentials_supplier`` (``encoded_credentials()``,
     ``on_challenge(challenge)``), ``is_ingress_exclusive`` (an ExclusivePublication for ingress, True),
-    ``error_handler(exc)``, ``egress_listener`` and ``controlled_egress_listener`` (what ``poll_egress`` and
+    ``error_handler(exc)`` (errors met while closing; by default printed to stderr, as Aeron's), ``egress_listener`` and ``controlled_egress_listener`` (what ``poll_egress`` and
     ``controlled_poll_egress`` deliver to: a listener or an ``on_message`` function), ``agent_invoker`` (invoked
     while waiting).
     """
@@ -207,8 +208,11 @@ class Context:
             self.egress_channel = str(egress)
         _parse_ingress_channel(self.ingress_channel)
         self.is_concluded = True
+        if self.error_handler is None:
+            self.error_handler = default_error_handler      # Aeron.Configuration.DEFAULT_ERROR_HANDLER: to stderr
         if self.aeron is None:
-            self.aeron = Aeron.connect(AeronContext(self.aeron_dir, client_name=self.client_name or "cluster-client"))
+            self.aeron = Aeron.connect(AeronContext(self.aeron_dir, client_name=self.client_name or "cluster-client",
+                                                    error_handler=self.error_handler))
             self.owns_aeron_client = True
         if self.idle_strategy is None:
             # Java's BackoffIdleStrategy(1, 10, 1000, 1000) parks 1 us at most; a Python sleep costs ~50 us whatever

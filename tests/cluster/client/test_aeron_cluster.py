@@ -441,3 +441,80 @@ def test_a_message_of_another_schema_raises_without_an_extension_and_reaches_one
 def test_the_null_credentials_supplier_sends_nothing():
     supplier = NullCredentialsSupplier()
     assert supplier.encoded_credentials() == b"" and supplier.on_challenge(b"x") == b""
+
+
+# -- the public pieces on their own ------------------------------------------------------------------------------
+
+def test_controlled_poll_egress_leaves_an_aborted_message_in_the_log(driver, make_fake):
+    from aeron.client import ControlledPollAction
+    from aeron.cluster.client import ControlledEgressListener
+
+    class Picky(ControlledEgressListener):
+        def __init__(self) -> None:
+            self.seen: list[bytes] = []
+            self.aborts = 0
+
+        def on_message(self, cluster_session_id, timestamp, buffer, offset, length, header) -> int:
+            payload = buffer.get_bytes(offset, length)
+            if payload == b"later" and self.aborts < 3:
+                self.aborts += 1
+                return ControlledPollAction.ABORT
+            self.seen.append(payload)
+            return ControlledPollAction.CONTINUE
+
+    fake = make_fake()
+    picky = Picky()
+    with AeronCluster.connect(client_context(driver, fake, controlled_egress_listener=picky)) as cluster:
+        assert cluster.offer(b"later") > 0 and cluster.offer(b"after") > 0
+        wait_for(lambda: len(picky.seen) == 2, invoke=lambda: cluster.controlled_poll_egress() or time.sleep(0.001),
+                 what="both messages")
+        assert picky.seen == [b"later", b"after"] and picky.aborts == 3
+
+
+def test_poll_egress_without_an_egress_listener_is_a_configuration_error(driver, make_fake):
+    fake = make_fake()
+    with AeronCluster.connect(client_context(driver, fake)) as cluster:
+        assert cluster.offer(b"echo me") > 0
+        with pytest.raises(ValueError, match="egress_listener must be specified"):
+            poll_until(cluster, lambda: False, timeout_s=5)
+
+
+def test_the_ingress_publication_used_directly_with_the_decorator_and_an_egress_adapter(driver, make_fake):
+    from aeron.cluster.client import EgressAdapter, IngressSessionDecorator
+
+    fake = make_fake(leadership_term_id=8)
+    with AeronCluster.connect(client_context(driver, fake, RecordingListener())) as cluster:
+        decorator = IngressSessionDecorator(cluster.cluster_session_id, cluster.leadership_term_id)
+        assert decorator.cluster_session_id == 1 and decorator.leadership_term_id == 8
+        result = decorator.offer(cluster.ingress_publication, b"xxdirectyy", 2, 6)
+        cluster.track_ingress_publication_result(result)
+        assert result > 0
+        [request] = fake.wait_for("SessionMessageHeader")
+        assert request.payload == b"direct" and request.fields["leadership_term_id"] == 8
+        assert request.fields["timestamp"] == -1           # the decorator's null, as Aeron's
+        own = RecordingListener()
+        adapter = EgressAdapter(own, cluster.cluster_session_id, cluster.egress_subscription)
+        wait_for(lambda: own.messages, invoke=lambda: adapter.poll() or time.sleep(0.001), what="echo via adapter")
+        assert own.messages == [(1, 123, b"direct")]
+
+
+def test_the_egress_poller_reports_one_message_at_a_time(driver, make_fake):
+    from aeron.cluster.client import EgressPoller
+
+    fake = make_fake()
+    with AeronCluster.connect(client_context(driver, fake, RecordingListener())) as cluster:
+        poller = EgressPoller(cluster.egress_subscription)
+        fake.call(lambda: fake.members[0].session_event(1, 42, codecs.EventCode.ERROR, "oops", leadership_term_id=3))
+        fake.call(lambda: fake.members[0].new_leader_event(1, 4, "0=h:1"))
+        got = []
+
+        def poll_one() -> None:
+            if poller.poll() and poller.is_poll_complete:
+                got.append((poller.template_id, poller.correlation_id, poller.event_code, poller.detail,
+                            poller.leadership_term_id))
+            else:
+                time.sleep(0.001)
+        wait_for(lambda: len(got) >= 2, invoke=poll_one, what="two events")
+        assert got == [(codecs.SessionEventDecoder.TEMPLATE_ID, 42, codecs.EventCode.ERROR, "oops", 3),
+                       (codecs.NewLeaderEventDecoder.TEMPLATE_ID, -1, None, "0=h:1", 4)]
+        assert poller.egress_image is not None and not poller.is_challenged
