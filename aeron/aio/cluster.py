@@ -246,9 +246,10 @@ class AsyncAeronCluster(LoopShare):
     # -- egress ---------------------------------------------------------------------------------------------------
     def _poll(self, take: bool) -> int:
         # one controlled poll of the sync client: a message taken (into self._current) only when ``take``; events
-        # and state changes always. Returns the work done.
+        # and state changes always. Returns the work done. A poll for events only (an offer's wait, the keep-alive
+        # task, events()) leaves the message the application holds alone: it is valid until the next receive.
         previous = self._current
-        if previous is not None:            # the last step's view is no longer valid
+        if take and previous is not None:   # the last step's view is no longer valid
             previous.release()
             self._current = None
         egress = self._egress
@@ -263,6 +264,8 @@ class AsyncAeronCluster(LoopShare):
             if self.cluster.is_closed:
                 message = message.copy()    # taken just before the session's end released the egress
             self._current = message
+        elif take:
+            self._current = None
         return work
 
     def receive_nowait(self) -> ClusterMessage | None:

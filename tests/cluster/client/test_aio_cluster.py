@@ -223,3 +223,14 @@ async def test_receive_times_out_without_a_message_and_the_error_is_typed(client
     with pytest.raises(ClusterSessionClosedError):
         cluster.receive_nowait()
     assert isinstance(ClusterSessionClosedError("x"), ClusterError)
+
+
+async def test_a_message_held_by_the_application_outlives_polls_for_events(client, make_fake):
+    fake = make_fake()
+    async with aeron.aio.cluster.connect(client=client, keep_alive_interval=0.01, **settings(fake)) as cluster:
+        assert await cluster.offer(b"held", timeout=5) > 0
+        message = await cluster.receive(timeout=5)
+        await wait_for_requests(fake, "SessionKeepAlive", count=3)      # the task polled the egress meanwhile
+        assert await cluster.offer(b"more", timeout=5) > 0              # so did this offer
+        assert bytes(message.payload) == b"held"
+        assert bytes((await cluster.receive(timeout=5)).payload) == b"more"
