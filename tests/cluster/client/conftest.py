@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import aeron.aio
 from aeron import MediaDriver
 from aeron.cluster.client import Context, EgressListener
 from tests import support
@@ -29,6 +30,13 @@ CLUSTER_CLIENT_DRIVER_SETTINGS: dict[str, Any] = dict(
 def driver() -> Iterator[Any]:
     with MediaDriver.launch_embedded(support.driver_context(**CLUSTER_CLIENT_DRIVER_SETTINGS)) as d:
         yield d
+
+
+@pytest.fixture
+async def client(driver, loop_errors):  # noqa: F811 - the imported fixture
+    """An AsyncAeron on the driver."""
+    async with aeron.aio.connect(driver.aeron_dir, resource_linger_duration_ns=100 * MS) as c:
+        yield c
 
 
 @pytest.fixture

@@ -20,12 +20,6 @@ from tests.cluster.client.conftest import MS, RecordingListener
 from tests.cluster.client.fake_cluster import FakeMember, Request, echo_respond
 
 
-@pytest.fixture
-async def client(driver, loop_errors):
-    async with aeron.aio.connect(driver.aeron_dir, resource_linger_duration_ns=100 * MS) as c:
-        yield c
-
-
 def settings(fake, members=None, **more):
     more.setdefault("message_timeout_ns", 2000 * MS)
     return dict(environ={}, ingress_channel="aeron:udp", ingress_endpoints=fake.ingress_endpoints(members),
