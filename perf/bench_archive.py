@@ -263,6 +263,17 @@ def recording_position_counter(aeron: Aeron, recording_id: int) -> int:
     raise RuntimeError(f"no recording position counter for recording {recording_id}")
 
 
+def launch(base: pathlib.Path, idle: str, threading_mode: str, **archive: object) -> ArchivingMediaDriver:
+    """Our driver (SHARED, ``idle``) and archive (``threading_mode``, ``idle``, its directory in ``base``, the other
+    ``archive`` context settings), without a control channel: the clients use the local one."""
+    return ArchivingMediaDriver.launch(
+        MediaDriver.Context(environ={}, aeron_dir=f"/dev/shm/aeron-bench-archive-drv-{uuid.uuid4().hex[:8]}",
+                            threading_mode="SHARED", ipc_term_buffer_length=TERM_LENGTH, shared_idle_strategy=idle,
+                            dir_delete_on_shutdown=True),
+        ArchiveContext(environ={}, archive_dir=str(base / "archive"), control_channel_enabled=False,
+                       threading_mode=threading_mode, idle_strategy=idle, **archive))
+
+
 def run_case(client: ControlClient, aeron: Aeron, payload: int, total: int, stream_id: int,
              profile: bool) -> dict[str, object]:
     """Record ``total`` bytes of ``payload``-byte messages, stop, replay them: rates, durations and CPU."""
@@ -434,12 +445,7 @@ def main() -> None:
         base.mkdir()
         amd = None
         try:
-            amd = ArchivingMediaDriver.launch(
-                MediaDriver.Context(environ={}, aeron_dir=f"/dev/shm/aeron-bench-archive-drv-{uuid.uuid4().hex[:8]}",
-                                    threading_mode="SHARED", ipc_term_buffer_length=TERM_LENGTH,
-                                    shared_idle_strategy=args.idle, dir_delete_on_shutdown=True),
-                ArchiveContext(environ={}, archive_dir=str(base / "archive"), control_channel_enabled=False,
-                               threading_mode=args.threading_mode, idle_strategy=args.idle))
+            amd = launch(base, args.idle, args.threading_mode)
             with Aeron.connect(Context(aeron_dir=amd.driver.aeron_dir)) as aeron:
                 client = ControlClient(aeron, "aeron:ipc?term-length=64k", 10, "aeron:ipc?term-length=64k", 20)
                 client.connect()

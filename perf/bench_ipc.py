@@ -189,14 +189,14 @@ def run_cases(cases: list[tuple[str, str, str, int, int]], runs: int, name: str,
             print(f"{case:15s} {kind:8s} {_fmt(value)}", flush=True)
     print()
     print(f"{'case':15s} {'ours':>34s} {'aeronmd':>34s} {'ours/aeronmd':>14s}")
-    for name, by_driver in results.items():
+    for case, by_driver in results.items():
         ours, theirs = by_driver.get("ours"), by_driver.get("aeronmd")
         if isinstance(ours, float):
             ratio = f"{ours / theirs:.2f}x msg/s" if isinstance(theirs, float) else "-"
         else:
             ratio = (f"p50 {ours[50.0] / theirs[50.0]:.2f}x p99 {ours[99.0] / theirs[99.0]:.2f}x"   # type: ignore[index]
                      if theirs else "-")
-        print(f"{name:15s} {_fmt(ours):>34s} {_fmt(theirs):>34s} {ratio:>14s}")
+        print(f"{case:15s} {_fmt(ours):>34s} {_fmt(theirs):>34s} {ratio:>14s}")
     print("\nspinning threads: 2 (the two sample clients); drivers SHARED + backoff idle; median of "
           f"{runs} runs; {targets}")
     RESULTS.mkdir(exist_ok=True)

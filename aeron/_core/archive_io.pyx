@@ -21,12 +21,13 @@ it, so that the recorder, the replayer and the other threads of the process do n
 cimport cython
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.errno cimport errno, EINTR, EIO
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from aeron._core.atomic cimport load_acquire_i32, load_acquire_i64, store_release_i64
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core cimport crc
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
 from aeron._core.term_appender cimport (APPEND_CLOSED,
@@ -80,48 +81,13 @@ def prefers_pread(int file):
     return info.f_type != TMPFS_MAGIC_
 
 
-cdef enum:
-    # checksum kinds, as C constants for the nogil code
-    KIND_NONE = 0
-    KIND_CRC32 = 1
-    KIND_CRC32C = 2
-
-CHECKSUM_NONE = KIND_NONE
-CHECKSUM_CRC32 = KIND_CRC32
-CHECKSUM_CRC32C = KIND_CRC32C
-
-cdef uint32_t CRC_TABLES[3][256]          # by checksum kind; row 0 unused
-
-
-cdef void _init_crc_table(uint32_t *table, uint32_t polynomial) noexcept:
-    cdef uint32_t c
-    cdef int n, k
-    for n in range(256):
-        c = <uint32_t>n
-        for k in range(8):
-            if c & 1:
-                c = polynomial ^ (c >> 1)
-            else:
-                c = c >> 1
-        table[n] = c
-
-
-_init_crc_table(CRC_TABLES[KIND_CRC32], <uint32_t>0xEDB88320u)      # IEEE 802.3 (java.util.zip.CRC32)
-_init_crc_table(CRC_TABLES[KIND_CRC32C], <uint32_t>0x82F63B78u)     # Castagnoli (java.util.zip.CRC32C)
-
-
-cdef inline uint32_t crc(int kind, const uint8_t *data, Py_ssize_t length) noexcept nogil:
-    """CRC-32 or CRC-32C (reflected, all-ones start and end) of ``data``."""
-    cdef const uint32_t *table = CRC_TABLES[kind]
-    cdef uint32_t c = ~(<uint32_t>0)
-    cdef Py_ssize_t i
-    for i in range(length):
-        c = table[(c ^ data[i]) & 0xFF] ^ (c >> 8)
-    return ~c
+CHECKSUM_NONE = crc.KIND_NONE
+CHECKSUM_CRC32 = crc.KIND_CRC32
+CHECKSUM_CRC32C = crc.KIND_CRC32C
 
 
 cdef int _check_kind(int kind) except -1:
-    if kind not in (CHECKSUM_CRC32, CHECKSUM_CRC32C):
+    if not crc.is_checksum_kind(kind):
         raise InvalidArgumentError(f"unknown checksum {kind}")
     return 0
 
@@ -136,8 +102,7 @@ def frame_checksum(buffer, Py_ssize_t offset, Py_ssize_t frame_length, int kind=
     try:
         if offset < 0 or frame_length < fd.HEADER_LENGTH or end > view.len:
             raise InvalidArgumentError(f"frame of {frame_length} bytes at {offset} outside a {view.len}-byte buffer")
-        return <int32_t>crc(kind, <const uint8_t *>view.buf + offset + fd.HEADER_LENGTH,
-                            end - offset - fd.HEADER_LENGTH)
+        return crc.record_checksum(kind, <const uint8_t *>view.buf + offset, end - offset)
     finally:
         PyBuffer_Release(&view)
 
@@ -207,7 +172,7 @@ cdef class SegmentWriter:
         if fd.is_padding_frame(src, 0):
             # the header alone: replay re-creates the body with an appended padding
             rc = write_fully(self.fd, src, fd.HEADER_LENGTH, self.segment_offset)
-        elif self.checksum == KIND_NONE:
+        elif self.checksum == crc.KIND_NONE:
             rc = write_fully(self.fd, src, length, self.segment_offset)
         else:
             dst = self.scratch
@@ -221,8 +186,8 @@ cdef class SegmentWriter:
                 if aligned > length - pos:
                     break
                 if not fd.is_padding_frame(dst, pos):
-                    (<int32_t *>(dst + pos + fd.SESSION_ID_FIELD_OFFSET))[0] = <int32_t>crc(
-                        self.checksum, dst + pos + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH)
+                    (<int32_t *>(dst + pos + fd.SESSION_ID_FIELD_OFFSET))[0] = crc.record_checksum(
+                        self.checksum, dst + pos, aligned)
                 pos += aligned
             rc = write_fully(self.fd, dst, length, self.segment_offset)
         if rc == 0 and self.sync_level > 0:
@@ -400,9 +365,9 @@ cdef int32_t run_in_place(const uint8_t *first_header, uint8_t *dst, int32_t got
         if fd.frame_type(header, 0) != fd.HDR_TYPE_DATA:
             error[0] = REPLAY_NOT_DATA
             break
-        if verify_checksum != KIND_NONE:
+        if verify_checksum != crc.KIND_NONE:
             stored[0] = fd.frame_i32(header, fd.SESSION_ID_FIELD_OFFSET)
-            if stored[0] != <int32_t>crc(verify_checksum, dst + p + fd.HEADER_LENGTH, aligned - fd.HEADER_LENGTH):
+            if stored[0] != crc.record_checksum(verify_checksum, dst + p, aligned):
                 error[0] = REPLAY_BAD_CHECKSUM
                 break
         if p > 0:

@@ -28,3 +28,16 @@ cdef class AtomicBuffer:
 
 # Raise OutOfBoundsError unless [offset, offset + length) lies in [0, capacity).
 cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity) except -1
+# Raise InvalidArgumentError for a negative length (other than check_span's -1).
+cdef int negative_length(Py_ssize_t length) except -1
+
+
+cdef inline Py_ssize_t check_span(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity) except -1:
+    # The length of the range at ``offset`` of a caller's ``length`` (-1: to the end of ``capacity`` bytes), checked
+    # as check_bounds does: the argument prologue of offers and writes.
+    if length == -1:
+        length = capacity - offset
+    elif length < 0:
+        negative_length(length)
+    check_bounds(offset, length, capacity)
+    return length

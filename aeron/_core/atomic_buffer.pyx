@@ -32,6 +32,10 @@ cdef int check_bounds(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t capacity)
     return 0
 
 
+cdef int negative_length(Py_ssize_t length) except -1:
+    raise InvalidArgumentError(f"length must be >= 0, got {length}")
+
+
 _ZEROS = bytes(65536)
 
 

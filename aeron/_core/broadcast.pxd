@@ -5,17 +5,18 @@
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core cimport record_descriptor as rd
 
 cdef enum:
     BCAST_TAIL_INTENT_COUNTER_OFFSET = 0   # trailer: int64 tail the transmitter is about to reach
     BCAST_TAIL_COUNTER_OFFSET = 8          # trailer: int64 tail after the last complete record
     BCAST_LATEST_COUNTER_OFFSET = 16       # trailer: int64 position of the most recent record
     BCAST_TRAILER_LENGTH = 128             # two cache lines
-    BCAST_RECORD_ALIGNMENT = 8             # records start on 8-byte boundaries
-    BCAST_RECORD_HEADER_LENGTH = 8         # int32 length + int32 type
-    BCAST_LENGTH_OFFSET = 0                # record: int32 length (8 + payload, unaligned)
-    BCAST_TYPE_OFFSET = 4                  # record: int32 message type id
-    BCAST_PADDING_MSG_TYPE_ID = -1         # record type of the padding at the wrap
+    BCAST_RECORD_ALIGNMENT = rd.RECORD_ALIGNMENT
+    BCAST_RECORD_HEADER_LENGTH = rd.RECORD_HEADER_LENGTH
+    BCAST_LENGTH_OFFSET = rd.RECORD_LENGTH_OFFSET
+    BCAST_TYPE_OFFSET = rd.RECORD_TYPE_OFFSET
+    BCAST_PADDING_MSG_TYPE_ID = rd.RECORD_PADDING_MSG_TYPE_ID   # the padding at the wrap
     BCAST_SCRATCH_BUFFER_LENGTH_DEFAULT = 4096   # CopyBroadcastReceiver default, as upstream
 
 # A broadcast buffer resolved to raw pointers (the buffer is pinned by whoever made this).

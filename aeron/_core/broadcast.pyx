@@ -15,8 +15,10 @@ from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.string cimport memcpy
 
 from aeron._core.atomic cimport fence_acquire, fence_release, load_acquire_i64, store_release_i64
-from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
-from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron._core.atomic_buffer cimport AtomicBuffer, check_span
+from aeron._core.record_descriptor cimport (RECORD_MAX_CAPACITY, capacity_of, pin_records, record_align,
+                                            record_length_ptr, record_type_ptr, records_init, unpin)
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 # -- layout constants (Python view of broadcast.pxd) ---------------------------------------------------
 TAIL_INTENT_COUNTER_OFFSET = BCAST_TAIL_INTENT_COUNTER_OFFSET
@@ -29,43 +31,25 @@ LENGTH_OFFSET = BCAST_LENGTH_OFFSET
 TYPE_OFFSET = BCAST_TYPE_OFFSET
 PADDING_MSG_TYPE_ID = BCAST_PADDING_MSG_TYPE_ID
 SCRATCH_BUFFER_LENGTH = BCAST_SCRATCH_BUFFER_LENGTH_DEFAULT
-MAX_CAPACITY = 1 << 30
+MAX_CAPACITY = RECORD_MAX_CAPACITY
 
 cdef enum:
     RESYNC_ATTEMPTS = 16    # bounded retries when a lapped receiver keeps reading torn headers
 
 
-cdef inline int32_t _align8(int32_t value) noexcept nogil:
-    return (value + (BCAST_RECORD_ALIGNMENT - 1)) & ~(BCAST_RECORD_ALIGNMENT - 1)
-
-
-cdef inline int32_t *_length_ptr(uint8_t *buffer, int32_t offset) noexcept nogil:
-    return <int32_t *>(buffer + offset + BCAST_LENGTH_OFFSET)
-
-
-cdef inline int32_t *_type_ptr(uint8_t *buffer, int32_t offset) noexcept nogil:
-    return <int32_t *>(buffer + offset + BCAST_TYPE_OFFSET)
-
-
 def compute_capacity(Py_ssize_t length):
     """Capacity of a broadcast section of ``length`` bytes, or -1 when it is not a power of two."""
-    cdef Py_ssize_t capacity = length - BCAST_TRAILER_LENGTH
-    if capacity < BCAST_RECORD_ALIGNMENT or capacity > MAX_CAPACITY or (capacity & (capacity - 1)) != 0:
-        return -1
-    return capacity
+    return capacity_of(length, BCAST_TRAILER_LENGTH)
 
 
 # ------------------------------------------------------------------------------------------------
 # Kernels
 # ------------------------------------------------------------------------------------------------
 cdef int broadcast_buffer_init(broadcast_buffer_t *b, uint8_t *buffer, Py_ssize_t length) noexcept nogil:
-    cdef Py_ssize_t capacity = length - BCAST_TRAILER_LENGTH
-    if capacity < BCAST_RECORD_ALIGNMENT or capacity > (1 << 30) or (capacity & (capacity - 1)) != 0:
+    cdef uint8_t *trailer = records_init(buffer, length, BCAST_TRAILER_LENGTH, &b.capacity, &b.max_msg_length)
+    if trailer == NULL:
         return -1
-    cdef uint8_t *trailer = buffer + capacity
     b.buffer = buffer
-    b.capacity = <int32_t>capacity
-    b.max_msg_length = <int32_t>(capacity >> 3)
     b.tail_intent_counter = <int64_t *>(trailer + BCAST_TAIL_INTENT_COUNTER_OFFSET)
     b.tail_counter = <int64_t *>(trailer + BCAST_TAIL_COUNTER_OFFSET)
     b.latest_counter = <int64_t *>(trailer + BCAST_LATEST_COUNTER_OFFSET)
@@ -84,19 +68,19 @@ cdef void broadcast_transmit(broadcast_buffer_t *b, int32_t msg_type_id, const u
     cdef int64_t current_tail = b.tail_counter[0]        # plain: single writer
     cdef int32_t record_offset = <int32_t>(current_tail & (b.capacity - 1))
     cdef int32_t record_length = length + BCAST_RECORD_HEADER_LENGTH
-    cdef int32_t aligned = _align8(record_length)
+    cdef int32_t aligned = record_align(record_length)
     cdef int64_t new_tail = current_tail + aligned
     cdef int32_t to_end = b.capacity - record_offset
     if to_end < aligned:
         _signal_tail_intent(b, new_tail + to_end)
-        _length_ptr(b.buffer, record_offset)[0] = to_end
-        _type_ptr(b.buffer, record_offset)[0] = BCAST_PADDING_MSG_TYPE_ID
+        record_length_ptr(b.buffer, record_offset)[0] = to_end
+        record_type_ptr(b.buffer, record_offset)[0] = BCAST_PADDING_MSG_TYPE_ID
         current_tail += to_end
         record_offset = 0
     else:
         _signal_tail_intent(b, new_tail)
-    _length_ptr(b.buffer, record_offset)[0] = record_length
-    _type_ptr(b.buffer, record_offset)[0] = msg_type_id
+    record_length_ptr(b.buffer, record_offset)[0] = record_length
+    record_type_ptr(b.buffer, record_offset)[0] = msg_type_id
     if length > 0:
         memcpy(b.buffer + record_offset + BCAST_RECORD_HEADER_LENGTH, src, <size_t>length)
     store_release_i64(b.latest_counter, current_tail)
@@ -117,7 +101,7 @@ cdef bint broadcast_receiver_validate_at(broadcast_buffer_t *b, int64_t cursor) 
 
 
 cdef inline bint _well_formed(broadcast_buffer_t *b, int32_t offset, int32_t length) noexcept nogil:
-    return length >= BCAST_RECORD_HEADER_LENGTH and _align8(length) <= b.capacity - offset
+    return length >= BCAST_RECORD_HEADER_LENGTH and record_align(length) <= b.capacity - offset
 
 
 cdef int broadcast_receive_next(broadcast_buffer_t *b, broadcast_receiver_state_t *r) noexcept nogil:
@@ -137,23 +121,23 @@ cdef int broadcast_receive_next(broadcast_buffer_t *b, broadcast_receiver_state_
             r.lapped_count += 1
             cursor = load_acquire_i64(b.latest_counter)
             record_offset = <int32_t>(cursor & mask)
-        length = _length_ptr(b.buffer, record_offset)[0]
+        length = record_length_ptr(b.buffer, record_offset)[0]
         if not _well_formed(b, record_offset, length):
             if broadcast_receiver_validate_at(b, cursor):
                 return -1
             continue                       # torn by the transmitter: lapped again, retry at latest
-        if _type_ptr(b.buffer, record_offset)[0] == BCAST_PADDING_MSG_TYPE_ID:
-            first_length = _length_ptr(b.buffer, 0)[0]
+        if record_type_ptr(b.buffer, record_offset)[0] == BCAST_PADDING_MSG_TYPE_ID:
+            first_length = record_length_ptr(b.buffer, 0)[0]
             if not _well_formed(b, 0, first_length):
                 if broadcast_receiver_validate_at(b, cursor):
                     return -1
                 continue
-            r.cursor = cursor + _align8(length)
-            r.next_record = r.cursor + _align8(first_length)
+            r.cursor = cursor + record_align(length)
+            r.next_record = r.cursor + record_align(first_length)
             r.record_offset = 0
         else:
             r.cursor = cursor
-            r.next_record = cursor + _align8(length)
+            r.next_record = cursor + record_align(length)
             r.record_offset = record_offset
         return 1
     return 0
@@ -162,25 +146,10 @@ cdef int broadcast_receive_next(broadcast_buffer_t *b, broadcast_receiver_state_
 # ------------------------------------------------------------------------------------------------
 # Python face
 # ------------------------------------------------------------------------------------------------
-cdef object _layout_error(str message, object path, Py_ssize_t offset):
-    if path is not None:
-        return CorruptFileError(message, path=path, offset=offset)
-    return ConfigurationError(message)
-
-
-cdef int _init_buffer(broadcast_buffer_t *b, AtomicBuffer buffer, object path, Py_ssize_t file_offset) except -1:
-    buffer.check_open()
-    if path is None:
-        path = buffer.path
-    cdef Py_ssize_t length = buffer.length
-    if length < BCAST_TRAILER_LENGTH + BCAST_RECORD_ALIGNMENT:
-        raise _layout_error(f"broadcast buffer length {length} is too short for a {BCAST_TRAILER_LENGTH}-byte "
-                            f"trailer and a power-of-two capacity", path, file_offset)
-    if (<size_t>buffer.data) % 8 != 0:
-        raise InvalidArgumentError("broadcast buffer memory must be 8-byte aligned")
-    if broadcast_buffer_init(b, buffer.data, length) != 0:
-        raise _layout_error(f"broadcast buffer capacity {length - BCAST_TRAILER_LENGTH} (length {length} - trailer "
-                            f"{BCAST_TRAILER_LENGTH}) is not a power of two", path, file_offset)
+cdef int _init_buffer(broadcast_buffer_t *b, AtomicBuffer buffer, object path, Py_ssize_t file_offset,
+                      Py_buffer *pin) except -1:
+    pin_records(buffer, path, file_offset, "broadcast buffer", BCAST_TRAILER_LENGTH, pin)
+    broadcast_buffer_init(b, buffer.data, buffer.length)
     return 0
 
 
@@ -194,15 +163,12 @@ cdef class BroadcastTransmitter:
 
     def __cinit__(self, AtomicBuffer buffer not None, path=None, Py_ssize_t file_offset=0):
         self._has_pin = False
-        _init_buffer(&self.b, buffer, path, file_offset)
-        PyObject_GetBuffer(buffer, &self._pin, PyBUF_SIMPLE)
+        _init_buffer(&self.b, buffer, path, file_offset, &self._pin)
         self._has_pin = True
         self.buffer = buffer
 
     def __dealloc__(self):
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     cdef int _check(self) except -1:
         if not self._has_pin:
@@ -211,9 +177,7 @@ cdef class BroadcastTransmitter:
 
     def close(self):
         """Release the pinned buffer (it is not closed)."""
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     @property
     def is_closed(self):
@@ -239,11 +203,7 @@ cdef class BroadcastTransmitter:
         cdef Py_buffer view
         PyObject_GetBuffer(src, &view, PyBUF_SIMPLE)
         try:
-            if length < 0:
-                if length != -1:
-                    raise InvalidArgumentError(f"invalid message length={length}")
-                length = view.len - offset
-            check_bounds(offset, length, view.len)
+            length = check_span(offset, length, view.len)
             if length > self.b.max_msg_length:
                 raise InvalidArgumentError(
                     f"encoded message exceeds max_msg_length of {self.b.max_msg_length}, length={length}")
@@ -268,16 +228,13 @@ cdef class BroadcastReceiver:
 
     def __cinit__(self, AtomicBuffer buffer not None, path=None, Py_ssize_t file_offset=0):
         self._has_pin = False
-        _init_buffer(&self.b, buffer, path, file_offset)
-        PyObject_GetBuffer(buffer, &self._pin, PyBUF_SIMPLE)
+        _init_buffer(&self.b, buffer, path, file_offset, &self._pin)
         self._has_pin = True
         self.buffer = buffer
         broadcast_receiver_init(&self.b, &self.r)
 
     def __dealloc__(self):
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     cdef int _check(self) except -1:
         if not self._has_pin:
@@ -290,15 +247,13 @@ cdef class BroadcastReceiver:
             offset = <int32_t>(self.r.next_record & (self.b.capacity - 1))
             raise CorruptFileError(
                 f"broadcast record at offset {offset} has a malformed length "
-                f"{_length_ptr(self.b.buffer, offset)[0]} (capacity {self.b.capacity})",
+                f"{record_length_ptr(self.b.buffer, offset)[0]} (capacity {self.b.capacity})",
                 path=self.buffer.path, offset=offset)
         return rc
 
     def close(self):
         """Release the pinned buffer (it is not closed)."""
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     @property
     def is_closed(self):
@@ -326,7 +281,7 @@ cdef class BroadcastReceiver:
     @property
     def type_id(self):
         self._check()
-        return _type_ptr(self.b.buffer, self.r.record_offset)[0]
+        return record_type_ptr(self.b.buffer, self.r.record_offset)[0]
 
     @property
     def offset(self):
@@ -337,7 +292,7 @@ cdef class BroadcastReceiver:
     def length(self):
         """Payload length of the current message."""
         self._check()
-        return _length_ptr(self.b.buffer, self.r.record_offset)[0] - BCAST_RECORD_HEADER_LENGTH
+        return record_length_ptr(self.b.buffer, self.r.record_offset)[0] - BCAST_RECORD_HEADER_LENGTH
 
     def receive_next(self):
         """Move to the next record. True when one is available; lapping bumps ``lapped_count``
@@ -400,8 +355,8 @@ cdef class CopyBroadcastReceiver:
         if last_seen_lapped_count != receiver.r.lapped_count:
             raise IllegalStateError("unable to keep up with broadcast")
         cdef int32_t record_offset = receiver.r.record_offset
-        cdef int32_t length = _length_ptr(receiver.b.buffer, record_offset)[0] - BCAST_RECORD_HEADER_LENGTH
-        cdef int32_t msg_type_id = _type_ptr(receiver.b.buffer, record_offset)[0]
+        cdef int32_t length = record_length_ptr(receiver.b.buffer, record_offset)[0] - BCAST_RECORD_HEADER_LENGTH
+        cdef int32_t msg_type_id = record_type_ptr(receiver.b.buffer, record_offset)[0]
         if length > self._scratch_length or length < 0:
             # A length that cannot be right is what a lap looks like mid-read: the transmitter
             # overwrote the header after receive_next read it. Report the lap, not the size.

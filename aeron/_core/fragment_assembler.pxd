@@ -31,14 +31,14 @@ cdef class _AssemblerBase:
 
     cdef const uint8_t *source(self, object buffer, Py_ssize_t offset, Py_ssize_t length,
                                Py_buffer *view, bint *release) except NULL
+    # the builder of a session's message (None when there is none and ``create`` is false)
+    cdef BufferBuilder builder_for(self, int32_t session_id, bint create)
 
 
 cdef class _SessionAssembler(_AssemblerBase):
     cdef dict builders                 # session id -> BufferBuilder
     cdef int32_t last_session_id       # one-entry cache in front of the dict
     cdef BufferBuilder last_builder    # builder of last_session_id, or None
-
-    cdef BufferBuilder builder_for(self, int32_t session_id, bint create)
 
 
 @cython.final
@@ -51,11 +51,15 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
     pass
 
 
-@cython.final
-cdef class ImageFragmentAssembler(_AssemblerBase):
+cdef class _ImageAssembler(_AssemblerBase):
     cdef BufferBuilder builder         # the single session of one image
 
 
 @cython.final
-cdef class ImageControlledFragmentAssembler(_AssemblerBase):
-    cdef BufferBuilder builder         # the single session of one image
+cdef class ImageFragmentAssembler(_ImageAssembler):
+    pass
+
+
+@cython.final
+cdef class ImageControlledFragmentAssembler(_ImageAssembler):
+    pass

@@ -131,6 +131,9 @@ cdef class _AssemblerBase:
         """The handler whole messages go to."""
         return self.delegate
 
+    cdef BufferBuilder builder_for(self, int32_t session_id, bint create):
+        return None
+
     cdef const uint8_t *source(self, object buffer, Py_ssize_t offset, Py_ssize_t length,
                                Py_buffer *view, bint *release) except NULL:
         # The reader hands us AtomicBuffers; anything else with the buffer protocol also works.
@@ -172,30 +175,49 @@ cdef inline int _append_from(_AssemblerBase self, BufferBuilder builder, object 
     return rc
 
 
-cdef object _controlled_continue(_AssemblerBase self, BufferBuilder b, object buffer, Py_ssize_t offset,
-                                 Py_ssize_t length, Header header, const uint8_t *frame, uint8_t flags):
-    """A middle or end fragment for a controlled assembler: appended in order (a gap drops the message), the
-    delegate called on the end, and an ABORTed message's last fragment taken back so its redelivery completes it."""
+cdef inline object _on_fragment(_AssemblerBase self, object buffer, Py_ssize_t offset, Py_ssize_t length,
+                                Header header, bint controlled):
+    """The poll handler of all four assemblers. An unfragmented message goes straight to the delegate; a BEGIN
+    fragment starts its session's message, a later one is appended in order (one at an unexpected term offset drops
+    the message) and the END calls the delegate with the whole message. A controlled assembler returns the delegate's
+    action (CONTINUE for a fragment that completes nothing) and, when the delegate ABORTs a reassembled message, takes
+    its last fragment back so that the fragment's redelivery completes it again; a plain one returns None."""
+    cdef const uint8_t *frame = header.frame()
+    cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
+    cdef BufferBuilder b
     cdef int32_t previous_limit
+    if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
+        action = self.delegate(buffer, offset, length, header)
+        return action if controlled else None
+    done = CONTROLLED_ACTION_CONTINUE if controlled else None
+    b = self.builder_for(fd.frame_i32(frame, fd.SESSION_ID_FIELD_OFFSET), flags & fd.BEGIN_FRAG_FLAG)
+    if flags & fd.BEGIN_FRAG_FLAG:
+        b.reset()
+        b.capture_header(header)
+        if _append_from(self, b, buffer, offset, length) == 0:
+            b.next_term_offset = header.next_term_offset_c()
+        return done
+    if b is None:
+        return done
     if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
         b.reset()
-        return CONTROLLED_ACTION_CONTINUE
+        return done
     previous_limit = b.limit
     if _append_from(self, b, buffer, offset, length) != 0:
-        return CONTROLLED_ACTION_CONTINUE
+        return done
     if not (flags & fd.END_FRAG_FLAG):
         b.next_term_offset = header.next_term_offset_c()
-        return CONTROLLED_ACTION_CONTINUE
+        return done
     try:
         action = self.delegate(b.buffer, 0, b.limit, b.complete(header))
     except BaseException:
         b.reset()
         raise
-    if action == CONTROLLED_ACTION_ABORT:
+    if controlled and action == CONTROLLED_ACTION_ABORT:
         b.limit = previous_limit
     else:
         b.reset()
-    return action
+    return action if controlled else None
 
 
 cdef class _SessionAssembler(_AssemblerBase):
@@ -246,38 +268,10 @@ cdef class FragmentAssembler(_SessionAssembler):
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
         """The poll handler: an unfragmented message goes straight to the delegate; fragments are joined
         per session and the delegate gets the whole message, with the header of its first fragment."""
-        cdef const uint8_t *frame = header.frame()
-        cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
-        cdef BufferBuilder b
-        if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            self.delegate(buffer, offset, length, header)
-            return
-        cdef int32_t session_id = fd.frame_i32(frame, fd.SESSION_ID_FIELD_OFFSET)
-        if flags & fd.BEGIN_FRAG_FLAG:
-            b = self.builder_for(session_id, True)
-            b.reset()
-            b.capture_header(header)
-            if _append_from(self, b, buffer, offset, length) == 0:
-                b.next_term_offset = header.next_term_offset_c()
-            return
-        b = self.builder_for(session_id, False)
-        if b is None:
-            return
-        if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
-            b.reset()
-            return
-        if _append_from(self, b, buffer, offset, length) != 0:
-            return
-        if flags & fd.END_FRAG_FLAG:
-            try:
-                self.delegate(b.buffer, 0, b.limit, b.complete(header))
-            finally:
-                b.reset()
-        else:
-            b.next_term_offset = header.next_term_offset_c()
+        _on_fragment(self, buffer, offset, length, header, False)
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        return self.on_fragment(buffer, offset, length, header)
+        _on_fragment(self, buffer, offset, length, header, False)
 
 
 @cython.final
@@ -289,64 +283,19 @@ cdef class ControlledFragmentAssembler(_SessionAssembler):
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
         """The controlled poll handler: as ``FragmentAssembler.on_fragment``, returning the delegate's action
         (CONTINUE for a fragment that does not complete a message)."""
-        cdef const uint8_t *frame = header.frame()
-        cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
-        cdef BufferBuilder b
-        if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            return self.delegate(buffer, offset, length, header)
-        cdef int32_t session_id = fd.frame_i32(frame, fd.SESSION_ID_FIELD_OFFSET)
-        if flags & fd.BEGIN_FRAG_FLAG:
-            b = self.builder_for(session_id, True)
-            b.reset()
-            b.capture_header(header)
-            if _append_from(self, b, buffer, offset, length) == 0:
-                b.next_term_offset = header.next_term_offset_c()
-            return CONTROLLED_ACTION_CONTINUE
-        b = self.builder_for(session_id, False)
-        if b is None:
-            return CONTROLLED_ACTION_CONTINUE
-        return _controlled_continue(self, b, buffer, offset, length, header, frame, flags)
+        return _on_fragment(self, buffer, offset, length, header, True)
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        return self.on_fragment(buffer, offset, length, header)
+        return _on_fragment(self, buffer, offset, length, header, True)
 
 
-@cython.final
-cdef class ImageFragmentAssembler(_AssemblerBase):
-    """FragmentAssembler for a single image (one session): one builder, no session lookup."""
+cdef class _ImageAssembler(_AssemblerBase):
 
     def __cinit__(self, *args, **kwargs):
         self.builder = BufferBuilder(self.initial_buffer_length)
 
-    def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        """The poll handler: as ``FragmentAssembler.on_fragment``, for one image's fragments."""
-        cdef const uint8_t *frame = header.frame()
-        cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
-        cdef BufferBuilder b = self.builder
-        if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            self.delegate(buffer, offset, length, header)
-            return
-        if flags & fd.BEGIN_FRAG_FLAG:
-            b.reset()
-            b.capture_header(header)
-            if _append_from(self, b, buffer, offset, length) == 0:
-                b.next_term_offset = header.next_term_offset_c()
-            return
-        if fd.frame_i32(frame, fd.TERM_OFFSET_FIELD_OFFSET) != b.next_term_offset or b.next_term_offset < 0:
-            b.reset()
-            return
-        if _append_from(self, b, buffer, offset, length) != 0:
-            return
-        if flags & fd.END_FRAG_FLAG:
-            try:
-                self.delegate(b.buffer, 0, b.limit, b.complete(header))
-            finally:
-                b.reset()
-        else:
-            b.next_term_offset = header.next_term_offset_c()
-
-    def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        return self.on_fragment(buffer, offset, length, header)
+    cdef BufferBuilder builder_for(self, int32_t session_id, bint create):
+        return self.builder
 
     def clear(self):
         """Discard a message in progress."""
@@ -354,32 +303,26 @@ cdef class ImageFragmentAssembler(_AssemblerBase):
 
 
 @cython.final
-cdef class ImageControlledFragmentAssembler(_AssemblerBase):
+cdef class ImageFragmentAssembler(_ImageAssembler):
+    """FragmentAssembler for a single image (one session): one builder, no session lookup."""
+
+    def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        """The poll handler: as ``FragmentAssembler.on_fragment``, for one image's fragments."""
+        _on_fragment(self, buffer, offset, length, header, False)
+
+    def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        _on_fragment(self, buffer, offset, length, header, False)
+
+
+@cython.final
+cdef class ImageControlledFragmentAssembler(_ImageAssembler):
     """ControlledFragmentAssembler for a single image (one session): one builder, no session lookup. When the
     delegate ABORTs a reassembled message the last fragment is taken back, so its redelivery completes it again."""
-
-    def __cinit__(self, *args, **kwargs):
-        self.builder = BufferBuilder(self.initial_buffer_length)
 
     def on_fragment(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
         """The controlled poll handler: as ``ControlledFragmentAssembler.on_fragment``, for one image's
         fragments; returns the delegate's action (CONTINUE for a fragment that does not complete a message)."""
-        cdef const uint8_t *frame = header.frame()
-        cdef uint8_t flags = frame[fd.FLAGS_FIELD_OFFSET]
-        cdef BufferBuilder b = self.builder
-        if (flags & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            return self.delegate(buffer, offset, length, header)
-        if flags & fd.BEGIN_FRAG_FLAG:
-            b.reset()
-            b.capture_header(header)
-            if _append_from(self, b, buffer, offset, length) == 0:
-                b.next_term_offset = header.next_term_offset_c()
-            return CONTROLLED_ACTION_CONTINUE
-        return _controlled_continue(self, b, buffer, offset, length, header, frame, flags)
-
-    def clear(self):
-        """Drop the message in progress."""
-        self.builder.reset()
+        return _on_fragment(self, buffer, offset, length, header, True)
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        return self.on_fragment(buffer, offset, length, header)
+        return _on_fragment(self, buffer, offset, length, header, True)

@@ -6,20 +6,21 @@
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core cimport record_descriptor as rd
 
 cdef enum:
-    RB_ALIGNMENT = 8                       # records start on 8-byte boundaries
-    RB_RECORD_HEADER_LENGTH = 8            # int32 length + int32 type
-    RB_LENGTH_OFFSET = 0                   # record: int32 length (8 + payload, < 0 while being written)
-    RB_TYPE_OFFSET = 4                     # record: int32 message type id
-    RB_PADDING_MSG_TYPE_ID = -1            # record type of padding (wrap, abort, unblock)
+    RB_ALIGNMENT = rd.RECORD_ALIGNMENT
+    RB_RECORD_HEADER_LENGTH = rd.RECORD_HEADER_LENGTH
+    RB_LENGTH_OFFSET = rd.RECORD_LENGTH_OFFSET      # < 0 while the record is being written
+    RB_TYPE_OFFSET = rd.RECORD_TYPE_OFFSET
+    RB_PADDING_MSG_TYPE_ID = rd.RECORD_PADDING_MSG_TYPE_ID      # wrap, abort, unblock
     RB_TAIL_POSITION_OFFSET = 128          # trailer: int64 tail position (producers, CAS)
     RB_HEAD_CACHE_POSITION_OFFSET = 256    # trailer: int64 producers' cached copy of the head
     RB_HEAD_POSITION_OFFSET = 384          # trailer: int64 head position (consumer)
     RB_CORRELATION_COUNTER_OFFSET = 512    # trailer: int64 next correlation id (fetch-add)
     RB_CONSUMER_HEARTBEAT_OFFSET = 640     # trailer: int64 consumer heartbeat, epoch ms
     RB_TRAILER_LENGTH = 768                # six fields, two cache lines each
-    RB_MIN_CAPACITY = 8                    # smallest capacity aeron_mpsc_rb_init accepts
+    RB_MIN_CAPACITY = rd.RECORD_MIN_CAPACITY
     RB_INSUFFICIENT_CAPACITY = -2          # claim/try_claim status: full (Agrona's value)
     # controlled_read handler actions, the values term_reader uses for fragments
     RB_ACTION_ABORT = 1                    # leave this record in place and stop

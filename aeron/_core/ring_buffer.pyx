@@ -25,8 +25,10 @@ from libc.string cimport memcpy, memset
 
 from aeron._core.atomic cimport (cas_i32, cas_i64, fence_release, get_and_add_i64, load_acquire_i32, load_acquire_i64,
                                  store_release_i32, store_release_i64)
-from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
-from aeron.common.errors import ConfigurationError, CorruptFileError, IllegalStateError, InvalidArgumentError
+from aeron._core.atomic_buffer cimport AtomicBuffer, check_span
+from aeron._core.record_descriptor cimport (RECORD_MAX_CAPACITY, capacity_of, pin_records, record_align,
+                                            record_length_ptr, record_type_ptr, records_init, unpin)
+from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 # -- layout constants (Python view of ring_buffer.pxd) ------------------------------------------------
 ALIGNMENT = RB_ALIGNMENT
@@ -41,7 +43,7 @@ CORRELATION_COUNTER_OFFSET = RB_CORRELATION_COUNTER_OFFSET
 CONSUMER_HEARTBEAT_OFFSET = RB_CONSUMER_HEARTBEAT_OFFSET
 TRAILER_LENGTH = RB_TRAILER_LENGTH
 MIN_CAPACITY = RB_MIN_CAPACITY
-MAX_CAPACITY = 1 << 30                 # Agrona indexes with int; larger rings cannot be addressed
+MAX_CAPACITY = RECORD_MAX_CAPACITY
 INSUFFICIENT_CAPACITY = RB_INSUFFICIENT_CAPACITY
 ABORT = RB_ACTION_ABORT
 BREAK = RB_ACTION_BREAK
@@ -49,38 +51,20 @@ COMMIT = RB_ACTION_COMMIT
 CONTINUE = RB_ACTION_CONTINUE
 
 
-cdef inline int32_t _align8(int32_t value) noexcept nogil:
-    return (value + (RB_ALIGNMENT - 1)) & ~(RB_ALIGNMENT - 1)
-
-
-cdef inline int32_t *_length_ptr(uint8_t *buffer, int32_t record_index) noexcept nogil:
-    return <int32_t *>(buffer + record_index + RB_LENGTH_OFFSET)
-
-
-cdef inline int32_t *_type_ptr(uint8_t *buffer, int32_t record_index) noexcept nogil:
-    return <int32_t *>(buffer + record_index + RB_TYPE_OFFSET)
-
-
 def compute_capacity(Py_ssize_t length):
     """Capacity of a ring buffer section of ``length`` bytes, or -1 when it is not valid
     (power of two, ``MIN_CAPACITY``..``MAX_CAPACITY``)."""
-    cdef Py_ssize_t capacity = length - RB_TRAILER_LENGTH
-    if capacity < RB_MIN_CAPACITY or capacity > MAX_CAPACITY or (capacity & (capacity - 1)) != 0:
-        return -1
-    return capacity
+    return capacity_of(length, RB_TRAILER_LENGTH)
 
 
 # ------------------------------------------------------------------------------------------------
 # Kernels
 # ------------------------------------------------------------------------------------------------
 cdef int mpsc_rb_init(mpsc_rb_t *rb, uint8_t *buffer, Py_ssize_t length) noexcept nogil:
-    cdef Py_ssize_t capacity = length - RB_TRAILER_LENGTH
-    if capacity < RB_MIN_CAPACITY or capacity > (1 << 30) or (capacity & (capacity - 1)) != 0:
+    cdef uint8_t *trailer = records_init(buffer, length, RB_TRAILER_LENGTH, &rb.capacity, &rb.max_msg_length)
+    if trailer == NULL:
         return -1
-    cdef uint8_t *trailer = buffer + capacity
     rb.buffer = buffer
-    rb.capacity = <int32_t>capacity
-    rb.max_msg_length = <int32_t>(capacity >> 3)
     rb.tail_position = <int64_t *>(trailer + RB_TAIL_POSITION_OFFSET)
     rb.head_cache_position = <int64_t *>(trailer + RB_HEAD_CACHE_POSITION_OFFSET)
     rb.head_position = <int64_t *>(trailer + RB_HEAD_POSITION_OFFSET)
@@ -92,7 +76,7 @@ cdef int mpsc_rb_init(mpsc_rb_t *rb, uint8_t *buffer, Py_ssize_t length) noexcep
 cdef int32_t mpsc_rb_claim_capacity(mpsc_rb_t *rb, int32_t record_length) noexcept nogil:
     # Port of claimCapacity. The head cache spares producers a read of the consumer's cache line
     # while there is room; it is refreshed whenever the cached head says the ring is full.
-    cdef int32_t required = _align8(record_length)
+    cdef int32_t required = record_align(record_length)
     cdef int32_t capacity = rb.capacity
     cdef int64_t mask = capacity - 1
     cdef int64_t head = load_acquire_i64(rb.head_cache_position)
@@ -123,10 +107,10 @@ cdef int32_t mpsc_rb_claim_capacity(mpsc_rb_t *rb, int32_t record_length) noexce
             break
     if padding != 0:
         # Negative first so a concurrent unblock() never mistakes the half-written header for a gap.
-        store_release_i32(_length_ptr(rb.buffer, tail_index), -padding)
+        store_release_i32(record_length_ptr(rb.buffer, tail_index), -padding)
         fence_release()
-        _type_ptr(rb.buffer, tail_index)[0] = RB_PADDING_MSG_TYPE_ID
-        store_release_i32(_length_ptr(rb.buffer, tail_index), padding)
+        record_type_ptr(rb.buffer, tail_index)[0] = RB_PADDING_MSG_TYPE_ID
+        store_release_i32(record_length_ptr(rb.buffer, tail_index), padding)
         tail_index = 0
     return tail_index
 
@@ -136,13 +120,13 @@ cdef int mpsc_rb_write(mpsc_rb_t *rb, int32_t msg_type_id, const uint8_t *src, i
     cdef int32_t index = mpsc_rb_claim_capacity(rb, record_length)
     if index == RB_INSUFFICIENT_CAPACITY:
         return 0
-    store_release_i32(_length_ptr(rb.buffer, index), -record_length)
+    store_release_i32(record_length_ptr(rb.buffer, index), -record_length)
     fence_release()
-    _type_ptr(rb.buffer, index)[0] = msg_type_id
+    record_type_ptr(rb.buffer, index)[0] = msg_type_id
     if length > 0:
         memcpy(rb.buffer + index + RB_RECORD_HEADER_LENGTH, src, <size_t>length)
     # The release store of the positive length is what publishes the record to the consumer.
-    store_release_i32(_length_ptr(rb.buffer, index), record_length)
+    store_release_i32(record_length_ptr(rb.buffer, index), record_length)
     return 1
 
 
@@ -151,17 +135,17 @@ cdef int32_t mpsc_rb_try_claim(mpsc_rb_t *rb, int32_t msg_type_id, int32_t lengt
     cdef int32_t index = mpsc_rb_claim_capacity(rb, record_length)
     if index == RB_INSUFFICIENT_CAPACITY:
         return RB_INSUFFICIENT_CAPACITY
-    store_release_i32(_length_ptr(rb.buffer, index), -record_length)
+    store_release_i32(record_length_ptr(rb.buffer, index), -record_length)
     fence_release()
-    _type_ptr(rb.buffer, index)[0] = msg_type_id
+    record_type_ptr(rb.buffer, index)[0] = msg_type_id
     return index + RB_RECORD_HEADER_LENGTH
 
 
 cdef inline int _claimed_state(mpsc_rb_t *rb, int32_t record_index, int32_t *length) noexcept nogil:
-    length[0] = load_acquire_i32(_length_ptr(rb.buffer, record_index))
+    length[0] = load_acquire_i32(record_length_ptr(rb.buffer, record_index))
     if length[0] < 0:
         return 0
-    return -3 if _type_ptr(rb.buffer, record_index)[0] == RB_PADDING_MSG_TYPE_ID else -2
+    return -3 if record_type_ptr(rb.buffer, record_index)[0] == RB_PADDING_MSG_TYPE_ID else -2
 
 
 cdef int mpsc_rb_commit(mpsc_rb_t *rb, int32_t index) noexcept nogil:
@@ -171,7 +155,7 @@ cdef int mpsc_rb_commit(mpsc_rb_t *rb, int32_t index) noexcept nogil:
         return -1
     cdef int state = _claimed_state(rb, record_index, &length)
     if state == 0:
-        store_release_i32(_length_ptr(rb.buffer, record_index), -length)
+        store_release_i32(record_length_ptr(rb.buffer, record_index), -length)
     return state
 
 
@@ -182,8 +166,8 @@ cdef int mpsc_rb_abort(mpsc_rb_t *rb, int32_t index) noexcept nogil:
         return -1
     cdef int state = _claimed_state(rb, record_index, &length)
     if state == 0:
-        _type_ptr(rb.buffer, record_index)[0] = RB_PADDING_MSG_TYPE_ID
-        store_release_i32(_length_ptr(rb.buffer, record_index), -length)
+        record_type_ptr(rb.buffer, record_index)[0] = RB_PADDING_MSG_TYPE_ID
+        store_release_i32(record_length_ptr(rb.buffer, record_index), -length)
     return state
 
 
@@ -212,7 +196,7 @@ cdef int32_t mpsc_rb_size(mpsc_rb_t *rb) noexcept nogil:
 cdef bint _scan_back_to_confirm_still_zeroed(uint8_t *buffer, int32_t from_index, int32_t limit) noexcept nogil:
     cdef int32_t i = from_index - RB_ALIGNMENT
     while i >= limit:
-        if load_acquire_i32(_length_ptr(buffer, i)) != 0:
+        if load_acquire_i32(record_length_ptr(buffer, i)) != 0:
             return False
         i -= RB_ALIGNMENT
     return True
@@ -228,22 +212,22 @@ cdef bint mpsc_rb_unblock(mpsc_rb_t *rb) noexcept nogil:
     cdef int64_t mask = rb.capacity - 1
     cdef int32_t consumer_index = <int32_t>(head & mask)
     cdef int32_t producer_index = <int32_t>(tail & mask)
-    cdef int32_t length = load_acquire_i32(_length_ptr(rb.buffer, consumer_index))
+    cdef int32_t length = load_acquire_i32(record_length_ptr(rb.buffer, consumer_index))
     cdef int32_t limit, i
     if length < 0:
         # Claimed and never committed: the producer died or hung between claim and commit.
-        _type_ptr(rb.buffer, consumer_index)[0] = RB_PADDING_MSG_TYPE_ID
-        store_release_i32(_length_ptr(rb.buffer, consumer_index), -length)
+        record_type_ptr(rb.buffer, consumer_index)[0] = RB_PADDING_MSG_TYPE_ID
+        store_release_i32(record_length_ptr(rb.buffer, consumer_index), -length)
         return True
     if length == 0:
         # The tail moved past here but no header was written: pad up to the next record written.
         limit = producer_index if producer_index > consumer_index else rb.capacity
         i = consumer_index + RB_ALIGNMENT
         while i < limit:
-            if load_acquire_i32(_length_ptr(rb.buffer, i)) != 0:
+            if load_acquire_i32(record_length_ptr(rb.buffer, i)) != 0:
                 if _scan_back_to_confirm_still_zeroed(rb.buffer, i, consumer_index):
-                    _type_ptr(rb.buffer, consumer_index)[0] = RB_PADDING_MSG_TYPE_ID
-                    store_release_i32(_length_ptr(rb.buffer, consumer_index), i - consumer_index)
+                    record_type_ptr(rb.buffer, consumer_index)[0] = RB_PADDING_MSG_TYPE_ID
+                    store_release_i32(record_length_ptr(rb.buffer, consumer_index), i - consumer_index)
                     return True
                 return False
             i += RB_ALIGNMENT
@@ -251,7 +235,7 @@ cdef bint mpsc_rb_unblock(mpsc_rb_t *rb) noexcept nogil:
 
 
 cdef int32_t mpsc_rb_record_length_at(mpsc_rb_t *rb, int32_t index, int32_t limit) noexcept nogil:
-    cdef int32_t length = load_acquire_i32(_length_ptr(rb.buffer, index))
+    cdef int32_t length = load_acquire_i32(record_length_ptr(rb.buffer, index))
     if length <= 0:
         return 0
     if length < RB_RECORD_HEADER_LENGTH or length > limit - index:
@@ -263,7 +247,7 @@ cdef bint mpsc_rb_record_fits(mpsc_rb_t *rb, int64_t record_position, int32_t re
                               int64_t *tail_seen) noexcept nogil:
     # A committed record lies wholly before the tail: its producer moved the tail past it before writing the
     # header. `tail_seen` caches the last tail read; it is read again only when a record seems to overrun it.
-    cdef int64_t end = record_position + _align8(record_length)
+    cdef int64_t end = record_position + record_align(record_length)
     if end <= tail_seen[0]:
         return True
     tail_seen[0] = load_acquire_i64(rb.tail_position)
@@ -289,14 +273,14 @@ cdef int32_t mpsc_rb_malformed_extent(mpsc_rb_t *rb, int32_t record_index, int32
     s = slots - 1
     while s >= 1:
         k = record_index + (s << 3)
-        length = load_acquire_i32(_length_ptr(rb.buffer, k))
+        length = load_acquire_i32(record_length_ptr(rb.buffer, k))
         reaches[s] = 0
         if length < 0 and length != -INT32_MAX - 1:
             length = -length
-        elif length > 0 and _type_ptr(rb.buffer, k)[0] == 0:
+        elif length > 0 and record_type_ptr(rb.buffer, k)[0] == 0:
             length = 0
         if length >= RB_RECORD_HEADER_LENGTH and length <= end_index - k:
-            aligned = _align8(length)
+            aligned = record_align(length)
             if k + aligned <= end_index:
                 reaches[s] = reaches[s + (aligned >> 3)]
         s -= 1
@@ -317,12 +301,6 @@ cdef void mpsc_rb_consume(mpsc_rb_t *rb, int64_t head, int32_t bytes) noexcept n
 # ------------------------------------------------------------------------------------------------
 # Python face
 # ------------------------------------------------------------------------------------------------
-cdef object _layout_error(str message, object path, Py_ssize_t offset):
-    if path is not None:
-        return CorruptFileError(message, path=path, offset=offset)
-    return ConfigurationError(message)
-
-
 @cython.final
 cdef class ManyToOneRingBuffer:
     """Many producers, one consumer, over ``buffer`` (records then a 768-byte trailer).
@@ -337,27 +315,13 @@ cdef class ManyToOneRingBuffer:
     def __cinit__(self, AtomicBuffer buffer not None, path=None, Py_ssize_t file_offset=0):
         self._has_pin = False
         self._reading = False
-        buffer.check_open()
-        if path is None:
-            path = buffer.path
-        cdef Py_ssize_t length = buffer.length
-        if length < RB_TRAILER_LENGTH + RB_MIN_CAPACITY:
-            raise _layout_error(f"ring buffer length {length} is too short: need capacity >= {RB_MIN_CAPACITY} "
-                                f"plus a {RB_TRAILER_LENGTH}-byte trailer", path, file_offset)
-        if (<size_t>buffer.data) % 8 != 0:
-            raise InvalidArgumentError("ring buffer memory must be 8-byte aligned")
-        if mpsc_rb_init(&self.rb, buffer.data, length) != 0:
-            raise _layout_error(f"ring buffer capacity {length - RB_TRAILER_LENGTH} (length {length} - trailer "
-                                f"{RB_TRAILER_LENGTH}) is not a power of two in {RB_MIN_CAPACITY}..{MAX_CAPACITY}",
-                                path, file_offset)
-        PyObject_GetBuffer(buffer, &self._pin, PyBUF_SIMPLE)
+        pin_records(buffer, path, file_offset, "ring buffer", RB_TRAILER_LENGTH, &self._pin)
         self._has_pin = True
+        mpsc_rb_init(&self.rb, buffer.data, buffer.length)
         self.buffer = buffer
 
     def __dealloc__(self):
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     cdef int _check(self) except -1:
         if not self._has_pin:
@@ -384,9 +348,7 @@ cdef class ManyToOneRingBuffer:
         """Release the pinned buffer (it is not closed). Refused from inside a read handler."""
         if self._reading:
             raise IllegalStateError("cannot close a ring buffer from inside its read handler")
-        if self._has_pin:
-            PyBuffer_Release(&self._pin)
-            self._has_pin = False
+        unpin(&self._pin, &self._has_pin)
 
     @property
     def is_closed(self):
@@ -411,11 +373,7 @@ cdef class ManyToOneRingBuffer:
         cdef int rc
         PyObject_GetBuffer(src, &view, PyBUF_SIMPLE)
         try:
-            if length < 0:
-                if length != -1:
-                    raise InvalidArgumentError(f"invalid message length={length}")
-                length = view.len - offset
-            check_bounds(offset, length, view.len)
+            length = check_span(offset, length, view.len)
             self._check_msg(msg_type_id, length)
             rc = mpsc_rb_write(&self.rb, msg_type_id, <const uint8_t *>view.buf + offset, <int32_t>length)
         finally:
@@ -481,8 +439,8 @@ cdef class ManyToOneRingBuffer:
                     skipped = self._skip_malformed(record_index, head + bytes_read)
                     bytes_read += skipped
                     self._corrupt(record_index, skipped)
-                bytes_read += _align8(record_length)
-                msg_type_id = _type_ptr(rb.buffer, record_index)[0]
+                bytes_read += record_align(record_length)
+                msg_type_id = record_type_ptr(rb.buffer, record_index)[0]
                 if msg_type_id == RB_PADDING_MSG_TYPE_ID:
                     continue
                 messages_read += 1
@@ -518,9 +476,9 @@ cdef class ManyToOneRingBuffer:
                     skipped = self._skip_malformed(record_index, head + bytes_read)
                     bytes_read += skipped
                     self._corrupt(record_index, skipped)
-                aligned = _align8(record_length)
+                aligned = record_align(record_length)
                 bytes_read += aligned
-                msg_type_id = _type_ptr(rb.buffer, record_index)[0]
+                msg_type_id = record_type_ptr(rb.buffer, record_index)[0]
                 if msg_type_id == RB_PADDING_MSG_TYPE_ID:
                     continue
                 # A raising handler leaves the record consumed, as in read().
@@ -552,12 +510,12 @@ cdef class ManyToOneRingBuffer:
         # keeps its own header) and the head stays.
         cdef mpsc_rb_t *rb = &self.rb
         cdef int64_t tail = load_acquire_i64(rb.tail_position)
-        cdef int32_t length = load_acquire_i32(_length_ptr(rb.buffer, record_index))
+        cdef int32_t length = load_acquire_i32(record_length_ptr(rb.buffer, record_index))
         cdef int64_t written = tail - record_position
         self._malformed_length = length
         self._malformed_written = written
         if written <= 0:
-            cas_i32(_length_ptr(rb.buffer, record_index), length, 0)
+            cas_i32(record_length_ptr(rb.buffer, record_index), length, 0)
             return 0
         if written > rb.capacity - record_index:
             written = rb.capacity - record_index        # the rest of this lap; the next starts at index 0

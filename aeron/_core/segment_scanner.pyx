@@ -9,6 +9,8 @@ from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE, PyObject_GetBu
 from libc.stdint cimport int32_t, uint32_t
 from libc.string cimport memcpy
 
+from aeron._core cimport crc
+
 from aeron.common.errors import InvalidArgumentError
 
 cdef enum:
@@ -60,78 +62,16 @@ def scan_frames(buffer, int64_t offset, int64_t limit):
         PyBuffer_Release(&view)
 
 
-# -- checksums (CRC-32 as java.util.zip.CRC32, CRC-32C as java.util.zip.CRC32C; both reflected, init and xorout ~0) --
+# -- checksums (aeron_crc.h through crc.pxd: the kernel the recorder and the replayer use) ---------------------------
 
-cdef enum:
-    KIND_NONE = 0
-    KIND_CRC32 = 1
-    KIND_CRC32C = 2
-
-CHECKSUM_NONE = KIND_NONE
-CHECKSUM_CRC32 = KIND_CRC32
-CHECKSUM_CRC32C = KIND_CRC32C
-
-cdef uint32_t _CRC32[8][256]
-cdef uint32_t _CRC32C[8][256]
-
-
-cdef void _make_table(uint32_t table[8][256], uint32_t poly) noexcept:
-    cdef uint32_t c
-    cdef int i, k
-    for i in range(256):
-        c = i
-        for k in range(8):
-            c = (c >> 1) ^ poly if c & 1 else c >> 1
-        table[0][i] = c
-    for i in range(256):
-        c = table[0][i]
-        for k in range(1, 8):
-            c = table[0][c & 0xFF] ^ (c >> 8)
-            table[k][i] = c
-
-
-_make_table(_CRC32, 0xEDB88320)
-_make_table(_CRC32C, 0x82F63B78)
-
-
-cdef uint32_t _crc(const uint32_t table[8][256], const uint8_t *p, int64_t length) noexcept nogil:
-    # slicing-by-8 over little-endian words
-    cdef uint32_t crc = <uint32_t>0xFFFFFFFF
-    cdef uint32_t lo, hi
-    while length >= 8:
-        memcpy(&lo, p, 4)
-        memcpy(&hi, p + 4, 4)
-        lo ^= crc
-        crc = (table[7][lo & 0xFF] ^ table[6][(lo >> 8) & 0xFF] ^ table[5][(lo >> 16) & 0xFF] ^
-               table[4][lo >> 24] ^ table[3][hi & 0xFF] ^ table[2][(hi >> 8) & 0xFF] ^
-               table[1][(hi >> 16) & 0xFF] ^ table[0][hi >> 24])
-        p += 8
-        length -= 8
-    while length > 0:
-        crc = table[0][(crc ^ p[0]) & 0xFF] ^ (crc >> 8)
-        p += 1
-        length -= 1
-    return ~crc
-
-
-cdef extern from "aeron_crc32c.h" nogil:
-    uint32_t aeron_crc32c_hw_update(uint32_t crc, const uint8_t *p, size_t length)
-    int aeron_crc32c_hw_available()
-
-cdef bint _HW_CRC32C = aeron_crc32c_hw_available() != 0
-
-
-cdef inline int32_t _checksum(int kind, const uint8_t *p, int64_t length) noexcept nogil:
-    if kind == KIND_CRC32C:
-        if _HW_CRC32C:
-            return <int32_t>(~aeron_crc32c_hw_update(<uint32_t>0xFFFFFFFF, p, <size_t>length))
-        return <int32_t>_crc(_CRC32C, p, length)
-    return <int32_t>_crc(_CRC32, p, length)
+CHECKSUM_NONE = crc.KIND_NONE
+CHECKSUM_CRC32 = crc.KIND_CRC32
+CHECKSUM_CRC32C = crc.KIND_CRC32C
 
 
 def crc32c_in_hardware():
     """Whether CRC-32C runs on the CPU's crc32 instruction (SSE4.2) here."""
-    return bool(_HW_CRC32C)
+    return bool(crc.aeron_crc32c_in_hardware())
 
 
 def _crc32c_table(buffer):
@@ -142,7 +82,7 @@ def _crc32c_table(buffer):
     _get_view(buffer, &view, 0, &length, False)
     try:
         with nogil:
-            result = <int32_t>_crc(_CRC32C, <const uint8_t *>view.buf, length)
+            result = crc.aeron_checksum_by_table(crc.KIND_CRC32C, <const uint8_t *>view.buf, <size_t>length)
         return result
     finally:
         PyBuffer_Release(&view)
@@ -163,12 +103,12 @@ def checksum(int kind, buffer, int64_t offset=0, int64_t length=-1):
     signed int32, as Aeron's ``Checksum.compute`` returns it."""
     cdef Py_buffer view
     cdef int32_t result
-    if kind != CHECKSUM_CRC32 and kind != CHECKSUM_CRC32C:
+    if not crc.is_checksum_kind(kind):
         raise InvalidArgumentError(f"unknown checksum kind {kind}")
     _get_view(buffer, &view, offset, &length, False)
     try:
         with nogil:
-            result = _checksum(kind, <const uint8_t *>view.buf + offset, length)
+            result = crc.aeron_checksum(kind, <const uint8_t *>view.buf + offset, <size_t>length)
         return result
     finally:
         PyBuffer_Release(&view)
@@ -228,8 +168,8 @@ cdef int _verify(const uint8_t *data, int64_t size, int64_t offset, int64_t limi
             out[1] = aligned - HEADER_LENGTH
             out[2] = offset + HEADER_LENGTH
             return V_DATA_UNREADABLE
-        if kind != KIND_NONE and (data[offset + 6] | (data[offset + 7] << 8)) == HDR_TYPE_DATA:
-            value = _checksum(kind, data + offset + HEADER_LENGTH, aligned - HEADER_LENGTH)
+        if kind != crc.KIND_NONE and (data[offset + 6] | (data[offset + 7] << 8)) == HDR_TYPE_DATA:
+            value = crc.record_checksum(kind, data + offset, aligned)
             if value != _get_i32(data + offset + 12):
                 out[1] = _get_i32(data + offset + 12)
                 out[2] = value
@@ -257,6 +197,8 @@ def verify_frames(buffer, int64_t offset, int64_t limit, int64_t position, int32
     cdef int32_t bits
     if term_length <= 0 or term_length & (term_length - 1):
         raise InvalidArgumentError(f"term length {term_length} is not a power of two")
+    if checksum_kind != CHECKSUM_NONE and not crc.is_checksum_kind(checksum_kind):
+        raise InvalidArgumentError(f"unknown checksum kind {checksum_kind}")
     bits = 0
     while (1 << bits) < term_length:
         bits += 1
@@ -286,7 +228,7 @@ def apply_checksums(buffer, int64_t offset, int checksum_kind):
     cdef uint8_t *data
     cdef int64_t size, aligned, frames = 0, short_length = 0
     cdef int32_t frame_length, value
-    if checksum_kind != CHECKSUM_CRC32 and checksum_kind != CHECKSUM_CRC32C:
+    if not crc.is_checksum_kind(checksum_kind):
         raise InvalidArgumentError(f"unknown checksum kind {checksum_kind}")
     PyObject_GetBuffer(buffer, &view, PyBUF_ANY_CONTIGUOUS | PyBUF_WRITABLE)
     try:
@@ -304,7 +246,7 @@ def apply_checksums(buffer, int64_t offset, int checksum_kind):
                     if offset + aligned > size:
                         short_length = aligned - HEADER_LENGTH
                         break
-                    value = _checksum(checksum_kind, data + offset + HEADER_LENGTH, aligned - HEADER_LENGTH)
+                    value = crc.record_checksum(checksum_kind, data + offset, aligned)
                     memcpy(data + offset + 12, &value, 4)
                     frames += 1
                 offset += aligned

@@ -34,7 +34,7 @@ from aeron._core.counters cimport AtomicCounter
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 from aeron._core.udp_transport cimport (
-    MAX_BATCH, NO_TIMESTAMP, UdpTransport, nothing_sent, sendmmsg,
+    MAX_BATCH, NO_TIMESTAMP, UdpTransport, nothing_sent, send_datagrams,
 )
 
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
@@ -43,16 +43,8 @@ from aeron.common.errors import ChannelEndpointError, IllegalStateError, Invalid
 cdef int _send_gathered(UdpTransport transport, int count, int *err) noexcept nogil:
     """sendmmsg of the ``count`` datagrams gathered in ``transport.tx_iov`` to its aimed destination: how many it
     took (0 when it would block), -1 with *err on failure."""
-    cdef int i, n
-    for i in range(count):
-        transport.tx[i].msg_hdr.msg_name = &transport.destination
-        transport.tx[i].msg_hdr.msg_namelen = transport.destination_length
-        transport.tx[i].msg_hdr.msg_iov = &transport.tx_iov[i]
-        transport.tx[i].msg_hdr.msg_iovlen = 1
-        transport.tx[i].msg_hdr.msg_control = NULL
-        transport.tx[i].msg_hdr.msg_controllen = 0
-        transport.tx[i].msg_hdr.msg_flags = 0
-    n = sendmmsg(transport.fd, transport.tx, <unsigned int>count, 0)
+    cdef int n = send_datagrams(transport.fd, transport.tx, transport.tx_iov, count, &transport.destination,
+                                transport.destination_length)
     if n < 0:
         err[0] = errno
         if nothing_sent(err[0]):

@@ -106,6 +106,7 @@ cdef class TermAppender:
     cdef object _term_buffer(self, int32_t index)
     cdef int _check_length(self, Py_ssize_t length) except -1
     cdef int _release_pins(self) except -1
+    cdef void _release_exports(self) noexcept
 
 
 cdef class ConcurrentTermAppender(TermAppender):

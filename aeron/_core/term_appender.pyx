@@ -23,7 +23,7 @@ from libc.string cimport memcpy
 
 from aeron._core.atomic cimport (fence_release, get_and_add_i64, load_acquire_i64, store_relaxed_i64,
                                  store_release_i32, store_release_i64)
-from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
+from aeron._core.atomic_buffer cimport AtomicBuffer, check_span
 from aeron._core.buffer_claim cimport BufferClaim
 from aeron._core cimport frame_descriptor as fd
 from aeron._core cimport logbuffer_descriptor as ld
@@ -113,6 +113,16 @@ cdef int32_t framed_length_of(int32_t length, int32_t max_payload_length) noexce
     return fd.compute_fragmented_length(length, max_payload_length)
 
 
+cdef inline int64_t write_reserved(const appender_state_t *s, int64_t result, const appender_span_t *span,
+                                   const appender_iov_t *iov, int32_t length, bint commit) noexcept nogil:
+    # The message's fragments into the span a reserve returned, when it returned a position (> 0); passes the
+    # reserve's result on.
+    if result > 0:
+        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length, span.term_id,
+                             s.session_id, s.stream_id, commit)
+    return result
+
+
 cdef int64_t back_pressure_status(const appender_state_t *s, int64_t position, int32_t length) noexcept nogil:
     # Java's test for both publication kinds; C's exclusive publication omits header and alignment (§8.4).
     if position + fd.align_i64(<int64_t>length + fd.HEADER_LENGTH, fd.FRAME_ALIGNMENT) >= s.max_possible_position:
@@ -165,10 +175,7 @@ cdef int64_t concurrent_reserve(appender_state_t *s, int32_t length, int32_t fra
 cdef int64_t concurrent_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil:
     cdef appender_span_t span
     cdef int64_t result = concurrent_reserve(s, length, framed_length_of(length, s.max_payload_length), &span)
-    if result > 0:
-        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length, span.term_id,
-                             s.session_id, s.stream_id, True)
-    return result
+    return write_reserved(s, result, &span, iov, length, True)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -230,15 +237,29 @@ cdef int64_t exclusive_reserve(appender_state_t *s, int32_t length, int32_t fram
 cdef int64_t exclusive_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil:
     cdef appender_span_t span
     cdef int64_t result = exclusive_reserve(s, length, framed_length_of(length, s.max_payload_length), &span)
-    if result > 0:
-        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length, span.term_id,
-                             s.session_id, s.stream_id, True)
-    return result
+    return write_reserved(s, result, &span, iov, length, True)
 
 
 # ------------------------------------------------------------------------------------------------
 # Python face
 # ------------------------------------------------------------------------------------------------
+cdef int _wake_after_offer(WakeSignal wake, int64_t result) except -1:
+    # A message published wakes the sleepers it concerns; back pressure wakes a parked conductor of ours, which moves
+    # the limit.
+    if result > 0:
+        wake.notify()
+    elif result == APPEND_BACK_PRESSURED:
+        wake.board.signal(CONDUCTOR_WAKE_MASK)
+    return 0
+
+
+cdef inline int64_t _signal_offered(TermAppender self, int64_t result) except? -100:
+    # After an offer (the check inline: no wake signal is the common case); passes the offer's result on.
+    if self._wake is not None:
+        _wake_after_offer(self._wake, result)
+    return result
+
+
 cdef class TermAppender:
     """Common part of ConcurrentTermAppender and ExclusiveTermAppender (not for direct use)."""
 
@@ -292,6 +313,9 @@ cdef class TermAppender:
         self.closed = False
 
     def __dealloc__(self):
+        self._release_exports()
+
+    cdef void _release_exports(self) noexcept:
         if self._has_log_pin:
             PyBuffer_Release(&self._log_pin)
             self._has_log_pin = False
@@ -300,12 +324,7 @@ cdef class TermAppender:
             self._has_limit_pin = False
 
     cdef int _release_pins(self) except -1:
-        if self._has_log_pin:
-            PyBuffer_Release(&self._log_pin)
-            self._has_log_pin = False
-        if self._has_limit_pin:
-            PyBuffer_Release(&self._limit_pin)
-            self._has_limit_pin = False
+        self._release_exports()
         self._limit_buffer = None
         return 0
 
@@ -320,11 +339,7 @@ cdef class TermAppender:
         cdef Py_buffer pin
         if supplier is None and length < APPEND_GIL_RELEASE_THRESHOLD:
             # The common case: the GIL is held throughout, so nothing can close the log meanwhile.
-            result = self._reserve(length, framed, &span)
-            if result > 0:
-                term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
-                                     span.term_id, s.session_id, s.stream_id, True)
-            return result
+            return write_reserved(s, self._reserve(length, framed, &span), &span, iov, length, True)
         # Other Python code runs before we are done (another thread while the GIL is released, or
         # the supplier itself) and may call close() and then close the log. Our own export keeps the
         # mapping alive until the last store: log.close() is refused instead of unmapping under us.
@@ -333,15 +348,10 @@ cdef class TermAppender:
             if supplier is None:
                 # Safe without the GIL: the caller holds the source Py_buffers and `pin` holds the log.
                 with nogil:
-                    result = self._reserve(length, framed, &span)
-                    if result > 0:
-                        term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
-                                             span.term_id, s.session_id, s.stream_id, True)
+                    result = write_reserved(s, self._reserve(length, framed, &span), &span, iov, length, True)
                 return result
-            result = self._reserve(length, framed, &span)
+            result = write_reserved(s, self._reserve(length, framed, &span), &span, iov, length, False)
             if result > 0:
-                term_fragments_write(span.term, span.term_offset, iov, length, s.max_payload_length,
-                                     span.term_id, s.session_id, s.stream_id, False)
                 self._commit_with_supplier(&span, length, supplier)
             return result
         finally:
@@ -414,24 +424,13 @@ cdef class TermAppender:
             return APPEND_CLOSED
         cdef Py_buffer view
         cdef appender_iov_t iov
-        cdef int64_t result
         PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
         try:
-            if length < 0:
-                if length != -1:
-                    raise InvalidArgumentError(f"length must be >= 0, got {length}")
-                length = view.len - offset
-            check_bounds(offset, length, view.len)
+            length = check_span(offset, length, view.len)
             self._check_length(length)
             iov.base = <const uint8_t *>view.buf + offset
             iov.length = length
-            result = self._append(&iov, <int32_t>length, reserved_value_supplier)
-            if self._wake is not None:
-                if result > 0:
-                    self._wake.notify()
-                elif result == APPEND_BACK_PRESSURED:
-                    self._wake.board.signal(CONDUCTOR_WAKE_MASK)
-            return result
+            return _signal_offered(self, self._append(&iov, <int32_t>length, reserved_value_supplier))
         finally:
             PyBuffer_Release(&view)
 
@@ -447,7 +446,6 @@ cdef class TermAppender:
         cdef appender_iov_t *iov = stack_iov
         cdef Py_ssize_t acquired = 0, i
         cdef Py_ssize_t total = 0
-        cdef int64_t result
         if count > APPEND_STACK_IOV:
             views = <Py_buffer *>PyMem_Malloc(<size_t>count * sizeof(Py_buffer))
             iov = <appender_iov_t *>PyMem_Malloc(<size_t>count * sizeof(appender_iov_t))
@@ -463,13 +461,7 @@ cdef class TermAppender:
                 iov[i].length = views[i].len
                 total += views[i].len
             self._check_length(total)
-            result = self._append(iov, <int32_t>total, reserved_value_supplier)
-            if self._wake is not None:
-                if result > 0:
-                    self._wake.notify()
-                elif result == APPEND_BACK_PRESSURED:
-                    self._wake.board.signal(CONDUCTOR_WAKE_MASK)
-            return result
+            return _signal_offered(self, self._append(iov, <int32_t>total, reserved_value_supplier))
         finally:
             for i in range(acquired):
                 PyBuffer_Release(&views[i])
@@ -686,11 +678,7 @@ cdef class ExclusiveTermAppender(TermAppender):
         cdef int32_t resulting_offset
         PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE)
         try:
-            if length < 0:
-                if length != -1:
-                    raise InvalidArgumentError(f"length must be >= 0, got {length}")
-                length = view.len - offset
-            check_bounds(offset, length, view.len)
+            length = check_span(offset, length, view.len)
             limit = load_acquire_i64(s.position_limit)
             position = s.term_begin_position + s.term_offset
             if position >= limit:

@@ -67,6 +67,22 @@ cdef inline bint nothing_sent(int err) noexcept nogil:
     return err == EAGAIN or err == EWOULDBLOCK or err == EINTR or err == ECONNREFUSED
 
 
+cdef inline int send_datagrams(int fd, mmsghdr *tx, iovec *iov, int count, sockaddr_storage *destination,
+                               socklen_t destination_length) noexcept nogil:
+    """One sendmmsg of the ``count`` datagrams ``iov[0:count]``, each to ``destination``, through the headers ``tx``:
+    how many the socket took, or -1 with errno set."""
+    cdef int i
+    for i in range(count):
+        tx[i].msg_hdr.msg_name = destination
+        tx[i].msg_hdr.msg_namelen = destination_length
+        tx[i].msg_hdr.msg_iov = &iov[i]
+        tx[i].msg_hdr.msg_iovlen = 1
+        tx[i].msg_hdr.msg_control = NULL
+        tx[i].msg_hdr.msg_controllen = 0
+        tx[i].msg_hdr.msg_flags = 0
+    return sendmmsg(fd, tx, <unsigned int>count, 0)
+
+
 cdef int to_sockaddr(object address, int family, sockaddr_storage *out, socklen_t *length) except -1
 
 

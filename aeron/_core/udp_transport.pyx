@@ -440,15 +440,8 @@ cdef class UdpTransport:
                                        self.channel_send_timestamp_offset, send_ns)
             if count > 0:
                 if not single:
-                    for i in range(count):
-                        self.tx[i].msg_hdr.msg_name = &self.destination
-                        self.tx[i].msg_hdr.msg_namelen = self.destination_length
-                        self.tx[i].msg_hdr.msg_iov = &self.tx_iov[i]
-                        self.tx[i].msg_hdr.msg_iovlen = 1
-                        self.tx[i].msg_hdr.msg_control = NULL
-                        self.tx[i].msg_hdr.msg_controllen = 0
-                        self.tx[i].msg_hdr.msg_flags = 0
-                    n = sendmmsg(self.fd, self.tx, <unsigned int>count, 0)
+                    n = send_datagrams(self.fd, self.tx, self.tx_iov, count, &self.destination,
+                                       self.destination_length)
                     if n < 0:
                         err = errno
                 else:

@@ -287,6 +287,10 @@ def test_bad_messages():
         tx.transmit(1, bytes(33))
     with pytest.raises(OutOfBoundsError):
         tx.transmit(1, b"abc", 1, 5)
+    with pytest.raises(OutOfBoundsError):
+        tx.transmit(1, b"abc", 4)                                   # to the end, from past it
+    with pytest.raises(InvalidArgumentError, match="length must be >= 0, got -2"):
+        tx.transmit(1, b"abc", 0, -2)
     assert trailer(mem, 256) == (40, 40, 0)
     with pytest.raises(InvalidArgumentError):
         CopyBroadcastReceiver(BroadcastReceiver(buf), scratch_length=0)
