@@ -10,22 +10,10 @@ as its ``offer`` gives it.
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-from aeron._core.atomic_buffer cimport check_bounds
+from aeron._core.atomic_buffer cimport check_span
 from aeron._core.term_appender cimport (APPEND_BACK_PRESSURED, APPEND_CLOSED, TermAppender, appender_iov_t)
 
-from aeron.common.errors import InvalidArgumentError
-
 cdef int64_t CONDUCTOR_WAKE_MASK = 1 << 62     # as term_appender's: the conductor parks on this bit
-
-
-cdef inline Py_ssize_t _range_length(Py_ssize_t offset, Py_ssize_t length, Py_ssize_t available,
-                                     str which) except -1:
-    if length < 0:
-        if length != -1:
-            raise InvalidArgumentError(f"{which} length must be >= 0, got {length}")
-        length = available - offset
-    check_bounds(offset, length, available)
-    return length
 
 
 def two_buffer_offer(TermAppender appender not None, buffer_one, Py_ssize_t offset_one, Py_ssize_t length_one,
@@ -48,8 +36,8 @@ def two_buffer_offer(TermAppender appender not None, buffer_one, Py_ssize_t offs
     try:
         PyObject_GetBuffer(buffer_two, &two, PyBUF_SIMPLE)
         try:
-            length_one = _range_length(offset_one, length_one, one.len, "first")
-            length_two = _range_length(offset_two, length_two, two.len, "second")
+            length_one = check_span(offset_one, length_one, one.len)
+            length_two = check_span(offset_two, length_two, two.len)
             appender._check_length(length_one + length_two)
             iov[0].base = <const uint8_t *>one.buf + offset_one
             iov[0].length = length_one
