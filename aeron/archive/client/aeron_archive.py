@@ -54,7 +54,7 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
                                       TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri, parse_duration_ns,
                                       parse_size)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
-from aeron.common.op import Op, drive
+from aeron.common.op import Op, drive, run_agent_invokers
 from aeron.common.settings import property_items
 from aeron.common.version import __version__
 
@@ -255,13 +255,7 @@ class Context:
 
     def run_invokers(self) -> int:
         """Invoke the Aeron client's conductor (when it has no thread) and ``agent_invoker``; the work done."""
-        work = 0
-        aeron = self.aeron
-        if aeron is not None and aeron.conductor_agent_invoker is not None and not aeron.is_closed:
-            work += aeron.conductor_agent_invoker.invoke()
-        if self.agent_invoker is not None:
-            work += self.agent_invoker.invoke()
-        return work
+        return run_agent_invokers(self.aeron, self.agent_invoker)
 
     def close(self) -> None:
         """Close the Aeron client when this context connected it."""

@@ -40,7 +40,7 @@ from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessi
 from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
 from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri
 from aeron.common.errors import ClusterError, ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
-from aeron.common.op import Op, drive
+from aeron.common.op import Op, drive, run_agent_invokers
 from aeron.common.security import NullCredentialsSupplier
 from aeron.common.settings import Setting, SettingsTable, parse_duration_ns, parse_int, property_items
 from aeron.common.version import __version__
@@ -229,13 +229,7 @@ class Context:
 
     def run_agent_invokers(self) -> int:
         """Invoke the Aeron client's conductor (when it has no thread) and ``agent_invoker``; the work done."""
-        work = 0
-        aeron = self.aeron
-        if aeron is not None and aeron.conductor_agent_invoker is not None and not aeron.is_closed:
-            work += aeron.conductor_agent_invoker.invoke()
-        if self.agent_invoker is not None:
-            work += self.agent_invoker.invoke()
-        return work
+        return run_agent_invokers(self.aeron, self.agent_invoker)
 
     def close(self) -> None:
         """Close the Aeron client when this context owns it."""
