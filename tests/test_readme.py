@@ -61,3 +61,15 @@ def test_readme_async_echo_example_runs():
 @pytest.mark.timeout(60)
 def test_readme_archive_example_runs():
     assert run(snippet_after("### Recording and replaying with the archive")) == ["hello", "archive"]
+
+
+def test_the_console_scripts_list_names_every_script_pyproject_installs():
+    import sys
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    scripts = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    text = " ".join((PROJECT_ROOT / "README.md").read_text().split())
+    listed = text[text.index("the console scripts"):].split(";", 1)[0]
+    assert sorted(re.findall(r"`(aeron-[a-z-]+)`", listed)) == sorted(scripts)

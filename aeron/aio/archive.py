@@ -13,16 +13,17 @@ import asyncio
 import collections
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, deadline
 from aeron.aio.client import AsyncAeron
 from aeron.aio.subscription import AsyncSubscription, Message
-from aeron.archive.client.aeron_archive import (AeronArchive, Context, SourceLocation, connect_op, is_response_channel,
-                                                replay_image_session_id)
+from aeron.archive.client.aeron_archive import (AeronArchive, Context, ContextSettings, SourceLocation, connect_op,
+                                                is_response_channel, replay_image_session_id)
 from aeron.archive.client.archive_proxy import ReplayParams, ReplicationParams
 from aeron.archive.client.pollers import (RecordingEvent, RecordingEventsAdapter, RecordingSignalEvent,
                                           RecordingSubscriptionDescriptor)
+from aeron.archive.errors import ArchiveError
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW, REPLAY_ALL_AND_STOP
 from aeron.archive.recording_descriptor import RecordingDescriptor
 from aeron.client.aeron import Aeron
@@ -30,6 +31,9 @@ from aeron.client.context import Context as AeronContext
 from aeron.common.channel_uri import SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import IllegalStateError
 from aeron.common.op import Op, drive_async
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
 
 T = TypeVar("T")
 SIGNAL_QUEUE_CAPACITY = 4096
@@ -171,38 +175,81 @@ class AsyncAeronArchive:
         The replay starts at the first step; ``await stream.close()`` (or ``async with``) stops it early."""
         return ReplayStream(self, recording_id, position, length, replay_channel, replay_stream_id)
 
+    async def replay_error(self, replay_correlation_id: int) -> ArchiveError | None:
+        """As :meth:`AeronArchive.replay_error`: the ERROR that ended the replay asked for by request
+        ``replay_correlation_id``, or None (:class:`ReplayStream` asks it when its image goes)."""
+        return await self._run(self.archive.replay_error_op(replay_correlation_id))
+
     # -- queries ---------------------------------------------------------------------------------------------------
+    @overload
+    async def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
+
+    @overload
     async def list_recordings(self, from_recording_id: int, record_count: int,
-                              consumer: Callable[[RecordingDescriptor], Any] | None = None
-                              ) -> list[RecordingDescriptor]:
-        """The descriptors (also given to ``consumer`` when set), as :meth:`AeronArchive.list_recordings`."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recordings_op(from_recording_id, record_count, _tee(got, consumer)))
-        return got
+                              consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    async def list_recordings(self, from_recording_id: int, record_count: int,
+                              consumer: Callable[[RecordingDescriptor], object] | None = None
+                              ) -> int | list[RecordingDescriptor]:
+        """As :meth:`AeronArchive.list_recordings`: the descriptors as a list, or given to ``consumer``, returning
+        the count given."""
+        if consumer is None:
+            return await self._run(self.archive.list_recordings_op(from_recording_id, record_count))
+        return await self._run(self.archive.list_recordings_op(from_recording_id, record_count, consumer))
+
+    @overload
+    async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                      stream_id: int) -> list[RecordingDescriptor]: ...
+
+    @overload
+    async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                      stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
 
     async def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                      stream_id: int) -> list[RecordingDescriptor]:
-        """The matching descriptors, as :meth:`AeronArchive.list_recordings_for_uri`."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
-                                                                stream_id, got.append))
-        return got
+                                      stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                      ) -> int | list[RecordingDescriptor]:
+        """As :meth:`AeronArchive.list_recordings_for_uri`: a list, or the count given to ``consumer``."""
+        if consumer is None:
+            return await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                           channel_fragment, stream_id))
+        return await self._run(self.archive.list_recordings_for_uri_op(from_recording_id, record_count,
+                                                                       channel_fragment, stream_id, consumer))
 
-    async def list_recording(self, recording_id: int) -> RecordingDescriptor | None:
-        """The descriptor of ``recording_id``, or None when unknown."""
-        got: list[RecordingDescriptor] = []
-        await self._run(self.archive.list_recording_op(recording_id, got.append))
-        return got[0] if got else None
+    @overload
+    async def list_recording(self, recording_id: int) -> RecordingDescriptor | None: ...
 
+    @overload
+    async def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    async def list_recording(self, recording_id: int,
+                             consumer: Callable[[RecordingDescriptor], object] | None = None
+                             ) -> int | RecordingDescriptor | None:
+        """As :meth:`AeronArchive.list_recording`: the descriptor, None when unknown; or given to ``consumer``,
+        returning 1, or 0 when unknown."""
+        if consumer is None:
+            return await self._run(self.archive.list_recording_op(recording_id))
+        return await self._run(self.archive.list_recording_op(recording_id, consumer))
+
+    @overload
     async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                            stream_id: int, apply_stream_id: bool
-                                           ) -> list[RecordingSubscriptionDescriptor]:
-        """The recording subscriptions, as :meth:`AeronArchive.list_recording_subscriptions`."""
-        got: list[RecordingSubscriptionDescriptor] = []
-        await self._run(self.archive.list_recording_subscriptions_op(pseudo_index, subscription_count,
-                                                                     channel_fragment, stream_id, apply_stream_id,
-                                                                     got.append))
-        return got
+                                           ) -> list[RecordingSubscriptionDescriptor]: ...
+
+    @overload
+    async def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                           stream_id: int, apply_stream_id: bool,
+                                           consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> int: ...
+
+    async def list_recording_subscriptions(
+            self, pseudo_index: int, subscription_count: int, channel_fragment: str, stream_id: int,
+            apply_stream_id: bool, consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+    ) -> int | list[RecordingSubscriptionDescriptor]:
+        """As :meth:`AeronArchive.list_recording_subscriptions`: a list, or the count given to ``consumer``."""
+        if consumer is None:
+            return await self._run(self.archive.list_recording_subscriptions_op(
+                pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id))
+        return await self._run(self.archive.list_recording_subscriptions_op(
+            pseudo_index, subscription_count, channel_fragment, stream_id, apply_stream_id, consumer))
 
     async def get_recording_position(self, recording_id: int) -> int:
         """As :meth:`AeronArchive.get_recording_position`."""
@@ -374,16 +421,6 @@ class RecordingEventStream:
         await self.close()
 
 
-def _tee(out: list[Any], consumer: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
-    if consumer is None:
-        return out.append
-
-    def both(entry: Any) -> None:
-        out.append(entry)
-        consumer(entry)
-    return both
-
-
 class ReplayStream:
     """An async iterator over one replay's messages (see :meth:`AsyncAeronArchive.replay`)."""
 
@@ -398,6 +435,7 @@ class ReplayStream:
         self.replay_stream_id = replay_stream_id
         self.subscription: AsyncSubscription | None = None
         self.replay_session_id = NULL_VALUE
+        self.replay_correlation_id = NULL_VALUE
         self._closed = False
         self._idle = AsyncBackoffIdleStrategy()
 
@@ -405,13 +443,22 @@ class ReplayStream:
         """Ask the archive for the replay and subscribe to it (done by the first step when not called)."""
         if self.subscription is None and not self._closed:
             archive = self._archive
+            sync = archive.archive
             if is_response_channel(self.replay_channel):     # answered over the subscription's own channel
-                self.subscription = await archive.replay_subscription(self.recording_id, self.replay_channel,
-                                                                      self.replay_stream_id, self.position,
-                                                                      self.length)
+                def replay_op() -> Op[tuple[Any, int]]:
+                    subscription = yield from sync.replay_op(self.recording_id, self.replay_channel,
+                                                             self.replay_stream_id, self.position, self.length)
+                    return subscription, sync.last_correlation_id   # the replay request's, read under the lock
+                subscription, self.replay_correlation_id = await archive._run(replay_op())
+                self.subscription = AsyncSubscription(subscription)
                 return
-            self.replay_session_id = await archive.start_replay(self.recording_id, self.replay_channel,
-                                                                self.replay_stream_id, self.position, self.length)
+
+            def start_replay_op() -> Op[tuple[int, int]]:
+                replay_session_id = yield from sync.start_replay_op(self.recording_id, self.replay_channel,
+                                                                    self.replay_stream_id, self.position,
+                                                                    self.length)
+                return replay_session_id, sync.last_correlation_id
+            self.replay_session_id, self.replay_correlation_id = await archive._run(start_replay_op())
             uri = ChannelUri.parse(self.replay_channel)
             uri.put(SESSION_ID_PARAM_NAME, str(replay_image_session_id(self.replay_session_id)))
             self.subscription = await archive.client.add_subscription(str(uri), self.replay_stream_id)
@@ -421,7 +468,9 @@ class ReplayStream:
         return self
 
     async def __anext__(self) -> Message:
-        """The next replayed message; StopAsyncIteration at the replay's end of stream (or once closed)."""
+        """The next replayed message; StopAsyncIteration at the replay's end of stream (or once closed). When the
+        archive ended the replay with an ERROR (a segment file cut short or missing, a frame that is not where the
+        recording says it is), that ArchiveError is raised instead, naming the segment file and the position."""
         if self.subscription is None:
             if self._closed:
                 raise StopAsyncIteration
@@ -441,12 +490,18 @@ class ReplayStream:
             if images:
                 seen_image = True
                 if all(image.is_end_of_stream or image.is_closed for image in images):
-                    await self.close()
-                    raise StopAsyncIteration
+                    await self._end()
             elif seen_image:
-                await self.close()
-                raise StopAsyncIteration
+                await self._end()
             await idle.idle(0)
+
+    async def _end(self) -> NoReturn:
+        # the image has gone: a replay the archive ended with an ERROR raises it, one that ended well stops
+        await self.close()
+        error = await self._archive._run(self._archive.archive.replay_error_op(self.replay_correlation_id))
+        if error is not None:
+            raise error
+        raise StopAsyncIteration
 
     async def close(self) -> None:
         """Close the replay subscription (the archive ends the replay when its subscriber goes). Idempotent."""
@@ -467,14 +522,14 @@ class ReplayStream:
 
 
 @contextlib.asynccontextmanager
-async def connect(context: Context | None = None, *, client: AsyncAeron | None = None, aeron_dir: str | None = None,
-                  **settings: Any) -> AsyncIterator[AsyncAeronArchive]:
+async def connect(context: Context | None = None, *, client: AsyncAeron | None = None,
+                  **settings: Unpack[ContextSettings]) -> AsyncIterator[AsyncAeronArchive]:
     """``async with aeron.aio.archive.connect(control_request_channel=..., control_response_channel=...) as
     archive``: connect to an archive without blocking the loop.
 
-    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to ``aeron_dir``
-    (else the context's) and closed on exit. ``context`` (or ``settings``) as for :class:`aeron.archive.Context`;
-    its ``aeron`` is set to the AsyncAeron's client.
+    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to the context's
+    ``aeron_dir`` and closed on exit. ``context`` (or ``settings``, the keywords of :class:`aeron.archive.Context`,
+    checked by type checkers); its ``aeron`` is set to the AsyncAeron's client.
     """
     if context is None:
         context = Context(**settings)
@@ -484,7 +539,7 @@ async def connect(context: Context | None = None, *, client: AsyncAeron | None =
     if client is None:
         loop = asyncio.get_running_loop()
         aeron = await loop.run_in_executor(None, Aeron.connect, AeronContext(
-            aeron_dir or context.aeron_dir, use_conductor_agent_invoker=True))
+            context.aeron_dir, use_conductor_agent_invoker=True))
         client = AsyncAeron(aeron)
     try:
         signals: collections.deque[RecordingSignalEvent] = collections.deque(maxlen=SIGNAL_QUEUE_CAPACITY)

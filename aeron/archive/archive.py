@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import os
 import shutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -22,6 +23,7 @@ from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
+from aeron.common.paths import delete_aeron_dir, describe_failures
 from aeron.common.security import AuthorisationService, as_authorisation_service, authorisation_service_from_name
 from aeron.driver.media_driver import MediaDriver
 
@@ -237,6 +239,7 @@ class Context:
         self.epoch_clock_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         self._concluded = False
+        self._supplied_authorisation: tuple[str | None, AuthorisationService | None] = (None, None)
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS:
             if setting.env in environ:
@@ -276,10 +279,16 @@ class Context:
             self.set(str(key).strip(), value)
         return self
 
-    def conclude(self) -> "Context":
-        """Check the settings; a context serves one archive."""
-        if self._concluded:
-            raise IllegalStateError("Archive.Context already used; make a new one")
+    @staticmethod
+    def defaults() -> dict[str, Any]:
+        """Every property this context reads, by Aeron's name, with its default (None: unset); the environment
+        variable of each is its name upper-cased with ``_`` for ``.``."""
+        return {setting.prop: (setting.default.name if isinstance(setting.default, ArchiveThreadingMode)
+                               else setting.default) for setting in _SETTINGS}
+
+    def validate(self) -> "Context":
+        """Check the settings together, changing nothing (ConfigurationError naming the property): what
+        :meth:`conclude` checks, so a launcher can refuse a bad configuration before it starts anything."""
         seg = self.segment_file_length
         if not isinstance(seg, int) or seg & (seg - 1) or not TERM_MIN_LENGTH <= seg <= TERM_MAX_LENGTH:
             raise ConfigurationError(f"aeron.archive.segment.file.length={seg}: a power of two in "
@@ -289,9 +298,8 @@ class Context:
             raise ConfigurationError(f"aeron.archive.file.io.max.length={io}: a power of two >= 65536")
         if self.file_sync_level not in (0, 1, 2):
             raise ConfigurationError(f"aeron.archive.file.sync.level={self.file_sync_level}: 0, 1 or 2")
-        if self.catalog_file_sync_level is None:
-            self.catalog_file_sync_level = self.file_sync_level
-        if self.catalog_file_sync_level < self.file_sync_level or self.catalog_file_sync_level > 2:
+        catalog_sync = self.file_sync_level if self.catalog_file_sync_level is None else self.catalog_file_sync_level
+        if catalog_sync < self.file_sync_level or catalog_sync > 2:
             raise ConfigurationError("aeron.archive.catalog.file.sync.level must be in [file.sync.level, 2]")
         if self.control_channel_enabled:
             if not self.control_channel:
@@ -310,9 +318,22 @@ class Context:
         if not isinstance(self.low_storage_space_threshold, int) or self.low_storage_space_threshold < 0:
             raise ConfigurationError(f"aeron.archive.low.storage.space.threshold={self.low_storage_space_threshold}"
                                      ": a byte count >= 0")
+        supplier = self.authorisation_service_supplier
+        if self.authorisation_service is None and self._supplied_authorisation[0] != supplier:
+            # the supplier is called once however often this runs: conclude, which validates first, uses it
+            self._supplied_authorisation = (supplier, authorisation_service_from_name(supplier))
+        return self
+
+    def conclude(self) -> "Context":
+        """Check the settings (:meth:`validate`) and fill in what they imply; a context serves one archive."""
+        if self._concluded:
+            raise IllegalStateError("Archive.Context already used; make a new one")
+        self.validate()
+        catalog_sync = self.catalog_file_sync_level
+        self.catalog_file_sync_level = self.file_sync_level if catalog_sync is None else catalog_sync
         self.archive_dir = os.path.abspath(self.archive_dir)
         if self.authorisation_service is None:
-            self.authorisation_service = authorisation_service_from_name(self.authorisation_service_supplier)
+            self.authorisation_service = self._supplied_authorisation[1]
         else:
             self.authorisation_service = as_authorisation_service(self.authorisation_service)
         if self.usable_space_probe is None:
@@ -440,14 +461,27 @@ class ArchivingMediaDriver:
     @classmethod
     def launch(cls, driver_context: MediaDriver.Context | None = None,
                archive_context: Context | None = None) -> "ArchivingMediaDriver":
-        """Launch a driver (``driver_context``, default Context) then an archive on its directory."""
-        driver = MediaDriver.launch(driver_context)
+        """Launch a driver (``driver_context``, default Context) then an archive on its directory.
+
+        Both contexts are checked before anything starts (ConfigurationError); when the archive fails to start,
+        the driver is closed and its directory removed if this launch made it."""
+        dctx = driver_context if driver_context is not None else MediaDriver.Context()
+        actx = archive_context if archive_context is not None else Context()
+        dctx.conclude()
+        actx.aeron_dir = dctx.resolved_dir()
+        actx.validate()
+        made_dir = not os.path.exists(dctx.resolved_dir())
+        driver = MediaDriver.launch(dctx)
         try:
-            actx = archive_context if archive_context is not None else Context()
             actx.aeron_dir = driver.aeron_dir
             archive = Archive.launch(actx)
         except BaseException:
             driver.close()
+            if made_dir and os.path.isdir(driver.aeron_dir):
+                failures = delete_aeron_dir(driver.aeron_dir)
+                if failures:
+                    sys.stderr.write(f"WARNING: aeron dir {driver.aeron_dir} not fully deleted: "
+                                     f"{describe_failures(failures)}\n")
             raise
         return cls(driver, archive)
 

@@ -519,7 +519,9 @@ class ArchiveConductor(Agent):
             raise RequestError(f"unknown recording id: {recording_id}", ArchiveErrorCode.UNKNOWN_RECORDING)
 
     def on_recording_position(self, session: ControlSession, correlation_id: int, d: Any) -> None:
-        """RecordingPositionRequest: the live position, or -1 when not recording."""
+        """RecordingPositionRequest: the live position, or -1 when not recording; UNKNOWN_RECORDING for an id the
+        catalog has not (as Aeron's ``ArchiveConductor.getRecordingPosition``)."""
+        self._check_recording(d.recording_id)
         recording = self.recording_sessions.get(d.recording_id)
         session.send_ok(correlation_id, recording.position if recording is not None else NULL_POSITION)
 
@@ -543,7 +545,7 @@ class ArchiveConductor(Agent):
     def on_find_last_matching_recording(self, session: ControlSession, correlation_id: int, d: Any) -> None:
         """FindLastMatchingRecordingRequest."""
         if d.min_recording_id < 0:
-            raise RequestError(f"min recording id must be >= 0: {d.min_recording_id}",
+            raise RequestError(f"minRecordingId={d.min_recording_id} < 0",
                                ArchiveErrorCode.UNKNOWN_RECORDING)
         session.send_ok(correlation_id, self.catalog.find_last_matching_recording(
             d.min_recording_id, d.channel.encode("ascii", "replace"), d.stream_id, d.session_id))
@@ -1283,9 +1285,9 @@ class ArchiveConductor(Agent):
                 if replication.error:
                     self.log_error(RequestError(replication.error, replication.error_code))
                     session.send_error(replication.replication_id, replication.error_code, replication.error)
-                sub_id = (replication.recording_subscription.registration_id
-                          if replication.recording_subscription is not None else NULL_VALUE)
-                session.send_signal(replication.replication_id, replication.dst_recording_id, sub_id,
+                # as Aeron's ReplicationSession.close: its recording subscription is closed first, so the signal
+                # names none
+                session.send_signal(replication.replication_id, replication.dst_recording_id, NULL_VALUE,
                                     NULL_POSITION, RecordingSignal.REPLICATE_END)
         return work
 

@@ -27,6 +27,7 @@ from aeron._core.error_log import (
     read_error_log,
 )
 from aeron.archive.configuration import NULL_VALUE
+from aeron.common.cnc_attach import is_driver_dead
 from aeron.common.errors import (
     AeronTimeoutError,
     CorruptFileError,
@@ -58,6 +59,15 @@ def _now_ms() -> int:
 
 def _align(value: int, alignment: int) -> int:
     return (value + alignment - 1) & ~(alignment - 1)
+
+
+def _read_activity_timestamp(path: pathlib.Path, header_offset: int) -> int:
+    try:
+        with open(path, "rb") as f:
+            raw = os.pread(f.fileno(), 8, header_offset + 8)
+    except OSError:
+        return 0
+    return int.from_bytes(raw, "little", signed=True) if len(raw) == 8 else 0
 
 
 def resolve_mark_file_dir(archive_dir: str | os.PathLike[str]) -> pathlib.Path:
@@ -132,7 +142,9 @@ class ArchiveMarkFile:
         """Create (or take over) ``mark_file_dir/archive-mark.dat`` for a starting archive, ``version`` still 0.
 
         An existing file whose activity timestamp is younger than ``liveness_timeout_ms`` raises
-        ActiveArchiveError; otherwise its error log is saved to ``archive-<timestamp>-error.log`` beside it and the
+        ActiveArchiveError, unless the pid it names is gone from this host and its timestamp has stopped (a killed
+        archive: taken over within 1.5 s of its last refresh, see ``aeron.common.cnc_attach.is_driver_dead``);
+        otherwise its error log is saved to ``archive-<timestamp>-error.log`` beside it and the
         file is replaced. With ``archive_dir`` elsewhere, ``archive-mark.lnk`` there names ``mark_file_dir`` (and
         is removed when they are the same). Call :meth:`signal_ready` once the archive runs.
         """
@@ -187,11 +199,22 @@ class ArchiveMarkFile:
                    log: Callable[[str], None] | None) -> None:
         data = path.read_bytes()
         offset = header_offset_of(data)
-        if len(data) >= offset + 24:
+        if len(data) >= offset + 32:
             timestamp = int.from_bytes(data[offset + 8:offset + 16], "little", signed=True)
             version = int.from_bytes(data[offset:offset + 4], "little", signed=True)
+            pid = int.from_bytes(data[offset + 24:offset + 32], "little", signed=True)
             if version != 0 and timestamp > 0 and clock() - timestamp < liveness_timeout_ms:
-                raise ActiveArchiveError(f"active mark file detected: {path}")
+                # Aeron waits out the liveness timeout. An archive killed a moment ago would block a restart for
+                # 10 s, so, as the driver judges its cnc.dat: when the pid it wrote is gone from this host and its
+                # activity timestamp has stopped, it is dead now. A live pid, or a timestamp still moving (an
+                # archive in another pid namespace, or on another host, sharing the directory), keeps the rule.
+                def read_timestamp() -> int:
+                    return _read_activity_timestamp(path, offset)
+                if not is_driver_dead(pid, read_timestamp, clock):
+                    raise ActiveArchiveError(f"active mark file detected: {path} (pid {pid}, activity "
+                                             f"{clock() - timestamp} ms ago)")
+                if log is not None:
+                    log(f"WARNING: the archive of {path} (pid {pid}) is gone: taking its mark file over")
         saved = save_existing_errors(path, data, offset)
         if saved is not None and log is not None:
             log(f"WARNING: existing errors saved to: {saved}")

@@ -19,7 +19,7 @@ from aeron._core.archive_io import ReplayBlockReader, prefers_pread
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.segments import segment_file_base_position, segment_file_name
-from aeron.common.errors import AeronError
+from aeron.common.errors import AeronError, CorruptFileError
 
 REPLAY_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle replays for one replay
 
@@ -152,9 +152,15 @@ class ReplaySession:
             available = min(end - position, self.segment_length - file_offset, self.batch_length)
             consumed = self.reader.replay(self.segment, file_offset, self.term_length, available, pub,
                                           self.verify_checksum, self.segment_fd)
+            if consumed == 0 and position < limit_position and self.segment.get_i32_volatile(file_offset) <= 0:
+                # the recording's position says a frame is here and the file has none: a lost or cut segment
+                # never fills in, so end the replay with an error rather than wait (ReplaySession.replay raises
+                # "unexpected end of recording" for a frame length <= 0)
+                raise CorruptFileError(f"unexpected end of recording at position={position}: no frame where the "
+                                       f"recording has data up to position={limit_position}",
+                                       path=self._segment_path(), offset=file_offset)
         except (AeronError, OSError) as ex:
-            self.error = str(ex)
-            self.state = ReplayState.INACTIVE
+            self._fail(ex, position)
             return 1
         if consumed > 0:
             self.replay_position = position + consumed
@@ -166,6 +172,20 @@ class ReplaySession:
             self.state = ReplayState.INACTIVE
             return 1
         return 0
+
+    def _segment_path(self) -> str:
+        base = segment_file_base_position(self.start_position, self.replay_position, self.term_length,
+                                          self.segment_length)
+        return os.path.join(self.archive_dir, segment_file_name(self.recording_id, base))
+
+    def _fail(self, ex: BaseException, position: int) -> None:
+        # the control session's ERROR for the replay request names what failed, where (the segment file, the offset
+        # in it, the replay position) and which replay, as Aeron's ReplaySession.raiseError does
+        where = ex.path if isinstance(ex, CorruptFileError) and ex.path else self._segment_path()
+        text = str(ex) if where in str(ex) else f"{ex} [{where}]"
+        self.error = (f"replay failed at position={position}: {text}, recordingId={self.recording_id}, "
+                      f"replaySessionId={self.replay_session_id}")
+        self.state = ReplayState.INACTIVE
 
     def close(self) -> None:
         """Unmap the segment and close the publication (its subscriber sees the end of stream after linger)."""

@@ -319,11 +319,16 @@ class ReplicationSession:
                                   f"{self.src_recording_id}", ArchiveErrorCode.INVALID_EXTENSION)
         dst_stop = catalog.stop_position(self.dst_recording_id)
         self.replay_position = dst_stop
-        end = self.stop_position if self.stop_position != NULL_POSITION else src.stop_position
-        if end != NULL_POSITION and dst_stop >= end:
+        if src.start_position == src.stop_position or src.stop_position == dst_stop:
+            # SYNC: the destination holds all the source's stopped recording has (ReplicationSession
+            # .onRecordingDescriptor), whatever stop position was asked for
             self.position = dst_stop
-            self.control_session.send_signal(self.replication_id, self.dst_recording_id, NULL_VALUE, dst_stop,
-                                             RecordingSignal.SYNC)
+            self.control_session.send_signal(self.replication_id, self.dst_recording_id, NULL_VALUE,
+                                             src.stop_position, RecordingSignal.SYNC)
+            self.state = ReplicationState.DONE
+            return 1
+        if self.stop_position != NULL_POSITION and dst_stop >= self.stop_position:
+            self.position = dst_stop        # already as far as asked: nothing to replay, and not in sync
             self.state = ReplicationState.DONE
             return 1
         if self.live_destination is not None:
@@ -416,8 +421,10 @@ class ReplicationSession:
             return 0
         stop = conductor.catalog.stop_position(self.dst_recording_id)
         self.position = stop if stop != NULL_POSITION else self.position
-        end = self.stop_position if self.stop_position != NULL_POSITION else self.src_descriptor.stop_position
-        if end != NULL_POSITION and self.position >= end:
+        src_stop = self.src_descriptor.stop_position
+        if src_stop != NULL_POSITION and self.position >= src_stop:
+            # SYNC means the copy reached the source's stop position (ReplicationSession.replicate): a replication
+            # asked to stop short of it, or of a live source, ends without one
             self.control_session.send_signal(self.replication_id, self.dst_recording_id,
                                              self.recording_subscription.registration_id, self.position,
                                              RecordingSignal.SYNC)
@@ -473,6 +480,7 @@ class ReplicationSession:
         self.src_archive = None
         if self.recording_subscription is not None:
             self.conductor.close_recording_subscription(self.recording_subscription)
+            self.recording_subscription = None      # gone: REPLICATE_END names none (ReplicationSession.close)
         publication, self.response_publication = self.response_publication, None
         if publication is not None:
             try:

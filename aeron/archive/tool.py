@@ -461,6 +461,8 @@ def _verify_entry(archive_dir: str | os.PathLike[str], catalog: Catalog, d: Reco
                             f"segment file position={max_position}")
         computed_stop = segments.compute_stop_position(archive_dir, files, start, term_length, segment_length,
                                                        checksum, truncate)
+    except NoAnswerError:
+        raise                   # nobody answered the truncation prompt: leave this entry as it is and stop
     except (AeronError, OSError, ValueError) as ex:
         message = str(ex.args[0]) if ex.args else repr(ex)
         return fail(message)
@@ -474,6 +476,13 @@ def _verify_entry(archive_dir: str | os.PathLike[str], catalog: Catalog, d: Reco
             problem = _verify_segment_file(archive_dir, d, base, name, checksum)
             if problem:
                 return fail(problem)
+    if stop != NULL_POSITION and computed_stop < stop:
+        # the files end before the stop position the archive wrote when the recording stopped: data was lost (a
+        # segment cut short, a hole of zeros). Aeron's tool moves the stop position back and prints OK when the cut
+        # falls between frames; that would hide the loss, so the entry is reported and marked INVALID instead.
+        base, name = max(files) if files else (start, "")
+        return fail(f"(recordingId={rid}, file={os.path.join(archive_dir, name)}) ERR: recorded frames end at "
+                    f"offset {computed_stop - base} (position={computed_stop}), before stopPosition={stop}")
     if computed_stop != stop:
         catalog.recording_stopped(rid, computed_stop, clock(), any_state=True)
     if d.state == RecordingState.INVALID and files:
@@ -740,11 +749,27 @@ Usage: <archive-dir> <command> (items in square brackets are optional)
 """
 
 
-def _read_continue_answer(message: str, out: IO[str], stdin: IO[str]) -> bool:
+class NoAnswerError(ArchiveToolError):
+    """A prompt met the end of its input (or no input at all): nothing was done.
+
+    Aeron's tool reads the answer with a ``Scanner``, which throws at the end of input, so a tool run with a closed
+    or empty standard input deletes nothing; this is that refusal, with a message saying so.
+    """
+
+
+def _read_continue_answer(message: str, out: IO[str], stdin: IO[str] | None) -> bool:
+    # only an explicit yes goes on: a destructive command must never run because nobody was there to answer (Aeron
+    # also takes an empty line as yes; a stray Enter deletes nothing here)
     out.write(f"\n{message}: ")
     out.flush()
-    answer = stdin.readline().strip()
-    return answer == "" or answer.lower() in ("y", "yes")
+    try:
+        line = stdin.readline() if stdin is not None else ""
+    except (OSError, ValueError):           # a closed stream
+        line = ""
+    if not line:
+        out.write("\n")
+        raise NoAnswerError(f"no answer to \"{message.splitlines()[-1]}\" (end of input): nothing was done")
+    return line.strip().lower() in ("y", "yes")
 
 
 def _parse_verify_args(args: Sequence[str]) -> tuple[int | None, bool, str | None]:
@@ -768,10 +793,14 @@ def _parse_verify_args(args: Sequence[str]) -> tuple[int | None, bool, str | Non
 
 
 def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: IO[str] | None = None) -> int:
-    """``python -m aeron.archive.tool <archive-dir> <command> [args]``; returns the exit status."""
+    """``python -m aeron.archive.tool <archive-dir> <command> [args]``; returns the exit status.
+
+    A command that asks ``Continue? (y/n)`` goes on only on ``y`` (or ``yes``); any other answer does nothing, and
+    the end of input (a closed or empty stdin) does nothing and exits with status 1 (NoAnswerError).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
-    stdin = stdin or sys.stdin
+    stdin = stdin if stdin is not None else sys.stdin      # None when the process has no standard input at all
     if args == ["--version"]:
         out.write(VERSION_TEXT + "\n")
         return 0
@@ -796,7 +825,7 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: I
         return 1
 
 
-def _run(archive_dir: str, command: str, rest: list[str], out: IO[str], stdin: IO[str]) -> int:
+def _run(archive_dir: str, command: str, rest: list[str], out: IO[str], stdin: IO[str] | None) -> int:
     n = len(rest)
     if command == "describe-all":
         describe_all(archive_dir, out)

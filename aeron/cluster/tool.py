@@ -590,8 +590,11 @@ HELP_PREFIX = "Usage: <cluster-dir> <command> [options]"
 
 
 def print_help(out: IO[str]) -> None:
-    """The commands and what they do, as Aeron's ``ClusterToolCommand.printHelp`` lays them out."""
-    out.write(HELP_PREFIX + "\n")
+    """The commands and what they do, as Aeron's ``ClusterToolCommand.printHelp`` lays them out; the usage line
+    names the command as it was started (``aeron-cluster-tool`` or ``python -m aeron.cluster.tool``)."""
+    from aeron.common.cli import program_name
+    out.write(HELP_PREFIX.replace("Usage: ", f"Usage: {program_name('aeron-cluster-tool', 'aeron.cluster.tool')} ", 1)
+              + "\n")
     width = max(len(name) for name in _COMMANDS) + 1
     for name, description in _COMMANDS.items():
         out.write(" " * (width - len(name)) + f"{name}: {description}\n")
@@ -629,6 +632,9 @@ def main(argv: Sequence[str] | None = None, out: IO[str] | None = None, stdin: I
     stdin = stdin or sys.stdin
     if args == ["--version"]:
         out.write(VERSION_TEXT + "\n")
+        return SUCCESS
+    if args[:1] in (["-h"], ["--help"]):        # not a cluster directory: the usage
+        print_help(out)
         return SUCCESS
     yes = "--yes" in args or "-y" in args
     args = [a for a in args if a not in ("--yes", "-y")]

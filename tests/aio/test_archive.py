@@ -5,6 +5,7 @@ asyncio and uvloop."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import pathlib
 import shutil
@@ -17,8 +18,7 @@ from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive import SourceLocation
 from aeron.archive import errors as E
 from aeron.archive.client import RecordingStarted, RecordingStopped
-from tests.archive.archives import java_classpath, start_java_archive, stop_archive
-from tests.archive.test_server_client_suite import our_archive
+from tests.archive.archives import SEGMENT_LENGTH, java_classpath, our_archive, start_java_archive, stop_archive
 from tests.support import free_port
 
 STREAM_ID = 1101
@@ -125,6 +125,50 @@ async def test_errors_are_typed_and_listing_works(archive_handle, loop_errors):
         recordings = await archive.list_recordings(0, 100)
         assert all(r.control_session_id == archive.control_session_id for r in recordings)
         assert await archive.find_last_matching_recording(0, "no-such", STREAM_ID, 0) == -1
+        # as Java's ArchiveConductor: every position query checks the id first
+        for query in (archive.get_recording_position, archive.get_start_position, archive.get_max_recorded_position):
+            with pytest.raises(E.UnknownRecordingError, match="unknown recording id: 1000000"):
+                await query(10**6)
+        with pytest.raises(E.UnknownRecordingError, match="minRecordingId=-1 < 0"):
+            await archive.find_last_matching_recording(-1, "", STREAM_ID, 0)
+
+
+def uncorrelated(descriptors):
+    # each answer carries its own request's correlation id; the rest is the same entry
+    return [dataclasses.replace(d, correlation_id=0) for d in descriptors]
+
+
+async def test_listings_in_list_and_consumer_forms(archive_handle, loop_errors):
+    async with aeron.aio.archive.connect(**settings(archive_handle)) as archive:
+        channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+        subscription_id = await archive.start_recording(channel, STREAM_ID, SourceLocation.REMOTE)
+        publication = await archive.client.add_exclusive_publication(channel, STREAM_ID, timeout=10)
+        async for signal in archive.recording_signals(timeout=20):
+            if signal.signal == RecordingSignal.START:
+                recording_id = signal.recording_id
+                break
+        listed = await archive.list_recordings(0, 1000)
+        assert recording_id in [d.recording_id for d in listed]
+        given = []
+        assert await archive.list_recordings(0, 1000, given.append) == len(listed)
+        assert uncorrelated(given) == uncorrelated(listed)
+        port = channel.rsplit(":", 1)[1]
+        for_uri = await archive.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID)
+        assert [d.recording_id for d in for_uri] == [recording_id]
+        given = []
+        assert await archive.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID, given.append) == 1
+        assert uncorrelated(given) == uncorrelated(for_uri)
+        one = []
+        assert await archive.list_recording(recording_id, one.append) == 1
+        assert uncorrelated(one) == uncorrelated(for_uri)
+        assert await archive.list_recording(10**6, one.append) == 0
+        subs = await archive.list_recording_subscriptions(0, 10, channel, STREAM_ID, True)
+        assert [s.subscription_id for s in subs] == [subscription_id]
+        given = []
+        assert await archive.list_recording_subscriptions(0, 10, channel, STREAM_ID, True, given.append) == 1
+        assert uncorrelated(given) == uncorrelated(subs)
+        await archive.stop_recording_subscription(subscription_id)
+        publication.close()
 
 
 async def test_a_shared_async_client_and_concurrent_requests(archive_handle, loop_errors):
@@ -134,3 +178,53 @@ async def test_a_shared_async_client_and_concurrent_requests(archive_handle, loo
                                            return_exceptions=True)
             assert all(isinstance(r, E.UnknownRecordingError) for r in results)
         assert not client.is_closed
+
+
+@pytest.fixture(scope="module")
+def our_handle():
+    """Our archive only: the Java archive replays stale bytes and goes silent where a segment lost data (see
+    tests/archive/test_server_client_suite.py)."""
+    base = pathlib.Path("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp") / f"aeron-py-aarc-{uuid.uuid4().hex[:8]}"
+    base.mkdir()
+    try:
+        with our_archive(base, "aio-ours", 5151) as handle:
+            yield handle
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("cut", ["truncated", "zeroed"])
+async def test_replay_stream_raises_when_the_archive_ends_the_replay_with_an_error(our_handle, loop_errors, cut):
+    messages = [i.to_bytes(4, "little") * 23 for i in range(3 * SEGMENT_LENGTH // 128 + 100)]   # 128-byte frames
+    async with aeron.aio.archive.connect(**settings(our_handle)) as archive:
+        channel = f"aeron:udp?endpoint=localhost:{free_port()}"
+        await archive.start_recording(channel, STREAM_ID, SourceLocation.REMOTE)
+        publication = await archive.client.add_exclusive_publication(channel, STREAM_ID, timeout=10)
+        async for signal in archive.recording_signals(timeout=20):
+            if signal.signal == RecordingSignal.START:
+                recording_id = signal.recording_id
+                break
+        await offer_all(publication, messages)
+        stop = publication.position
+        while await archive.get_recording_position(recording_id) < stop:
+            await asyncio.sleep(0.01)
+        await archive.stop_recording(channel, STREAM_ID)
+        publication.close()
+        base = stop - stop % SEGMENT_LENGTH
+        path = os.path.join(our_handle.archive_dir, f"{recording_id}-{base}.rec")
+        if cut == "truncated":
+            os.truncate(path, 1000)             # the catalog still says `stop`
+            lost_from = base
+        else:
+            with open(path, "r+b") as f:
+                f.seek(4096)
+                f.write(bytes(4096))
+            lost_from = base + 4096
+        got = []
+        with pytest.raises(E.ArchiveError) as info:
+            async for message in archive.replay(recording_id, position=0, length=stop):
+                got.append(bytes(message))
+        assert got == messages[:lost_from // 128]
+        assert path in str(info.value) and f"position={lost_from}" in str(info.value)
+        # a replay that ends well still just stops
+        assert len([m async for m in archive.replay(recording_id, position=0, length=base)]) == base // 128

@@ -7,6 +7,7 @@ fixture (an :class:`tests.archive.archives.ArchiveHandle`) and ``second_archive`
 tests/interop/test_archive_client_java.py runs them against the official Java archive."""
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from typing import Any
@@ -189,6 +190,11 @@ def test_list_recording_descriptor_fields(client, aeron, signals):
     publication.close()
 
 
+def uncorrelated(descriptors: list[Any]) -> list[Any]:
+    # each answer carries its own request's correlation id; the rest is the same entry
+    return [dataclasses.replace(d, correlation_id=0) for d in descriptors]
+
+
 def test_list_recordings_and_for_uri_and_find_last_matching(client, aeron, signals):
     channels = [udp_channel(), udp_channel()]
     ids = []
@@ -208,6 +214,14 @@ def test_list_recordings_and_for_uri_and_find_last_matching(client, aeron, signa
     assert client.find_last_matching_recording(0, "no-such-host", STREAM_ID, for_uri[0].session_id) == -1
     limited: list[RecordingDescriptor] = []
     assert client.list_recordings(ids[0], 1, limited.append) == 1 and limited[0].recording_id == ids[0]
+    # the list form (as aeron.aio.archive's): the same descriptors, in order
+    assert uncorrelated(client.list_recordings(0, 100)) == uncorrelated(seen)
+    assert uncorrelated(client.list_recordings(ids[0], 1)) == uncorrelated(limited)
+    assert uncorrelated(client.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID)) == uncorrelated(for_uri)
+    assert client.list_recordings_for_uri(0, 10, f":{port}", STREAM_ID + 1) == []
+    one = client.list_recording(ids[1])
+    assert one is not None and uncorrelated([one]) == uncorrelated(for_uri[:1])
+    assert client.list_recording(ids[1] + 1000) is None
 
 
 def test_list_recording_subscriptions_and_stop_by_subscription_id(client, aeron, signals):
@@ -217,6 +231,8 @@ def test_list_recording_subscriptions_and_stop_by_subscription_id(client, aeron,
     assert client.list_recording_subscriptions(0, 10, channel, STREAM_ID, True, found.append) >= 1
     mine = [s for s in found if s.subscription_id == subscription_id]
     assert mine and mine[0].stream_id == STREAM_ID and mine[0].stripped_channel == channel
+    assert uncorrelated(client.list_recording_subscriptions(0, 10, channel, STREAM_ID, True)) == uncorrelated(found)
+    assert client.list_recording_subscriptions(0, 10, "no-such-channel", STREAM_ID, True) == []
     none: list[Any] = []
     assert client.list_recording_subscriptions(0, 10, "no-such-channel", STREAM_ID, True, none.append) == 0
     client.stop_recording_subscription(subscription_id)
@@ -368,6 +384,22 @@ def test_connect_and_replay_over_response_channels(archive, aeron, signals):
 
 
 # -- errors ---------------------------------------------------------------------------------------------------
+def test_queries_of_an_unknown_recording_are_answered_as_java_does(client):
+    # ArchiveConductor.getRecordingPosition (and the start, stop and max recorded positions) check the id first
+    for unknown in (1_000_000, -1):
+        for query in (client.get_recording_position, client.get_start_position, client.get_stop_position,
+                      client.get_max_recorded_position):
+            with pytest.raises(E.UnknownRecordingError, match=f"unknown recording id: {unknown}") as info:
+                query(unknown)
+            assert info.value.error_code == ArchiveErrorCode.UNKNOWN_RECORDING
+    # findLastMatchingRecording: a negative minimum is an error, no match is -1
+    with pytest.raises(E.UnknownRecordingError, match="minRecordingId=-1 < 0"):
+        client.find_last_matching_recording(-1, "", STREAM_ID, 1)
+    assert client.find_last_matching_recording(1_000_000, "", STREAM_ID, 1) == -1
+    got: list[RecordingDescriptor] = []
+    assert client.list_recording(1_000_000, got.append) == 0 and got == []
+
+
 def test_errors_are_typed_with_their_code(client, aeron, signals):
     unknown = 1_000_000
     with pytest.raises(E.UnknownRecordingError) as info:

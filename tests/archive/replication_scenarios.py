@@ -345,12 +345,14 @@ def message_ends(messages: list[bytes], mtu: int = 1408, term_length: int = 64 *
 
 def expected_responses(facts: dict, end: int) -> list[tuple[str, Any, int]]:
     """Aeron's order for a replication of a stopped recording into a new one, as :func:`control_responses` lists
-    it: REPLICATE, the OK naming the recording subscription, EXTEND at the start, SYNC at the end, REPLICATE_END,
-    then STOP once the recording subscription has gone."""
+    it: REPLICATE, the OK naming the recording subscription, EXTEND at the start, SYNC at the end when that is the
+    source's stop position (none for a replication asked to stop short of it), REPLICATE_END, then STOP once the
+    recording subscription has gone."""
     subscription_id = facts["extend_ok"][0].relevant_id
+    synced = [("RecordingSignalEvent", RecordingSignal.SYNC, end)] if end == facts["stop_position"] else []
     return [("RecordingSignalEvent", RecordingSignal.REPLICATE, 0),
             ("ControlResponse", ControlResponseCode.OK, subscription_id),
-            ("RecordingSignalEvent", RecordingSignal.EXTEND, 0), ("RecordingSignalEvent", RecordingSignal.SYNC, end),
+            ("RecordingSignalEvent", RecordingSignal.EXTEND, 0)] + synced + [
             ("RecordingSignalEvent", RecordingSignal.REPLICATE_END, -1),
             ("RecordingSignalEvent", RecordingSignal.STOP, end)]
 
@@ -398,3 +400,91 @@ def second_replication_on_the_same_response_channel(src_handle: ArchiveHandle, d
             src.archive.try_stop_recording_subscription(subscription_id)
             client.close()
             dst_aeron.close()
+
+
+def replicate_and_record_signals(src_handle: ArchiveHandle, dst_handle: ArchiveHandle, live: bool, short: bool,
+                                 stop_by_request: bool = False) -> dict:
+    """Replicate a recording of ``src_handle`` into a new one of ``dst_handle`` and keep every signal for the
+    replication id as ``(signal, recording id, subscription id, position)``: of a stopped recording (``live``
+    False) or of one still recording, to the source's end or, ``short``, to a stop position halfway through
+    what it has; with ``stop_by_request`` the replication (to no stop position) is stopped by a
+    StopReplicationRequest once it has copied half. Ends once the destination recording has stopped; checks that it
+    holds exactly the messages up to where it stopped. Returns the signals and the positions."""
+    with connected(src_handle) as src, connected(dst_handle) as dst:
+        publication = publisher = subscription_id = None
+        try:
+            if live:
+                src_id, subscription_id, publication, publisher = start_live_recording(src)
+                sent = list(publisher.sent)
+                src_stop = -1
+            else:
+                src_id, src_stop, sent = record_stopped(src, 300)
+            ends = message_ends(sent)
+            half = ends[len(ends) // 2]
+            stop_position = half if short else -1
+            replication_id = dst.archive.replicate(src_id, -1, src_handle.control_stream_id,
+                                                   src_handle.control_channel, stop_position=stop_position)
+            if stop_by_request:
+                extend = dst.await_signal(RecordingSignal.EXTEND, replication_id)
+                wait_for(lambda: dst.archive.get_recording_position(extend.recording_id) >= half, WAIT_S,
+                         interval_s=0.005, what="half replicated")
+                dst.archive.stop_replication(replication_id)
+            stop = dst.await_signal(RecordingSignal.STOP, replication_id)
+            events = [(RecordingSignal(e.signal), e.recording_id, e.subscription_id, e.position)
+                      for e in dst.signals.events if e.correlation_id == replication_id]
+            dst_id = stop.recording_id
+            dst_stop = dst.archive.get_stop_position(dst_id)
+            expected = [m for m, e in zip(sent, ends) if e <= dst_stop]
+            assert collect_replay(dst, dst_id, dst_stop, len(expected)) == expected
+            return dict(signals=events, src_stop=src_stop, half=half, dst_recording_id=dst_id, dst_stop=dst_stop)
+        finally:
+            if publisher is not None:
+                publisher.stop()
+            if publication is not None:
+                publication.close()
+            if subscription_id is not None:
+                src.archive.try_stop_recording_subscription(subscription_id)
+
+
+def java_signal_sequence(facts: dict) -> list[RecordingSignal]:
+    """The signals Aeron's ReplicationSession sends for what :func:`replicate_and_record_signals` did: REPLICATE
+    (a new recording), EXTEND (its recording starts), SYNC only when the copy reached the source's stop position,
+    REPLICATE_END, then STOP once the recording subscription has gone."""
+    synced = facts["src_stop"] != -1 and facts["dst_stop"] >= facts["src_stop"]
+    return [RecordingSignal.REPLICATE, RecordingSignal.EXTEND] + ([RecordingSignal.SYNC] if synced else []) + \
+        [RecordingSignal.REPLICATE_END, RecordingSignal.STOP]
+
+
+def check_signals(facts: dict) -> None:
+    """The sequence and the fields Aeron gives each signal: the recording subscription is named by EXTEND (and SYNC,
+    sent while it records) and by none after it has been closed (REPLICATE_END); REPLICATE names the new recording
+    at the source's start."""
+    signals = facts["signals"]
+    assert [s[0] for s in signals] == java_signal_sequence(facts), signals
+    by_kind = {s[0]: s for s in signals}
+    dst_id = facts["dst_recording_id"]
+    assert all(s[1] == dst_id for s in signals), signals
+    subscription_id = by_kind[RecordingSignal.EXTEND][2]
+    assert subscription_id != -1
+    assert by_kind[RecordingSignal.REPLICATE][2:] == (-1, 0)
+    assert by_kind[RecordingSignal.REPLICATE_END][2:] == (-1, -1)
+    assert by_kind[RecordingSignal.STOP][2:] == (subscription_id, facts["dst_stop"])
+    if RecordingSignal.SYNC in by_kind:
+        assert by_kind[RecordingSignal.SYNC][2:] == (subscription_id, facts["src_stop"])
+    if facts["src_stop"] == -1 or facts["dst_stop"] < facts["src_stop"]:
+        assert facts["dst_stop"] >= facts["half"]
+
+
+def replicate_into_a_recording_already_in_sync(src_handle: ArchiveHandle, dst_handle: ArchiveHandle) -> list[tuple]:
+    """Replicate a stopped recording, then replicate it again into the copy: the second finds the copy at the
+    source's stop position and ends at once. Returns the second's signals as
+    :func:`replicate_and_record_signals` keeps them."""
+    facts = replicate_and_record_signals(src_handle, dst_handle, live=False, short=False)
+    with connected(src_handle) as src, connected(dst_handle) as dst:
+        src_id = src.archive.list_recordings(0, 1_000_000)[-1].recording_id
+        assert src.archive.get_stop_position(src_id) == facts["src_stop"]
+        replication_id = dst.archive.replicate(src_id, facts["dst_recording_id"], src_handle.control_stream_id,
+                                               src_handle.control_channel)
+        dst.await_signal(RecordingSignal.REPLICATE_END, replication_id)
+        return [(RecordingSignal(e.signal), e.recording_id, e.subscription_id, e.position)
+                for e in dst.signals.events if e.correlation_id == replication_id] + [facts]

@@ -1,6 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """archive-mark.dat: the golden Java mark file decodes, ours is byte-identical for the same fields, readiness and
-liveness, the error log (and its hand-over to archive-<time>-error.log), the link file and legacy files."""
+liveness (a killed archive's file taken over at once), the error log (and its hand-over to archive-<time>-error.log),
+the link file and legacy files."""
+import os
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
 from aeron.archive.archive_mark_file import (
@@ -132,3 +139,59 @@ def test_wrong_major_version_and_short_file(golden_dir, tmp_path):
     (archive / FILENAME).write_bytes(raw[:20])
     with pytest.raises(CorruptFileError, match="too short"):
         ArchiveMarkFile.open(archive)
+
+
+def dead_pid():
+    """The pid of a process that has exited and been reaped."""
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait(30)
+    return proc.pid
+
+
+def now_ms():
+    return time.time_ns() // 1_000_000
+
+
+def test_a_fresh_mark_file_of_a_dead_pid_is_taken_over_at_once(tmp_path):
+    messages = []
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", pid=dead_pid())
+    mark.signal_ready(now_ms())          # refreshed a moment ago, then its archive was killed
+    mark.close()
+    again = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y", log=messages.append)
+    try:
+        assert again.header().aeron_directory == "/dev/shm/y" and again.header().pid == os.getpid()
+    finally:
+        again.close()
+    assert any("is gone: taking its mark file over" in m for m in messages)
+
+
+def test_a_live_pid_keeps_the_liveness_rule(tmp_path):
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x")       # this process: alive
+    try:
+        mark.signal_ready(now_ms())
+        with pytest.raises(ActiveArchiveError, match=f"active mark file detected: .*pid {os.getpid()}"):
+            ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y")
+    finally:
+        mark.close()
+
+
+def test_a_dead_pid_whose_timestamp_still_moves_keeps_the_liveness_rule(tmp_path):
+    # an archive in another pid namespace (or on another host) sharing the directory: its pid means nothing here,
+    # but it refreshes its activity timestamp
+    mark = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", pid=dead_pid())
+    stop = threading.Event()
+
+    def beat():
+        while not stop.is_set():
+            mark.update_activity_timestamp(now_ms())
+            stop.wait(0.2)
+    mark.signal_ready(now_ms())
+    beating = threading.Thread(target=beat)
+    beating.start()
+    try:
+        with pytest.raises(ActiveArchiveError):
+            ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/y")
+    finally:
+        stop.set()
+        beating.join(10)
+        mark.close()

@@ -16,6 +16,7 @@ from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal, Sou
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.archive.archive import Archive
 from aeron.archive.archive_mark_file import ActiveArchiveError, ArchiveMarkFile
+from aeron.common.errors import AeronError
 from aeron.driver.media_driver import MediaDriver
 from tests.archive.control_client import ControlClient
 from tests.archive.test_server import archive_context, replay
@@ -58,12 +59,11 @@ def test_kill_9_mid_recording_then_restart_recovers_the_stop_position(shm_dir):
             assert killed_at is not None
             pub.close()
             c.close()
-        # at once, the mark file still looks live: the restart is refused, as Java's archive refuses it
-        with pytest.raises(ActiveArchiveError):
-            Archive.launch(archive_context(archive_dir, aeron_dir=driver.aeron_dir))
-        wait_for(lambda: ArchiveMarkFile.open(archive_dir).activity_timestamp < time.time() * 1000 - 10_500,
-                 timeout_s=20, interval_s=0.2, what="the killed archive's mark file to age")
-        # restart on the same directory: the catalog repairs the stop position from the segment files
+        # at once, while its mark file is still fresh (Java's archive would refuse it for 10 s): its pid is gone and
+        # its activity timestamp has stopped, so the restart takes the directory over; the catalog repairs the
+        # stop position from the segment files
+        with ArchiveMarkFile.open(archive_dir) as mark:
+            assert mark.activity_timestamp > time.time() * 1000 - 10_000
         with Archive.launch(archive_context(archive_dir, aeron_dir=driver.aeron_dir)) as archive:
             stop = archive.conductor.catalog.stop_position(recording_id)
             assert 100_000 < stop <= killed_at
@@ -87,5 +87,36 @@ def test_kill_9_mid_recording_then_restart_recovers_the_stop_position(shm_dir):
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait(10)
+        log.close()
+        driver.close()
+
+
+def mark_file_pid(archive_dir: str) -> int:
+    try:
+        with ArchiveMarkFile.open(archive_dir, timeout_ms=0) as mark:
+            return mark.pid
+    except (OSError, AeronError):            # not there, or not ready yet
+        return 0
+
+
+def test_a_running_archive_still_blocks_a_second_one_on_its_directory(shm_dir):
+    driver = MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "driver")))
+    archive_dir = str(shm_dir / "archive")
+    log = open(shm_dir / "archive.log", "wb")
+    proc = None
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "aeron.archive", f"aeron.dir={driver.aeron_dir}", f"aeron.archive.dir={archive_dir}",
+             "aeron.archive.control.channel.enabled=false", "aeron.archive.threading.mode=SHARED"],
+            env=client_env(), stdout=subprocess.DEVNULL, stderr=log)
+        wait_for(lambda: mark_file_pid(archive_dir) == proc.pid, timeout_s=30, interval_s=0.05,
+                 what="the archive's mark file")
+        with pytest.raises(ActiveArchiveError, match=f"pid {proc.pid}"):
+            Archive.launch(archive_context(archive_dir, aeron_dir=driver.aeron_dir))
+        assert proc.poll() is None and mark_file_pid(archive_dir) == proc.pid
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            proc.wait(20)
         log.close()
         driver.close()

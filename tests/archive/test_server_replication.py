@@ -67,12 +67,15 @@ def test_replicate_a_stopped_recording_into_a_new_and_an_existing_one(two_archiv
     created = dst_client.wait_signal(RecordingSignal.REPLICATE)
     dst_id = created.recording_id
     assert created.correlation_id == replication_id and created.position == 0
-    synced = dst_client.wait_signal(RecordingSignal.SYNC, dst_id, timeout_s=30)
-    assert synced.position == middle
+    extended = dst_client.wait_signal(RecordingSignal.EXTEND, dst_id, timeout_s=30)
     # the OK for the replication id naming the recording subscription, sent when it was made (as Aeron does)
     extend_ok = dst_client.wait_response(replication_id, "ControlResponse")
-    assert extend_ok.code == ControlResponseCode.OK and extend_ok.relevant_id == synced.subscription_id != -1
-    dst_client.wait_signal(RecordingSignal.REPLICATE_END, dst_id)
+    assert extend_ok.code == ControlResponseCode.OK and extend_ok.relevant_id == extended.subscription_id != -1
+    ended = dst_client.wait_signal(RecordingSignal.REPLICATE_END, dst_id)
+    assert ended.subscription_id == -1
+    # short of the source's stop position: not in sync, so no SYNC (Aeron's ReplicationSession.replicate)
+    assert not [m for m in dst_client.messages if m.name == "RecordingSignalEvent" and
+                m.correlation_id == replication_id and m.signal == RecordingSignal.SYNC]
     assert dst_client.ok(codecs.StopPositionRequestEncoder, recording_id=dst_id) == middle
     # then the rest onto the same recording
     replicate(dst_client, src_control, src_id, dst_recording_id=dst_id)

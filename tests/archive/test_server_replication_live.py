@@ -12,8 +12,10 @@ import pytest
 from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive import ArchiveError, ArchiveErrorCode
 from tests.archive.archives import TERM_LENGTH, our_archive, scratch_dir
-from tests.archive.replication_scenarios import (LIVE_STREAM_ID, WAIT_S, Follower, collect_replay, connected,
-                                                 live_channel, replicate_with_live_merge, start_live_recording)
+from tests.archive.replication_scenarios import (LIVE_STREAM_ID, WAIT_S, Follower, check_signals, collect_replay,
+                                                 connected, live_channel, replicate_and_record_signals,
+                                                 replicate_into_a_recording_already_in_sync,
+                                                 replicate_with_live_merge, start_live_recording)
 from tests.support import free_port, wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -163,3 +165,22 @@ def test_tagged_replication_of_a_stopped_recording_feeds_a_subscription_naming_t
         finally:
             follower.stop()
             follower.subscription.close()
+
+
+@pytest.mark.parametrize("live, short, stop_by_request", [
+    (False, False, False), (False, True, False), (True, True, False), (True, False, True)],
+    ids=["stopped-to-its-end", "stopped-short", "live-short", "live-stopped-by-request"])
+def test_replication_signals_are_javas(src, dst, live, short, stop_by_request):
+    facts = replicate_and_record_signals(src, dst, live=live, short=short, stop_by_request=stop_by_request)
+    check_signals(facts)
+    if short:
+        assert facts["dst_stop"] == facts["half"]
+    settled(src, dst)
+
+
+def test_a_replication_into_a_copy_in_sync_ends_at_once_with_sync(src, dst):
+    *signals, facts = replicate_into_a_recording_already_in_sync(src, dst)
+    dst_id = facts["dst_recording_id"]
+    assert signals == [(RecordingSignal.SYNC, dst_id, -1, facts["src_stop"]),
+                       (RecordingSignal.REPLICATE_END, dst_id, -1, -1)]
+    settled(src, dst)

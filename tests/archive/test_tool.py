@@ -160,13 +160,18 @@ def test_checksum_then_verify_with_checksum(archive):
     assert not results[0].ok and "ERR: checksum failed recorded=" in text
 
 
-def test_torn_last_fragment_is_truncated_when_confirmed(archive):
+def torn_last_fragment(archive):
+    """Recording 1's segment ends in a frame straddling a page whose rest is zeros, its stop position lost."""
     seg = bytearray(65536)
     for offset in range(0, 4096 - 64, 64):
         struct.pack_into("<iBBhiiii", seg, offset, 64, 0, 0xC0, 1, offset, -1330240283, 1002, -1684349351)
     struct.pack_into("<iBBhiiii", seg, 4096 - 64, 1000, 0, 0xC0, 1, 4096 - 64, -1330240283, 1002, -1684349351)
     (archive / "1-0.rec").write_bytes(bytes(seg))
     patch_catalog(archive, ENTRY1 + 32 + 48, "<q", -1)
+
+
+def test_torn_last_fragment_is_truncated_when_confirmed(archive):
+    torn_last_fragment(archive)
     asked = []
     results, text = run(tool.verify, archive, 1, truncate_on_page_straddle=lambda p: asked.append(p) or False)
     assert not results[0].ok and "Found potentially incomplete last fragment" in text and asked
@@ -258,3 +263,136 @@ def test_capacity_version_and_prompts(archive):
     assert "128 bytes of (from 320) remaining in recording id 0" in dump.stdout
     compact = cli(archive, "compact", stdin="n\n")
     assert "Compaction result" not in compact.stdout and tool.count_entries(archive) == 2
+
+
+# -- prompts: only an explicit yes does anything destructive ---------------------------------------------------------
+
+CLOSED = "closed"           # fd 0 closed: Python's sys.stdin is None
+EOF_ = "eof"                # /dev/null: the end of input at the first read
+
+
+def cli_with(archive, *args, stdin):
+    env = dict(os.environ, TZ="UTC")
+    command = [sys.executable, "-m", "aeron.archive.tool", str(archive), *map(str, args)]
+    if stdin == CLOSED:
+        return subprocess.run(["sh", "-c", 'exec "$@" 0<&-', "sh", *command], capture_output=True, text=True,
+                              timeout=60, env=env, cwd=PROJECT_ROOT, check=False)
+    if stdin == EOF_:
+        return subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env,
+                              cwd=PROJECT_ROOT, check=False)
+    return subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60, env=env,
+                          cwd=PROJECT_ROOT, check=False)
+
+
+def snapshot(archive):
+    return {p.name: (p.stat().st_size, p.read_bytes()) for p in sorted(archive.iterdir()) if p.is_file()}
+
+
+def prepare_compact(archive):
+    run(tool.mark_invalid, archive, 0)
+
+
+def prepare_orphans(archive):
+    for name in ("0-65536.rec", "1-131072.rec"):
+        (archive / name).write_bytes(b"x")
+
+
+def compacted(archive):
+    return not (archive / "0-0.rec").exists() and tool.count_entries(archive) == 1
+
+
+def orphans_deleted(archive):
+    return not (archive / "0-65536.rec").exists() and not (archive / "1-131072.rec").exists()
+
+
+def orphans_of_0_deleted(archive):
+    return not (archive / "0-65536.rec").exists() and (archive / "1-131072.rec").exists()
+
+
+def truncated(archive):
+    return (archive / "1-0.rec").read_bytes()[4096 - 64:4096 - 60] == b"\0\0\0\0"
+
+
+DESTRUCTIVE = {
+    "compact": (("compact",), prepare_compact, compacted),
+    "delete-orphaned-segments": (("delete-orphaned-segments",), prepare_orphans, orphans_deleted),
+    "delete-orphaned-segments-id": (("delete-orphaned-segments", 0), prepare_orphans, orphans_of_0_deleted),
+    "verify-truncate": (("verify", 1), torn_last_fragment, truncated),
+}
+
+
+@pytest.mark.parametrize("stdin", [CLOSED, EOF_])
+@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+def test_destructive_command_without_an_answer_does_nothing_and_fails(archive, name, stdin):
+    args, prepare, _ = DESTRUCTIVE[name]
+    prepare(archive)
+    before = snapshot(archive)
+    result = cli_with(archive, *args, stdin=stdin)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "(y/n)" in result.stdout or "(n) to do nothing" in result.stdout
+    assert "NoAnswerError: no answer to" in result.stderr and "(end of input): nothing was done" in result.stderr
+    assert snapshot(archive) == before
+
+
+@pytest.mark.parametrize("answer, yes", [("n\n", False), ("no\n", False), ("\n", False), ("yy\n", False),
+                                         ("N", False), ("y\n", True), ("Y\n", True), ("yes\n", True),
+                                         (" YES \n", True), ("y", True)])
+@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+def test_destructive_command_is_done_only_on_yes(archive, name, answer, yes):
+    args, prepare, done = DESTRUCTIVE[name]
+    prepare(archive)
+    result = cli_with(archive, *args, stdin=answer)
+    if name == "verify-truncate" and not yes:     # as Aeron: not truncated, so the entry is not proven: INVALID
+        assert result.returncode == 255 and "Found potentially incomplete last fragment" in result.stdout
+        with Catalog(archive, read_only=True, strict=False) as catalog:
+            assert catalog.recording(1, any_state=True).state == RecordingState.INVALID
+    else:
+        assert result.returncode == 0, (result.stdout, result.stderr)
+    assert done(archive) is yes
+
+
+@pytest.mark.parametrize("stdin", [CLOSED, EOF_])
+def test_dump_stops_at_its_prompt_without_an_answer(archive, stdin):
+    result = cli_with(archive, "dump", 2, stdin=stdin)
+    assert result.returncode == 1
+    assert result.stdout.count("Specified frame limit 2 reached. Continue? (y/n): ") == 1
+    assert "Recording 1" not in result.stdout and "NoAnswerError" in result.stderr
+
+
+def test_dump_goes_on_only_on_yes(archive):
+    result = cli_with(archive, "dump", 2, stdin="y\n\nn\n")
+    assert result.returncode == 0
+    # recording 0 went on after the first prompt, then stopped at the empty answer; recording 1 was asked too
+    assert result.stdout.count("Continue? (y/n): ") == 3 and "Recording 1" in result.stdout
+
+
+# -- a segment that lost data ----------------------------------------------------------------------------------------
+
+
+def state_of(archive, recording_id):
+    with Catalog(archive, read_only=True, strict=False) as catalog:
+        d = catalog.recording(recording_id, any_state=True)
+        return d.state, d.stop_position
+
+
+def test_verify_flags_a_segment_cut_inside_a_frame_as_java_does(archive):
+    os.truncate(archive / "1-0.rec", 1000)          # frames of 1408 bytes: the cut is inside the first
+    results, text = run(tool.verify, archive, 1)
+    assert text == f"(recordingId=1, file={archive / '1-0.rec'}) ERR: failed to read 1376 byte(s) of data at offset 32\n"
+    assert not results[0].ok and state_of(archive, 1) == (RecordingState.INVALID, 5152)
+    assert cli(archive, "verify").returncode == 255
+
+
+@pytest.mark.parametrize("damage", ["cut between frames", "hole of zeros"])
+def test_verify_flags_files_that_end_before_the_stop_position(archive, damage):
+    if damage == "cut between frames":
+        os.truncate(archive / "1-0.rec", 2816)
+    else:
+        seg = bytearray((archive / "1-0.rec").read_bytes())
+        seg[2816:4224] = bytes(1408)
+        (archive / "1-0.rec").write_bytes(seg)
+    results, text = run(tool.verify, archive, 1)
+    assert text == (f"(recordingId=1, file={archive / '1-0.rec'}) ERR: recorded frames end at offset 2816 "
+                    f"(position=2816), before stopPosition=5152\n")
+    # reported and INVALID, its stop position kept: nothing is shrunk to hide the loss
+    assert not results[0].ok and state_of(archive, 1) == (RecordingState.INVALID, 5152)

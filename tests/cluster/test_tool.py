@@ -227,7 +227,7 @@ def test_missing_mark_file_and_bad_invocations(tmp_path):
     status, text = main(tmp_path, "errors")
     assert (status, text) == (0, "cluster-mark.dat does not exist.\n")
     status, text = main(tmp_path, "no-such-command")
-    assert status == -1 and text.startswith("Unknown command: no-such-command\nUsage: <cluster-dir> <command>")
+    assert status == -1 and text.startswith("Unknown command: no-such-command\nUsage: python -m aeron.cluster.tool <cluster-dir> <command>")
     status, text = main(tmp_path / "nope", "describe")
     assert status == -1 and text.startswith("Usage:")
     status, text = main(tmp_path)

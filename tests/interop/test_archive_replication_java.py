@@ -3,7 +3,9 @@
 stream while the publisher keeps publishing (signals in order, every message exactly once in the destination
 recording, the recording going on from the live stream after the merge), and of a stopped recording over response
 channels (every answer for the replication id, the OK naming the recording subscription among them, as the other
-side gives it; a second replication on the same response channel refused on both). The scenarios are
+side gives it; a second replication on the same response channel refused on both), and the signals of replications
+of stopped and live recordings, to their end, short of it and stopped by request (SYNC only when the copy reached
+the source's stop position; REPLICATE_END naming no subscription), the Java destination giving the reference. The scenarios are
 tests/archive/replication_scenarios.py's. Needs AERON_JAVA_CP (skips cleanly without it)."""
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import pytest
 from aeron._core.codecs.archive import ControlResponseCode, RecordingSignal
 from aeron.archive import ArchiveErrorCode
 from tests.archive.archives import java_classpath, our_archive, scratch_dir, start_java_archive, stop_archive
-from tests.archive.replication_scenarios import (WAIT_S, expected_responses, replicate_over_response_channels,
-                                                 replicate_with_live_merge,
+from tests.archive.replication_scenarios import (WAIT_S, check_signals, expected_responses,
+                                                 replicate_and_record_signals,
+                                                 replicate_into_a_recording_already_in_sync,
+                                                 replicate_over_response_channels, replicate_with_live_merge,
                                                  second_replication_on_the_same_response_channel)
 from tests.support import wait_for
 
@@ -97,3 +101,25 @@ def test_a_second_replication_on_the_same_response_channel_is_refused_on_both(ja
                                           ("ControlResponse", ControlResponseCode.ERROR),
                                           ("RecordingSignalEvent", RecordingSignal.REPLICATE_END)]
     assert responses[1][2] == ArchiveErrorCode.ACTIVE_SUBSCRIPTION
+
+
+@pytest.mark.parametrize("direction", ["java-to-ours", "ours-to-java"])
+@pytest.mark.parametrize("live, short, stop_by_request", [
+    (False, False, False), (False, True, False), (True, True, False), (True, False, True)],
+    ids=["stopped-to-its-end", "stopped-short", "live-short", "live-stopped-by-request"])
+def test_replication_signals_as_java_sends_them(java, ours, direction, live, short, stop_by_request):
+    # into the Java archive, it is the reference: check_signals holds it to the sequence we send
+    src, dst = (java, ours) if direction == "java-to-ours" else (ours, java)
+    facts = replicate_and_record_signals(src, dst, live=live, short=short, stop_by_request=stop_by_request)
+    check_signals(facts)
+    if short:
+        assert facts["dst_stop"] == facts["half"]
+
+
+@pytest.mark.parametrize("direction", ["java-to-ours", "ours-to-java"])
+def test_a_replication_into_a_copy_in_sync_ends_at_once_with_sync(java, ours, direction):
+    src, dst = (java, ours) if direction == "java-to-ours" else (ours, java)
+    *signals, facts = replicate_into_a_recording_already_in_sync(src, dst)
+    dst_id = facts["dst_recording_id"]
+    assert signals == [(RecordingSignal.SYNC, dst_id, -1, facts["src_stop"]),
+                       (RecordingSignal.REPLICATE_END, dst_id, -1, -1)]

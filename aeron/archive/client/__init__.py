@@ -7,9 +7,12 @@ It builds on the Aeron client and on what the archive's client and server share 
 ``aeron.archive.errors``, ``aeron.archive.recording_descriptor``), never on the archive server: importing it
 loads no ``Archive``, conductor or session (docs/layers.md).
 """
-from aeron.archive.client.aeron_archive import (AeronArchive, AsyncConnect, Context, NullCredentialsSupplier,
-                                                SourceLocation, State, connect_op, is_response_channel,
-                                                replay_image_session_id, segment_file_base_position)
+from aeron.archive.client.aeron_archive import (AeronArchive, AsyncConnect, Context, ContextSettings,
+                                                NullCredentialsSupplier, SourceLocation, State, connect_op,
+                                                is_response_channel, replay_image_session_id,
+                                                segment_file_base_position)
+from aeron.archive.client.handlers import (AgentInvoker, ControlledFragmentHandler, CredentialsSupplier,
+                                          FragmentHandler, ImageHandler)
 from aeron.archive.client.archive_proxy import ArchiveProxy, ReplayParams, ReplicationParams
 from aeron.archive.client.persistent_subscription import PersistentSubscription
 from aeron.archive.client.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingEvent,
@@ -24,9 +27,11 @@ from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutE
 from aeron.archive.recording_descriptor import RecordingDescriptor
 
 __all__ = [
-    "AeronArchive", "AsyncConnect", "Context", "NullCredentialsSupplier", "SourceLocation", "State", "connect_op",
+    "AeronArchive", "AsyncConnect", "Context", "ContextSettings", "NullCredentialsSupplier", "SourceLocation", "State",
+    "connect_op",
     "is_response_channel", "replay_image_session_id", "segment_file_base_position",
     "ArchiveProxy", "ReplayParams", "ReplicationParams",
+    "FragmentHandler", "ControlledFragmentHandler", "ImageHandler", "CredentialsSupplier", "AgentInvoker",
     "PersistentSubscription", "ReplayMerge",
     "ControlResponsePoller", "RecordingDescriptorPoller", "RecordingSubscriptionDescriptorPoller",
     "RecordingSignalAdapter", "RecordingEventsAdapter", "RecordingSignalEvent", "RecordingSubscriptionDescriptor",

@@ -22,11 +22,12 @@ import inspect
 import os
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, overload
 
 from aeron._core.codecs import archive as codecs
 from aeron.archive.client.archive_proxy import ArchiveProxy, ReplayParams, ReplicationParams
+from aeron.archive.client.handlers import AgentInvoker, CredentialsSupplier, ImageHandler
 from aeron.archive.client.pollers import (ControlResponsePoller, RecordingDescriptorPoller, RecordingSignalConsumer,
                                           RecordingSignalEvent, RecordingSubscriptionDescriptor,
                                           RecordingSubscriptionDescriptorPoller)
@@ -57,6 +58,9 @@ from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError
 from aeron.common.op import Op, drive, run_agent_invokers
 from aeron.common.settings import property_items
 from aeron.common.version import __version__
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
 
 T = TypeVar("T")
 
@@ -137,6 +141,33 @@ _BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
 _BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
 
 
+class ContextSettings(TypedDict, total=False):
+    """The keyword settings of :class:`Context`, for the functions that pass them on (``AeronArchive.connect``,
+    ``aeron.aio.archive.connect``), so that a type checker holds those calls to the same names and types."""
+
+    environ: Mapping[str, str] | None
+    control_request_channel: str | None
+    control_request_stream_id: int | None
+    control_response_channel: str | None
+    control_response_stream_id: int | None
+    recording_events_channel: str | None
+    recording_events_stream_id: int | None
+    message_timeout_ns: int | None
+    message_retry_attempts: int | None
+    control_term_buffer_length: int | None
+    control_term_buffer_sparse: bool | None
+    control_mtu_length: int | None
+    client_name: str | None
+    aeron_dir: str | None
+    aeron: Aeron | None
+    owns_aeron_client: bool | None
+    idle_strategy: IdleStrategy | None
+    credentials_supplier: CredentialsSupplier | None
+    recording_signal_consumer: RecordingSignalConsumer | None
+    error_handler: Callable[[BaseException], object] | None
+    agent_invoker: AgentInvoker | None
+
+
 class Context:
     """Settings of an :class:`AeronArchive` (Aeron ``AeronArchive.Context``).
 
@@ -164,18 +195,31 @@ class Context:
     client_name: str
     aeron_dir: str | None
 
-    def __init__(self, properties: Any = None, *, environ: Any = None, **settings: Any) -> None:
-        """Defaults, then the environment, then ``properties``, then ``settings`` (ConfigurationError for an
-        unknown name or a bad value)."""
+    def __init__(self, properties: Mapping[str, object] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None,
+                 control_request_channel: str | None = None, control_request_stream_id: int | None = None,
+                 control_response_channel: str | None = None, control_response_stream_id: int | None = None,
+                 recording_events_channel: str | None = None, recording_events_stream_id: int | None = None,
+                 message_timeout_ns: int | None = None, message_retry_attempts: int | None = None,
+                 control_term_buffer_length: int | None = None, control_term_buffer_sparse: bool | None = None,
+                 control_mtu_length: int | None = None, client_name: str | None = None, aeron_dir: str | None = None,
+                 aeron: Aeron | None = None, owns_aeron_client: bool | None = None,
+                 idle_strategy: IdleStrategy | None = None, credentials_supplier: CredentialsSupplier | None = None,
+                 recording_signal_consumer: RecordingSignalConsumer | None = None,
+                 error_handler: Callable[[BaseException], object] | None = None,
+                 agent_invoker: AgentInvoker | None = None) -> None:
+        """Defaults, then the environment, then ``properties``, then the keywords given (None: not given);
+        ConfigurationError for an unknown property or a bad value. Every setting is a named keyword, so a type
+        checker (and Python itself) refuses a misspelt one."""
         for attr, (_, default, _) in _SETTINGS.items():
             setattr(self, attr, default)
         self.aeron: Aeron | None = None
         self.owns_aeron_client = False
         self.idle_strategy: IdleStrategy | None = None
-        self.credentials_supplier: Any = None
+        self.credentials_supplier: CredentialsSupplier | None = None
         self.recording_signal_consumer: RecordingSignalConsumer | None = None
-        self.error_handler: Callable[[BaseException], Any] | None = None
-        self.agent_invoker: Any = None
+        self.error_handler: Callable[[BaseException], object] | None = None
+        self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
         environ = os.environ if environ is None else environ
         for env, attr in _BY_ENV.items():
@@ -185,10 +229,20 @@ class Context:
             self.aeron_dir = environ["AERON_DIR"]
         if properties is not None:
             self.update(properties)
-        for name, value in settings.items():
-            if not hasattr(self, name) or name.startswith("_") or name == "is_concluded":
-                raise ConfigurationError(f"unknown AeronArchive.Context setting {name!r}")
-            setattr(self, name, value)
+        given = dict(
+            control_request_channel=control_request_channel, control_request_stream_id=control_request_stream_id,
+            control_response_channel=control_response_channel, control_response_stream_id=control_response_stream_id,
+            recording_events_channel=recording_events_channel, recording_events_stream_id=recording_events_stream_id,
+            message_timeout_ns=message_timeout_ns, message_retry_attempts=message_retry_attempts,
+            control_term_buffer_length=control_term_buffer_length,
+            control_term_buffer_sparse=control_term_buffer_sparse, control_mtu_length=control_mtu_length,
+            client_name=client_name, aeron_dir=aeron_dir, aeron=aeron, owns_aeron_client=owns_aeron_client,
+            idle_strategy=idle_strategy, credentials_supplier=credentials_supplier,
+            recording_signal_consumer=recording_signal_consumer, error_handler=error_handler,
+            agent_invoker=agent_invoker)
+        for name, value in given.items():
+            if value is not None:
+                setattr(self, name, value)
 
     def _set_text(self, attr: str, text: str, name: str) -> None:
         parse = _SETTINGS[attr][2]
@@ -197,7 +251,7 @@ class Context:
         except (ValueError, ConfigurationError) as exc:
             raise ConfigurationError(f"invalid {name}={text!r}: {exc}") from None
 
-    def update(self, properties: Any) -> "Context":
+    def update(self, properties: Mapping[str, object] | Iterable[str]) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
         for key, value in property_items(properties):
             attr = _BY_PROPERTY.get(key) or (key if key in _SETTINGS else None)
@@ -367,7 +421,7 @@ def connect_op(ctx: Context) -> Op["AeronArchive"]:
                 continue
             control_session_id = poller.control_session_id
             if poller.was_challenged:
-                assert poller.encoded_challenge is not None
+                assert poller.encoded_challenge is not None and ctx.credentials_supplier is not None   # concluded
                 credentials = ctx.credentials_supplier.on_challenge(poller.encoded_challenge)
                 correlation_id = aeron.next_correlation_id()
                 while not proxy.try_challenge_response(credentials, correlation_id, control_session_id):
@@ -489,7 +543,7 @@ class AeronArchive:
 
     # -- connect and close ---------------------------------------------------------------------------------
     @classmethod
-    def connect(cls, context: Context | None = None, **settings: Any) -> "AeronArchive":
+    def connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> "AeronArchive":
         """Connect to the archive named by ``context`` (or a Context made from ``settings``), waiting up to the
         message timeout. Raises ArchiveTimeoutError, or the archive's ArchiveError (e.g.
         AuthenticationRejectedError)."""
@@ -501,7 +555,7 @@ class AeronArchive:
         return _drive(connect_op(context), context)
 
     @classmethod
-    def async_connect(cls, context: Context | None = None, **settings: Any) -> "AsyncConnect":
+    def async_connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> "AsyncConnect":
         """Start connecting without blocking: call ``poll()`` on the result in your duty cycle until it returns the
         client (Java's ``AeronArchive.asyncConnect``)."""
         if context is None:
@@ -755,7 +809,8 @@ class AeronArchive:
 
     def replay_op(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                   length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
-                  available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Op[Any]:
+                  available_image_handler: ImageHandler | None = None,
+                  unavailable_image_handler: ImageHandler | None = None) -> Op[Any]:
         """Operation of :meth:`replay`: yields 0 while it waits for the archive and the driver; returns the
         Subscription to the replay (closed again when the replay request fails)."""
         params = params if params is not None else ReplayParams(position=position, length=length)
@@ -780,8 +835,8 @@ class AeronArchive:
         return (yield from self._add_subscription_op(str(uri), replay_stream_id, available_image_handler,
                                                      unavailable_image_handler))
 
-    def _add_subscription_op(self, channel: str, stream_id: int, available_image_handler: Any,
-                             unavailable_image_handler: Any) -> Op[Any]:
+    def _add_subscription_op(self, channel: str, stream_id: int, available_image_handler: ImageHandler | None,
+                             unavailable_image_handler: ImageHandler | None) -> Op[Any]:
         registration_id = self.aeron.async_add_subscription(channel, stream_id, available_image_handler,
                                                             unavailable_image_handler)
         try:
@@ -806,6 +861,30 @@ class AeronArchive:
                                                               dataclasses.replace(params, replay_token=token)))
         finally:
             publication.close()
+
+    def replay_error_op(self, replay_correlation_id: int) -> Op[ArchiveError | None]:
+        """Operation of :meth:`replay_error`: sends an ArchiveIdRequest and reads this session's responses up to its
+        answer; returns the ERROR met among them for replay request ``replay_correlation_id``, or None."""
+        correlation_id = self._begin()
+        if not self.archive_proxy.archive_id(correlation_id, self.control_session_id):
+            raise ArchiveError("failed to send archive id request", ArchiveErrorCode.GENERIC, correlation_id)
+        deadline = _Deadline(self.context.message_timeout_ns)
+        poller = self.control_response_poller
+        found: ArchiveError | None = None
+        while True:
+            yield from self._poll_next_response(correlation_id, deadline)
+            if poller.control_session_id != self.control_session_id:
+                continue
+            if poller.correlation_id == correlation_id:
+                # answered (an archive older than 1.11 answers with an ERROR): all sent before it has been read
+                return found
+            if poller.code == codecs.ControlResponseCode.ERROR:
+                error = archive_error(f"replay for correlationId={poller.correlation_id} failed: "
+                                      f"{poller.error_message}", poller.relevant_id, poller.correlation_id)
+                if poller.correlation_id == replay_correlation_id:
+                    found = error
+                elif self.context.error_handler is not None:
+                    self.context.error_handler(error)
 
     # The three steps of a replay over a response channel, published for drivers that interleave work of their own
     # between them (the archive's ReplicationSession replicating over a response channel).
@@ -860,7 +939,7 @@ class AeronArchive:
 
     # -- query operations -----------------------------------------------------------------------------------
     def _list_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
-                 consumer: Callable[[Any], Any]) -> Op[int]:
+                 consumer: Callable[[Any], object]) -> Op[int]:
         if not sent:
             raise ArchiveError(f"failed to send {what} request", ArchiveErrorCode.GENERIC, correlation_id)
         deadline = _Deadline(self.context.message_timeout_ns)
@@ -897,42 +976,91 @@ class AeronArchive:
                 self._dispatch_signal)
         return self._subscription_descriptor_poller
 
+    def _listing_op(self, poller: Any, correlation_id: int, sent: bool, what: str, count: int,
+                    consumer: Callable[[Any], object] | None) -> Op[Any]:
+        # Aeron's form gives each entry to ``consumer`` and returns the count; without one, the entries as a list
+        if consumer is not None:
+            return (yield from self._list_op(poller, correlation_id, sent, what, count, consumer))
+        found: list[Any] = []
+        yield from self._list_op(poller, correlation_id, sent, what, count, found.append)
+        return found
+
+    @overload
+    def list_recordings_op(self, from_recording_id: int, record_count: int) -> Op[list[RecordingDescriptor]]: ...
+
+    @overload
     def list_recordings_op(self, from_recording_id: int, record_count: int,
-                           consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recordings`: calls ``consumer`` as descriptors arrive (between its steps);
-        returns how many it was given."""
+                           consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
+
+    def list_recordings_op(self, from_recording_id: int, record_count: int,
+                           consumer: Callable[[RecordingDescriptor], object] | None = None) -> Op[Any]:
+        """Operation of :meth:`list_recordings`: calls ``consumer`` as descriptors arrive (between its steps) and
+        returns how many it was given; without one, returns the descriptors."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings(from_recording_id, record_count, correlation_id,
                                                   self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recordings", record_count, consumer))
+        return (yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recordings", record_count, consumer))
+
+    @overload
+    def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                   stream_id: int) -> Op[list[RecordingDescriptor]]: ...
+
+    @overload
+    def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                   stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
 
     def list_recordings_for_uri_op(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                   stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recordings_for_uri`: returns how many descriptors ``consumer`` was given."""
+                                   stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                   ) -> Op[Any]:
+        """Operation of :meth:`list_recordings_for_uri`: returns how many descriptors ``consumer`` was given, or
+        the descriptors without one."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recordings_for_uri(from_recording_id, record_count, channel_fragment,
                                                           stream_id, correlation_id, self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recordings for uri", record_count, consumer))
+        return (yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recordings for uri", record_count, consumer))
 
-    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recording`: returns 1, or 0 for an unknown recording."""
+    @overload
+    def list_recording_op(self, recording_id: int) -> Op[RecordingDescriptor | None]: ...
+
+    @overload
+    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> Op[int]: ...
+
+    def list_recording_op(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                          ) -> Op[Any]:
+        """Operation of :meth:`list_recording`: returns 1, or 0 for an unknown recording; without a consumer, the
+        descriptor or None."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording(recording_id, correlation_id, self.control_session_id)
-        return (yield from self._list_op(self._recording_descriptor_poller(), correlation_id, sent,
-                                         "list recording", 1, consumer))
+        found = yield from self._listing_op(self._recording_descriptor_poller(), correlation_id, sent,
+                                            "list recording", 1, consumer)
+        if consumer is not None:
+            return found
+        return found[0] if found else None
+
+    @overload
+    def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                        stream_id: int, apply_stream_id: bool
+                                        ) -> Op[list[RecordingSubscriptionDescriptor]]: ...
+
+    @overload
+    def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                        stream_id: int, apply_stream_id: bool,
+                                        consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> Op[int]: ...
 
     def list_recording_subscriptions_op(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                         stream_id: int, apply_stream_id: bool,
-                                        consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> Op[int]:
-        """Operation of :meth:`list_recording_subscriptions`: returns how many ``consumer`` was given."""
+                                        consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+                                        ) -> Op[Any]:
+        """Operation of :meth:`list_recording_subscriptions`: returns how many ``consumer`` was given, or the
+        descriptors without one."""
         correlation_id = self._begin()
         sent = self.archive_proxy.list_recording_subscriptions(pseudo_index, subscription_count, channel_fragment,
                                                                stream_id, apply_stream_id, correlation_id,
                                                                self.control_session_id)
-        return (yield from self._list_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
-                                         "list recording subscriptions", subscription_count, consumer))
+        return (yield from self._listing_op(self._recording_subscription_descriptor_poller(), correlation_id, sent,
+                                            "list recording subscriptions", subscription_count, consumer))
 
     def get_recording_position_op(self, recording_id: int) -> Op[int]:
         """Operation of :meth:`get_recording_position`: returns the position, -1 when not active."""
@@ -1157,7 +1285,8 @@ class AeronArchive:
 
     def replay(self, recording_id: int, replay_channel: str, replay_stream_id: int, position: int = NULL_POSITION,
                length: int = REPLAY_ALL_AND_FOLLOW, *, params: ReplayParams | None = None,
-               available_image_handler: Any = None, unavailable_image_handler: Any = None) -> Any:
+               available_image_handler: ImageHandler | None = None,
+               unavailable_image_handler: ImageHandler | None = None) -> Any:
         """Start a replay and return a new Subscription to it (``replay_channel`` with the replay's session id; a
         ``control-mode=response`` channel is replayed over the response channel, as Aeron's
         ``AeronArchive.replay`` does)."""
@@ -1165,26 +1294,85 @@ class AeronArchive:
                                         params=params, available_image_handler=available_image_handler,
                                         unavailable_image_handler=unavailable_image_handler))
 
+    def replay_error(self, replay_correlation_id: int) -> ArchiveError | None:
+        """The ERROR with which the archive ended the replay asked for by request ``replay_correlation_id`` (the
+        client's :attr:`last_correlation_id` after :meth:`start_replay` or :meth:`replay`), or None.
+
+        Aeron's archive ends a replay that cannot go on (a segment file cut short or missing, a frame that is not
+        where the recording says, a checksum that does not match) by closing its publication and answering the
+        replay request with an ERROR naming the segment file and position; this asks after the replay's image has
+        gone whether that happened: the control response stream is ordered, so one round trip reads any ERROR the
+        archive sent before. Other ERRORs met go to the context's error handler."""
+        return self._run(self.replay_error_op(replay_correlation_id))
+
     # -- queries --------------------------------------------------------------------------------------------
+    @overload
+    def list_recordings(self, from_recording_id: int, record_count: int) -> list[RecordingDescriptor]: ...
+
+    @overload
     def list_recordings(self, from_recording_id: int, record_count: int,
-                        consumer: Callable[[RecordingDescriptor], Any]) -> int:
-        """Give up to ``record_count`` descriptors from ``from_recording_id`` on to ``consumer``; the count given."""
+                        consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recordings(self, from_recording_id: int, record_count: int,
+                        consumer: Callable[[RecordingDescriptor], object] | None = None
+                        ) -> int | list[RecordingDescriptor]:
+        """Up to ``record_count`` descriptors from ``from_recording_id`` on: as a list, or given to ``consumer`` as
+        they arrive, returning the count given (Aeron's form)."""
+        if consumer is None:
+            return self._run(self.list_recordings_op(from_recording_id, record_count))
         return self._run(self.list_recordings_op(from_recording_id, record_count, consumer))
 
+    @overload
     def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
-                                stream_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
+                                stream_id: int) -> list[RecordingDescriptor]: ...
+
+    @overload
+    def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                stream_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recordings_for_uri(self, from_recording_id: int, record_count: int, channel_fragment: str,
+                                stream_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                                ) -> int | list[RecordingDescriptor]:
         """As :meth:`list_recordings`, for recordings of ``stream_id`` whose channel contains ``channel_fragment``."""
+        if consumer is None:
+            return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
+                                                             stream_id))
         return self._run(self.list_recordings_for_uri_op(from_recording_id, record_count, channel_fragment,
                                                          stream_id, consumer))
 
-    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], Any]) -> int:
-        """Give recording ``recording_id``'s descriptor to ``consumer``; 1, or 0 when unknown."""
+    @overload
+    def list_recording(self, recording_id: int) -> RecordingDescriptor | None: ...
+
+    @overload
+    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object]) -> int: ...
+
+    def list_recording(self, recording_id: int, consumer: Callable[[RecordingDescriptor], object] | None = None
+                       ) -> int | RecordingDescriptor | None:
+        """Recording ``recording_id``'s descriptor, None when unknown; or given to ``consumer``, returning 1, or 0
+        when unknown (Aeron's form)."""
+        if consumer is None:
+            return self._run(self.list_recording_op(recording_id))
         return self._run(self.list_recording_op(recording_id, consumer))
+
+    @overload
+    def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                     stream_id: int, apply_stream_id: bool
+                                     ) -> list[RecordingSubscriptionDescriptor]: ...
+
+    @overload
+    def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
+                                     stream_id: int, apply_stream_id: bool,
+                                     consumer: Callable[[RecordingSubscriptionDescriptor], object]) -> int: ...
 
     def list_recording_subscriptions(self, pseudo_index: int, subscription_count: int, channel_fragment: str,
                                      stream_id: int, apply_stream_id: bool,
-                                     consumer: Callable[[RecordingSubscriptionDescriptor], Any]) -> int:
-        """Give up to ``subscription_count`` active recording subscriptions to ``consumer``; the count given."""
+                                     consumer: Callable[[RecordingSubscriptionDescriptor], object] | None = None
+                                     ) -> int | list[RecordingSubscriptionDescriptor]:
+        """Up to ``subscription_count`` active recording subscriptions: as a list, or given to ``consumer``,
+        returning the count given (Aeron's form)."""
+        if consumer is None:
+            return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count,
+                                                                  channel_fragment, stream_id, apply_stream_id))
         return self._run(self.list_recording_subscriptions_op(pseudo_index, subscription_count, channel_fragment,
                                                               stream_id, apply_stream_id, consumer))
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aeron._core.codecs import archive as codecs
+from aeron.archive.client.handlers import CredentialsSupplier
 from aeron.archive.configuration import (MESSAGE_RETRY_ATTEMPTS_DEFAULT, NULL_POSITION, NULL_VALUE,
                                          PROTOCOL_SEMANTIC_VERSION, REPLAY_ALL_AND_FOLLOW)
 from aeron.archive.errors import ArchiveError
@@ -56,7 +57,7 @@ class ArchiveProxy:
     __slots__ = ("publication", "retry_attempts", "credentials_supplier", "client_info", "_buffer", "_yield")
 
     def __init__(self, publication: ExclusivePublication | Any, retry_attempts: int = MESSAGE_RETRY_ATTEMPTS_DEFAULT,
-                 credentials_supplier: Any = None, client_info: str = "") -> None:
+                 credentials_supplier: CredentialsSupplier | None = None, client_info: str = "") -> None:
         """``credentials_supplier`` has ``encoded_credentials() -> bytes`` and ``on_challenge(bytes) -> bytes``."""
         self.publication = publication
         self.retry_attempts = retry_attempts

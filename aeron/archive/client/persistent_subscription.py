@@ -24,6 +24,7 @@ from aeron._core.term_reader import ABORT, CONTINUE
 from aeron.archive.client.aeron_archive import AeronArchive, connect_op, replay_image_session_id
 from aeron.archive.client.aeron_archive import Context as ArchiveContext
 from aeron.archive.client.archive_proxy import ArchiveProxy
+from aeron.archive.client.handlers import ControlledFragmentHandler, FragmentHandler
 from aeron.archive.client.pollers import descriptor_from
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE, REPLAY_ALL_AND_FOLLOW
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode
@@ -106,28 +107,31 @@ class Context:
     ``aeron`` (else one is connected to ``aeron_dir`` and closed with it) and the four counters (allocated when
     not given)."""
 
-    def __init__(self, **settings: Any) -> None:
-        """Set by keyword; :meth:`conclude` checks them."""
-        self.recording_id = NULL_VALUE
-        self.start_position = FROM_LIVE
-        self.live_channel: str | None = None
-        self.live_stream_id = NULL_VALUE
-        self.replay_channel: str | None = None
-        self.replay_stream_id = NULL_VALUE
-        self.archive_context: ArchiveContext | None = None
-        self.listener: PersistentSubscriptionListener = PersistentSubscriptionListener()
-        self.aeron: Aeron | None = None
-        self.aeron_dir: str | None = None
-        self.owns_aeron_client = False
-        self.state_counter: Any = None
-        self.join_difference_counter: Any = None
-        self.live_left_counter: Any = None
-        self.live_joined_counter: Any = None
+    def __init__(self, *, recording_id: int = NULL_VALUE, start_position: int = FROM_LIVE,
+                 live_channel: str | None = None, live_stream_id: int = NULL_VALUE, replay_channel: str | None = None,
+                 replay_stream_id: int = NULL_VALUE, archive_context: ArchiveContext | None = None,
+                 listener: PersistentSubscriptionListener | None = None, aeron: Aeron | None = None,
+                 aeron_dir: str | None = None, owns_aeron_client: bool = False, state_counter: Any = None,
+                 join_difference_counter: Any = None, live_left_counter: Any = None,
+                 live_joined_counter: Any = None) -> None:
+        """Set by keyword (each a named parameter, so a type checker refuses a misspelt one); :meth:`conclude`
+        checks them."""
+        self.recording_id = recording_id
+        self.start_position = start_position
+        self.live_channel = live_channel
+        self.live_stream_id = live_stream_id
+        self.replay_channel = replay_channel
+        self.replay_stream_id = replay_stream_id
+        self.archive_context = archive_context
+        self.listener = listener if listener is not None else PersistentSubscriptionListener()
+        self.aeron = aeron
+        self.aeron_dir = aeron_dir
+        self.owns_aeron_client = owns_aeron_client
+        self.state_counter = state_counter
+        self.join_difference_counter = join_difference_counter
+        self.live_left_counter = live_left_counter
+        self.live_joined_counter = live_joined_counter
         self.is_concluded = False
-        for name, value in settings.items():
-            if not hasattr(self, name) or name == "is_concluded":
-                raise ConfigurationError(f"unknown PersistentSubscription.Context setting {name!r}")
-            setattr(self, name, value)
 
     def conclude(self) -> "Context":
         """Validate (ConfigurationError), add ``rejoin=false`` to the replay channel, connect the Aeron client and
@@ -307,8 +311,8 @@ class PersistentSubscription:
         self._live_image_deadline_breached = False
         self._next_live_position = NULL_VALUE
         self._last_observed_live_position = NULL_VALUE
-        self._handler: Callable[..., Any] | None = None
-        self._controlled_handler: Callable[..., int] | None = None
+        self._handler: FragmentHandler | None = None
+        self._controlled_handler: ControlledFragmentHandler | None = None
         self._assembler = ImageFragmentAssembler(self._on_fragment)
         self._controlled_assembler = ImageControlledFragmentAssembler(self._on_fragment_controlled)
         self._response_assembler = ControlledFragmentAssembler(self._on_response)
@@ -337,7 +341,7 @@ class PersistentSubscription:
         """True after a terminal error (:attr:`failure_reason`)."""
         return self.state is State.FAILED
 
-    def poll(self, fragment_handler: Callable[..., Any], fragment_limit: int) -> int:
+    def poll(self, fragment_handler: FragmentHandler, fragment_limit: int) -> int:
         """Do the work of the current state and deliver up to ``fragment_limit`` fragments, assembled into
         messages, to ``fragment_handler(buffer, offset, length, header)``; returns the work done."""
         self._handler = fragment_handler
@@ -346,7 +350,7 @@ class PersistentSubscription:
         finally:
             self._handler = None
 
-    def controlled_poll(self, fragment_handler: Callable[..., int], fragment_limit: int) -> int:
+    def controlled_poll(self, fragment_handler: ControlledFragmentHandler, fragment_limit: int) -> int:
         """As :meth:`poll`, with a controlled handler: ``fragment_handler(buffer, offset, length, header)`` returns
         a ControlledPollAction for the whole assembled message (ABORT: deliver it again at the next poll; BREAK:
         stop this poll after it; COMMIT and CONTINUE: go on), in the replay, while switching and live alike."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from aeron._core.codecs import archive as codecs
 from aeron.archive.client.aeron_archive import AeronArchive, replay_image_session_id
+from aeron.archive.client.handlers import FragmentHandler
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
 from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, EOS_PARAM_NAME, IPC_CHANNEL, LINGER_PARAM_NAME,
@@ -111,7 +112,7 @@ class ReplayMerge:
         """True once a step raised."""
         return self.state is ReplayMergeState.FAILED
 
-    def poll(self, fragment_handler: Callable[..., Any], fragment_limit: int) -> int:
+    def poll(self, fragment_handler: FragmentHandler, fragment_limit: int) -> int:
         """One :meth:`do_work`, then poll the replay image (once known); returns the fragments read."""
         self.do_work()
         image = self.image
