@@ -16,6 +16,25 @@ from aeron._core.term_appender cimport (APPEND_BACK_PRESSURED, APPEND_CLOSED, Te
 cdef int64_t CONDUCTOR_WAKE_MASK = 1 << 62     # as term_appender's: the conductor parks on this bit
 
 
+cdef int64_t term_appender_offer_two(TermAppender appender, const uint8_t *one, Py_ssize_t length_one,
+                                     const uint8_t *two, Py_ssize_t length_two, object supplier) except? -100:
+    if appender.closed:
+        return APPEND_CLOSED
+    cdef appender_iov_t iov[2]
+    appender._check_length(length_one + length_two)
+    iov[0].base = one
+    iov[0].length = length_one
+    iov[1].base = two
+    iov[1].length = length_two
+    cdef int64_t result = appender._append(iov, <int32_t>(length_one + length_two), supplier)
+    if appender._wake is not None:
+        if result > 0:
+            appender._wake.notify()
+        elif result == APPEND_BACK_PRESSURED:
+            appender._wake.board.signal(CONDUCTOR_WAKE_MASK)
+    return result
+
+
 def two_buffer_offer(TermAppender appender not None, buffer_one, Py_ssize_t offset_one, Py_ssize_t length_one,
                      buffer_two, Py_ssize_t offset_two=0, Py_ssize_t length_two=-1, reserved_value_supplier=None):
     """Append ``buffer_one[offset_one:offset_one + length_one]`` followed by ``buffer_two[offset_two:offset_two +
@@ -30,26 +49,15 @@ def two_buffer_offer(TermAppender appender not None, buffer_one, Py_ssize_t offs
         return APPEND_CLOSED
     cdef Py_buffer one
     cdef Py_buffer two
-    cdef appender_iov_t iov[2]
-    cdef int64_t result
     PyObject_GetBuffer(buffer_one, &one, PyBUF_SIMPLE)
     try:
         PyObject_GetBuffer(buffer_two, &two, PyBUF_SIMPLE)
         try:
             length_one = check_span(offset_one, length_one, one.len)
             length_two = check_span(offset_two, length_two, two.len)
-            appender._check_length(length_one + length_two)
-            iov[0].base = <const uint8_t *>one.buf + offset_one
-            iov[0].length = length_one
-            iov[1].base = <const uint8_t *>two.buf + offset_two
-            iov[1].length = length_two
-            result = appender._append(iov, <int32_t>(length_one + length_two), reserved_value_supplier)
-            if appender._wake is not None:
-                if result > 0:
-                    appender._wake.notify()
-                elif result == APPEND_BACK_PRESSURED:
-                    appender._wake.board.signal(CONDUCTOR_WAKE_MASK)
-            return result
+            return term_appender_offer_two(appender, <const uint8_t *>one.buf + offset_one, length_one,
+                                           <const uint8_t *>two.buf + offset_two, length_two,
+                                           reserved_value_supplier)
         finally:
             PyBuffer_Release(&two)
     finally:
