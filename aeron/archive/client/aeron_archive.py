@@ -56,6 +56,7 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
                                       parse_size)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive, run_agent_invokers
+from aeron.common.security import NullCredentialsSupplier
 from aeron.common.settings import property_items
 from aeron.common.version import __version__
 
@@ -79,18 +80,6 @@ class State(enum.Enum):
     CONNECTED = "CONNECTED"
     DISCONNECTED = "DISCONNECTED"
     CLOSED = "CLOSED"
-
-
-class NullCredentialsSupplier:
-    """No credentials, and an empty answer to a challenge."""
-
-    def encoded_credentials(self) -> bytes:
-        """Empty credentials."""
-        return b""
-
-    def on_challenge(self, encoded_challenge: bytes) -> bytes:
-        """An empty challenge response."""
-        return b""
 
 
 def is_response_channel(channel: str) -> bool:
