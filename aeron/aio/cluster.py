@@ -29,7 +29,7 @@ import collections
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from aeron.aio._idle import AsyncBackoffIdleStrategy, LoopShare, async_idle, deadline
 from aeron.aio.client import AsyncAeron
@@ -37,12 +37,15 @@ from aeron.aio.subscription import Message
 from aeron.client import ControlledPollAction, Publication
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
-from aeron.cluster.client.aeron_cluster import AeronCluster, Context, State, connect_op
+from aeron.cluster.client.aeron_cluster import AeronCluster, Context, ContextSettings, State, connect_op
 from aeron.cluster.client.egress_listener import (AdminRequestType, AdminResponseCode, ControlledEgressListener,
                                                   EventCode, as_egress_listener)
 from aeron.cluster.client.errors import ClusterSessionClosedError
 from aeron.common.errors import ClusterError, ConfigurationError, IllegalStateError
 from aeron.common.op import Op, drive_async
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
 
 __all__ = ["AsyncAeronCluster", "ClusterMessage", "SessionEvent", "NewLeaderEvent", "AdminResponse", "connect",
            "EVENT_QUEUE_CAPACITY"]
@@ -435,18 +438,17 @@ class AsyncAeronCluster(LoopShare):
 
 
 @contextlib.asynccontextmanager
-async def connect(context: Context | None = None, *, client: AsyncAeron | None = None, aeron_dir: str | None = None,
-                  listener: Any = None, keep_alive_interval: float | None = None,
-                  event_queue_capacity: int = EVENT_QUEUE_CAPACITY, **settings: Any
-                  ) -> AsyncIterator[AsyncAeronCluster]:
+async def connect(context: Context | None = None, *, client: AsyncAeron | None = None, listener: Any = None,
+                  keep_alive_interval: float | None = None, event_queue_capacity: int = EVENT_QUEUE_CAPACITY,
+                  **settings: Unpack[ContextSettings]) -> AsyncIterator[AsyncAeronCluster]:
     """``async with aeron.aio.cluster.connect(ingress_channel=..., ingress_endpoints=..., egress_channel=...) as
     cluster``: open a session with the cluster without blocking the loop (ClusterTimeoutError after the message
     timeout, ClusterError / ClusterAuthenticationError when refused).
 
-    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to ``aeron_dir``
-    (else the context's) and closed on exit. ``context`` (or ``settings``) as for
-    :class:`aeron.cluster.client.Context`; its ``aeron`` is set to the AsyncAeron's client and its controlled egress
-    listener to this face's. ``listener`` (an ``EgressListener``) hears the session events, new leaders and admin
+    ``client`` is an :class:`aeron.aio.AsyncAeron` to use; without one an AsyncAeron is attached to the context's
+    ``aeron_dir`` and closed on exit. ``context`` (or ``settings``, the keywords of
+    :class:`aeron.cluster.client.Context`, checked by type checkers); its ``aeron`` is set to the AsyncAeron's client
+    and its controlled egress listener to this face's. ``listener`` (an ``EgressListener``) hears the session events, new leaders and admin
     responses; ``keep_alive_interval`` (seconds) starts the keep-alive task.
     """
     if context is None:
@@ -459,7 +461,7 @@ async def connect(context: Context | None = None, *, client: AsyncAeron | None =
     if client is None:
         loop = asyncio.get_running_loop()
         aeron = await loop.run_in_executor(None, Aeron.connect, AeronContext(
-            aeron_dir or context.aeron_dir, use_conductor_agent_invoker=True))
+            context.aeron_dir, use_conductor_agent_invoker=True))
         client = AsyncAeron(aeron)
     try:
         egress = _Egress(listener, event_queue_capacity)

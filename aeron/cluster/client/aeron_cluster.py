@@ -19,8 +19,8 @@ from __future__ import annotations
 import enum
 import os
 import time
-from collections.abc import Callable
-from typing import Any, TypeAlias
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.codecs.cluster import (MESSAGE_HEADER_LENGTH, AdminRequestEncoder, AdminRequestType,
@@ -37,15 +37,18 @@ from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressA
 from aeron.cluster.client.egress_listener import ControlledEgressListener, as_egress_listener
 from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
-from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
+from aeron.common.agent import AgentInvoker, BackoffIdleStrategy, IdleStrategy
 from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri
 from aeron.common.errors import ClusterError, ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive, run_agent_invokers
-from aeron.common.security import NullCredentialsSupplier
+from aeron.common.security import CredentialsSupplier, NullCredentialsSupplier
 from aeron.common.settings import Setting, SettingsTable, parse_duration_ns, parse_int, property_items
 from aeron.common.version import __version__
 
-__all__ = ["AeronCluster", "AsyncConnect", "Configuration", "Context", "State", "MemberIngress", "connect_op",
+if TYPE_CHECKING:
+    from typing_extensions import Unpack     # typing's from Python 3.11; annotations only, never imported at run time
+
+__all__ = ["AeronCluster", "ContextSettings", "AsyncConnect", "Configuration", "Context", "State", "MemberIngress", "connect_op",
            "parse_ingress_endpoints", "SESSION_HEADER_LENGTH", "NULL_VALUE"]
 
 NULL_VALUE = -1                 # Aeron.NULL_VALUE
@@ -103,9 +106,31 @@ class Configuration(SettingsTable):
 _AERON_DIR = Setting("aeron_dir", "aeron.dir", None)
 _SETTINGS: dict[str, Setting] = {s.attr: s for s in (*Configuration.SETTINGS, _AERON_DIR)}
 _BY_PROPERTY: dict[str, Setting] = {s.prop: s for s in _SETTINGS.values()}
-_OTHER_SETTINGS = ("new_leader_timeout_ns", "idle_strategy", "aeron", "owns_aeron_client", "credentials_supplier",
-                   "is_ingress_exclusive", "error_handler", "egress_listener", "controlled_egress_listener",
-                   "agent_invoker")
+
+
+class ContextSettings(TypedDict, total=False):
+    """The keyword settings of :class:`Context`, for the functions that pass them on (``AeronCluster.connect``,
+    ``aeron.aio.cluster.connect``), so that a type checker holds those calls to the same names and types."""
+
+    environ: Mapping[str, str] | None
+    message_timeout_ns: int | None
+    ingress_endpoints: str | None
+    ingress_channel: str | None
+    ingress_stream_id: int | None
+    egress_channel: str | None
+    egress_stream_id: int | None
+    client_name: str | None
+    aeron_dir: str | None
+    new_leader_timeout_ns: int | None
+    aeron: Aeron | None
+    owns_aeron_client: bool | None
+    idle_strategy: IdleStrategy | None
+    credentials_supplier: CredentialsSupplier | None
+    is_ingress_exclusive: bool | None
+    error_handler: Callable[[BaseException], object] | None
+    egress_listener: Any
+    controlled_egress_listener: Any
+    agent_invoker: AgentInvoker | None
 
 
 class Context:
@@ -142,21 +167,31 @@ class Context:
     client_name: str
     aeron_dir: str | None
 
-    def __init__(self, properties: Any = None, *, environ: Any = None, **settings: Any) -> None:
-        """Defaults, then the environment, then ``properties``, then ``settings`` (ConfigurationError for an
-        unknown name or a bad value)."""
+    def __init__(self, properties: Mapping[str, object] | Iterable[str] | None = None, *,
+                 environ: Mapping[str, str] | None = None, message_timeout_ns: int | None = None,
+                 ingress_endpoints: str | None = None, ingress_channel: str | None = None,
+                 ingress_stream_id: int | None = None, egress_channel: str | None = None,
+                 egress_stream_id: int | None = None, client_name: str | None = None, aeron_dir: str | None = None,
+                 new_leader_timeout_ns: int | None = None, aeron: Aeron | None = None,
+                 owns_aeron_client: bool | None = None, idle_strategy: IdleStrategy | None = None,
+                 credentials_supplier: CredentialsSupplier | None = None, is_ingress_exclusive: bool | None = None,
+                 error_handler: Callable[[BaseException], object] | None = None, egress_listener: Any = None,
+                 controlled_egress_listener: Any = None, agent_invoker: AgentInvoker | None = None) -> None:
+        """Defaults, then the environment, then ``properties``, then the keywords given (None: not given);
+        ConfigurationError for an unknown property or a bad value. Every setting is a named keyword, so a type
+        checker (and Python itself) refuses a misspelt one."""
         for setting in _SETTINGS.values():
             setattr(self, setting.attr, setting.default)
         self.new_leader_timeout_ns = NULL_VALUE
         self.idle_strategy: IdleStrategy | None = None
         self.aeron: Aeron | None = None
         self.owns_aeron_client = False
-        self.credentials_supplier: Any = None
+        self.credentials_supplier: CredentialsSupplier | None = None
         self.is_ingress_exclusive = True
-        self.error_handler: Callable[[BaseException], Any] | None = None
+        self.error_handler: Callable[[BaseException], object] | None = None
         self.egress_listener: Any = None
         self.controlled_egress_listener: Any = None
-        self.agent_invoker: Any = None
+        self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS.values():
@@ -164,12 +199,18 @@ class Context:
                 setattr(self, setting.attr, setting.parse_text(environ[setting.env]))
         if properties is not None:
             self.update(properties)
-        for name, value in settings.items():
-            if name not in _SETTINGS and name not in _OTHER_SETTINGS:
-                raise ConfigurationError(f"unknown AeronCluster.Context setting {name!r}")
-            setattr(self, name, value)
+        given = dict(
+            message_timeout_ns=message_timeout_ns, ingress_endpoints=ingress_endpoints, ingress_channel=ingress_channel,
+            ingress_stream_id=ingress_stream_id, egress_channel=egress_channel, egress_stream_id=egress_stream_id,
+            client_name=client_name, aeron_dir=aeron_dir, new_leader_timeout_ns=new_leader_timeout_ns, aeron=aeron,
+            owns_aeron_client=owns_aeron_client, idle_strategy=idle_strategy, credentials_supplier=credentials_supplier,
+            is_ingress_exclusive=is_ingress_exclusive, error_handler=error_handler, egress_listener=egress_listener,
+            controlled_egress_listener=controlled_egress_listener, agent_invoker=agent_invoker)
+        for name, value in given.items():
+            if value is not None:
+                setattr(self, name, value)
 
-    def update(self, properties: Any) -> "Context":
+    def update(self, properties: Mapping[str, object] | Iterable[str]) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""
         for key, value in property_items(properties):
             setting = _BY_PROPERTY.get(key) or _SETTINGS.get(key)
@@ -549,7 +590,7 @@ class AsyncConnect:
     def _prepare_connect_request(self, response_channel: str) -> None:
         ctx = self.ctx
         aeron = ctx.aeron
-        assert aeron is not None
+        assert aeron is not None and ctx.credentials_supplier is not None      # both set by Context.conclude
         self._correlation_id = aeron.next_correlation_id()
         credentials = bytes(ctx.credentials_supplier.encoded_credentials() or b"")
         client_info = f"name={ctx.client_name} version={__version__}"
@@ -584,7 +625,7 @@ class AsyncConnect:
         if poller.is_challenged:
             self._correlation_id = NULL_VALUE
             self._cluster_session_id = poller.cluster_session_id
-            assert poller.encoded_challenge is not None
+            assert poller.encoded_challenge is not None and self.ctx.credentials_supplier is not None
             self._prepare_challenge_response(self.ctx.credentials_supplier.on_challenge(poller.encoded_challenge))
             return
         code = poller.event_code
@@ -790,7 +831,7 @@ class AeronCluster:
 
     # -- connect and close -----------------------------------------------------------------------------------------
     @classmethod
-    def connect(cls, context: Context | None = None, **settings: Any) -> "AeronCluster":
+    def connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> "AeronCluster":
         """Connect to the cluster named by ``context`` (or a Context made from ``settings``), waiting up to the
         message timeout: ClusterTimeoutError, or the cluster's ClusterError / ClusterAuthenticationError."""
         ctx = _context(context, settings)
@@ -799,7 +840,7 @@ class AeronCluster:
         return drive(connect_op(ctx), ctx.idle_strategy)
 
     @classmethod
-    def async_connect(cls, context: Context | None = None, **settings: Any) -> AsyncConnect:
+    def async_connect(cls, context: Context | None = None, **settings: Unpack[ContextSettings]) -> AsyncConnect:
         """Start connecting without blocking: call ``poll()`` on the result in your duty cycle until it returns the
         client, ``close()`` it on failure (Java's ``AeronCluster.asyncConnect``)."""
         ctx = _context(context, settings)
@@ -1206,7 +1247,7 @@ class AeronCluster:
             self._pending_registration_id = NULL_VALUE
 
 
-def _context(context: Context | None, settings: dict[str, Any]) -> Context:
+def _context(context: Context | None, settings: ContextSettings) -> Context:
     if context is None:
         return Context(**settings)
     if settings:

@@ -157,8 +157,10 @@ def test_the_context_reads_aerons_properties_and_environment():
     assert ctx.ingress_channel == "aeron:udp"          # properties win over the environment
     assert ctx.message_timeout_ns == 250 * MS
     assert ctx.ingress_endpoints == "0=h:1,1=h:2" and ctx.egress_stream_id == 77 and ctx.ingress_stream_id == 101
-    with pytest.raises(ValueError, match="unknown AeronCluster.Context setting"):
-        AeronCluster.Context(environ={}, ingress_chanel="x")
+    with pytest.raises(TypeError, match="ingress_chanel"):            # every setting is a named keyword
+        AeronCluster.Context(environ={}, ingress_chanel="x")      # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="unknown cluster client property"):
+        AeronCluster.Context({"aeron.cluster.ingress.chanel": "x"}, environ={})
     with pytest.raises(ValueError, match="aeron.cluster.egress.stream.id"):
         AeronCluster.Context(["aeron.cluster.egress.stream.id=x"], environ={})
 
