@@ -6,7 +6,7 @@ It builds on the Aeron client and the cluster's codecs only: importing it loads 
 service container or archive (docs/layers.md). The asyncio face is :mod:`aeron.aio.cluster`.
 """
 from aeron.cluster.client.aeron_cluster import (NULL_VALUE, SESSION_HEADER_LENGTH, AeronCluster, AsyncConnect,
-                                                Configuration, Context, MemberIngress, State, connect_op,
+                                                Configuration, Context, ContextSettings, MemberIngress, State, connect_op,
                                                 parse_ingress_endpoints)
 from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressAdapter
 from aeron.cluster.client.egress_listener import (AdminRequestType, AdminResponseCode, CloseReason,
@@ -18,7 +18,7 @@ from aeron.cluster.client.errors import (ClusterAuthenticationError, ClusterErro
                                          ClusterTimeoutError)
 
 __all__ = [
-    "AeronCluster", "AsyncConnect", "Configuration", "Context", "MemberIngress", "State", "connect_op",
+    "AeronCluster", "AsyncConnect", "Configuration", "Context", "ContextSettings", "MemberIngress", "State", "connect_op",
     "parse_ingress_endpoints", "NULL_VALUE", "SESSION_HEADER_LENGTH",
     "EgressAdapter", "ControlledEgressAdapter", "EgressListener", "ControlledEgressListener",
     "EgressListenerExtension", "ControlledEgressListenerExtension", "EgressPoller", "IngressSessionDecorator",
