@@ -330,7 +330,8 @@ def test_the_archive_client_and_file_readers_load_no_archive_server():
     loaded = _loaded_modules(["aeron.archive"])
     assert [m for m in loaded if m.startswith("aeron.archive")] == ["aeron.archive"]
     # a reader of the files loads neither the archive's client nor the Aeron client
-    loaded = _loaded_modules(["aeron.archive.catalog", "aeron.archive.segments"])
+    loaded = _loaded_modules(["aeron.archive.catalog", "aeron.archive.segments", "aeron.archive.recording_reader"])
+    assert "aeron.archive.recording_reader" in loaded
     assert not [m for m in loaded if m.startswith(("aeron.archive.client", "aeron.client", "aeron.driver"))], loaded
     assert not ARCHIVE_SERVER_MODULES & set(loaded)
 

@@ -39,7 +39,7 @@ def _stub(module_name):
     if module_name not in _trees:
         path = _stub_path(module_name)
         if not path.is_file():
-            pytest.fail(f"{module_name} has no .pyi stub (STYLE.md §4)")
+            pytest.fail(f"{module_name} has no .pyi stub")
         _trees[module_name] = ast.parse(path.read_text(), filename=str(path))
     return _trees[module_name]
 
@@ -165,7 +165,7 @@ def test_stubs_and_marker_are_package_data():
 
 @pytest.mark.parametrize("module_name", MODULES)
 def test_stub_exists(module_name):
-    assert _stub_path(module_name).is_file(), f"{module_name} has no .pyi stub (STYLE.md §4)"
+    assert _stub_path(module_name).is_file(), f"{module_name} has no .pyi stub"
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Archive data path, per block in C and without the GIL: term blocks into segment files (recording) and segment
-frames into a replay publication (replay) (archive.md §4.4-4.6, §10.3).
+frames into a replay publication (replay): RecordingWriter.onBlock and ReplaySession.replay.
 
 ``SegmentWriter.record`` is a recorder duty cycle for one image: it takes runs of whole frames from the image's terms
 with the term reader's block scan and writes each with one ``pwrite`` straight from the term (a PAD frame as its

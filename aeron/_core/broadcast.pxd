@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# To-clients broadcast buffer (cnc-and-driver.md §4): `[capacity bytes | 128-byte trailer]`, capacity a
-# power of two. One transmitter (the driver conductor) never waits; each receiver follows at its own
-# pace and detects being lapped through the tail-intent counter.
+# To-clients broadcast buffer (Agrona's BroadcastTransmitter / BroadcastReceiver): `[capacity bytes |
+# 128-byte trailer]`, capacity a power of two. One transmitter (the driver conductor) never waits; each
+# receiver follows at its own pace and detects being lapped through the tail-intent counter.
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer

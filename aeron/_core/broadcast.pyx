@@ -3,7 +3,7 @@
 """To-clients broadcast buffer: transmitter, receiver and copy receiver.
 
 Port of Agrona's BroadcastTransmitter / BroadcastReceiver / CopyBroadcastReceiver and
-aeron_broadcast_transmitter.c / aeron_broadcast_receiver.h; layout in cnc-and-driver.md §4.
+aeron_broadcast_transmitter.c / aeron_broadcast_receiver.h.
 
 A receiver starts at ``latest`` as the C client does (older Agrona copy receivers first drained to
 the tail); its first receive may therefore repeat the most recent record, which clients filter by

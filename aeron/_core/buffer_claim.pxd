@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # BufferClaim: a frame reserved in a term by try_claim, written in place, then committed or aborted
-# (reference: wire-and-logbuffers.md §4.8).
+# (port of BufferClaim and aeron_publication_try_claim).
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from aeron._core.atomic_buffer cimport AtomicBuffer
 from aeron._core.wakeup cimport WakeSignal

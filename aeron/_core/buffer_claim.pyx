@@ -37,7 +37,7 @@ cdef class BufferClaim:
         self.position = 0
 
     def __dealloc__(self):
-        # An abandoned claim is left uncommitted (the driver's unblocker repairs it, §3.6); we only
+        # An abandoned claim is left uncommitted (the driver's LogBufferUnblocker repairs it); we only
         # drop our pin so the log can be unmapped.
         if self.active:
             self._unpin()
@@ -76,7 +76,7 @@ cdef class BufferClaim:
                                     "release them before commit/abort")
         if not commit:
             (<uint16_t *>(self.frame + fd.TYPE_FIELD_OFFSET))[0] = fd.HDR_TYPE_PAD
-        # the release store of the positive length is what publishes the frame (§4.5)
+        # the release store of the positive length is what publishes the frame (BufferClaim.commit)
         store_release_i32(<int32_t *>self.frame, self.claim_length + fd.HEADER_LENGTH)
         self.active = False
         self.frame = NULL

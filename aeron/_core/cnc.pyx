@@ -2,7 +2,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """cnc.dat descriptor: create, attach (map_existing) and section buffers.
 
-Port of CncFileDescriptor (Java) / aeron_cnc_file_descriptor.c; layout in cnc-and-driver.md §2.
+Port of CncFileDescriptor (Java) / aeron_cnc_file_descriptor.c.
 """
 import os
 
@@ -146,7 +146,7 @@ cdef class CncFile:
 
     @staticmethod
     def map_existing(path):
-        """Map an existing cnc.dat and validate it (one attempt of the client attach loop, §2.6).
+        """Map an existing cnc.dat and validate it (one attempt of aeron_client_connect_to_driver's loop).
 
         Raises CorruptFileError (too short for its header or sections, negative lengths),
         CncNotInitialisedError (version still 0: retry later), CncVersionError (major mismatch).

@@ -3,7 +3,7 @@
 """Counters: reader, single-writer manager, hot counter handle, type ids, system counters, keys.
 
 Port of Agrona's CountersReader / CountersManager (and aeron_counters_manager.c). Layouts follow
-the values record (128 bytes) and metadata record (512 bytes) of cnc-and-driver.md §5.1/§5.2.
+the values record (128 bytes) and metadata record (512 bytes) of CountersReader.
 """
 import collections
 import struct
@@ -41,7 +41,7 @@ DEFAULT_OWNER_ID = 0
 DEFAULT_REFERENCE_ID = 0
 NULL_COUNTER_ID = -1
 
-# -- counter type ids (cnc-and-driver.md §5.5, names as AeronCounters) ---------------------------------
+# -- counter type ids (names and values as AeronCounters) -----------------------------------------------
 DRIVER_SYSTEM_COUNTER_TYPE_ID = 0
 DRIVER_PUBLISHER_LIMIT_TYPE_ID = 1
 DRIVER_SENDER_POSITION_TYPE_ID = 2
@@ -64,13 +64,13 @@ DRIVER_SENDER_NAKS_RECEIVED_TYPE_ID = 19
 DRIVER_RECEIVER_NAKS_SENT_TYPE_ID = 20
 NAME_RESOLVER_BOOTSTRAP_NEIGHBOR_TYPE_ID = 21
 
-# Channel endpoint status values (value of type 6/7 counters), §5.10.
+# Channel endpoint status values (value of type 6/7 counters), as ChannelEndpointStatus.
 CHANNEL_ENDPOINT_STATUS_ERRORED = -1
 CHANNEL_ENDPOINT_STATUS_INITIALIZING = 0
 CHANNEL_ENDPOINT_STATUS_ACTIVE = 1
 CHANNEL_ENDPOINT_STATUS_CLOSING = 2
 
-# -- system counters (§5.9): id = key = registration id, owner -1, labels as written at allocation --
+# -- system counters (aeron_system_counters.c): id = key = registration id, owner -1, labels as allocated --
 SYSTEM_COUNTERS = (
     (0, "BYTES_SENT", "Bytes sent"),
     (1, "BYTES_RECEIVED", "Bytes received"),
@@ -132,7 +132,7 @@ EXTRA_SYSTEM_COUNTERS = (
 globals().update({name: i for i, name, _ in EXTRA_SYSTEM_COUNTERS})
 
 # Stream counter key: int64 registration id, int32 session id, int32 stream id, int32 channel length,
-# channel ASCII (at most 92 bytes so the whole key fits in 112), §5.6.
+# channel ASCII (at most 92 bytes so the whole key fits in 112): aeron_stream_position_counter_key_layout_t.
 STREAM_KEY_REGISTRATION_ID_OFFSET = 0
 STREAM_KEY_SESSION_ID_OFFSET = 8
 STREAM_KEY_STREAM_ID_OFFSET = 12
@@ -310,7 +310,7 @@ cdef class CountersReader:
     def for_each(self, callback):
         """Call ``callback(counter_id, type_id, key_bytes, label)`` for every allocated counter.
 
-        Stops at the first unused record and skips reclaimed ones, as Aeron's tools do (§5.4).
+        Stops at the first unused record and skips reclaimed ones, as CountersReader.forEach does.
         """
         cdef int32_t i, state
         cdef uint8_t *m

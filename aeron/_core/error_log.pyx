@@ -2,8 +2,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Distinct error log writer and reader, and the ErrorStat text format.
 
-Port of Agrona DistinctErrorLog / ErrorLogReader (aeron_distinct_error_log.c); layout in
-cnc-and-driver.md §8.1. Errors are rare, so deduplication bookkeeping stays in Python.
+Port of Agrona DistinctErrorLog / ErrorLogReader (aeron_distinct_error_log.c), with their
+record layout. Errors are rare, so deduplication bookkeeping stays in Python.
 """
 import collections
 import datetime

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Reassembly of fragmented messages (reference §5.4; Aeron FragmentAssembler, BufferBuilder).
+# Reassembly of fragmented messages (port of Aeron's FragmentAssembler, BufferBuilder).
 # One BufferBuilder per session, reused across messages: no allocation per message once warm.
 cimport cython
 from libc.stdint cimport int32_t, uint8_t

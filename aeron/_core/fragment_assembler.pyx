@@ -3,7 +3,7 @@
 """Reassemble fragmented messages before they reach the application handler.
 
 Port of FragmentAssembler, ControlledFragmentAssembler, ImageFragmentAssembler, ImageControlledFragmentAssembler
-and BufferBuilder (reference §5.4). The delegate sees ``(buffer, offset, length, header)``: for an unfragmented
+and BufferBuilder. The delegate sees ``(buffer, offset, length, header)``: for an unfragmented
 message the reader's own arguments, for a reassembled one the session builder's buffer at offset 0
 and a header whose frame_length is 32 + total, whose flags are first | last and whose position is
 the end of the last fragment. Builders are reused per session; the delegate's buffer and header

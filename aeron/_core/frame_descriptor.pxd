@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Frame layout of DATA/PAD frames in term buffers and on the wire (reference: wire-and-logbuffers.md
-# §1.4, §4.1, §4.6). Header-only: every module that cimports this inlines it.
+# Frame layout of DATA/PAD frames in term buffers and on the wire (port of
+# FrameDescriptor and DataHeaderFlyweight). Header-only: every module that cimports this inlines it.
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t
 from aeron._core.atomic cimport load_acquire_i32, store_release_i32
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# UDP frame layouts (wire-and-logbuffers.md §1): field offsets of every frame type the open-source drivers send,
-# little-endian accessors and writers, and the receive-side validity check. Header-only: the send and receive
-# endpoints inline these. DATA/PAD offsets and HDR_TYPE_* come from frame_descriptor (cimported here, so
+# UDP frame layouts (aeron_udp_protocol.h, io.aeron.protocol): field offsets of every frame type the open-source
+# drivers send, little-endian accessors and writers, and the receive-side validity check. Header-only: the send
+# and receive endpoints inline these. DATA/PAD offsets and HDR_TYPE_* come from frame_descriptor (cimported here, so
 # `from aeron._core.frames cimport HDR_TYPE_SM` works too).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libc.string cimport memcpy
@@ -166,8 +166,8 @@ cdef inline int frames_check_control_length(const uint8_t *p, Py_ssize_t length,
 
 
 cdef inline int frame_validate(const uint8_t *p, Py_ssize_t length) noexcept nogil:
-    """Receive-side check of one datagram (§1.3 and the per-type header checks of §1.4-1.10 that need no
-    stream state). Returns the frame type (HDR_TYPE_*) or a negative FRAME_INVALID_* reason.
+    """Receive-side check of one datagram (aeron_is_frame_valid and the per-type header checks of the channel
+    endpoints that need no stream state). Returns the frame type (HDR_TYPE_*) or a negative FRAME_INVALID_* reason.
 
     DATA/PAD: only the first frame's header is checked here (term-relative checks of every batched frame are
     term_scanner.data_packet_validate's job, with the image's term length). A PAD may describe more bytes than

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""UDP frames (wire-and-logbuffers.md §1): the Python face of frames.pxd.
+"""UDP frames (aeron_udp_protocol.h, io.aeron.protocol): the Python face of frames.pxd.
 
 ``validate_frame`` is the receive-side check (a frame type or a negative FRAME_INVALID_* code) and
 ``decode_data_header`` the DATA/PAD header read of the receive path, both called per datagram by the driver; the

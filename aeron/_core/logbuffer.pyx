@@ -493,7 +493,7 @@ def _init_metadata(meta, *, term_length, initial_term_id, session_id, stream_id,
         raise InvalidArgumentError(f"unknown log metadata field(s): {', '.join(sorted(unknown))}")
     if term_offset < 0 or term_offset > term_length or term_offset % fd.FRAME_ALIGNMENT:
         raise InvalidArgumentError(f"term offset {term_offset} must be 32-aligned and within [0, {term_length}]")
-    # Defaults the C driver writes for a publication log (reference §2.4); images differ.
+    # Defaults the C driver writes for a publication log (aeron_logbuffer_metadata_init); images differ.
     image = log_type == ld.LOG_TYPE_IMAGE
     values = {
         "active_term_count": 0,
@@ -527,8 +527,8 @@ def _init_metadata(meta, *, term_length, initial_term_id, session_id, stream_id,
             _struct.pack_into("<" + code, meta, off, values[name])
     _DEFAULT_HEADER.pack_into(meta, ld.LOG_DEFAULT_FRAME_HEADER_OFFSET, 0, fd.CURRENT_VERSION, fd.UNFRAGMENTED,
                               fd.HDR_TYPE_DATA, 0, session_id, stream_id, initial_term_id, 0)
-    # Tails (reference §3.3): the active partition holds term_id/term_offset, the others the
-    # terms "before" it, so a rotation into them is recognised as pending.
+    # Tails (as aeron_network_publication_create sets them): the active partition holds term_id/term_offset,
+    # the others the terms "before" it, so a rotation into them is recognised as pending.
     if image:
         return
     count = ld.term_count_of(term_id, initial_term_id)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Log buffer layout: 3 term partitions then a 4096-byte metadata section (reference:
-# wire-and-logbuffers.md §2-3). Header-only helpers over a raw metadata pointer.
+# Log buffer layout: 3 term partitions then a 4096-byte metadata section (port of
+# LogBufferDescriptor, aeron_logbuffer_descriptor.h). Header-only helpers over a raw metadata pointer.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from aeron._core.atomic cimport load_acquire_i32, load_acquire_i64, cas_i32, cas_i64
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """LossDetector: finds the first gap between the rebuild position and the high-water mark and decides when to
-NAK it (wire-and-logbuffers.md §6.8; aeron_loss_detector.c). A gap is the active one only while its term, offset
+NAK it (aeron_loss_detector.c). A gap is the active one only while its term, offset
 and length are all the same; any other (a new gap, or the active one shrunk or grown by data) starts its own timer
 and is a new loss for congestion control. What the loss report records is decided when a gap is NAKed
 (``report_loss``): the bytes past the range last reported, as aeron_publication_image_on_gap_detected.

@@ -2,7 +2,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Loss report writer and reader, and the LossStat text format.
 
-Port of LossReport / LossReportReader (aeron_loss_reporter.c); layout in cnc-and-driver.md §8.4.
+Port of LossReport / LossReportReader (aeron_loss_reporter.c).
 """
 import collections
 

@@ -98,7 +98,7 @@ cdef class RebuildPass:
         self.group_tag = group_tag if group_tag is not None else 0
         self.next_sm_position = join_position
         self.next_sm_window = window
-        self.time_of_last_sm_ns = 0             # the first status message goes at once (§6.2 step 3)
+        self.time_of_last_sm_ns = 0             # the first status message goes at once (aeron_publication_image_create)
         self.sm_pending = True
         self.liveness_timeout_ns = liveness_timeout_ns
         self.sm_timeout_ns = sm_timeout_ns

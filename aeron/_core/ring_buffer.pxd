@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-# To-driver many-to-one ring buffer (cnc-and-driver.md §3): `[capacity bytes of records | 768-byte
-# trailer]`, capacity a power of two. Producers (clients, any thread or process) claim space by CAS on
-# the tail; one consumer (the driver conductor) reads, zeroes what it read and moves the head.
+# To-driver many-to-one ring buffer (Agrona's ManyToOneRingBuffer, aeron_mpsc_rb.c): `[capacity bytes of
+# records | 768-byte trailer]`, capacity a power of two. Producers (clients, any thread or process) claim
+# space by CAS on the tail; one consumer (the driver conductor) reads, zeroes what it read and moves the head.
 # Kernels take an mpsc_rb_t resolved once from a checked buffer and assume validated arguments.
 from cpython.buffer cimport Py_buffer
 from libc.stdint cimport int32_t, int64_t, uint8_t

@@ -2,8 +2,8 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """To-driver many-to-one ring buffer.
 
-Port of Agrona's ManyToOneRingBuffer and aeron_mpsc_rb.c; layout and algorithms in
-cnc-and-driver.md §3. Producers are any number of threads or processes; there is one consumer.
+Port of Agrona's ManyToOneRingBuffer and aeron_mpsc_rb.c, laid out as Agrona's
+RingBufferDescriptor. Producers are any number of threads or processes; there is one consumer.
 
 GIL policy: write/try_claim keep the GIL (commands are small; a release costs more than the copy).
 read() runs with the GIL because it calls a Python handler per record; the per-record work (acquire

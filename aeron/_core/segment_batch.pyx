@@ -2,7 +2,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Recorded messages of an archive segment file as columns: the kernel of the Spark source (aeron.spark).
 
-A segment holds raw term frames (archive.md §4.4). ``scan_messages`` walks the frames of one region of a mapped
+A segment holds raw term frames (RecordingWriter). ``scan_messages`` walks the frames of one region of a mapped
 segment in C with the GIL released, reassembles fragmented messages, and either only measures the region
 (rows and payload bytes that fit the caps) or also writes every message into caller-owned column buffers laid
 out as Arrow arrays want them (fixed-width values, int32 binary offsets, payload bytes, a validity bitmap for

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Write side of a log buffer (reference: wire-and-logbuffers.md §3.3-3.4, §4): nogil kernels over raw
+# Write side of a log buffer (aeron_publication.c, aeron_exclusive_publication.c): nogil kernels over raw
 # pointers plus the two appender classes the Publication / ExclusivePublication faces subclass.
 # Kernels assume validated input: length <= max_message_length, iov covering exactly `length` bytes.
 from cpython.buffer cimport Py_buffer
@@ -50,7 +50,8 @@ ctypedef struct appender_state_t:
     int32_t active_partition_index     # exclusive only: partition holding term_id
 
 # -- frame writers (any appender) -------------------------------------------------------------------
-# Header per §4.5: release-store -frame_length, release fence, then the fields (flags BEGIN|END, DATA).
+# Header as aeron_publication_header_write: release-store -frame_length, release fence, then the fields
+# (flags BEGIN|END, DATA).
 cdef void frame_header_write(uint8_t *term, int32_t offset, int32_t frame_length, int32_t term_id,
                              int32_t session_id, int32_t stream_id) noexcept nogil
 # A committed PAD frame of frame_length bytes at offset (end-of-term padding, append_padding, abort).
@@ -61,12 +62,13 @@ cdef void frame_padding_write(uint8_t *term, int32_t offset, int32_t frame_lengt
 cdef void term_fragments_write(uint8_t *term, int32_t term_offset, const appender_iov_t *iov,
                                int32_t length, int32_t max_payload_length, int32_t term_id,
                                int32_t session_id, int32_t stream_id, bint commit) noexcept nogil
-# Bytes a message of `length` occupies in the term: one aligned frame or the fragmented length (§4.6).
+# Bytes a message of `length` occupies in the term: one aligned frame or the fragmented length
+# (aeron_logbuffer_compute_fragmented_length).
 cdef int32_t framed_length_of(int32_t length, int32_t max_payload_length) noexcept nogil
-# §4.2: MAX_POSITION_EXCEEDED, BACK_PRESSURED (connected) or NOT_CONNECTED.
+# Publication.backPressureStatus: MAX_POSITION_EXCEEDED, BACK_PRESSURED (connected) or NOT_CONNECTED.
 cdef int64_t back_pressure_status(const appender_state_t *s, int64_t position, int32_t length) noexcept nogil
 
-# -- concurrent (§4.3, §4.7): any number of threads/processes on one log --------------------------
+# -- concurrent (aeron_publication_offer): any number of threads/processes on one log --------------
 # Limit check, fetch-and-add framed_length on the active tail, end-of-term handling. Returns the
 # position after the span (span filled) or a negative status (nothing to write).
 cdef int64_t concurrent_reserve(appender_state_t *s, int32_t length, int32_t framed_length,
@@ -74,12 +76,13 @@ cdef int64_t concurrent_reserve(appender_state_t *s, int32_t length, int32_t fra
 # Whole offer: reserve then write and commit every fragment.
 cdef int64_t concurrent_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil
 
-# -- exclusive (§4.4): a single writer keeping term id/offset locally ------------------------------
+# -- exclusive (aeron_exclusive_publication_offer): a single writer keeping term id/offset locally --
 # As concurrent_reserve but publishes the tail with a release store and rotates without CAS.
 cdef int64_t exclusive_reserve(appender_state_t *s, int32_t length, int32_t framed_length,
                                appender_span_t *span) noexcept nogil
 cdef int64_t exclusive_offer(appender_state_t *s, const appender_iov_t *iov, int32_t length) noexcept nogil
-# Move to the next term: plain-store its tail, release-store active_term_count (§3.4).
+# Move to the next term: plain-store its tail, release-store active_term_count
+# (aeron_exclusive_publication_rotate_term).
 cdef void exclusive_rotate_term(appender_state_t *s) noexcept nogil
 # Initialise term id/offset/begin position from the active partition's tail.
 cdef void exclusive_init_from_tail(appender_state_t *s) noexcept nogil

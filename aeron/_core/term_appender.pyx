@@ -3,7 +3,7 @@
 """Append side of a log buffer: concurrent and exclusive term appenders.
 
 Port of the offer/claim paths of Aeron's ConcurrentPublication / ExclusivePublication (C:
-aeron_publication.c, aeron_exclusive_publication.c); reference wire-and-logbuffers.md §3-4. The
+aeron_publication.c, aeron_exclusive_publication.c). The
 kernels are nogil functions over raw pointers (declared in term_appender.pxd) so the driver, the
 publication classes and test extensions can call them without the GIL; the classes below check
 arguments once at the Python edge and call them.
@@ -49,7 +49,7 @@ cdef void frame_header_write(uint8_t *term, int32_t offset, int32_t frame_length
                              int32_t session_id, int32_t stream_id) noexcept nogil:
     cdef uint8_t *h = term + offset
     # Negative length first: readers treat <= 0 as "nothing here yet". The fence keeps the field
-    # stores below from being made visible before it (C header writer order, §4.5).
+    # stores below from being made visible before it (the order of aeron_publication_header_write).
     store_release_i32(<int32_t *>h, -frame_length)
     fence_release()
     h[fd.VERSION_FIELD_OFFSET] = fd.CURRENT_VERSION
@@ -124,7 +124,7 @@ cdef inline int64_t write_reserved(const appender_state_t *s, int64_t result, co
 
 
 cdef int64_t back_pressure_status(const appender_state_t *s, int64_t position, int32_t length) noexcept nogil:
-    # Java's test for both publication kinds; C's exclusive publication omits header and alignment (§8.4).
+    # Java's test for both publication kinds; C's exclusive publication omits header and alignment.
     if position + fd.align_i64(<int64_t>length + fd.HEADER_LENGTH, fd.FRAME_ALIGNMENT) >= s.max_possible_position:
         return APPEND_MAX_POSITION_EXCEEDED
     if ld.is_connected_volatile(s.meta):
@@ -149,15 +149,16 @@ cdef int64_t concurrent_reserve(appender_state_t *s, int32_t length, int32_t fra
     if position >= limit:
         return back_pressure_status(s, position, length)
     # The limit was checked before the add, so each concurrent writer may overshoot it by one
-    # message; that is upstream's design (§4.3).
+    # message; that is upstream's design (ConcurrentPublication.offer).
     raw_tail = get_and_add_i64(ld.tail_counter_ptr(s.meta, index), framed_length)
     term_id = ld.term_id_of(raw_tail)
     term_offset = ld.term_offset_of(raw_tail, s.term_length)
     cdef int32_t resulting_offset = term_offset + framed_length
     position = ld.compute_position(term_id, resulting_offset, s.position_bits_to_shift, s.initial_term_id)
     if resulting_offset > s.term_length:
-        # §4.7: the writer whose reservation starts inside the term "trips" it and pads to the end;
-        # writers that start past the end write nothing. Everyone helps rotate (idempotent CASes).
+        # As aeron_publication_handle_end_of_log_condition: the writer whose reservation starts inside the term
+        # "trips" it and pads to the end; writers that start past the end write nothing. Everyone helps rotate
+        # (idempotent CASes).
         if term_offset < s.term_length:
             frame_padding_write(s.terms[index], term_offset, s.term_length - term_offset, term_id,
                                 s.session_id, s.stream_id)
@@ -359,7 +360,7 @@ cdef class TermAppender:
 
     cdef int _commit_with_supplier(self, appender_span_t *span, int32_t length, object supplier) except -1:
         # Java semantics: the supplier sees each fragment's own frame offset and length (C's
-        # non-vectored path passes the first fragment for all, §8.5).
+        # non-vectored path passes the first fragment for all).
         cdef appender_state_t *s = &self.state
         cdef uint8_t *term = span.term
         cdef int32_t frame_offset = span.term_offset
@@ -695,7 +696,7 @@ cdef class ExclusiveTermAppender(TermAppender):
             store_release_i64(ld.tail_counter_ptr(s.meta, s.active_partition_index),
                               ld.pack_tail(s.term_id, resulting_offset))
             # Body first, then header words 3, 2, 1, and the length/version/flags/type word last
-            # with a release store: that store publishes the first frame (§4.9).
+            # with a release store: that store publishes the first frame (ExclusivePublication.offerBlock).
             memcpy(dst + fd.HEADER_LENGTH, src + fd.HEADER_LENGTH, <size_t>(length - fd.HEADER_LENGTH))
             memcpy(dst + 24, src + 24, 8)
             memcpy(dst + 16, src + 16, 8)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Read side of a log: the reusable Header flyweight, the TermReader (subscriber poll loops) and the
 # nogil frame-walking kernels other modules (Image, driver, IPC consumers) inline from here.
-# Reference: wire-and-logbuffers.md §4.5 (acquire-load frame_length, <= 0 means nothing yet), §5.1-5.3.
+# Port of TermReader.read and Image's poll loops: acquire-load frame_length, <= 0 means nothing yet.
 cimport cython
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from aeron._core.atomic_buffer cimport AtomicBuffer

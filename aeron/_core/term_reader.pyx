@@ -2,7 +2,7 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Subscriber side of a log buffer: the Header flyweight and TermReader's poll loops.
 
-Port of TermReader.read, Image.poll/controlledPoll/boundedPoll/blockPoll (reference §5.1-5.3).
+Port of TermReader.read, Image.poll/controlledPoll/boundedPoll/blockPoll.
 Frames are walked by the nogil kernels in term_reader.pxd; the only Python per fragment is the
 handler call ``handler(buffer, offset, length, header)`` over a long-lived term view and one
 reusable Header.

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Scanners and repair tools over one term partition, for the sender (batch scan), the receiver
-# (rebuild, gap scan, gap fill), the conductor (unblock, clean). Reference: wire-and-logbuffers.md
-# §3.5, §3.6, §5.5, §5.6. Kernels are header-only so the driver inlines them; bounds are the
-# caller's job (the Python wrappers in term_scanner.pyx check them once).
+# (rebuild, gap scan, gap fill), the conductor (unblock, clean): TermScanner, TermRebuilder, TermGapScanner,
+# TermGapFiller, TermUnblocker, cleanBufferTo. Kernels are header-only so the driver inlines them; bounds are
+# the caller's job (the Python wrappers in term_scanner.pyx check them once).
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libc.string cimport memcpy, memset
 from aeron._core.atomic cimport load_acquire_i32, store_release_i32, store_release_i64
@@ -167,14 +167,14 @@ cdef inline int term_unblocker_unblock(const uint8_t *meta, uint8_t *term, int32
 
 cdef inline void term_clean(uint8_t *term, int32_t offset, int32_t length) noexcept nogil:
     """Zero [offset + 8, offset + length), then release-store 0 over the first 8 bytes so the
-    frame-length word becomes 0 last (§3.5). Requires length >= 8 and offset 8-aligned."""
+    frame-length word becomes 0 last. Requires length >= 8 and offset 8-aligned."""
     memset(term + offset + 8, 0, <size_t>(length - 8))
     store_release_i64(<int64_t *>(term + offset), 0)
 
 
 cdef inline int32_t data_packet_validate(const uint8_t *packet, int32_t length, int32_t term_offset,
                                          int32_t term_length) noexcept nogil:
-    """Port of aeron_publication_image_validate_packet (§1.4): every frame of a received DATA/PAD datagram
+    """Port of aeron_publication_image_validate_packet: every frame of a received DATA/PAD datagram
     is DATA or PAD, sits at the running term offset and stays inside the term; trailing bytes are allowed
     only after a PAD. Returns the bytes the datagram covers in the term (0 for a heartbeat), or -1."""
     cdef int32_t offset = 0

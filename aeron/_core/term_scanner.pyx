@@ -3,7 +3,7 @@
 """Python face of the term scanners (kernels live in term_scanner.pxd).
 
 Ports of TermScanner, TermRebuilder, TermGapScanner, TermGapFiller, TermUnblocker and
-LogBufferUnblocker (reference §3.5, §3.6, §5.5, §5.6). Every wrapper checks offsets and lengths
+LogBufferUnblocker. Every wrapper checks offsets and lengths
 once, then calls the nogil kernel; bad arguments raise InvalidArgumentError / OutOfBoundsError.
 """
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyObject_GetBuffer, PyBuffer_Release
@@ -54,7 +54,7 @@ cdef const uint8_t *_meta_ptr(object meta) except NULL:
 
 
 def scan_for_availability(AtomicBuffer term not None, int32_t offset, int32_t max_length):
-    """Port of TermScanner.scanForAvailability (§5.5).
+    """Port of TermScanner.scanForAvailability.
 
     Returns ``(available, padding)``: bytes to send from ``offset`` as one batch (negative when the
     first frame alone exceeds ``max_length``) and the bytes of a trailing PAD to skip.
@@ -73,7 +73,7 @@ def scan_for_availability(AtomicBuffer term not None, int32_t offset, int32_t ma
 
 
 def validate_data_packet(packet, Py_ssize_t length, int32_t term_offset, int32_t term_length):
-    """Check a received DATA/PAD datagram's frames (§1.4) before it is inserted.
+    """Check a received DATA/PAD datagram's frames (aeron_publication_image_validate_packet) before it is inserted.
 
     Returns the term bytes it covers (``length``), 0 for a heartbeat, -1 when it is invalid (count and drop it).
     """
@@ -202,7 +202,7 @@ cdef class LogBufferUnblocker:
 
 
 def clean_term(AtomicBuffer term not None, Py_ssize_t offset, Py_ssize_t length):
-    """Zero ``[offset, offset + length)`` of a term so the length word turns 0 last (§3.5)."""
+    """Zero ``[offset, offset + length)`` of a term so the length word turns 0 last."""
     _check_term(term)
     term.check(offset, length)
     if length < 8:
@@ -221,7 +221,7 @@ cdef enum:
 
 
 cdef class LogCleaner:
-    """The driver's cleaning of a log's consumed terms (§3.5, ``cleanBufferTo``), the loop in one compiled call.
+    """The driver's cleaning of a log's consumed terms (``cleanBufferTo``), the loop in one compiled call.
 
     The first clean in each partition first maps the rest of that partition into this process with one
     ``madvise(MADV_POPULATE_WRITE)``: the publisher (another process) wrote those pages, and a memset into a mapping

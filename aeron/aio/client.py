@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """AsyncAeron: an Aeron client whose conductor runs as an invoker driven by one task on the event loop, so the
-whole client lives on the loop thread: no locks contended, no thread hand-offs (STYLE §6, Aeron's
+whole client lives on the loop thread: no locks contended, no thread hand-offs (Aeron's
 conductorAgentInvoker)."""
 from __future__ import annotations
 

@@ -45,13 +45,7 @@ def _read_properties(args: list[str]) -> tuple[dict[str, str], bool]:
 
 def usage() -> str:
     """The module's help, then every property the archive reads with its default and its variable."""
-    lines = [__doc__ or "", "Archive properties (environment variable), default:"]
-    for name, default in ArchiveContext.defaults().items():
-        shown = "(unset)" if default is None or default == "" else str(default)
-        if name.endswith((".timeout", ".interval")) and isinstance(default, int):
-            shown = f"{default // 1_000_000_000}s" if default % 1_000_000_000 == 0 else f"{default}ns"
-        lines.append(f"  {name} ({name.upper().replace('.', '_')}): {shown}")
-    return "\n".join(lines)
+    return f"{__doc__ or ''}\n{ArchiveContext.usage()}"
 
 
 def _made_by_launch(path: str | None, existed: bool) -> None:

@@ -21,9 +21,10 @@ from aeron._core.logbuffer import TERM_MAX_LENGTH, TERM_MIN_LENGTH
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
-from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 from aeron.common.paths import delete_aeron_dir, describe_failures
+from aeron.common.settings import (Setting, SettingsContext, enum_parser, parse_bool, parse_duration_ns, parse_int,
+                                   parse_long, parse_size, parse_str)
 from aeron.common.security import AuthorisationService, as_authorisation_service, authorisation_service_from_name
 from aeron.driver.media_driver import MediaDriver
 
@@ -50,34 +51,6 @@ class ArchiveThreadingMode(enum.Enum):
     INVOKER = "INVOKER"
 
 
-_TRUE = ("1", "on", "true", "yes")
-_FALSE = ("0", "off", "false", "no")
-
-
-def _bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-
-
-def _int(text: str) -> int:
-    return int(text.strip(), 0)
-
-
-def _str(text: str) -> str:
-    return text
-
-
-def _mode(text: str) -> ArchiveThreadingMode:
-    try:
-        return ArchiveThreadingMode[text.strip().upper()]
-    except KeyError:
-        raise ValueError(f"expected one of {', '.join(m.name for m in ArchiveThreadingMode)}") from None
-
-
 def _checksum(text: str) -> str | None:
     # Aeron's checksum names (Java class names, CRC-32 / CRC-32C); stored as the canonical name
     name = text.strip()
@@ -89,62 +62,50 @@ def _checksum(text: str) -> str | None:
         raise ValueError(str(ex)) from None
 
 
-class _Setting:
-    __slots__ = ("attr", "prop", "env", "default", "parse")
-
-    def __init__(self, attr: str, prop: str, default: Any, parse: Callable[[str], Any]) -> None:
-        self.attr = attr
-        self.prop = prop
-        self.env = prop.upper().replace(".", "_")
-        self.default = default
-        self.parse = parse
-
-
-_SETTINGS: tuple[_Setting, ...] = (
-    _Setting("aeron_dir", "aeron.dir", None, _str),
-    _Setting("archive_dir", "aeron.archive.dir", "aeron-archive", _str),
-    _Setting("mark_file_dir", "aeron.archive.mark.file.dir", None, _str),
-    _Setting("error_buffer_length", "aeron.archive.error.buffer.length", MIB, parse_size),
-    _Setting("delete_archive_on_start", "aeron.archive.dir.delete.on.start", False, _bool),
-    _Setting("control_channel_enabled", "aeron.archive.control.channel.enabled", True, _bool),
-    _Setting("control_channel", CONTROL_CHANNEL_PROP_NAME, None, _str),
-    _Setting("control_stream_id", CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, _int),
-    _Setting("local_control_channel", LOCAL_CONTROL_CHANNEL_PROP_NAME, LOCAL_CONTROL_CHANNEL_DEFAULT, _str),
-    _Setting("local_control_stream_id", LOCAL_CONTROL_STREAM_ID_PROP_NAME, LOCAL_CONTROL_STREAM_ID_DEFAULT, _int),
-    _Setting("control_term_buffer_length", CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
-             parse_size),
-    _Setting("control_mtu_length", CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
-    _Setting("control_term_buffer_sparse", CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
-             _bool),
-    _Setting("recording_events_enabled", RECORDING_EVENTS_ENABLED_PROP_NAME, RECORDING_EVENTS_ENABLED_DEFAULT, _bool),
-    _Setting("recording_events_channel", RECORDING_EVENTS_CHANNEL_PROP_NAME, None, _str),
-    _Setting("recording_events_stream_id", RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
-             _int),
-    _Setting("replication_channel", "aeron.archive.replication.channel", None, _str),
-    _Setting("segment_file_length", "aeron.archive.segment.file.length", 128 * MIB, parse_size),
+_SETTINGS: tuple[Setting, ...] = (
+    Setting("aeron_dir", "aeron.dir", None, parse_str),
+    Setting("archive_dir", "aeron.archive.dir", "aeron-archive", parse_str),
+    Setting("mark_file_dir", "aeron.archive.mark.file.dir", None, parse_str),
+    Setting("error_buffer_length", "aeron.archive.error.buffer.length", MIB, parse_size),
+    Setting("delete_archive_on_start", "aeron.archive.dir.delete.on.start", False, parse_bool),
+    Setting("control_channel_enabled", "aeron.archive.control.channel.enabled", True, parse_bool),
+    Setting("control_channel", CONTROL_CHANNEL_PROP_NAME, None, parse_str),
+    Setting("control_stream_id", CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, parse_int),
+    Setting("local_control_channel", LOCAL_CONTROL_CHANNEL_PROP_NAME, LOCAL_CONTROL_CHANNEL_DEFAULT, parse_str),
+    Setting("local_control_stream_id", LOCAL_CONTROL_STREAM_ID_PROP_NAME, LOCAL_CONTROL_STREAM_ID_DEFAULT,
+            parse_int),
+    Setting("control_term_buffer_length", CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
+            parse_size),
+    Setting("control_mtu_length", CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
+    Setting("control_term_buffer_sparse", CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
+            parse_bool),
+    Setting("recording_events_enabled", RECORDING_EVENTS_ENABLED_PROP_NAME, RECORDING_EVENTS_ENABLED_DEFAULT,
+            parse_bool),
+    Setting("recording_events_channel", RECORDING_EVENTS_CHANNEL_PROP_NAME, None, parse_str),
+    Setting("recording_events_stream_id", RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
+            parse_int),
+    Setting("replication_channel", "aeron.archive.replication.channel", None, parse_str),
+    Setting("segment_file_length", "aeron.archive.segment.file.length", 128 * MIB, parse_size),
     # Aeron's default is the default segment length, not the configured one
-    _Setting("low_storage_space_threshold", "aeron.archive.low.storage.space.threshold", 128 * MIB, parse_size),
-    _Setting("file_sync_level", "aeron.archive.file.sync.level", 0, _int),
-    _Setting("catalog_file_sync_level", "aeron.archive.catalog.file.sync.level", None, _int),
-    _Setting("catalog_capacity", "aeron.archive.catalog.capacity", MIB, parse_size),
-    _Setting("file_io_max_length", "aeron.archive.file.io.max.length", MIB, parse_size),
-    _Setting("max_concurrent_recordings", "aeron.archive.max.concurrent.recordings", 20, _int),
-    _Setting("max_concurrent_replays", "aeron.archive.max.concurrent.replays", 20, _int),
-    _Setting("connect_timeout_ns", "aeron.archive.connect.timeout", 5_000_000_000, parse_duration_ns),
-    _Setting("session_liveness_check_interval_ns", "aeron.archive.session.liveness.check.interval",
-             1_000_000_000, parse_duration_ns),
-    _Setting("replay_linger_timeout_ns", "aeron.archive.replay.linger.timeout", 5_000_000_000, parse_duration_ns),
-    _Setting("threading_mode", "aeron.archive.threading.mode", ArchiveThreadingMode.DEDICATED, _mode),
-    _Setting("idle_strategy", "aeron.archive.idle.strategy", "backoff", _str),
-    _Setting("archive_id", "aeron.archive.id", -1, _int),
-    _Setting("record_checksum", "aeron.archive.record.checksum", None, _checksum),
-    _Setting("replay_checksum", "aeron.archive.replay.checksum", None, _checksum),
-    _Setting("authorisation_service_supplier", "aeron.archive.authorisation.service.supplier", "", _str),
+    Setting("low_storage_space_threshold", "aeron.archive.low.storage.space.threshold", 128 * MIB, parse_size),
+    Setting("file_sync_level", "aeron.archive.file.sync.level", 0, parse_int),
+    Setting("catalog_file_sync_level", "aeron.archive.catalog.file.sync.level", None, parse_int),
+    Setting("catalog_capacity", "aeron.archive.catalog.capacity", MIB, parse_size),
+    Setting("file_io_max_length", "aeron.archive.file.io.max.length", MIB, parse_size),
+    Setting("max_concurrent_recordings", "aeron.archive.max.concurrent.recordings", 20, parse_int),
+    Setting("max_concurrent_replays", "aeron.archive.max.concurrent.replays", 20, parse_int),
+    Setting("connect_timeout_ns", "aeron.archive.connect.timeout", 5_000_000_000, parse_duration_ns),
+    Setting("session_liveness_check_interval_ns", "aeron.archive.session.liveness.check.interval",
+            1_000_000_000, parse_duration_ns),
+    Setting("replay_linger_timeout_ns", "aeron.archive.replay.linger.timeout", 5_000_000_000, parse_duration_ns),
+    Setting("threading_mode", "aeron.archive.threading.mode", ArchiveThreadingMode.DEDICATED,
+            enum_parser(ArchiveThreadingMode)),
+    Setting("idle_strategy", "aeron.archive.idle.strategy", "backoff", parse_str),
+    Setting("archive_id", "aeron.archive.id", -1, parse_long),
+    Setting("record_checksum", "aeron.archive.record.checksum", None, _checksum),
+    Setting("replay_checksum", "aeron.archive.replay.checksum", None, _checksum),
+    Setting("authorisation_service_supplier", "aeron.archive.authorisation.service.supplier", "", parse_str),
 )
-_BY_ATTR = {s.attr: s for s in _SETTINGS}
-_BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
-_EXTRA_ATTRS = ("authenticator", "authorisation_service", "usable_space_probe", "epoch_clock_ms", "nano_clock",
-                "error_handler", "aeron")
 
 
 def usable_space(path: str) -> int:
@@ -178,7 +139,7 @@ class AllowAllAuthenticator:
         proxy.authenticate(b"")
 
 
-class Context:
+class Context(SettingsContext):
     """Archive configuration. ``Context(properties=None, *, environ=None, **attributes)``: defaults, then
     ``environ``'s ``AERON_ARCHIVE_*``/``AERON_DIR`` values (``os.environ`` unless given), then ``properties`` (a
     mapping or ``key=value`` strings with Aeron's property names), then attributes, each validated as assigned.
@@ -226,11 +187,15 @@ class Context:
     replay_checksum: str | None
     authorisation_service_supplier: str
 
+    SETTINGS = _SETTINGS
+    CONTEXT_NAME = "Archive.Context"
+    COMPONENT = "archive"
+    EXTRA_ATTRS = ("authenticator", "authorisation_service", "usable_space_probe", "epoch_clock_ms", "nano_clock",
+                   "error_handler", "aeron")
+
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
         """See the class docstring; raises ConfigurationError naming the property for a bad value or name."""
-        for setting in _SETTINGS:
-            object.__setattr__(self, setting.attr, setting.default)
         self.authenticator: Any = AllowAllAuthenticator()
         self.authorisation_service: AuthorisationService | None = None
         self.usable_space_probe: Callable[[], int] | None = None
@@ -240,51 +205,12 @@ class Context:
         self.nano_clock: Callable[[], int] = time.monotonic_ns
         self._concluded = False
         self._supplied_authorisation: tuple[str | None, AuthorisationService | None] = (None, None)
-        environ = os.environ if environ is None else environ
-        for setting in _SETTINGS:
-            if setting.env in environ:
-                self.set(setting.env, environ[setting.env])
-        if properties is not None:
-            self.update(properties)
-        for name, value in attributes.items():
-            if name not in _BY_ATTR and name not in _EXTRA_ATTRS:
-                raise ConfigurationError(f"unknown Archive.Context attribute {name!r}")
-            setattr(self, name, value)
+        super().__init__(properties, environ=environ, **attributes)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
-        setting = _BY_ATTR.get(name)
-        if setting is not None and isinstance(value, str) and setting.parse is not _str:
-            try:
-                value = setting.parse(value)
-            except (ValueError, ConfigurationError) as ex:
-                raise ConfigurationError(f"{setting.prop}={value!r}: {ex}") from None
-        if setting is not None and setting.attr == "threading_mode" and not isinstance(value, ArchiveThreadingMode):
-            raise ConfigurationError(f"{setting.prop} must be an ArchiveThreadingMode, got {value!r}")
-        object.__setattr__(self, name, value)
-
-    def set(self, name: str, value: Any) -> "Context":
-        """Set a setting by property name, ``AERON_*`` variable name or attribute name."""
-        setting = _BY_NAME.get(name)
-        if setting is None:
-            raise ConfigurationError(f"unknown archive property {name!r}")
-        setattr(self, setting.attr, value)
-        return self
-
-    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> "Context":
-        """Set several settings: a mapping, or ``key=value`` strings."""
-        items = properties.items() if isinstance(properties, Mapping) else (
-            tuple(p.split("=", 1)) if "=" in p else (p, "") for p in properties)
-        for key, value in items:
-            self.set(str(key).strip(), value)
-        return self
-
-    @staticmethod
-    def defaults() -> dict[str, Any]:
-        """Every property this context reads, by Aeron's name, with its default (None: unset); the environment
-        variable of each is its name upper-cased with ``_`` for ``.``."""
-        return {setting.prop: (setting.default.name if isinstance(setting.default, ArchiveThreadingMode)
-                               else setting.default) for setting in _SETTINGS}
+    @classmethod
+    def usage(cls) -> str:
+        """Every property the archive reads, with its variable and its default (``python -m aeron.archive --help``)."""
+        return cls.describe_settings("Archive properties (environment variable), default:")
 
     def validate(self) -> "Context":
         """Check the settings together, changing nothing (ConfigurationError naming the property): what
@@ -312,7 +238,7 @@ class Context:
         for name in ("control_stream_id", "local_control_stream_id", "max_concurrent_recordings",
                      "max_concurrent_replays"):
             if not isinstance(getattr(self, name), int):
-                raise ConfigurationError(f"{_BY_ATTR[name].prop} must be an int")
+                raise ConfigurationError(f"{self.setting(name).prop} must be an int")
         if self.error_buffer_length < MIB:
             raise ConfigurationError(f"aeron.archive.error.buffer.length={self.error_buffer_length}: at least 1 MiB")
         if not isinstance(self.low_storage_space_threshold, int) or self.low_storage_space_threshold < 0:

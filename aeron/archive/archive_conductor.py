@@ -35,6 +35,7 @@ from aeron.archive.segments import parse_segment_file_name, segment_file_base_po
 from aeron.common.agent import Agent, CompositeAgent
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, RESPONSE_CORRELATION_ID_PARAM_NAME, SPY_PREFIX, ChannelUri,
                                       parse_size)
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronError, InvalidChannelError, RegistrationError
 from aeron.common.version import __version__
 
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from aeron.client.aeron import Aeron
     from aeron.client.image import Image
 
-MAX_POSITION = (1 << 63) - 1           # Long.MAX_VALUE
 RECORDING_POSITION_TYPE_ID = 100       # RecordingPos.RECORDING_POSITION_TYPE_ID
 ARCHIVE_ERROR_COUNT_TYPE_ID = 101
 ARCHIVE_CONTROL_SESSIONS_TYPE_ID = 102
@@ -884,8 +884,8 @@ class ArchiveConductor(Agent):
         elif file_io < desc.mtu_length:
             raise RequestError(f"fileIoMaxLength={file_io} < mtuLength={desc.mtu_length}")
         length = d.length
-        max_length = MAX_POSITION - position if has_limit else stop - position
-        if length == -1 or length == MAX_POSITION:
+        max_length = INT64_MAX - position if has_limit else stop - position
+        if length == -1 or length == INT64_MAX:
             length = max_length
         elif length == -2:
             length = (limit_value if has_limit else stop) - position

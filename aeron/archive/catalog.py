@@ -34,6 +34,7 @@ from aeron.archive import segments
 from aeron.archive.checksums import Checksum
 from aeron.archive.configuration import NULL_POSITION, NULL_TIMESTAMP, NULL_VALUE
 from aeron.archive.recording_descriptor import RecordingDescriptor
+from aeron.common.constants import INT32_MAX
 from aeron.common.errors import (
     CorruptFileError,
     IllegalStateError,
@@ -44,7 +45,7 @@ from aeron.common.errors import (
 CATALOG_FILE_NAME = "archive.catalog"
 DEFAULT_CAPACITY = 1024 * 1024
 MIN_CAPACITY = CatalogHeaderEncoder.BLOCK_LENGTH
-MAX_CATALOG_LENGTH = 2 ** 31 - 1
+MAX_CATALOG_LENGTH = INT32_MAX
 DEFAULT_ALIGNMENT = 1024             # legacy (pre-3.x) entry alignment and first entry offset
 CACHE_LINE_LENGTH = 64               # current entry alignment
 DESCRIPTOR_HEADER_LENGTH = RecordingDescriptorHeaderEncoder.BLOCK_LENGTH

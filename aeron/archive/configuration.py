@@ -4,15 +4,16 @@
 (the protocol version, the property names and defaults both ends of the control channel share).
 
 Frame and log constants are the transport's (``aeron._core.logbuffer.FRAME_ALIGNMENT``,
-``aeron._core.frames.DATA_HEADER_LENGTH``), not repeated here. This module imports nothing of the archive, so a
-client, a server and a file reader may all import it.
+``aeron._core.frames.DATA_HEADER_LENGTH``), and ``NULL_VALUE`` is ``aeron.common.constants``'s (``Aeron.NULL_VALUE``),
+not repeated here. This module imports nothing of the archive, so a client, a server and a file reader may all
+import it.
 """
 from __future__ import annotations
 
 from aeron._core.cnc import semantic_version_compose
 from aeron._core.logbuffer import DEFAULT_MTU_LENGTH
+from aeron.common.constants import NULL_VALUE
 
-NULL_VALUE = -1                     # Aeron.NULL_VALUE: no id, no counter, no session
 NULL_POSITION = NULL_VALUE          # no position: a recording's start when replaying, still active when stopping
 NULL_TIMESTAMP = NULL_VALUE
 NULL_LENGTH = NULL_VALUE

@@ -19,6 +19,7 @@ from aeron._core.archive_io import ReplayBlockReader, prefers_pread
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.segments import segment_file_base_position, segment_file_name
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronError, CorruptFileError
 
 REPLAY_BATCH_LENGTH = 16 * 1024 * 1024       # most bytes one duty cycle replays for one replay
@@ -55,7 +56,7 @@ class ReplaySession:
         self.term_length = term_length
         self.segment_length = segment_length
         self.replay_position = replay_position
-        self.replay_limit = replay_position + length if length < (1 << 62) else (1 << 63) - 1
+        self.replay_limit = replay_position + length if length < (1 << 62) else INT64_MAX
         self.limit = limit
         self.publication = publication
         self.archive_dir = archive_dir

@@ -18,12 +18,11 @@ import os
 import pathlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
-from aeron._core.cnc import CncFile
 from aeron._core.codecs.archive import CatalogHeaderEncoder, RecordingState
-from aeron._core.error_log import ErrorLogRecord, read_error_log
+from aeron._core.error_log import ErrorLogRecord
 from aeron._core.segment_scanner import (
     CHECKSUM_NONE,
     VERIFY_BAD_CHECKSUM,
@@ -36,25 +35,22 @@ from aeron._core.segment_scanner import (
     verify_frames,
 )
 from aeron.archive import segments
-from aeron.archive.archive_mark_file import FILENAME as MARK_FILENAME
-from aeron.archive.archive_mark_file import (
-    ArchiveMarkFile,
-    MarkFileHeader,
-    format_error_records,
-    resolve_mark_file_dir,
-)
+from aeron.archive.archive_mark_file import ArchiveMarkFile, MarkFileHeader
 from aeron.archive.catalog import CATALOG_FILE_NAME, MIN_CAPACITY, Catalog, DescriptorHeader
 from aeron.archive.checksums import Checksum, new_checksum
 from aeron.archive.configuration import NULL_POSITION
 from aeron.archive.recording_descriptor import RecordingDescriptor
+from aeron.archive.recording_reader import RecordingReader
+from aeron.common.cnc_attach import driver_error_records
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronError, InvalidArgumentError
+from aeron.common.mark_file import print_error_log
 from aeron.common.version import VERSION_TEXT
 
 Out = IO[str] | None
 Confirm = Callable[[str], bool]
 
 DEFAULT_RECORD_LENGTH = 1024          # Aeron's deprecated max-entries arithmetic
-LONG_MAX = 2 ** 63 - 1
 
 _FRAGMENT_FLAGS_BEGIN, _FRAGMENT_FLAGS_END = 0x80, 0x40
 _HDR_TYPE_PAD, _HDR_TYPE_DATA = 0, 1
@@ -141,10 +137,7 @@ def pretty_hex_dump(data: bytes) -> str:
 
 
 def _open_mark_file(archive_dir: str | os.PathLike[str], out: Out) -> ArchiveMarkFile:
-    mark_dir = resolve_mark_file_dir(archive_dir)
-    if out is not None and (mark_dir / MARK_FILENAME).exists():
-        _print(out, f"INFO: mark file exists: {os.path.join(mark_dir, MARK_FILENAME)}")
-    return ArchiveMarkFile.open(archive_dir)
+    return ArchiveMarkFile.open(archive_dir, log=None if out is None else lambda line: _print(out, line))
 
 
 def _open_read_only(archive_dir: str | os.PathLike[str]) -> Catalog:
@@ -246,22 +239,14 @@ def errors(archive_dir: str | os.PathLike[str], out: Out = None,
         archive_records = mark.error_records()
         aeron_directory = mark.header().aeron_directory
     _print(out, "Archive error log:")
-    _print(out, format_error_records(archive_records, tz), end="")
+    _print(out, print_error_log(archive_records, tz), end="")
     _print(out)
     _print(out, f"Aeron driver error log (directory: {aeron_directory}):")
     cnc_path = os.path.join(aeron_directory, "cnc.dat")
     if not os.path.exists(cnc_path):
         raise ArchiveToolError(f"no driver CnC file: {cnc_path}")
-    cnc = CncFile.map_existing(cnc_path)
-    try:
-        section = cnc.error_log_buffer()
-        try:
-            driver_records = read_error_log(section)
-        finally:
-            section.close()
-    finally:
-        cnc.close()
-    _print(out, format_error_records(driver_records, tz), end="")
+    driver_records = driver_error_records(aeron_directory)
+    _print(out, print_error_log(driver_records, tz), end="")
     return archive_records, driver_records
 
 
@@ -270,7 +255,8 @@ def errors(archive_dir: str | os.PathLike[str], out: Out = None,
 
 @dataclasses.dataclass(frozen=True)
 class DumpedFrame:
-    """One frame ``dump`` walked: its recording position, term offset, frame length, type and flags."""
+    """One frame ``dump`` walked (a :class:`aeron.archive.recording_reader.RecordingFrame` without its payload): its
+    recording position, term offset, frame length, type and flags."""
 
     position: int
     term_offset: int
@@ -279,48 +265,7 @@ class DumpedFrame:
     flags: int
 
 
-def iter_recording_frames(archive_dir: str | os.PathLike[str], d: RecordingDescriptor,
-                          from_position: int | None = None) -> Iterator[tuple[DumpedFrame, bytes]]:
-    """The frames of recording ``d`` from ``from_position`` (its start) to its stop position (or the first frame
-    length <= 0 for an unfinished one), with their payloads, across terms and segment files (Aeron
-    ``RecordingReader``)."""
-    term_length, segment_length = d.term_buffer_length, d.segment_file_length
-    position = d.start_position if from_position is None else from_position
-    limit = d.stop_position if d.stop_position != NULL_POSITION else LONG_MAX
-    segment_base = segments.segment_file_base_position(d.start_position, position, term_length, segment_length)
-    data: mmap.mmap | None = None
-    try:
-        while position < limit:
-            if data is None or position - segment_base >= segment_length:
-                if data is not None:
-                    data.close()
-                    data = None
-                    segment_base += segment_length
-                name = segments.segment_file_name(d.recording_id, segment_base)
-                path = os.path.join(archive_dir, name)
-                if not os.path.exists(path):
-                    raise ArchiveToolError(f"failed to open recording segment file {name}")
-                with open(path, "rb") as f:
-                    size = os.fstat(f.fileno()).st_size
-                    data = mmap.mmap(f.fileno(), size, access=mmap.ACCESS_READ) if size else None
-                if data is None:
-                    return
-            offset = position - segment_base
-            if offset + 32 > len(data):
-                return
-            frame_length = int.from_bytes(data[offset:offset + 4], "little", signed=True)
-            if frame_length <= 0:
-                return
-            frame_type = int.from_bytes(data[offset + 6:offset + 8], "little")
-            frame = DumpedFrame(position, position & (term_length - 1), frame_length, frame_type, data[offset + 5])
-            yield frame, bytes(data[offset + 32:offset + max(frame_length, 32)])
-            position += (frame_length + 31) & ~31
-    finally:
-        if data is not None:
-            data.close()
-
-
-def dump(archive_dir: str | os.PathLike[str], fragment_limit: int = LONG_MAX, out: Out = None,
+def dump(archive_dir: str | os.PathLike[str], fragment_limit: int = INT64_MAX, out: Out = None,
          confirm: Callable[[int], bool] | None = None, tz: datetime.tzinfo | None = None,
          now_ms: int | None = None) -> dict[int, list[DumpedFrame]]:
     """Every entry's descriptor and recorded frames (``dump``), hex dumps of the data; every ``fragment_limit``
@@ -355,12 +300,14 @@ def _dump_recording(archive_dir: str | os.PathLike[str], catalog: Catalog, d: Re
         return frames
     count = fragment_limit
     position = d.start_position
-    for frame, payload in iter_recording_frames(archive_dir, d):
+    for recorded in RecordingReader(d, archive_dir):
+        frame = DumpedFrame(recorded.position, recorded.term_offset, recorded.frame_length, recorded.frame_type,
+                            recorded.flags)
         _print(out)
         _print(out, f"Frame at position [{frame.position}] ", end="")
-        _print_fragment(out, frame, payload)
+        _print_fragment(out, frame, recorded.payload)
         frames.append(frame)
-        position = frame.position + ((frame.frame_length + 31) & ~31)
+        position = frame.position + recorded.aligned_length
         count -= 1
         if count == 0:
             count = fragment_limit
@@ -834,7 +781,7 @@ def _run(archive_dir: str, command: str, rest: list[str], out: IO[str], stdin: I
     elif command == "describe" and n == 1:
         describe_recording(archive_dir, int(rest[0]), out)
     elif command == "dump":
-        limit = int(rest[0]) if rest else LONG_MAX
+        limit = int(rest[0]) if rest else INT64_MAX
         dump(archive_dir, limit, out,
              lambda n_: _read_continue_answer(f"Specified frame limit {n_} reached. Continue? (y/n)", out, stdin))
     elif command == "errors" and n == 0:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The Aeron client: Python control objects over the compiled core (STYLE.md section 2)."""
+"""The Aeron client: Python control objects over the compiled core."""
 from aeron._core.buffer_claim import BufferClaim
 from aeron._core.fragment_assembler import (ControlledFragmentAssembler, FragmentAssembler,
                                            ImageControlledFragmentAssembler, ImageFragmentAssembler)

@@ -59,7 +59,7 @@ def _cnc_file_size(path: str) -> int:
 
 
 def connect_to_driver(ctx: Context) -> CncFile:
-    """Attach to the driver's cnc.dat as the C and Java clients do (cnc-and-driver.md §2.6).
+    """Attach to the driver's cnc.dat as the C and Java clients do (Aeron.Context.connectToDriver).
 
     Waits up to the driver timeout for the file, its version, its full length and a fresh driver heartbeat;
     raises DriverTimeoutError when it does not come, CncVersionError for an incompatible major version and an

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from aeron.common.channel_uri import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, ChannelUri, parse_duration_ns
+from aeron.common.channel_uri import ChannelUri, parse_duration_ns
+from aeron.common.constants import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 __all__ = ["validate_channel"]

@@ -33,6 +33,7 @@ from aeron.client.driver_proxy import DriverProxy
 from aeron.client.image import Image
 from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
+from aeron.common.constants import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError, StorageSpaceError)
@@ -46,8 +47,6 @@ if TYPE_CHECKING:
 
 MS = 1_000_000
 COUNTER_VALUE_LENGTH = 128
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 CLOSE_WAIT_NS = 100 * MS                # longest close() waits for an offer still copying into a log
 RESPONSES_PER_DUTY_CYCLE = 64           # bounded, so a flood of broadcasts cannot starve the timers
 
@@ -296,7 +295,7 @@ class ClientConductor(Agent):
         if counter_id < 0:
             counter_id = reader.find_by_type_id_and_registration_id(DRIVER_HEARTBEAT_TYPE_ID, self.client_id)
             if counter_id < 0:
-                return          # nothing sent yet: the driver has no record of us (§6.8.1)
+                return          # nothing sent yet: the driver has no record of us
             self._heartbeat_counter_id = counter_id
             self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
             self._append_to_heartbeat_label(counter_id)
@@ -309,7 +308,7 @@ class ClientConductor(Agent):
         self._values.put_i64_ordered(counter_id * COUNTER_VALUE_LENGTH, epoch_ms())
 
     def _append_to_heartbeat_label(self, counter_id: int) -> None:
-        # Parity with Aeron's clients, which append their identity to the driver's label (§6.8.1).
+        # Parity with Aeron's clients, which append their identity to the driver's label (AeronCounters.appendToLabel).
         offset = counter_id * METADATA_LENGTH + LABEL_OFFSET
         length = self._metadata.get_i32_volatile(offset)
         name = self._ctx.client_name

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aeron.common.agent import SleepingIdleStrategy
-from aeron.common.channel_uri import parse_duration_ns
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.paths import default_aeron_dir
+from aeron.common.settings import Setting, parse_duration_ns, parse_long
 
 if TYPE_CHECKING:
     from aeron.common.agent import IdleStrategy
@@ -23,19 +23,14 @@ ImageHandler = Callable[["Image"], Any]
 CounterHandler = Callable[["CountersReader", int, int], Any]      # (reader, registration id, counter id)
 
 MS = 1_000_000
-NULL_VALUE = -1
 
 
-def _env_int(name: str, default: int, scale: int = 1) -> int:
-    text = os.environ.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        if scale == 1:
-            return parse_duration_ns(text)
-        return int(text) * scale
-    except (ValueError, ConfigurationError) as exc:
-        raise ConfigurationError(f"{name}={text!r}: {exc}") from None
+# the settings the client reads from its environment, on the common table (Aeron.Configuration's properties)
+_DRIVER_TIMEOUT = Setting("driver_timeout_ms", "aeron.driver.timeout", 10_000, parse_long)
+_RESOURCE_LINGER_DURATION = Setting("resource_linger_duration_ns", "aeron.client.resource.linger.duration",
+                                    3_000 * MS, parse_duration_ns)
+_IDLE_SLEEP_DURATION = Setting("idle_sleep_duration_ns", "aeron.client.idle.sleep.duration", 16 * MS,
+                               parse_duration_ns)
 
 
 def default_error_handler(error: BaseException) -> None:
@@ -85,15 +80,13 @@ class Context:
                  pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> None:
         """Settings by keyword; the ones not given come from the environment variables above, then the defaults."""
         self.aeron_dir = os.fspath(aeron_dir) if aeron_dir is not None else (os.environ.get("AERON_DIR") or None)
-        self.driver_timeout_ms = (driver_timeout_ms if driver_timeout_ms is not None
-                                  else _env_int("AERON_DRIVER_TIMEOUT", 10_000 * MS, scale=MS) // MS)
+        self.driver_timeout_ms = driver_timeout_ms if driver_timeout_ms is not None else _DRIVER_TIMEOUT.value()
         self.keepalive_interval_ns = keepalive_interval_ns
         self.resource_linger_duration_ns = (
             resource_linger_duration_ns if resource_linger_duration_ns is not None
-            else _env_int("AERON_CLIENT_RESOURCE_LINGER_DURATION", 3_000 * MS))
+            else _RESOURCE_LINGER_DURATION.value())
         self.idle_sleep_duration_ns = (
-            idle_sleep_duration_ns if idle_sleep_duration_ns is not None
-            else _env_int("AERON_CLIENT_IDLE_SLEEP_DURATION", 16 * MS))
+            idle_sleep_duration_ns if idle_sleep_duration_ns is not None else _IDLE_SLEEP_DURATION.value())
         self.use_conductor_agent_invoker = use_conductor_agent_invoker
         self.idle_strategy = idle_strategy
         self.error_handler = error_handler

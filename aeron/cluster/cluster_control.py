@@ -16,12 +16,12 @@ from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.cnc import CncFile
 from aeron._core.counters import COUNTER_LENGTH, CountersReader
 from aeron.cluster.service.cluster_counters import CLUSTER_CONTROL_TOGGLE_TYPE_ID, ClusterCounters
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, CncVersionError
 
 __all__ = ["CONTROL_TOGGLE_TYPE_ID", "CounterValue", "MappedCounters", "ToggleCounter", "ToggleState",
            "find_control_toggle", "map_counters"]
 
-NULL_VALUE = -1
 _INACTIVE, _NEUTRAL = 0, 1
 CONTROL_TOGGLE_TYPE_ID = CLUSTER_CONTROL_TOGGLE_TYPE_ID
 

@@ -13,13 +13,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from aeron.archive.configuration import NULL_POSITION
 from aeron.common.channel_uri import ChannelUri
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, RegistrationError
 
 __all__ = ["ClusterMember"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 _INT = re.compile(r"[+-]?[0-9]+")               # what Java's Integer.parseInt accepts
 
 

@@ -26,11 +26,11 @@ from aeron._core.codecs.cluster_node_state import (
     NodeStateHeaderDecoder,
     NodeStateHeaderEncoder,
 )
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, CorruptFileError
 
 __all__ = ["NodeStateFile"]
 
-NULL_VALUE = -1
 _ALIGNMENT = 8
 _MAJOR_VERSION, _SEMANTIC_VERSION = 0, (0 << 16) | (3 << 8) | 0      # ClusterMarkFile's 0.3.0
 _HEADER = MessageHeaderDecoder.ENCODED_LENGTH

@@ -20,14 +20,14 @@ import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from aeron.archive.configuration import NULL_POSITION
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, CorruptFileError
 
 __all__ = ["ENTRY_TYPE_INVALID_FLAG", "ENTRY_TYPE_SNAPSHOT", "ENTRY_TYPE_STANDBY_SNAPSHOT", "ENTRY_TYPE_TERM",
            "Entry", "Log", "RECORDING_LOG_FILE_NAME", "RecordingExtentSource", "RecordingLog", "RecoveryPlan",
            "Snapshot"]
 
-NULL_VALUE = -1
-NULL_POSITION = -1
 SERVICE_ID = -1                         # ConsensusModule.Configuration.SERVICE_ID: the consensus module's entries
 
 RECORDING_LOG_FILE_NAME = "recording.log"

@@ -27,9 +27,8 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from aeron._core.cnc import CncFile
 from aeron._core.codecs import cluster as codecs
-from aeron._core.error_log import ErrorLogRecord, read_error_log
+from aeron._core.error_log import ErrorLogRecord
 from aeron.cluster.cluster_control import map_counters
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.recording_log import (
@@ -43,18 +42,19 @@ from aeron.cluster.recording_log import (
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.cluster_counters import CLUSTER_ELECTION_STATE_TYPE_ID, CLUSTER_NODE_ROLE_TYPE_ID
 from aeron.cluster.service.cluster_mark_file import ClusterMarkFile, component_type_name, format_mark_file_header
+from aeron.common.cnc_attach import driver_error_records
 from aeron.common.errors import AeronError, ClusterError
 from aeron.common.mark_file import print_error_log, resolve_link
 from aeron.common.settings import Setting, parse_duration_ns
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import is_driver_active
 
-# the archive: its offline catalog and segment reader (describe-latest-cm-snapshot) and its client
-# (recovery-plan), the only imports of aeron.archive in the cluster package
+# the archive: its offline catalog and recording reader (describe-latest-cm-snapshot) and its client
+# (recovery-plan): its file readers and client, never its server or ArchiveTool
 from aeron.archive.catalog import Catalog
 from aeron.archive.client import AeronArchive
 from aeron.archive.client import Context as AeronArchiveContext
-from aeron.archive.tool import iter_recording_frames
+from aeron.archive.recording_reader import RecordingReader
 
 __all__ = ["ClusterToolError", "MarkFileDescription", "SnapshotItem", "SnapshotNotFoundError", "describe", "describe_latest_cm_snapshot", "errors",
            "invalidate_latest_snapshot", "is_leader", "main", "pid", "recording_log", "recovery_plan",
@@ -229,19 +229,6 @@ def pid(cluster_dir: str | os.PathLike[str], timeout_ms: int = 0) -> int:
         raise ClusterToolError(f"{ClusterMarkFile.FILENAME} does not exist in {cluster_dir}")
     with open_mark_file(cluster_dir, timeout_ms) as mark:
         return mark.pid
-
-
-def driver_error_records(aeron_directory: str | os.PathLike[str]) -> list[ErrorLogRecord]:
-    """The distinct errors of the media driver's error log in ``aeron_directory/cnc.dat``."""
-    cnc = CncFile.map_existing(os.path.join(aeron_directory, "cnc.dat"))
-    try:
-        section = cnc.error_log_buffer()
-        try:
-            return read_error_log(section)
-        finally:
-            section.close()
-    finally:
-        cnc.close()
 
 
 def errors(cluster_dir: str | os.PathLike[str], out: Out = None, tz: datetime.tzinfo | None = None,
@@ -442,11 +429,11 @@ def _snapshot_messages(archive_dir: str | os.PathLike[str], recording_id: int) -
     if descriptor is None:
         raise ClusterToolError(f"recording {recording_id} is not in the archive catalog of {archive_dir}")
     parts: list[bytes] = []
-    for frame, payload in iter_recording_frames(archive_dir, descriptor):
+    for frame in RecordingReader(descriptor, archive_dir):
         if frame.frame_type != _HDR_TYPE_DATA:
             continue
-        message = payload[:frame.frame_length - 32]
-        end = frame.position + ((frame.frame_length + 31) & ~31)
+        message = frame.payload[:frame.frame_length - 32]
+        end = frame.position + frame.aligned_length
         flags = frame.flags
         if flags & (_BEGIN | _END) == (_BEGIN | _END):
             yield message, frame.term_offset + 32, end

@@ -7,7 +7,7 @@ An agent's ``do_work`` returns how much work it did; the idle strategy backs off
 Agents survive errors: an exception from ``do_work`` goes to the error handler, bumps the error counter and
 the loop goes on. :class:`AgentTerminationError` ends the loop cleanly.
 
-Cold path: one Python call per duty cycle, never per message (STYLE.md section 3, 5).
+Cold path: one Python call per duty cycle, never per message.
 """
 from __future__ import annotations
 

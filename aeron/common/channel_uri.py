@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Channel URIs (``aeron:ipc``, ``aeron:udp?endpoint=...``, ``aeron-spy:aeron:udp?...``) and value syntax.
 
-Port of ChannelUri (Java) / aeron_uri.c (C) with a stricter grammar (cnc-and-driver.md §9.1): every
+Port of ChannelUri (Java) / aeron_uri.c (C) with a stricter grammar: every
 parameter is ``key=value`` with a non-empty key and value, separated by ``|``; a key given twice, an empty
 key or value, a missing ``=``, an unknown media, a missing ``aeron:`` scheme or a malformed ``tags`` /
 ``session-id=tag:`` value raises :class:`InvalidChannelError` naming the bad part. (Java keeps the last of a
@@ -9,7 +9,7 @@ duplicated key and accepts empty values; C keeps the first and rejects empty val
 
 Parameter values are kept as text, as upstream does, and typed getters parse and validate them on demand,
 so the driver can report a bad value for the command that used it. ``parse_size`` and ``parse_duration_ns``
-implement the value syntax of §7.5 and are shared with driver configuration parsing.
+implement Aeron's value syntax (SystemUtil.parseSize / parseDuration) and are shared with driver configuration parsing.
 
 Cold path: plain Python.
 """
@@ -21,6 +21,7 @@ from types import MappingProxyType
 
 from aeron._core.logbuffer import FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, TERM_MAX_LENGTH, TERM_MIN_LENGTH
 from aeron._core.logbuffer import HEADER_LENGTH as DATA_HEADER_LENGTH
+from aeron.common.constants import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from aeron.common.errors import ConfigurationError, InvalidArgumentError, InvalidChannelError
 
 __all__ = [
@@ -28,11 +29,6 @@ __all__ = [
     "MAX_URI_LENGTH", "AERON_SCHEME", "AERON_PREFIX", "SPY_QUALIFIER", "SPY_PREFIX", "IPC_MEDIA", "UDP_MEDIA",
     "IPC_CHANNEL", "TAG_PREFIX", "INVALID_TAG",
 ]
-
-INT32_MIN = -(1 << 31)
-INT32_MAX = (1 << 31) - 1
-INT64_MIN = -(1 << 63)
-INT64_MAX = (1 << 63) - 1
 
 MAX_URI_LENGTH = 4095
 AERON_SCHEME = "aeron"
@@ -46,7 +42,7 @@ TAG_PREFIX = "tag:"
 INVALID_TAG = -1
 MEDIA = (UDP_MEDIA, IPC_MEDIA)
 
-# Parameter names, as CommonContext.*_PARAM_NAME (cnc-and-driver.md §9.2).
+# Parameter names, as CommonContext.*_PARAM_NAME.
 ENDPOINT_PARAM_NAME = "endpoint"
 INTERFACE_PARAM_NAME = "interface"
 INITIAL_TERM_ID_PARAM_NAME = "init-term-id"

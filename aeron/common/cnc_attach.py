@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Judging a driver directory, for a client attaching, a tool reading it and a new driver taking it over: has its
-driver died (its pid and its heartbeat, cnc-and-driver.md §2.1), can its cnc.dat be mapped at all, and how to
+driver died (its pid in the cnc.dat header and its heartbeat), can its cnc.dat be mapped at all, and how to
 start a driver when there is none."""
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ import struct
 import time
 from collections.abc import Callable
 
+from aeron._core.cnc import CNC_FILE, CncFile
+from aeron._core.error_log import ErrorLogRecord, read_error_log
 from aeron.common.paths import default_aeron_dir
 
-__all__ = ["DEAD_DRIVER_HEARTBEAT_MS", "cnc_open_error", "driver_pid_is_gone", "is_driver_dead", "no_driver_hint",
-           "read_cnc_pid"]
+__all__ = ["DEAD_DRIVER_HEARTBEAT_MS", "cnc_open_error", "driver_error_records", "driver_pid_is_gone",
+           "is_driver_dead", "no_driver_hint", "read_cnc_pid"]
 
 # A live driver (ours or the C one) refreshes its heartbeat every timer interval, 1 s by default: one whose pid is
 # gone and whose heartbeat has not moved for this long is dead, whatever the driver timeout says.
 DEAD_DRIVER_HEARTBEAT_MS = 1500
-_CNC_PID_OFFSET = 40                    # cnc.dat header: driver pid, int64 (cnc-and-driver.md 2.1)
+_CNC_PID_OFFSET = 40                    # cnc.dat header: driver pid, int64 (CncFileDescriptor.PID_FIELD_OFFSET)
 
 
 def no_driver_hint(aeron_dir: str) -> str:
@@ -97,3 +99,18 @@ def cnc_open_error(path: str, error: OSError) -> OSError:
         reason += (" (the media driver runs as another user: run the client as that user, or give this one "
                    "read-write access to the aeron dir)")
     return OSError(code, f"{reason}: cannot map the media driver's CnC file", path)
+
+
+def driver_error_records(aeron_dir: str | os.PathLike[str]) -> list[ErrorLogRecord]:
+    """The distinct errors of the media driver's error log in ``aeron_dir/cnc.dat``, in log order: what a new driver
+    saves of an old one's, and what ArchiveTool and ClusterTool ``errors`` print. Raises as ``CncFile.map_existing``
+    does for a file that is absent, not initialised or of another major version."""
+    cnc = CncFile.map_existing(os.path.join(os.fspath(aeron_dir), CNC_FILE))
+    try:
+        section = cnc.error_log_buffer()
+        try:
+            return read_error_log(section)
+        finally:
+            section.close()
+    finally:
+        cnc.close()

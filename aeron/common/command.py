@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Codecs of the client <-> driver control protocol (cnc-and-driver.md §6).
+"""Codecs of the client <-> driver control protocol (aeron_control_protocol.h, io.aeron.command).
 
 Commands travel in the to-driver ring, responses in the to-clients broadcast buffer; both are records whose
 payload is one of the messages below. Everything is little-endian and packed to 4 bytes (the C structs use
@@ -1005,7 +1005,7 @@ def decode_response(type_id: int, buffer: Any, offset: int = 0, length: int = -1
     return codec.decode(buffer, offset, length, type_id)
 
 
-# -- error text (cnc-and-driver.md §6.7) ---------------------------------------------------------------------
+# -- error text, as the C driver writes it --------------------------------------------------------------------
 
 # aeron_error_code_str: the description after "(-<code>) ".
 ERROR_CODE_DESCRIPTIONS: dict[int, str] = {

@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """Agrona's ``MarkFile``: a memory-mapped file whose ``version`` and ``activityTimestamp`` fields tell readers
-that a component is ready and alive, shared by the cluster's mark files (and fit for any other).
+that a component is ready and alive, under the archive's and the cluster's mark files (as Aeron's
+``ArchiveMarkFile`` and ``ClusterMarkFile`` wrap Agrona's).
 
 A component creates the file, or takes over one whose owner has gone: an existing file is refused while its
 timestamp is younger than the liveness timeout (``active mark file detected``), unless the pid it records names
 no live process on this host and its timestamp has stopped moving, which is what our media driver does with a
 dead driver's cnc.dat (``aeron.common.cnc_attach.is_driver_dead``), so a crashed component restarts at once.
 Taking over compare-and-sets the timestamp to ``ACTIVATION_IN_PROGRESS_TIMESTAMP`` (Agrona's guard against two
-processes activating at once). The component then writes its fields and calls :meth:`MarkFile.signal_ready`:
-the timestamp, then the version, each with release ordering. Tools map an existing file read-only and wait for
-a non-zero version and timestamp (Agrona's ``mapExistingMarkFile``).
+processes activating at once), which stays there until the new owner is ready. The component then writes its
+fields and calls :meth:`MarkFile.signal_ready`: the timestamp, then the version, each with release ordering.
+Tools map an existing file read-only and wait for a non-zero version and timestamp (Agrona's
+``mapExistingMarkFile``).
 
 Also here: the ``.lnk`` files that point a component's directory at its mark file directory
 (``MarkFile.ensureMarkFileLink``), and the text and file of ``CommonContext.printErrorLog`` /
@@ -26,14 +28,15 @@ from collections.abc import Callable
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.error_log import ErrorLogRecord, format_timestamp, read_error_log
-from aeron.common.cnc_attach import is_driver_dead
+from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import AeronTimeoutError, CorruptFileError, IllegalStateError
 
 __all__ = ["ACTIVATION_IN_PROGRESS_TIMESTAMP", "ActiveMarkFileError", "MarkFile", "ensure_mark_file_link",
            "error_log_records", "print_error_log", "resolve_link", "save_existing_errors"]
 
 # Agrona MarkFile.ACTIVATION_IN_PROGRESS_TIMESTAMP (Long.MAX_VALUE): a file being taken over looks alive
-ACTIVATION_IN_PROGRESS_TIMESTAMP = 2 ** 63 - 1
+ACTIVATION_IN_PROGRESS_TIMESTAMP = INT64_MAX
 _POLL_S = 0.016                         # Agrona sleeps 16 ms between looks at a file being created
 
 
@@ -43,6 +46,13 @@ class ActiveMarkFileError(IllegalStateError):
 
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _size_of(path: pathlib.Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return -1
 
 
 class MarkFile:
@@ -75,9 +85,10 @@ class MarkFile:
         file and whether it existed (Agrona's ``mapNewOrExistingMarkFile``).
 
         An existing file is grown to ``total_file_length`` when shorter, ``version_check(version)`` may raise, and
-        a timestamp younger than ``timeout_ms`` raises ActiveMarkFileError unless ``pid_of(buffer)`` (the owner's
-        pid as the file records it) names a process gone from this host whose timestamp has stopped. The
-        timestamp of a taken-over file is left at ACTIVATION_IN_PROGRESS_TIMESTAMP until :meth:`signal_ready`.
+        a positive timestamp younger than ``timeout_ms`` raises ActiveMarkFileError unless ``pid_of(buffer)`` (the
+        owner's pid as the file records it) names a process gone from this host whose timestamp has stopped (then
+        ``log`` hears that the file is taken over). The timestamp of a taken-over file is left at
+        ACTIVATION_IN_PROGRESS_TIMESTAMP until :meth:`signal_ready`; a file with that timestamp is refused.
         """
         path = pathlib.Path(path)
         if not path.exists():
@@ -94,21 +105,24 @@ class MarkFile:
             if buffer.capacity < timestamp_offset + 8:
                 raise CorruptFileError(f"active mark file too short: capacity={buffer.capacity} < "
                                        f"{timestamp_offset + 8}", path=str(path), offset=buffer.capacity)
-            if log is not None:
-                log(f"INFO: mark file exists: {path}")
+            # no INFO lines here: Aeron's components create their mark files without a logger
             version_check(buffer.get_i32_volatile(version_offset))
             timestamp = buffer.get_i64_volatile(timestamp_offset)
             age = epoch_clock() - timestamp
-            if log is not None:
-                log(f"INFO: heartbeat timestampMs={timestamp} ageMs={age}")
-            if age < timeout_ms:
+            # 0 (never ready) and -1 (a clean stop) say no owner, whatever the clock
+            if timestamp > 0 and age < timeout_ms:
                 pid = pid_of(buffer) if pid_of is not None else 0
+                owner = f"pid {pid}, " if pid_of is not None else ""
+                if timestamp == ACTIVATION_IN_PROGRESS_TIMESTAMP:
+                    # an owner killed while it started never ages: its file is taken over once its recorded pid is
+                    # gone from this host (a file that records no pid yet stays refused, as Agrona's)
+                    if pid <= 0 or not driver_pid_is_gone(pid):
+                        raise ActiveMarkFileError(f"active mark file detected: {path} ({owner}activation in progress)")
                 # judged on the wall clock whatever epoch_clock is: a stopped heartbeat must age in real time
-                if timestamp == ACTIVATION_IN_PROGRESS_TIMESTAMP or not is_driver_dead(
-                        pid, lambda: buffer.get_i64_volatile(timestamp_offset)):
-                    raise ActiveMarkFileError(f"active mark file detected: {path}")
+                elif not is_driver_dead(pid, lambda: buffer.get_i64_volatile(timestamp_offset)):
+                    raise ActiveMarkFileError(f"active mark file detected: {path} ({owner}activity {age} ms ago)")
                 if log is not None:
-                    log(f"INFO: owner of mark file gone (pid {pid}, heartbeat stopped): taking it over: {path}")
+                    log(f"WARNING: the owner of {path} (pid {pid}) is gone: taking its mark file over")
             if not buffer.compare_and_set_i64(timestamp_offset, timestamp, ACTIVATION_IN_PROGRESS_TIMESTAMP):
                 raise ActiveMarkFileError(f"concurrent mark file activation: {path}")
         except BaseException:
@@ -127,7 +141,10 @@ class MarkFile:
         path = pathlib.Path(path)
         deadline = epoch_clock() + timeout_ms
         needed = max(version_offset + 4, timestamp_offset + 8)
-        while not path.exists() or path.stat().st_size < needed:
+        while (size := _size_of(path)) < needed:
+            # a creator sizes the file in one step: empty is being created, shorter than its fields is corrupt
+            if size > 0:
+                raise CorruptFileError(f"mark file too short: {size} bytes < {needed}", path=str(path), offset=size)
             if epoch_clock() > deadline:
                 raise AeronTimeoutError(f"mark file not created: {path}")
             time.sleep(_POLL_S)
@@ -139,12 +156,14 @@ class MarkFile:
         try:
             while (version := mark.version_volatile()) == 0:
                 if epoch_clock() > deadline:
-                    raise AeronTimeoutError(f"mark file is created but not initialised: {path}")
+                    raise AeronTimeoutError(f"mark file not ready, created but not initialised (version 0) after "
+                                            f"{timeout_ms} ms: {path}")
                 time.sleep(0.001)
             version_check(version)
             while mark.timestamp_volatile() == 0:
                 if epoch_clock() > deadline:
-                    raise AeronTimeoutError(f"no non-zero timestamp detected: {path}")
+                    raise AeronTimeoutError(f"mark file not ready, no non-zero timestamp detected (version "
+                                            f"{version}) after {timeout_ms} ms: {path}")
                 time.sleep(0.001)
         except BaseException:
             mark.close()
@@ -202,6 +221,34 @@ class MarkFile:
     def timestamp_release(self, timestamp: int) -> None:
         """Write the activity timestamp with release ordering (the owner's heartbeat)."""
         self.buffer.put_i64_ordered(self.timestamp_offset, timestamp)
+
+    def clear(self) -> None:
+        """Zero the mapping, all but the timestamp: a taken-over file keeps saying ACTIVATION_IN_PROGRESS while its
+        new owner writes its fields."""
+        buffer = self.buffer
+        end = self.timestamp_offset + 8
+        buffer.set_memory(0, self.timestamp_offset, 0)
+        buffer.set_memory(end, buffer.capacity - end, 0)
+
+    def relocate(self, version_offset: int, timestamp_offset: int) -> None:
+        """Move the version and timestamp fields (a legacy file rewritten in the current layout): the mapping is
+        zeroed and the timestamp at its new place says ACTIVATION_IN_PROGRESS, as it did at the old one."""
+        buffer = self.buffer
+        buffer.put_i64_ordered(timestamp_offset, ACTIVATION_IN_PROGRESS_TIMESTAMP)
+        self.version_offset, self.timestamp_offset = version_offset, timestamp_offset
+        self.clear()
+
+    def save_existing_errors(self, offset: int, length: int, prefix: str,
+                             log: Callable[[str], None] | None = None) -> pathlib.Path | None:
+        """Save the distinct error log at ``[offset, offset + length)`` of a taken-over file to
+        ``<prefix>-<timestamp>-error.log`` beside it (:func:`save_existing_errors`), then zero that region; a
+        region outside the file (a header that says nothing sensible) is left alone. Returns the file written."""
+        buffer = self.buffer
+        if not (0 < offset and 0 < length and offset + length <= buffer.capacity):
+            return None
+        saved = save_existing_errors(self.path, error_log_records(buffer, offset, length), prefix, log)
+        buffer.set_memory(offset, length, 0)
+        return saved
 
     def force(self) -> None:
         """Write the mapping's dirty pages back to the file (an fsync of the file does so for shared mappings)."""

@@ -32,6 +32,7 @@ from aeron._core import wakeup as _wk
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
 from aeron.common.agent import NOT_IDLE, PARKING, SPINNING, BackoffIdleStrategy, _sleep_ns
+from aeron.common.constants import INT64_MIN
 from aeron.common.errors import ConfigurationError
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
@@ -48,7 +49,7 @@ CONDUCTOR = 1 << 62
 # bit 63 (the sign bit of the int64 mask): spy subscribers, the only readers of a network publication's log. A
 # network publication's offers signal SENDER | SPIES, not their stream's bit: its data reaches that stream's
 # subscribers only through the driver's receiver, which wakes them when it has inserted it.
-SPIES = -(1 << 63)
+SPIES = INT64_MIN
 
 _log = logging.getLogger("aeron.wakeup")
 

@@ -42,8 +42,9 @@ def _dir_option(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = _dir_option(sys.argv[1:] if argv is None else argv)
     if any(arg in ("-h", "--help") for arg in args):
-        # the usage line under the name it was started by
+        # the usage line under the name it was started by, then every property from the settings table
         print(__doc__.replace("    aeron-driver [", f"    {program_name('aeron-driver', 'aeron.driver')} [", 1))
+        print(Context.usage())
         return 0
     if "--version" in args:
         print(VERSION_TEXT)

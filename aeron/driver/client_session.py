@@ -2,9 +2,10 @@
 """ClientSession: a client as the driver knows it (port of aeron_client_t in aeron_driver_conductor.c,
 AeronClient.java).
 
-Created on the first command of an unknown client id (§6.8.1) with a ``client-heartbeat`` counter that the
-client's keepalives move; when the heartbeat is older than the liveness timeout the client has reached its end
-of life and the conductor releases everything it holds: its publications, subscriptions and counters.
+Created on the first command of an unknown client id (aeron_driver_conductor_get_or_add_client) with a
+``client-heartbeat`` counter that the client's keepalives move; when the heartbeat is older than the liveness
+timeout the client has reached its end of life and the conductor releases everything it holds: its publications,
+subscriptions and counters.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ class ClientSession:
         self.heartbeat.set_ordered(now_ms)
 
     def on_close_by_command(self) -> None:
-        """CLIENT_CLOSE: expire at the next liveness check, without ON_CLIENT_TIMEOUT (§6.8.8)."""
+        """CLIENT_CLOSE: expire at the next check without ON_CLIENT_TIMEOUT (aeron_driver_conductor_on_client_close)."""
         self.closed_by_command = True
         self.heartbeat.set_ordered(0)
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Receiver congestion control: the window a receiver advertises in its status messages
-(wire-and-logbuffers.md §6.6, §6.11; aeron_congestion_control.c). ``cc=static`` (default) or ``cc=cubic``."""
+"""Receiver congestion control: the window a receiver advertises in its status messages (aeron_congestion_control.c;
+StaticWindowCongestionControl, CubicCongestionControl). ``cc=static`` (default) or ``cc=cubic``."""
 from __future__ import annotations
 
 from typing import Any

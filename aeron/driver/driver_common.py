@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from aeron.common.channel_uri import IPC_CHANNEL as CHANNEL_URI_IPC_CHANNEL
 from aeron.common.errors import AeronError
 
-INT64_MAX = 0x7FFFFFFFFFFFFFFF
-IPC_CHANNEL = "aeron:ipc"           # source identity of IPC and spy images
+IPC_CHANNEL = CHANNEL_URI_IPC_CHANNEL  # source identity of IPC and spy images
 
 # lifecycle of publications and images (AERON_IPC_PUBLICATION_STATE_*, AERON_PUBLICATION_IMAGE_STATE_*)
 ACTIVE, DRAINING, LINGER, DONE = "ACTIVE", "DRAINING", "LINGER", "DONE"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """DriverConductor: the media driver's control agent (port of aeron_driver_conductor.c).
 
-It owns cnc.dat (ready protocol of cnc-and-driver.md §1.4), reads client commands from the to-driver ring and
+It owns cnc.dat (made ready as aeron_driver_init does), reads client commands from the to-driver ring and
 answers them through the ClientProxy, keeps the counters, and holds the driver's resources: client sessions
 (client_session.py), IPC publications and subscriptions (ipc_publication.py, subscription_link.py) and, in its
 ``network`` collaborator (network_resources.py), the UDP endpoints, network publications, spies and images.
@@ -122,7 +122,7 @@ class DriverConductor(Agent):
                                                        mode=ctx.dir_file_mode)
         self.loss_report = LossReport(self.loss_report_buffer)
 
-        # 46 system counters, ids 0..45, labels and suffixes as the C driver (§5.9)
+        # 46 system counters, ids 0..45, labels and suffixes as the C driver (aeron_system_counters.c)
         mode = ctx.threading_mode.name
         suffixes = {
             ctr.ERRORS: f": version={DRIVER_VERSION} commit={DRIVER_COMMIT}",
@@ -184,7 +184,7 @@ class DriverConductor(Agent):
         self.sender = self.network.sender                           # the agents MediaDriver runs
         self.receiver = self.network.receiver
 
-        # ready protocol (§1.4): correlation counter starts at 1, heartbeat fresh, version last
+        # ready, in aeron_driver_init's order: correlation counter starts at 1, heartbeat fresh, version last
         self.to_driver.next_correlation_id()
         self.to_driver.consumer_heartbeat_time = now_ms
         self.cnc.signal_cnc_ready()
@@ -316,7 +316,7 @@ class DriverConductor(Agent):
         try:
             command = cmd.decode_command(msg_type_id, buffer, offset, length)
         except MalformedMessageError as exc:
-            # no answer: the client cannot be trusted to be told (reference §6.1); error log only
+            # no answer: the client cannot be trusted to be told; error log only, as aeron_driver_conductor_on_command
             self._log_error(exc.error_code, str(exc))
             return
         try:
@@ -737,7 +737,7 @@ class DriverConductor(Agent):
                                                 registration_id=command.registration_id, owner_id=-1)
         self.client_proxy.on_static_counter(command.correlation_id, counter_id)
 
-    # -- the rest of §6.2 ----------------------------------------------------------------------------
+    # -- destinations, image rejection, termination, session ids -------------------------------------
     def on_destination(self, command) -> None:
         msg_type_id = command.msg_type_id
         if msg_type_id in (cmd.ADD_DESTINATION, cmd.REMOVE_DESTINATION):
@@ -818,7 +818,7 @@ class DriverConductor(Agent):
         self.driver_counters.free(publication.pub_lmt)
 
     def _check_for_blocked_commands(self, now_ns: int) -> int:
-        """Unblock a client that died between claiming and committing a ring record (§3.7)."""
+        """Unblock a client that died between claiming and committing a ring record (aeron_mpsc_rb_unblock)."""
         ring = self.to_driver
         consumer_position = ring.consumer_position()
         if consumer_position == self._ring_last_consumer_position and ring.producer_position() > consumer_position:

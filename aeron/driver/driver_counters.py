@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """DriverCounters: allocates the counters the driver keeps per stream and per channel, with Aeron's labels, keys
 and type ids (io.aeron.driver.status: PublisherPos, PublisherLimit, SenderPos, ReceiverHwm, SubscriberPos,
-SendChannelStatus, LocalSocketAddressStatus, ...; reference §5.5-5.8), and hands each back as an AtomicCounter
+SendChannelStatus, LocalSocketAddressStatus, ...; C: aeron_position.c), and hands each back as an AtomicCounter
 that its resource holds as a typed field."""
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 """What the driver keeps for every log it owns (IPC and network publications, publication images).
 
 - DriverLog: the three term views, the producer position read from the tails, cleaning behind the consumers
-  (§3.5), closing.
+  (cleanBufferTo), closing.
 - LogFactory: creates the log files (``publications/<registration id>.logbuffer``,
   ``images/<correlation id>.logbuffer``) with their metadata filled as the C driver fills it, counts them in
   ``Bytes currently mapped``, and deletes them.
@@ -53,7 +53,7 @@ class DriverLog:
         return self.log.producer_position()
 
     def clean_buffer_to(self, target: int) -> None:
-        """Zero consumed terms up to ``target`` so a partition is clean before it is reused (§3.5)."""
+        """Zero consumed terms up to ``target`` so a partition is clean before it is reused."""
         if self._cleaner.clean_position < target:
             self._cleaner.clean_to(target)
 

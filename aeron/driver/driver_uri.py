@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from aeron.common.channel_uri import ChannelUri, parse_duration_ns
 from aeron.driver.driver_common import CommandError
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ConfigurationError, ErrorCode
 
 
@@ -62,7 +63,7 @@ def uri_response_correlation_id(uri: ChannelUri) -> int | None:
         value = int(text)
     except ValueError:
         value = -3
-    if value < -1 or value >= 1 << 63:
+    if value < -1 or value > INT64_MAX:
         raise CommandError(ErrorCode.GENERIC_ERROR, "invalid response-correlation-id, must be a number greater "
                                                     "than or equal to -1, or 'prototype'")
     return None if value == -1 else value

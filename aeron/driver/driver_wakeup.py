@@ -20,8 +20,6 @@ from aeron.common.wakeup import (CLIENTS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, LO
 
 __all__ = ["TIMER_SLACK_NS", "SignallingAgent", "agent_mask", "bind_idle_strategy", "long_quiet_park_ns"]
 
-_INT64_MAX = (1 << 63) - 1
-
 # How early a parking driver thread sends a heartbeat or a status message that is nearly due, so that its timers fall
 # into fewer wake-ups: half the heartbeat interval, which lines every publication's heartbeats and every image's
 # status messages up on one wake-up within a few intervals (docs/wakeup.md). Aeron's intervals are maxima: a timer

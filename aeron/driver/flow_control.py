@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Sender flow control strategies (wire-and-logbuffers.md §6.7; aeron_flow_control.c, aeron_min_flow_control.c,
-aeron_max_flow_control.c, aeron_tagged_flow_control.c).
+"""Sender flow control strategies (aeron_flow_control.c: unicast and max, aeron_min_flow_control.c: min and tagged;
+UnicastFlowControl, MaxMulticastFlowControl, MinMulticastFlowControl, TaggedMulticastFlowControl).
 
 Each strategy turns status messages into the sender limit (snd-lmt): the position up to which the sender may
 send. ``on_status_message`` and ``on_idle`` return the new limit; ``has_required_receivers`` gates the
@@ -9,12 +9,13 @@ publication's connected state.
 from __future__ import annotations
 
 from aeron.common.channel_uri import parse_duration_ns
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ConfigurationError, InvalidChannelError
 
 DEFAULT_RECEIVER_TIMEOUT_NS = 5_000_000_000
-DEFAULT_INITIAL_WINDOW = 128 * 1024          # the default receiver window used for retransmit sizing (§6.7)
+DEFAULT_INITIAL_WINDOW = 128 * 1024          # sizes retransmits, whatever the configured window (aeron_flow_control.c)
 UNICAST_RRWM, MULTICAST_RRWM = 16, 4
-_NO_LIMIT = (1 << 63) - 1
+_NO_LIMIT = INT64_MAX
 
 
 def retransmission_estimate(term_length: int, rrwm: int) -> int:

@@ -3,8 +3,8 @@
 aeron_ipc_publication.c).
 
 Every duty cycle the conductor moves the publisher limit behind the slowest subscriber
-(``update_pub_pos_and_lmt``); every timer interval ``on_time_event`` runs the rest: untethered subscribers
-(§6.13), unblocking a claim a dead publisher left (§3.6), the end of a REJECT_IMAGE cool-down, and the lifecycle
+(``update_pub_pos_and_lmt``); every timer interval ``on_time_event`` runs the rest: untethered subscribers,
+unblocking a claim a dead publisher left, the end of a REJECT_IMAGE cool-down, and the lifecycle
 ACTIVE → DRAINING (no client links left) → LINGER (drained, images gone) → DONE (linger over: the conductor
 deletes the log).
 """
@@ -82,7 +82,7 @@ class IpcPublication(DriverPublication):
         return work
 
     def check_for_blocked_publisher(self, producer_position: int, now_ns: int) -> bool:
-        """Unblock a claim left by a dead publisher after the unblock timeout (§3.6). True if unblocked."""
+        """Unblock a claim a dead publisher left, after the unblock timeout (LogBufferUnblocker). True if unblocked."""
         consumer_position = self.consumer_position
         positions = working_positions(self.subscribers.values())
         if positions:
@@ -121,7 +121,7 @@ class IpcPublication(DriverPublication):
         self.to_state(DRAINING, now_ns)
 
     def revoke(self, now_ns: int, conductor: DriverConductor) -> None:
-        """REMOVE_PUBLICATION with revoke: the stream ends where it is and subscribers see it go at once (§6.12)."""
+        """REMOVE_PUBLICATION with revoke: the stream ends where it is and subscribers see it go at once."""
         if self.state not in (ACTIVE, DRAINING):
             return
         producer_position = self.producer_position()
@@ -186,7 +186,7 @@ class IpcPublication(DriverPublication):
         return self.state == DONE
 
     def check_untethered_subscriptions(self, now_ns: int, conductor: DriverConductor) -> int:
-        """Port of aeron_ipc_publication_check_untethered_subscriptions (untethered.py, §6.13): measured against
+        """Port of aeron_ipc_publication_check_untethered_subscriptions (untethered.py): measured against
         the consumers' position; a rejoining subscriber resumes there, as a new image on the same counter."""
         def rejoin(link: SubscriberPosition) -> None:
             link.position.set_ordered(self.consumer_position)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The LossDetector's delay generators: unicast static, multicast randomised ("optimal multicast" backoff). The
 detector itself, which finds the first gap between the rebuild position and the high-water mark and decides when to
-NAK it (wire-and-logbuffers.md §6.8; aeron_loss_detector.c), is compiled: aeron._core.loss_detector."""
+NAK it (aeron_loss_detector.c), is compiled: aeron._core.loss_detector."""
 from __future__ import annotations
 
 import math

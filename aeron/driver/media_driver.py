@@ -22,18 +22,19 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from aeron._core.cnc import CNC_FILE, CncFile, semantic_version_major
-from aeron._core.error_log import format_error_log, read_error_log
+from aeron._core.error_log import format_error_log
 from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
 from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent, epoch_ms,
                                 idle_strategy_from_name)
-from aeron.common.channel_uri import parse_duration_ns, parse_size
-from aeron.common.cnc_attach import driver_pid_is_gone, is_driver_dead, read_cnc_pid
+from aeron.common.cnc_attach import driver_error_records, driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.cpu_latency import DEFAULT_CPU_LATENCY_QOS_PATH, CpuLatencyRequest, check_cpu_latency_us
 from aeron.common.errors import (
     ActiveDriverError, AeronDirError, CncNotInitialisedError, ConfigurationError, IllegalStateError)
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
+from aeron.common.settings import (Setting, SettingsContext, enum_parser, parse_bool, parse_duration_ns, parse_int,
+                                   parse_long, parse_size, parse_str)
 from aeron.common.wakeup import WAKEUP_FILE, open_board
 from aeron.driver.driver_conductor import DriverConductor
 from aeron.driver.driver_wakeup import SignallingAgent, bind_idle_strategy
@@ -46,9 +47,6 @@ from aeron.driver.unconfirmed_images import (
 )
 
 # How the settings are spelt and parsed. ------------------------------------------------------------
-
-_TRUE = ("1", "on", "true", "yes")
-_FALSE = ("0", "off", "false", "no")
 
 
 class ThreadingMode(enum.Enum):
@@ -69,38 +67,11 @@ class ThreadingMode(enum.Enum):
     INVOKER = "INVOKER"
 
 
-def _parse_bool(text: str) -> bool:
-    # aeron_parse_bool: a prefix match on the usual spellings
-    value = text.strip().lower()
-    if value and any(word.startswith(value) for word in _TRUE):
-        return True
-    if value and any(word.startswith(value) for word in _FALSE):
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-
-
-def _parse_int(text: str) -> int:
-    return int(text.strip(), 0)
+_parse_threading_mode = enum_parser(ThreadingMode)     # C parses the exact upper-case names; any case here
 
 
 def _parse_supplier(text: str) -> str:
     return strategy_name(text)
-
-
-def _parse_size(text: str) -> int:
-    return parse_size(text)
-
-
-def _parse_duration_ns(text: str) -> int:
-    return parse_duration_ns(text)
-
-
-def _parse_threading_mode(text: str) -> ThreadingMode:
-    # C parses the exact upper-case names; accept any case
-    try:
-        return ThreadingMode[text.strip().upper()]
-    except KeyError:
-        raise ValueError(f"expected one of {', '.join(m.name for m in ThreadingMode)}") from None
 
 
 def _parse_idle(text: str) -> str:
@@ -113,10 +84,6 @@ def _parse_validator(text: str) -> str:
     if value not in ("allow", "deny"):
         raise ValueError("must be 'allow' or 'deny'")
     return value
-
-
-def _parse_str(text: str) -> str:
-    return text
 
 
 def _parse_name_resolver_supplier(text: str) -> str:
@@ -140,13 +107,20 @@ def _parse_cpu_latency_us(text: str) -> int | None:
     value = text.strip()
     if not value:
         return None
-    return check_cpu_latency_us(_parse_int(value))
+    return check_cpu_latency_us(parse_int(value))
 
 
 def _parse_path(text: str) -> str:
     if not text.strip():
         raise ValueError("must not be empty")
     return text
+
+
+def _check_file_mode_value(mode: Any) -> int:
+    # an int as an attribute (ctx.dir_file_mode = 0o660); text goes through _parse_file_mode
+    if isinstance(mode, bool) or not isinstance(mode, int):
+        raise ValueError(f"not an integer: {mode!r}")
+    return _check_file_mode(mode)
 
 
 def _check_file_mode(mode: int) -> int:
@@ -162,147 +136,135 @@ def dir_mode_for(file_mode: int) -> int:
     return file_mode | (file_mode & 0o444) >> 2
 
 
-class _Setting:
-    __slots__ = ("attr", "prop", "env", "default", "parse")
-
-    def __init__(self, attr: str, prop: str, default: Any, parse: Callable[[str], Any], env: str | None = None):
-        self.attr = attr
-        self.prop = prop
-        self.env = env or prop.upper().replace(".", "_")
-        self.default = default
-        self.parse = parse
-
-
 _default_dir = default_aeron_dir        # aeron_default_path: shared with the client
 
 
 MIB = 1024 * 1024
-_SETTINGS: tuple[_Setting, ...] = (
-    _Setting("aeron_dir", "aeron.dir", None, _parse_str),
-    _Setting("dir_delete_on_start", "aeron.dir.delete.on.start", False, _parse_bool),
-    _Setting("dir_delete_on_shutdown", "aeron.dir.delete.on.shutdown", False, _parse_bool),
-    _Setting("dir_warn_if_exists", "aeron.dir.warn.if.exists", False, _parse_bool),
-    _Setting("dir_file_mode", "aeron.dir.file.mode", None, _parse_file_mode),
-    _Setting("threading_mode", "aeron.threading.mode", ThreadingMode.SHARED_NETWORK, _parse_threading_mode),
-    _Setting("term_buffer_length", "aeron.term.buffer.length", 16 * MIB, _parse_size),
-    _Setting("ipc_term_buffer_length", "aeron.ipc.term.buffer.length", 64 * MIB, _parse_size),
-    _Setting("term_buffer_sparse_file", "aeron.term.buffer.sparse.file", True, _parse_bool),
-    _Setting("mtu_length", "aeron.mtu.length", 1408, _parse_size),
-    _Setting("ipc_mtu_length", "aeron.ipc.mtu.length", 1408, _parse_size),
-    _Setting("ipc_publication_term_window_length", "aeron.ipc.publication.term.window.length", 0, _parse_size),
-    _Setting("file_page_size", "aeron.file.page.size", 4096, _parse_size),
-    _Setting("client_liveness_timeout_ns", "aeron.client.liveness.timeout", 10_000_000_000, _parse_duration_ns),
-    _Setting("publication_unblock_timeout_ns", "aeron.publication.unblock.timeout", 15_000_000_000,
-             _parse_duration_ns),
-    _Setting("publication_linger_timeout_ns", "aeron.publication.linger.timeout", 5_000_000_000,
-             _parse_duration_ns),
-    _Setting("untethered_window_limit_timeout_ns", "aeron.untethered.window.limit.timeout", 5_000_000_000,
-             _parse_duration_ns),
-    _Setting("untethered_resting_timeout_ns", "aeron.untethered.resting.timeout", 10_000_000_000,
-             _parse_duration_ns),
-    _Setting("timer_interval_ns", "aeron.timer.interval", 1_000_000_000, _parse_duration_ns),
-    _Setting("counters_free_to_reuse_timeout_ns", "aeron.counters.free.to.reuse.timeout", 1_000_000_000,
-             _parse_duration_ns),
-    _Setting("driver_timeout_ms", "aeron.driver.timeout", 10_000, _parse_int),
-    _Setting("counters_buffer_length", "aeron.counters.buffer.length", 8 * MIB, _parse_size),
-    _Setting("error_buffer_length", "aeron.error.buffer.length", 4 * MIB, _parse_size),
-    _Setting("conductor_buffer_length", "aeron.conductor.buffer.length", MIB + 768, _parse_size),
-    _Setting("clients_buffer_length", "aeron.clients.buffer.length", MIB + 128, _parse_size),
-    _Setting("loss_report_buffer_length", "aeron.loss.report.buffer.length", MIB, _parse_size),
-    _Setting("publication_reserved_session_id_low", "aeron.publication.reserved.session.id.low", -1, _parse_int),
-    _Setting("publication_reserved_session_id_high", "aeron.publication.reserved.session.id.high", 1000,
-             _parse_int),
-    _Setting("driver_termination_validator", "aeron.driver.termination.validator", "deny", _parse_validator),
-    _Setting("print_configuration", "aeron.print.configuration", False, _parse_bool),
-    _Setting("conductor_idle_strategy", "aeron.conductor.idle.strategy", "backoff", _parse_idle),
-    _Setting("sender_idle_strategy", "aeron.sender.idle.strategy", "backoff", _parse_idle),
-    _Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
-    _Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
-    _Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
-    # UDP (wire-and-logbuffers.md §6.1)
-    _Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, _parse_duration_ns),
+_SETTINGS: tuple[Setting, ...] = (
+    Setting("aeron_dir", "aeron.dir", None, parse_str),
+    Setting("dir_delete_on_start", "aeron.dir.delete.on.start", False, parse_bool),
+    Setting("dir_delete_on_shutdown", "aeron.dir.delete.on.shutdown", False, parse_bool),
+    Setting("dir_warn_if_exists", "aeron.dir.warn.if.exists", False, parse_bool),
+    Setting("dir_file_mode", "aeron.dir.file.mode", None, _parse_file_mode, check=_check_file_mode_value),
+    Setting("threading_mode", "aeron.threading.mode", ThreadingMode.SHARED_NETWORK, _parse_threading_mode),
+    Setting("term_buffer_length", "aeron.term.buffer.length", 16 * MIB, parse_size),
+    Setting("ipc_term_buffer_length", "aeron.ipc.term.buffer.length", 64 * MIB, parse_size),
+    Setting("term_buffer_sparse_file", "aeron.term.buffer.sparse.file", True, parse_bool),
+    Setting("mtu_length", "aeron.mtu.length", 1408, parse_size),
+    Setting("ipc_mtu_length", "aeron.ipc.mtu.length", 1408, parse_size),
+    Setting("ipc_publication_term_window_length", "aeron.ipc.publication.term.window.length", 0, parse_size),
+    Setting("file_page_size", "aeron.file.page.size", 4096, parse_size),
+    Setting("client_liveness_timeout_ns", "aeron.client.liveness.timeout", 10_000_000_000, parse_duration_ns),
+    Setting("publication_unblock_timeout_ns", "aeron.publication.unblock.timeout", 15_000_000_000,
+             parse_duration_ns),
+    Setting("publication_linger_timeout_ns", "aeron.publication.linger.timeout", 5_000_000_000,
+             parse_duration_ns),
+    Setting("untethered_window_limit_timeout_ns", "aeron.untethered.window.limit.timeout", 5_000_000_000,
+             parse_duration_ns),
+    Setting("untethered_resting_timeout_ns", "aeron.untethered.resting.timeout", 10_000_000_000,
+             parse_duration_ns),
+    Setting("timer_interval_ns", "aeron.timer.interval", 1_000_000_000, parse_duration_ns),
+    Setting("counters_free_to_reuse_timeout_ns", "aeron.counters.free.to.reuse.timeout", 1_000_000_000,
+             parse_duration_ns),
+    Setting("driver_timeout_ms", "aeron.driver.timeout", 10_000, parse_long),
+    Setting("counters_buffer_length", "aeron.counters.buffer.length", 8 * MIB, parse_size),
+    Setting("error_buffer_length", "aeron.error.buffer.length", 4 * MIB, parse_size),
+    Setting("conductor_buffer_length", "aeron.conductor.buffer.length", MIB + 768, parse_size),
+    Setting("clients_buffer_length", "aeron.clients.buffer.length", MIB + 128, parse_size),
+    Setting("loss_report_buffer_length", "aeron.loss.report.buffer.length", MIB, parse_size),
+    Setting("publication_reserved_session_id_low", "aeron.publication.reserved.session.id.low", -1, parse_int),
+    Setting("publication_reserved_session_id_high", "aeron.publication.reserved.session.id.high", 1000,
+             parse_int),
+    Setting("driver_termination_validator", "aeron.driver.termination.validator", "deny", _parse_validator),
+    Setting("print_configuration", "aeron.print.configuration", False, parse_bool),
+    Setting("conductor_idle_strategy", "aeron.conductor.idle.strategy", "backoff", _parse_idle),
+    Setting("sender_idle_strategy", "aeron.sender.idle.strategy", "backoff", _parse_idle),
+    Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
+    Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
+    Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
+    # UDP (defaults as aeron_driver_context.c)
+    Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, parse_duration_ns),
     # images per stream per receive endpoint (C: stream_session_limit, unlimited there); SETUPs beyond it are refused
     # and logged, so a flood of forged SETUPs cannot make images (and log files) without end
-    _Setting("stream_session_limit", "aeron.driver.stream.session.limit", 1024, _parse_int),
+    Setting("stream_session_limit", "aeron.driver.stream.session.limit", 1024, parse_int),
     # ours: what images whose source has sent nothing but a SETUP may hold, per receive endpoint and per source
     # address on it, and how soon they go while the endpoint turns SETUPs away (unconfirmed_images.py)
-    _Setting("unconfirmed_images_max", "aeron.receiver.unconfirmed.images.max", DEFAULT_UNCONFIRMED_IMAGES_MAX,
-             _parse_int),
-    _Setting("unconfirmed_log_bytes_max", "aeron.receiver.unconfirmed.log.bytes.max",
-             DEFAULT_UNCONFIRMED_LOG_BYTES_MAX, _parse_size),
-    _Setting("unconfirmed_source_images_max", "aeron.receiver.unconfirmed.source.images.max",
-             DEFAULT_UNCONFIRMED_SOURCE_IMAGES_MAX, _parse_int),
-    _Setting("unconfirmed_source_log_bytes_max", "aeron.receiver.unconfirmed.source.log.bytes.max",
-             DEFAULT_UNCONFIRMED_SOURCE_LOG_BYTES_MAX, _parse_size),
-    _Setting("unconfirmed_image_timeout_ns", "aeron.receiver.unconfirmed.image.timeout",
-             DEFAULT_UNCONFIRMED_IMAGE_TIMEOUT_NS, _parse_duration_ns),
-    _Setting("publication_connection_timeout_ns", "aeron.publication.connection.timeout", 5_000_000_000,
-             _parse_duration_ns),
-    _Setting("status_message_timeout_ns", "aeron.rcv.status.message.timeout", 200_000_000, _parse_duration_ns),
-    _Setting("initial_window_length", "aeron.rcv.initial.window.length", 128 * 1024, _parse_size),
-    _Setting("socket_rcvbuf", "aeron.socket.so_rcvbuf", 128 * 1024, _parse_size),
-    _Setting("socket_sndbuf", "aeron.socket.so_sndbuf", 0, _parse_size),
-    _Setting("publication_term_window_length", "aeron.publication.term.window.length", 0, _parse_size),
-    _Setting("nak_unicast_delay_ns", "aeron.nak.unicast.delay", 1_000, _parse_duration_ns),
-    _Setting("nak_unicast_retry_delay_ratio", "aeron.nak.unicast.retry.delay.ratio", 100, _parse_int),
-    _Setting("nak_multicast_max_backoff_ns", "aeron.nak.multicast.max.backoff", 10_000_000, _parse_duration_ns),
-    _Setting("nak_multicast_group_size", "aeron.nak.multicast.group.size", 10, _parse_int),
-    _Setting("max_resend", "aeron.max.resend", 16, _parse_int),
+    Setting("unconfirmed_images_max", "aeron.receiver.unconfirmed.images.max", DEFAULT_UNCONFIRMED_IMAGES_MAX,
+             parse_int),
+    Setting("unconfirmed_log_bytes_max", "aeron.receiver.unconfirmed.log.bytes.max",
+             DEFAULT_UNCONFIRMED_LOG_BYTES_MAX, parse_size),
+    Setting("unconfirmed_source_images_max", "aeron.receiver.unconfirmed.source.images.max",
+             DEFAULT_UNCONFIRMED_SOURCE_IMAGES_MAX, parse_int),
+    Setting("unconfirmed_source_log_bytes_max", "aeron.receiver.unconfirmed.source.log.bytes.max",
+             DEFAULT_UNCONFIRMED_SOURCE_LOG_BYTES_MAX, parse_size),
+    Setting("unconfirmed_image_timeout_ns", "aeron.receiver.unconfirmed.image.timeout",
+             DEFAULT_UNCONFIRMED_IMAGE_TIMEOUT_NS, parse_duration_ns),
+    Setting("publication_connection_timeout_ns", "aeron.publication.connection.timeout", 5_000_000_000,
+             parse_duration_ns),
+    Setting("status_message_timeout_ns", "aeron.rcv.status.message.timeout", 200_000_000, parse_duration_ns),
+    Setting("initial_window_length", "aeron.rcv.initial.window.length", 128 * 1024, parse_size),
+    Setting("socket_rcvbuf", "aeron.socket.so_rcvbuf", 128 * 1024, parse_size),
+    Setting("socket_sndbuf", "aeron.socket.so_sndbuf", 0, parse_size),
+    Setting("publication_term_window_length", "aeron.publication.term.window.length", 0, parse_size),
+    Setting("nak_unicast_delay_ns", "aeron.nak.unicast.delay", 1_000, parse_duration_ns),
+    Setting("nak_unicast_retry_delay_ratio", "aeron.nak.unicast.retry.delay.ratio", 100, parse_long),
+    Setting("nak_multicast_max_backoff_ns", "aeron.nak.multicast.max.backoff", 10_000_000, parse_duration_ns),
+    Setting("nak_multicast_group_size", "aeron.nak.multicast.group.size", 10, parse_int),
+    Setting("max_resend", "aeron.max.resend", 16, parse_int),
     # a strategy name (max, min, tagged, unicast) or the C driver's supplier name for it
-    _Setting("multicast_flow_control_strategy", "aeron.multicast.flow.control.strategy", "max", _parse_supplier,
+    Setting("multicast_flow_control_strategy", "aeron.multicast.flow.control.strategy", "max", _parse_supplier,
              env="AERON_MULTICAST_FLOWCONTROL_SUPPLIER"),
-    _Setting("unicast_flow_control_strategy", "aeron.unicast.flow.control.strategy", "unicast", _parse_supplier,
+    Setting("unicast_flow_control_strategy", "aeron.unicast.flow.control.strategy", "unicast", _parse_supplier,
              env="AERON_UNICAST_FLOWCONTROL_SUPPLIER"),
     # min and tagged flow control's group tag, group minimum size and receiver timeout where fc= gives none
-    _Setting("flow_control_group_tag", "aeron.flow.control.group.tag", -1, _parse_int),
-    _Setting("flow_control_group_min_size", "aeron.flow.control.group.min.size", 0, _parse_int),
-    _Setting("flow_control_receiver_timeout_ns", "aeron.flow.control.receiver.timeout", 5_000_000_000,
-             _parse_duration_ns),
+    Setting("flow_control_group_tag", "aeron.flow.control.group.tag", -1, parse_long),
+    Setting("flow_control_group_min_size", "aeron.flow.control.group.min.size", 0, parse_int),
+    Setting("flow_control_receiver_timeout_ns", "aeron.flow.control.receiver.timeout", 5_000_000_000,
+             parse_duration_ns),
     # the group tag receivers put in their status messages where the channel has no gtag (None: no tag)
-    _Setting("receiver_group_tag", "aeron.receiver.group.tag", None, _parse_int),
-    _Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, _parse_bool),
+    Setting("receiver_group_tag", "aeron.receiver.group.tag", None, parse_long),
+    Setting("spies_simulate_connection", "aeron.spies.simulate.connection", False, parse_bool),
     # C defaults to 2 datagrams per publication per sender cycle; a Python duty cycle costs ~10x a C one, so we
     # send up to 8 per cycle to amortise it (same batching limit otherwise, still bounded per cycle)
-    _Setting("cubic_congestion_control_measure_rtt", "aeron.CubicCongestionControl.measureRtt", False, _parse_bool,
+    Setting("cubic_congestion_control_measure_rtt", "aeron.CubicCongestionControl.measureRtt", False, parse_bool,
              env="AERON_CUBICCONGESTIONCONTROL_MEASURERTT"),
-    _Setting("cubic_congestion_control_initial_rtt_ns", "aeron.CubicCongestionControl.initialRtt", 100_000,
-             _parse_duration_ns, env="AERON_CUBICCONGESTIONCONTROL_INITIALRTT"),
+    Setting("cubic_congestion_control_initial_rtt_ns", "aeron.CubicCongestionControl.initialRtt", 100_000,
+             parse_duration_ns, env="AERON_CUBICCONGESTIONCONTROL_INITIALRTT"),
     # loss generators on received datagrams, as the C driver's interceptors (tests and demos only)
-    _Setting("udp_channel_incoming_interceptors", "aeron.udp.channel.incoming.interceptors", "", _parse_str),
-    _Setting("loss_args", "aeron.udp.channel.transport.bindings.loss.args", "", _parse_str),
-    _Setting("fixed_loss_args", "aeron.udp.channel.transport.bindings.fixed.loss.args", "", _parse_str),
-    _Setting("multi_gap_loss_args", "aeron.udp.channel.transport.bindings.multi.gap.loss.args", "", _parse_str),
+    Setting("udp_channel_incoming_interceptors", "aeron.udp.channel.incoming.interceptors", "", parse_str),
+    Setting("loss_args", "aeron.udp.channel.transport.bindings.loss.args", "", parse_str),
+    Setting("fixed_loss_args", "aeron.udp.channel.transport.bindings.fixed.loss.args", "", parse_str),
+    Setting("multi_gap_loss_args", "aeron.udp.channel.transport.bindings.multi.gap.loss.args", "", parse_str),
     # datagrams per publication per duty cycle: Aeron's default is 2; ours sends more per cycle because each cycle
     # costs Python (16 against 8: CPU per sent 1 KiB datagram down ~14 %, docs/performance.md)
-    _Setting("network_publication_max_messages_per_send", "aeron.network.publication.max.messages.per.send", 16,
-             _parse_int),
+    Setting("network_publication_max_messages_per_send", "aeron.network.publication.max.messages.per.send", 16,
+             parse_int),
     # name resolution (name_resolver.py): which resolver (default, driver; unset: driver when a resolver interface
     # is set), and the driver resolver's name, interface, bootstrap neighbours, timeout and intervals
-    _Setting("name_resolver_supplier", "aeron.name.resolver.supplier", "", _parse_name_resolver_supplier),
-    _Setting("resolver_name", "aeron.driver.resolver.name", "", _parse_str),
-    _Setting("resolver_interface", "aeron.driver.resolver.interface", "", _parse_str),
-    _Setting("resolver_bootstrap_neighbor", "aeron.driver.resolver.bootstrap.neighbor", "", _parse_str),
-    _Setting("resolver_neighbor_timeout_ns", "aeron.driver.resolver.neighbor.timeout", 10_000_000_000,
-             _parse_duration_ns),
-    _Setting("resolver_self_resolution_interval_ns", "aeron.driver.resolver.self.resolution.interval",
-             1_000_000_000, _parse_duration_ns),
-    _Setting("resolver_neighbor_resolution_interval_ns", "aeron.driver.resolver.neighbor.resolution.interval",
-             2_000_000_000, _parse_duration_ns),
-    _Setting("resolver_bootstrap_neighbor_resolution_interval_ns",
-             "aeron.driver.resolver.bootstrap.neighbor.resolution.interval", 10_000_000_000, _parse_duration_ns),
+    Setting("name_resolver_supplier", "aeron.name.resolver.supplier", "", _parse_name_resolver_supplier),
+    Setting("resolver_name", "aeron.driver.resolver.name", "", parse_str),
+    Setting("resolver_interface", "aeron.driver.resolver.interface", "", parse_str),
+    Setting("resolver_bootstrap_neighbor", "aeron.driver.resolver.bootstrap.neighbor", "", parse_str),
+    Setting("resolver_neighbor_timeout_ns", "aeron.driver.resolver.neighbor.timeout", 10_000_000_000,
+             parse_duration_ns),
+    Setting("resolver_self_resolution_interval_ns", "aeron.driver.resolver.self.resolution.interval",
+             1_000_000_000, parse_duration_ns),
+    Setting("resolver_neighbor_resolution_interval_ns", "aeron.driver.resolver.neighbor.resolution.interval",
+             2_000_000_000, parse_duration_ns),
+    Setting("resolver_bootstrap_neighbor_resolution_interval_ns",
+             "aeron.driver.resolver.bootstrap.neighbor.resolution.interval", 10_000_000_000, parse_duration_ns),
     # how often silent unicast endpoints have their names resolved again (0: never)
-    _Setting("re_resolution_check_interval_ns", "aeron.driver.reresolution.check.interval", 1_000_000_000,
-             _parse_duration_ns, env="AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL"),
+    Setting("re_resolution_check_interval_ns", "aeron.driver.reresolution.check.interval", 1_000_000_000,
+             parse_duration_ns, env="AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL"),
     # ours: a CPU latency QoS request held while the driver runs (aeron/common/cpu_latency.py, docs/wakeup.md);
     # None leaves the system alone
-    _Setting("cpu_latency_qos_us", "aeron.driver.cpu.latency.qos.us", None, _parse_cpu_latency_us),
-    _Setting("cpu_latency_qos_path", "aeron.driver.cpu.latency.qos.path", DEFAULT_CPU_LATENCY_QOS_PATH, _parse_path),
+    Setting("cpu_latency_qos_us", "aeron.driver.cpu.latency.qos.us", None, _parse_cpu_latency_us,
+            check=check_cpu_latency_us),
+    Setting("cpu_latency_qos_path", "aeron.driver.cpu.latency.qos.path", DEFAULT_CPU_LATENCY_QOS_PATH, _parse_path),
 )
-_BY_ATTR = {s.attr: s for s in _SETTINGS}
-_BY_NAME = {**{s.prop: s for s in _SETTINGS}, **{s.env: s for s in _SETTINGS}, **_BY_ATTR}
 
 
-class Context:
+class Context(SettingsContext):
     """MediaDriver configuration.
 
     ``Context(properties=None, *, environ=None, **attributes)``: ``environ`` defaults to
@@ -421,14 +383,18 @@ class Context:
     cpu_latency_qos_us: int | None
     cpu_latency_qos_path: str
 
+    SETTINGS = _SETTINGS
+    CONTEXT_NAME = "MediaDriver.Context"
+    COMPONENT = "media driver"
+    EXTRA_ATTRS = ("termination_hook", "termination_validator", "epoch_clock_ms", "nano_clock",
+                   "receive_loss_generator")
+
     def __init__(self, properties: Mapping[str, Any] | Iterable[str] | None = None, *,
                  environ: Mapping[str, str] | None = None, **attributes: Any) -> None:
         """Defaults, then ``environ``'s ``AERON_*`` values, then ``properties``, then ``attributes``, each validated.
 
         Raises ConfigurationError naming the property for a bad value or an unknown name.
         """
-        for setting in _SETTINGS:
-            object.__setattr__(self, setting.attr, setting.default)
         self.termination_hook: Callable[[], None] | None = None
         self.termination_validator: Callable[[bytes], bool] | None = None
         self.epoch_clock_ms: Callable[[], int] = epoch_ms
@@ -436,81 +402,13 @@ class Context:
         # tests: a loss generator for received datagrams, ``should_drop(buffer, length) -> bool`` built per
         # receive endpoint by this factory (aeron's loss generator transport bindings); None in production
         self.receive_loss_generator: Callable[[], Callable[[Any, int], bool]] | None = None
-        environ = os.environ if environ is None else environ
-        for setting in _SETTINGS:
-            if setting.env in environ:
-                self.set(setting.env, environ[setting.env])
-        if properties is not None:
-            self.update(properties)
-        for name, value in attributes.items():
-            if name not in _BY_ATTR and name not in ("termination_hook", "termination_validator",
-                                                     "epoch_clock_ms", "nano_clock", "receive_loss_generator"):
-                raise ConfigurationError(f"unknown MediaDriver.Context attribute {name!r}")
-            setattr(self, name, value)
+        super().__init__(properties, environ=environ, **attributes)
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Validate and convert a setting as it is assigned (a string is parsed as its property would be)."""
-        setting = _BY_ATTR.get(name)
-        if setting is not None:
-            value = self._coerce(setting, value)
-        object.__setattr__(self, name, value)
-
-    @staticmethod
-    def _coerce(setting: _Setting, value: Any) -> Any:
-        if value is None:
-            if setting.attr in ("aeron_dir", "dir_file_mode", "cpu_latency_qos_us"):
-                return None
-            raise ConfigurationError(f"{setting.prop} must not be None")
-        try:
-            if setting.attr == "dir_file_mode" and not isinstance(value, str):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"not an integer: {value!r}")
-                return _check_file_mode(value)
-            if setting.attr == "cpu_latency_qos_us" and not isinstance(value, str):
-                return check_cpu_latency_us(value)
-            if isinstance(value, str) or setting.attr in ("aeron_dir", "cpu_latency_qos_path"):
-                path_like = setting.attr in ("aeron_dir", "cpu_latency_qos_path")
-                return setting.parse(os.fspath(value) if path_like else value)
-            if setting.attr == "threading_mode":
-                return value if isinstance(value, ThreadingMode) else _parse_threading_mode(str(value))
-            if isinstance(setting.default, bool):
-                if not isinstance(value, (bool, int)):
-                    raise ValueError(f"not a boolean: {value!r}")
-                return bool(value)
-            if isinstance(setting.default, int):
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"not an integer: {value!r}")
-                return value
-            return setting.parse(str(value))
-        except ConfigurationError as exc:
-            raise ConfigurationError(f"{setting.prop} ({setting.env}): {exc}") from exc
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigurationError(f"invalid {setting.prop} ({setting.env}) = {value!r}: {exc}") from exc
-
-    def set(self, name: str, value: Any) -> "Context":
-        """Set one value by Java property name, ``AERON_*`` name or attribute name."""
-        setting = _BY_NAME.get(name) or _BY_NAME.get(name.strip())
-        if setting is None:
-            raise ConfigurationError(f"unknown media driver property {name!r}")
-        setattr(self, setting.attr, value)
-        return self
-
-    def update(self, properties: Mapping[str, Any] | Iterable[str]) -> "Context":
-        """Apply a mapping, or ``key=value`` strings (a leading ``-D`` is accepted as aeronmd does)."""
-        if isinstance(properties, Mapping):
-            items = list(properties.items())
-        else:
-            items = []
-            for text in properties:
-                if text.startswith("-D"):
-                    text = text[2:]
-                key, sep, value = text.partition("=")
-                if not sep:
-                    raise ConfigurationError(f"expected key=value, got {text!r}")
-                items.append((key.strip(), value))
-        for key, value in items:
-            self.set(key, value)
-        return self
+    @classmethod
+    def usage(cls) -> str:
+        """Every property the driver reads, with its variable and its default (``aeron-driver --help``)."""
+        return cls.describe_settings("Media driver properties (environment variable), default:",
+                                     {"aeron_dir": _default_dir()})
 
     # -- derived values ------------------------------------------------------------------------------
     def resolved_dir(self) -> str:
@@ -545,7 +443,7 @@ class Context:
     def as_properties(self) -> dict[str, str]:
         """Every setting as ``{java property name: value}``, for logging."""
         out = {}
-        for s in _SETTINGS:
+        for s in self.SETTINGS:
             value = getattr(self, s.attr)
             if s.attr == "aeron_dir":
                 value = self.resolved_dir()
@@ -562,12 +460,12 @@ class Context:
             try:
                 check_term_length(getattr(self, attr))
             except ConfigurationError as exc:
-                raise ConfigurationError(f"{_BY_ATTR[attr].prop}: {exc}") from exc
+                raise ConfigurationError(f"{self.setting(attr).prop}: {exc}") from exc
         for attr in ("mtu_length", "ipc_mtu_length"):
             try:
                 check_mtu_length(getattr(self, attr))
             except ConfigurationError as exc:
-                raise ConfigurationError(f"{_BY_ATTR[attr].prop}: {exc}") from exc
+                raise ConfigurationError(f"{self.setting(attr).prop}: {exc}") from exc
         try:
             check_page_size(self.file_page_size)
         except ConfigurationError as exc:
@@ -576,10 +474,10 @@ class Context:
             raise ConfigurationError(f"aeron.driver.stream.session.limit must be >= 1, got {self.stream_session_limit}")
         for attr in ("unconfirmed_images_max", "unconfirmed_source_images_max", "unconfirmed_image_timeout_ns"):
             if getattr(self, attr) < 1:
-                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be >= 1, got {getattr(self, attr)}")
+                raise ConfigurationError(f"{self.setting(attr).prop} must be >= 1, got {getattr(self, attr)}")
         for attr in ("unconfirmed_log_bytes_max", "unconfirmed_source_log_bytes_max"):
             if getattr(self, attr) < 0:
-                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be >= 0, got {getattr(self, attr)}")
+                raise ConfigurationError(f"{self.setting(attr).prop} must be >= 0, got {getattr(self, attr)}")
         if not self.publication_unblock_timeout_ns > self.client_liveness_timeout_ns:
             raise ConfigurationError(
                 "aeron.publication.unblock.timeout must be greater than aeron.client.liveness.timeout "
@@ -600,7 +498,7 @@ class Context:
             capacity = getattr(self, attr) - trailer
             if capacity < 8 or capacity & (capacity - 1):
                 raise ConfigurationError(
-                    f"{_BY_ATTR[attr].prop}: capacity {capacity} (length - {trailer}-byte trailer) "
+                    f"{self.setting(attr).prop}: capacity {capacity} (length - {trailer}-byte trailer) "
                     "must be a power of two >= 8")
         if self.error_buffer_length < 1024 or self.error_buffer_length % 8:
             raise ConfigurationError("aeron.error.buffer.length must be a multiple of 8 and >= 1024")
@@ -617,7 +515,7 @@ class Context:
                      "resolver_neighbor_resolution_interval_ns",
                      "resolver_bootstrap_neighbor_resolution_interval_ns"):
             if getattr(self, attr) <= 0:
-                raise ConfigurationError(f"{_BY_ATTR[attr].prop} must be > 0")
+                raise ConfigurationError(f"{self.setting(attr).prop} must be > 0")
         return self
 
     def __repr__(self) -> str:
@@ -628,9 +526,9 @@ class Context:
 # Directory rules. -----------------------------------------------------------------------------------
 
 def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None = None) -> bool:
-    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (§1.3) and its driver has
-    not died: a pid gone from this host with a stopped heartbeat means a dead driver at once, without waiting
-    out the driver timeout (``aeron.common.cnc_attach.is_driver_dead``)."""
+    """True when ``aeron_dir/cnc.dat`` has a heartbeat younger than the driver timeout (CommonContext.isDriverActive)
+    and its driver has not died: a pid gone from this host with a stopped heartbeat means a dead driver at once,
+    without waiting out the driver timeout (``aeron.common.cnc_attach.is_driver_dead``)."""
     path = os.path.join(aeron_dir, CNC_FILE)
     if not os.path.exists(path):
         return False
@@ -668,33 +566,22 @@ def is_driver_active(aeron_dir: str, driver_timeout_ms: int, now_ms: int | None 
 
 
 def _save_existing_errors(aeron_dir: str, file_mode: int | None = None) -> str | None:
-    """Write the old error log beside the directory, as the C driver does (§8.3)."""
-    path = os.path.join(aeron_dir, CNC_FILE)
+    """Write the old error log beside the directory, as the C driver does (aeron_report_existing_errors)."""
     try:
-        cnc = CncFile.map_existing(path)
-    except Exception:       # noqa: BLE001 - nothing readable to save
+        records = driver_error_records(aeron_dir)
+    except Exception:       # noqa: BLE001 - nothing readable (or of another major version) to save
         return None
-    try:
-        if semantic_version_major(cnc.version) != 0:
-            return None
-        section = cnc.error_log_buffer()
-        try:
-            records = read_error_log(section)
-        finally:
-            section.close()
-        if not records:
-            return None
-        stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
-        stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
-        target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if file_mode is None else file_mode)
-        with open(fd, "w") as f:
-            if file_mode is not None:
-                os.fchmod(fd, file_mode)        # exactly as configured, whatever the umask
-            f.write(format_error_log(records))
-        return target
-    finally:
-        cnc.close()
+    if not records:
+        return None
+    stamp = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H-%M-%S.%f")
+    stamp = stamp[:-3] + datetime.datetime.now().astimezone().strftime("%z")
+    target = f"{aeron_dir.rstrip(os.sep)}-{stamp}-error.log"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if file_mode is None else file_mode)
+    with open(fd, "w") as f:
+        if file_mode is not None:
+            os.fchmod(fd, file_mode)        # exactly as configured, whatever the umask
+        f.write(format_error_log(records))
+    return target
 
 
 def ensure_dir_is_recreated(ctx: Context, log: Callable[[str], None] | None = None) -> None:

@@ -6,7 +6,6 @@ batches found by scan_for_availability, heartbeats when idle) and the control ha
 ``on_nak``, ``on_rttm``, ``on_error``; the conductor calls ``update_pub_pos_and_lmt`` every duty cycle and
 ``on_time_event`` every timer interval, which runs the lifecycle (ACTIVE → DRAINING → LINGER → DONE, then deleted
 once the sender has let go). Datagrams are the log's own bytes, sent from the mapped term: no copy.
-Reference: wire-and-logbuffers.md §6.2-6.4, §6.9, §6.12.
 """
 from __future__ import annotations
 
@@ -229,7 +228,7 @@ class NetworkPublication(DriverPublication):
             self._heartbeat_check(now_ns, snd_pos)
             if self.spies_simulate_connection and self.spies and not self.has_receivers:
                 # nobody on the network: the sender position follows the farthest spy, or an ssc publication read
-                # only by spies would stall one window in (§6.3)
+                # only by spies would stall one window in (aeron_network_publication_send)
                 for spy in list(self.spies.values()):
                     if spy.state != TETHER_RESTING:
                         snd_pos = max(snd_pos, spy.position.get_volatile())
@@ -306,8 +305,8 @@ class NetworkPublication(DriverPublication):
         return total
 
     def resend(self, term_id: int, term_offset: int, length: int) -> None:
-        """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log (§6.9): scanned and sent from
-        the term in one sendmmsg per RESEND_BATCH datagrams. Counted once per resend, as the C driver does."""
+        """Retransmit ``length`` bytes from (term_id, term_offset) if still in the log: scanned and sent from the term
+        in one sendmmsg per RESEND_BATCH datagrams. Counted once per resend (aeron_network_publication_resend)."""
         snd_pos = self.snd_pos.get()
         resend_position = (wrap32(term_id - self.initial_term_id) << self.position_bits_to_shift) + term_offset
         bottom = snd_pos - (self.term_length >> 1) - self.max_message_length
@@ -437,7 +436,7 @@ class NetworkPublication(DriverPublication):
         self.to_state(DRAINING, now_ns)
 
     def revoke(self, now_ns: int, conductor: NetworkResources) -> None:
-        """The last client link is gone with revoke: the stream ends here, receivers are told at once (§6.12)."""
+        """The last client link is gone with revoke: the stream ends here, receivers are told at once."""
         producer_position = self.producer_position()
         self.pub_lmt.set_ordered(producer_position)
         self.log.end_of_stream_position = producer_position
@@ -542,7 +541,7 @@ class NetworkPublication(DriverPublication):
         return self._limit_watch(positions)
 
     def update_pub_pos_and_lmt(self) -> int:
-        """Port of aeron_network_publication_update_pub_pos_and_lmt (§6.4)."""
+        """Port of aeron_network_publication_update_pub_pos_and_lmt."""
         if self.state != ACTIVE:
             return 0
         work = 0

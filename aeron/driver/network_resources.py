@@ -273,7 +273,7 @@ class NetworkResources:
         return endpoint
 
     def _channel_counters(self, kind: str, channel: str, registration_id: int, bound: tuple) -> tuple[int, int]:
-        """snd-channel/rcv-channel status counter and its local-sockaddr counter (§5.6, §5.7)."""
+        """snd-channel/rcv-channel status counter and its local-sockaddr counter (keys, labels: aeron_position.c)."""
         type_id = ctr.DRIVER_SEND_CHANNEL_STATUS_TYPE_ID if kind == "snd" else ctr.DRIVER_RECEIVE_CHANNEL_STATUS_TYPE_ID
         address = format_address(bound)
         status_id = self._counters.allocate(
@@ -417,7 +417,7 @@ class NetworkResources:
                                        on_response_setup=self.conductor_proxy.response_setup,
                                        on_response_connected=self.conductor_proxy.response_connected)
         if udp_channel.is_multi_destination:
-            # mdc-num-dest: the number of destinations of an MDC send endpoint (§5.5 type 18, plain channel label)
+            # mdc-num-dest: destinations of an MDC send endpoint (MdcDestinations: type 18, plain channel label)
             counter_id = self._counters.allocate(
                 f"mdc-num-dest: {udp_channel.original}"[:ctr.MAX_LABEL_LENGTH], ctr.MDC_DESTINATIONS_COUNTER_TYPE_ID,
                 ctr.channel_status_key_encode(udp_channel.original), registration_id=registration_id)

@@ -5,7 +5,6 @@ The Receiver inserts datagrams (``insert_packet``), tracks the rebuild (loss det
 position, status message scheduling: ``track_rebuild``) and sends status messages and NAKs to the sender's
 control address. The conductor links subscribers (sub-pos counters) and calls ``on_time_event`` every timer
 interval, which runs the lifecycle (ACTIVE → DRAINING → LINGER → DONE, then deleted).
-Reference: wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12.
 """
 from __future__ import annotations
 
@@ -25,6 +24,7 @@ from aeron._core.rebuild_pass import TRACK_HAND_BACK, RebuildPass
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.agent import epoch_ms
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ChannelEndpointError, ErrorCode
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.congestion_control import StaticWindowCongestionControl
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 SM_TIMEOUT_NS = 200_000_000
 IMAGE_LINGER_NS = 1_000_000_000         # a closed image's log stays a moment for clients still mapping it
-_INT64_MAX = (1 << 63) - 1
 NEVER_NS = -(1 << 62)               # the time of last frame of a connection that has had none
 
 
@@ -319,7 +318,7 @@ class PublicationImage(DriverLog):
                                        f"failed: errno {errno}")
         if self.state not in (ACTIVE, DRAINING) or not self.subscribers:
             return 0
-        min_sub = _INT64_MAX
+        min_sub = INT64_MAX
         max_sub = 0
         for link in self.subscribers.values():
             if link.state == TETHER_RESTING:
@@ -329,7 +328,7 @@ class PublicationImage(DriverLog):
                 min_sub = position
             if position > max_sub:
                 max_sub = position
-        if min_sub == _INT64_MAX:
+        if min_sub == INT64_MAX:
             return 0
         rebuild = self.rebuild
         if rebuild.armed:
@@ -537,7 +536,7 @@ class PublicationImage(DriverLog):
         if report is None:
             return
         try:
-            # loss-report.dat timestamps are epoch milliseconds (§6.16), not the driver's nano clock
+            # loss-report.dat timestamps are epoch milliseconds (LossReport), not the driver's nano clock
             now_ms = self._epoch_clock_ms()
             if self.loss_report_entry < 0:
                 self.loss_report_entry = report.create_entry(

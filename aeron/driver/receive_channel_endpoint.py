@@ -26,6 +26,7 @@ from aeron._core.frames import (
 )
 from aeron._core.term_scanner import validate_data_packet
 from aeron._core.wakeup import stream_bit
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import ErrorCode
 from aeron._core.udp_transport import UdpTransport
 from aeron.driver.receive_destination import ReceiveDestination, source_key
@@ -51,7 +52,7 @@ _next_receiver_id = random.getrandbits(63)
 
 def next_receiver_id() -> int:
     global _next_receiver_id
-    _next_receiver_id = (_next_receiver_id + 1) & ((1 << 63) - 1)
+    _next_receiver_id = (_next_receiver_id + 1) & INT64_MAX
     return _next_receiver_id
 
 

@@ -14,12 +14,12 @@ from typing import Any
 
 from aeron._core import counters as ctr
 from aeron.common.agent import Agent
+from aeron.common.constants import INT64_MAX
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 from aeron.driver.publication_image import SM_TIMEOUT_NS
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
 from aeron.driver.untethered import TETHER_RESTING
 
-_INT64_MAX = (1 << 63) - 1
 
 
 class Receiver(Agent):
@@ -163,7 +163,7 @@ class Receiver(Agent):
         image has work now (a status message pending) or sends error frames for a rejection."""
         positions: list[Any] = []
         groups: list[tuple[Any, ...]] = []
-        deadline = _INT64_MAX
+        deadline = INT64_MAX
         covered = True
         for image in self.images:
             if image.sm_pending or image.rejection_reason is not None:
@@ -184,7 +184,7 @@ class Receiver(Agent):
                 covered = covered and not holding
             else:
                 groups.append((threshold, holding, rebuild))
-        return positions, groups, (0 if deadline == _INT64_MAX else deadline), covered
+        return positions, groups, (0 if deadline == INT64_MAX else deadline), covered
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """How long a parked receiver may sleep before an image's timer is due (status message, NAK), at most

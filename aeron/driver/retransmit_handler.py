@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """RetransmitHandler: which NAKed ranges a sender resends, when, and which duplicate NAKs it ignores
-(wire-and-logbuffers.md §6.9; aeron_retransmit_handler.c)."""
+(aeron_retransmit_handler.c)."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -17,6 +17,7 @@ from aeron._core.frames import (
 from aeron._core.send_pass import SendPass
 from aeron._core.udp_transport import TIMESTAMP_NONE, UdpTransport
 from aeron.common import command as cmd
+from aeron.common.constants import NULL_VALUE       # no destination id, receiver id or group tag
 from aeron.common.errors import ChannelEndpointError
 from aeron.driver.udp_channel import CONTROL_MODE_RESPONSE, UdpChannel
 
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from aeron.driver.network_publication import NetworkPublication
 
 CONTROL_DRAIN_LIMIT = 64
-NULL_VALUE = -1                                  # Aeron.NULL_VALUE: no destination id, receiver id or group tag
 DESTINATION_TIMEOUT_NS = 5_000_000_000
 
 

@@ -5,7 +5,7 @@ Unicast: a publication sends to ``endpoint`` from ``interface`` (or an ephemeral
 ``endpoint``. Multicast (``endpoint`` a multicast group): data goes to the group, status messages and NAKs to the
 control group, the data address + 1 (its last byte must be odd); both sides bind the group port on ``interface``.
 Explicit control (``control=``): MDC publications receive status messages on ``control`` and MDC subscriptions
-send them there. The canonical form names the endpoint for sharing (§9.3).
+send them there. The canonical form names the endpoint for sharing (aeron_uri_udp_canonicalise).
 """
 from __future__ import annotations
 

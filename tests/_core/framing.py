@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """A tiny pure-Python frame writer for read-side tests (independent of aeron._core.term_appender).
 
-Frames follow reference §1.4: header struct '<iBBhiiiiq', payload at +32, 32-byte aligned slots.
+Frames follow DataHeaderFlyweight: header struct '<iBBhiiiiq', payload at +32, 32-byte aligned slots.
 Single-threaded tests need no release ordering, so fields are written with struct.pack_into.
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ def write_pad(term, offset: int, length: int, *, session_id: int = 0, stream_id:
 
 
 def write_message(term, offset: int, payload: bytes, max_payload: int, **ids) -> int:
-    """Write ``payload`` fragmented as a publication would (§4.6); return the next offset."""
+    """Write ``payload`` fragmented as a publication would; return the next offset."""
     if len(payload) <= max_payload:
         return write_frame(term, offset, payload, flags=UNFRAGMENTED, **ids)
     pos = 0

@@ -40,7 +40,7 @@ def drain(receiver):
     return out
 
 
-# -- layout (cnc-and-driver.md §4.1, §2.4) -----------------------------------------------------------------
+# -- layout (BroadcastBufferDescriptor, a default cnc.dat) ------------------------------------------------
 def test_layout_constants_match_reference():
     assert (bm.TAIL_INTENT_COUNTER_OFFSET, bm.TAIL_COUNTER_OFFSET, bm.LATEST_COUNTER_OFFSET) == (0, 8, 16)
     assert bm.TRAILER_LENGTH == 128

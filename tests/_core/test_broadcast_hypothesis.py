@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Random transmit / receive sequences across many wraps and laps, checked against a model of
-cnc-and-driver.md §4.3-4.4 (positions, padding, latest, lap detection)."""
+BroadcastTransmitter / BroadcastReceiver (positions, padding, latest, lap detection)."""
 import struct
 
 import pytest

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""BufferClaim via try_claim (wire-and-logbuffers.md §4.8)."""
+"""BufferClaim via try_claim (Aeron's BufferClaim, aeron_publication_try_claim)."""
 import struct
 
 import pytest

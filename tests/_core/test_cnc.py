@@ -42,7 +42,7 @@ def test_header_offsets():
             cncmod.ERROR_LOG_BUFFER_LENGTH_FIELD_OFFSET, cncmod.CLIENT_LIVENESS_TIMEOUT_FIELD_OFFSET,
             cncmod.START_TIMESTAMP_FIELD_OFFSET, cncmod.PID_FIELD_OFFSET,
             cncmod.FILE_PAGE_SIZE_FIELD_OFFSET) == (4, 8, 12, 16, 20, 24, 32, 40, 48)
-    # §2.4 default layout
+    # the layout of a default C driver's cnc.dat
     total = 1_049_344 + 1_048_704 + 33_554_432 + 8_388_608 + 4_194_304
     assert compute_cnc_file_length(total, 4096) == 48_238_592
 
@@ -66,7 +66,7 @@ def test_golden_header_and_offsets(golden_dir, shm_dir, name):
             (128, 1_049_472, 2_098_176, 6_292_480, 7_341_056)
         assert len(cnc.to_driver_buffer()) == 1_049_344 and len(cnc.error_log_buffer()) == 4_194_304
         if name.endswith("-ipc"):
-            # ring trailer (§2.4): correlation counter at capacity + 512 is 5 in the golden IPC runs
+            # ring trailer (RingBufferDescriptor): correlation counter at capacity + 512 is 5 in the golden IPC runs
             assert cnc.to_driver_buffer().get_i64(1_048_576 + 512) == 5
         r = CountersReader(cnc.counters_metadata_buffer(), cnc.counters_values_buffer())
         assert r.get_counter_value(43) == 65536

@@ -102,7 +102,7 @@ def test_header_names_template_schema_and_version():
 
 
 def test_layouts_match_the_reference_offsets():
-    # archive.md §7.7 and §5: a few fields at their documented offsets and block lengths
+    # aeron-archive-codecs.xml: a few fields at their schema offsets and block lengths
     assert archive.ControlResponseEncoder.BLOCK_LENGTH == 32
     assert archive.ReplayRequestEncoder.BLOCK_LENGTH == 56
     assert archive.BoundedReplayRequestEncoder.BLOCK_LENGTH == 60

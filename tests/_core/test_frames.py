@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """frames: the golden C-driver datagrams validate and decode to the capture's decoding, our encoders rebuild the
 captured control frames byte for byte, captured DATA rebuilds the subscriber's image term, and every invalid
-shape maps to its FRAME_INVALID_* code (wire-and-logbuffers.md §1)."""
+shape maps to its FRAME_INVALID_* code (aeron_udp_protocol.h)."""
 import gzip
 import json
 import struct

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """frames under hostile input: random and mutated datagrams never crash validate_frame / decode_frame /
-decode_datagram; the outcome always agrees with a small pure-Python model of the checks (reference §1.3-1.10),
+decode_datagram; the outcome always agrees with a small pure-Python model of the checks (aeron_is_frame_valid),
 and an accepted datagram always decodes."""
 import json
 import pathlib

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Descriptor math and LogBuffers against wire-and-logbuffers.md §2-3 and the golden log buffers."""
+"""Descriptor math and LogBuffers against LogBufferDescriptor and the golden log buffers."""
 import gzip
 import os
 import struct
@@ -14,7 +14,7 @@ INT64_MAX = (1 << 63) - 1
 META = 200704 - 4096
 
 
-# -- position arithmetic (§3.1, §3.2) -------------------------------------------------------------
+# -- position arithmetic (LogBufferDescriptor) --------------------------------------------------------
 def test_raw_tail_example():
     raw = lb.pack_tail(5, 0xC0)
     assert raw == 0x00000005000000C0
@@ -51,7 +51,7 @@ def test_term_id_wraps_at_2_pow_31():
     assert lb.compute_position(-(2**31), 64, shift, initial) == 2 * 65536 + 64
     assert lb.compute_term_id_from_position(3 * 65536, shift, initial) == -(2**31) + 1
     assert lb.index_by_term(initial, -(2**31) + 1) == 0
-    # the partitions "before" the initial one, as the driver pre-sets them (§3.3)
+    # the partitions "before" the initial one, as the driver pre-sets them (aeron_network_publication_create)
     assert lb.index_by_term(initial, initial - 1) == 2
     assert lb.index_by_term(initial, initial - 2) == 1
 
@@ -325,7 +325,7 @@ def test_create_matches_golden_metadata(golden_dir, name, tmp_path):
 
 
 def test_create_start_at_position():
-    # §3.3: init-term-id 10, term-id 14, term-offset 192 -> active index 1, count 4
+    # init-term-id 10, term-id 14, term-offset 192 -> active index 1, count 4
     log = LogBuffers.create(term_length=65536, initial_term_id=10, session_id=1, stream_id=2,
                             term_id=14, term_offset=192, start_at_position=True)
     try:

@@ -36,7 +36,7 @@ def trailer(buf, ring, field):
     return buf.get_i64(ring.capacity + field)
 
 
-# -- layout against cnc-and-driver.md §3.1/§3.2 and §2.4 ------------------------------------------------
+# -- layout against RingBufferDescriptor / RecordDescriptor and a default cnc.dat ---------------------------
 def test_layout_constants_match_reference():
     assert (rbm.TAIL_POSITION_OFFSET, rbm.HEAD_CACHE_POSITION_OFFSET, rbm.HEAD_POSITION_OFFSET,
             rbm.CORRELATION_COUNTER_OFFSET, rbm.CONSUMER_HEARTBEAT_OFFSET) == (128, 256, 384, 512, 640)
@@ -44,7 +44,7 @@ def test_layout_constants_match_reference():
     assert (rbm.HEADER_LENGTH, rbm.ALIGNMENT, rbm.LENGTH_OFFSET, rbm.TYPE_OFFSET) == (8, 8, 0, 4)
     assert rbm.PADDING_MSG_TYPE_ID == -1
     assert rbm.INSUFFICIENT_CAPACITY == -2
-    # Absolute offsets of the default C driver's cnc.dat (§2.4).
+    # Absolute offsets of the default C driver's cnc.dat.
     capacity = TO_DRIVER_LENGTH - 768
     assert [TO_DRIVER_OFFSET + capacity + f for f in (128, 256, 384, 512, 640)] == \
         [1_048_832, 1_048_960, 1_049_088, 1_049_216, 1_049_344]
@@ -240,7 +240,7 @@ def test_correlation_id_and_heartbeat():
     assert ring.consumer_heartbeat_time == -1
 
 
-# -- unblock (§3.7) ------------------------------------------------------------------------------------------
+# -- unblock (ManyToOneRingBuffer.unblock) ---------------------------------------------------------------------
 def test_unblock_nothing_to_do():
     mem, buf, ring = make_ring(64)
     assert not ring.unblock()

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Random write / claim / read sequences across many wraps, checked against a model of the
-claim rules in cnc-and-driver.md §3.3 (positions, padding, when the ring is full)."""
+claim rules of ManyToOneRingBuffer (positions, padding, when the ring is full)."""
 import struct
 
 from hypothesis import given, settings, strategies as st

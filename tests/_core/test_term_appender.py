@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Term appenders against wire-and-logbuffers.md §3.3, §4.2-4.9, §7.4 and the golden log buffers."""
+"""Term appenders against Aeron's publications (aeron_publication.c, aeron_exclusive_publication.c) and the golden
+log buffers."""
 import gzip
 import struct
 
@@ -32,7 +33,7 @@ def make_log(kind=ConcurrentTermAppender, term_length=TERM, initial_term_id=5, s
 
 def make_raw_log(term_length, initial_term_id, session_id, stream_id, term_id=None, term_offset=0,
                  mtu_length=1408, connected=1, log_type=0):
-    """A log whose metadata is packed here with struct (§2.3, §3.3), independent of LogBuffers.create."""
+    """A log whose metadata is packed here with struct (LogBufferDescriptor), independent of LogBuffers.create."""
     if term_id is None:
         term_id = initial_term_id
     wrap = lambda v: (v + 2**31) % 2**32 - 2**31          # noqa: E731  int32 wrap
@@ -79,7 +80,7 @@ def walk_term(term, term_length, start=0):
     return frames, offset
 
 
-# -- frame bytes (§4.5, §7.4) -------------------------------------------------------------------------
+# -- frame bytes (as a C driver's publication log holds them) ----------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_hello_world_frame_bytes(kind):
     log = make_log(kind)
@@ -93,7 +94,7 @@ def test_hello_world_frame_bytes(kind):
     assert data[64 + 32:64 + 46] == b"Hello World! 1"
     assert header_at(data, 128) == (46, 0, 0xC0, 1, 128, 0x1234, 10, 5, 0)
     assert data[128 + 46:TERM] == bytes(TERM - 174)
-    # §7.4 tails after three 14-byte messages
+    # the C driver's tails after three 14-byte messages
     assert log.raw_tails() == (0x00000005000000C0, 0x0000000300000000, 0x0000000400000000)
     assert app.position == 192
     app.close()
@@ -110,7 +111,7 @@ def test_empty_message_is_header_only_frame(kind):
     log.close()
 
 
-# -- fragmentation (§4.6) ---------------------------------------------------------------------------
+# -- fragmentation ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_fragmentation_3000_bytes_mtu_1408(kind):
     log = make_log(kind)
@@ -161,7 +162,7 @@ def test_large_message_released_gil_path(kind):
     log.close()
 
 
-# -- end of term (§4.7) ---------------------------------------------------------------------------------
+# -- end of term ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_160_byte_frame_at_65408_pads_and_rotates(kind):
     log = make_log(kind, term_id=5, term_offset=65408, start_at_position=True)
@@ -217,7 +218,7 @@ def test_concurrent_writer_after_trip_writes_nothing_but_rotates():
 
 
 def test_concurrent_rotation_in_progress_is_admin_action():
-    # active_term_count moved on but the new partition's tail still holds the old term (§3.4, §4.3)
+    # active_term_count moved on but the new partition's tail still holds the old term
     log = make_log(ConcurrentTermAppender)
     meta = log.metadata_buffer()
     meta.put_i32_ordered(24, 1)
@@ -252,7 +253,7 @@ def test_three_rotations_walk_all_partitions():
     log.close()
 
 
-# -- status codes (§4.2) ---------------------------------------------------------------------------------
+# -- status codes (Publication.backPressureStatus) --------------------------------------------------------
 def limit_counter(value):
     counter = AtomicBuffer(bytearray(64))
     counter.put_i64_ordered(8, value)
@@ -412,7 +413,7 @@ def test_appender_initialised_twice_refused():
     log.close()
 
 
-# -- reserved value supplier (§4.9) -------------------------------------------------------------------
+# -- reserved value supplier -------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_reserved_value_supplier_per_fragment(kind):
     log = make_log(kind)
@@ -537,7 +538,7 @@ def test_close_racing_a_nogil_offer_cannot_unmap_the_log(kind, shm_dir):
     assert all(r > 0 for r in results)
 
 
-# -- offerv (§4.9) ----------------------------------------------------------------------------------------
+# -- offerv ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_offerv_matches_offer(kind):
     parts = [b"Hello ", bytearray(b"World"), memoryview(b"! 0"), b""]
@@ -555,7 +556,7 @@ def test_offerv_matches_offer(kind):
     log_b.close()
 
 
-# -- exclusive offer_block / append_padding (§4.9) ---------------------------------------------------------
+# -- exclusive offer_block / append_padding ---------------------------------------------------------------
 def test_append_padding():
     log = make_log(ExclusiveTermAppender)
     app = ExclusiveTermAppender(log)
@@ -644,7 +645,7 @@ def test_offer_block_back_pressured():
     log.close()
 
 
-# -- starting mid-stream (§3.3) ----------------------------------------------------------------------
+# -- starting mid-stream ----------------------------------------------------------------------------
 @pytest.mark.parametrize("kind", APPENDERS)
 def test_negative_and_wrapping_term_ids(kind):
     # initial term id 2^31 - 2, current term -2^31 (count 2), one message from the end of the term

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Properties of positions/tails and of what the appenders leave in the terms, checked by walking the
-frames in plain Python (wire-and-logbuffers.md §3.1-3.2, §4.3-4.7)."""
+frames in plain Python."""
 
 from hypothesis import event, given, settings, strategies as st
 
@@ -15,7 +15,7 @@ def wrap32(v):
     return (v + 2**31) % 2**32 - 2**31
 
 
-# -- pure-Python model of §3.1/§3.2 ----------------------------------------------------------------------
+# -- pure-Python model of LogBufferDescriptor's tails and positions ---------------------------------------
 @settings(max_examples=200, deadline=None)
 @given(shift=st.integers(16, 30), initial=INT32, count=st.integers(0, 2**31 - 1), data=st.data())
 def test_position_round_trip(shift, initial, count, data):

@@ -29,11 +29,11 @@ def log():
 
 
 def pad_header(length, term_offset, term_id=INITIAL):
-    # default header (§2.3) with type PAD, the slot's term offset and term id, length = gap
+    # default header with type PAD, the slot's term offset and term id, length = gap
     return HEADER.pack(length, 0, 0xC0, 0, term_offset, SESSION, STREAM, term_id, 0)
 
 
-# -- scan_for_availability (§5.5) -------------------------------------------------------------
+# -- scan_for_availability (TermScanner) -------------------------------------------------------
 
 def test_scan_empty(term):
     assert scan_for_availability(term, 0, 1408) == (0, 0)
@@ -105,7 +105,7 @@ def test_scan_argument_validation(term):
     assert scan_for_availability(term, 0, 0) == (0, 0)
 
 
-# -- TermRebuilder (§5.6) ---------------------------------------------------------------------
+# -- TermRebuilder ---------------------------------------------------------------------------
 
 def test_rebuilder_copies_datagram_and_ignores_filled_slot(term):
     packet = bytearray(128)
@@ -209,7 +209,7 @@ def test_gap_filler_validation(log, term):
         TermGapFiller.try_fill_gap(bytearray(4096), term, INITIAL, 0, 64)
 
 
-# -- TermUnblocker / LogBufferUnblocker (§3.6) ------------------------------------------------
+# -- TermUnblocker / LogBufferUnblocker ------------------------------------------------------
 
 def test_unblock_negative_length_becomes_pad(log, term):
     write_frame(term, 0, b"ok", **IDS)
@@ -282,7 +282,7 @@ def test_log_unblocker_negative_claim(log):
         LogBufferUnblocker.unblock(log, 70)
 
 
-# -- clean_term (§3.5) ------------------------------------------------------------------------
+# -- clean_term (cleanBufferTo) ----------------------------------------------------------------
 
 def test_clean_term_zeroes_range_only(term):
     term.put_bytes(0, b"\xff" * 512)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""validate_data_packet: the receiver's per-frame check of a DATA/PAD datagram (wire-and-logbuffers.md §1.4)."""
+"""validate_data_packet: the receiver's per-frame check of a DATA/PAD datagram (port of
+aeron_publication_image_validate_packet)."""
 import struct
 
 import pytest

@@ -233,7 +233,7 @@ def test_legacy_layout_is_read_with_1024_byte_entries(golden_archive, tmp_path):
         Catalog(d, check_version=False)
 
 
-# -- stop-position recovery (§4.8) ------------------------------------------------------------------------------
+# -- stop-position recovery (Catalog.refreshAndFixDescriptor) ------------------------------------------------------
 
 
 def set_stop_position(archive, entry_offset, value):

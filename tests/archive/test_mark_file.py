@@ -16,9 +16,9 @@ from aeron.archive.archive_mark_file import (
     SEMANTIC_VERSION,
     ActiveArchiveError,
     ArchiveMarkFile,
-    format_error_records,
 )
 from aeron.common.errors import AeronTimeoutError, CorruptFileError, IllegalStateError
+from aeron.common.mark_file import print_error_log
 from tests.archive.archive_files_support import unpack_golden_archive
 
 GOLDEN_FIELDS = dict(control_channel="aeron:udp?endpoint=127.0.0.1:40631",  # noqa: C408
@@ -85,12 +85,12 @@ def test_error_log_is_readable_and_handed_over_on_restart(tmp_path):
             records = reader.error_records()
         assert [(r.observation_count, r.text.splitlines()[-1]) for r in records] == [
             (2, "ValueError: first failure"), (1, "second failure")]
-        text = format_error_records(records)
+        text = print_error_log(records)
         assert text.startswith("\n2 observations from ") and text.endswith("\n2 distinct errors observed.\n")
         mark.signal_terminated()
     finally:
         mark.close()
-    assert format_error_records([]) == "\n0 distinct errors observed\n"
+    assert print_error_log([]) == "\n0 distinct errors observed\n"
     logged = []
     restarted = ArchiveMarkFile.create(tmp_path, aeron_directory="/dev/shm/x", log=logged.append)
     try:

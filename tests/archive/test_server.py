@@ -483,7 +483,7 @@ def test_recording_events_extend_checksums_and_file_sync(shm_dir, checksum):
             names = [m.name for m in seen]
             assert names[0] == "RecordingStarted" and "RecordingProgress" in names
             assert seen[-1].stop_position == stop and seen[0].recording_id == recording_id
-            # the segment holds CRC-32s in the session id fields (archive.md §4.6)
+            # the segment holds CRC-32s in the session id fields (RecordingWriter.computeChecksum)
             path = os.path.join(amd.archive.context.archive_dir, f"{recording_id}-0.rec")
             with open(path, "rb") as f:
                 frame = f.read(352)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.common.channel_uri: grammar (cnc-and-driver.md §9.1), typed parameters (§9.2), value syntax (§7.5)."""
+"""aeron.common.channel_uri: grammar, typed parameters (CommonContext), value syntax (SystemUtil.parseSize)."""
 from __future__ import annotations
 
 import pytest
@@ -344,7 +344,7 @@ def test_other_getters():
         parse("gtag=9223372036854775808").get_int64("gtag")
 
 
-# ---- value syntax (§7.5) ---------------------------------------------------------------------------------------
+# ---- value syntax ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, expected", [
     ("0", 0), ("1408", 1408), ("1k", 1024), ("1K", 1024), ("3m", 3 << 20), ("3M", 3 << 20), ("2g", 2 << 30),

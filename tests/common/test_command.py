@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""aeron.common.command against the layout tables of cnc-and-driver.md §6 and the golden to-clients buffer."""
+"""aeron.common.command against the layouts of aeron_control_protocol.h and the golden to-clients buffer."""
 from __future__ import annotations
 
 import errno
@@ -26,7 +26,7 @@ def layout(size: int, *fields: tuple[int, str, object]) -> bytes:
     return bytes(out)
 
 
-# -- type ids (§6.2, §6.4) ----------------------------------------------------------------------------------
+# -- type ids (ControlProtocolEvents) ---------------------------------------------------------------------
 
 def test_command_type_ids() -> None:
     expected = {
@@ -56,7 +56,7 @@ def test_response_type_ids() -> None:
     assert cmd.type_name(0x0F0C) == "ON_PUBLICATION_ERROR" and cmd.type_name(0x13) == "0x13"
 
 
-# -- command layouts (§6.3) ---------------------------------------------------------------------------------
+# -- command layouts --------------------------------------------------------------------------------------
 
 def test_publication_command_bytes() -> None:
     channel = "aeron:ipc?term-length=64k"
@@ -129,7 +129,7 @@ def test_counter_command_bytes_key_padded_to_four() -> None:
     assert encoded == expected and len(encoded) == 28 + 8 + len(label)
     assert encoded[29:32] == b"\0\0\0"
     assert cmd.decode_command(cmd.ADD_COUNTER, expected) == message
-    # An 8-byte key needs no padding (§6.8.5 example).
+    # An 8-byte key needs no padding.
     eight = cmd.CounterCommand(8, 11, 1001, bytearray(range(8)), label)
     assert eight.key == bytes(range(8)) and len(eight.encode()) == 28 + 8 + len(label)
 
@@ -169,7 +169,7 @@ def test_next_session_id_command_bytes() -> None:
     assert cmd.NextAvailableSessionIdCommand is cmd.NextSessionIdCommand
 
 
-# -- response layouts (§6.5) --------------------------------------------------------------------------------
+# -- response layouts -------------------------------------------------------------------------------------
 
 def test_error_response_bytes() -> None:
     text = "(-5) unknown counter\n[x, y:1] z\n"
@@ -302,7 +302,7 @@ def test_golden_decoded_from_atomic_buffer(golden_dir) -> None:
 
 
 def test_transcript_record_lengths() -> None:
-    """§6.9 transcript and §6.8 examples: record length = 8-byte header + our encoded payload."""
+    """Record lengths a live aeronmd broadcast: 8-byte header + our encoded payload."""
     assert len(cmd.CounterUpdate(cmd.ON_COUNTER_READY, 1, 48).encode()) + 8 == 20
     assert len(cmd.SubscriptionReady(2, 46).encode()) + 8 == 20
     assert len(cmd.ImageUnavailable(5, 2, 1001, "aeron:udp?endpoint=localhost:20121").encode()) + 8 == 66
@@ -451,7 +451,7 @@ def test_messages_are_frozen_and_hashable() -> None:
     assert hash(message) == hash(cmd.CounterCommand(1, 2, 3, b"k", "l"))
 
 
-# -- error text (§6.7) ---------------------------------------------------------------------------------------
+# -- error text -------------------------------------------------------------------------------------------
 
 def test_format_driver_error_matches_c_driver_text() -> None:
     text = cmd.format_driver_error(

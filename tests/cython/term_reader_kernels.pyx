@@ -4,7 +4,7 @@
 
 ``read_frames`` exposes term_reader_read with a C callback. ``write_frames`` / ``read_concurrently``
 run a release-ordered writer and an acquire-ordered reader on separate threads without the GIL, so a
-test can check the publish protocol (§4.5): every frame the reader sees is complete.
+test can check the publish protocol (frame length stored last, with release): every frame the reader sees is complete.
 Frame payloads: i32 sequence, then bytes (sequence + i) & 0xFF.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Receiver congestion control as pure logic (wire-and-logbuffers.md §6.6, §6.10, §6.11): the static window and
+"""Receiver congestion control as pure logic (aeron_congestion_control.c): the static window and
 CUBIC's window in MTU units, its loss reaction, growth, forced status messages and RTT bookkeeping."""
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class FakeCounter:
 
 
 @pytest.mark.parametrize("term_length, initial, expected", [
-    (64 * KIB, 128 * KIB, 32 * KIB),            # §6.6 captured example: 64 KiB term -> 32768
+    (64 * KIB, 128 * KIB, 32 * KIB),            # seen from the C driver: 64 KiB term -> 32768
     (16 * 1024 * KIB, 128 * KIB, 128 * KIB),
     (16 * 1024 * KIB, 8 * KIB, 8 * KIB),        # rcv-wnd smaller than half a term
 ])

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Flow control strategies as pure logic (wire-and-logbuffers.md §6.7; aeron_min_flow_control.c): which limit each
+"""Flow control strategies as pure logic (aeron_flow_control.c, aeron_min_flow_control.c): which limit each
 status message, idle cycle, SETUP and ERR frame yields, the retransmit length formula and URI option parsing."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ S = 1_000_000_000
 W = 32 * KIB                     # receiver window of a 64 KiB term
 
 
-# -- max retransmission length (§6.7 formula: rwnd uses the 128 KiB default window, not the configured one) ---------
+# -- max retransmission length (aeron_flow_control.c: rwnd uses the 128 KiB default window, not the configured one)
 
 @pytest.mark.parametrize("term_offset, resend, term_length, rrwm, expected", [
     (0, 4 * MIB, 16 * MIB, 16, 2 * MIB),                 # est = 128 KiB * 16 caps a long NAK
@@ -170,7 +170,7 @@ def test_min_setup_without_receivers_holds_nothing():
 
 def test_tagged_tracks_only_receivers_carrying_the_tag():
     fc = TaggedFlowControl(group_tag=100)
-    # untagged / wrong tag: no state, but with nobody tracked the proposed limit is still returned (§6.7 table)
+    # untagged / wrong tag: no state, but with nobody tracked the proposed limit is still returned, as in C
     assert fc.on_status_message(0, 0, W, 1, None, False, 0) == W
     assert fc.on_status_message(W, 0, W, 2, 99, False, 0) == W
     assert fc.receiver_count() == 0
@@ -201,7 +201,7 @@ def test_tagged_with_group_size():
     assert fc.has_required_receivers()
 
 
-# -- selection and URI options (§6.7) ---------------------------------------------------------------------------------
+# -- selection and URI options ----------------------------------------------------------------------------------------
 
 def test_unicast_channels_always_use_unicast_max():
     fc = flow_control_for("aeron:udp?endpoint=h:1|fc=min", "min", has_group_semantics=False)
@@ -223,7 +223,7 @@ def test_group_channels_default_to_the_configured_multicast_strategy():
     ("min,g:/3,t:250ms,rrwm:2", MinFlowControl, 250_000_000, 3, None, 2),
     ("tagged,g:100", TaggedFlowControl, 5 * S, 0, 100, 4),
     ("tagged,g:100/2,t:500ms", TaggedFlowControl, 500_000_000, 2, 100, 4),
-    ("tagged", TaggedFlowControl, 5 * S, 0, -1, 4),                 # default group tag −1 (§6.1)
+    ("tagged", TaggedFlowControl, 5 * S, 0, -1, 4),                 # default group tag −1 (aeron_driver_context.c)
 ])
 def test_fc_uri_options(fc_text, cls, timeout_ns, min_size, tag, rrwm):
     fc = flow_control_for("aeron:udp?endpoint=224.0.1.1:4000|fc=" + fc_text, fc_text, True)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""LossDetector and its delay generators as pure logic over a real term (wire-and-logbuffers.md §6.8): the first gap
+"""LossDetector and its delay generators as pure logic over a real term (aeron_loss_detector.c): the first gap
 between the rebuild position and the high-water mark, when it is NAKed, when it counts as a new loss."""
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ def test_optimal_multicast_delay_spans_zero_to_the_max_backoff():
     gen = OptimalMulticastDelayGenerator(t, 10, random.Random(1))
     delays = [gen.first() for _ in range(2000)] + [gen.retry() for _ in range(500)]
     assert all(0 <= d <= t for d in delays)
-    # the formula of §6.8 evaluated directly for the same draws
+    # OptimalMulticastDelayGenerator's formula evaluated directly for the same draws
     lam = math.log(10) + 1
     assert lam == pytest.approx(3.3026, abs=1e-4)
     rng = random.Random(9)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """NetworkPublication without sockets or threads: a SendChannelEndpoint over a recording transport and a manual
 clock. SETUP until a status message, heartbeats when idle, data within the sender limit, retransmits on NAK and
-their linger, end of stream and receiver timeouts (wire-and-logbuffers.md §6.2-6.4, §6.9, §6.12)."""
+their linger, end of stream and receiver timeouts (aeron_network_publication.c)."""
 from __future__ import annotations
 
 import pytest

@@ -2,7 +2,7 @@
 """PublicationImage without sockets or threads: datagrams inserted directly, status messages and NAKs read back
 from a recording transport under a ReceiveChannelEndpoint, time from a manual clock. Out-of-order rebuild, the
 status message window and its scheduling, one NAK per gap per retry delay, gap fill when unreliable, overruns and
-end of stream (wire-and-logbuffers.md §5.6, §6.5-6.8, §6.12)."""
+end of stream (aeron_publication_image.c)."""
 from __future__ import annotations
 
 from types import SimpleNamespace

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""RetransmitHandler as pure logic (wire-and-logbuffers.md §6.9; aeron_retransmit_handler.c): immediate and delayed
+"""RetransmitHandler as pure logic (aeron_retransmit_handler.c): immediate and delayed
 resends, linger suppressing duplicate NAKs, the unicast single action, the multicast pool and its overflow."""
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def multicast_length(offset, length):
 
 
 def test_defaults_are_the_reference_values():
-    assert DEFAULT_LINGER_NS == 10 * MS          # §6.1: retransmit linger 10 ms, delay 0
+    assert DEFAULT_LINGER_NS == 10 * MS          # aeron_driver_context.c: retransmit linger 10 ms, delay 0
 
 
 def test_immediate_resend_then_linger_suppresses_duplicates_for_the_same_range():

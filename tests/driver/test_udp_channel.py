@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """UdpChannel: channel URIs resolved into socket addresses, multicast control groups, MDC control addresses and the
-canonical form that keys endpoint sharing (cnc-and-driver.md §9; aeron_udp_channel.c)."""
+canonical form that keys endpoint sharing (aeron_udp_channel.c)."""
 from __future__ import annotations
 
 import socket

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Flow control strategies end to end over loopback multicast, each receiver in its own driver (the "hosts"):
 group sizes gate the connection, tags select who counts, a departed slow receiver stops holding the sender back
-(wire-and-logbuffers.md §6.7)."""
+(aeron_min_flow_control.c)."""
 from __future__ import annotations
 
 import contextlib

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Hostile datagrams at a live driver: random bytes and mutated DATA/PAD/SETUP/SM/NAK/RTTM/ERR frames thrown with a
-plain socket at a receive endpoint and at a send endpoint's control port. Datagrams failing the §1.3 checks are
+plain socket at a receive endpoint and at a send endpoint's control port. Datagrams failing aeron_is_frame_valid are
 counted in "Invalid packets" (each at most once), nothing crashes, and a live stream keeps delivering every message
-in order after each batch (wire-and-logbuffers.md §1.3)."""
+in order after each batch."""
 from __future__ import annotations
 
 import socket
@@ -25,7 +25,7 @@ HEADER_LENGTHS = {0x00: 32, 0x01: 32, 0x02: 28, 0x03: 36, 0x04: 40, 0x05: 40, 0x
 
 
 def invalid_by_reference(datagram: bytes) -> bool:
-    """§1.3, written out independently of aeron._core.frames."""
+    """aeron_is_frame_valid, written out independently of aeron._core.frames."""
     if len(datagram) < 8:
         return True
     frame_length, version, _flags, frame_type = struct.unpack_from("<iBBH", datagram)
@@ -71,7 +71,7 @@ class Live:
 
     def settled_invalid(self) -> int:
         """The invalid-packet count once every datagram thrown so far is dispatched: both sockets' receive queues empty
-        (/proc/net/udp) and the count unchanged for 50 ms. A datagram our driver counts beyond the §1.3 reference (an
+        (/proc/net/udp) and the count unchanged for 50 ms. A datagram our driver counts beyond invalid_by_reference (an
         SM whose window breaks the sender's checks, as the C driver counts too) may still be queued when the lower-bound
         wait passes; without this it was counted in the next example (seen once in CI: 7 counts for 6 datagrams)."""
         ports = {f"0100007F:{port:04X}" for port in (self.port, self.control_port)}
@@ -203,7 +203,7 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
     # driver's recvmmsg path counts it; reported as a known deviation)
     must_count = sum(invalid_by_reference(d) for _, d in batch if d)
     wait_for(lambda: live.invalid() - before >= must_count, timeout_s=5,
-             what=f"invalid packets {live.invalid() - before} < {must_count} by §1.3")
+             what=f"invalid packets {live.invalid() - before} < {must_count} by invalid_by_reference")
     live.stream_goes_on()
     assert live.settled_invalid() - before <= len(batch)         # each datagram counted at most once
 
@@ -241,6 +241,7 @@ def test_each_class_of_reference_invalid_datagram_is_counted_exactly_once(live):
         assert live.settled_invalid() == before + 1, datagram[:16].hex()
     live.stream_goes_on()
     # no agent tripped over anything thrown at it in this module: the only errors allowed are the ones the C driver
-    # also logs, a SETUP whose MTU exceeds the receiver window (§6.6)
+    # also logs, a SETUP whose MTU exceeds the receiver window
+    # (aeron_receiver_channel_endpoint_validate_sender_mtu_length)
     errors = live.errors()
     assert all("cannot create image: ConfigurationError: sender MTU" in e for e in errors), errors

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Loss recovery with exact accounting: the C driver's fixed-loss and multi-gap-loss interceptors at our receive
-endpoint, NAKs and retransmits counted on both sides, loss-report.dat entries as wire-and-logbuffers.md §6.16
+endpoint, NAKs and retransmits counted on both sides, loss-report.dat entries as LossReport writes them
 (one observation per distinct gap, bytes counted once, epoch-millisecond timestamps)."""
 from __future__ import annotations
 

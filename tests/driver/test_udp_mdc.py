@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Multi-destination-cast: dynamic (receivers announce themselves to the publication's control address) and manual
-(Publication.add_destination / remove_destination), with the mdc-num-dest counter (cnc-and-driver.md §5.5, §5.7;
-wire-and-logbuffers.md §6.2 step 6). Every subscriber is its own driver, as on separate hosts."""
+(Publication.add_destination / remove_destination), with the mdc-num-dest counter (MdcDestinations).
+Every subscriber is its own driver, as on separate hosts."""
 from __future__ import annotations
 
 import contextlib

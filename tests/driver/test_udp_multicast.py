@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Multicast on loopback (224.0.1.x, interface 127.0.0.1): one receive endpoint shared by the subscriptions of a
 driver, loss at one receiver recovered by its (randomly delayed) NAKs while the others are not disturbed, and the
-control group carrying status messages (wire-and-logbuffers.md §1.13, §6.8)."""
+control group carrying status messages."""
 from __future__ import annotations
 
 import contextlib

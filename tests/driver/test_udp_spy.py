@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Spy subscriptions (aeron-spy:aeron:udp?...) on network publications: they read the publication's own log, see
-exactly what the network sees, hold the publication back like any tethered subscriber (§6.4), connect it on their
+exactly what the network sees, hold the publication back like any tethered subscriber, connect it on their
 own only with ssc=true, and see end of stream."""
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_a_spy_alone_does_not_connect_a_publication_unless_ssc(client):
     ssc_spy = client.add_subscription(f"aeron-spy:{ssc_channel}", 1002)
     wait_for(lambda: ssc_pub.is_connected and ssc_spy.image_count == 1)
     stream(ssc_pub, [ssc_spy], 1000, 200)                  # several terms with nobody on the network
-    # with no receivers the sender follows the spies (§6.3): snd-pos keeps up with what they consumed
+    # with no receivers the sender follows the spies (as aeron_network_publication_send): snd-pos keeps up with them
     wait_for(lambda: counter(client, f"snd-pos: {ssc_pub.registration_id} ").value == ssc_pub.position)
 
 

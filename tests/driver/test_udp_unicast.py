@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Unicast UDP through our driver on loopback: counters (labels, values and ids as cnc-and-driver.md §5.7/§5.8),
+"""Unicast UDP through our driver on loopback: counters (labels, values and ids as aeron_position.c),
 fragmentation at the MTU, two publications as two images, a stream started at a given position, term rotation,
 late joiners and end of stream. One embedded driver holds both ends; they talk over real sockets."""
 from __future__ import annotations
@@ -61,10 +61,10 @@ def test_stream_counters_have_the_reference_labels_values_and_ids(client):
         assert record is not None, (label, sorted(records))
         assert (record.type_id, record.registration_id, record.value) == (type_id, registration_id, value), label
         assert record.owner_id == client.client_id
-        # §5.6 stream key: registration id, session id, stream id, channel
+        # stream key (aeron_stream_position_counter_key_layout_t): registration id, session id, stream id, channel
         assert ctr.stream_counter_key_decode(record.key) == (registration_id, pub.session_id, 1001, channel)
     sub_pos = records[f"sub-pos: {sub.registration_id} {pub.session_id} 1001 {channel} @0"]
-    assert sub_pos.reference_id == image.correlation_id               # §5.8: sub-pos refers to the image
+    assert sub_pos.reference_id == image.correlation_id               # sub-pos refers to the image
     # the sender limit: the receiver's window (32 KiB for a 64 KiB term) past the last status message position
     snd_lmt = records["snd-lmt: " + ids]
     assert snd_lmt.type_id == ctr.DRIVER_SENDER_LIMIT_TYPE_ID

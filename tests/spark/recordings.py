@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Synthetic archive recordings for the Spark tests: catalog entries (aeron.archive.catalog) and segment files
-laid out as Aeron's recorder writes them (archive.md §4): term-aligned segments, BEGIN/END fragments of at most
+laid out as Aeron's recorder (RecordingWriter) writes them: term-aligned segments, BEGIN/END fragments of at most
 mtu - 32 payload bytes, a padding header (only the header, as the recorder writes) where a message does not fit
 the rest of a term."""
 from __future__ import annotations

@@ -52,12 +52,11 @@ from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
 from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PARAM_NAME, MDC_CONTROL_MODE_PARAM_NAME,
                                       MTU_LENGTH_PARAM_NAME, RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
                                       SPARSE_PARAM_NAME, SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
-                                      TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri, parse_duration_ns,
-                                      parse_size)
+                                      TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive, run_agent_invokers
 from aeron.common.security import NullCredentialsSupplier
-from aeron.common.settings import property_items
+from aeron.common.settings import Setting, parse_bool, parse_duration_ns, parse_int, parse_size, property_items
 from aeron.common.version import __version__
 
 if TYPE_CHECKING:
@@ -93,41 +92,27 @@ def replay_image_session_id(replay_session_id: int) -> int:
     return low - (1 << 32) if low & 0x8000_0000 else low
 
 
-def _parse_bool(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "1", "yes"):
-        return True
-    if value in ("false", "0", "no"):
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-
-
-def _parse_int(text: str) -> int:
-    return int(text.strip())
-
-
-# attribute -> (Java property, default, parser); the environment variable is the property upper-cased with '_'
-_SETTINGS: dict[str, tuple[str, Any, Callable[[str], Any]]] = {
-    "control_request_channel": (CONTROL_CHANNEL_PROP_NAME, None, str),
-    "control_request_stream_id": (CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, _parse_int),
-    "control_response_channel": (CONTROL_RESPONSE_CHANNEL_PROP_NAME, None, str),
-    "control_response_stream_id": (CONTROL_RESPONSE_STREAM_ID_PROP_NAME, CONTROL_RESPONSE_STREAM_ID_DEFAULT,
-                                   _parse_int),
-    "recording_events_channel": (RECORDING_EVENTS_CHANNEL_PROP_NAME, None, str),
-    "recording_events_stream_id": (RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
-                                   _parse_int),
-    "message_timeout_ns": (MESSAGE_TIMEOUT_PROP_NAME, MESSAGE_TIMEOUT_DEFAULT_NS, parse_duration_ns),
-    "message_retry_attempts": (MESSAGE_RETRY_ATTEMPTS_PROP_NAME, MESSAGE_RETRY_ATTEMPTS_DEFAULT, _parse_int),
-    "control_term_buffer_length": (CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
-                                   parse_size),
-    "control_term_buffer_sparse": (CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
-                                   _parse_bool),
-    "control_mtu_length": (CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
-    "client_name": (CLIENT_NAME_PROP_NAME, "", str),
-    "aeron_dir": ("aeron.dir", None, str),
-}
-_BY_PROPERTY = {prop: attr for attr, (prop, _, _) in _SETTINGS.items()}
-_BY_ENV = {prop.upper().replace(".", "_"): attr for attr, (prop, _, _) in _SETTINGS.items()}
+# the settings by attribute (aeron.common.settings: property, variable, default, parser)
+_SETTINGS: dict[str, Setting] = {s.attr: s for s in (
+    Setting("control_request_channel", CONTROL_CHANNEL_PROP_NAME, None),
+    Setting("control_request_stream_id", CONTROL_STREAM_ID_PROP_NAME, CONTROL_STREAM_ID_DEFAULT, parse_int),
+    Setting("control_response_channel", CONTROL_RESPONSE_CHANNEL_PROP_NAME, None),
+    Setting("control_response_stream_id", CONTROL_RESPONSE_STREAM_ID_PROP_NAME, CONTROL_RESPONSE_STREAM_ID_DEFAULT,
+            parse_int),
+    Setting("recording_events_channel", RECORDING_EVENTS_CHANNEL_PROP_NAME, None),
+    Setting("recording_events_stream_id", RECORDING_EVENTS_STREAM_ID_PROP_NAME, RECORDING_EVENTS_STREAM_ID_DEFAULT,
+            parse_int),
+    Setting("message_timeout_ns", MESSAGE_TIMEOUT_PROP_NAME, MESSAGE_TIMEOUT_DEFAULT_NS, parse_duration_ns),
+    Setting("message_retry_attempts", MESSAGE_RETRY_ATTEMPTS_PROP_NAME, MESSAGE_RETRY_ATTEMPTS_DEFAULT, parse_int),
+    Setting("control_term_buffer_length", CONTROL_TERM_BUFFER_LENGTH_PROP_NAME, CONTROL_TERM_BUFFER_LENGTH_DEFAULT,
+            parse_size),
+    Setting("control_term_buffer_sparse", CONTROL_TERM_BUFFER_SPARSE_PROP_NAME, CONTROL_TERM_BUFFER_SPARSE_DEFAULT,
+            parse_bool),
+    Setting("control_mtu_length", CONTROL_MTU_LENGTH_PROP_NAME, CONTROL_MTU_LENGTH_DEFAULT, parse_size),
+    Setting("client_name", CLIENT_NAME_PROP_NAME, ""),
+    Setting("aeron_dir", "aeron.dir", None),
+)}
+_BY_PROPERTY = {s.prop: attr for attr, s in _SETTINGS.items()}
 
 
 class ContextSettings(TypedDict, total=False):
@@ -200,8 +185,8 @@ class Context:
         """Defaults, then the environment, then ``properties``, then the keywords given (None: not given);
         ConfigurationError for an unknown property or a bad value. Every setting is a named keyword, so a type
         checker (and Python itself) refuses a misspelt one."""
-        for attr, (_, default, _) in _SETTINGS.items():
-            setattr(self, attr, default)
+        for attr, setting in _SETTINGS.items():
+            setattr(self, attr, setting.default)
         self.aeron: Aeron | None = None
         self.owns_aeron_client = False
         self.idle_strategy: IdleStrategy | None = None
@@ -211,11 +196,9 @@ class Context:
         self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
         environ = os.environ if environ is None else environ
-        for env, attr in _BY_ENV.items():
-            if env in environ and environ[env] != "":
-                self._set_text(attr, environ[env], env)
-        if environ.get("AERON_DIR") and self.aeron_dir is None:
-            self.aeron_dir = environ["AERON_DIR"]
+        for attr, setting in _SETTINGS.items():
+            if environ.get(setting.env):
+                self._set_text(attr, environ[setting.env], setting.env)
         if properties is not None:
             self.update(properties)
         given = dict(
@@ -234,11 +217,8 @@ class Context:
                 setattr(self, name, value)
 
     def _set_text(self, attr: str, text: str, name: str) -> None:
-        parse = _SETTINGS[attr][2]
-        try:
-            setattr(self, attr, parse(text))
-        except (ValueError, ConfigurationError) as exc:
-            raise ConfigurationError(f"invalid {name}={text!r}: {exc}") from None
+        # ConfigurationError naming the property and its variable (Setting.parse_text), whichever ``name`` gave it
+        setattr(self, attr, _SETTINGS[attr].parse_text(text))
 
     def update(self, properties: Mapping[str, object] | Iterable[str]) -> "Context":
         """Apply a mapping of Java property names (or attribute names), or ``key=value`` strings (``-D`` allowed)."""

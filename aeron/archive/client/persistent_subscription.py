@@ -36,6 +36,7 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, ENDPOINT_PARAM_NAME
                                       RESPONSE_CORRELATION_ID_PARAM_NAME, SESSION_ID_PARAM_NAME,
                                       SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME, TERM_LENGTH_PARAM_NAME,
                                       TERM_OFFSET_PARAM_NAME, ChannelUri)
+from aeron.common.constants import INT64_MIN
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 
 FROM_START = NULL_POSITION          # replay the whole recording first
@@ -44,7 +45,6 @@ PERSISTENT_SUBSCRIPTION_STATE_TYPE_ID = 114
 PERSISTENT_SUBSCRIPTION_JOIN_DIFFERENCE_TYPE_ID = 115
 PERSISTENT_SUBSCRIPTION_LIVE_LEFT_COUNT_TYPE_ID = 116
 PERSISTENT_SUBSCRIPTION_LIVE_JOINED_COUNT_TYPE_ID = 117
-_LONG_MIN = -(1 << 63)
 
 
 class PersistentSubscriptionError(ArchiveError):
@@ -287,7 +287,7 @@ class PersistentSubscription:
         self._message_timeout_ns = ctx.archive_context.message_timeout_ns
         self.position = ctx.start_position
         self.failure_reason: BaseException | None = None
-        self.join_difference = _LONG_MIN
+        self.join_difference = INT64_MIN
         self._archive: AeronArchive | None = None
         self._connecting: Any = None
         self._list_recording = _ListRecording()
@@ -316,7 +316,7 @@ class PersistentSubscription:
         self._assembler = ImageFragmentAssembler(self._on_fragment)
         self._controlled_assembler = ImageControlledFragmentAssembler(self._on_fragment_controlled)
         self._response_assembler = ControlledFragmentAssembler(self._on_response)
-        self._set_join_difference(_LONG_MIN)
+        self._set_join_difference(INT64_MIN)
         self.state = State.AWAIT_ARCHIVE_CONNECTION
         self._set_counter(ctx.state_counter, int(self.state))
 
@@ -615,7 +615,7 @@ class PersistentSubscription:
         self._set_state(State.SEND_LIST_RECORDING_REQUEST)
 
     def _reset_replay_catchup_state(self) -> None:
-        self._set_join_difference(_LONG_MIN)
+        self._set_join_difference(INT64_MIN)
         d = self._list_recording.descriptor
         self._max_recorded_position.reset((d.term_buffer_length >> 2) if d is not None else 0)
         self._next_live_position = NULL_VALUE

@@ -20,6 +20,7 @@ from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode, ArchiveTimeoutError, archive_error
 from aeron.common.channel_uri import (ENDPOINT_PARAM_NAME, EOS_PARAM_NAME, IPC_CHANNEL, LINGER_PARAM_NAME,
                                       ChannelUri)
+from aeron.common.constants import INT64_MAX
 from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 LIVE_ADD_MAX_WINDOW = 32 * 1024 * 1024
@@ -28,7 +29,7 @@ MERGE_PROGRESS_TIMEOUT_DEFAULT_MS = 5_000
 INITIAL_GET_MAX_RECORDED_POSITION_BACKOFF_MS = 8
 GET_MAX_RECORDED_POSITION_BACKOFF_MAX_MS = 500
 ARCHIVE_POLL_INTERVAL_MS = 100
-_REPLAY_LENGTH = (1 << 63) - 1          # Long.MAX_VALUE: replay until stopped
+_REPLAY_LENGTH = INT64_MAX              # Long.MAX_VALUE: replay until stopped
 
 
 class ReplayMergeState(enum.Enum):

@@ -39,6 +39,7 @@ from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
 from aeron.common.agent import AgentInvoker, BackoffIdleStrategy, IdleStrategy
 from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError, ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
 from aeron.common.op import Op, drive, run_agent_invokers
 from aeron.common.security import CredentialsSupplier, NullCredentialsSupplier
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["AeronCluster", "ContextSettings", "AsyncConnect", "Configuration", "Context", "State", "MemberIngress", "connect_op",
            "parse_ingress_endpoints", "SESSION_HEADER_LENGTH", "NULL_VALUE"]
 
-NULL_VALUE = -1                 # Aeron.NULL_VALUE
 SEND_ATTEMPTS = 3               # tries of a keep-alive, admin request or close before giving up
 FRAGMENT_LIMIT = 10             # fragments read by one egress poll
 MAX_CLIENT_NAME_LENGTH = 100    # Aeron.Configuration.MAX_CLIENT_NAME_LENGTH

@@ -15,11 +15,11 @@ from aeron._core.codecs.cluster import (SCHEMA_ID, ChallengeDecoder, EventCode, 
                                         NewLeaderEventDecoder, SessionEventDecoder, SessionMessageHeaderDecoder)
 from aeron._core.fragment_assembler import ControlledFragmentAssembler
 from aeron._core.term_reader import ABORT, BREAK, CONTINUE
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import MalformedMessageError
 
 __all__ = ["EgressPoller", "NULL_VALUE"]
 
-NULL_VALUE = -1                 # Aeron.NULL_VALUE
 _HEADER_LENGTH = MessageHeaderDecoder.ENCODED_LENGTH
 _NULL_HEARTBEAT_TIMEOUT = SessionEventDecoder.LEADER_HEARTBEAT_TIMEOUT_NS_NULL_VALUE
 

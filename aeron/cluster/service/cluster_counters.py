@@ -13,11 +13,11 @@ import struct
 from typing import Any
 
 from aeron._core.counters import MAX_LABEL_LENGTH, RECORD_ALLOCATED, RECORD_UNUSED, CountersReader
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError
 
 __all__ = ["CLUSTER_ID_LABEL_SUFFIX", "ClusterCounters"]
 
-NULL_VALUE = -1
 
 # AeronCounters: the cluster's type ids
 CLUSTER_CONSENSUS_MODULE_STATE_TYPE_ID = 200

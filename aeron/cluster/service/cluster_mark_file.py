@@ -25,14 +25,14 @@ from aeron._core.codecs.cluster_mark import (
     MessageHeaderDecoder,
 )
 from aeron._core.error_log import DistinctErrorLog, ErrorLogRecord
+from aeron.common.constants import INT32_MAX, NULL_VALUE
 from aeron.common.errors import ClusterError, CorruptFileError, IllegalStateError, InvalidArgumentError, \
     MalformedMessageError
-from aeron.common.mark_file import MarkFile, error_log_records, resolve_link, save_existing_errors
+from aeron.common.mark_file import MarkFile, error_log_records, resolve_link
 
 __all__ = ["ClusterComponentType", "ClusterMarkFile", "ClusterNodeControlProperties", "component_type_name",
            "format_mark_file_header"]
 
-NULL_VALUE = -1
 _HEADER_OFFSET = MessageHeaderDecoder.ENCODED_LENGTH
 # MarkFileHeader block offsets (schema 110)
 _VERSION, _COMPONENT_TYPE, _ACTIVITY_TIMESTAMP, _PID, _CANDIDATE_TERM_ID = 0, 4, 8, 24, 32
@@ -122,7 +122,7 @@ class ClusterMarkFile:
     HEADER_LENGTH = 8 * 1024
     VERSION_FAILED = -1
     ERROR_BUFFER_MIN_LENGTH = 1024 * 1024
-    ERROR_BUFFER_MAX_LENGTH = 2 ** 31 - 1 - HEADER_LENGTH
+    ERROR_BUFFER_MAX_LENGTH = INT32_MAX - HEADER_LENGTH
     FILE_EXTENSION = ".dat"
     LINK_FILE_EXTENSION = ".lnk"
     FILENAME = "cluster-mark" + FILE_EXTENSION
@@ -176,13 +176,8 @@ class ClusterMarkFile:
             try:
                 candidate_term_id = cls._adopt_existing(mark, path, offset, component_type, log)
                 if offset == 0:
-                    # a legacy file: remapped with the current layout's offsets and its header region cleared
-                    mark.close()
-                    mark, _ = MarkFile.map_new_or_existing(
-                        path, version_offset=_HEADER_OFFSET + _VERSION,
-                        timestamp_offset=_HEADER_OFFSET + _ACTIVITY_TIMESTAMP, total_file_length=total_length,
-                        timeout_ms=timeout_ms, epoch_clock=clock)
-                    mark.buffer.set_memory(0, cls.HEADER_LENGTH, 0)
+                    # a legacy file: rewritten from zeros in the current layout
+                    mark.relocate(_HEADER_OFFSET + _VERSION, _HEADER_OFFSET + _ACTIVITY_TIMESTAMP)
             except BaseException:
                 mark.close()
                 raise
@@ -234,10 +229,7 @@ class ClusterMarkFile:
             raise CorruptFileError(f"mark file header does not decode: {ex}", path=str(path), offset=offset) from None
         finally:
             decoder.release()
-        if 0 < header_length and 0 < error_length and header_length + error_length <= mark.capacity:
-            save_existing_errors(path, error_log_records(mark.buffer, header_length, error_length),
-                                 component_type.name, log)
-            mark.buffer.set_memory(header_length, error_length, 0)
+        mark.save_existing_errors(header_length, error_length, component_type.name, log)
         return candidate_term_id
 
     # -- opening (tools) ----------------------------------------------------------------------------------------

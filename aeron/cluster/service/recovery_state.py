@@ -14,11 +14,11 @@ from typing import Any
 
 from aeron._core.counters import MAX_KEY_LENGTH, RECORD_ALLOCATED, RECORD_UNUSED, CountersReader
 from aeron.cluster.service.cluster_counters import CLUSTER_RECOVERY_STATE_TYPE_ID
+from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import ClusterError
 
 __all__ = ["RecoveryState"]
 
-NULL_VALUE = -1
 NULL_COUNTER_ID = -1
 
 
