@@ -10,6 +10,7 @@ or ``reject``. Making no decision keeps the session waiting, up to the session t
 :func:`authenticator_from_name` resolves the ``*.authenticator.supplier`` properties: empty or Aeron's
 ``io.aeron.security.DefaultAuthenticatorSupplier`` accepts everyone with an empty principal;
 ``package.module:name`` names an authenticator, a class or a function that makes one.
+A client presents its credentials through a :class:`CredentialsSupplier` (``io.aeron.security.CredentialsSupplier``).
 
 A service answers ``is_authorised(protocol_id, action_id, type, encoded_principal)``: ``protocol_id`` is the SBE
 schema id of the protocol (101 for archive control), ``action_id`` the template id of the request, ``type`` an
@@ -182,6 +183,31 @@ def authorisation_service_from_name(name: str | None) -> AuthorisationService:
     return as_authorisation_service(found())
 
 
+@runtime_checkable
+class CredentialsSupplier(Protocol):
+    """What a client presents to a server's authenticator (Aeron ``io.aeron.security.CredentialsSupplier``): its
+    credentials with the connect request, and its answer to a challenge."""
+
+    def encoded_credentials(self) -> bytes:
+        """The credentials sent with the connect request (empty for none)."""
+
+    def on_challenge(self, encoded_challenge: bytes) -> bytes:
+        """The credentials answering the server's ``encoded_challenge``."""
+
+
+class NullCredentialsSupplier:
+    """No credentials, and an empty answer to a challenge (Aeron ``NullCredentialsSupplier``)."""
+
+    def encoded_credentials(self) -> bytes:
+        """Empty credentials."""
+        return b""
+
+    def on_challenge(self, encoded_challenge: bytes) -> bytes:
+        """An empty challenge response."""
+        return b""
+
+
 __all__ = ["ALLOW_ALL", "ALLOW_ALL_NAME", "DEFAULT_AUTHENTICATOR", "DEFAULT_AUTHENTICATOR_SUPPLIER_NAME", "DENY_ALL",
-           "DENY_ALL_NAME", "NULL_ENCODED_PRINCIPAL", "Authenticator", "AuthorisationService", "DefaultAuthenticator",
-           "SessionProxy", "as_authorisation_service", "authenticator_from_name", "authorisation_service_from_name"]
+           "DENY_ALL_NAME", "NULL_ENCODED_PRINCIPAL", "Authenticator", "AuthorisationService", "CredentialsSupplier",
+           "DefaultAuthenticator", "NullCredentialsSupplier", "SessionProxy", "as_authorisation_service",
+           "authenticator_from_name", "authorisation_service_from_name"]
