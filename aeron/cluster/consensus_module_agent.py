@@ -26,9 +26,9 @@ from aeron._core.codecs.cluster import AdminRequestType, AdminResponseCode, Clus
 from aeron._core.counters import NULL_COUNTER_ID, RECORD_ALLOCATED
 from aeron._core.term_reader import ABORT, CONTINUE
 from aeron.archive.client import AeronArchive, ReplicationParams, SourceLocation
+from aeron.archive.status.recording_pos import RecordingPos
 from aeron.archive.client.aeron_archive import State as ArchiveState
 from aeron.archive.errors import ArchiveError, ArchiveErrorCode
-from aeron.cluster import _recording_pos as recording_pos
 from aeron.cluster._channels import (IPC_CHANNEL, SPY_PREFIX, UDP_CHANNEL, add_session_id, create_destination_uri,
                                      parse_channel, set_initial_position)
 from aeron.cluster.cluster_control import CounterValue
@@ -49,6 +49,7 @@ from aeron.cluster.node_control import ToggleState as NodeControlToggle
 from aeron.cluster.pending_service_message_tracker import (PendingServiceMessageTracker, service_id_from_log_message,
                                                            service_id_from_service_message)
 from aeron.archive.configuration import NULL_POSITION
+from aeron.client import local_socket_address_status
 from aeron.cluster._channels import to_int32
 from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.cluster.recording_replication import RecordingReplication
@@ -789,7 +790,7 @@ class ConsensusModuleAgent(Agent):
         rec_pos = self.append_position
         rec_pos_registration_id = self._append_position_registration_id
         self._try_stop_log_recording()
-        if self.log_recording_id != recording_pos.NULL_RECORDING_ID:
+        if self.log_recording_id != RecordingPos.NULL_RECORDING_ID:
             self.last_append_position = self._get_last_appended_position()
             self.time_of_last_append_position_update_ns = now_ns
             self.recovery_plan = self.recording_log.create_recovery_plan(self.archive, self.service_count,
@@ -805,7 +806,7 @@ class ConsensusModuleAgent(Agent):
                         counters.get_counter_registration_id(rec_pos) == rec_pos_registration_id:
                     self.idle()
             else:
-                while recording_pos.find_counter_id_by_recording(counters, self.log_recording_id,
+                while RecordingPos.find_counter_id_by_recording(counters, self.log_recording_id,
                                                                  self.archive.archive_id) != NULL_COUNTER_ID:
                     self.idle()
         if log_subscription_registration_id != NULL_VALUE:
@@ -1079,7 +1080,7 @@ class ConsensusModuleAgent(Agent):
         """Wait for the sockets of a closed subscription to go (so its endpoints can be bound again)."""
         self.idle_strategy.reset()
         counters = self.aeron.counters_reader
-        while recording_pos.find_number_of_addresses_by_registration_id(counters, registration_id) > 0:
+        while local_socket_address_status.find_number_of_addresses_by_registration_id(counters, registration_id) > 0:
             self.idle()
 
     def poll_archive_events(self) -> int:
@@ -1282,14 +1283,14 @@ class ConsensusModuleAgent(Agent):
 
     def _try_create_append_position(self, log_session_id: int) -> bool:
         counters = self.aeron.counters_reader
-        counter_id = recording_pos.find_counter_id_by_session(counters, log_session_id, self.archive.archive_id)
+        counter_id = RecordingPos.find_counter_id_by_session(counters, log_session_id, self.archive.archive_id)
         if counter_id == NULL_COUNTER_ID:
             return False
         registration_id = counters.get_counter_registration_id(counter_id)
         if registration_id == 0:
             return False
-        recording_id = recording_pos.get_recording_id(counters, counter_id)
-        if recording_id == recording_pos.NULL_RECORDING_ID:
+        recording_id = RecordingPos.get_recording_id(counters, counter_id)
+        if recording_id == RecordingPos.NULL_RECORDING_ID:
             return False
         self.set_log_recording_id(recording_id)
         self.append_position = counter_id
@@ -1417,7 +1418,7 @@ class ConsensusModuleAgent(Agent):
             self.archive.start_recording(channel, ctx.snapshot_stream_id, SourceLocation.LOCAL, True)
             counters = self.aeron.counters_reader
             counter_id = self._await_recording_counter(counters, publication.session_id)
-            recording_id = recording_pos.get_recording_id(counters, counter_id)
+            recording_id = RecordingPos.get_recording_id(counters, counter_id)
             self._snapshot_state(publication, log_position, self.leadership_term_id)
             self._await_recording_complete(recording_id, publication.position, counters, counter_id)
         finally:
@@ -1437,15 +1438,15 @@ class ConsensusModuleAgent(Agent):
         self.idle_strategy.reset()
         while counters.get_counter_value(counter_id) < position:
             self.idle()
-            if not recording_pos.is_active(counters, counter_id, recording_id):
+            if not RecordingPos.is_active(counters, counter_id, recording_id):
                 raise ClusterError(f"recording has stopped unexpectedly: {recording_id}")
 
     def _await_recording_counter(self, counters: Any, session_id: int) -> int:
         self.idle_strategy.reset()
-        counter_id = recording_pos.find_counter_id_by_session(counters, session_id, self.archive.archive_id)
+        counter_id = RecordingPos.find_counter_id_by_session(counters, session_id, self.archive.archive_id)
         while counter_id == NULL_COUNTER_ID:
             self.idle()
-            counter_id = recording_pos.find_counter_id_by_session(counters, session_id, self.archive.archive_id)
+            counter_id = RecordingPos.find_counter_id_by_session(counters, session_id, self.archive.archive_id)
         return counter_id
 
     def _snapshot_state(self, publication: Any, log_position: int, leadership_term_id: int) -> None:
@@ -1570,7 +1571,7 @@ class ConsensusModuleAgent(Agent):
 
     def _start_log_recording(self, channel: str, stream_id: int, source_location: int) -> None:
         log_recording_id = self.recording_log.find_last_term_recording_id()
-        if log_recording_id == recording_pos.NULL_RECORDING_ID:
+        if log_recording_id == RecordingPos.NULL_RECORDING_ID:
             self.log_subscription_id = self.archive.start_recording(channel, stream_id, source_location, True)
         else:
             self.log_subscription_id = self.archive.extend_recording(log_recording_id, channel, stream_id,

@@ -14,7 +14,7 @@ from typing import Any
 
 from aeron._core.codecs.archive import RecordingSignal
 from aeron.archive.configuration import NULL_POSITION
-from aeron.cluster._recording_pos import find_counter_id_by_recording, is_active
+from aeron.archive.status.recording_pos import RecordingPos
 from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError
 
@@ -86,7 +86,7 @@ class RecordingReplication:
             return
         if signal == RecordingSignal.EXTEND:
             counters = self.archive.context.aeron.counters_reader
-            self.recording_position_counter_id = find_counter_id_by_recording(counters, recording_id,
+            self.recording_position_counter_id = RecordingPos.find_counter_id_by_recording(counters, recording_id,
                                                                               self.archive.archive_id)
         elif signal == RecordingSignal.SYNC:
             self.has_synced = True
@@ -108,7 +108,7 @@ class RecordingReplication:
         if self.recording_position_counter_id != NULL_COUNTER_ID:
             counters = self.archive.context.aeron.counters_reader
             recording_position = counters.get_counter_value(self.recording_position_counter_id)
-            if is_active(counters, self.recording_position_counter_id, self.recording_id) and \
+            if RecordingPos.is_active(counters, self.recording_position_counter_id, self.recording_id) and \
                     recording_position > self.position:
                 self.position = recording_position
                 return True

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.archive.test_server import aeron, archiving_driver  # noqa: F401 (the archive tests' fixtures)
-from tests.client.conftest import client, driver, errors  # noqa: F401 (the client tests' fixtures)
+from tests.client.conftest import client_settings, driver_settings, errors  # noqa: F401 (the client tests' presets)
 
 
 def encode(encoder_class: Any, var: dict[str, Any] | None = None, payload: bytes = b"", **fields: Any) -> bytes:
