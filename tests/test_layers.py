@@ -345,6 +345,18 @@ def test_the_archive_client_and_file_readers_load_no_archive_server():
     assert not ARCHIVE_SERVER_MODULES & set(loaded)
 
 
+def test_the_cluster_client_loads_no_cluster_server_and_no_archive():
+    # an application with a cluster client loads neither the consensus module nor the service container, nor the
+    # archive (the cluster's server side is built on it)
+    assert (PACKAGE / "cluster" / "client" / "aeron_cluster.py").is_file()
+    loaded = _loaded_modules(["aeron.cluster.client", "aeron.aio.cluster"])
+    assert "aeron.cluster.client.aeron_cluster" in loaded and "aeron.aio.cluster" in loaded
+    outside = [m for m in loaded if m.startswith("aeron.cluster") and m not in ("aeron.cluster", "aeron.cluster.client")
+               and not m.startswith("aeron.cluster.client.")]
+    assert outside == [], outside
+    assert [m for m in loaded if m.startswith("aeron.archive")] == [], loaded
+
+
 def test_sparks_readers_load_no_archive_server():
     pytest.importorskip("pyspark")
     loaded = _loaded_modules(["aeron.spark", "aeron.spark.scan", "aeron.spark.replay"])

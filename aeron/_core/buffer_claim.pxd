@@ -17,7 +17,7 @@ cdef class BufferClaim:
     cdef WakeSignal wake              # the claiming publication's wake-up signal (None: none), signalled on commit
 
     # Called by the appenders: take the claim over a frame whose header is written (length negative).
-    cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1
+    cdef int wrap_frame(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1
     cdef int check_active(self) except -1
     cdef int finish(self, bint commit) except -1
     cdef void _unpin(self) noexcept

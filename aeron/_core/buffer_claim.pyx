@@ -16,7 +16,7 @@ from libc.string cimport memcpy
 from aeron._core.atomic cimport store_release_i32
 from aeron._core.atomic_buffer cimport AtomicBuffer, check_bounds
 from aeron._core cimport frame_descriptor as fd
-from aeron.common.errors import IllegalStateError
+from aeron.common.errors import IllegalStateError, InvalidArgumentError
 
 
 cdef class BufferClaim:
@@ -43,7 +43,7 @@ cdef class BufferClaim:
             self._unpin()
             self.active = False
 
-    cdef int wrap(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1:
+    cdef int wrap_frame(self, AtomicBuffer log_buffer, uint8_t *term, int32_t term_offset, int32_t length) except -1:
         # Counted as an export of the log's buffer, exactly as a memoryview would be (AtomicBuffer.close()
         # refuses while any is alive), without the cost of the buffer protocol on every claim.
         log_buffer.check_open()
@@ -54,6 +54,19 @@ cdef class BufferClaim:
         self.claim_length = length
         self.active = True
         return 0
+
+    def wrap(self, AtomicBuffer buffer not None, Py_ssize_t offset, Py_ssize_t length):
+        """Take the claim over the frame at ``buffer[offset:offset + length]`` (``length`` counts the 32-byte frame
+        header), as Aeron's ``BufferClaim.wrap``: for code that writes through a claim where nothing is sent (a
+        clustered service's egress on a member that does not lead). Commit or abort writes the frame's length and
+        type there, as they would in a term."""
+        if self.active:
+            raise IllegalStateError("a claim is already open: commit or abort it first")
+        if length < fd.HEADER_LENGTH:
+            raise InvalidArgumentError(f"a frame of {length} bytes is shorter than its {fd.HEADER_LENGTH}-byte header")
+        buffer.check(offset, length)
+        self.wrap_frame(buffer, buffer.data, <int32_t>offset, <int32_t>(length - fd.HEADER_LENGTH))
+        self.position = 0
 
     cdef int check_active(self) except -1:
         if not self.active:

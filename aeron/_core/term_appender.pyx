@@ -504,7 +504,7 @@ cdef class TermAppender:
         cdef int64_t result = self._reserve(length, fd.align_i32(frame_length, fd.FRAME_ALIGNMENT), &span)
         if result > 0:
             frame_header_write(span.term, span.term_offset, frame_length, span.term_id, s.session_id, s.stream_id)
-            claim.wrap(self.log.buffer, span.term, span.term_offset, length)
+            claim.wrap_frame(self.log.buffer, span.term, span.term_offset, length)
             claim.wake = self._wake         # the commit signals the sleepers this publication concerns
         elif result == APPEND_BACK_PRESSURED and self._wake is not None:
             self._wake.board.signal(CONDUCTOR_WAKE_MASK)

@@ -20,27 +20,9 @@ import threading
 from aeron.archive.archive import Archive, ArchivingMediaDriver
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.common.errors import AeronError
+from aeron.common.settings import read_properties
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import MediaDriver
-
-
-def _read_properties(args: list[str]) -> tuple[dict[str, str], bool]:
-    props: dict[str, str] = {}
-    embedded = False
-    for arg in args:
-        if arg == "--embedded-driver":
-            embedded = True
-        elif "=" in arg:
-            key, value = arg.split("=", 1)
-            props[key.strip().removeprefix("-D")] = value.strip()
-        else:
-            with open(arg, encoding="utf-8") as f:
-                for line in f:
-                    line = line.strip()
-                    if line and not line.startswith(("#", "!")) and "=" in line:
-                        key, value = line.split("=", 1)
-                        props[key.strip()] = value.strip()
-    return props, embedded
 
 
 def usage() -> str:
@@ -64,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         print(VERSION_TEXT)
         return 0
     try:
-        props, embedded = _read_properties(args)
+        embedded = "--embedded-driver" in args
+        props = read_properties(arg for arg in args if arg != "--embedded-driver")
     except OSError as ex:
         print(f"aeron.archive: {ex}", file=sys.stderr)
         return 2

@@ -23,9 +23,10 @@ from aeron.client.context import Context as AeronContext
 from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 from aeron.common.paths import delete_aeron_dir, describe_failures
+from aeron.common.security import (AuthorisationService, DefaultAuthenticator, as_authorisation_service,
+                                   authorisation_service_from_name)
 from aeron.common.settings import (Setting, SettingsContext, enum_parser, parse_bool, parse_duration_ns, parse_int,
                                    parse_long, parse_size, parse_str)
-from aeron.common.security import AuthorisationService, as_authorisation_service, authorisation_service_from_name
 from aeron.driver.media_driver import MediaDriver
 
 from aeron.archive.archive_conductor import ArchiveConductor
@@ -115,28 +116,9 @@ def usable_space(path: str) -> int:
     return stat.f_bavail * stat.f_frsize
 
 
-class AllowAllAuthenticator:
-    """The default authenticator (Aeron's DefaultAuthenticatorSupplier): every session is authenticated at once.
-
-    An authenticator has three methods, called on the conductor thread: ``on_connect_request(session_id,
-    encoded_credentials, now_ms)``, ``on_challenge_response(session_id, encoded_credentials, now_ms)`` and
-    ``on_connected_session(proxy, now_ms)`` / ``on_challenged_session(proxy, now_ms)``, where ``proxy`` offers
-    ``authenticate(principal)``, ``challenge(encoded_challenge)`` and ``reject()``.
-    """
-
-    def on_connect_request(self, session_id: int, encoded_credentials: bytes, now_ms: int) -> None:
-        """Nothing to remember."""
-
-    def on_challenge_response(self, session_id: int, encoded_credentials: bytes, now_ms: int) -> None:
-        """Nothing to check."""
-
-    def on_connected_session(self, proxy: Any, now_ms: int) -> None:
-        """Authenticate with an empty principal."""
-        proxy.authenticate(b"")
-
-    def on_challenged_session(self, proxy: Any, now_ms: int) -> None:
-        """Authenticate with an empty principal."""
-        proxy.authenticate(b"")
+# Aeron's DefaultAuthenticatorSupplier: every session authenticated at once with an empty principal (see
+# aeron.common.security for what an authenticator is asked)
+AllowAllAuthenticator = DefaultAuthenticator
 
 
 class Context(SettingsContext):

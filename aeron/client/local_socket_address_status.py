@@ -47,3 +47,18 @@ def find_address(reader: CountersReader, channel_status: int, channel_status_id:
     """The first bound address of the channel, or None (not ACTIVE, not bound yet, or no socket: IPC)."""
     found = _scan(reader, channel_status, channel_status_id, first_only=True)
     return found[0] if found else None
+
+
+def find_number_of_addresses_by_registration_id(reader: CountersReader, registration_id: int) -> int:
+    """How many sockets the channel registered as ``registration_id`` still has bound (Aeron
+    ``LocalSocketAddressStatus.findNumberOfAddressesByRegistrationId``): zero once its endpoint closed."""
+    found = 0
+    for counter_id in range(reader.max_counter_id + 1):
+        state = reader.get_counter_state(counter_id)
+        if state == RECORD_UNUSED:
+            break
+        if state == RECORD_ALLOCATED and \
+                reader.get_counter_type_id(counter_id) == DRIVER_LOCAL_SOCKET_ADDRESS_STATUS_TYPE_ID and \
+                reader.get_counter_registration_id(counter_id) == registration_id:
+            found += 1
+    return found

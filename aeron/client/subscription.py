@@ -59,7 +59,7 @@ class Subscription:
         less its 32-byte header) arrives in fragments: wrap the handler in a FragmentAssembler to get whole
         messages. Returns the number of fragments delivered.
         """
-        return self._poll_images(TermReader.poll, handler, fragment_limit)
+        return self.poll_images(TermReader.poll, handler, fragment_limit)
 
     def controlled_poll(self, handler: ControlledFragmentHandler, fragment_limit: int) -> int:
         """As :meth:`poll`, but the handler returns a ControlledPollAction (ABORT, BREAK, COMMIT or CONTINUE).
@@ -67,11 +67,13 @@ class Subscription:
         ABORT leaves the fragment to be delivered again; BREAK stops this poll after it. Returns the fragments
         consumed.
         """
-        return self._poll_images(TermReader.controlled_poll, handler, fragment_limit)
+        return self.poll_images(TermReader.controlled_poll, handler, fragment_limit)
 
-    def _poll_images(self, read: Callable[[Image, _Handler, int], int], handler: _Handler,
-                     fragment_limit: int) -> int:
-        """``read(image, handler, limit)`` over the images, each call starting one image further on."""
+    def poll_images(self, read: Callable[[Image, _Handler, int], int], handler: _Handler,
+                    fragment_limit: int) -> int:
+        """``read(image, handler, remaining_limit)`` for each image in turn until ``fragment_limit`` fragments are
+        read, each call starting one image further on (what :meth:`poll` does with ``Image.poll``): for a reader
+        that must know which image a fragment came from. Returns the fragments ``read`` reported."""
         if self._closed:
             raise IllegalStateError("Subscription is closed")
         images = self._images

@@ -6,7 +6,7 @@ Nothing is imported here, so that ``aeron.cluster.client`` (the AeronCluster cli
 Modules: :mod:`~aeron.cluster.recording_log`, :mod:`~aeron.cluster.node_state_file`,
 :mod:`~aeron.cluster.cluster_member`, :mod:`~aeron.cluster.consensus_module` (its ``Configuration`` and
 ``State``), :mod:`~aeron.cluster.cluster_control`, :mod:`~aeron.cluster.node_control`,
-:mod:`~aeron.cluster.election_state`, :mod:`~aeron.cluster.service` (the clustered service side: mark files,
-counters, ``ClusteredServiceContainer.Configuration``), :mod:`~aeron.cluster.client` and
+:mod:`~aeron.cluster.election_state`, :mod:`~aeron.cluster.service` (the clustered service side: the service
+container, mark files, counters), :mod:`~aeron.cluster.client` and
 :mod:`~aeron.cluster.tool` (ClusterTool).
 """

@@ -12,8 +12,9 @@ log, ``sort-recording-log``, ``seed-recording-log-from-snapshot`` and ``invalida
 and each command is also a function here that returns what it found (and prints the Java tool's text to ``out``
 when one is given). Exit status: 0, or -1 (255) as Aeron's; ``is-leader`` exits 0 for the leader, 1 otherwise.
 
-The commands that talk to a running consensus module (``list-members``, ``snapshot``, ``suspend``, ``resume``,
-``shutdown``, ``abort``, ``backup-query``, ``validate-recording-log``) are not here yet.
+Commands that talk to the running consensus module over its control channel and the driver's counters:
+``list-members`` (ClusterMembersQuery), and on the leader ``snapshot``, ``suspend``, ``resume``, ``shutdown`` and
+``abort`` (the cluster control toggle). ``backup-query`` and ``validate-recording-log`` are not here yet.
 """
 from __future__ import annotations
 
@@ -29,7 +30,12 @@ from typing import IO, Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.error_log import ErrorLogRecord
-from aeron.cluster.cluster_control import map_counters
+from aeron._core.fragment_assembler import FragmentAssembler
+from aeron.client.aeron import Aeron
+from aeron.client.context import Context as AeronContext
+from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
+from aeron.cluster.cluster_member import ClusterMember
+from aeron.cluster.consensus_module import State
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.recording_log import (
     Entry,
@@ -552,6 +558,169 @@ def _snapshot_item(decoder: Any, message: bytes, offset: int, out: Out) -> Snaps
     return None
 
 
+# -- live commands: the running consensus module ------------------------------------------------------------------
+
+@dataclasses.dataclass
+class ClusterMembership:
+    """What a member says of the cluster (Aeron's ``ClusterMembership``): its own id, the leader's, the time on its
+    clock and the active members as it knows them."""
+
+    member_id: int = -1
+    leader_member_id: int = -1
+    current_time_ns: int = -1
+    active_members: list[Any] = dataclasses.field(default_factory=list)
+    active_members_str: str = ""
+
+
+def query_cluster_members(control: Any, timeout_ms: int) -> ClusterMembership | None:
+    """Ask the consensus module named by ``control`` (its mark file's control properties) for its members over
+    the control channel (ClusterMembersQuery, extended), waiting up to ``timeout_ms``; None on timeout (Aeron's
+    ``ClusterToolOperator.queryClusterMembers``)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    with Aeron.connect(AeronContext(control.aeron_directory_name, client_name="cluster-tool")) as aeron:
+        subscription = aeron.add_subscription(control.control_channel, control.service_stream_id)
+        publication = aeron.add_publication(control.control_channel, control.consensus_module_stream_id)
+        correlation_id = aeron.next_correlation_id()
+        while not publication.is_connected or publication.position_limit - publication.position <= 0:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.001)
+        query = bytearray(codecs.MESSAGE_HEADER_LENGTH + codecs.ClusterMembersQueryEncoder.BLOCK_LENGTH)
+        encoder = codecs.ClusterMembersQueryEncoder().wrap_and_apply_header(query, 0)
+        encoder.correlation_id = correlation_id
+        encoder.extended = codecs.BooleanType.TRUE
+        encoder.release()
+        while publication.offer(query, 0, len(query)) <= 0:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.001)
+        found: list[ClusterMembership] = []
+
+        def on_fragment(buffer: Any, offset: int, length: int, header: Any) -> None:
+            message = bytes(memoryview(buffer)[offset:offset + length])
+            head = codecs.MessageHeaderDecoder().wrap(message, 0)
+            if head.schema_id != codecs.SCHEMA_ID:
+                raise ClusterError(f"expected schemaId={codecs.SCHEMA_ID}, actual={head.schema_id}")
+            if head.template_id == codecs.ClusterMembersExtendedResponseDecoder.TEMPLATE_ID:
+                d = codecs.ClusterMembersExtendedResponseDecoder().wrap_header(message)
+                if d.correlation_id != correlation_id:
+                    return
+                members = []
+                for m in d.active_members:
+                    endpoints = ",".join((m.ingress_endpoint, m.consensus_endpoint, m.log_endpoint,
+                                          m.catchup_endpoint, m.archive_endpoint))
+                    member = ClusterMember(m.member_id, m.ingress_endpoint, m.consensus_endpoint, m.log_endpoint,
+                                           m.catchup_endpoint, m.archive_endpoint, endpoints)
+                    member.is_leader = m.member_id == d.leader_member_id
+                    member.leadership_term_id = m.leadership_term_id
+                    member.log_position = m.log_position
+                    member.time_of_last_append_position_ns = m.time_of_last_append_ns
+                    members.append(member)
+                found.append(ClusterMembership(d.member_id, d.leader_member_id, d.current_time_ns, members,
+                                               ClusterMember.encode_as_string(members)))
+            elif head.template_id == codecs.ClusterMembersResponseDecoder.TEMPLATE_ID:
+                response = codecs.ClusterMembersResponseDecoder().wrap_header(message)
+                if response.correlation_id == correlation_id:
+                    found.append(ClusterMembership(leader_member_id=response.leader_member_id,
+                                                   active_members_str=response.active_members))
+
+        assembler = FragmentAssembler(on_fragment)
+        while not found:
+            if subscription.poll(assembler, 10) == 0:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.001)
+        return found[0]
+
+
+def list_members(cluster_dir: str | os.PathLike[str], out: Out = None, timeout_ms: int = 0) -> ClusterMembership | None:
+    """The members as the running node knows them (``list-members``): ``currentTimeNs=..., leaderMemberId=...,
+    memberId=..., activeMembers=[ClusterMember{...}, ...]``, or ``timeout waiting for response from node``."""
+    if not mark_file_exists(cluster_dir) and timeout_ms <= 0:
+        _print(out, f"{ClusterMarkFile.FILENAME} does not exist.")
+        raise ClusterToolError(f"no mark file in {cluster_dir}")
+    with open_mark_file(cluster_dir, timeout_ms) as mark:
+        control = mark.load_control_properties()
+    membership = query_cluster_members(control, max(1000, timeout_ms))
+    if membership is None:
+        _print(out, "timeout waiting for response from node")
+        return None
+    members = "[" + ", ".join(str(m) for m in membership.active_members) + "]"
+    _print(out, f"currentTimeNs={membership.current_time_ns}, leaderMemberId={membership.leader_member_id}, "
+                f"memberId={membership.member_id}, activeMembers={members}")
+    return membership
+
+
+# (expected consensus module state, wait for the toggle to return to NEUTRAL, default timeout ms) per command
+_TOGGLES = {
+    "snapshot": ("ACTIVE", True, 30_000),
+    "suspend": ("ACTIVE", False, 1_000),
+    "resume": ("SUSPENDED", True, 1_000),
+    "shutdown": ("ACTIVE", False, 1_000),
+    "abort": ("ACTIVE", False, 1_000),
+}
+
+
+def toggle_cluster_state(cluster_dir: str | os.PathLike[str], command: str, out: Out = None,
+                         timeout_ms: int = 0) -> bool:
+    """``snapshot``, ``suspend``, ``resume``, ``shutdown`` or ``abort`` on the leader, as Aeron's
+    ``ClusterToolOperator.toggleClusterState``: the node must be the leader and its consensus module in the
+    expected state; the control toggle is moved from NEUTRAL to the action, and for ``snapshot`` and ``resume``
+    watched until the leader puts it back. Prints ``Member [<id>]: <TOGGLE> applied successfully`` or why not."""
+    expected_name, wait, default_timeout_ms = _TOGGLES[command]
+    target = ToggleState[command.upper()]
+    if not mark_file_exists(cluster_dir) and timeout_ms <= 0:
+        _print(out, f"{ClusterMarkFile.FILENAME} does not exist.")
+        return False
+    with open_mark_file(cluster_dir, timeout_ms) as mark:
+        cluster_id = mark.cluster_id()
+        control = mark.load_control_properties()
+    membership = query_cluster_members(control, max(1000, timeout_ms))
+    if membership is None:
+        _print(out, "Timed out querying cluster.")
+        return False
+    prefix = f"Member [{membership.member_id}]: "
+    if membership.leader_member_id != membership.member_id:
+        _print(out, f"{prefix}Current node is not the leader (leaderMemberId = {membership.leader_member_id}), "
+                    f"unable to {target.name}")
+        return False
+    cnc_file = pathlib.Path(control.aeron_directory_name) / "cnc.dat"
+    if not cnc_file.exists():
+        _print(out, f"{prefix}Unable to locate media driver. C`n`C file [{cnc_file.absolute()}] does not exist.")
+        return False
+    with map_counters(cnc_file) as mapped:
+        state = State.find(mapped.reader, cluster_id)
+        if state is None:
+            _print(out, f"{prefix}Unable to resolve state of consensus module.")
+            return False
+        if state.name != expected_name:
+            _print(out, f"{prefix}Unable to {target.name} as the state of the consensus module is {state.name}, "
+                        f"but needs to be {expected_name}")
+            return False
+        toggle = find_control_toggle(mapped.reader, mapped.values, cluster_id)
+        if toggle is None:
+            _print(out, f"{prefix}Failed to find control toggle")
+            return False
+        if not target.toggle(toggle):
+            _print(out, f"{prefix}Failed to apply {target.name}, current toggle value = "
+                        f"{ToggleState.get(toggle).name}")
+            return False
+        if wait:
+            toggle_timeout_ms = max(default_timeout_ms, timeout_ms)
+            deadline = time.monotonic() + toggle_timeout_ms / 1000
+            current = None
+            while current is not ToggleState.NEUTRAL:
+                time.sleep(0.001)
+                if time.monotonic() > deadline:
+                    break
+                current = ToggleState.get(toggle)
+            if current is not ToggleState.NEUTRAL:
+                _print(out, f"{prefix}Timed out after {toggle_timeout_ms}ms waiting for {target.name} to complete.")
+                return False
+        _print(out, f"{prefix}{target.name} applied successfully")
+        return True
+
+
 # -- command line ------------------------------------------------------------------------------------------------
 
 _COMMANDS: dict[str, str] = {
@@ -562,8 +731,14 @@ _COMMANDS: dict[str, str] = {
     "sort-recording-log": "reorders entries in the recording log to match the order in memory.",
     "seed-recording-log-from-snapshot": "creates a new recording log based on the latest valid snapshot.",
     "errors": "prints Aeron and cluster component error logs.",
+    "list-members": "prints leader memberId and active members.",
     "invalidate-latest-snapshot": "marks the latest snapshot as a invalid so the previous is loaded.",
     "is-leader": "returns zero if the cluster node is leader, non-zero if not.",
+    "snapshot": "triggers a snapshot on the leader.",
+    "suspend": "suspends appending to the log.",
+    "resume": "resumes appending to the log.",
+    "shutdown": "initiates an orderly stop of the cluster with a snapshot.",
+    "abort": "stops the cluster without a snapshot.",
     "describe-latest-cm-snapshot": "<archive dir> prints the contents of the latest valid consensus module "
                                    "snapshot.",
 }
@@ -676,6 +851,13 @@ def _run(cluster_dir: str, command: str, rest: list[str], out: IO[str]) -> int:
         return SUCCESS if invalidate_latest_snapshot(cluster_dir, out) else FAILURE
     elif command == "is-leader":
         return is_leader(cluster_dir, out, timeout_ms, log=_stderr)
+    elif command == "list-members":
+        try:
+            return SUCCESS if list_members(cluster_dir, out, timeout_ms) is not None else FAILURE
+        except ClusterToolError:
+            return FAILURE
+    elif command in _TOGGLES:
+        return SUCCESS if toggle_cluster_state(cluster_dir, command, out, timeout_ms) else FAILURE
     elif command == "recovery-plan":
         if not rest:
             print_help(out)

@@ -22,7 +22,7 @@ nothing here knows the archive, so the cluster's clients can be built the same w
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from aeron.common.agent import IdleStrategy
@@ -40,6 +40,18 @@ class AsyncIdleStrategy(Protocol):
 
     async def idle(self, work_count: int = 0) -> None:
         """Give the loop a turn, backing off while ``work_count`` is 0."""
+
+
+def run_agent_invokers(aeron: Any, agent_invoker: Any = None) -> int:
+    """One duty cycle of what a waiting client must keep running on its own thread: the Aeron client's conductor
+    when it has no thread (``aeron.conductor_agent_invoker``), and an application's ``agent_invoker``. Returns the
+    work done (Aeron's ``Context.runAgentInvokers`` of the archive and cluster clients)."""
+    work = 0
+    if aeron is not None and aeron.conductor_agent_invoker is not None and not aeron.is_closed:
+        work += aeron.conductor_agent_invoker.invoke()
+    if agent_invoker is not None:
+        work += agent_invoker.invoke()
+    return work
 
 
 def drive(op: Op[T], idle_strategy: IdleStrategy, invoke: Callable[[], int] | None = None) -> T:
@@ -74,4 +86,4 @@ async def drive_async(op: Op[T], idle_strategy: AsyncIdleStrategy) -> T:
         op.close()
 
 
-__all__ = ["Op", "AsyncIdleStrategy", "drive", "drive_async"]
+__all__ = ["Op", "AsyncIdleStrategy", "drive", "drive_async", "run_agent_invokers"]

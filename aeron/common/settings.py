@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import importlib
 import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -22,7 +23,8 @@ from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import ConfigurationError
 
 __all__ = ["Setting", "SettingsContext", "SettingsTable", "enum_parser", "format_duration_ns", "parse_bool",
-           "parse_duration_ns", "parse_int", "parse_long", "parse_size", "parse_str", "property_items", "resolve"]
+           "parse_duration_ns", "parse_int", "parse_long", "parse_size", "parse_str", "property_items",
+           "read_properties", "resolve", "resolve_named"]
 
 _E = TypeVar("_E", bound=enum.Enum)
 _C = TypeVar("_C", bound="SettingsContext")
@@ -280,3 +282,38 @@ class SettingsContext(SettingsTable):
         for key, value in property_items(properties):
             self.set(key, value)
         return self
+
+
+def read_properties(args: Iterable[str]) -> dict[str, str]:
+    """The properties a launcher's arguments give, in order, later ones winning: ``key=value`` (or, as a JVM takes
+    them, ``-Dkey=value``) and the names of properties files (``key=value`` lines; ``#`` and ``!`` comments).
+    A file that cannot be read raises OSError."""
+    props: dict[str, str] = {}
+    for arg in args:
+        text = arg[2:] if arg.startswith("-D") else arg
+        if "=" in text:
+            key, value = text.split("=", 1)
+            props[key.strip()] = value.strip()
+            continue
+        with open(arg, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith(("#", "!")) and "=" in line:
+                    key, value = line.split("=", 1)
+                    props[key.strip()] = value.strip()
+    return props
+
+
+def resolve_named(text: str, what: str, expected: str = "expected package.module:name") -> Any:
+    """What a ``package.module:name`` setting names (a dotted name after the colon for a nested attribute), or a
+    ConfigurationError ``"<what> '<text>': <why>"`` when it is not that form or cannot be imported."""
+    module_name, sep, attr = text.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigurationError(f"{what} {text!r}: {expected}")
+    try:
+        found: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as ex:
+        raise ConfigurationError(f"{what} {text!r}: {ex}") from None
+    return found

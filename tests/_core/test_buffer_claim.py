@@ -233,3 +233,32 @@ def test_an_abandoned_claim_unpins_the_log_when_collected():
     del claim                                       # never committed: left for the driver's unblocker
     assert log.buffer.export_count == 0
     log.close()
+
+
+def test_wrap_takes_a_claim_over_a_callers_buffer():
+    # Aeron's BufferClaim.wrap: a claim over memory that is not a term (a clustered service's mocked egress)
+    buffer = AtomicBuffer(bytearray(256))
+    claim = BufferClaim()
+    claim.wrap(buffer, 64, 32 + 10)
+    assert claim.is_active and claim.length == 10 and claim.term_offset == 64
+    claim.put_bytes(b"0123456789")
+    with pytest.raises(OutOfBoundsError):
+        claim.put_bytes(b"x", 10)
+    claim.commit()
+    assert buffer.get_i32(64) == 42 and buffer.get_bytes(96, 10) == b"0123456789"
+    claim.wrap(buffer, 0, 32)
+    claim.abort()
+    assert buffer.get_i16(6) == 0 and buffer.get_i32(0) == 32       # HDR_TYPE_PAD
+
+
+def test_wrap_checks_its_frame():
+    buffer = AtomicBuffer(bytearray(64))
+    claim = BufferClaim()
+    with pytest.raises(OutOfBoundsError):
+        claim.wrap(buffer, 40, 32)
+    with pytest.raises(InvalidArgumentError):
+        claim.wrap(buffer, 0, 31)
+    claim.wrap(buffer, 0, 32)
+    with pytest.raises(IllegalStateError):
+        claim.wrap(buffer, 0, 32)
+    claim.commit()

@@ -54,7 +54,8 @@ from aeron.common.channel_uri import (CONTROL_MODE_RESPONSE, INITIAL_TERM_ID_PAR
                                       SPARSE_PARAM_NAME, SPIES_SIMULATE_CONNECTION_PARAM_NAME, TERM_ID_PARAM_NAME,
                                       TERM_LENGTH_PARAM_NAME, TERM_OFFSET_PARAM_NAME, ChannelUri)
 from aeron.common.errors import ConfigurationError, ErrorCode, IllegalStateError, RegistrationError
-from aeron.common.op import Op, drive
+from aeron.common.op import Op, drive, run_agent_invokers
+from aeron.common.security import NullCredentialsSupplier
 from aeron.common.settings import Setting, parse_bool, parse_duration_ns, parse_int, parse_size, property_items
 from aeron.common.version import __version__
 
@@ -78,18 +79,6 @@ class State(enum.Enum):
     CONNECTED = "CONNECTED"
     DISCONNECTED = "DISCONNECTED"
     CLOSED = "CLOSED"
-
-
-class NullCredentialsSupplier:
-    """No credentials, and an empty answer to a challenge."""
-
-    def encoded_credentials(self) -> bytes:
-        """Empty credentials."""
-        return b""
-
-    def on_challenge(self, encoded_challenge: bytes) -> bytes:
-        """An empty challenge response."""
-        return b""
 
 
 def is_response_channel(channel: str) -> bool:
@@ -289,13 +278,7 @@ class Context:
 
     def run_invokers(self) -> int:
         """Invoke the Aeron client's conductor (when it has no thread) and ``agent_invoker``; the work done."""
-        work = 0
-        aeron = self.aeron
-        if aeron is not None and aeron.conductor_agent_invoker is not None and not aeron.is_closed:
-            work += aeron.conductor_agent_invoker.invoke()
-        if self.agent_invoker is not None:
-            work += self.agent_invoker.invoke()
-        return work
+        return run_agent_invokers(self.aeron, self.agent_invoker)
 
     def close(self) -> None:
         """Close the Aeron client when this context connected it."""

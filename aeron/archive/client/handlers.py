@@ -13,6 +13,7 @@ from typing import Protocol
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.term_reader import Header
 from aeron.client.image import Image
+from aeron.common.security import CredentialsSupplier     # what a client authenticates with, archive or cluster
 
 
 class FragmentHandler(Protocol):
@@ -35,16 +36,6 @@ class ImageHandler(Protocol):
 
     def __call__(self, image: Image, /) -> object:
         """Handle the image's arrival or departure."""
-
-
-class CredentialsSupplier(Protocol):
-    """What a client authenticates with (Aeron's ``CredentialsSupplier``)."""
-
-    def encoded_credentials(self) -> bytes:
-        """The credentials sent with the connect request."""
-
-    def on_challenge(self, encoded_challenge: bytes) -> bytes:
-        """The answer to the archive's challenge."""
 
 
 class AgentInvoker(Protocol):

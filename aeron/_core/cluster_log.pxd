@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+# The per-entry dispatch of Aeron Cluster's replicated log for a clustered service (its BoundedLogAdapter's fragment
+# handler): whole entries reassembled, each message header read in place, session messages handed to the service
+# with their session, the rest by template id.
+cimport cython
+from libc.stdint cimport int64_t
+from aeron._core.fragment_assembler cimport ImageControlledFragmentAssembler
+
+
+@cython.final
+cdef class LogEntryDispatcher:
+    cdef object on_session_message          # service(session or None, timestamp, buffer, offset, length, header)
+    cdef dict sessions                      # cluster session id -> session, the agent's (shared, not copied)
+    cdef object on_event                    # (template_id, buffer, offset, length, header): every other template
+    cdef ImageControlledFragmentAssembler assembler   # fragmented entries, delivered whole to on_message
+    cdef public int64_t log_position        # after the entry being processed (the agent sets it for other entries)
+    cdef public int64_t cluster_time        # of the entry being processed (likewise)

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our port of the cluster tutorial's client (``aeron.samples.cluster.basic_auction_cluster_client``) bids in the
+official Java ``BasicAuctionClusteredServiceNode``: same properties, same stdout as the Java client's (the golden
+file, prices aside: they are random). The node hard-codes ports 9001-9006, so node and client run inside a private
+network namespace (``unshare -n``, loopback brought up) and no port of the host is touched. Needs AERON_JAVA_CP and
+permission to make a network namespace (skips without)."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests import procs
+from tests.interop.java_cluster_nodes import JVM_OPTIONS, java_classpath
+
+SCRIPT = r"""
+set -u
+ip link set lo up
+cd "$WORK"
+java $JVM -cp "$CP" -Daeron.dir="$NODE_AERON_DIR" -Daeron.cluster.tutorial.nodeId=0 \
+    -Daeron.cluster.tutorial.hostnames=127.0.0.1 -Daeron.term.buffer.length=65536 \
+    -Daeron.ipc.term.buffer.length=65536 -Daeron.archive.segment.file.length=65536 \
+    -Daeron.cluster.log.channel='aeron:udp?term-length=64k' \
+    io.aeron.samples.cluster.tutorial.BasicAuctionClusteredServiceNode > node.out 2>&1 &
+NODE=$!
+tries=0
+until java $JVM -cp "$CP" io.aeron.cluster.ClusterTool node0/cluster is-leader > /dev/null 2>&1; do
+    tries=$((tries + 1))
+    if [ $tries -gt 200 ] || ! kill -0 $NODE 2> /dev/null; then echo "no leader" >&2; kill -9 $NODE; exit 3; fi
+    sleep 0.2
+done
+"$PYTHON" -m aeron.samples.cluster.basic_auction_cluster_client -Daeron.cluster.tutorial.customerId=1 \
+    -Daeron.cluster.tutorial.numOfBids=3 -Daeron.cluster.tutorial.bidIntervalMs=200 \
+    -Daeron.cluster.tutorial.hostnames=127.0.0.1 > client.out 2> client.err
+status=$?
+kill -TERM $NODE          # a background job of a script ignores SIGINT; the node's barrier takes TERM as well
+wait $NODE
+exit $status
+"""
+
+# the Java client's lines, prices being random: Sent(correlationId, customerId, price) and the auction's answers
+SENT = re.compile(r"Sent\((\d+), (\d+), (\d+)\) bidsRemaining=(\d+)")
+ANSWER = re.compile(r"SessionMessage\((\d+), (\d+),(\d+), (\d+), (true|false)\)")
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "N", line)
+
+
+def _namespaces_work() -> bool:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+def test_the_ported_client_bids_in_the_java_tutorial_cluster_as_the_java_client_does(shm_dir, golden_dir):
+    classpath = java_classpath()
+    if not _namespaces_work():
+        pytest.skip("cannot make a network namespace here (needs unshare -n and ip)")
+    work = shm_dir / "auction"
+    work.mkdir()
+    env = procs.client_env()
+    env.update(WORK=str(work), CP=classpath, JVM=" ".join(JVM_OPTIONS), PYTHON=sys.executable,
+               NODE_AERON_DIR=str(shm_dir / "node-driver"))
+    proc = subprocess.Popen(["unshare", "-n", "sh", "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=100)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)         # the node JVM too: it is in the script's process group
+        _, stderr = proc.communicate()
+    client_out = (work / "client.out").read_text() if (work / "client.out").exists() else ""
+    node_out = (work / "node.out").read_text() if (work / "node.out").exists() else ""
+    assert proc.returncode == 0, (stderr, client_out, node_out,
+                                  (work / "client.err").read_text() if (work / "client.err").exists() else "")
+    golden = (golden_dir / "cluster" / "expected" / "BasicAuctionClusterClient.out.txt").read_text().splitlines()
+    lines = client_out.splitlines()
+    assert [_shape(line) for line in lines] == [_shape(line) for line in golden], client_out
+    last_seen = 100
+    for sent_line, answer_line, remaining in zip(lines[0::2], lines[1::2], (2, 1, 0)):
+        correlation_id, customer_id, price, bids_remaining = map(int, SENT.fullmatch(sent_line).groups())
+        assert customer_id == 1 and int(bids_remaining) == remaining
+        assert last_seen <= price < last_seen + 10          # the last price seen plus up to 9
+        answer = ANSWER.fullmatch(answer_line)
+        assert answer is not None
+        assert answer.group(1) == "1" and int(answer.group(2)) == correlation_id and answer.group(3) == "1"
+        last_seen = int(answer.group(4))
+    # the node saw the session open, the three bids and the client's close
+    assert "onSessionOpen(ClientSession{id=1" in node_out
+    assert node_out.count("attemptBid(") == 3
+    assert "onSessionClose(ClientSession{id=1" in node_out
