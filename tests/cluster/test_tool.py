@@ -271,11 +271,12 @@ def test_recovery_plan_asks_a_running_archive(tmp_path, monkeypatch):
                 with RecordingLog(tmp_path, create_new=True) as log:
                     log.append_term(recording_id, 0, 0, 1)
                 plan, text = run(tool.recovery_plan, tmp_path, 0, client)
+                # the command line while the publication is still open, so that both see the recording active
+                monkeypatch.setenv("AERON_DIR", archive.aeron_dir)
+                monkeypatch.setenv("AERON_ARCHIVE_CONTROL_CHANNEL", archive.control_channel)
+                monkeypatch.setenv("AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", "aeron:udp?endpoint=localhost:0")
+                status, cli = main(tmp_path, "recovery-plan", 0)
         # the recording is still active: no stop position yet, as in the golden live run
         assert (plan.log.recording_id, plan.log.start_position, plan.log.stop_position) == (recording_id, 0, -1)
-        monkeypatch.setenv("AERON_DIR", archive.aeron_dir)
-        monkeypatch.setenv("AERON_ARCHIVE_CONTROL_CHANNEL", archive.control_channel)
-        monkeypatch.setenv("AERON_ARCHIVE_CONTROL_RESPONSE_CHANNEL", "aeron:udp?endpoint=localhost:0")
-        status, cli = main(tmp_path, "recovery-plan", 0)
         assert status == 0 and cli.startswith("RecoveryPlan[lastLeadershipTermId=0, lastTermBaseLogPosition=0, ")
         assert cli == text
