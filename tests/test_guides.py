@@ -51,7 +51,7 @@ ARCHIVE_OUTPUT = {
     "Recording and replaying": ["hello", "archive"],
     "An archive on the network": [re.compile(r"0 1001 6400 aeron:udp\?endpoint=localhost:\d+")],
     "On asyncio": ["event 0", "event 1", "event 2"],
-    "Replication": ["True"],
+    "Replication": ["64000 64000"],          # 1,000 frames of 64 bytes: a 32-byte header, 7 to 9 of payload, aligned
     "From history to the live stream": ["True", "True"],      # ReplayMerge's, then PersistentSubscription's
     "ArchiveTool": ["0 0 1600", "['OK']"],
     "Storage, authorisation and crash recovery": ["[]", "True"],
