@@ -6,7 +6,6 @@ recorded on stream 1001 and one message on stream 1002; ``..._PORT = n`` lines g
 makes its directories under /dev/shm (tests/test_guides.py). The example under "On a cluster" names a YARN master
 and is type-checked (tests/test_typing.py), not run: no cluster here.
 """
-import json
 import re
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 pytest.importorskip("pyspark", reason="the spark extra is not installed")
 
 from tests.spark.conftest import JAVA, user_env  # noqa: E402
-from tests.spark.recordings import RecordingWriter  # noqa: E402
+from tests.spark.recordings import record_trades  # noqa: E402
 from tests.spark.test_session import _expected_bars  # noqa: E402
 from tests.test_guides import examples, with_free_ports  # noqa: E402
 
@@ -45,12 +44,7 @@ def test_spark_guide_examples_run(tmp_path, shm_dir):
     if not JAVA:
         pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
     archive = tmp_path / "archive"
-    writer = RecordingWriter(archive, stream_id=1001)
-    trades = [{"sym": "AB" if i % 3 else "CD", "px": 100 + i % 7, "qty": 1 + i % 5, "ts": 1_700_000_000_000 + i * 7_000}
-              for i in range(60)]
-    for trade in trades:
-        writer.append(json.dumps(trade).encode())
-    RecordingWriter(archive, stream_id=1002).append(b"{}")
+    trades = record_trades(archive)          # 60 on stream 1001, one on 1002
     codes = []
     for heading, code in examples("docs/spark.md"):
         if heading in NOT_RUN:
