@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The documentation site builds with ``mkdocs build --strict`` (any warning fails: a broken link, a missing
 page, an API reference entry that does not resolve), every page is in its navigation, and the examples the
-guides show are the README's, which tests/test_readme.py (and tests/spark/test_session.py) runs; tests/test_typing.py
-type-checks every example of the README and the site.
+guides show are the README's, which tests/test_readme.py (and tests/spark/test_session.py) runs; tests/test_guides.py
+and tests/spark/test_guide.py run the archive and Spark guides' examples; tests/test_typing.py type-checks every
+example of the README and the site.
 
 Skips only when mkdocs is not installed (``./run.sh`` installs the docs extra).
 """
@@ -60,6 +61,14 @@ def test_api_reference_renders_docstrings(site):
     archive = (site / "reference" / "archive" / "index.html").read_text()
     assert "start_recording_op" in archive and "drive_async" in archive and "AsyncConnect" in archive
     assert ":meth:" not in archive and ":mod:" not in archive
+    for text in ("ReplayMerge", "PersistentSubscription", "ArchivingMediaDriver", "segment_file_length", "verify"):
+        assert text in archive, text
+    aio_archive = (site / "reference" / "aio-archive" / "index.html").read_text()
+    for text in ("AsyncAeronArchive", "ReplayStream", "recording_signals", "start_recording"):
+        assert text in aio_archive, text
+    spark = (site / "reference" / "spark" / "index.html").read_text()
+    for text in ("configure", "register", "with_decoder", "maxBytesPerPartition", "read_range"):
+        assert text in spark, text
 
 
 def test_every_page_is_in_the_navigation():
@@ -72,4 +81,5 @@ def test_guides_show_the_readme_examples():
     readme = SNIPPET.findall((PROJECT_ROOT / "README.md").read_text())
     assert _first_snippet(DOCS / "getting-started.md") == readme[0]
     assert _first_snippet(DOCS / "asyncio.md") == readme[1]
+    assert _first_snippet(DOCS / "archive.md") == readme[2]
     assert SNIPPET.findall((DOCS / "spark.md").read_text())[1] == readme[3]   # tests/spark/test_session.py runs it

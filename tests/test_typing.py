@@ -112,7 +112,8 @@ def test_py_typed_is_shipped():
 
 def test_doc_examples_are_found():
     pages = {page for page, _, _ in doc_examples()}
-    assert {"README.md", "docs/getting-started.md", "docs/asyncio.md", "docs/concepts.md", "docs/spark.md"} <= pages
+    assert {"README.md", "docs/getting-started.md", "docs/asyncio.md", "docs/concepts.md", "docs/spark.md",
+            "docs/archive.md"} <= pages
     assert not [page for page in DOC_PAGES if SKIP_MARK in page.read_text()], "an example is skipped: make it whole"
 
 

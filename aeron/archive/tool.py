@@ -3,9 +3,10 @@
 
     python -m aeron.archive.tool <archive-dir> <command> [args]
 
-Commands: describe [recordingId], describe-all, dump [fragmentLimit], errors, pid, verify [recordingId] [-a]
-[-checksum <class>], checksum <class> [recordingId] [-a], count-entries, max-entries [n], capacity [bytes],
-mark-valid <id>, mark-invalid <id>, delete-orphaned-segments [recordingId], compact. The output matches the Java
+Commands: ``describe [recordingId]``, ``describe-all``, ``dump [fragmentLimit]``, ``errors``, ``pid``,
+``verify [recordingId] [-a] [-checksum <class>]``, ``checksum <class> [recordingId] [-a]``, ``count-entries``,
+``max-entries [n]``, ``capacity [bytes]``, ``mark-valid <id>``, ``mark-invalid <id>``,
+``delete-orphaned-segments [recordingId]``, ``compact``. The output matches the Java
 tool's line for line. Each command is also a function here that returns what it found (and prints the Java
 tool's text to ``out`` when one is given).
 """

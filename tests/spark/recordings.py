@@ -94,3 +94,18 @@ class RecordingWriter:
         finally:
             if own:
                 catalog.close()
+
+
+def record_trades(archive_dir: str | os.PathLike[str], count: int = 60) -> list[dict[str, object]]:
+    """``count`` JSON trades (sym, px, qty, ts a few seconds apart) recorded on stream 1001 of ``archive_dir``, and one
+    more on stream 1002 (another stream, which a query of stream 1001 must leave out); returns the trades."""
+    import json
+
+    writer = RecordingWriter(archive_dir, stream_id=1001)
+    trades: list[dict[str, object]] = [
+        {"sym": "AB" if i % 3 else "CD", "px": 100 + i % 7, "qty": 1 + i % 5, "ts": 1_700_000_000_000 + i * 7_000}
+        for i in range(count)]
+    for trade in trades:
+        writer.append(json.dumps(trade).encode())
+    RecordingWriter(archive_dir, stream_id=1002).append(json.dumps({"sym": "AB", "px": 1e9, "qty": 1, "ts": 0}).encode())
+    return trades

@@ -2,7 +2,6 @@
 """``aeron.spark.session`` / ``configure``: a session started from a venv's python runs its Python workers on that
 python with nothing set by the user; the README's Spark example run as a user runs it (a subprocess of the venv's
 python with a clean environment) reads a recording."""
-import json
 import os
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 import aeron.spark  # noqa: E402
 from aeron.spark.session import PYTHON_VARIABLES  # noqa: E402
 from tests.spark.conftest import JAVA, user_env  # noqa: E402
-from tests.spark.recordings import RecordingWriter  # noqa: E402
+from tests.spark.recordings import record_trades  # noqa: E402
 from tests.test_readme import snippet_after  # noqa: E402
 
 
@@ -85,13 +84,7 @@ def test_readme_example_runs_from_the_venv_with_nothing_set(tmp_path):
     if not JAVA:
         pytest.skip("no java on PATH: PySpark needs a Java 17+ runtime to start Spark")
     archive = tmp_path / "archive"
-    w = RecordingWriter(archive, stream_id=1001)
-    trades = [{"sym": "AB" if i % 3 else "CD", "px": 100 + i % 7, "qty": 1 + i % 5, "ts": 1_700_000_000_000 + i * 7_000}
-              for i in range(60)]
-    for t in trades:
-        w.append(json.dumps(t).encode())
-    other = RecordingWriter(archive, stream_id=1002)          # another stream: not in the aggregates
-    other.append(json.dumps({"sym": "AB", "px": 1e9, "qty": 1, "ts": 0}).encode())
+    trades = record_trades(archive)          # and one message on stream 1002: not in the aggregates
     code = snippet_after("## Spark")
     line = 'ARCHIVE_DIR = "/var/lib/aeron-archive"'
     assert code.count(line) == 1
