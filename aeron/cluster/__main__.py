@@ -30,8 +30,13 @@ from aeron.archive.archive import Context as ArchiveContext
 from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
 from aeron.cluster.consensus_module import Context as ConsensusModuleContext
-from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, container_property
-from aeron.cluster.service.clustered_service_container import Context as ContainerContext
+from aeron.cluster.service.clustered_service_container import (
+    ClusteredServiceContainer,
+    container_property,
+)
+from aeron.cluster.service.clustered_service_container import (
+    Context as ContainerContext,
+)
 from aeron.common.errors import AeronError
 from aeron.common.settings import read_properties
 from aeron.common.version import VERSION_TEXT

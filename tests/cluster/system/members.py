@@ -436,12 +436,6 @@ class TestCluster:
         self.members_text = cluster_members(size)
         self.members = [self.member_class(i, self.members_text, self.base, **member_options) for i in range(size)]
 
-    def __enter__(self) -> TestCluster:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def __getitem__(self, member_id: int) -> MemberProcess:
         return self.members[member_id]
 

@@ -55,7 +55,7 @@ class RegisterClient(EgressListener):
     def on_message(self, cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
                    header: Any) -> None:
         """An answer: ``<verb> <client> <seq> <result>``."""
-        verb, client, seq, result = buffer.get_bytes(offset, length).decode("ascii").split()
+        _verb, client, seq, result = buffer.get_bytes(offset, length).decode("ascii").split()
         if client == self.name:
             self.answers[int(seq)] = result
 

@@ -15,8 +15,12 @@ import aeron.aio
 import aeron.aio.cluster
 from aeron.aio.cluster import NewLeaderEvent
 from aeron.cluster.client import State
-from tests.cluster.system.members import TestCluster
-from tests.cluster.system.register_client import add_value, client_context, running_totals
+from tests.cluster.system.members import MemberProcess, TestCluster
+from tests.cluster.system.register_client import (
+    add_value,
+    client_context,
+    running_totals,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -90,7 +94,7 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
     survivors = [m for m in cluster.members if m is not old_leader]
     new_leader = cluster.leader(exclude=[old_leader])
     assert len(client.new_leaders) > leaders_at_kill and old_term is not None, "no NewLeaderEvent"
-    session_id, term, leader_id, endpoints = client.new_leaders[-1]
+    session_id, term, leader_id, _endpoints = client.new_leaders[-1]
     assert (session_id, leader_id) == (client.session_id, new_leader.member_id)
     assert term > old_term and client.cluster.leadership_term_id == term
     assert client.cluster.state is State.CONNECTED
@@ -118,29 +122,28 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
 
 def test_the_asyncio_client_follows_a_new_leader_after_the_leaders_sigkill(make_cluster, driver):
     cluster: TestCluster = make_cluster(3)
-    old_leader = cluster.leader()
     cluster.wait_for_followers(2)
     ctx = client_context(driver.aeron_dir, cluster.ingress_endpoints())
 
-    async def main() -> list[str]:
+    async def main() -> tuple[list[str], MemberProcess]:
         answers: list[str] = []
-        async with aeron.aio.connect(driver.aeron_dir) as client:
-            async with aeron.aio.cluster.connect(ctx, client=client, keep_alive_interval=0.5) as session:
-                assert session.leader_member_id == old_leader.member_id
-                for seq in range(5):
-                    await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=30)
-                    answers.append(bytes((await session.receive(timeout=30)).payload).decode())
-                old_leader.kill()
-                async for event in session.events(timeout=90):         # the keep-alive task polls the egress
-                    if isinstance(event, NewLeaderEvent):
-                        break
-                assert session.leader_member_id != old_leader.member_id
-                for seq in range(5, 10):
-                    await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=60)
-                    answers.append(bytes((await session.receive(timeout=60)).payload).decode())
-        return answers
+        async with aeron.aio.connect(driver.aeron_dir) as client, \
+                aeron.aio.cluster.connect(ctx, client=client, keep_alive_interval=0.5) as session:
+            old_leader = cluster[session.leader_member_id]
+            for seq in range(5):
+                await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=30)
+                answers.append(bytes((await session.receive(timeout=30)).payload).decode())
+            old_leader.kill()
+            async for event in session.events(timeout=90):         # the keep-alive task polls the egress
+                if isinstance(event, NewLeaderEvent):
+                    break
+            assert session.leader_member_id != old_leader.member_id
+            for seq in range(5, 10):
+                await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=60)
+                answers.append(bytes((await session.receive(timeout=60)).payload).decode())
+        return answers, old_leader
 
-    answers = asyncio.run(main())
+    answers, old_leader = asyncio.run(main())
     new_leader = cluster.leader(exclude=[old_leader])
     survivors = [m for m in cluster.members if m is not old_leader]
     state = cluster.wait_for_same_state(survivors, predicate=lambda s: "aio:9" in s["applied"])
