@@ -28,6 +28,7 @@ Every wait has a deadline; nothing sleeps a fixed time except between polls.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -444,9 +445,10 @@ class TestCluster:
         return ingress_endpoints(self.members_text, only)
 
     def start(self, timeout: float = 90.0) -> None:
-        """Start every member; they elect a leader among themselves."""
-        for member in self.members:
-            member.start(timeout)
+        """Start every member, all at once; they elect a leader among themselves."""
+        with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
+            for future in [pool.submit(member.start, timeout) for member in self.members]:
+                future.result()
 
     def stop(self) -> None:
         """Stop every member that runs (SIGTERM, then SIGKILL)."""
