@@ -12,7 +12,8 @@ egress with its result, ``<verb> <client> <seq> <result>``:
 
 Everything that changes the state comes from the log, so every member computes the same :attr:`state`: the total,
 ``applied`` (each ``client:seq`` added, in log order: a command applied twice shows twice), the sessions opened
-and closed (with the close reason), the timers fired and the leadership terms seen. After each change the state is
+and closed (with the close reason, and the leadership term it happened in), the timers fired and the leadership
+terms seen. After each change the state is
 written to ``register-service-<service id>.json`` in the directory named by the environment variable
 ``REGISTER_SERVICE_DIR`` (the cluster directory when unset), replaced whole so a reader never sees half of it.
 A snapshot holds the state as JSON in chunks, which ``on_start`` loads back. What is not state (the member's roles,
@@ -38,7 +39,7 @@ def state_file(directory: str, service_id: int = 0) -> str:
 
 def empty_state() -> dict[str, Any]:
     """The state before anything happened."""
-    return {"total": 0, "applied": [], "opened": [], "closed": {}, "fired": [], "terms": []}
+    return {"total": 0, "applied": [], "opened": [], "closed": {}, "closed_in_term": {}, "fired": [], "terms": []}
 
 
 class RegisterService(ClusteredService):
@@ -115,6 +116,7 @@ class RegisterService(ClusteredService):
     def on_session_close(self, session: Any, timestamp: int, close_reason: Any) -> None:
         """Noted in ``closed`` with the reason's name."""
         self.state["closed"][str(session.id)] = close_reason.name
+        self.state["closed_in_term"][str(session.id)] = self.leadership_term_id
         self._save()
 
     def on_new_leadership_term_event(self, leadership_term_id: int, log_position: int, timestamp: int,

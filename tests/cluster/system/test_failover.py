@@ -3,7 +3,7 @@
 streams commands with several outstanding; the survivors elect a new leader, the client follows it by itself
 (NewLeaderEvent), nothing answered is lost or applied twice, and every member ends with the same state; the old
 leader restarts and catches up; a timer scheduled before the kill fires once, from the new leader. The asyncio
-client follows a new leader too."""
+client follows a new leader too, and a session silent since before the leader died times out on the new one."""
 from __future__ import annotations
 
 import asyncio
@@ -17,6 +17,7 @@ from aeron.aio.cluster import NewLeaderEvent
 from aeron.cluster.client import State
 from tests.cluster.system.members import MemberProcess, TestCluster
 from tests.cluster.system.register_client import (
+    RegisterClient,
     add_value,
     client_context,
     running_totals,
@@ -120,12 +121,12 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
     assert final["fired"] == state["fired"]                             # replayed on the old leader, once
 
 
-def test_the_asyncio_client_follows_a_new_leader_after_the_leaders_sigkill(make_cluster, driver):
-    cluster: TestCluster = make_cluster(3)
+def test_the_asyncio_client_follows_a_new_leader_after_the_leaders_sigkill(make_cluster, make_client, driver):
+    cluster: TestCluster = make_cluster(3, **{"aeron.cluster.session.timeout": "4s"})
     cluster.wait_for_followers(2)
     ctx = client_context(driver.aeron_dir, cluster.ingress_endpoints())
 
-    async def main() -> tuple[list[str], MemberProcess]:
+    async def main() -> tuple[list[str], MemberProcess, RegisterClient, int, int]:
         answers: list[str] = []
         async with aeron.aio.connect(driver.aeron_dir) as client, \
                 aeron.aio.cluster.connect(ctx, client=client, keep_alive_interval=0.5) as session:
@@ -133,6 +134,10 @@ def test_the_asyncio_client_follows_a_new_leader_after_the_leaders_sigkill(make_
             for seq in range(5):
                 await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=30)
                 answers.append(bytes((await session.receive(timeout=30)).payload).decode())
+            # a session silent from just before the leader dies: the new leader times it out
+            quiet = make_client("quiet", cluster.ingress_endpoints())
+            quiet.call("add", add_value(0))
+            old_term = session.leadership_term_id
             old_leader.kill()
             async for event in session.events(timeout=90):         # the keep-alive task polls the egress
                 if isinstance(event, NewLeaderEvent):
@@ -141,13 +146,19 @@ def test_the_asyncio_client_follows_a_new_leader_after_the_leaders_sigkill(make_
             for seq in range(5, 10):
                 await session.offer(f"add aio {seq} {add_value(seq)}".encode(), timeout=60)
                 answers.append(bytes((await session.receive(timeout=60)).payload).decode())
-        return answers, old_leader
+            session_id = session.cluster_session_id
+        return answers, old_leader, quiet, old_term, session_id
 
-    answers, old_leader = asyncio.run(main())
+    answers, old_leader, quiet, old_term, session_id = asyncio.run(main())
     new_leader = cluster.leader(exclude=[old_leader])
     survivors = [m for m in cluster.members if m is not old_leader]
-    state = cluster.wait_for_same_state(survivors, predicate=lambda s: "aio:9" in s["applied"])
-    assert state["applied"] == [f"aio:{seq}" for seq in range(10)]
+    quiet_id = str(quiet.session_id)
+    state = cluster.wait_for_same_state(survivors, predicate=lambda s: "aio:9" in s["applied"] and
+                                        quiet_id in s["closed"] and str(session_id) in s["closed"])
+    # the asyncio session was kept alive until it closed itself
+    assert state["closed"] == {quiet_id: "TIMEOUT", str(session_id): "CLIENT_ACTION"}
+    assert state["closed_in_term"][quiet_id] > old_term
+    assert state["applied"] == [*(f"aio:{seq}" for seq in range(5)), "quiet:0", *(f"aio:{seq}" for seq in range(5, 10))]
     totals = running_totals(state["applied"])
     assert answers == [f"add aio {seq} {totals[f'aio:{seq}']}" for seq in range(10)]
-    assert new_leader.is_leader()
+    assert new_leader is not old_leader

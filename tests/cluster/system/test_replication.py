@@ -60,3 +60,18 @@ def test_a_session_without_keep_alives_times_out_on_every_member(shared_cluster:
     chatty.call("add", add_value(1))                                      # the other session goes on
     # the quiet client hears of it when it polls again: the cluster closed its session
     quiet.wait(lambda: quiet.cluster.is_closed, timeout=30, what="the quiet client closed")
+
+
+def test_sessions_closed_by_the_service_and_by_the_client_are_closed_on_every_member(shared_cluster: TestCluster,
+                                                                                       make_client):
+    closed_by_service = make_client("closed-by-service", shared_cluster.ingress_endpoints())
+    closed_by_client = make_client("closed-by-client", shared_cluster.ingress_endpoints())
+    closed_by_service.call("add", add_value(0))
+    closed_by_client.call("add", add_value(0))
+    closed_by_service.send("close")                                     # the service closes the session
+    closed_by_service.wait(lambda: closed_by_service.cluster.is_closed, 30, "the session closed by the service")
+    assert "SERVICE_ACTION" in str(closed_by_service.cluster.close_error)
+    closed_by_client.close()
+    by_service, by_client = str(closed_by_service.session_id), str(closed_by_client.session_id)
+    state = shared_cluster.wait_for_same_state(predicate=lambda s: by_service in s["closed"] and by_client in s["closed"])
+    assert (state["closed"][by_service], state["closed"][by_client]) == ("SERVICE_ACTION", "CLIENT_ACTION")
