@@ -173,3 +173,11 @@ class RegisterService(ClusteredService):
             json.dump({"state": self.state, "local": self.local, "log_position": self.cluster.log_position}, f,
                       sort_keys=True)
         os.replace(temp, self.path)
+
+
+class FailingService(RegisterService):
+    """A service that cannot start: ``on_start`` raises (the container, and its member, end)."""
+
+    def on_start(self, cluster: Any, snapshot_image: Any) -> None:
+        """Raise."""
+        raise RuntimeError("FailingService does not start")

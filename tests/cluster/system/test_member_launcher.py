@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from aeron.cluster import tool
 from aeron.cluster.__main__ import main, split_container_properties
 from tests.cluster.system.members import REPO, MemberProcess, cluster_members
 from tests.cluster.system.register_client import add_value
@@ -63,3 +64,15 @@ def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, m
     assert member.proc is not None and member.proc.returncode == 0
     if container == "process":
         assert member.container_proc is None
+
+
+def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir):
+    # as Java's: the service's failure ends its container, the consensus module terminates on the failed ServiceAck
+    # ("failed to start clustered service(s)"), and the member with it; the errors stay in the mark files
+    member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService")
+    result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True,
+                            text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    errors = "\n".join(record.text for records in tool.errors(member.cluster_dir, out=None).values()
+                       for record in records)
+    assert "FailingService does not start" in errors and "failed to start clustered service" in errors, errors
