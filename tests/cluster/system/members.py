@@ -21,6 +21,7 @@ API::
     leader.start()                                     # the same member again, same dirs and ports
     member.pause(); member.resume()                    # SIGSTOP / SIGCONT
     member.counters()                                  # MemberCounters(state, role, election_state, ...)
+    member.cluster_tool("snapshot")                    # ClusterTool on the member's directory: CompletedProcess
     member.service_state()                             # tests.cluster.system.register_service's state file
     cluster.stop()                                     # SIGTERM (then SIGKILL) every member; idempotent
 
@@ -387,6 +388,13 @@ class MemberProcess:
         return self.proc is not None and self.proc.poll() is None
 
     # -- what it says ------------------------------------------------------------------------------------------------
+    def cluster_tool(self, *command: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
+        """``python -m aeron.cluster.tool <the member's cluster dir> <command...>`` (ClusterTool), its output
+        captured."""
+        return subprocess.run([sys.executable, "-m", "aeron.cluster.tool", self.cluster_dir, *command], cwd=str(REPO),
+                              env=client_env(), check=False, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
     def counters(self) -> MemberCounters:
         """The member's cluster counters (all None while its driver is not there)."""
         if not self.is_running:

@@ -4,12 +4,15 @@ numbered commands, keeps its session alive while it waits, and keeps what came b
 events). Every wait has a deadline."""
 from __future__ import annotations
 
+import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from aeron.cluster.client import AeronCluster, Context, EgressListener
 from aeron.common.errors import ClusterError
 
+T = TypeVar("T")
 MS = 1_000_000
 KEEP_ALIVE_INTERVAL_S = 0.5
 
@@ -117,6 +120,26 @@ class RegisterClient(EgressListener):
             self._check(deadline, what)
             if not self.poll():
                 time.sleep(0.001)
+
+    def run_while(self, action: Callable[[], T], timeout: float = 120.0, what: str = "an action") -> T:
+        """``action()`` on a thread of its own while this client polls and keeps its session alive (the session
+        would time out while the test waits on something else: a member starting, a tool, the members' states);
+        its result, or the exception it raised."""
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                outcome.append((True, action()))
+            except BaseException as exc:    # noqa: BLE001 - given back to the caller below
+                outcome.append((False, exc))
+
+        thread = threading.Thread(target=run, name=f"{self.name}-run-while", daemon=True)
+        thread.start()
+        self.wait(lambda: outcome, timeout, what)
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
 
     def answer(self, seq: int, timeout: float = 60.0) -> str:
         """Wait for the answer to command ``seq``."""

@@ -7,23 +7,14 @@ order; values are this cluster's)."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from aeron.cluster import tool
 from tests.cluster.conftest import expected
-from tests.cluster.system.members import REPO, MemberProcess, TestCluster
-from tests.procs import client_env
+from tests.cluster.system.members import TestCluster
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def cluster_tool(member: MemberProcess, *command: str) -> subprocess.CompletedProcess:
-    """``python -m aeron.cluster.tool <member's cluster dir> <command>``."""
-    return subprocess.run([sys.executable, "-m", "aeron.cluster.tool", member.cluster_dir, *command], cwd=str(REPO),
-                          env=client_env(), check=False, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
 
 
 def fields(text: str) -> list[str]:
@@ -39,7 +30,7 @@ def values(text: str) -> dict[str, str]:
 def test_describe_reads_both_mark_files_of_each_member_as_javas_tool_does(shared_cluster: TestCluster):
     golden = expected("offline/clustertool-describe.txt").splitlines()
     for member in shared_cluster.members:
-        result = cluster_tool(member, "describe")
+        result = member.cluster_tool("describe")
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
         assert len(lines) == len(golden), result.stdout
@@ -59,7 +50,7 @@ def test_describe_reads_both_mark_files_of_each_member_as_javas_tool_does(shared
 
         descriptions = tool.describe(member.cluster_dir, out=None)
         assert [d.component_type for d in descriptions] == ["CONSENSUS_MODULE", "CONTAINER"]
-        result = cluster_tool(member, "pid")
+        result = member.cluster_tool("pid")
         assert (result.returncode, result.stdout.strip()) == (0, pid)
 
 
@@ -69,7 +60,7 @@ def test_recording_log_list_members_and_is_leader_read_our_running_members(share
     golden_members = expected("live/clustertool-list-members.txt")
     golden_member = fields(re.findall(r"ClusterMember\{[^}]*\}", golden_members)[0])
     for member in shared_cluster.members:
-        result = cluster_tool(member, "recording-log")
+        result = member.cluster_tool("recording-log")
         assert result.returncode == 0, result.stderr
         assert result.stdout.startswith("RecordingLog{entries=[Entry{") and "cacheIndex={" in result.stdout
         entries = re.findall(r"Entry\{[^}]*\}", result.stdout)
@@ -81,7 +72,7 @@ def test_recording_log_list_members_and_is_leader_read_our_running_members(share
         log = tool.recording_log(member.cluster_dir, out=None)
         assert len(log) == len(entries)
 
-        result = cluster_tool(member, "list-members")
+        result = member.cluster_tool("list-members")
         assert result.returncode == 0, result.stdout + result.stderr
         assert fields(result.stdout.split("activeMembers=")[0]) == fields(golden_members.split("activeMembers=")[0])
         members = re.findall(r"ClusterMember\{[^}]*\}", result.stdout)
@@ -89,6 +80,6 @@ def test_recording_log_list_members_and_is_leader_read_our_running_members(share
         assert f"leaderMemberId={leader.member_id}, memberId={member.member_id}," in result.stdout
         assert f"ingressEndpoint='{member.ingress_endpoint}'" in result.stdout
 
-        result = cluster_tool(member, "is-leader")
+        result = member.cluster_tool("is-leader")
         assert (result.returncode, result.stdout) == ((0 if member is leader else 1), ""), result.stderr
         assert tool.is_leader(member.cluster_dir, out=None) == (0 if member is leader else 1)

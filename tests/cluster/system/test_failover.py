@@ -92,8 +92,9 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
             killed = True
     client.wait(lambda: not outstanding or all(s in client.answers for s in outstanding), 60, "the last answers")
 
+    # the client keeps its session alive whenever the test waits on the members
     survivors = [m for m in cluster.members if m is not old_leader]
-    new_leader = cluster.leader(exclude=[old_leader])
+    new_leader = client.run_while(lambda: cluster.leader(exclude=[old_leader]))
     assert len(client.new_leaders) > leaders_at_kill and old_term is not None, "no NewLeaderEvent"
     session_id, term, leader_id, _endpoints = client.new_leaders[-1]
     assert (session_id, leader_id) == (client.session_id, new_leader.member_id)
@@ -102,8 +103,8 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
 
     # the timer scheduled before the kill fires once, from a new leader (it was due after the kill)
     answers = {s: a for s, a in client.answers.items() if s in sent}
-    state = cluster.wait_for_same_state(survivors, predicate=lambda s: s["fired"] and
-                                        all(f"stream:{q}" in s["applied"] for q in answers), timeout=90)
+    state = client.run_while(lambda: cluster.wait_for_same_state(
+        survivors, predicate=lambda s: s["fired"] and all(f"stream:{q}" in s["applied"] for q in answers), timeout=90))
     [[fired_id, fired_term]] = state["fired"]
     assert fired_id == TIMER_ID and fired_term > old_term, (state["fired"], old_term)
     assert [TIMER_ID in m.service_record()["local"]["fired_as_leader"] for m in survivors].count(True) == 1
@@ -111,12 +112,12 @@ def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches
     check_exactly_once(state, "stream", answers, uncertain, sent)
 
     # the old leader restarts, follows, and catches up on what happened while it was dead
-    old_leader.start()
-    cluster.wait_for_followers(2)
+    client.run_while(old_leader.start)
+    client.run_while(lambda: cluster.wait_for_followers(2))
     sent.add(client.next_seq)
     client.call("add", add_value(client.next_seq))
-    final = cluster.wait_for_same_state(cluster.members, timeout=90,
-                                        predicate=lambda s: f"stream:{client.next_seq - 1}" in s["applied"])
+    final = client.run_while(lambda: cluster.wait_for_same_state(
+        cluster.members, timeout=90, predicate=lambda s: f"stream:{client.next_seq - 1}" in s["applied"]))
     check_exactly_once(final, "stream", {s: a for s, a in client.answers.items() if s in sent}, uncertain, sent)
     assert final["fired"] == state["fired"]                             # replayed on the old leader, once
 

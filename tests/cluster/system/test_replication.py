@@ -22,8 +22,8 @@ def test_three_members_elect_a_leader_and_replicate_a_clients_commands(shared_cl
     assert client.cluster.leader_member_id == leader.member_id
 
     seqs = client.add_many(20)
-    state = shared_cluster.wait_for_same_state(
-        predicate=lambda s: all(f"replicate:{seq}" in s["applied"] for seq in seqs))
+    state = client.run_while(lambda: shared_cluster.wait_for_same_state(
+        predicate=lambda s: all(f"replicate:{seq}" in s["applied"] for seq in seqs)))
     assert client.session_id in state["opened"]
     mine = [entry for entry in state["applied"] if entry.startswith("replicate:")]
     assert mine == [f"replicate:{seq}" for seq in seqs]                 # each once, in the order sent
@@ -43,7 +43,7 @@ def test_a_client_that_reaches_a_follower_first_is_redirected_to_the_leader(shar
     assert client.cluster.leader_member_id == leader.member_id
     seq = client.send("add", add_value(0))
     client.answer(seq)
-    shared_cluster.wait_for_same_state(predicate=lambda s: "redirected:0" in s["applied"])
+    client.run_while(lambda: shared_cluster.wait_for_same_state(predicate=lambda s: "redirected:0" in s["applied"]))
 
 
 def test_a_session_without_keep_alives_times_out_on_every_member(shared_cluster: TestCluster, make_client):
@@ -54,7 +54,7 @@ def test_a_session_without_keep_alives_times_out_on_every_member(shared_cluster:
     # the quiet client neither sends nor polls from now on; the chatty one keeps its session alive meanwhile
     chatty.wait(lambda: all((m.service_state() or {}).get("closed", {}).get(session_id) for m in shared_cluster.members),
                 timeout=60, what="the quiet session closed on every member")
-    state = shared_cluster.wait_for_same_state(predicate=lambda s: session_id in s["closed"])
+    state = chatty.run_while(lambda: shared_cluster.wait_for_same_state(predicate=lambda s: session_id in s["closed"]))
     assert state["closed"][session_id] == "TIMEOUT"
     assert str(chatty.session_id) not in state["closed"]
     chatty.call("add", add_value(1))                                      # the other session goes on

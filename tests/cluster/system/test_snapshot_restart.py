@@ -7,25 +7,16 @@ in order (a snapshot, every member and container exits 0), and it starts again f
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
 from aeron.cluster import tool
 from aeron.cluster.recording_log import ENTRY_TYPE_SNAPSHOT, ENTRY_TYPE_TERM
 from tests.cluster.conftest import expected
-from tests.cluster.system.members import REPO, MemberProcess, TestCluster
+from tests.cluster.system.members import MemberProcess, TestCluster
 from tests.cluster.system.register_client import add_value, running_totals
-from tests.procs import client_env
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def cluster_tool(member: MemberProcess, command: str, timeout: float = 60.0) -> subprocess.CompletedProcess:
-    """``python -m aeron.cluster.tool <member's cluster dir> <command>``."""
-    return subprocess.run([sys.executable, "-m", "aeron.cluster.tool", member.cluster_dir, command], cwd=str(REPO),
-                          env=client_env(), check=False, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 def snapshots(member: MemberProcess) -> list:
@@ -55,7 +46,7 @@ def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster,
     first.add_many(15)
 
     # ClusterTool snapshot on the leader: every member takes one at the same log position
-    result = cluster_tool(leader, "snapshot")
+    result = first.run_while(lambda: leader.cluster_tool("snapshot"))    # the session kept alive meanwhile
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Member [{leader.member_id}]: SNAPSHOT applied successfully" in result.stdout
     first.wait(lambda: all(len(snapshots(m)) == 2 for m in cluster.members), 60, "a snapshot on every member")
@@ -64,7 +55,7 @@ def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster,
     # recording.log as Java's members write it: the terms (one, unless the load made the cluster elect again),
     # the service's snapshot, then the consensus module's, each entry with the fields of Java's
     golden = entry_shapes(expected("live/clustertool-recording-log.txt"))
-    result = cluster_tool(leader, "recording-log")
+    result = first.run_while(lambda: leader.cluster_tool("recording-log"))
     assert result.returncode == 0, result.stderr
     assert set(entry_shapes(result.stdout)) == set(golden), result.stdout
     kinds = re.findall(r"serviceId=(-?\d+), type=(\w+)", result.stdout)
@@ -73,7 +64,7 @@ def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster,
     assert kinds[snapshot_at + 1] == ("-1", "SNAPSHOT"), result.stdout
 
     first.add_many(5)                                   # in the log after the snapshot
-    before = cluster.wait_for_same_state(predicate=lambda s: "first:19" in s["applied"])
+    first.run_while(lambda: cluster.wait_for_same_state(predicate=lambda s: "first:19" in s["applied"]))
     first.close()
     before = cluster.wait_for_same_state(predicate=lambda s: str(first.session_id) in s["closed"])
 
@@ -91,7 +82,7 @@ def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster,
 
     second = make_client("second", cluster.ingress_endpoints())
     answers = {seq: int(second.answers[seq]) for seq in second.add_many(10)}
-    state = cluster.wait_for_same_state(predicate=lambda s: "second:9" in s["applied"])
+    state = second.run_while(lambda: cluster.wait_for_same_state(predicate=lambda s: "second:9" in s["applied"]))
     totals = running_totals(state["applied"])
     assert answers == {seq: totals[f"second:{seq}"] for seq in range(10)}
     check_state(state, ["first", "second"])
@@ -100,7 +91,7 @@ def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster,
 
     # ClusterTool shutdown: a snapshot, then every member terminates by itself and exits 0
     leader = cluster.leader()
-    result = cluster_tool(leader, "shutdown")
+    result = leader.cluster_tool("shutdown")
     assert result.returncode == 0, result.stdout + result.stderr
     for member in cluster.members:
         assert member.wait_exit(60) == 0, member.log_text()[-3000:]
