@@ -1,28 +1,42 @@
 # SPDX-License-Identifier: Apache-2.0
 """``python -m aeron.cluster [props-file ...] [key=value ...]``: a cluster member (Aeron ``ClusteredMediaDriver.main``):
 our media driver, an archive and a consensus module in this process. Its clustered services run in their own
-processes on the same driver directory (Java's ``ClusteredServiceContainer``, for one).
+processes on the same driver directory (Java's ``ClusteredServiceContainer``, ``python -m aeron.cluster.service``),
+or one of them in this process: given ``aeron.cluster.service.class.name`` (``package.module:Class``, made with no
+arguments; or its ``AERON_CLUSTER_SERVICE_CLASS_NAME`` variable), the member also hosts a clustered service
+container running that service, with the container's ``aeron.cluster.*`` properties (``aeron.cluster.service.id``,
+default 0, and the others ``python -m aeron.cluster.service --help`` lists).
 
 Settings are Aeron's properties from ``AERON_*`` environment variables, properties files and ``key=value``
 arguments (``-D`` prefixes allowed), later ones winning: ``aeron.cluster.*`` go to the consensus module,
-``aeron.archive.*`` to the archive, the other ``aeron.*`` to the driver, ``aeron.dir`` to all three. Unless given,
+``aeron.archive.*`` to the archive, the other ``aeron.*`` to the driver, ``aeron.dir`` to all of them (the
+container's own properties go to it only, those both read to both). Unless given,
 the archive's control channel is UDP on this member's archive endpoint (from ``aeron.cluster.members`` and
 ``aeron.cluster.member.id``), its replication channel UDP on the same host's ephemeral port, and its archive id the
 member id, so that the other members can replicate this member's log.
 
-Runs until SIGINT or SIGTERM, or until the consensus module terminates (ClusterTool ``shutdown`` or ``abort``);
-exits 0 then, 1 when it could not start, 2 for bad arguments.
+Runs until SIGINT or SIGTERM, or until the consensus module terminates (ClusterTool ``shutdown`` or ``abort``;
+a hosted container that terminates alone gives the consensus module its termination timeout to follow); exits 0
+then, 1 when it could not start, 2 for bad arguments.
 """
 from __future__ import annotations
 
 import signal
 import sys
 import threading
+import time
 
 from aeron.archive.archive import Context as ArchiveContext
 from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
 from aeron.cluster.consensus_module import Context as ConsensusModuleContext
+from aeron.cluster.service.clustered_service_container import (
+    ClusteredServiceContainer,
+    container_property,
+)
+from aeron.cluster.service.clustered_service_container import (
+    Context as ContainerContext,
+)
 from aeron.common.errors import AeronError
 from aeron.common.settings import read_properties
 from aeron.common.version import VERSION_TEXT
@@ -39,6 +53,16 @@ def split_properties(props: dict[str, str]) -> tuple[dict[str, str], dict[str, s
     if "aeron.archive.file.sync.level" in archive:
         cluster["aeron.archive.file.sync.level"] = archive["aeron.archive.file.sync.level"]
     return driver, archive, cluster
+
+
+def split_container_properties(cluster: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(consensus module, container)`` properties of the ``aeron.cluster.*`` ones: a property the container reads
+    goes to it, and to the consensus module too unless only the container knows it (the service's class name,
+    id, ...); any other goes to the consensus module, which refuses one it does not know."""
+    container = {k: v for k, v in cluster.items() if container_property(k)}
+    consensus_module = {k: v for k, v in cluster.items()
+                        if k not in container or ConsensusModuleContext.find_setting(k) is not None}
+    return consensus_module, container
 
 
 def member_archive_defaults(cluster: dict[str, str], archive: dict[str, str]) -> None:
@@ -63,30 +87,62 @@ def main(argv: list[str] | None = None) -> int:
     if "--version" in args:
         print(VERSION_TEXT)
         return 0
+    stop = threading.Event()
+    container_terminated = threading.Event()
     try:
         driver_props, archive_props, cluster_props = split_properties(read_properties(args))
         member_archive_defaults(cluster_props, archive_props)
+        cluster_props, container_props = split_container_properties(cluster_props)
+        container_ctx = ContainerContext(container_props, termination_hook=container_terminated.set)
     except (OSError, ValueError, AeronError) as ex:
         print(f"aeron.cluster: {ex}", file=sys.stderr)
         return 2
-    stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
+    container = None
     try:
         cm_ctx = ConsensusModuleContext(cluster_props, termination_hook=stop.set)
         running = ClusteredMediaDriver.launch(MediaDriver.Context(driver_props), ArchiveContext(archive_props), cm_ctx)
     except AeronError as ex:
         print(f"aeron.cluster: {ex}", file=sys.stderr)
         return 1
-    print(f"aeron.cluster: member {cm_ctx.cluster_member_id} running (aeron.dir={running.media_driver.aeron_dir})",
-          file=sys.stderr, flush=True)
     try:
-        while not stop.wait(0.5):
-            if running.consensus_module.is_terminated:
-                break
+        if container_ctx.service_class_name:
+            container_ctx.aeron_dir = running.media_driver.aeron_dir
+            try:
+                container = ClusteredServiceContainer.launch(container_ctx)
+            except AeronError as ex:
+                print(f"aeron.cluster: {ex}", file=sys.stderr)
+                return 1
+        hosted = f", service {container_ctx.service_class_name}" if container is not None else ""
+        print(f"aeron.cluster: member {cm_ctx.cluster_member_id} running (aeron.dir={running.media_driver.aeron_dir}"
+              f"{hosted})", file=sys.stderr, flush=True)
+        wait_for_termination(running, stop, container_terminated, cm_ctx.termination_timeout_ns)
     finally:
-        running.close()
+        try:
+            if container is not None:
+                container.close()
+        finally:
+            running.close()
     return 0
+
+
+def wait_for_termination(running: ClusteredMediaDriver, stop: threading.Event, container_terminated: threading.Event,
+                         termination_timeout_ns: int) -> None:
+    """Until a signal, the consensus module's termination, or the termination timeout after the hosted container
+    terminated alone (a service that failed: Aeron's member would go on without it, as its container is another
+    process, until an operator stops it; here the member ends with it)."""
+    container_deadline = None
+    while not stop.wait(0.2):
+        if running.consensus_module.is_terminated:
+            return
+        if container_terminated.is_set():
+            if container_deadline is None:
+                container_deadline = time.monotonic() + termination_timeout_ns / 1e9
+            elif time.monotonic() > container_deadline:
+                print("aeron.cluster: the service container terminated; stopping the member", file=sys.stderr,
+                      flush=True)
+                return
 
 
 if __name__ == "__main__":

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``python -m aeron.cluster`` hosting a clustered service container in the member's process when given
+``aeron.cluster.service.class.name`` (Java's ClusteredServiceContainer property): the properties each part gets,
+the help text, a service that cannot be loaded, and a single member whose service answers."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from aeron.cluster import tool
+from aeron.cluster.__main__ import main, split_container_properties
+from tests.cluster.system.members import REPO, MemberProcess, cluster_members
+from tests.cluster.system.register_client import add_value
+from tests.support import wait_for
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_container_properties_go_to_the_container_and_shared_ones_to_both():
+    cm, container = split_container_properties({
+        "aeron.cluster.service.class.name": "pkg.module:Service", "aeron.cluster.service.id": "1",
+        "aeron.cluster.dir": "/tmp/c", "aeron.cluster.control.channel": "aeron:ipc?term-length=64k",
+        "aeron.cluster.member.id": "2", "aeron.cluster.nonsense": "x"})
+    assert container == {"aeron.cluster.service.class.name": "pkg.module:Service", "aeron.cluster.service.id": "1",
+                         "aeron.cluster.dir": "/tmp/c", "aeron.cluster.control.channel": "aeron:ipc?term-length=64k"}
+    # the consensus module refuses the property nobody knows, as before
+    assert cm == {"aeron.cluster.dir": "/tmp/c", "aeron.cluster.control.channel": "aeron:ipc?term-length=64k",
+                  "aeron.cluster.member.id": "2", "aeron.cluster.nonsense": "x"}
+
+
+def test_help_names_the_hosted_service_property(capsys):
+    assert main(["--help"]) == 0
+    assert "aeron.cluster.service.class.name" in capsys.readouterr().out
+
+
+def test_a_bad_container_property_is_refused_before_anything_starts(capsys):
+    assert main(["aeron.cluster.service.id=eleven"]) == 2
+    assert "aeron.cluster.service.id" in capsys.readouterr().err
+
+
+def test_a_service_class_that_cannot_be_loaded_ends_the_member_with_status_1(shm_dir):
+    member = MemberProcess(0, cluster_members(1), shm_dir, service="no_such_package.module:Service")
+    result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True, text=True,
+                            timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "no_such_package.module:Service" in result.stderr
+
+
+@pytest.mark.parametrize("container", ["in-process", "process"])
+def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, make_client, container):
+    member = MemberProcess(0, cluster_members(1), shm_dir, container=container)
+    try:
+        member.start()
+        wait_for(member.is_leader, 60, what="the member leading", interval_s=0.1)
+        client = make_client("solo", f"0={member.ingress_endpoint}")
+        assert client.call("add", add_value(0)) == str(add_value(0))
+        assert member.service_state()["applied"] == ["solo:0"]
+        assert (member.container_proc is None) == (container == "in-process")
+        if member.container_proc is not None:
+            assert member.container_proc.poll() is None
+    finally:
+        member.stop()
+    assert member.proc is not None and member.proc.returncode == 0
+    if container == "process":
+        assert member.container_proc is None
+
+
+def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir):
+    # as Java's: the service's failure ends its container, the consensus module terminates on the failed ServiceAck
+    # ("failed to start clustered service(s)"), and the member with it; the errors stay in the mark files
+    member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService")
+    result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True,
+                            text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    errors = "\n".join(record.text for records in tool.errors(member.cluster_dir, out=None).values()
+                       for record in records)
+    assert "FailingService does not start" in errors and "failed to start clustered service" in errors, errors
