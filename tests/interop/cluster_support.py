@@ -1,14 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
-"""What the cluster interop tests share: our Java test service and client (tests/interop/cluster_java, compiled
-with javac once per session), Java's ClusteredServiceContainer running that service beside one of our members, a
-Java AeronCluster client driven line by line, and the settings of a cluster member on loopback with short
-timeouts. Needs AERON_JAVA_CP (the fixtures skip without it)."""
+"""The one harness of the cluster interop tests: our Java test programs (tests/interop/cluster_java, compiled with
+javac once per session: a test service, two AeronCluster clients and a whole Java member), members as processes
+(ours, ``python -m aeron.cluster``, or Java's ``ClusteredMediaDriver``; each with Java's ClusteredServiceContainer
+or ours running the same test service, or none), a Java AeronCluster client driven line by line, and the settings
+of a cluster member on loopback with short timeouts. Needs AERON_JAVA_CP (the fixtures skip without it)."""
 from __future__ import annotations
 
 import os
 import pathlib
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -19,25 +21,51 @@ import pytest
 from tests.procs import client_env
 from tests.support import free_port
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
 JAVA_SOURCES = pathlib.Path(__file__).resolve().parent / "cluster_java"
 JAVA_OPENS = ["--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
               "--add-opens", "java.base/java.util.zip=ALL-UNNAMED"]
+# small heaps and the C1 compiler only: up to six JVMs share two cores in these tests
+JVM_OPTIONS = ["-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto", *JAVA_OPENS,
+               "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"]
+# our test service, the twin of cluster_java/ClusterTestService.java, for our container
+PYTHON_TEST_SERVICE = "tests.interop.cluster_test_service:ClusterTestService"
 MS = 1_000_000
+
+
+def java_classpath() -> str:
+    """AERON_JAVA_CP, or skip the test."""
+    value = os.environ.get("AERON_JAVA_CP")
+    if not value:
+        pytest.skip("AERON_JAVA_CP is not set: the official Java cluster is not available")
+    if shutil.which("javac") is None or shutil.which("java") is None:
+        pytest.skip("javac/java not installed")
+    return value
 
 
 @pytest.fixture(scope="session")
 def cluster_java(tmp_path_factory):
-    """The Java classpath with our compiled test service and client: ``(classpath, classes_dir)``."""
-    java_cp = os.environ.get("AERON_JAVA_CP")
-    if not java_cp:
-        pytest.skip("AERON_JAVA_CP is not set: the official Java cluster is not available")
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("javac/java not installed")
+    """The Java classpath with our compiled test programs: ``(classpath, classes_dir)``."""
+    java_cp = java_classpath()
     classes = tmp_path_factory.mktemp("cluster_java")
     sources = sorted(str(p) for p in JAVA_SOURCES.glob("*.java"))
-    subprocess.run(["javac", "-cp", java_cp, "-d", str(classes), *sources], check=True, timeout=180,
-                   capture_output=True)
+    done = subprocess.run(["javac", "-cp", java_cp, "-d", str(classes), *sources], timeout=300, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
     return f"{java_cp}:{classes}", classes
+
+
+def java(classpath: str, main_class: str, *args: str, timeout: float = 120,
+         properties: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a Java tool (``ClusterTool``, ``ArchiveTool``...) to its end: its output and exit status."""
+    return subprocess.run(["java", *JVM_OPTIONS, *[f"-D{k}={v}" for k, v in (properties or {}).items()], "-cp",
+                           classpath, main_class, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=client_env())
+
+
+def cluster_tool(classpath: str, cluster_dir: str, *command: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Java's ClusterTool on ``cluster_dir``."""
+    return java(classpath, "io.aeron.cluster.ClusterTool", cluster_dir, *command, timeout=timeout)
 
 
 class LineReader:
@@ -90,14 +118,21 @@ class LineReader:
 
 
 def start_container(classpath: str, aeron_dir: str, cluster_dir: str, cluster_id: int = 0,
-                    service_id: int = 0) -> tuple[subprocess.Popen, LineReader]:
-    """Java's ClusteredServiceContainer running ClusterTestService on the driver at ``aeron_dir``."""
-    args = ["java", *JAVA_OPENS, "-cp", classpath,
-            f"-Daeron.dir={aeron_dir}", f"-Daeron.cluster.dir={cluster_dir}", f"-Daeron.cluster.id={cluster_id}",
-            f"-Daeron.cluster.service.id={service_id}", "-Daeron.cluster.service.class.name=ClusterTestService",
-            "-Daeron.client.liveness.timeout=60000000000",
-            "io.aeron.cluster.service.ClusteredServiceContainer"]
-    proc = subprocess.Popen(args, env=client_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    service_id: int = 0, python: bool = False) -> tuple[subprocess.Popen, LineReader]:
+    """A ClusteredServiceContainer running ClusterTestService on the driver at ``aeron_dir``: Java's, or with
+    ``python`` ours (``python -m aeron.cluster.service``) running the Python twin. Both print the same lines."""
+    if python:
+        args = [sys.executable, "-m", "aeron.cluster.service", f"aeron.dir={aeron_dir}",
+                f"aeron.cluster.dir={cluster_dir}", f"aeron.cluster.id={cluster_id}",
+                f"aeron.cluster.service.id={service_id}", f"aeron.cluster.service.class.name={PYTHON_TEST_SERVICE}"]
+    else:
+        args = ["java", *JVM_OPTIONS, "-cp", classpath,
+                f"-Daeron.dir={aeron_dir}", f"-Daeron.cluster.dir={cluster_dir}", f"-Daeron.cluster.id={cluster_id}",
+                f"-Daeron.cluster.service.id={service_id}", "-Daeron.cluster.service.class.name=ClusterTestService",
+                "-Daeron.client.liveness.timeout=60000000000",
+                "io.aeron.cluster.service.ClusteredServiceContainer"]
+    proc = subprocess.Popen(args, cwd=str(REPO), env=client_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
     return proc, LineReader(proc)
 
 
@@ -107,7 +142,7 @@ class JavaClient:
     def __init__(self, classpath: str, aeron_dir: str, ingress_endpoints: str) -> None:
         egress = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
         self.proc = subprocess.Popen(
-            ["java", *JAVA_OPENS, "-cp", classpath, "ClusterTestClient", aeron_dir, ingress_endpoints, egress],
+            ["java", *JVM_OPTIONS, "-cp", classpath, "ClusterTestClient", aeron_dir, ingress_endpoints, egress],
             env=client_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.out = LineReader(self.proc)
 
@@ -198,12 +233,17 @@ def member_properties(member_id: int, members: str, cluster_dir: str, **override
 
 
 class MemberProcess:
-    """One of our members as its own process (``python -m aeron.cluster``) with Java's container beside it, each
-    member in its own directory under ``base``."""
+    """A member as its own process, ours (``python -m aeron.cluster``) or with ``java`` Java's
+    (``io.aeron.cluster.ClusteredMediaDriver``), with a container running the test service beside it: Java's
+    (``service="java"``), ours (``"python"``), or none (``None``: the test brings its own). Each member has its own
+    directory under ``base``."""
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, java: bool = False,
-                 **overrides: str) -> None:
+                 service: str | None = "java", **overrides: str) -> None:
+        if service not in ("java", "python", None):
+            raise ValueError(f"service must be 'java', 'python' or None, not {service!r}")
         self.java = java
+        self.service = service
         self.member_id = member_id
         self.members = members
         self.dir = base / f"m{member_id}"
@@ -234,7 +274,7 @@ class MemberProcess:
             props.update({"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
                           "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
                           "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true"})
-            command = ["java", *JAVA_OPENS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
+            command = ["java", *JVM_OPTIONS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
                        "io.aeron.cluster.ClusteredMediaDriver"]
             ready = "ready"
         else:
@@ -269,7 +309,13 @@ class MemberProcess:
             if time.monotonic() > deadline:
                 raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
             time.sleep(1)
-        self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir)
+        self.start_service()
+
+    def start_service(self) -> None:
+        """Start the member's container (none when ``service`` is None)."""
+        if self.service is not None:
+            self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir,
+                                                               python=self.service == "python")
 
     def log_text(self) -> str:
         path = self.dir.with_suffix(".log")
@@ -307,9 +353,196 @@ class MemberProcess:
         stop_process(self.proc, timeout=30)
 
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
 def ingress_endpoints(members: str) -> str:
     """``<id>=<ingress endpoint>,...`` of a members string."""
     return ",".join(f"{m.split(',')[0]}={m.split(',')[1]}" for m in members.split("|"))
+
+
+class JavaClusterNode:
+    """Java's ClusteredMediaDriver alone (driver, archive, consensus module; one service expected), its settings in
+    a properties file, for a service that is ours; and ClusterTool on its directory."""
+
+    def __init__(self, classpath: str, base: pathlib.Path, member_id: int = 0, members: str | None = None,
+                 **properties: str) -> None:
+        """Member ``member_id`` of ``members`` (``cluster_members``; one member of its own when None);
+        ``properties`` are more Java properties (dots as underscores)."""
+        self.classpath = classpath
+        self.base = base
+        base.mkdir(parents=True, exist_ok=True)
+        self.aeron_dir = str(base / "driver")
+        self.cluster_dir = str(base / "cluster")
+        self.archive_dir = str(base / "archive")
+        members = members or cluster_members(1)
+        self.ingress_endpoints = ingress_endpoints(members)
+        archive_endpoint = members.split("|")[member_id].split(",")[5]
+        self.properties = {
+            "aeron.dir": self.aeron_dir,
+            "aeron.dir.delete.on.start": "true",
+            "aeron.dir.delete.on.shutdown": "true",
+            "aeron.threading.mode": "SHARED",
+            "aeron.shared.idle.strategy": "backoff",
+            "aeron.term.buffer.length": "65536",
+            "aeron.ipc.term.buffer.length": "65536",
+            "aeron.archive.dir": self.archive_dir,
+            "aeron.archive.threading.mode": "SHARED",
+            "aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
+            "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
+            "aeron.archive.segment.file.length": "65536",
+            "aeron.cluster.dir": self.cluster_dir,
+            "aeron.cluster.members": members,
+            "aeron.cluster.member.id": str(member_id),
+            "aeron.cluster.ingress.channel": "aeron:udp",
+            "aeron.cluster.log.channel": "aeron:udp?term-length=64k",
+            "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
+            "aeron.cluster.service.count": "1",
+        }
+        self.properties.update({k.replace("_", "."): v for k, v in properties.items()})
+        self.process: subprocess.Popen | None = None
+        self.output = base / "node.out"
+
+    def start(self) -> JavaClusterNode:
+        """Start the node (its cluster and archive directories are kept from a previous start)."""
+        properties = self.base / "node.properties"
+        properties.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
+        with open(self.output, "ab") as out:
+            self.process = subprocess.Popen(
+                ["java", *JVM_OPTIONS, "-cp", self.classpath, "io.aeron.cluster.ClusteredMediaDriver",
+                 str(properties)], stdout=out, stderr=subprocess.STDOUT, env=client_env())
+        # the driver's cnc.dat and the consensus module's mark file, then a service may attach
+        deadline = time.monotonic() + 60
+        mark = pathlib.Path(self.cluster_dir) / "cluster-mark.dat"
+        while not (mark.exists() and (pathlib.Path(self.aeron_dir) / "cnc.dat").exists()):
+            if self.process.poll() is not None:
+                pytest.fail(f"the Java cluster node exited: {self.output.read_text()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail("the Java cluster node did not start in 60 s")
+            time.sleep(0.05)
+        return self
+
+    def tool(self, *command: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        """Java's ClusterTool on the node's cluster directory."""
+        return cluster_tool(self.classpath, self.cluster_dir, *command, timeout=timeout)
+
+    def await_exit(self, timeout: float = 60) -> int:
+        """The node's exit status once it stopped by itself (a shutdown)."""
+        assert self.process is not None
+        return self.process.wait(timeout)
+
+    def stop(self) -> None:
+        """Stop the node (SIGTERM, then SIGKILL after 20 s)."""
+        stop_process(self.process)
+        self.process = None
+
+
+def run_client(classpath: str, aeron_dir: str, endpoints: str, *commands: str, timeout: float = 90) -> list[str]:
+    """Run ClusterEchoClient (``send:<text>``, ``await:<prefix>`` commands) on the driver at ``aeron_dir`` against
+    the cluster at ``endpoints``; its output lines (the test fails on a non-zero exit)."""
+    result = subprocess.run(["java", *JVM_OPTIONS, "-cp", classpath, "ClusterEchoClient", aeron_dir, endpoints,
+                             *commands], capture_output=True, text=True, timeout=timeout, env=client_env())
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout.splitlines()
+
+
+class JavaMember:
+    """One member of a :class:`JavaCluster` (the EchoClusterNode program); ``lines`` collects its stdout."""
+
+    def __init__(self, cluster: JavaCluster, member_id: int) -> None:
+        self.cluster = cluster
+        self.member_id = member_id
+        self.ports = [free_port() for _ in range(5)]    # ingress, consensus, log, catchup, archive
+        self.proc: subprocess.Popen[str] | None = None
+        self.lines: list[str] = []
+
+    @property
+    def ingress_endpoint(self) -> str:
+        return f"localhost:{self.ports[0]}"
+
+    def member_string(self) -> str:
+        return f"{self.member_id}," + ",".join(f"localhost:{p}" for p in self.ports)
+
+    def start(self) -> None:
+        cluster = self.cluster
+        base = cluster.work_dir / f"node{self.member_id}"
+        aeron_dir = f"/dev/shm/{cluster.work_dir.name}-java-{self.member_id}"
+        properties = [f"-D{k}={v}" for k, v in cluster.properties.items()]
+        self.proc = subprocess.Popen(
+            ["java", *JVM_OPTIONS, *properties, "-cp", cluster.classpath, "EchoClusterNode",
+             str(self.member_id), cluster.members_string(), str(base), aeron_dir, str(self.ports[4]),
+             "true" if cluster.allow_admin else "false"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            for line in self.proc.stdout:
+                self.lines.append(line.rstrip("\n"))
+        except ValueError:
+            pass            # closed by stop()
+
+    def role(self) -> str | None:
+        roles = [line.split()[1] for line in list(self.lines) if line.startswith("ROLE ")]
+        return roles[-1] if roles else None
+
+    def kill(self) -> None:
+        """SIGKILL the member's JVM (the leader dies without a word)."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+class JavaCluster:
+    """``size`` Java members (EchoClusterNode: an echo service, an authenticator that challenges, admin requests
+    allowed with ``allow_admin``) on free ports, with ``properties`` (-D) for every JVM; ``classpath`` holds the
+    compiled test programs (the ``cluster_java`` fixture's)."""
+
+    def __init__(self, work_dir: pathlib.Path, classpath: str, size: int = 1,
+                 properties: dict[str, str] | None = None, allow_admin: bool = False) -> None:
+        self.work_dir = work_dir
+        self.classpath = classpath
+        self.properties = {"aeron.cluster.session.timeout": "10s", "aeron.cluster.leader.heartbeat.timeout": "2s",
+                           "aeron.cluster.election.timeout": "500ms", "aeron.cluster.startup.canvass.timeout": "5s",
+                           "aeron.term.buffer.sparse.file": "true", **(properties or {})}
+        self.allow_admin = allow_admin
+        self.members = [JavaMember(self, i) for i in range(size)]
+
+    def members_string(self) -> str:
+        return "|".join(m.member_string() for m in self.members)
+
+    def ingress_endpoints(self) -> str:
+        return ",".join(f"{m.member_id}={m.ingress_endpoint}" for m in self.members)
+
+    def start(self) -> None:
+        for member in self.members:
+            member.start()
+
+    def leader(self, timeout_s: float = 60.0, exclude: tuple[int, ...] = ()) -> JavaMember:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            for member in self.members:
+                if member.member_id not in exclude and member.role() == "LEADER":
+                    return member
+                if member.proc is not None and member.proc.poll() is not None and member.member_id not in exclude:
+                    raise AssertionError(f"member {member.member_id} exited: {member.lines[-30:]}")
+            time.sleep(0.05)
+        raise AssertionError(f"no leader within {timeout_s} s: " + " / ".join(
+            f"{m.member_id}: {m.lines[-10:]}" for m in self.members))
+
+    def stop(self) -> None:
+        for member in self.members:
+            member.stop()
+        for member in self.members:
+            shutil.rmtree(f"/dev/shm/{self.work_dir.name}-java-{member.member_id}", ignore_errors=True)

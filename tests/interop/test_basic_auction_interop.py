@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from tests import procs
-from tests.interop.java_cluster_nodes import JVM_OPTIONS, java_classpath
+from tests.interop.cluster_support import JVM_OPTIONS, java_classpath
 
 SCRIPT = r"""
 set -u

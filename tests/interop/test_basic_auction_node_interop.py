@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Our port of the cluster tutorial's node (``aeron.samples.cluster.basic_auction_clustered_service_node``: our
+ClusteredMediaDriver and our container with BasicAuctionClusteredService) takes the bids of Java's tutorial client,
+``io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient``, then of our port of it, and prints what Java's node
+prints (the golden file, ids and prices aside); Java's ClusterTool snapshots it. With three of our nodes every
+member's auction sees the same bids. The node hard-codes ports 9001-9006 (+100 a node), so nodes and clients run
+inside a private network namespace (``unshare -n``, loopback brought up) and no port of the host is touched. Needs
+AERON_JAVA_CP and permission to make a network namespace (skips without)."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from tests import procs
+from tests.interop.cluster_support import JVM_OPTIONS, java_classpath
+from tests.interop.test_basic_auction_interop import _namespaces_work
+
+# Runs in the namespace; $NODES nodes of ours, then the Java client, then ours, then a snapshot by Java's ClusterTool
+# on the leader, then SIGTERM to the nodes. Each step's failure exits with its own status.
+SCRIPT = r"""
+set -u
+ip link set lo up || exit 90
+cd "$WORK"
+PIDS=""
+HOSTS=$(for i in $(seq 1 $NODES); do printf '127.0.0.1,'; done | sed 's/,$//')
+for i in $(seq 0 $((NODES - 1))); do
+    "$PYTHON" -m aeron.samples.cluster.basic_auction_clustered_service_node -Daeron.dir="$AERON_BASE" \
+        -Daeron.cluster.tutorial.nodeId=$i -Daeron.cluster.tutorial.hostnames=$HOSTS \
+        -Daeron.term.buffer.length=65536 -Daeron.ipc.term.buffer.length=65536 \
+        -Daeron.archive.segment.file.length=65536 -Daeron.cluster.log.channel='aeron:udp?term-length=64k' \
+        -Daeron.cluster.session.timeout=20s \
+        > node$i.out 2> node$i.err &
+    PIDS="$PIDS $!"
+done
+stop_nodes() { kill -TERM $PIDS 2> /dev/null; wait $PIDS; }
+LEADER=""
+tries=0
+while [ -z "$LEADER" ]; do
+    for i in $(seq 0 $((NODES - 1))); do
+        if [ -f node$i/cluster/cluster-mark.dat ] && \
+                "$PYTHON" -m aeron.cluster.tool node$i/cluster is-leader > /dev/null 2>&1; then
+            LEADER=$i
+        fi
+    done
+    tries=$((tries + 1))
+    if [ -z "$LEADER" ] && [ $tries -gt 300 ]; then echo "no leader" >&2; stop_nodes; exit 91; fi
+    [ -z "$LEADER" ] && sleep 0.3
+done
+echo $LEADER > leader
+java $JVM -cp "$CP" -Daeron.dir="$AERON_BASE-java-client" -Daeron.cluster.tutorial.customerId=1 \
+    -Daeron.cluster.tutorial.numOfBids=3 -Daeron.cluster.tutorial.bidIntervalMs=200 \
+    -Daeron.cluster.tutorial.hostnames=$HOSTS -Daeron.term.buffer.length=65536 \
+    io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient > java-client.out 2> java-client.err \
+    || { stop_nodes; exit 92; }
+"$PYTHON" -m aeron.samples.cluster.basic_auction_cluster_client -Daeron.dir="$AERON_BASE-client" \
+    -Daeron.cluster.tutorial.customerId=2 -Daeron.cluster.tutorial.numOfBids=3 \
+    -Daeron.cluster.tutorial.bidIntervalMs=200 -Daeron.cluster.tutorial.hostnames=$HOSTS \
+    > client.out 2> client.err || { stop_nodes; exit 93; }
+java $JVM -cp "$CP" io.aeron.cluster.ClusterTool node$LEADER/cluster snapshot > snapshot.out 2>&1 \
+    || { stop_nodes; exit 94; }
+stop_nodes
+"""
+
+SENT = re.compile(r"Sent\((\d+), (\d+), (\d+)\) bidsRemaining=(\d+)")
+ANSWER = re.compile(r"SessionMessage\((\d+), (\d+),(\d+), (\d+), (true|false)\)")
+BID = re.compile(r"attemptBid\(this=Auction\{bestPrice=(\d+), currentWinningCustomerId=(-?\d+)\}, "
+                 r"price=(\d+),customerId=(\d+)\)")
+
+
+def normalised(lines: list[str], booleans: bool = False) -> list[str]:
+    """Lines with what differs from run to run (ids, ports, positions, prices; with ``booleans`` whether a random bid
+    won) as ``#``."""
+    return [re.sub(r"-?\d+|\b(true|false)\b" if booleans else r"-?\d+", "#", line) for line in lines]
+
+
+def run_nodes(shm_dir, nodes: int, timeout: float) -> tuple[int, dict[str, str]]:
+    """Run SCRIPT with ``nodes`` nodes; its exit status and every file it wrote, by name."""
+    classpath = java_classpath()
+    if not _namespaces_work():
+        pytest.skip("cannot make a network namespace here (needs unshare -n and ip)")
+    work = shm_dir / "auction"
+    work.mkdir()
+    env = procs.client_env()
+    env.update(WORK=str(work), CP=classpath, JVM=" ".join(JVM_OPTIONS), PYTHON=sys.executable, NODES=str(nodes),
+               AERON_BASE=str(shm_dir / "aeron"))
+    proc = subprocess.Popen(["unshare", "-n", "sh", "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)         # the nodes and clients too: they are in the script's group
+        _, stderr = proc.communicate()
+    files = {p.name: p.read_text(errors="replace") for p in work.iterdir() if p.is_file()}
+    files["script.err"] = stderr
+    return proc.returncode, files
+
+
+def check_java_client(text: str, golden: list[str]) -> list[int]:
+    """Java's client printed the golden lines (bids and answers each in their order: an answer may come after the
+    next bid on a busy machine); the prices it bid."""
+    lines = text.splitlines()
+    for kind in ("Sent(", "SessionMessage("):
+        assert [line for line in normalised(lines, booleans=True) if line.startswith(kind)] == \
+            [line for line in normalised(golden, booleans=True) if line.startswith(kind)], text
+    sent = [SENT.fullmatch(line) for line in lines if line.startswith("Sent(")]
+    assert [int(m.group(4)) for m in sent if m] == [2, 1, 0], text
+    return [int(m.group(3)) for m in sent if m]
+
+
+def test_javas_tutorial_client_and_ours_bid_on_our_tutorial_node(shm_dir, golden_dir):
+    status, files = run_nodes(shm_dir, 1, 240)
+    assert status == 0, files
+    expected = golden_dir / "cluster" / "expected"
+    java_prices = check_java_client(files["java-client.out"],
+                                    (expected / "BasicAuctionClusterClient.out.txt").read_text().splitlines())
+    our_lines = files["client.out"].splitlines()
+    our_prices = [int(m.group(3)) for m in map(SENT.fullmatch, our_lines) if m]
+    assert len(our_prices) == 3 and all(ANSWER.fullmatch(line) for line in our_lines if line.startswith("Session"))
+    assert files["snapshot.out"].strip() == "Member [0]: SNAPSHOT applied successfully", files["snapshot.out"]
+
+    node = files["node0.out"].splitlines()
+    golden = (expected / "BasicAuctionClusteredServiceNode.out.txt").read_text().splitlines()
+    # Java's client's session (as the golden run's), then our client's session, then the exit
+    assert normalised(node[:6]) == normalised(golden[:6]), files["node0.out"]
+    assert normalised(node[6:11]) == normalised(golden[1:6]), files["node0.out"]
+    assert node[11:] == ["[0] Exiting..."], files["node0.out"]
+    bids = [BID.fullmatch(line) for line in node if line.startswith("attemptBid(")]
+    assert [int(m.group(3)) for m in bids if m] == java_prices + our_prices
+    assert [int(m.group(4)) for m in bids if m] == [1, 1, 1, 2, 2, 2]
+    # each bid meets the best price before it: the auction's state is carried from bid to bid
+    best, winner = 0, -1
+    for m in bids:
+        assert m is not None and (int(m.group(1)), int(m.group(2))) == (best, winner)
+        if int(m.group(3)) > best:
+            best, winner = int(m.group(3)), int(m.group(4))
+    assert files["node0.err"] == "", files["node0.err"]
+
+
+def test_three_of_our_tutorial_nodes_replicate_the_auction(shm_dir, golden_dir):
+    status, files = run_nodes(shm_dir, 3, 420)
+    assert status == 0, files
+    leader = int(files["leader"])
+    expected = golden_dir / "cluster" / "expected"
+    check_java_client(files["java-client.out"],
+                      (expected / "BasicAuctionClusterClient.out.txt").read_text().splitlines())
+    assert files["snapshot.out"].strip() == f"Member [{leader}]: SNAPSHOT applied successfully", files["snapshot.out"]
+    # every member's service saw the same six bids against the same auction
+    bids = [[line for line in files[f"node{i}.out"].splitlines() if line.startswith("attemptBid(")] for i in range(3)]
+    assert len(bids[leader]) == 6, files[f"node{leader}.out"]
+    assert bids[0] == bids[1] == bids[2], bids
+    for i in range(3):
+        lines = files[f"node{i}.out"].splitlines()
+        assert lines[0] == f"[{i}] Started Cluster Node on 127.0.0.1..." and lines[-1] == f"[{i}] Exiting...", lines

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Java and our cluster members with Java's and our services, and Java's tools on our member's files:
+
+- one cluster of three members, one Java (``io.aeron.cluster.ClusteredMediaDriver`` with Java's container running
+  ClusterTestService.java) and two of ours (``python -m aeron.cluster`` with our container running its Python twin,
+  tests/interop/cluster_test_service.py): it elects, replicates, snapshots, survives the loss of each member in turn
+  (the Java one included: killed, the others go on, restarted, it catches up), and ends with the same service state
+  on every member;
+- Java's ClusterTool reads the directory of our running member (our container beside it): describe, pid,
+  recording-log, list-members, errors print what ours prints; Java's ArchiveTool describes and verifies our member's
+  archive (its log and snapshots).
+
+Java's AeronCluster client drives them, on a media driver of its own. Needs AERON_JAVA_CP (skips without it)."""
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from aeron.cluster import tool
+from aeron.cluster.cluster_control import map_counters
+from aeron.cluster.recording_log import RecordingLog
+from aeron.cluster.service.cluster_counters import ClusterCounters
+from aeron.driver import MediaDriver
+from tests import support
+from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java, cluster_members,  # noqa: F401
+                                           cluster_tool, ingress_endpoints, java)
+from tests.support import wait_for
+
+SNAPSHOT_COUNT_TYPE_ID = 205
+
+
+@pytest.fixture
+def client_driver():
+    """A media driver of the test's own for the Java client, so that no member's death takes the client with it."""
+    with MediaDriver.launch_embedded(support.driver_context(term_buffer_length=65536)) as driver:
+        yield driver
+
+
+def snapshot_count(node: MemberProcess) -> int | None:
+    try:
+        with map_counters(f"{node.aeron_dir}/cnc.dat") as mapped:
+            return ClusterCounters.find_value(mapped.reader, SNAPSHOT_COUNT_TYPE_ID, 0)
+    except Exception:                   # noqa: BLE001 - the member is (re)starting
+        return None
+
+
+def echo(client: JavaClient, prefix: str, count: int) -> None:
+    for i in range(count):
+        client.send(f"{prefix}{i}")
+        client.expect(f"{prefix}{i}")
+
+
+def leader_of(nodes: list[MemberProcess], what: str = "a leader") -> MemberProcess:
+    return wait_for(lambda: next((n for n in nodes if n.is_leader()), None), 90, what=what, interval_s=0.2)
+
+
+def commit_position(node: MemberProcess) -> int:
+    position = node.counters()[3]
+    return -1 if position is None else position
+
+
+def test_one_java_member_two_of_ours_snapshot_and_survive_the_loss_of_each(cluster_java, shm_dir, client_driver):
+    classpath, _ = cluster_java
+    members = cluster_members(3)
+    nodes = [MemberProcess(0, members, shm_dir, classpath, java=True, service="java"),
+             MemberProcess(1, members, shm_dir, classpath, service="python"),
+             MemberProcess(2, members, shm_dir, classpath, service="python")]
+    client = None
+    try:
+        for node in nodes:
+            node.start()
+        leader = leader_of(nodes)
+        wait_for(lambda: sum(n.is_follower() for n in nodes) == 2, 90, what="two followers", interval_s=0.2)
+        client = JavaClient(classpath, client_driver.aeron_dir, ingress_endpoints(members))
+        client.out.wait_for("CONNECTED", 60)
+        echo(client, "a", 5)
+        total = 5
+
+        snapshot = cluster_tool(classpath, leader.cluster_dir, "snapshot")
+        assert snapshot.stdout.strip() == f"Member [{leader.member_id}]: SNAPSHOT applied successfully", \
+            snapshot.stdout + snapshot.stderr
+        wait_for(lambda: all(snapshot_count(n) == 1 for n in nodes), 60, what="a snapshot on every member",
+                 interval_s=0.2)
+        for node in nodes:
+            node.service_out.wait_for(f"SERVICE_SNAPSHOT count={total}", 30)
+            with RecordingLog(node.cluster_dir, False) as log:
+                assert sorted(e.service_id for e in log.entries if e.type == 1) == [-1, 0], node.member_id
+
+        for victim in nodes:                     # the Java member first, then ours; one of them leads when killed
+            was_leader = victim.is_leader()
+            victim.kill()
+            survivors = [n for n in nodes if n is not victim]
+            leader = leader_of(survivors, f"a leader without member {victim.member_id}")
+            if was_leader:
+                client.command("poll 100")
+                client.out.wait_for("NEW_LEADER", 60)
+                client.out.wait_for("POLLED", 60)
+            echo(client, f"k{victim.member_id}-", 5)          # the two survivors make progress
+            total += 5
+            victim.start()
+            wait_for(victim.is_follower, 120, what=f"member {victim.member_id} following again", interval_s=0.2)
+            committed = commit_position(leader)
+            wait_for(lambda: commit_position(victim) >= committed, 90,
+                     what=f"member {victim.member_id} caught up", interval_s=0.2)
+
+        client.send("count?")
+        client.expect(f"count={total}")
+        leader = leader_of(nodes)
+        snapshot = cluster_tool(classpath, leader.cluster_dir, "snapshot")
+        assert "SNAPSHOT applied successfully" in snapshot.stdout, snapshot.stdout + snapshot.stderr
+        # the same state on every member: each service snapshots the count of messages it saw
+        for node in nodes:
+            node.service_out.wait_for(f"SERVICE_SNAPSHOT count={total}", 60)
+    finally:
+        if client is not None:
+            client.close()
+        for node in nodes:
+            node.stop()
+
+
+def ours(*args: object) -> tuple[int, str]:
+    out = io.StringIO()
+    status = tool.main([str(a) for a in args], out=out)
+    return status, out.getvalue()
+
+
+def without_times(text: str) -> str:
+    """Java's tool and ours print the time they ran: the first line of each describe/errors block and the
+    members' clocks."""
+    text = re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs)=-?\d+", r"\1=T", text)
+    return re.sub(r"(?m)^Type: .*$", "Type: T", text)
+
+
+def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_dir, client_driver):
+    classpath, _ = cluster_java
+    members = cluster_members(1)
+    node = MemberProcess(0, members, shm_dir, classpath, service="python")
+    client = None
+    try:
+        node.start()
+        wait_for(node.is_leader, 90, what="the member leading", interval_s=0.2)
+        client = JavaClient(classpath, client_driver.aeron_dir, ingress_endpoints(members))
+        client.out.wait_for("CONNECTED", 60)
+        echo(client, "a", 3)
+        snapshot = cluster_tool(classpath, node.cluster_dir, "snapshot")
+        assert snapshot.stdout.strip() == "Member [0]: SNAPSHOT applied successfully", snapshot.stdout
+        node.service_out.wait_for("SERVICE_SNAPSHOT count=3", 30)
+        echo(client, "b", 2)
+
+        for command in ("describe", "pid", "recording-log", "errors", "list-members"):
+            javas = cluster_tool(classpath, node.cluster_dir, command)
+            status, text = ours(node.cluster_dir, command)
+            assert javas.returncode == status == 0, (command, javas.stdout, javas.stderr, text)
+            assert without_times(javas.stdout) == without_times(text), command
+        javas = cluster_tool(classpath, node.cluster_dir, "describe").stdout
+        assert "componentType=CONSENSUS_MODULE" in javas and "componentType=CONTAINER" in javas, javas
+        assert f"pid={node.proc.pid}" in javas and f"pid={node.container.pid}" in javas, javas
+        assert cluster_tool(classpath, node.cluster_dir, "pid").stdout == f"{node.proc.pid}\n"
+        recording_log = cluster_tool(classpath, node.cluster_dir, "recording-log").stdout
+        assert recording_log.count("type=SNAPSHOT") == 2 and recording_log.count("type=TERM") == 1, recording_log
+        assert "leaderMemberId=0, memberId=0" in cluster_tool(classpath, node.cluster_dir, "list-members").stdout
+    finally:
+        if client is not None:
+            client.close()
+        node.stop()
+    assert node.proc.returncode == 0
+
+    archive_dir = node.dir / "archive"
+    describe = java(classpath, "io.aeron.archive.ArchiveTool", archive_dir, "describe")
+    assert describe.returncode == 0, describe.stdout + describe.stderr
+    # the log (recording 0, its channel the log's, stream 100) and the two snapshots, stream 107
+    descriptors = re.findall(r"recordingId=(\d+).*?streamId=(\d+)", describe.stdout)
+    assert sorted(int(stream) for _, stream in descriptors) == [100, 107, 107], describe.stdout
+    verify = java(classpath, "io.aeron.archive.ArchiveTool", archive_dir, "verify", "-a",
+                  properties={"aeron.archive.dir": str(archive_dir)})
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "INVALID" not in verify.stdout, verify.stdout
