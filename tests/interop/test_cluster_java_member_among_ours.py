@@ -161,6 +161,8 @@ def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_d
         recording_log = cluster_tool(classpath, node.cluster_dir, "recording-log").stdout
         assert recording_log.count("type=SNAPSHOT") == 2 and recording_log.count("type=TERM") == 1, recording_log
         assert "leaderMemberId=0, memberId=0" in cluster_tool(classpath, node.cluster_dir, "list-members").stdout
+        client.close()                           # Java's SessionCloseRequest closes the session at once
+        assert node.service_out.wait_for("SERVICE_SESSION_CLOSE", 30).endswith(" CLIENT_ACTION")
     finally:
         if client is not None:
             client.close()
@@ -170,9 +172,9 @@ def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_d
     archive_dir = node.dir / "archive"
     describe = java(classpath, "io.aeron.archive.ArchiveTool", archive_dir, "describe")
     assert describe.returncode == 0, describe.stdout + describe.stderr
-    # the log (recording 0, its channel the log's, stream 100) and the two snapshots, stream 107
-    descriptors = re.findall(r"recordingId=(\d+).*?streamId=(\d+)", describe.stdout)
-    assert sorted(int(stream) for _, stream in descriptors) == [100, 107, 107], describe.stdout
+    # the log (stream 100) and the two snapshots: the service's (stream 106) and the consensus module's (107)
+    streams = re.findall(r"\|streamId=(\d+)\|", describe.stdout)
+    assert sorted(int(stream) for stream in streams) == [100, 106, 107], describe.stdout
     verify = java(classpath, "io.aeron.archive.ArchiveTool", archive_dir, "verify", "-a",
                   properties={"aeron.archive.dir": str(archive_dir)})
     assert verify.returncode == 0, verify.stdout + verify.stderr
