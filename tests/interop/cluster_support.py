@@ -68,6 +68,37 @@ def cluster_tool(classpath: str, cluster_dir: str, *command: str, timeout: float
     return java(classpath, "io.aeron.cluster.ClusterTool", cluster_dir, *command, timeout=timeout)
 
 
+def namespaces_work() -> bool:
+    """Whether this process may make a network namespace (``unshare -n``) and bring its loopback up."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"], capture_output=True, timeout=30)
+    return probe.returncode == 0
+
+
+def run_in_namespace(script: str, work: pathlib.Path, timeout: float, **env: str) -> tuple[int, dict[str, str]]:
+    """Run the shell ``script`` in a network namespace of its own (for the tutorial's fixed ports), in ``work``
+    (made here) with ``env`` beside WORK, CP (the Java classpath), JVM (JVM_OPTIONS) and PYTHON; its exit status
+    and the text of every file it left in ``work``, by name (``script.err``: its stderr). Skips without Java or
+    namespaces; the script's processes are killed when it overruns ``timeout``."""
+    classpath = java_classpath()
+    if not namespaces_work():
+        pytest.skip("cannot make a network namespace here (needs unshare -n and ip)")
+    work.mkdir()
+    environment = client_env()
+    environment.update(WORK=str(work), CP=classpath, JVM=" ".join(JVM_OPTIONS), PYTHON=sys.executable, **env)
+    proc = subprocess.Popen(["unshare", "-n", "sh", "-c", script], env=environment, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)         # its nodes and clients too: they are in the script's group
+        _, stderr = proc.communicate()
+    files = {p.name: p.read_text(errors="replace") for p in work.iterdir() if p.is_file()}
+    files["script.err"] = stderr
+    return proc.returncode, files
+
+
 class LineReader:
     """Collects a process's stdout lines on a thread, so tests can wait for one with a deadline."""
 
@@ -262,18 +293,32 @@ class MemberProcess:
     def cluster_dir(self) -> str:
         return str(self.dir / "cluster")
 
-    def start(self, timeout: float = 60.0) -> None:
-        """Start the member, and its container once the member runs. A member killed moments ago leaves mark
-        files that look alive for 10 s: the start is retried until they are stale."""
+    def properties(self) -> dict[str, str]:
+        """The member's properties: test timeouts, its directories, shared threading; for Java's, the archive's
+        channels and id (ours derives them) and 64 KiB terms; the overrides last."""
         props = member_properties(self.member_id, self.members, self.cluster_dir, **{
             "aeron.dir": self.aeron_dir, "aeron.archive.dir": str(self.dir / "archive"),
             "aeron.archive.segment.file.length": "262144", "aeron.threading.mode": "SHARED",
-            "aeron.archive.threading.mode": "SHARED", **self.overrides})
+            "aeron.archive.threading.mode": "SHARED"})
         if self.java:
             archive_endpoint = self.members.split("|")[self.member_id].split(",")[5]
             props.update({"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
                           "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
-                          "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true"})
+                          "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true",
+                          "aeron.term.buffer.length": "65536", "aeron.ipc.term.buffer.length": "65536"})
+        props.update(self.overrides)
+        return props
+
+    @property
+    def ingress_endpoints(self) -> str:
+        """The cluster's ingress endpoints, for a client."""
+        return ingress_endpoints(self.members)
+
+    def start(self, timeout: float = 60.0) -> MemberProcess:
+        """Start the member, and its container once the member runs. A member killed moments ago leaves mark
+        files that look alive for 10 s: the start is retried until they are stale."""
+        props = self.properties()
+        if self.java:
             command = ["java", *JVM_OPTIONS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
                        "io.aeron.cluster.ClusteredMediaDriver"]
             ready = "ready"
@@ -310,6 +355,7 @@ class MemberProcess:
                 raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
             time.sleep(1)
         self.start_service()
+        return self
 
     def start_service(self) -> None:
         """Start the member's container (none when ``service`` is None)."""
@@ -352,87 +398,19 @@ class MemberProcess:
         stop_process(self.container)
         stop_process(self.proc, timeout=30)
 
+    def tool(self, *command: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """Java's ClusterTool on the member's cluster directory."""
+        return cluster_tool(self.classpath, self.cluster_dir, *command, timeout=timeout)
+
+    def await_exit(self, timeout: float = 60) -> int:
+        """The member's exit status once it stopped by itself (a shutdown)."""
+        assert self.proc is not None
+        return self.proc.wait(timeout)
+
 
 def ingress_endpoints(members: str) -> str:
     """``<id>=<ingress endpoint>,...`` of a members string."""
     return ",".join(f"{m.split(',')[0]}={m.split(',')[1]}" for m in members.split("|"))
-
-
-class JavaClusterNode:
-    """Java's ClusteredMediaDriver alone (driver, archive, consensus module; one service expected), its settings in
-    a properties file, for a service that is ours; and ClusterTool on its directory."""
-
-    def __init__(self, classpath: str, base: pathlib.Path, member_id: int = 0, members: str | None = None,
-                 **properties: str) -> None:
-        """Member ``member_id`` of ``members`` (``cluster_members``; one member of its own when None);
-        ``properties`` are more Java properties (dots as underscores)."""
-        self.classpath = classpath
-        self.base = base
-        base.mkdir(parents=True, exist_ok=True)
-        self.aeron_dir = str(base / "driver")
-        self.cluster_dir = str(base / "cluster")
-        self.archive_dir = str(base / "archive")
-        members = members or cluster_members(1)
-        self.ingress_endpoints = ingress_endpoints(members)
-        archive_endpoint = members.split("|")[member_id].split(",")[5]
-        self.properties = {
-            "aeron.dir": self.aeron_dir,
-            "aeron.dir.delete.on.start": "true",
-            "aeron.dir.delete.on.shutdown": "true",
-            "aeron.threading.mode": "SHARED",
-            "aeron.shared.idle.strategy": "backoff",
-            "aeron.term.buffer.length": "65536",
-            "aeron.ipc.term.buffer.length": "65536",
-            "aeron.archive.dir": self.archive_dir,
-            "aeron.archive.threading.mode": "SHARED",
-            "aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
-            "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
-            "aeron.archive.segment.file.length": "65536",
-            "aeron.cluster.dir": self.cluster_dir,
-            "aeron.cluster.members": members,
-            "aeron.cluster.member.id": str(member_id),
-            "aeron.cluster.ingress.channel": "aeron:udp",
-            "aeron.cluster.log.channel": "aeron:udp?term-length=64k",
-            "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
-            "aeron.cluster.service.count": "1",
-        }
-        self.properties.update({k.replace("_", "."): v for k, v in properties.items()})
-        self.process: subprocess.Popen | None = None
-        self.output = base / "node.out"
-
-    def start(self) -> JavaClusterNode:
-        """Start the node (its cluster and archive directories are kept from a previous start)."""
-        properties = self.base / "node.properties"
-        properties.write_text("".join(f"{k}={v}\n" for k, v in self.properties.items()))
-        with open(self.output, "ab") as out:
-            self.process = subprocess.Popen(
-                ["java", *JVM_OPTIONS, "-cp", self.classpath, "io.aeron.cluster.ClusteredMediaDriver",
-                 str(properties)], stdout=out, stderr=subprocess.STDOUT, env=client_env())
-        # the driver's cnc.dat and the consensus module's mark file, then a service may attach
-        deadline = time.monotonic() + 60
-        mark = pathlib.Path(self.cluster_dir) / "cluster-mark.dat"
-        while not (mark.exists() and (pathlib.Path(self.aeron_dir) / "cnc.dat").exists()):
-            if self.process.poll() is not None:
-                pytest.fail(f"the Java cluster node exited: {self.output.read_text()}")
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail("the Java cluster node did not start in 60 s")
-            time.sleep(0.05)
-        return self
-
-    def tool(self, *command: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        """Java's ClusterTool on the node's cluster directory."""
-        return cluster_tool(self.classpath, self.cluster_dir, *command, timeout=timeout)
-
-    def await_exit(self, timeout: float = 60) -> int:
-        """The node's exit status once it stopped by itself (a shutdown)."""
-        assert self.process is not None
-        return self.process.wait(timeout)
-
-    def stop(self) -> None:
-        """Stop the node (SIGTERM, then SIGKILL after 20 s)."""
-        stop_process(self.process)
-        self.process = None
 
 
 def run_client(classpath: str, aeron_dir: str, endpoints: str, *commands: str, timeout: float = 90) -> list[str]:

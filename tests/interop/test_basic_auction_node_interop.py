@@ -8,17 +8,9 @@ inside a private network namespace (``unshare -n``, loopback brought up) and no 
 AERON_JAVA_CP and permission to make a network namespace (skips without)."""
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 
-import pytest
-
-from tests import procs
-from tests.interop.cluster_support import JVM_OPTIONS, java_classpath
-from tests.interop.test_basic_auction_interop import _namespaces_work
+from tests.interop.cluster_support import run_in_namespace
 
 # Runs in the namespace; $NODES nodes of ours, then the Java client, then ours, then a snapshot by Java's ClusterTool
 # on the leader, then SIGTERM to the nodes. Each step's failure exits with its own status.
@@ -92,24 +84,7 @@ def normalised(lines: list[str], booleans: bool = False) -> list[str]:
 
 def run_nodes(shm_dir, nodes: int, timeout: float) -> tuple[int, dict[str, str]]:
     """Run SCRIPT with ``nodes`` nodes; its exit status and every file it wrote, by name."""
-    classpath = java_classpath()
-    if not _namespaces_work():
-        pytest.skip("cannot make a network namespace here (needs unshare -n and ip)")
-    work = shm_dir / "auction"
-    work.mkdir()
-    env = procs.client_env()
-    env.update(WORK=str(work), CP=classpath, JVM=" ".join(JVM_OPTIONS), PYTHON=sys.executable, NODES=str(nodes),
-               AERON_BASE=str(shm_dir / "aeron"))
-    proc = subprocess.Popen(["unshare", "-n", "sh", "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)         # the nodes and clients too: they are in the script's group
-        _, stderr = proc.communicate()
-    files = {p.name: p.read_text(errors="replace") for p in work.iterdir() if p.is_file()}
-    files["script.err"] = stderr
-    return proc.returncode, files
+    return run_in_namespace(SCRIPT, shm_dir / "auction", timeout, NODES=str(nodes), AERON_BASE=str(shm_dir / "aeron"))
 
 
 def check_java_client(text: str, golden: list[str]) -> list[int]:

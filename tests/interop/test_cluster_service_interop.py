@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -19,8 +18,8 @@ import pytest
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service import ClusteredService
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
-from tests.interop.cluster_support import JAVA_OPENS, JavaClusterNode, cluster_java, cluster_members, \
-    ingress_endpoints, run_client  # noqa: F401 - cluster_java is a fixture
+from tests.interop.cluster_support import JAVA_OPENS, MemberProcess, cluster_java, cluster_members, \
+    ingress_endpoints, namespaces_work, run_client  # noqa: F401 - cluster_java is a fixture
 from tests.procs import client_env
 from tests.support import wait_for
 
@@ -103,17 +102,25 @@ def classpath(cluster_java):
 
 @pytest.fixture
 def node(classpath, shm_dir):
-    java_node = JavaClusterNode(classpath, shm_dir)
+    java_node = java_member(classpath, shm_dir)
     yield java_node
     java_node.stop()
 
 
-def launch(node: JavaClusterNode, service: ClusteredService) -> ClusteredServiceContainer:
+def java_member(classpath: str, base, member_id: int = 0, members: str | None = None,
+                **overrides: str) -> MemberProcess:
+    """Java's ClusteredMediaDriver as member ``member_id`` of ``members`` (a cluster of its own when None), its one
+    service ours (started by the test)."""
+    return MemberProcess(member_id, members or cluster_members(1), base, classpath, java=True, service=None,
+                         **overrides)
+
+
+def launch(node: MemberProcess, service: ClusteredService) -> ClusteredServiceContainer:
     return ClusteredServiceContainer.launch(Context(environ={}, aeron_dir=node.aeron_dir, cluster_dir=node.cluster_dir,
                                                     clustered_service=service))
 
 
-def java_client(classpath: str, node: JavaClusterNode, *commands: str) -> list[str]:
+def java_client(classpath: str, node: MemberProcess, *commands: str) -> list[str]:
     """ClusterEchoClient's output lines, on ``node``'s driver, running ``commands``."""
     return run_client(classpath, node.aeron_dir, node.ingress_endpoints, *commands)
 
@@ -225,12 +232,11 @@ def normalised(text: str, booleans: bool = False) -> list[str]:
 
 
 def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(classpath, shm_dir):
-    if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+    if not namespaces_work():
         pytest.skip("no network namespace (unshare -n) for the tutorial's fixed ports")
-    node = JavaClusterNode(classpath, shm_dir)
-    node.properties.update(TUTORIAL_NODE)
+    node = java_member(classpath, shm_dir, **TUTORIAL_NODE)
     properties = shm_dir / "node.properties"
-    properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties.items()))
+    properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties().items()))
     java = " ".join(["java", *JAVA_OPENS])
     script = NAMESPACE_SCRIPT.format(java=java, cp=classpath, properties=properties, base=shm_dir)
     namespace = subprocess.Popen(["unshare", "-n", "sh", "-c", script], env=client_env())
@@ -289,8 +295,8 @@ def leading(services: list[InteropService], among) -> tuple[int] | None:
 
 def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath, shm_dir):
     members = cluster_members(3)
-    nodes = [JavaClusterNode(classpath, shm_dir / f"node{i}", i, members, aeron_cluster_leader_heartbeat_timeout="2s",
-                             aeron_cluster_session_timeout="5s") for i in range(3)]
+    nodes = [java_member(classpath, shm_dir, i, members, **{"aeron.cluster.session.timeout": "5s"})
+             for i in range(3)]
     services = [InteropService() for _ in nodes]
     containers: list[ClusteredServiceContainer | None] = []
     try:
@@ -306,8 +312,7 @@ def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath,
         followers = [i for i in range(3) if i != leader]
         assert all(services[i].cluster.role == Role.FOLLOWER for i in followers)
 
-        nodes[leader].process.kill()                # the leader dies; its service is gone with it
-        nodes[leader].process.wait(30)
+        nodes[leader].kill()                        # the leader dies; its service is gone with it
         containers[leader].close()
         containers[leader] = None
         new_leader, = wait_for(lambda: leading(services, followers), 120, what="a new leader")
