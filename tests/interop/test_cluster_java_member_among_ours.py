@@ -68,8 +68,9 @@ def state_of(nodes: list[MemberProcess]) -> str:
 
 
 def lose_and_restart(client: JavaClient, nodes: list[MemberProcess], victim: MemberProcess, total: int) -> int:
-    """Kill ``victim``, echo through the survivors (following a new leader if it led), restart it and wait until it
-    follows and has caught up; the number of messages counted now."""
+    """Kill ``victim``, echo through the survivors (following a new leader if it led) and snapshot them, restart it
+    and wait until it follows and has caught up (the log it missed holds a snapshot); the number of messages counted
+    now."""
     was_leader = victim.is_leader()
     victim.kill()
     survivors = [n for n in nodes if n is not victim]
@@ -79,12 +80,18 @@ def lose_and_restart(client: JavaClient, nodes: list[MemberProcess], victim: Mem
     if was_leader:
         polling(client, lambda: any(line.startswith("NEW_LEADER") for line in client.out.drain()[seen:]), 60,
                 "the client told of the new leader")
-    echo(client, f"k{victim.member_id}-", 5)          # the two survivors make progress
+    echo(client, f"k{victim.member_id}-", 5)          # the two survivors make progress, and snapshot
+    snapshot = cluster_tool(leader.classpath, leader.cluster_dir, "snapshot")
+    assert snapshot.stdout.strip() == f"Member [{leader.member_id}]: SNAPSHOT applied successfully", \
+        snapshot.stdout + snapshot.stderr
+    for node in survivors:
+        node.service_out.wait_for(f"SERVICE_SNAPSHOT count={total + 5}", 30)
+    echo(client, f"l{victim.member_id}-", 2)
     victim.start()
-    polling(client, victim.is_follower, 120, f"member {victim.member_id} following again")
+    polling(client, victim.is_follower, 60, f"member {victim.member_id} following again")
     committed = commit_position(leader)
-    polling(client, lambda: commit_position(victim) >= committed, 90, f"member {victim.member_id} caught up")
-    return total + 5
+    polling(client, lambda: commit_position(victim) >= committed, 45, f"member {victim.member_id} caught up")
+    return total + 7
 
 
 def leader_of(nodes: list[MemberProcess], what: str = "a leader") -> MemberProcess:
