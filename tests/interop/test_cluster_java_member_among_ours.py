@@ -64,7 +64,8 @@ def polling(client: JavaClient, condition, timeout: float, what: str):
 
 def state_of(nodes: list[MemberProcess]) -> str:
     """Each member's counters (state, role, election state, commit position, term) and the end of its log."""
-    return "\n".join(f"member {n.member_id} {n.counters()}: ...{n.log_text()[-1500:]}" for n in nodes)
+    return "\n".join(f"member {n.member_id} {n.counters()}: ...{n.log_text()[-1500:]}\n"
+                     f"{ours(n.cluster_dir, 'errors')[1][-3000:]}" for n in nodes)
 
 
 def lose_and_restart(client: JavaClient, nodes: list[MemberProcess], victim: MemberProcess, total: int) -> int:
@@ -75,7 +76,7 @@ def lose_and_restart(client: JavaClient, nodes: list[MemberProcess], victim: Mem
     victim.kill()
     survivors = [n for n in nodes if n is not victim]
     seen = len(client.out.drain())
-    leader = polling(client, lambda: next((n for n in survivors if n.is_leader()), None), 90,
+    leader = polling(client, lambda: next((n for n in survivors if n.is_leader()), None), 45,
                      f"a leader without member {victim.member_id}")
     if was_leader:
         polling(client, lambda: any(line.startswith("NEW_LEADER") for line in client.out.drain()[seen:]), 60,
@@ -172,16 +173,17 @@ def ours(*args: object) -> tuple[int, str]:
 
 
 def without_times(text: str) -> str:
-    """Java's tool and ours print the time they ran: the first line of each describe/errors block and the
-    members' clocks."""
-    text = re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs)=-?\d+", r"\1=T", text)
+    """Java's tool and ours print the time they ran: the first line of each describe/errors block, the members'
+    clocks and the mark files' activity (the components running between the two)."""
+    text = re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs|activityTimestamp)=-?\d+", r"\1=T", text)
     return re.sub(r"(?m)^Type: .*$", "Type: T", text)
 
 
 def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_dir, client_driver):
     classpath, _ = cluster_java
     members = cluster_members(1)
-    node = MemberProcess(0, members, shm_dir, classpath, service="python")
+    # the client idles while the tools run: its session outlives them
+    node = MemberProcess(0, members, shm_dir, classpath, service="python", **{"aeron.cluster.session.timeout": "90s"})
     client = None
     try:
         node.start()
