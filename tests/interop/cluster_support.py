@@ -6,9 +6,11 @@ or ours running the same test service, or none), a Java AeronCluster client driv
 of a cluster member on loopback with short timeouts. Needs AERON_JAVA_CP (the fixtures skip without it)."""
 from __future__ import annotations
 
+import io
 import os
 import pathlib
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -30,7 +32,6 @@ JVM_OPTIONS = ["-Xms32m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel
                "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"]
 # our test service, the twin of cluster_java/ClusterTestService.java, for our container
 PYTHON_TEST_SERVICE = "tests.interop.cluster_test_service:ClusterTestService"
-MS = 1_000_000
 
 
 def java_classpath() -> str:
@@ -66,6 +67,21 @@ def java(classpath: str, main_class: str, *args: str, timeout: float = 120,
 def cluster_tool(classpath: str, cluster_dir: str, *command: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """Java's ClusterTool on ``cluster_dir``."""
     return java(classpath, "io.aeron.cluster.ClusterTool", cluster_dir, *command, timeout=timeout)
+
+
+def our_cluster_tool(*args: object) -> tuple[int, str]:
+    """Our ClusterTool (``aeron.cluster.tool``) run in this process: its exit status and output."""
+    from aeron.cluster import tool
+    out = io.StringIO()
+    status = tool.main([str(a) for a in args], out=out)
+    return status, out.getvalue()
+
+
+def without_times(text: str) -> str:
+    """ClusterTool output without what changes from one run to the next: the first line of each describe/errors
+    block, the members' clocks and the mark files' activity (the components run on between two runs)."""
+    text = re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs|activityTimestamp)=-?\d+", r"\1=T", text)
+    return re.sub(r"(?m)^Type: .*$", "Type: T", text)
 
 
 def namespaces_work() -> bool:

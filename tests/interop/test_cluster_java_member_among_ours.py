@@ -13,19 +13,17 @@
 Java's AeronCluster client drives them, on a media driver of its own. Needs AERON_JAVA_CP (skips without it)."""
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
 
-from aeron.cluster import tool
 from aeron.cluster.cluster_control import map_counters
 from aeron.cluster.recording_log import RecordingLog
 from aeron.cluster.service.cluster_counters import ClusterCounters
 from aeron.driver import MediaDriver
 from tests import support
 from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java, cluster_members,  # noqa: F401
-                                           cluster_tool, ingress_endpoints, java)
+                                           cluster_tool, ingress_endpoints, java, our_cluster_tool, without_times)
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -65,7 +63,7 @@ def polling(client: JavaClient, condition, timeout: float, what: str):
 def state_of(nodes: list[MemberProcess]) -> str:
     """Each member's counters (state, role, election state, commit position, term) and the end of its log."""
     return "\n".join(f"member {n.member_id} {n.counters()}: ...{n.log_text()[-1500:]}\n"
-                     f"{ours(n.cluster_dir, 'errors')[1][-3000:]}" for n in nodes)
+                     f"{our_cluster_tool(n.cluster_dir, 'errors')[1][-3000:]}" for n in nodes)
 
 
 def lose_and_restart(client: JavaClient, nodes: list[MemberProcess], victim: MemberProcess, total: int) -> int:
@@ -166,19 +164,6 @@ def test_one_java_member_two_of_ours_snapshot_and_survive_a_loss(cluster_java, s
             node.stop()
 
 
-def ours(*args: object) -> tuple[int, str]:
-    out = io.StringIO()
-    status = tool.main([str(a) for a in args], out=out)
-    return status, out.getvalue()
-
-
-def without_times(text: str) -> str:
-    """Java's tool and ours print the time they ran: the first line of each describe/errors block, the members'
-    clocks and the mark files' activity (the components running between the two)."""
-    text = re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs|activityTimestamp)=-?\d+", r"\1=T", text)
-    return re.sub(r"(?m)^Type: .*$", "Type: T", text)
-
-
 def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_dir, client_driver):
     classpath, _ = cluster_java
     members = cluster_members(1)
@@ -198,7 +183,7 @@ def test_javas_cluster_tool_and_archive_tool_read_our_member(cluster_java, shm_d
 
         for command in ("describe", "pid", "recording-log", "errors", "list-members"):
             javas = cluster_tool(classpath, node.cluster_dir, command)
-            status, text = ours(node.cluster_dir, command)
+            status, text = our_cluster_tool(node.cluster_dir, command)
             assert javas.returncode == status == 0, (command, javas.stdout, javas.stderr, text)
             assert without_times(javas.stdout) == without_times(text), command
         javas = cluster_tool(classpath, node.cluster_dir, "describe").stdout

@@ -5,13 +5,10 @@ ours, snapshots are taken by every member (Java's ClusterTool asking our leader)
 and rejoins. Needs AERON_JAVA_CP (skips without it)."""
 from __future__ import annotations
 
-import subprocess
-
 from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
 from aeron.cluster.recording_log import RecordingLog
-from tests.interop.cluster_support import (JAVA_OPENS, JavaClient, MemberProcess, cluster_java,  # noqa: F401
+from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java,  # noqa: F401
                                            cluster_members, ingress_endpoints)
-from tests.procs import client_env
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -64,9 +61,7 @@ def test_our_leader_java_followers_and_javas_cluster_tool_snapshot(cluster_java,
         committed = leader.counters()[3]
         wait_for(lambda: all(n.counters()[3] == committed for n in nodes), 30, what="all at the commit position",
                  interval_s=0.2)
-        tool = subprocess.run(["java", *JAVA_OPENS, "-cp", classpath, "io.aeron.cluster.ClusterTool",
-                               leader.cluster_dir, "snapshot"], env=client_env(), capture_output=True, text=True,
-                              timeout=120)
+        tool = leader.tool("snapshot")
         assert tool.stdout.strip().endswith("Member [0]: SNAPSHOT applied successfully"), tool.stdout + tool.stderr
         wait_for(lambda: all(snapshot_count(n) == 1 for n in nodes), 60, what="a snapshot on every member",
                  interval_s=0.2)

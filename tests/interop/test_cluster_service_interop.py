@@ -18,7 +18,7 @@ import pytest
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service import ClusteredService
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
-from tests.interop.cluster_support import JAVA_OPENS, MemberProcess, cluster_java, cluster_members, \
+from tests.interop.cluster_support import JVM_OPTIONS, MemberProcess, cluster_java, cluster_members, \
     ingress_endpoints, namespaces_work, run_client  # noqa: F401 - cluster_java is a fixture
 from tests.procs import client_env
 from tests.support import wait_for
@@ -237,7 +237,7 @@ def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(clas
     node = java_member(classpath, shm_dir, **TUTORIAL_NODE)
     properties = shm_dir / "node.properties"
     properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties().items()))
-    java = " ".join(["java", *JAVA_OPENS])
+    java = " ".join(["java", *JVM_OPTIONS])
     script = NAMESPACE_SCRIPT.format(java=java, cp=classpath, properties=properties, base=shm_dir)
     namespace = subprocess.Popen(["unshare", "-n", "sh", "-c", script], env=client_env())
     container = None
