@@ -3,7 +3,7 @@
 ClusteredMediaDriver and our container with BasicAuctionClusteredService) takes the bids of Java's tutorial client,
 ``io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient``, then of our port of it, and prints what Java's node
 prints (the golden file, ids and prices aside); Java's ClusterTool snapshots it. With three of our nodes every
-member's auction sees the same bids. The node hard-codes ports 9001-9006 (+100 a node), so nodes and clients run
+member's auction sees the same bids, and after the leader's SIGKILL Java's client bids with the new leader. The node hard-codes ports 9001-9006 (+100 a node), so nodes and clients run
 inside a private network namespace (``unshare -n``, loopback brought up) and no port of the host is touched. Needs
 AERON_JAVA_CP and permission to make a network namespace (skips without)."""
 from __future__ import annotations
@@ -30,19 +30,23 @@ for i in $(seq 0 $((NODES - 1))); do
     PIDS="$PIDS $!"
 done
 stop_nodes() { kill -TERM $PIDS 2> /dev/null; wait $PIDS; }
-LEADER=""
-tries=0
-while [ -z "$LEADER" ]; do
-    for i in $(seq 0 $((NODES - 1))); do
-        if [ -f node$i/cluster/cluster-mark.dat ] && \
-                "$PYTHON" -m aeron.cluster.tool node$i/cluster is-leader > /dev/null 2>&1; then
-            LEADER=$i
-        fi
+find_leader() {          # the leader among the nodes but node $1, in LEADER
+    LEADER=""
+    tries=0
+    while [ -z "$LEADER" ]; do
+        for i in $(seq 0 $((NODES - 1))); do
+            if [ $i != "$1" ] && [ -f node$i/cluster/cluster-mark.dat ] && \
+                    "$PYTHON" -m aeron.cluster.tool node$i/cluster is-leader > /dev/null 2>&1; then
+                LEADER=$i
+            fi
+        done
+        tries=$((tries + 1))
+        if [ -z "$LEADER" ] && [ $tries -gt 300 ]; then return 1; fi
+        [ -z "$LEADER" ] && sleep 0.3
     done
-    tries=$((tries + 1))
-    if [ -z "$LEADER" ] && [ $tries -gt 300 ]; then echo "no leader" >&2; stop_nodes; exit 91; fi
-    [ -z "$LEADER" ] && sleep 0.3
-done
+    return 0
+}
+find_leader -1 || { echo "no leader" >&2; stop_nodes; exit 91; }
 echo $LEADER > leader
 java $JVM -cp "$CP" -Daeron.dir="$AERON_BASE-java-client" -Daeron.cluster.tutorial.customerId=1 \
     -Daeron.cluster.tutorial.numOfBids=3 -Daeron.cluster.tutorial.bidIntervalMs=200 \
@@ -63,7 +67,21 @@ until [ "$(grep -c '^onSessionClose(' node$LEADER.out)" -ge 2 ]; do
 done
 java $JVM -cp "$CP" io.aeron.cluster.ClusterTool node$LEADER/cluster snapshot > snapshot.out 2>&1 \
     || { stop_nodes; exit 94; }
+if [ "${FAILOVER:-0}" = 1 ]; then
+    # the leader's node dies without a word; the other two elect a leader, and Java's client bids with it
+    set -- $PIDS
+    eval "LEADER_PID=\${$((LEADER + 1))}"
+    kill -KILL $LEADER_PID
+    find_leader $LEADER || { echo "no new leader" >&2; stop_nodes; exit 96; }
+    echo $LEADER > new-leader
+    java $JVM -cp "$CP" -Daeron.dir="$AERON_BASE-java-client" -Daeron.cluster.tutorial.customerId=3 \
+        -Daeron.cluster.tutorial.numOfBids=3 -Daeron.cluster.tutorial.bidIntervalMs=200 \
+        -Daeron.cluster.tutorial.hostnames=$HOSTS -Daeron.term.buffer.length=65536 \
+        io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient > java-client-2.out 2> java-client-2.err \
+        || { stop_nodes; exit 97; }
+fi
 stop_nodes
+exit 0                  # whatever the killed node's status
 """
 
 SENT = re.compile(r"Sent\((\d+), (\d+), (\d+)\) bidsRemaining=(\d+)")
@@ -82,9 +100,11 @@ def normalised(lines: list[str], booleans: bool = False) -> list[str]:
                    re.sub(r"'(aeron:\w+)\?([^']*)'", sorted_params, line)) for line in lines]
 
 
-def run_nodes(shm_dir, nodes: int, timeout: float) -> tuple[int, dict[str, str]]:
-    """Run SCRIPT with ``nodes`` nodes; its exit status and every file it wrote, by name."""
-    return run_in_namespace(SCRIPT, shm_dir / "auction", timeout, NODES=str(nodes), AERON_BASE=str(shm_dir / "aeron"))
+def run_nodes(shm_dir, nodes: int, timeout: float, failover: bool = False) -> tuple[int, dict[str, str]]:
+    """Run SCRIPT with ``nodes`` nodes (and with ``failover`` the leader's SIGKILL and more bids); its exit status
+    and every file it wrote, by name."""
+    return run_in_namespace(SCRIPT, shm_dir / "auction", timeout, NODES=str(nodes), AERON_BASE=str(shm_dir / "aeron"),
+                            FAILOVER="1" if failover else "0")
 
 
 def check_java_client(text: str, golden: list[str]) -> list[int]:
@@ -134,18 +154,24 @@ def test_javas_tutorial_client_and_ours_bid_on_our_tutorial_node(shm_dir, golden
     assert files["node0.err"] == "", files["node0.err"]
 
 
-def test_three_of_our_tutorial_nodes_replicate_the_auction(shm_dir, golden_dir):
-    status, files = run_nodes(shm_dir, 3, 420)
+def test_three_of_our_tutorial_nodes_replicate_the_auction_and_fail_over(shm_dir, golden_dir):
+    status, files = run_nodes(shm_dir, 3, 110, failover=True)
     assert status == 0, files
-    leader = int(files["leader"])
+    leader, new_leader = int(files["leader"]), int(files["new-leader"])
     expected = golden_dir / "cluster" / "expected"
-    check_java_client(files["java-client.out"],
-                      (expected / "BasicAuctionClusterClient.out.txt").read_text().splitlines())
+    golden_client = (expected / "BasicAuctionClusterClient.out.txt").read_text().splitlines()
+    check_java_client(files["java-client.out"], golden_client)
     assert files["snapshot.out"].strip() == f"Member [{leader}]: SNAPSHOT applied successfully", files["snapshot.out"]
-    # every member's service saw the same six bids against the same auction
+    # after the leader's SIGKILL Java's client bids with the new leader
+    assert new_leader != leader
+    check_java_client(files["java-client-2.out"], golden_client)
+    # every member's service saw the same bids against the same auction: six with the first leader, three more
+    # with the second on the two left
     bids = [[line for line in files[f"node{i}.out"].splitlines() if line.startswith("attemptBid(")] for i in range(3)]
-    assert len(bids[leader]) == 6, files[f"node{leader}.out"]
-    assert bids[0] == bids[1] == bids[2], bids
-    for i in range(3):
+    survivors = [i for i in range(3) if i != leader]
+    assert len(bids[new_leader]) == 9, files[f"node{new_leader}.out"]
+    assert bids[survivors[0]] == bids[survivors[1]], bids
+    assert bids[leader] == bids[new_leader][:6], bids
+    for i in survivors:
         lines = files[f"node{i}.out"].splitlines()
         assert lines[0] == f"[{i}] Started Cluster Node on 127.0.0.1..." and lines[-1] == f"[{i}] Exiting...", lines
