@@ -34,22 +34,17 @@ from aeron.common.errors import AeronError
 from aeron.common.paths import default_aeron_dir
 from aeron.common.settings import read_properties
 from aeron.driver import Context as MediaDriverContext
+# the ports' rule, kept with the tutorial's client (Java's client asks the node's class for it)
+from aeron.samples.cluster.basic_auction_cluster_client import (CLIENT_FACING_PORT_OFFSET, PORT_BASE,  # noqa: F401
+                                                                PORTS_PER_NODE, calculate_port)
 from aeron.samples.cluster.basic_auction_clustered_service import BasicAuctionClusteredService
 
-PORT_BASE = 9000
-PORTS_PER_NODE = 100
 ARCHIVE_CONTROL_PORT_OFFSET = 1
-CLIENT_FACING_PORT_OFFSET = 2
 MEMBER_FACING_PORT_OFFSET = 3
 LOG_PORT_OFFSET = 4
 TRANSFER_PORT_OFFSET = 5
 LOG_CONTROL_PORT_OFFSET = 6
 TERM_LENGTH = 64 * 1024
-
-
-def calculate_port(node_id: int, offset: int) -> int:
-    """The port of ``offset`` on member ``node_id`` (``calculatePort``)."""
-    return PORT_BASE + node_id * PORTS_PER_NODE + offset
 
 
 def udp_channel(node_id: int, hostname: str, port_offset: int) -> str:
@@ -82,8 +77,12 @@ def error_handler(context: str) -> Callable[[BaseException], None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run node ``aeron.cluster.tutorial.nodeId`` until SIGINT, SIGTERM or the cluster's shutdown."""
+    args = sys.argv[1:] if argv is None else argv
+    if any(arg in ("-h", "--help") for arg in args):
+        print(__doc__)
+        return 0
     try:
-        properties = read_properties(sys.argv[1:] if argv is None else argv)
+        properties = read_properties(args)
         node_id = int(properties["aeron.cluster.tutorial.nodeId"])
         hostnames = properties.get("aeron.cluster.tutorial.hostnames", "localhost,localhost,localhost").split(",")
         hostname = hostnames[node_id]
@@ -97,10 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     driver_props, archive_props, cluster_props = split_properties(
         {k: v for k, v in properties.items() if not k.startswith("aeron.cluster.tutorial.")})
 
-    barrier = threading.Event()                # Java's ShutdownSignalBarrier
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: barrier.set())
-
+    barrier = threading.Event()                # Java's ShutdownSignalBarrier, with the signals below
     try:
         # the driver has no error handler to give: its errors go to its error log (AeronStat, ErrorStat read it)
         media_driver_context = MediaDriverContext(
@@ -138,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"basic_auction_clustered_service_node: {ex}", file=sys.stderr)
         return 2
 
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: barrier.set())
     try:
         clustered_media_driver = ClusteredMediaDriver.launch(media_driver_context, archive_context,
                                                              consensus_module_context)
