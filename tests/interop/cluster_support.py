@@ -258,6 +258,11 @@ def cluster_members(count: int) -> str:
     return "|".join(member_endpoints(i) for i in range(count))
 
 
+# for tests whose client idles while a member restarts (the start blocks until a killed member's mark files are
+# stale) and catches up: its session outlives that on a busy machine
+IDLE_CLIENT_SESSION_TIMEOUT = {"aeron.cluster.session.timeout": "30s"}
+
+
 def member_properties(member_id: int, members: str, cluster_dir: str, **overrides: str) -> dict[str, str]:
     """A member's consensus module properties with test timeouts (heartbeat 2 s, election 300 ms)."""
     props = {

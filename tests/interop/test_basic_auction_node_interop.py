@@ -3,9 +3,10 @@
 ClusteredMediaDriver and our container with BasicAuctionClusteredService) takes the bids of Java's tutorial client,
 ``io.aeron.samples.cluster.tutorial.BasicAuctionClusterClient``, then of our port of it, and prints what Java's node
 prints (the golden file, ids and prices aside); Java's ClusterTool snapshots it. With three of our nodes every
-member's auction sees the same bids, and after the leader's SIGKILL Java's client bids with the new leader. The node hard-codes ports 9001-9006 (+100 a node), so nodes and clients run
-inside a private network namespace (``unshare -n``, loopback brought up) and no port of the host is touched. Needs
-AERON_JAVA_CP and permission to make a network namespace (skips without)."""
+member's auction sees the same bids, and after the leader's SIGKILL Java's client bids with the new leader. The
+node hard-codes ports 9001-9006 (+100 a node), so nodes and clients run inside a private network namespace
+(``unshare -n``, loopback brought up) and no port of the host is touched. Needs AERON_JAVA_CP and permission to
+make a network namespace (skips without)."""
 from __future__ import annotations
 
 import re

@@ -22,8 +22,9 @@ from aeron.cluster.recording_log import RecordingLog
 from aeron.cluster.service.cluster_counters import ClusterCounters
 from aeron.driver import MediaDriver
 from tests import support
-from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java, cluster_members,  # noqa: F401
-                                           cluster_tool, ingress_endpoints, java, our_cluster_tool, without_times)
+from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
+                                           cluster_java, cluster_members, cluster_tool, ingress_endpoints, java,
+                                           our_cluster_tool, without_times)
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -114,8 +115,7 @@ LOSSES = {
 def test_one_java_member_two_of_ours_snapshot_and_survive_a_loss(cluster_java, shm_dir, client_driver, lost):
     classpath, _ = cluster_java
     members = cluster_members(3)
-    # a restart blocks the test (and the client's keep-alives) for up to a killed member's mark file timeout
-    settings = {"aeron.cluster.session.timeout": "30s"}
+    settings = IDLE_CLIENT_SESSION_TIMEOUT
     nodes = [MemberProcess(0, members, shm_dir, classpath, java=True, service="java", **settings),
              MemberProcess(1, members, shm_dir, classpath, service="python", **settings),
              MemberProcess(2, members, shm_dir, classpath, service="python", **settings)]

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
 from aeron.cluster.recording_log import RecordingLog
-from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java,  # noqa: F401
-                                           cluster_members, ingress_endpoints)
+from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
+                                           cluster_java, cluster_members, ingress_endpoints)
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -99,7 +99,7 @@ def test_java_leader_our_follower_takes_the_snapshot_too(cluster_java, shm_dir):
 
 def test_mixed_cluster_fails_over_and_the_old_leader_rejoins(cluster_java, shm_dir):
     classpath, _ = cluster_java
-    members, nodes, leader = start_cluster(shm_dir, classpath)
+    members, nodes, leader = start_cluster(shm_dir, classpath, **IDLE_CLIENT_SESSION_TIMEOUT)
     client = None
     try:
         client = JavaClient(classpath, nodes[(leader.member_id + 1) % 3].aeron_dir, ingress_endpoints(members))

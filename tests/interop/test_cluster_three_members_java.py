@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java, cluster_members,  # noqa: F401
-                                           ingress_endpoints)
+from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
+                                           cluster_java, cluster_members, ingress_endpoints)
 from tests.support import wait_for
 
 
@@ -18,7 +18,8 @@ from tests.support import wait_for
 def test_three_members_elect_replicate_fail_over_and_rejoin(cluster_java, shm_dir, service):
     classpath, _ = cluster_java
     members = cluster_members(3)
-    nodes = [MemberProcess(i, members, shm_dir, classpath, service=service) for i in range(3)]
+    nodes = [MemberProcess(i, members, shm_dir, classpath, service=service, **IDLE_CLIENT_SESSION_TIMEOUT)
+             for i in range(3)]
     client = None
     try:
         for node in nodes:

@@ -89,7 +89,8 @@ def test_abort_stops_every_member_without_a_snapshot(cluster_java, shm_dir):
     nodes = start(shm_dir, classpath, 3)
     try:
         leader = next(n for n in nodes if n.is_leader())
-        assert our_cluster_tool(leader.cluster_dir, "abort") == (0, f"Member [{leader.member_id}]: ABORT applied successfully\n")
+        assert our_cluster_tool(leader.cluster_dir, "abort") == (
+            0, f"Member [{leader.member_id}]: ABORT applied successfully\n")
         for node in nodes:
             assert node.proc.wait(timeout=60) == 0
         for node in nodes:
