@@ -21,7 +21,7 @@ import time
 import pytest
 
 from tests.procs import client_env
-from tests.support import free_port
+from tests.support import free_port, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 JAVA_SOURCES = pathlib.Path(__file__).resolve().parent / "cluster_java"
@@ -427,6 +427,21 @@ class MemberProcess:
         """The member's exit status once it stopped by itself (a shutdown)."""
         assert self.proc is not None
         return self.proc.wait(timeout)
+
+
+def start_elected(nodes: list[MemberProcess], timeout: float = 90.0) -> MemberProcess:
+    """Start ``nodes`` and wait for a leader and the others following; the leader. Should that fail, every node is
+    stopped before the error goes on (a test's ``finally`` has no nodes to stop yet)."""
+    try:
+        for node in nodes:
+            node.start()
+        wait_for(lambda: any(n.is_leader() for n in nodes) and sum(n.is_follower() for n in nodes) == len(nodes) - 1,
+                 timeout, what="a leader and the others following", interval_s=0.2)
+        return next(n for n in nodes if n.is_leader())
+    except BaseException:
+        for node in nodes:
+            node.stop()
+        raise
 
 
 def ingress_endpoints(members: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
 from aeron.cluster.recording_log import RecordingLog
 from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
-                                           cluster_java, cluster_members, ingress_endpoints)
+                                           cluster_java, cluster_members, ingress_endpoints, start_elected)
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -17,12 +17,7 @@ SNAPSHOT_COUNT_TYPE_ID = 205
 def start_cluster(shm_dir, classpath, **overrides):
     members = cluster_members(3)
     nodes = [MemberProcess(i, members, shm_dir, classpath, java=(i != 0), **overrides) for i in range(3)]
-    for node in nodes:
-        node.start()
-    wait_for(lambda: any(n.is_leader() for n in nodes) and sum(n.is_follower() for n in nodes) == 2, 90,
-             what="a leader and two followers", interval_s=0.2)
-    leader = next(n for n in nodes if n.is_leader())
-    return members, nodes, leader
+    return members, nodes, start_elected(nodes)
 
 
 def snapshot_count(node):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aeron.cluster.recording_log import RecordingLog
 from tests.interop.cluster_support import (MemberProcess, cluster_java, cluster_members, java,  # noqa: F401
-                                           our_cluster_tool, without_times)
+                                           our_cluster_tool, start_elected, without_times)
 from tests.support import wait_for
 
 
@@ -18,10 +18,7 @@ def javas(classpath, *args):
 def start(shm_dir, classpath, count):
     members = cluster_members(count)
     nodes = [MemberProcess(i, members, shm_dir, classpath) for i in range(count)]
-    for node in nodes:
-        node.start()
-    wait_for(lambda: any(n.is_leader() for n in nodes) and sum(n.is_follower() for n in nodes) == count - 1, 90,
-             what="an elected cluster", interval_s=0.2)
+    start_elected(nodes)
     return nodes
 
 
