@@ -21,7 +21,7 @@ import aeron
 import aeron.client.handlers
 from tests.conftest import PROJECT_ROOT
 
-SAMPLES = sorted((PROJECT_ROOT / "aeron" / "samples").glob("*.py"))
+SAMPLES = sorted((PROJECT_ROOT / "aeron" / "samples").rglob("*.py"))    # the cluster samples too
 DOC_PAGES = [PROJECT_ROOT / "README.md"] + sorted((PROJECT_ROOT / "docs").rglob("*.md"))
 EXAMPLE = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 SKIP_MARK = "<!-- mypy: skip -->"

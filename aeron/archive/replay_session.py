@@ -135,7 +135,8 @@ class ReplaySession:
     def _replay(self) -> int:
         pub = self.publication
         if not pub.is_connected:
-            self.error = "replay publication not connected"
+            # the subscriber left: the replay ends without an ERROR to the client, as Aeron's ReplaySession.replay
+            # (a consensus module closes its snapshot's replay once it has read it, and takes an ERROR as fatal)
             self.state = ReplayState.INACTIVE
             return 1
         limit_position, is_final = self.limit()
@@ -169,8 +170,7 @@ class ReplaySession:
                 self._close_segment()
             return 1
         if consumed == pub.CLOSED or consumed == pub.MAX_POSITION_EXCEEDED:
-            self.error = "replay publication closed"
-            self.state = ReplayState.INACTIVE
+            self.state = ReplayState.INACTIVE         # "stream closed before replay complete": no ERROR either
             return 1
         return 0
 

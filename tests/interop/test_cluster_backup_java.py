@@ -11,7 +11,7 @@ from aeron.cluster import tool
 from aeron.cluster.cluster_control import map_counters
 from aeron.cluster.recording_log import RecordingLog
 from aeron.cluster.service.cluster_counters import ClusterCounters
-from tests.interop.cluster_support import (JAVA_OPENS, JavaClient, MemberProcess, cluster_java,  # noqa: F401
+from tests.interop.cluster_support import (JVM_OPTIONS, JavaClient, MemberProcess, cluster_java,  # noqa: F401
                                            cluster_members, ingress_endpoints, stop_process)
 from tests.procs import client_env
 from tests.support import free_port, wait_for
@@ -47,7 +47,7 @@ def start_backup(classpath: str, base: pathlib.Path, consensus_endpoint: str) ->
     }
     base.mkdir(parents=True, exist_ok=True)
     with open(base / "backup.log", "w") as log:
-        return subprocess.Popen(["java", *JAVA_OPENS, "-cp", classpath, *[f"-D{k}={v}" for k, v in props.items()],
+        return subprocess.Popen(["java", *JVM_OPTIONS, "-cp", classpath, *[f"-D{k}={v}" for k, v in props.items()],
                                  "io.aeron.cluster.ClusterBackupMediaDriver"], env=client_env(), stdout=log,
                                 stderr=subprocess.STDOUT)
 

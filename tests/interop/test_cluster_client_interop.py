@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +20,10 @@ from aeron.cluster.client import (AdminResponseCode, AeronCluster, ClusterAuthen
                                   ClusterSessionClosedError, Context, EventCode, State)
 from tests import support
 from tests.cluster.client.conftest import RecordingListener
-from tests.interop.java_cluster_nodes import JavaCluster, compile_node, java_classpath
+from tests.interop.cluster_support import JavaCluster, cluster_java  # noqa: F401 - a fixture
 from tests.support import wait_for
 
 MS = 1_000_000
-
-
-@pytest.fixture(scope="module")
-def java_node(tmp_path_factory) -> tuple[str, Path]:
-    """The classpath and the compiled EchoClusterNode (once per module)."""
-    classpath = java_classpath()
-    work = tmp_path_factory.mktemp("java-cluster-node")
-    return classpath, compile_node(work, classpath)
 
 
 @pytest.fixture
@@ -42,14 +33,14 @@ def driver():
 
 
 @pytest.fixture
-def java_cluster(java_node, shm_dir):
+def java_cluster(cluster_java, shm_dir):
     """``java_cluster(size=1, properties=None, allow_admin=False)``: started members with a leader, stopped after
     the test."""
-    classpath, classes = java_node
+    classpath, _ = cluster_java
     made: list[JavaCluster] = []
 
     def make(size: int = 1, properties: dict[str, str] | None = None, allow_admin: bool = False) -> JavaCluster:
-        cluster = JavaCluster(shm_dir, classpath, classes, size, properties, allow_admin)
+        cluster = JavaCluster(shm_dir, classpath, size, properties, allow_admin)
         made.append(cluster)
         cluster.start()
         cluster.leader(120)

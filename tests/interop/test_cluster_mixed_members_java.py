@@ -5,13 +5,10 @@ ours, snapshots are taken by every member (Java's ClusterTool asking our leader)
 and rejoins. Needs AERON_JAVA_CP (skips without it)."""
 from __future__ import annotations
 
-import subprocess
-
 from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
 from aeron.cluster.recording_log import RecordingLog
-from tests.interop.cluster_support import (JAVA_OPENS, JavaClient, MemberProcess, cluster_java,  # noqa: F401
-                                           cluster_members, ingress_endpoints)
-from tests.procs import client_env
+from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
+                                           cluster_java, cluster_members, ingress_endpoints, start_elected)
 from tests.support import wait_for
 
 SNAPSHOT_COUNT_TYPE_ID = 205
@@ -20,12 +17,7 @@ SNAPSHOT_COUNT_TYPE_ID = 205
 def start_cluster(shm_dir, classpath, **overrides):
     members = cluster_members(3)
     nodes = [MemberProcess(i, members, shm_dir, classpath, java=(i != 0), **overrides) for i in range(3)]
-    for node in nodes:
-        node.start()
-    wait_for(lambda: any(n.is_leader() for n in nodes) and sum(n.is_follower() for n in nodes) == 2, 90,
-             what="a leader and two followers", interval_s=0.2)
-    leader = next(n for n in nodes if n.is_leader())
-    return members, nodes, leader
+    return members, nodes, start_elected(nodes)
 
 
 def snapshot_count(node):
@@ -64,9 +56,7 @@ def test_our_leader_java_followers_and_javas_cluster_tool_snapshot(cluster_java,
         committed = leader.counters()[3]
         wait_for(lambda: all(n.counters()[3] == committed for n in nodes), 30, what="all at the commit position",
                  interval_s=0.2)
-        tool = subprocess.run(["java", *JAVA_OPENS, "-cp", classpath, "io.aeron.cluster.ClusterTool",
-                               leader.cluster_dir, "snapshot"], env=client_env(), capture_output=True, text=True,
-                              timeout=120)
+        tool = leader.tool("snapshot")
         assert tool.stdout.strip().endswith("Member [0]: SNAPSHOT applied successfully"), tool.stdout + tool.stderr
         wait_for(lambda: all(snapshot_count(n) == 1 for n in nodes), 60, what="a snapshot on every member",
                  interval_s=0.2)
@@ -104,7 +94,7 @@ def test_java_leader_our_follower_takes_the_snapshot_too(cluster_java, shm_dir):
 
 def test_mixed_cluster_fails_over_and_the_old_leader_rejoins(cluster_java, shm_dir):
     classpath, _ = cluster_java
-    members, nodes, leader = start_cluster(shm_dir, classpath)
+    members, nodes, leader = start_cluster(shm_dir, classpath, **IDLE_CLIENT_SESSION_TIMEOUT)
     client = None
     try:
         client = JavaClient(classpath, nodes[(leader.member_id + 1) % 3].aeron_dir, ingress_endpoints(members))

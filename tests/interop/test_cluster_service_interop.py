@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -19,8 +18,8 @@ import pytest
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service import ClusteredService
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer, Context
-from tests.interop.java_cluster import JAVA_OPENS, JavaClusterNode, cluster_members, compile_client, java_cp, \
-    run_client
+from tests.interop.cluster_support import JVM_OPTIONS, MemberProcess, cluster_java, cluster_members, \
+    ingress_endpoints, namespaces_work, run_client  # noqa: F401 - cluster_java is a fixture
 from tests.procs import client_env
 from tests.support import wait_for
 
@@ -95,37 +94,46 @@ class InteropService(ClusteredService):
         self.terminated.set()
 
 
-@pytest.fixture(scope="module")
-def classpath():
-    return java_cp()
-
-
-@pytest.fixture(scope="module")
-def client_dir(classpath, tmp_path_factory):
-    return compile_client(classpath, tmp_path_factory.mktemp("java-client"))
+@pytest.fixture
+def classpath(cluster_java):
+    """The Java classpath with our compiled test programs."""
+    return cluster_java[0]
 
 
 @pytest.fixture
 def node(classpath, shm_dir):
-    java_node = JavaClusterNode(classpath, shm_dir)
+    java_node = java_member(classpath, shm_dir)
     yield java_node
     java_node.stop()
 
 
-def launch(node: JavaClusterNode, service: ClusteredService) -> ClusteredServiceContainer:
+def java_member(classpath: str, base, member_id: int = 0, members: str | None = None,
+                **overrides: str) -> MemberProcess:
+    """Java's ClusteredMediaDriver as member ``member_id`` of ``members`` (a cluster of its own when None), its one
+    service ours (started by the test)."""
+    return MemberProcess(member_id, members or cluster_members(1), base, classpath, java=True, service=None,
+                         **overrides)
+
+
+def launch(node: MemberProcess, service: ClusteredService) -> ClusteredServiceContainer:
     return ClusteredServiceContainer.launch(Context(environ={}, aeron_dir=node.aeron_dir, cluster_dir=node.cluster_dir,
                                                     clustered_service=service))
+
+
+def java_client(classpath: str, node: MemberProcess, *commands: str) -> list[str]:
+    """ClusterEchoClient's output lines, on ``node``'s driver, running ``commands``."""
+    return run_client(classpath, node.aeron_dir, node.ingress_endpoints, *commands)
 
 
 def egress(lines: list[str]) -> list[str]:
     return [line.split(" ", 2)[2] for line in lines if line.startswith("EGRESS ")]
 
 
-def test_sessions_messages_timers_and_service_messages_on_javas_consensus_module(node, classpath, client_dir):
+def test_sessions_messages_timers_and_service_messages_on_javas_consensus_module(node, classpath):
     node.start()
     service = InteropService()
     with launch(node, service):
-        lines = run_client(classpath, client_dir, node, "send:hello", "await:echo:hello", "send:timer:50",
+        lines = java_client(classpath, node, "send:hello", "await:echo:hello", "send:timer:50",
                            "await:fired:7", "send:svc:ping", "await:relayed:ping")
         session_id = int(lines[0].split()[1])
         assert lines[0] == f"SESSION {session_id} 0"
@@ -141,11 +149,11 @@ def test_sessions_messages_timers_and_service_messages_on_javas_consensus_module
         assert "serviceId=0|headerLength=8192" in describe and "serviceName='clustered-service-0-0'" in describe
 
 
-def test_clustertool_shutdown_terminates_the_service(node, classpath, client_dir):
+def test_clustertool_shutdown_terminates_the_service(node, classpath):
     node.start()
     service = InteropService()
     with launch(node, service) as container:
-        run_client(classpath, client_dir, node, "send:a", "await:echo:a")
+        java_client(classpath, node, "send:a", "await:echo:a")
         result = node.tool("shutdown")
         assert "SHUTDOWN applied successfully" in result.stdout, result.stdout + result.stderr
         assert service.terminated.wait(30)
@@ -155,23 +163,23 @@ def test_clustertool_shutdown_terminates_the_service(node, classpath, client_dir
         assert ("snapshot", 1) in service.events
 
 
-def test_a_snapshot_restores_the_service_after_a_restart(node, classpath, client_dir):
+def test_a_snapshot_restores_the_service_after_a_restart(node, classpath):
     node.start()
     first = InteropService()
     with launch(node, first):
-        run_client(classpath, client_dir, node, "send:a", "await:echo:a", "send:b", "await:echo:b")
+        java_client(classpath, node, "send:a", "await:echo:a", "send:b", "await:echo:b")
         result = node.tool("snapshot")
         assert "SNAPSHOT applied successfully" in result.stdout, result.stdout + result.stderr
         assert ("snapshot", 2) in first.events
         result = node.tool("recording-log")
         assert "type=SNAPSHOT" in result.stdout and "serviceId=0" in result.stdout, result.stdout
-        run_client(classpath, client_dir, node, "send:c", "await:echo:c")
+        java_client(classpath, node, "send:c", "await:echo:c")
     node.stop()
 
     node.start()
     second = InteropService()
     with launch(node, second):
-        lines = run_client(classpath, client_dir, node, "send:count", "await:count:")
+        lines = java_client(classpath, node, "send:count", "await:count:")
         # the snapshot's count (2), then the log after it replayed ("c"), then this message
         assert egress(lines) == ["count:4"]
         assert second.loaded_count == 2
@@ -224,13 +232,12 @@ def normalised(text: str, booleans: bool = False) -> list[str]:
 
 
 def test_our_basic_auction_service_on_javas_node_with_javas_tutorial_client(classpath, shm_dir):
-    if shutil.which("unshare") is None or subprocess.run(["unshare", "-n", "true"]).returncode != 0:
+    if not namespaces_work():
         pytest.skip("no network namespace (unshare -n) for the tutorial's fixed ports")
-    node = JavaClusterNode(classpath, shm_dir)
-    node.properties.update(TUTORIAL_NODE)
+    node = java_member(classpath, shm_dir, **TUTORIAL_NODE)
     properties = shm_dir / "node.properties"
-    properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties.items()))
-    java = " ".join(["java", *JAVA_OPENS])
+    properties.write_text("".join(f"{k}={v}\n" for k, v in node.properties().items()))
+    java = " ".join(["java", *JVM_OPTIONS])
     script = NAMESPACE_SCRIPT.format(java=java, cp=classpath, properties=properties, base=shm_dir)
     namespace = subprocess.Popen(["unshare", "-n", "sh", "-c", script], env=client_env())
     container = None
@@ -286,10 +293,10 @@ def leading(services: list[InteropService], among) -> tuple[int] | None:
     return None
 
 
-def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath, client_dir, shm_dir):
+def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath, shm_dir):
     members = cluster_members(3)
-    nodes = [JavaClusterNode(classpath, shm_dir / f"node{i}", i, members, aeron_cluster_leader_heartbeat_timeout="2s",
-                             aeron_cluster_session_timeout="5s") for i in range(3)]
+    nodes = [java_member(classpath, shm_dir, i, members, **{"aeron.cluster.session.timeout": "5s"})
+             for i in range(3)]
     services = [InteropService() for _ in nodes]
     containers: list[ClusteredServiceContainer | None] = []
     try:
@@ -297,7 +304,7 @@ def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath,
             node.start()
         containers = [launch(node, service) for node, service in zip(nodes, services)]
         leader, = wait_for(lambda: leading(services, range(3)), 120, what="a leader")
-        lines = run_client(classpath, client_dir, nodes[leader], "send:hello", "await:echo:hello", "send:count",
+        lines = java_client(classpath, nodes[leader], "send:hello", "await:echo:hello", "send:count",
                            "await:count:")
         # one answer a message: the followers' services mock their egress
         assert egress(lines) == ["echo:hello", "count:2"]
@@ -305,13 +312,12 @@ def test_three_members_with_our_services_follow_one_log_and_fail_over(classpath,
         followers = [i for i in range(3) if i != leader]
         assert all(services[i].cluster.role == Role.FOLLOWER for i in followers)
 
-        nodes[leader].process.kill()                # the leader dies; its service is gone with it
-        nodes[leader].process.wait(30)
+        nodes[leader].kill()                        # the leader dies; its service is gone with it
         containers[leader].close()
         containers[leader] = None
         new_leader, = wait_for(lambda: leading(services, followers), 120, what="a new leader")
         assert ("role", Role.LEADER) in services[new_leader].events
-        lines = run_client(classpath, client_dir, nodes[new_leader], "send:count", "await:count:")
+        lines = java_client(classpath, nodes[new_leader], "send:count", "await:count:")
         assert egress(lines) == ["count:3"]
         wait_for(lambda: all(services[i].count == 3 for i in followers), 30, what="both survivors' services")
     finally:
@@ -341,29 +347,30 @@ def launch_our_member(shm_dir, members: str):
                                                               archive, cm)
 
 
-def test_our_service_on_our_consensus_module_snapshots_and_recovers(classpath, client_dir, shm_dir):
-    members, ingress_endpoints = cluster_members(1)
+def test_our_service_on_our_consensus_module_snapshots_and_recovers(classpath, shm_dir):
+    members = cluster_members(1)
     for round_ in range(2):
         cmd = launch_our_member(shm_dir, members)
-        node = JavaClusterNode.__new__(JavaClusterNode)     # only what run_client reads: the driver and ingress
-        node.aeron_dir, node.cluster_dir = cmd.media_driver.aeron_dir, str(shm_dir / "cluster")
-        node.ingress_endpoints = ingress_endpoints
+        aeron_dir, cluster_dir = cmd.media_driver.aeron_dir, str(shm_dir / "cluster")
         service = InteropService()
         try:
-            with launch(node, service):
+            with ClusteredServiceContainer.launch(Context(environ={}, aeron_dir=aeron_dir, cluster_dir=cluster_dir,
+                                                          clustered_service=service)):
                 wait_for(lambda: service.cluster is not None and service.cluster.role == Role.LEADER, 60,
                          what="the member leading")
                 if round_ == 0:
-                    lines = run_client(classpath, client_dir, node, "send:hello", "await:echo:hello",
-                                       "send:timer:50", "await:fired:7", "send:svc:ping", "await:relayed:ping")
+                    lines = run_client(classpath, aeron_dir, ingress_endpoints(members), "send:hello",
+                                       "await:echo:hello", "send:timer:50", "await:fired:7", "send:svc:ping",
+                                       "await:relayed:ping")
                     assert egress(lines) == ["echo:hello", "scheduled", "fired:7", "relayed:ping"]
                     from aeron.cluster.cluster_control import ToggleState, find_control_toggle
                     reader = cmd.consensus_module.ctx.aeron.counters_reader
                     assert ToggleState.SNAPSHOT.toggle(find_control_toggle(reader, reader.values_buffer, 0))
                     wait_for(lambda: ("snapshot", 3) in service.events, 30, what="the snapshot")
-                    run_client(classpath, client_dir, node, "send:c", "await:echo:c")
+                    run_client(classpath, aeron_dir, ingress_endpoints(members), "send:c", "await:echo:c")
                 else:
-                    lines = run_client(classpath, client_dir, node, "send:count", "await:count:")
+                    lines = run_client(classpath, aeron_dir, ingress_endpoints(members), "send:count",
+                                       "await:count:")
                     # the snapshot's count (3), the message after it replayed ("c"), then this one
                     assert egress(lines) == ["count:5"] and service.loaded_count == 3
         finally:

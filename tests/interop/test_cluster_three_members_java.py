@@ -1,19 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Three of our members, each its own process (``python -m aeron.cluster``) with Java's ClusteredServiceContainer
-beside it, and Java's AeronCluster as the client: a leader is elected, messages go through the replicated log,
-the leader is killed with SIGKILL and another is elected, the client follows the new leader, and the old leader
-restarts and catches up. A timer scheduled before the kill fires once, from the new leader. Needs AERON_JAVA_CP (skips without it)."""
+"""Three of our members, each its own process (``python -m aeron.cluster``) with a service container beside it
+(Java's ClusteredServiceContainer, or ours, ``python -m aeron.cluster.service``, running the same test service:
+then the cluster is entirely ours), and Java's AeronCluster as the client: a leader is elected, messages go through
+the replicated log, the leader is killed with SIGKILL and another is elected, the client follows the new leader,
+and the old leader restarts and catches up. A timer scheduled before the kill fires once, from the new leader.
+Needs AERON_JAVA_CP (skips without it)."""
 from __future__ import annotations
 
-from tests.interop.cluster_support import (JavaClient, MemberProcess, cluster_java, cluster_members,  # noqa: F401
-                                           ingress_endpoints)
+import pytest
+
+from tests.interop.cluster_support import (IDLE_CLIENT_SESSION_TIMEOUT, JavaClient, MemberProcess,  # noqa: F401
+                                           cluster_java, cluster_members, ingress_endpoints)
 from tests.support import wait_for
 
 
-def test_three_members_elect_replicate_fail_over_and_rejoin(cluster_java, shm_dir):
+@pytest.mark.parametrize("service", ["java", "python"])
+def test_three_members_elect_replicate_fail_over_and_rejoin(cluster_java, shm_dir, service):
     classpath, _ = cluster_java
     members = cluster_members(3)
-    nodes = [MemberProcess(i, members, shm_dir, classpath) for i in range(3)]
+    nodes = [MemberProcess(i, members, shm_dir, classpath, service=service, **IDLE_CLIENT_SESSION_TIMEOUT)
+             for i in range(3)]
     client = None
     try:
         for node in nodes:

@@ -4,40 +4,21 @@ ours prints what Java's prints (list-members, snapshot, suspend, resume, the ref
 consensus module too, and shutdown and abort stop a three-member cluster in order. Needs AERON_JAVA_CP."""
 from __future__ import annotations
 
-import io
-import re
-import subprocess
-
-from aeron.cluster import tool
 from aeron.cluster.recording_log import RecordingLog
-from tests.interop.cluster_support import JAVA_OPENS, MemberProcess, cluster_java, cluster_members  # noqa: F401
-from tests.procs import client_env
+from tests.interop.cluster_support import (MemberProcess, cluster_java, cluster_members, java,  # noqa: F401
+                                           our_cluster_tool, start_elected, without_times)
 from tests.support import wait_for
 
 
-def ours(*args):
-    out = io.StringIO()
-    status = tool.main([str(a) for a in args], out=out)
-    return status, out.getvalue()
-
-
 def javas(classpath, *args):
-    done = subprocess.run(["java", *JAVA_OPENS, "-cp", classpath, "io.aeron.cluster.ClusterTool",
-                           *[str(a) for a in args]], env=client_env(), capture_output=True, text=True, timeout=120)
+    done = java(classpath, "io.aeron.cluster.ClusterTool", *args)
     return done.returncode if done.returncode < 128 else done.returncode - 256, done.stdout
-
-
-def without_times(text):
-    return re.sub(r"(currentTimeNs|timeOfLastAppendPositionNs)=-?\d+", r"\1=T", text)
 
 
 def start(shm_dir, classpath, count):
     members = cluster_members(count)
     nodes = [MemberProcess(i, members, shm_dir, classpath) for i in range(count)]
-    for node in nodes:
-        node.start()
-    wait_for(lambda: any(n.is_leader() for n in nodes) and sum(n.is_follower() for n in nodes) == count - 1, 90,
-             what="an elected cluster", interval_s=0.2)
+    start_elected(nodes)
     return nodes
 
 
@@ -47,26 +28,26 @@ def test_live_commands_print_as_javas(cluster_java, shm_dir):
     try:
         leader = next(n for n in nodes if n.is_leader())
         follower = next(n for n in nodes if n.is_follower())
-        status, text = ours(leader.cluster_dir, "list-members")
+        status, text = our_cluster_tool(leader.cluster_dir, "list-members")
         assert status == 0
         assert without_times(text) == without_times(javas(classpath, leader.cluster_dir, "list-members")[1])
         assert f"leaderMemberId={leader.member_id}, memberId={leader.member_id}" in text
-        assert ours(leader.cluster_dir, "is-leader") == (0, "")
-        assert ours(follower.cluster_dir, "is-leader")[0] == 1
+        assert our_cluster_tool(leader.cluster_dir, "is-leader") == (0, "")
+        assert our_cluster_tool(follower.cluster_dir, "is-leader")[0] == 1
 
-        refused = ours(follower.cluster_dir, "snapshot")
+        refused = our_cluster_tool(follower.cluster_dir, "snapshot")
         assert refused == (-1, f"Member [{follower.member_id}]: Current node is not the leader (leaderMemberId = "
                                f"{leader.member_id}), unable to SNAPSHOT\n")
         assert javas(classpath, follower.cluster_dir, "snapshot") == refused
 
-        assert ours(leader.cluster_dir, "snapshot") == (0, f"Member [{leader.member_id}]: SNAPSHOT applied "
+        assert our_cluster_tool(leader.cluster_dir, "snapshot") == (0, f"Member [{leader.member_id}]: SNAPSHOT applied "
                                                            f"successfully\n")
         with RecordingLog(leader.cluster_dir, False) as log:
             assert sorted(e.service_id for e in log.entries if e.type == 1) == [-1, 0]
-        assert ours(leader.cluster_dir, "resume") == (
+        assert our_cluster_tool(leader.cluster_dir, "resume") == (
             -1, f"Member [{leader.member_id}]: Unable to RESUME as the state of the consensus module is ACTIVE, but "
                 f"needs to be SUSPENDED\n")
-        assert ours(leader.cluster_dir, "suspend") == (0, f"Member [{leader.member_id}]: SUSPEND applied "
+        assert our_cluster_tool(leader.cluster_dir, "suspend") == (0, f"Member [{leader.member_id}]: SUSPEND applied "
                                                           f"successfully\n")
         wait_for(lambda: leader.counters()[0] == 2, 30, what="the leader SUSPENDED", interval_s=0.1)
         wait_for(lambda: all(n.counters()[0] == 2 for n in nodes), 30, what="every member SUSPENDED",
@@ -85,7 +66,7 @@ def test_shutdown_stops_every_member_after_a_snapshot(cluster_java, shm_dir):
     nodes = start(shm_dir, classpath, 3)
     try:
         leader = next(n for n in nodes if n.is_leader())
-        assert ours(leader.cluster_dir, "shutdown") == (0, f"Member [{leader.member_id}]: SHUTDOWN applied "
+        assert our_cluster_tool(leader.cluster_dir, "shutdown") == (0, f"Member [{leader.member_id}]: SHUTDOWN applied "
                                                            f"successfully\n")
         for node in nodes:
             assert node.proc.wait(timeout=60) == 0
@@ -105,7 +86,8 @@ def test_abort_stops_every_member_without_a_snapshot(cluster_java, shm_dir):
     nodes = start(shm_dir, classpath, 3)
     try:
         leader = next(n for n in nodes if n.is_leader())
-        assert ours(leader.cluster_dir, "abort") == (0, f"Member [{leader.member_id}]: ABORT applied successfully\n")
+        assert our_cluster_tool(leader.cluster_dir, "abort") == (
+            0, f"Member [{leader.member_id}]: ABORT applied successfully\n")
         for node in nodes:
             assert node.proc.wait(timeout=60) == 0
         for node in nodes:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Cluster members as processes, for tests: start, SIGKILL, restart, SIGSTOP/SIGCONT and stop a member, find the
-leader, read a member's counters and its service's state. The system tests (tests/cluster/system), the fault tests
-and the Java interop tests (tests/interop/cluster_support.py) launch their members with it.
+leader, read a member's counters and its service's state. The system tests (tests/cluster/system) launch their
+members with it; the Java interop tests have their own launcher (tests/interop/cluster_support.py), for Java's members
+as well as ours.
 
 A member is ``python -m aeron.cluster`` (driver, archive and consensus module in one process) in its own directory
 ``<base>/m<id>`` (``driver``, ``cluster``, ``archive``; its output in ``<base>/m<id>.log``), on free loopback ports,
