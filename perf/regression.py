@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The latency regression suite: pyperf benchmarks of our round trips and throughput, each with the reference it is
-normalised by, measured in the same run (so a slower or busier machine moves both alike).
+"""The latency regression suite: benchmarks of our round trips and throughput, with references (a raw UDP round
+trip, a bare copy) that show what the machine is doing.
 
-    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]      (pyperf options)
-    .venv/bin/python perf/compare.py run.json                                   (vs perf/baseline.json)
+    ./run.sh regress                                   this checkout against its base commit (perf/compare.py)
+    .venv/bin/python perf/regression.py --sample [--values 15] [--only ipc_rtt,...]    one side's timings, as JSON
+    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]             the same under pyperf
 
 Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_udp_rtt      raw UDP ping-pong over loopback with a Python echo process (blocking sockets): the floor of a
@@ -14,8 +15,8 @@ Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_copy_32B     a bare 32-byte copy into a bytearray from a Python loop: the reference of throughput;
   ipc_msg_32B      one 32-byte message offered and polled through an IPC publication (batches of 1,000).
 Everything ours waits with the ``wakeup`` idle strategy (the driver, the pong, the pinging client), so nothing
-spins and the numbers do not depend on how many cores are free. Each pyperf worker starts its own driver and
-pong processes once and stops them at exit.
+spins and the numbers do not depend on how many cores are free. Each process (``--sample``, or a pyperf worker)
+starts its own driver and pong processes once, from the tree it imported ``aeron`` from, and stops them at exit.
 """
 from __future__ import annotations
 
@@ -38,8 +39,11 @@ _state: dict[str, object] = {}
 
 
 def _env() -> dict[str, str]:
+    import aeron
     env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the tree this process imported aeron from (perf/compare.py points PYTHONPATH at the base commit's worktree or
+    # at the change): the driver and the pong run the same code as the pinging side
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(aeron.__file__)))
     return env
 
 
@@ -265,9 +269,39 @@ BENCHMARKS = {"ref_udp_rtt": ref_udp_rtt, "ipc_rtt": ipc_rtt, "udp_rtt": udp_rtt
 RATIOS = {"ipc_rtt": "ref_udp_rtt", "udp_rtt": "ref_udp_rtt", "aio_rtt": "ref_udp_rtt", "ipc_msg_32B": "ref_copy_32B"}
 
 
+INNER_LOOPS = {"ref_copy_32B": BATCH, "ipc_msg_32B": BATCH}
+
+
+def sample(names: list[str], values: int, value_s: float = 0.02, warmups: int = 2) -> dict[str, list[float]]:
+    """``values`` timings of each benchmark of ``names``, in seconds per round trip or message, without pyperf: each
+    value one call of ``value_s`` or more (its loop count calibrated once by doubling), after ``warmups`` calls.
+    perf/compare.py runs this in one process per side and round, alternating the code measured."""
+    out = {}
+    for name in names:
+        func, inner = BENCHMARKS[name], INNER_LOOPS.get(name, 1)
+        loops = 1
+        while func(loops) < value_s and loops < 1 << 20:
+            loops *= 2
+        for _ in range(warmups):
+            func(loops)
+        out[name] = [func(loops) / (loops * inner) for _ in range(values)]
+    return out
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--echo":
         _echo(sys.argv[2])
+        return
+    if len(sys.argv) >= 2 and sys.argv[1] == "--sample":
+        import json
+        import argparse
+        parser = argparse.ArgumentParser(prog="regression.py --sample")
+        parser.add_argument("--sample", action="store_true")
+        parser.add_argument("--values", type=int, default=15)
+        parser.add_argument("--only", default=",".join(BENCHMARKS))
+        args = parser.parse_args()
+        result = sample([n for n in args.only.split(",") if n], args.values)
+        print(json.dumps(result), flush=True)
         return
     runner = pyperf.Runner()
     runner.metadata["description"] = "aeron for Python latency regression suite (perf/regression.py)"
