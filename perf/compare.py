@@ -1,25 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The latency regression check: this checkout against its base commit, measured on this machine in one session,
-rounds interleaved; exit 1 on a regression.
+"""The latency regression check: this checkout against its base commit, both measured on this machine at the same
+time, their values taken in turn; exit 1 on a regression.
 
-    .venv/bin/python perf/compare.py [--base REF] [--rounds 6] [--values 15] [--only ipc_rtt,...] [-o run.json]
+    .venv/bin/python perf/compare.py [--base REF] [--rounds 4] [--values 10] [--only ipc_rtt,...] [-o run.json]
     ./run.sh regress [same options]
 
 The base (by default the merge base of HEAD and ``main``, or HEAD where there is no ``main``) is checked out in a
 git worktree of its own under the virtual environment (``.venv/regress/<commit>``, kept for the next run) and built
 there, reusing this checkout's compiled modules whose sources it shares; when the base is HEAD and the checkout has
-no change, both sides are this checkout (an A/A run: it shows the noise). Each round runs perf/regression.py's
-benchmarks in one fresh process per side (its own driver and pong processes), the base and the change in turn,
-first one then the other in alternate rounds, with PYTHONPATH naming the code measured: both sides share the
-harness (this checkout's) and whatever the machine is doing at the time, so a slower or busier machine moves both
+no change, both sides are this checkout (an A/A run: it shows the noise). Each round starts one worker per side
+(perf/regression.py --serve: its own driver and pong processes, PYTHONPATH naming the code measured; both run this
+checkout's harness) and, per benchmark, asks them for values in turn, which side first alternating: each pair of
+values is taken within a few tens of milliseconds, so a machine that is slower or busier at that moment moves both
 alike. No baseline from another machine is read.
 
-For each benchmark and round the ratio change / base of the two medians; the verdict is on the median of those
-ratios over the rounds. Its noise is measured, not assumed: the standard error of that median (1.253 sigma /
-sqrt(rounds), sigma from the interquartile range of the log ratios / 1.349). A benchmark regresses when its median
-ratio exceeds 1 by more than ``--sigmas`` (3) times that noise and by at least ``--min-change`` (10 %). The
-references (``ref_*``: a raw UDP ping-pong, a bare copy) are the same code on both sides: their ratio shows how much
-the machine drifted between the sides, and they are never judged. Improvements are reported, never failed.
+Each pair gives a ratio change / base; the verdict is on the median of those ratios over every pair of every round.
+Its noise is measured, not assumed: the standard error of that median (1.253 sigma / sqrt(pairs), sigma from the
+interquartile range of the log ratios / 1.349). A benchmark regresses when its median ratio exceeds 1 by more than
+``--sigmas`` (3) times that noise and by at least ``--min-change`` (10 %). The references (``ref_*``: a raw UDP
+ping-pong, a bare copy) are the same code on both sides: their ratio shows how well the pairing cancels the
+machine's drift, and they are never judged. Improvements are reported, never failed.
 """
 from __future__ import annotations
 
@@ -101,31 +101,71 @@ def prepare_base(base: str, quiet: bool = False) -> pathlib.Path:
     return tree
 
 
-def run_side(tree: pathlib.Path, values: int, only: list[str]) -> dict[str, list[float]]:
-    """One process of perf/regression.py --sample on the code of ``tree``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-    env["PYTHONPATH"] = str(tree)
-    out = subprocess.run([sys.executable, str(HERE / "regression.py"), "--sample", "--values", str(values),
-                          "--only", ",".join(only)], env=env, cwd=str(HERE), check=True, capture_output=True,
-                         text=True, timeout=600)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+class Worker:
+    """A perf/regression.py --serve process on the code of ``tree`` (its own driver and pongs, kept between values)."""
+
+    def __init__(self, tree: pathlib.Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+        env["PYTHONPATH"] = str(tree)
+        self.proc = subprocess.Popen([sys.executable, str(HERE / "regression.py"), "--serve"], env=env, cwd=str(HERE),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, *command: object) -> float:
+        self.proc.stdin.write(" ".join(map(str, command)) + "\n")    # type: ignore[union-attr]
+        self.proc.stdin.flush()                                         # type: ignore[union-attr]
+        line = self.proc.stdout.readline()                              # type: ignore[union-attr]
+        if not line:
+            raise RuntimeError(f"regression.py --serve ended (exit {self.proc.wait()}) on {command}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.write("quit\n")                               # type: ignore[union-attr]
+            self.proc.stdin.close()                                     # type: ignore[union-attr]
+            self.proc.wait(60)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def run_round(base_tree: pathlib.Path, values: int, only: list[str], base_first: bool) -> dict[str, dict]:
+    """One round: a fresh worker per side, both alive; per benchmark the loop count calibrated on the change, two
+    warm-up values each, then ``values`` pairs, the two sides asked in turn (which goes first alternating), so that
+    each pair is taken within a few tens of milliseconds, whatever the machine does meanwhile."""
+    workers = {"base": Worker(base_tree), "change": Worker(ROOT)}
+    try:
+        out: dict[str, dict[str, list[float]]] = {"base": {}, "change": {}}
+        for name in only:
+            loops = int(workers["change"].ask("calibrate", name))
+            for worker in workers.values():
+                for _ in range(2):
+                    worker.ask("run", name, loops)
+            for side in out:
+                out[side][name] = []
+            for i in range(values):
+                order = ("base", "change") if (i % 2 == 0) == base_first else ("change", "base")
+                for side in order:
+                    out[side][name].append(workers[side].ask("run", name, loops))
+        return out
+    finally:
+        for worker in workers.values():
+            worker.close()
 
 
 def verdicts(rounds: list[dict[str, dict[str, list[float]]]], sigmas: float, min_change: float) -> dict[str, dict]:
-    """{benchmark: {ratio, noise, allowed, base_s, change_s, verdict}} from rounds of {"base": {...}, "change": {...}}
-    samples; the verdict is "reference" for ref_*, else "REGRESSION", "faster" or "ok"."""
+    """{benchmark: {ratio, noise, allowed, base_s, change_s, ratios, verdict}} from rounds of {"base": {name: values},
+    "change": {name: values}}, the values of a round paired by index; the verdict is "reference" for ref_*, else
+    "REGRESSION", "faster" or "ok"."""
     out = {}
     names = [n for n in rounds[0]["base"] if all(n in r["base"] and n in r["change"] for r in rounds)]
     for name in names:
-        base = [statistics.median(r["base"][name]) for r in rounds]
-        change = [statistics.median(r["change"][name]) for r in rounds]
-        logs = [math.log(c / b) for b, c in zip(base, change)]
+        logs = [math.log(c / b) for r in rounds for b, c in zip(r["base"][name], r["change"][name])]
         ratio = math.exp(statistics.median(logs))
         if len(logs) >= 4:
             q1, _, q3 = statistics.quantiles(logs, n=4, method="inclusive")
             noise = 1.253 * (q3 - q1) / 1.349 / math.sqrt(len(logs))
         else:
-            noise = float("inf")       # too few rounds to know the noise: never a verdict of regression
+            noise = float("inf")       # too few pairs to know the noise: never a verdict of regression
         allowed = max(min_change, sigmas * noise)
         if name.startswith("ref_"):
             verdict = "reference"
@@ -135,9 +175,12 @@ def verdicts(rounds: list[dict[str, dict[str, list[float]]]], sigmas: float, min
             verdict = "faster"
         else:
             verdict = "ok"
-        out[name] = {"ratio": ratio, "noise": noise, "allowed": allowed, "base_s": statistics.median(base),
-                     "change_s": statistics.median(change), "ratios": [math.exp(x) for x in logs],
-                     "verdict": verdict}
+        per_round = [math.exp(statistics.median(math.log(c / b) for b, c in zip(r["base"][name], r["change"][name])))
+                     for r in rounds]
+        out[name] = {"ratio": ratio, "noise": noise, "allowed": allowed,
+                     "base_s": statistics.median(v for r in rounds for v in r["base"][name]),
+                     "change_s": statistics.median(v for r in rounds for v in r["change"][name]),
+                     "ratios": per_round, "verdict": verdict}
     return out
 
 
@@ -160,16 +203,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="the commit to compare with (default: merge-base HEAD main)")
-    parser.add_argument("--rounds", type=int, default=6, help="base/change pairs, alternating which goes first")
-    parser.add_argument("--values", type=int, default=15, help="timings per benchmark, side and round")
+    parser.add_argument("--rounds", type=int, default=4, help="fresh pairs of worker processes")
+    parser.add_argument("--values", type=int, default=10, help="pairs of values per benchmark and round")
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated benchmarks")
     parser.add_argument("--sigmas", type=float, default=3.0)
     parser.add_argument("--min-change", type=float, default=0.10)
     parser.add_argument("-o", "--output", help="write every timing and verdict as JSON")
-    parser.add_argument("--fast", action="store_true", help="4 rounds of 10 values")
+    parser.add_argument("--fast", action="store_true", help="2 rounds")
     args = parser.parse_args(argv)
     if args.fast:
-        args.rounds, args.values = 4, 10
+        args.rounds = 2
     only = [n for n in args.only.split(",") if n]
     unknown = set(only) - set(BENCHMARKS)
     if unknown:
@@ -182,10 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = []
     started = time.monotonic()
     for i in range(args.rounds):
-        sides = {}
-        for side in (("base", "change") if i % 2 == 0 else ("change", "base")):
-            sides[side] = run_side(base_tree if side == "base" else ROOT, args.values, only)
-        rounds.append(sides)
+        rounds.append(run_round(base_tree, args.values, only, base_first=i % 2 == 0))
         print(f"regress: round {i + 1}/{args.rounds} done ({time.monotonic() - started:.0f} s, load average "
               f"{os.getloadavg()[0]:.1f})", flush=True)
     result = verdicts(rounds, args.sigmas, args.min_change)

@@ -3,8 +3,8 @@
 trip, a bare copy) that show what the machine is doing.
 
     ./run.sh regress                                   this checkout against its base commit (perf/compare.py)
-    .venv/bin/python perf/regression.py --sample [--values 15] [--only ipc_rtt,...]    one side's timings, as JSON
-    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]             the same under pyperf
+    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]      the benchmarks alone, under pyperf
+    .venv/bin/python perf/regression.py --serve        perf/compare.py's worker (commands on stdin)
 
 Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_udp_rtt      raw UDP ping-pong over loopback with a Python echo process (blocking sockets): the floor of a
@@ -15,7 +15,7 @@ Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_copy_32B     a bare 32-byte copy into a bytearray from a Python loop: the reference of throughput;
   ipc_msg_32B      one 32-byte message offered and polled through an IPC publication (batches of 1,000).
 Everything ours waits with the ``wakeup`` idle strategy (the driver, the pong, the pinging client), so nothing
-spins and the numbers do not depend on how many cores are free. Each process (``--sample``, or a pyperf worker)
+spins and the numbers do not depend on how many cores are free. Each process (a ``--serve`` worker, or a pyperf worker)
 starts its own driver and pong processes once, from the tree it imported ``aeron`` from, and stops them at exit.
 """
 from __future__ import annotations
@@ -272,41 +272,48 @@ RATIOS = {"ipc_rtt": "ref_udp_rtt", "udp_rtt": "ref_udp_rtt", "aio_rtt": "ref_ud
 INNER_LOOPS = {"ref_copy_32B": BATCH, "ipc_msg_32B": BATCH}
 
 
-def sample(names: list[str], values: int, value_s: float = 0.02, warmups: int = 2) -> dict[str, list[float]]:
-    """``values`` timings of each benchmark of ``names``, in seconds per round trip or message, without pyperf: each
-    value one call of ``value_s`` or more (its loop count calibrated once by doubling), after ``warmups`` calls.
-    perf/compare.py runs this in one process per side and round, alternating the code measured."""
-    out = {}
-    for name in names:
-        func, inner = BENCHMARKS[name], INNER_LOOPS.get(name, 1)
-        loops = 1
-        while func(loops) < value_s and loops < 1 << 20:
-            loops *= 2
-        for _ in range(warmups):
-            func(loops)
-        out[name] = [func(loops) / (loops * inner) for _ in range(values)]
-    return out
+def calibrate(name: str, value_s: float = 0.02) -> int:
+    """The loop count that makes one call of benchmark ``name`` last ``value_s`` or more (doubling from 1)."""
+    func, loops = BENCHMARKS[name], 1
+    while func(loops) < value_s and loops < 1 << 20:
+        loops *= 2
+    return loops
+
+
+def time_per_loop(name: str, loops: int) -> float:
+    """One value of benchmark ``name``: seconds per round trip or message over a call of ``loops`` loops."""
+    return BENCHMARKS[name](loops) / (loops * INNER_LOOPS.get(name, 1))
+
+
+def serve() -> None:
+    """perf/compare.py's worker: one command a line on stdin, one JSON answer a line on stdout: ``calibrate NAME``
+    (the loop count), ``run NAME LOOPS`` (a value), ``quit``. Keeps its driver and pongs between commands, so the
+    base's and the change's workers, both alive, can be asked for values in turn."""
+    import json
+    for line in sys.stdin:
+        command, *args = line.split()
+        if command == "quit":
+            break
+        if command == "calibrate":
+            answer: object = calibrate(args[0])
+        elif command == "run":
+            answer = time_per_loop(args[0], int(args[1]))
+        else:
+            raise SystemExit(f"regression.py --serve: unknown command {command!r}")
+        print(json.dumps(answer), flush=True)
 
 
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--echo":
         _echo(sys.argv[2])
         return
-    if len(sys.argv) >= 2 and sys.argv[1] == "--sample":
-        import json
-        import argparse
-        parser = argparse.ArgumentParser(prog="regression.py --sample")
-        parser.add_argument("--sample", action="store_true")
-        parser.add_argument("--values", type=int, default=15)
-        parser.add_argument("--only", default=",".join(BENCHMARKS))
-        args = parser.parse_args()
-        result = sample([n for n in args.only.split(",") if n], args.values)
-        print(json.dumps(result), flush=True)
+    if sys.argv[1:] == ["--serve"]:
+        serve()
         return
     runner = pyperf.Runner()
     runner.metadata["description"] = "aeron for Python latency regression suite (perf/regression.py)"
     for name, func in BENCHMARKS.items():
-        runner.bench_time_func(name, func, inner_loops=BATCH if name in ("ref_copy_32B", "ipc_msg_32B") else None)
+        runner.bench_time_func(name, func, inner_loops=INNER_LOOPS.get(name))
 
 
 if __name__ == "__main__":
