@@ -98,7 +98,20 @@ def prepare_base(base: str, quiet: bool = False) -> pathlib.Path:
             subprocess.run(["flock", str(tree / ".build.lock"), sys.executable, "setup.py", "-q", "build_ext",
                             "--inplace", "-j", "2"], cwd=tree, check=True, stdout=log, stderr=subprocess.STDOUT)
         (tree / ".regress-built").touch()
+    os.utime(tree / ".regress-built")
+    _prune(tree.parent, KEEP_BASES)
     return tree
+
+
+KEEP_BASES = 3      # base worktrees kept under .venv/regress (most recently used first); older ones are removed
+
+
+def _prune(folder: pathlib.Path, keep: int) -> None:
+    trees = sorted((t for t in folder.iterdir() if (t / ".regress-built").exists()),
+                   key=lambda t: (t / ".regress-built").stat().st_mtime, reverse=True)
+    for tree in trees[keep:]:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False,
+                       capture_output=True)
 
 
 class Worker:
