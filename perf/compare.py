@@ -2,7 +2,7 @@
 """The latency regression check: this checkout against its base commit, both measured on this machine at the same
 time, their values taken in turn; exit 1 on a regression.
 
-    .venv/bin/python perf/compare.py [--base REF] [--rounds 4] [--values 10] [--only ipc_rtt,...] [-o run.json]
+    .venv/bin/python perf/compare.py [--base REF] [--rounds 4] [--values 20] [--only ipc_rtt,...] [-o run.json]
     ./run.sh regress [same options]
 
 The base (by default the merge base of HEAD and ``main``, or HEAD where there is no ``main``) is checked out in a
@@ -10,9 +10,9 @@ git worktree of its own under the virtual environment (``.venv/regress/<commit>`
 there, reusing this checkout's compiled modules whose sources it shares; when the base is HEAD and the checkout has
 no change, both sides are this checkout (an A/A run: it shows the noise). Each round starts one worker per side
 (perf/regression.py --serve: its own driver and pong processes, PYTHONPATH naming the code measured; both run this
-checkout's harness) and, per benchmark, asks them for values in turn, which side first alternating: each pair of
-values is taken within a few tens of milliseconds, so a machine that is slower or busier at that moment moves both
-alike. No baseline from another machine is read.
+checkout's harness) and, per benchmark, asks them for values in turn, which side first alternating: a value lasts
+5 ms or more, so each pair is taken within about ten milliseconds, and a machine that is slower or busier at that
+moment moves both alike. No baseline from another machine is read.
 
 Each pair gives a ratio change / base; the verdict is on the median of those ratios over every pair of every round.
 Its noise is measured, not assumed: the standard error of that median (1.253 sigma / sqrt(pairs), sigma from the
@@ -144,7 +144,7 @@ class Worker:
 def run_round(base_tree: pathlib.Path, values: int, only: list[str], base_first: bool) -> dict[str, dict]:
     """One round: a fresh worker per side, both alive; per benchmark the loop count calibrated on the change, two
     warm-up values each, then ``values`` pairs, the two sides asked in turn (which goes first alternating), so that
-    each pair is taken within a few tens of milliseconds, whatever the machine does meanwhile."""
+    each pair is taken within about ten milliseconds, whatever the machine does meanwhile."""
     workers = {"base": Worker(base_tree), "change": Worker(ROOT)}
     try:
         out: dict[str, dict[str, list[float]]] = {"base": {}, "change": {}}
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", help="the commit to compare with (default: merge-base HEAD main)")
     parser.add_argument("--rounds", type=int, default=4, help="fresh pairs of worker processes")
-    parser.add_argument("--values", type=int, default=10, help="pairs of values per benchmark and round")
+    parser.add_argument("--values", type=int, default=20, help="pairs of values per benchmark and round")
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated benchmarks")
     parser.add_argument("--sigmas", type=float, default=3.0)
     parser.add_argument("--min-change", type=float, default=0.10)

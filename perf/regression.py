@@ -272,7 +272,7 @@ RATIOS = {"ipc_rtt": "ref_udp_rtt", "udp_rtt": "ref_udp_rtt", "aio_rtt": "ref_ud
 INNER_LOOPS = {"ref_copy_32B": BATCH, "ipc_msg_32B": BATCH}
 
 
-def calibrate(name: str, value_s: float = 0.02) -> int:
+def calibrate(name: str, value_s: float = 0.005) -> int:
     """The loop count that makes one call of benchmark ``name`` last ``value_s`` or more (doubling from 1)."""
     func, loops = BENCHMARKS[name], 1
     while func(loops) < value_s and loops < 1 << 20:
