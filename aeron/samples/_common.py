@@ -295,7 +295,8 @@ def wait_for_ping_pong(subscription: Any, publication: Any, running: Running, id
 
 def _waiting(idle: Any) -> Callable[[int], None]:
     if idle is not None:
-        return idle.idle
+        wait: Callable[[int], None] = idle.idle
+        return wait
     return lambda _work: time.sleep(0.001)
 
 
