@@ -21,7 +21,6 @@ import asyncio
 import multiprocessing as mp
 import os
 import pathlib
-import re
 import statistics
 import subprocess
 import sys
@@ -30,17 +29,8 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_wakeup import PY, Burners, Driver, _env, _stop  # noqa: E402
-
-
-def _switches(pid: int, kind: str = "voluntary") -> int:
-    total = 0
-    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int(re.search(rf"^{kind}_ctxt_switches:\s+(\d+)", (task / "status").read_text(), re.M)[1])
-        except (OSError, TypeError):
-            continue
-    return total
+from bench_wakeup import PY, Burners, Driver, _env, _stop
+from bench_wakeup import _wakeups as _switches
 
 
 class _SelectCounter:

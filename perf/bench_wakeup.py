@@ -191,12 +191,13 @@ def _cpu_ns(pid: int) -> int:
     return total
 
 
-def _wakeups(pid: int) -> int:
-    """The process's voluntary context switches, summed over its threads: each is a sleep (a park, a timed wait)."""
+def _wakeups(pid: int, kind: str = "voluntary") -> int:
+    """The process's voluntary context switches, summed over its threads: each is a sleep (a park, a timed wait);
+    ``kind="nonvoluntary"``: its preemptions."""
     total = 0
     for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
         try:
-            total += int(re.search(r"^voluntary_ctxt_switches:\s+(\d+)", (task / "status").read_text(), re.M)[1])
+            total += int(re.search(rf"^{kind}_ctxt_switches:\s+(\d+)", (task / "status").read_text(), re.MULTILINE)[1])
         except (OSError, TypeError):
             continue
     return total

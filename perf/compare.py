@@ -153,8 +153,8 @@ def run_round(base_tree: pathlib.Path, values: int, only: list[str], base_first:
             for worker in workers.values():
                 for _ in range(2):
                     worker.ask("run", name, loops)
-            for side in out:
-                out[side][name] = []
+            for values_of_side in out.values():
+                values_of_side[name] = []
             for i in range(values):
                 order = ("base", "change") if (i % 2 == 0) == base_first else ("change", "base")
                 for side in order:
