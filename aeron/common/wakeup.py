@@ -457,8 +457,10 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # shorter than the scheduler tick costs a reprogrammed clock event on the way in and out, which
                 # doubled a UDP round trip here (docs/wakeup.md); the bound of its own is kept for when that ends
                 bound = longest
-            elif bound > cap:
-                bound = self.park_bound_ns = cap     # the long bound was withdrawn (a writer that does not signal)
+            elif bound > longest:
+                # the long bound was withdrawn (a writer that does not signal), or a driver's quiet bound is
+                # backoff's while an official client is connected (SignallingAgent.quiet_park_ns)
+                bound = self.park_bound_ns = longest
             cap = longest
         timeout = bound
         timers = self.timers

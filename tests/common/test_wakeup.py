@@ -355,6 +355,24 @@ def test_the_park_bound_grows_while_quiet_and_resets_on_work():
     assert idle.park_bound_ns == 4000
 
 
+def test_a_quiet_bound_lowered_below_the_bound_grown_so_far_takes_effect_at_the_next_park():
+    waiter = FakeWaiter()
+    limit = [16000]
+    idle = WakeupIdleStrategy(0, 0, 1000, 1000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, quiet=lambda ns: limit[0])
+    for _ in range(12):
+        idle.idle(0)
+
+    def waits():
+        return [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits()[-1] == 16000
+    limit[0] = 1000                 # a driver's bound while an official client is connected: backoff's
+    idle.idle(0)
+    assert waits()[-1] == 1000 and idle.park_bound_ns == 1000
+    idle.idle(0)
+    assert waits()[-1] == 1000
+
+
 class FakeTimers:
     """What our driver's SignallingAgent tells a wakeup strategy: was the cycle active, when is the next timer."""
 
