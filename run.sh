@@ -6,7 +6,7 @@
 #   ./run.sh demo [args]     end-to-end demo                      (installs: build)
 #   ./run.sh test [pytest args]                                   (installs: build, test, docs: tests build the site)
 #   ./run.sh bench [args]    pyperf benchmarks in perf/           (installs: build, perf)
-#   ./run.sh regress [args]  the latency regression suite against perf/baseline.json (exit 1 on a regression)
+#   ./run.sh regress [args]  the latency regression check against the base commit, built beside (exit 1 on a regression)
 #   ./run.sh docs [mkdocs args]   the documentation site: build (default) or serve   (installs: build, docs)
 #   ./run.sh build           set-up and build only                (installs: build)
 set -euo pipefail
@@ -103,7 +103,7 @@ case "$cmd" in
     test)  setup_venv test build test docs; build; exec "$VENV/bin/python" -m pytest "$@" ;;
     demo)  setup_venv demo build; build; exec "$VENV/bin/python" -m aeron.samples.demo "$@" ;;
     bench) setup_venv bench build perf; build; exec "$VENV/bin/python" perf/run_all.py "$@" ;;
-    regress) setup_venv regress build perf; build; cd perf; exec "$VENV/bin/python" compare.py --run "$@" ;;
+    regress) setup_venv regress build perf; build; cd perf; exec "$VENV/bin/python" compare.py "$@" ;;
     docs)  setup_venv docs build docs; build; NO_MKDOCS_2_WARNING=1 exec "$VENV/bin/python" -m mkdocs "${@:-build}" ;;
     *) echo "usage: $0 {demo|test|bench|regress|docs|build} [args]" >&2; exit 2 ;;
 esac

@@ -191,17 +191,39 @@ def _cpu_ns(pid: int) -> int:
     return total
 
 
+def _wakeups(pid: int, kind: str = "voluntary") -> int:
+    """The process's voluntary context switches, summed over its threads: each is a sleep (a park, a timed wait);
+    ``kind="nonvoluntary"``: its preemptions."""
+    total = 0
+    for task in pathlib.Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int(re.search(rf"^{kind}_ctxt_switches:\s+(\d+)", (task / "status").read_text(), re.MULTILINE)[1])
+        except (OSError, TypeError):
+            continue
+    return total
+
+
 def idle_cpu(transport: str, seconds: float = 5.0) -> dict[str, float]:
     """CPU % of our driver, of a pong (both wakeup) and of the ping's client (this process, only its conductor
     thread runs), connected and sending nothing, over ``transport`` (over UDP the driver still sends heartbeats
-    and status messages: that is most of its idle work)."""
+    and status messages: that is most of its idle work); first the pong alone, before any ping ("pong_no_peer",
+    with its sleeps a second, "pong_no_peer_wakeups_per_s": a count the machine's load does not change)."""
     from aeron import Aeron, Context
     driver = Driver("ours", "wakeup")
     ping_channel, pong_channel = _channels(transport)
     pong = subprocess.Popen([PY, "-m", "aeron.samples.pong", "--idle", "wakeup", "-p", driver.dir, "-c", ping_channel,
-                             "-C", pong_channel], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
-    client = Aeron.connect(Context(driver.dir))
+                             "-C", pong_channel], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
+    client = None
     try:
+        for line in pong.stdout:            # its client is up and its subscription and publication added
+            if line.startswith(b"Publication channel status"):
+                break
+        time.sleep(1.0)
+        cpu, switches = _cpu_ns(pong.pid), _wakeups(pong.pid)
+        time.sleep(seconds)
+        no_peer = {"pong_no_peer": round(100.0 * (_cpu_ns(pong.pid) - cpu) / 1e9 / seconds, 2),
+                   "pong_no_peer_wakeups_per_s": round((_wakeups(pong.pid) - switches) / seconds, 1)}
+        client = Aeron.connect(Context(driver.dir))
         sub = client.add_subscription(pong_channel, 1003)          # the samples' default stream ids
         pub = client.add_exclusive_publication(ping_channel, 1002)
         deadline = time.monotonic() + 20
@@ -212,9 +234,11 @@ def idle_cpu(transport: str, seconds: float = 5.0) -> dict[str, float]:
         before = {name: _cpu_ns(pid) for name, pid in pids}
         time.sleep(seconds)
         after = {name: _cpu_ns(pid) for name, pid in pids}
-        return {name: round(100.0 * (after[name] - before[name]) / 1e9 / seconds, 2) for name in before}
+        return {**{name: round(100.0 * (after[name] - before[name]) / 1e9 / seconds, 2) for name in before},
+                **no_peer}
     finally:
-        client.close()
+        if client is not None:
+            client.close()
         _stop(pong)
         driver.close()
 

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The latency regression suite: pyperf benchmarks of our round trips and throughput, each with the reference it is
-normalised by, measured in the same run (so a slower or busier machine moves both alike).
+"""The latency regression suite: benchmarks of our round trips and throughput, with references (a raw UDP round
+trip, a bare copy) that show what the machine is doing.
 
-    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]      (pyperf options)
-    .venv/bin/python perf/compare.py run.json                                   (vs perf/baseline.json)
+    ./run.sh regress                                   this checkout against its base commit (perf/compare.py)
+    .venv/bin/python perf/regression.py -o run.json [--fast | --rigorous]      the benchmarks alone, under pyperf
+    .venv/bin/python perf/regression.py --serve        perf/compare.py's worker (commands on stdin)
 
 Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_udp_rtt      raw UDP ping-pong over loopback with a Python echo process (blocking sockets): the floor of a
@@ -14,8 +15,8 @@ Benchmarks (each pyperf value is the time of one round trip or of one message):
   ref_copy_32B     a bare 32-byte copy into a bytearray from a Python loop: the reference of throughput;
   ipc_msg_32B      one 32-byte message offered and polled through an IPC publication (batches of 1,000).
 Everything ours waits with the ``wakeup`` idle strategy (the driver, the pong, the pinging client), so nothing
-spins and the numbers do not depend on how many cores are free. Each pyperf worker starts its own driver and
-pong processes once and stops them at exit.
+spins and the numbers do not depend on how many cores are free. Each process (a ``--serve`` worker, or a pyperf worker)
+starts its own driver and pong processes once, from the tree it imported ``aeron`` from, and stops them at exit.
 """
 from __future__ import annotations
 
@@ -38,8 +39,11 @@ _state: dict[str, object] = {}
 
 
 def _env() -> dict[str, str]:
+    import aeron
     env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # the tree this process imported aeron from (perf/compare.py points PYTHONPATH at the base commit's worktree or
+    # at the change): the driver and the pong run the same code as the pinging side
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.abspath(aeron.__file__)))
     return env
 
 
@@ -265,14 +269,51 @@ BENCHMARKS = {"ref_udp_rtt": ref_udp_rtt, "ipc_rtt": ipc_rtt, "udp_rtt": udp_rtt
 RATIOS = {"ipc_rtt": "ref_udp_rtt", "udp_rtt": "ref_udp_rtt", "aio_rtt": "ref_udp_rtt", "ipc_msg_32B": "ref_copy_32B"}
 
 
+INNER_LOOPS = {"ref_copy_32B": BATCH, "ipc_msg_32B": BATCH}
+
+
+def calibrate(name: str, value_s: float = 0.005) -> int:
+    """The loop count that makes one call of benchmark ``name`` last ``value_s`` or more (doubling from 1)."""
+    func, loops = BENCHMARKS[name], 1
+    while func(loops) < value_s and loops < 1 << 20:
+        loops *= 2
+    return loops
+
+
+def time_per_loop(name: str, loops: int) -> float:
+    """One value of benchmark ``name``: seconds per round trip or message over a call of ``loops`` loops."""
+    return BENCHMARKS[name](loops) / (loops * INNER_LOOPS.get(name, 1))
+
+
+def serve() -> None:
+    """perf/compare.py's worker: one command a line on stdin, one JSON answer a line on stdout: ``calibrate NAME``
+    (the loop count), ``run NAME LOOPS`` (a value), ``quit``. Keeps its driver and pongs between commands, so the
+    base's and the change's workers, both alive, can be asked for values in turn."""
+    import json
+    for line in sys.stdin:
+        command, *args = line.split()
+        if command == "quit":
+            break
+        if command == "calibrate":
+            answer: object = calibrate(args[0])
+        elif command == "run":
+            answer = time_per_loop(args[0], int(args[1]))
+        else:
+            raise SystemExit(f"regression.py --serve: unknown command {command!r}")
+        print(json.dumps(answer), flush=True)
+
+
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--echo":
         _echo(sys.argv[2])
         return
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+        return
     runner = pyperf.Runner()
     runner.metadata["description"] = "aeron for Python latency regression suite (perf/regression.py)"
     for name, func in BENCHMARKS.items():
-        runner.bench_time_func(name, func, inner_loops=BATCH if name in ("ref_copy_32B", "ipc_msg_32B") else None)
+        runner.bench_time_func(name, func, inner_loops=INNER_LOOPS.get(name))
 
 
 if __name__ == "__main__":

@@ -153,24 +153,35 @@ QUIET_PARK_NS = 16_000_000
 
 
 class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
-    """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup`: a few sleep(0) rounds, then
-    mark parked and return (the caller polls once more), then wait. A park is bounded by the backoff cap (1 ms),
-    doubling with each park that times out up to QUIET_PARK_S (or what the wake-up's ``quiet`` allows: longer
-    while our driver says every client signals), as WakeupIdleStrategy."""
+    """AsyncBackoffIdleStrategy whose sleeps become parks on an :class:`AsyncWakeup`: sleep(0) rounds (at least
+    ``spins`` of them, and for ``spin_s`` since the first), then mark parked and return (the caller polls once more),
+    then wait. A park is bounded by the backoff cap (1 ms), doubling with each park that times out up to
+    QUIET_PARK_S (or what the wake-up's ``quiet`` allows: longer while our driver says every client signals), as
+    WakeupIdleStrategy."""
 
-    __slots__ = ("_wakeup", "_prepared", "_bound")
+    __slots__ = ("_wakeup", "_prepared", "_bound", "_spin_s", "_spin_until")
 
-    def __init__(self, wakeup: AsyncWakeup, spins: int = DEFAULT_SPINS, max_sleep_s: float = DEFAULT_MAX_SLEEP_S) -> None:
+    def __init__(self, wakeup: AsyncWakeup, spins: int = DEFAULT_SPINS, max_sleep_s: float = DEFAULT_MAX_SLEEP_S,
+                 spin_s: float = 0.0) -> None:
         super().__init__(spins, DEFAULT_MIN_SLEEP_S, max_sleep_s)
         self._wakeup = wakeup
         self._prepared = False
         self._bound = max_sleep_s
+        self._spin_s = spin_s
+        self._spin_until = 0.0
 
     async def idle(self, work_count: int = 0) -> None:
-        if work_count > 0 or self._count < self._spins:
-            if work_count > 0:
-                self._bound = self._max
+        if work_count > 0:
+            self._bound = self._max
+            self._spin_until = 0.0
             await super().idle(work_count)
+            return
+        if self._count < self._spins:
+            self._count += 1
+            await asyncio.sleep(0)
+            return
+        if self._spin_s and self._spinning():
+            await asyncio.sleep(0)
             return
         if not self._prepared:
             self._prepared = True
@@ -183,10 +194,26 @@ class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
         if not await self._wakeup.wait(bound):
             self._bound = min(bound * 2, cap)
 
+    def _spinning(self) -> bool:
+        """True until ``spin_s`` has passed since the first call after the counted rounds."""
+        now = perf_counter()
+        if not self._spin_until:
+            self._spin_until = now + self._spin_s
+            return True
+        return now < self._spin_until
 
-def async_idle(wakeup: AsyncWakeup | None) -> AsyncBackoffIdleStrategy:
-    """The idle strategy an await uses: parking on ``wakeup`` when the client has one, else backoff."""
-    return AsyncBackoffIdleStrategy() if wakeup is None else AsyncWakeupIdleStrategy(wakeup)
+
+# How long an await on shared memory (an IPC or spy subscription) gives the loop turns before it parks: longer than a
+# parked partner's wake-up on an idle vCPU (15 to 25 µs here), so that a pong woken by this task's offer replies
+# while it still spins, and the pong's own spin sees the next offer (docs/wakeup.md). A network subscription's data
+# comes through the driver, tens of µs at best: there the rounds alone (DEFAULT_SPINS).
+SHARED_MEMORY_SPIN_S = 50e-6
+
+
+def async_idle(wakeup: AsyncWakeup | None, spin_s: float = 0.0) -> AsyncBackoffIdleStrategy:
+    """The idle strategy an await uses: parking on ``wakeup`` when the client has one (after ``spin_s`` of loop
+    turns), else backoff."""
+    return AsyncBackoffIdleStrategy() if wakeup is None else AsyncWakeupIdleStrategy(wakeup, spin_s=spin_s)
 
 
 @contextlib.asynccontextmanager

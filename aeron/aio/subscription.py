@@ -20,7 +20,8 @@ import collections
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from aeron.aio._idle import AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle, deadline
+from aeron.aio._idle import (SHARED_MEMORY_SPIN_S, AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle,
+                             deadline)
 from aeron.client import AtomicBuffer, ControlledFragmentAssembler, ControlledPollAction, Header, Image, Subscription
 from aeron.common.errors import IllegalStateError
 
@@ -141,7 +142,7 @@ class AsyncSubscription(LoopShare):
     See the module docstring for the guarantees (no queue, cancel-safe, zero-copy until the next step).
     """
     __slots__ = ("subscription", "_assembler", "_taken", "_current", "_message", "_wakeup", "_events",
-                 "image_events_dropped", "__weakref__")
+                 "image_events_dropped", "_spin_s", "__weakref__")
 
     def __init__(self, subscription: Subscription, wakeup: AsyncWakeup | None = None) -> None:
         """Wrap a sync Subscription (made by ``AsyncAeron.add_subscription``); ``wakeup`` is the client's waiter
@@ -152,6 +153,8 @@ class AsyncSubscription(LoopShare):
         self._current: Message | None = None
         self._message = Message()           # re-filled at every step (nothing allocated per message)
         self._wakeup = wakeup
+        # shared memory (IPC, a spy): its writer may be a parked pong woken by our offer; spin past its wake-up
+        self._spin_s = 0.0 if subscription.channel.startswith("aeron:udp") else SHARED_MEMORY_SPIN_S
         self._events: collections.deque[ImageEvent] = collections.deque()
         self.image_events_dropped = 0
         super().__init__()
@@ -193,7 +196,7 @@ class AsyncSubscription(LoopShare):
         message = self._poll_one()
         if message is not None:
             return message                  # fast path: nothing awaited
-        idle = async_idle(self._wakeup)
+        idle = async_idle(self._wakeup, self._spin_s)
         async with deadline(timeout, "message received"):
             while True:
                 await idle.idle(0)
@@ -231,7 +234,7 @@ class AsyncSubscription(LoopShare):
         count = self.subscription.poll(handler, fragment_limit)
         if count:
             return count
-        idle = async_idle(self._wakeup)
+        idle = async_idle(self._wakeup, self._spin_s)
         async with deadline(timeout, "fragment polled"):
             while True:
                 await idle.idle(0)

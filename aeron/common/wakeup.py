@@ -287,6 +287,12 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     A timer-only cycle run while a park was prepared is that park's re-check: the strategy parks at once.
 
+    A client's spin that ends in a park :attr:`SPIN_GIVE_UP_MISSES` times in a row is given up: the next parks come
+    at once after work, but for one spin in :attr:`SPIN_PROBE_EVERY`, and the first spin answered again (work
+    within it) takes the spin back. A spin that is never answered is often one that keeps its partner off the
+    core: a peer that this thread's wake-up preempted on the same CPU (both cores busy) can send nothing until the
+    spin ends, so each round trip paid the whole spin (docs/wakeup.md, perf/aio_counts.py).
+
     ``quiet(quiet_park_ns)`` (the timers' ``quiet_park_ns``, or a client's ClientRegistry.quiet_park_ns) may raise
     the quiet bound, asked once a park's bound has grown to it: longer while our driver says every writer signals
     (docs/wakeup.md).
@@ -294,9 +300,14 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "yield_ns", "data_spin_ns",
                  "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared",
-                 "_after_work", "parks")
+                 "_after_work", "parks", "spin_misses", "_spin_skips", "spins_given_up")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
+    # A client's spin after work that ends in a park this many times in a row is given up (the next parks come at
+    # once) but for one spin in SPIN_PROBE_EVERY, which takes it back when it is answered again: see the class
+    # docstring
+    SPIN_GIVE_UP_MISSES = 4
+    SPIN_PROBE_EVERY = 8
     DEFAULT_YIELD_NS = 100_000
     DEFAULT_DATA_SPIN_NS = 200_000
     DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
@@ -332,6 +343,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.quiet: Callable[[int], int] | None = None
         self._prepared = False
         self.parks = 0
+        self.spin_misses = 0          # client spins in a row that ended in a park
+        self._spin_skips = 0
+        self.spins_given_up = 0       # spins skipped since the strategy was made (a count for perf/aio_counts.py)
         if waiter is not None:
             self.bind(waiter, fds)
 
@@ -371,6 +385,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if work_count > 0:
             timers = self.timers
             if timers is None or timers.active:
+                if self.state == SPINNING:
+                    self.spin_misses = 0        # the spin was answered
                 self._after_work = True
                 if self._prepared:
                     self._prepared = False
@@ -403,16 +419,24 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         state = self.state
         fast = self._fast
         if state == NOT_IDLE:
-            self.state = state = SPINNING
-            self._spin_start_ns = self._clock()
-            if fast is None and self.spin_ns > 0:
-                return
+            if fast is None and self.spin_ns > 0 and self.spin_misses >= self.SPIN_GIVE_UP_MISSES:
+                self._spin_skips += 1
+                if self._spin_skips % self.SPIN_PROBE_EVERY:
+                    self.spins_given_up += 1
+                    self.state = state = PARKING        # straight to the park: the spin only held the core
+            if state == NOT_IDLE:
+                self.state = state = SPINNING
+                self._spin_start_ns = self._clock()
+                if fast is None and self.spin_ns > 0:
+                    return
         if state == SPINNING:
             spun = self._fast_spin() if fast is not None else None
             if spun:
                 return
             if spun is None and self._clock() - self._spin_start_ns < self.spin_ns:
                 return
+            if fast is None and self.spin_ns > 0:
+                self.spin_misses += 1
             self.state = PARKING
         if not self._prepared:
             waiter.prepare()
@@ -433,8 +457,10 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # shorter than the scheduler tick costs a reprogrammed clock event on the way in and out, which
                 # doubled a UDP round trip here (docs/wakeup.md); the bound of its own is kept for when that ends
                 bound = longest
-            elif bound > cap:
-                bound = self.park_bound_ns = cap     # the long bound was withdrawn (a writer that does not signal)
+            elif bound > longest:
+                # the long bound was withdrawn (a writer that does not signal), or a driver's quiet bound is
+                # backoff's while an official client is connected (SignallingAgent.quiet_park_ns)
+                bound = self.park_bound_ns = longest
             cap = longest
         timeout = bound
         timers = self.timers

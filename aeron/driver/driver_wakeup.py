@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core.data_spin import PROBE_CONTROL, PROBE_OTHER, PROBE_SEND, DataSpin
-from aeron.common.agent import PARKING, Agent, BackoffIdleStrategy, IdleStrategy
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS, PARKING, Agent, BackoffIdleStrategy, IdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, LONG_QUIET_PARK_NS, RECEIVER, SENDER,
                                  ClientRegistry, WakeupBoard, WakeupIdleStrategy, new_waiter)
 
@@ -69,6 +69,8 @@ def bind_idle_strategy(idle: IdleStrategy, board: WakeupBoard | None, conductor:
         return None
     waiter = new_waiter(board, agent_mask(conductor, agents))
     if waiter is not None:
+        if isinstance(timers, SignallingAgent):
+            timers.backoff_park_ns = idle.max_park_ns       # its first bound: backoff's longest park
         waiter.stay_parked_on_fds = True        # a datagram on its sockets: one duty cycle, the next park's re-check
         idle.bind(waiter, _fds_of(agents), timers)
         for agent in agents:
@@ -153,6 +155,7 @@ class SignallingAgent(Agent):
         self._transmissions = 0
         self._ours: dict[int, bool] = {}
         self._long_quiet_ns = long_quiet_park_ns(conductor.context)
+        self.backoff_park_ns = DRIVER_BACKOFF_MAX_PARK_NS     # while a client that does not signal is connected
         self._board = board
         own = set(map(id, agents))
         self._peers = tuple((peer.command_queue, bit) for peer, bit in (
@@ -484,9 +487,11 @@ class SignallingAgent(Agent):
 
     def quiet_park_ns(self, quiet_ns: int) -> int:
         """The bound a park may grow to: the long quiet bound while every client signals and no reader of these
-        agents' images and IPC publications is still reading, else ``quiet_ns``."""
+        agents' images and IPC publications is still reading, else ``quiet_ns``; while a client that does not signal
+        is connected (an official one), backoff's bound (``backoff_park_ns``): its commands and data are then found
+        as soon as backoff would find them."""
         if not self._registry.all_signal:
-            return quiet_ns
+            return min(quiet_ns, self.backoff_park_ns)
         for agent in self._agents:
             if agent is self._receiver:
                 if not _images_settled(agent):

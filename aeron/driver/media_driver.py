@@ -74,6 +74,11 @@ def _parse_supplier(text: str) -> str:
     return strategy_name(text)
 
 
+# Ours, where Aeron's is backoff: wake-on-work while every client of this driver is ours (they signal what they write),
+# parks bounded as backoff's (1 ms) as soon as one that is not (an official client) connects (docs/wakeup.md)
+DEFAULT_IDLE_STRATEGY = "wakeup"
+
+
 def _parse_idle(text: str) -> str:
     idle_strategy_from_name(text.strip())      # validate now, build when the driver starts
     return text.strip()
@@ -177,11 +182,11 @@ _SETTINGS: tuple[Setting, ...] = (
              parse_int),
     Setting("driver_termination_validator", "aeron.driver.termination.validator", "deny", _parse_validator),
     Setting("print_configuration", "aeron.print.configuration", False, parse_bool),
-    Setting("conductor_idle_strategy", "aeron.conductor.idle.strategy", "backoff", _parse_idle),
-    Setting("sender_idle_strategy", "aeron.sender.idle.strategy", "backoff", _parse_idle),
-    Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", "backoff", _parse_idle),
-    Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", "backoff", _parse_idle),
-    Setting("shared_idle_strategy", "aeron.shared.idle.strategy", "backoff", _parse_idle),
+    Setting("conductor_idle_strategy", "aeron.conductor.idle.strategy", DEFAULT_IDLE_STRATEGY, _parse_idle),
+    Setting("sender_idle_strategy", "aeron.sender.idle.strategy", DEFAULT_IDLE_STRATEGY, _parse_idle),
+    Setting("receiver_idle_strategy", "aeron.receiver.idle.strategy", DEFAULT_IDLE_STRATEGY, _parse_idle),
+    Setting("sharednetwork_idle_strategy", "aeron.sharednetwork.idle.strategy", DEFAULT_IDLE_STRATEGY, _parse_idle),
+    Setting("shared_idle_strategy", "aeron.shared.idle.strategy", DEFAULT_IDLE_STRATEGY, _parse_idle),
     # UDP (defaults as aeron_driver_context.c)
     Setting("image_liveness_timeout_ns", "aeron.image.liveness.timeout", 10_000_000_000, parse_duration_ns),
     # images per stream per receive endpoint (C: stream_session_limit, unlimited there); SETUPs beyond it are refused

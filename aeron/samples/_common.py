@@ -18,6 +18,7 @@ from aeron.common.agent import idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import AeronError, ConfigurationError
 from aeron.common.version import VERSION_TEXT, __version__
+from aeron.common.wakeup import WakeupIdleStrategy
 
 DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
 DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"
@@ -131,6 +132,12 @@ def idle_strategy(client: Aeron, name: str, *subscriptions: Any) -> Any:
     if name.strip() == "wakeup":
         return client.wakeup_idle_strategy(*subscriptions)
     return idle_strategy_from_name(name)
+
+
+def parking(idle: Any) -> Any:
+    """``idle`` when it parks until woken (``wakeup``), else None: the samples wait for their peers with a parking
+    strategy, and with 1 ms sleeps rather than a spinning or yielding one (as before the peers, their C originals)."""
+    return idle if isinstance(idle, WakeupIdleStrategy) else None
 
 
 def connect(prefix: str | None, **settings: Any) -> Aeron:
@@ -266,17 +273,31 @@ def print_percentiles(samples_ns: Sequence[int] | array[int], out: Any = None) -
     return table
 
 
-def wait_for_image(subscription: Any, running: Running) -> Any:
+def wait_for_image(subscription: Any, running: Running, idle: Any = None) -> Any:
+    """The subscription's first image once it has one (None once stopped), waiting as :func:`wait_for_ping_pong`."""
+    wait = _waiting(idle)
     while running and subscription.image_count == 0:
-        time.sleep(0.001)
+        wait(0)
     return subscription.image_at_index(0) if subscription.image_count else None
 
 
-def wait_for_ping_pong(subscription: Any, publication: Any, running: Running) -> Any:
-    """Ping's and pong's start: both ends connected, then the subscription's image (None once stopped)."""
+def wait_for_ping_pong(subscription: Any, publication: Any, running: Running, idle: Any = None) -> Any:
+    """Ping's and pong's start: both ends connected, then the subscription's image (None once stopped).
+
+    ``idle``: the loop's ``wakeup`` idle strategy, which parks here as it will between messages (its bound growing
+    while nothing comes, so a pong with no ping yet costs what an idle connected one does), as Aeron's Pong waits
+    for its subscription with its own idle strategy; without one, 1 ms sleeps (a thousand wake-ups a second)."""
+    wait = _waiting(idle)
     while running and not (subscription.is_connected and publication.is_connected):
-        time.sleep(0.001)
-    return wait_for_image(subscription, running)
+        wait(0)
+    return wait_for_image(subscription, running, idle)
+
+
+def _waiting(idle: Any) -> Callable[[int], None]:
+    if idle is not None:
+        wait: Callable[[int], None] = idle.idle
+        return wait
+    return lambda _work: time.sleep(0.001)
 
 
 def main_guard(main: Callable[[Sequence[str] | None], int]) -> None:

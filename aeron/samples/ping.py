@@ -68,7 +68,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         subscription = c.add_subscription(client, args.pong_channel, args.pong_stream_id)
         publication = client.add_exclusive_publication(ping_channel, ping_stream_id)
         print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
-        image = c.wait_for_ping_pong(subscription, publication, running)
+        idle_strategy = None if args.idle == "spin" else c.idle_strategy(client, args.idle, subscription)
+        image = c.wait_for_ping_pong(subscription, publication, running, c.parking(idle_strategy))
         if image is None:
             return 1
         message = bytearray(args.length)
@@ -76,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         poll_handler = handler if args.length <= publication.max_payload_length else ImageFragmentAssembler(handler)
         print(f"Warming up the media driver with {args.warm_up} messages of length {args.length} bytes", flush=True)
         start = time.perf_counter_ns()
-        idle = None if args.idle == "spin" else c.idle_strategy(client, args.idle, subscription).idle
+        idle = None if idle_strategy is None else idle_strategy.idle
         send_ping_and_receive_pong(publication, image, handler, poll_handler, args.warm_up, message, running, idle)
         print(f"Warm up complete in {time.perf_counter_ns() - start}ns")
         print(f"Pinging {args.messages} messages of length {args.length} bytes", flush=True)

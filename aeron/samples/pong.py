@@ -25,7 +25,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         subscription = c.add_subscription(client, ping_channel, ping_stream_id)
         publication = client.add_exclusive_publication(args.pong_channel, args.pong_stream_id)
         print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
-        image = c.wait_for_ping_pong(subscription, publication, running)
+        idle_strategy = c.idle_strategy(client, args.idle, subscription)
+        image = c.wait_for_ping_pong(subscription, publication, running, c.parking(idle_strategy))
         if image is None:
             return 0
         offer = publication.offer
@@ -39,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = ImageFragmentAssembler(echo)
         poll = image.poll
         limit = c.DEFAULT_FRAGMENT_COUNT_LIMIT
-        idle = c.idle_strategy(client, args.idle, subscription).idle
+        idle = idle_strategy.idle
         while running:
             idle(poll(handler, limit))
         print("Shutting down...", flush=True)

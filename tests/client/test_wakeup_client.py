@@ -9,7 +9,7 @@ import pytest
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.client import client_conductor
-from aeron.common.agent import SleepingIdleStrategy
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS, SleepingIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
                                  WakeupIdleStrategy, new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
@@ -266,13 +266,14 @@ def test_the_driver_parks_long_only_while_every_client_is_ours(driver, monkeypat
             assert agent.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS
             assert ours.wakeup_idle_strategy(sub).quiet(QUIET_NS) == LONG_QUIET_PARK_NS
             # a client that does not signal (an official one): its first command is served by a park that was
-            # bounded by the long bound, and from then on every park is bounded by the short one
+            # bounded by the long bound, and from then on the driver's parks are bounded as backoff's (1 ms) and
+            # our clients' by the short bound
             official = _unregistered_client(driver.aeron_dir, monkeypatch)
             try:
                 assert not registry.is_registered(official._conductor.client_id)
                 pub = official.add_publication("aeron:ipc", 21)
                 assert not registry.all_signal
-                assert agent.quiet_park_ns(QUIET_NS) == QUIET_NS
+                assert agent.quiet_park_ns(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
                 idle = ours.wakeup_idle_strategy(sub)
                 assert idle.quiet(QUIET_NS) == QUIET_NS
                 # its offers do not signal: our parked subscriber still gets them, within the short bound

@@ -9,7 +9,7 @@ import pytest
 
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError, IllegalStateError
-from aeron.common.agent import PARKING, BackoffIdleStrategy, idle_strategy_from_name
+from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy, idle_strategy_from_name
 from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, SENDER, SPIES, WAKEUP_FILE,
                                  WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
 from tests.common.conftest import asleep_on
@@ -272,6 +272,44 @@ def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_wait
     assert waiter.calls[-1] == "close" and not idle.is_bound
 
 
+def test_a_spin_never_answered_is_given_up_and_taken_back_when_a_probe_is_answered():
+    now = [0]
+    waiter = FakeWaiter()
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, waiter=waiter, clock=lambda: now[0])
+
+    def message_then_spin(answered):
+        """A message, then the spin (its time passes) and either the next message within it or a park."""
+        idle.idle(1)
+        idle.idle(0)
+        if answered:
+            return                                      # the next message's idle(1) comes within the spin
+        now[0] += 150
+        idle.idle(0)                                    # the spin ran out: prepare
+        idle.idle(0)                                    # the re-check found nothing: wait
+
+    for _ in range(WakeupIdleStrategy.SPIN_GIVE_UP_MISSES):
+        message_then_spin(False)
+    assert idle.spin_misses == WakeupIdleStrategy.SPIN_GIVE_UP_MISSES and idle.spins_given_up == 0
+    # given up: after the next message the first idle call prepares the park at once, no spin time passing
+    idle.idle(1)
+    calls = len(waiter.calls)
+    idle.idle(0)
+    assert waiter.calls[calls:] == ["prepare"] and idle.spins_given_up == 1
+    idle.idle(0)
+    for _ in range(WakeupIdleStrategy.SPIN_PROBE_EVERY - 2):
+        idle.idle(1)
+        idle.idle(0)
+        idle.idle(0)
+    assert idle.spins_given_up == WakeupIdleStrategy.SPIN_PROBE_EVERY - 1
+    # one in SPIN_PROBE_EVERY spins again; answered, it takes the spin back
+    message_then_spin(True)
+    assert idle.spins_given_up == WakeupIdleStrategy.SPIN_PROBE_EVERY - 1
+    idle.idle(1)
+    assert idle.spin_misses == 0
+    idle.idle(0)
+    assert idle.state == SPINNING
+
+
 def test_an_unbound_wakeup_strategy_is_backoff():
     sleeps = []
     idle = WakeupIdleStrategy(1, 1, 1000, 4000, yield_fn=lambda: None, sleep_fn=sleeps.append)
@@ -315,6 +353,24 @@ def test_the_park_bound_grows_while_quiet_and_resets_on_work():
     assert waits[:4] == [4000, 8000, 16000, 16000]
     idle.idle(1)
     assert idle.park_bound_ns == 4000
+
+
+def test_a_quiet_bound_lowered_below_the_bound_grown_so_far_takes_effect_at_the_next_park():
+    waiter = FakeWaiter()
+    limit = [16000]
+    idle = WakeupIdleStrategy(0, 0, 1000, 1000, spin_ns=0, quiet_park_ns=16000)
+    idle.bind(waiter, quiet=lambda ns: limit[0])
+    for _ in range(12):
+        idle.idle(0)
+
+    def waits():
+        return [call[1] for call in waiter.calls if isinstance(call, tuple)]
+    assert waits()[-1] == 16000
+    limit[0] = 1000                 # a driver's bound while an official client is connected: backoff's
+    idle.idle(0)
+    assert waits()[-1] == 1000 and idle.park_bound_ns == 1000
+    idle.idle(0)
+    assert waits()[-1] == 1000
 
 
 class FakeTimers:

@@ -23,7 +23,7 @@ def test_defaults_match_the_c_driver():
     assert ctx.driver_timeout_ms == 10_000
     assert ctx.dir_delete_on_start is False and ctx.dir_delete_on_shutdown is False
     assert ctx.driver_termination_validator == "deny"
-    assert ctx.conductor_idle_strategy == "backoff" and ctx.shared_idle_strategy == "backoff"
+    assert ctx.conductor_idle_strategy == "wakeup" and ctx.shared_idle_strategy == "wakeup"
     assert ctx.resolved_dir().startswith("/dev/shm/aeron-")
     ctx.conclude()
 

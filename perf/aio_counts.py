@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Counts behind the asyncio round trip (docs/wakeup.md), which a busy machine does not change the way it changes
+times: an ``aeron.aio`` client pinging our pong sample over IPC (our driver and the pong both ``wakeup``), per round
+trip and per run, on asyncio and on uvloop.
+
+    .venv/bin/python perf/aio_counts.py [--pings 3000] [--runs 10] [--loops asyncio,uvloop] [--burners]
+
+Per round trip, for each run: the p50 and p90 (µs); the pong's sleeps (voluntary context switches of the pong
+process: each is a park that was not ended by its spin); the pinging process's sleeps (its loop blocked in
+epoll); the client's wake-ups by the board (``AsyncWakeup.wakeups``: parks the pong's write ended); the loop turns
+it gave away while waiting (``asyncio.sleep(0)`` calls of the idle strategy); and on asyncio the loop's selector
+calls, how many of them could block. A round trip with no park on either side (0, 0, 0) is the fast one; one with
+both parked pays two wake-ups.
+AIO_COUNTS_PIN=0,1 pins the pinging process and the pong to those CPUs (a diagnosis: same core or not).
+``--burners``: one ``while True: pass`` process per core for the whole run (the same priority).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing as mp
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_wakeup import PY, Burners, Driver, _env, _stop
+from bench_wakeup import _wakeups as _switches
+
+
+class _SelectCounter:
+    """Wraps an asyncio selector's ``select``: calls, and calls that may block (a timeout other than 0)."""
+
+    def __init__(self, selector) -> None:
+        self.inner = selector.select
+        self.calls = self.blocking = 0
+        selector.select = self.select
+
+    def select(self, timeout=None):
+        self.calls += 1
+        if timeout is None or timeout > 0:
+            self.blocking += 1
+        return self.inner(timeout)
+
+
+async def _ping(aeron_dir: str, pings: int, pong_pid: int, stream: int) -> dict:
+    from aeron import Aeron, Context
+    from aeron.aio.client import AsyncAeron
+
+    sleeps0 = [0]
+    real_sleep = asyncio.sleep
+
+    async def counting_sleep(delay, result=None):
+        if delay == 0:
+            sleeps0[0] += 1
+        return await real_sleep(delay, result)
+
+    loop = asyncio.get_running_loop()
+    selector = getattr(loop, "_selector", None)
+    counter = _SelectCounter(selector) if selector is not None else None
+    client = AsyncAeron(Aeron.connect(Context(aeron_dir, use_conductor_agent_invoker=True)))
+    try:
+        sub = await client.add_subscription("aeron:ipc", stream + 1)
+        pub = await client.add_exclusive_publication("aeron:ipc", stream)
+        await pub.wait_connected(timeout=30)
+        while not sub.image_count:
+            await asyncio.sleep(0.01)
+        message = bytearray(32)
+        for _ in range(min(1000, pings)):                       # warm-up
+            await pub.offer(message)
+            await sub.receive(timeout=5)
+        wakeup = client._wakeup
+        rtts = []
+        asyncio.sleep = counting_sleep
+        def counts():
+            return (_switches(pong_pid), _switches(os.getpid()), wakeup.wakeups if wakeup else 0,
+                    counter.calls if counter else 0, counter.blocking if counter else 0,
+                    _switches(pong_pid, "nonvoluntary"), _switches(os.getpid(), "nonvoluntary"))
+        before = counts()
+        clock = time.perf_counter_ns
+        for _ in range(pings):
+            start = clock()
+            await pub.offer(message)
+            await sub.receive(timeout=5)
+            rtts.append(clock() - start)
+        after = counts()
+        asyncio.sleep = real_sleep
+    finally:
+        asyncio.sleep = real_sleep
+        await client.close()
+    per = [(a - b) / pings for a, b in zip(after, before)]
+    rtts.sort()
+    return {"p50_us": rtts[len(rtts) // 2] / 1e3, "p90_us": rtts[len(rtts) * 9 // 10] / 1e3,
+            "pong_sleeps": per[0], "ping_sleeps": per[1], "board_wakeups": per[2], "sleep0": sleeps0[0] / pings,
+            "selects": per[3] if counter else None, "blocking_selects": per[4] if counter else None,
+            "pong_preempted": per[5], "ping_preempted": per[6]}
+
+
+def one_run(loop_name: str, pings: int) -> dict:
+    driver = Driver("ours", "wakeup")
+    stream = 3002
+    pong = subprocess.Popen(
+        [PY, "-m", "aeron.samples.pong", "--idle", "wakeup", "-p", driver.dir, "-c", "aeron:ipc", "-C", "aeron:ipc",
+         "-s", str(stream), "-S", str(stream + 1)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    pin = os.environ.get("AIO_COUNTS_PIN")       # "ping_cpu,pong_cpu": a diagnosis only (which core each runs on)
+    if pin:
+        ping_cpu, pong_cpu = (int(x) for x in pin.split(","))
+        os.sched_setaffinity(0, {ping_cpu})
+        os.sched_setaffinity(pong.pid, {pong_cpu})
+    try:
+        if loop_name == "uvloop":
+            import uvloop
+            loop = uvloop.new_event_loop()
+        else:
+            loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(_ping(driver.dir, pings, pong.pid, stream))
+        finally:
+            loop.close()
+    finally:
+        _stop(pong)
+        driver.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pings", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--loops", default="asyncio,uvloop")
+    parser.add_argument("--burners", action="store_true")
+    args = parser.parse_args(argv)
+    burners = Burners(os.cpu_count() or 1) if args.burners else None
+    try:
+        for loop_name in args.loops.split(","):
+            rows = []
+            for i in range(args.runs):
+                row = one_run(loop_name, args.pings)
+                rows.append(row)
+                print(f"{loop_name:8s} run {i + 1:2d}: p50 {row['p50_us']:6.1f} p90 {row['p90_us']:6.1f} µs; per round"
+                      f" trip: pong sleeps {row['pong_sleeps']:.2f}, ping sleeps {row['ping_sleeps']:.2f}, board"
+                      f" wake-ups {row['board_wakeups']:.2f}, sleep(0) {row['sleep0']:.2f}"
+                      + (f", selects {row['selects']:.2f} ({row['blocking_selects']:.2f} blocking)"
+                         if row["selects"] is not None else "")
+                      + f", preempted pong {row['pong_preempted']:.2f} ping {row['ping_preempted']:.2f}"
+                      + f"; load {os.getloadavg()[0]:.1f}", flush=True)
+            p50s = sorted(r["p50_us"] for r in rows)
+            print(f"{loop_name:8s} p50 over {len(rows)} runs: min {p50s[0]:.1f}, median {statistics.median(p50s):.1f},"
+                  f" max {p50s[-1]:.1f} µs", flush=True)
+    finally:
+        if burners is not None:
+            burners.close()
+    return 0
+
+
+if __name__ == "__main__":
+    mp.set_start_method("spawn")
+    sys.exit(main())
