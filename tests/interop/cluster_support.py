@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -202,8 +203,11 @@ class MemberProcess:
     member in its own directory under ``base``."""
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, java: bool = False,
+                 container: Callable[[MemberProcess], tuple[subprocess.Popen, LineReader]] | None = None,
                  **overrides: str) -> None:
         self.java = java
+        # what starts the member's container once it runs (perf/bench_cluster_three.py starts ours); Java's by default
+        self.start_container = container
         self.member_id = member_id
         self.members = members
         self.dir = base / f"m{member_id}"
@@ -269,7 +273,10 @@ class MemberProcess:
             if time.monotonic() > deadline:
                 raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
             time.sleep(1)
-        self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir)
+        if self.start_container is not None:
+            self.container, self.service_out = self.start_container(self)
+        else:
+            self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir)
 
     def log_text(self) -> str:
         path = self.dir.with_suffix(".log")
