@@ -59,7 +59,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
 from aeron.cluster.session_manager import SessionManager
-from aeron.common.agent import Agent
+from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.constants import INT64_MAX, NULL_VALUE
 from aeron.common.errors import AgentTerminationError, Category, ClusterError
@@ -106,7 +106,9 @@ class ConsensusModuleAgent(Agent):
         self.node_control_toggle = CounterValue(self.aeron.counters_reader.values_buffer,
                                                 ctx.node_control_toggle_counter.counter_id)
         self.log_publisher = ctx.log_publisher
-        self.idle_strategy = ctx.idle_strategy_supplier()
+        self.idle_strategy = self.bind_idle_strategy(ctx.idle_strategy_supplier())
+        # the services wait for the commit position as much as for the log: a parked container wakes when it moves
+        self._commit_wake = self.aeron.stream_wake_signal(ctx.log_stream_id)
         self.active_members: list[ClusterMember] = ClusterMember.parse(ctx.cluster_members)
         self.member_id = ctx.cluster_member_id
         self.cluster_role_counter = ctx.cluster_node_role_counter
@@ -209,6 +211,15 @@ class ConsensusModuleAgent(Agent):
         self.election.do_work(self.cluster_clock.time_nanos())
         self.set_state(State.ACTIVE, "started")
         self.duty_cycle_tracker.update(self.cluster_clock.time_nanos())
+
+    def bind_idle_strategy(self, idle: IdleStrategy) -> IdleStrategy:
+        """``idle``, when a ``wakeup`` one, parked until data comes for what this agent polls: ingress, consensus,
+        the log (and the archive's recording of it, which signals the log's stream), the services' control, the
+        local archive's responses, and the driver's writes to this agent's client (docs/wakeup.md)."""
+        ctx = self.ctx
+        streams = (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
+                   ctx.archive_context.control_response_stream_id)
+        return self.aeron.bind_agent_idle_strategy(idle, streams, conductor=True)
 
     def do_work(self) -> int:
         """One duty cycle (see the module docstring)."""
@@ -1042,7 +1053,8 @@ class ConsensusModuleAgent(Agent):
                     f"quorum position went backwards: leaderCommitPosition={leader_commit_position} "
                     f"quorumPosition={quorum_position}"))
             self.publish_commit_position(quorum_position, self.leadership_term_id)
-            self.commit_position.propose_max_ordered(quorum_position)
+            if self.commit_position.propose_max_ordered(quorum_position) and self._commit_wake is not None:
+                self._commit_wake.signal()
             self.time_of_last_log_update_ns = now_ns
             self._sweep_uncommitted_entries_to(quorum_position)
             return 1
@@ -1202,7 +1214,9 @@ class ConsensusModuleAgent(Agent):
                         is_eos = self.log_adapter.is_log_end_of_stream()
                         self._enter_election(is_eos, f"log disconnected from leader: eos={str(is_eos).lower()}")
                         return 1
-                    self.commit_position.propose_max_ordered(self.log_adapter.position())
+                    if self.commit_position.propose_max_ordered(self.log_adapter.position()) and \
+                            self._commit_wake is not None:
+                        self._commit_wake.signal()
                     work += self.ingress_adapter.poll()
                     work += count
             work += self._update_follower_position_now(now_ns)
