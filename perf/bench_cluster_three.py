@@ -218,6 +218,39 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.stop()
 
 
+def run_bound(args: argparse.Namespace) -> dict[str, float]:
+    """The round trip of perf/cluster_hops_bound.py: the cluster's UDP hops through our drivers, no cluster logic."""
+    base = pathlib.Path(f"/dev/shm/bench-cluster3-bound-{uuid.uuid4().hex[:8]}")
+    script = str(HERE / "cluster_hops_bound.py")
+    ingress, ack, log1, log2, egress = (free_port() for _ in range(5))
+    roles = [["leader", str(base / "l"), *map(str, (ingress, ack, log1, log2, egress))],
+             ["follower", str(base / "f1"), str(log1), str(ack)], ["follower", str(base / "f2"), str(log2), str(ack)]]
+    procs: list[subprocess.Popen] = []
+    try:
+        for role in roles:
+            proc = subprocess.Popen([sys.executable, script, *role], cwd=str(REPO), env=client_env(),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            procs.append(proc)
+            LineReader(proc).wait_for("READY", 60)
+        client = subprocess.Popen([sys.executable, script, "client", str(base / "f1"), str(ingress), str(egress)],
+                                  cwd=str(REPO), env=client_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        procs.append(client)
+        out = LineReader(client)
+        out.wait_for("READY", 60)
+        assert client.stdin is not None
+        client.stdin.write(f"pingpong 200 {args.length}\npingpong {args.pings} {args.length}\n")
+        client.stdin.flush()
+        out.wait_for("RTT", 300)
+        _, _, p50, p90, p99, worst = out.wait_for("RTT", 300).split()
+        return {"rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,
+                "rtt_max_us": int(worst) / 1e3}
+    finally:
+        for proc in reversed(procs):
+            stop_process(proc, 10)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 FIGURES = (("msg_per_s", "throughput msg/s", "{:,.0f}", "higher"), ("cpu_us_per_msg", "CPU µs/msg (all procs)",
            "{:.1f}", "lower"), ("rtt_p50_us", "RTT p50 µs", "{:.0f}", "lower"), ("rtt_p99_us", "RTT p99 µs", "{:.0f}",
            "lower"), ("failover_ms", "failover ms", "{:.0f}", "lower"), ("idle_cpu_pct", "idle CPU % (all procs)",
@@ -234,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pings", type=int, default=2000)
     parser.add_argument("--ours", nargs="*", default=[], help="key=value properties for our members and containers")
     parser.add_argument("--only", choices=("java", "ours"), help="run one side only (profiling)")
+    parser.add_argument("--no-bound", action="store_true", help="leave out the hops' bound (cluster_hops_bound.py)")
     args = parser.parse_args(argv)
     java_cp = os.environ.get("AERON_JAVA_CP")
     if not java_cp or shutil.which("javac") is None:
@@ -244,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     print(our_threads(ours))
     print("spinning threads: none on either side (every agent backs off or parks; see idle CPU below)", flush=True)
     results: dict[str, object] = {"args": vars(args), "ours_properties": ours, "load_average_start": os.getloadavg()}
-    runs: dict[str, list[dict[str, float]]] = {"ours": [], "java": []}
+    runs: dict[str, list[dict[str, float]]] = {"ours": [], "java": [], "bound": []}
     with tempfile.TemporaryDirectory() as classes:
         classpath = compile_java(java_cp, pathlib.Path(classes))
         for run in range(args.runs):
@@ -256,6 +290,11 @@ def main(argv: list[str] | None = None) -> int:
                 runs[side].append(figures)
                 print(f"run {run} {side:5s} " + "  ".join(f"{label} {fmt.format(figures[key])}"
                                                           for key, label, fmt, _ in FIGURES), flush=True)
+            if not args.only and not args.no_bound:
+                bound = run_bound(args)
+                runs["bound"].append(bound)
+                print(f"run {run} bound RTT p50 µs {bound['rtt_p50_us']:.0f}  RTT p99 µs {bound['rtt_p99_us']:.0f}",
+                      flush=True)
     results.update(runs=runs, load_average_end=os.getloadavg(), time=time.time())
     if not args.only:
         summary = {}
@@ -268,6 +307,13 @@ def main(argv: list[str] | None = None) -> int:
             summary[key] = {"ours": mine, "java": theirs, "ratio": ratio, "run_ratios": ratios}
             print(f"{label:24s} {fmt.format(mine):>10s} {fmt.format(theirs):>10s} {ratio:10.2f}  "
                   f"{min(ratios):.2f}-{max(ratios):.2f} ({better} is better)")
+        if runs["bound"]:
+            for key in ("rtt_p50_us", "rtt_p99_us"):
+                bound = statistics.median(r[key] for r in runs["bound"])
+                summary[f"bound_{key}"] = {"bound": bound, "ours_over_bound": summary[key]["ours"] / bound,
+                                           "java_over_bound": summary[key]["java"] / bound}
+                print(f"bound {key}: {bound:.0f} µs (the same UDP hops through our drivers, no cluster logic): "
+                      f"ours {summary[key]['ours'] / bound:.1f}x, Java {summary[key]['java'] / bound:.1f}x of it")
         results["summary"] = summary
     out = HERE / "results"
     out.mkdir(exist_ok=True)
