@@ -160,6 +160,18 @@ class Side:
         procs = [p for n in self.nodes for p in (n.proc, n.container) if p is not None and p.poll() is None]
         return [p.pid for p in [*procs, self.client] if p is not None and p.poll() is None]
 
+    def cpu_by_role(self, leader: MemberProcess) -> dict[str, float]:
+        """CPU seconds so far of the leader's member and container, the followers' (summed) and the client."""
+        def cpu(proc: subprocess.Popen | None) -> float:
+            try:
+                return process_cpu_s(proc.pid) if proc is not None and proc.poll() is None else 0.0
+            except OSError:
+                return 0.0
+        followers = [n for n in self.nodes if n is not leader]
+        return {"leader member": cpu(leader.proc), "leader container": cpu(leader.container),
+                "follower members": sum(cpu(n.proc) for n in followers),
+                "follower containers": sum(cpu(n.container) for n in followers), "client": cpu(self.client)}
+
     def cpu_s(self) -> float:
         total = 0.0
         for pid in self.pids():
@@ -197,9 +209,11 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.command(f"throughput 5000 {args.length} {args.window}", "THROUGHPUT")
         side.command(f"pingpong 500 {args.length}", "RTT")
         cpu0 = side.cpu_s()
+        roles0 = side.cpu_by_role(leader)
         _, count, elapsed_ns = side.command(f"throughput {args.count} {args.length} {args.window}",
                                             "THROUGHPUT").split()
         cpu = side.cpu_s() - cpu0
+        roles = {k: round((v - roles0[k]) * 1e6 / int(count), 1) for k, v in side.cpu_by_role(leader).items()}
         _, _, p50, p90, p99, worst = side.command(f"pingpong {args.pings} {args.length}", "RTT").split()
         assert side.client is not None and side.client.stdin is not None
         side.client.stdin.write(f"failover {args.length}\n")
@@ -213,7 +227,8 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         failover_ms = (int(line.split()[1]) - killed_ns) / 1e6
         return {"msg_per_s": int(count) / (int(elapsed_ns) / 1e9), "cpu_us_per_msg": cpu * 1e6 / int(count),
                 "rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,
-                "rtt_max_us": int(worst) / 1e3, "failover_ms": failover_ms, "idle_cpu_pct": idle_cpu * 100}
+                "rtt_max_us": int(worst) / 1e3, "failover_ms": failover_ms, "idle_cpu_pct": idle_cpu * 100,
+                "cpu_us_per_msg_by_process": roles}
     finally:
         side.stop()
 
@@ -290,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs[side].append(figures)
                 print(f"run {run} {side:5s} " + "  ".join(f"{label} {fmt.format(figures[key])}"
                                                           for key, label, fmt, _ in FIGURES), flush=True)
+                print(f"      CPU µs/msg by process: {figures['cpu_us_per_msg_by_process']}", flush=True)
             if not args.only and not args.no_bound:
                 bound = run_bound(args)
                 runs["bound"].append(bound)
