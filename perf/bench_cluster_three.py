@@ -59,7 +59,8 @@ from tests.procs import client_env  # noqa: E402
 from tests.support import free_port, wait_for  # noqa: E402
 
 # what ours runs with unless --ours says otherwise: our driver's threads wake on work (docs/wakeup.md)
-OUR_DEFAULTS = {"aeron.shared.idle.strategy": "wakeup"}
+OUR_DEFAULTS = {"aeron.shared.idle.strategy": "wakeup", "aeron.driver.wakeup.data.spin": "0us",
+                "aeron.cluster.idle.strategy": "wakeup", "aeron.archive.idle.strategy": "wakeup"}
 JAVA_THREADS = ("Java: per member a driver thread (SHARED), an archive thread (SHARED), the consensus module, the "
                 "container's service thread, each BackoffIdleStrategy; the client's thread BackoffIdleStrategy")
 
@@ -73,6 +74,7 @@ def compile_java(java_cp: str, classes: pathlib.Path) -> str:
 
 def our_threads(ours: dict[str, str]) -> str:
     return ("ours: per member a driver thread (SHARED, " + ours.get("aeron.shared.idle.strategy", "backoff") +
+            ", data spin " + ours.get("aeron.driver.wakeup.data.spin", "200us") +
             "), an archive thread (SHARED, " + ours.get("aeron.archive.idle.strategy", "backoff") +
             "), the consensus module (" + ours.get("aeron.cluster.idle.strategy", "backoff") +
             "), the container's service thread (" + ours.get("aeron.cluster.idle.strategy", "backoff") +
@@ -233,8 +235,9 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.stop()
 
 
-def run_bound(args: argparse.Namespace) -> dict[str, float]:
-    """The round trip of perf/cluster_hops_bound.py: the cluster's UDP hops through our drivers, no cluster logic."""
+def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
+    """The round trip of perf/cluster_hops_bound.py: the cluster's UDP hops through our drivers (their data spin as
+    our members'), no cluster logic."""
     base = pathlib.Path(f"/dev/shm/bench-cluster3-bound-{uuid.uuid4().hex[:8]}")
     script = str(HERE / "cluster_hops_bound.py")
     ingress, ack, log1, log2, egress = (free_port() for _ in range(5))
@@ -243,7 +246,8 @@ def run_bound(args: argparse.Namespace) -> dict[str, float]:
     procs: list[subprocess.Popen] = []
     try:
         for role in roles:
-            proc = subprocess.Popen([sys.executable, script, *role], cwd=str(REPO), env=client_env(),
+            env = {**client_env(), "AERON_DRIVER_WAKEUP_DATA_SPIN": data_spin}
+            proc = subprocess.Popen([sys.executable, script, *role], cwd=str(REPO), env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             procs.append(proc)
             LineReader(proc).wait_for("READY", 60)
@@ -307,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           for key, label, fmt, _ in FIGURES), flush=True)
                 print(f"      CPU µs/msg by process: {figures['cpu_us_per_msg_by_process']}", flush=True)
             if not args.only and not args.no_bound:
-                bound = run_bound(args)
+                bound = run_bound(args, ours.get("aeron.driver.wakeup.data.spin", "200us"))
                 runs["bound"].append(bound)
                 print(f"run {run} bound RTT p50 µs {bound['rtt_p50_us']:.0f}  RTT p99 µs {bound['rtt_p99_us']:.0f}",
                       flush=True)

@@ -17,6 +17,7 @@ perf/cluster_bench_client.py does. Each process prints READY once its driver and
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -31,7 +32,9 @@ def channel(port: int) -> str:
 
 
 def embedded(aeron_dir: str) -> MediaDriver:
-    return MediaDriver.launch_embedded(DriverContext(environ={}, aeron_dir=aeron_dir, threading_mode="SHARED",
+    # the data spin as the benchmark's members have it (AERON_DRIVER_WAKEUP_DATA_SPIN), nothing else from the environment
+    environ = {k: v for k, v in os.environ.items() if k == "AERON_DRIVER_WAKEUP_DATA_SPIN"}
+    return MediaDriver.launch_embedded(DriverContext(environ=environ, aeron_dir=aeron_dir, threading_mode="SHARED",
                                                      shared_idle_strategy="wakeup", dir_delete_on_start=True))
 
 
