@@ -107,8 +107,10 @@ class ConsensusModuleAgent(Agent):
                                                 ctx.node_control_toggle_counter.counter_id)
         self.log_publisher = ctx.log_publisher
         self.idle_strategy = self.bind_idle_strategy(ctx.idle_strategy_supplier())
-        # the services wait for the commit position as much as for the log: a parked container wakes when it moves
-        self._commit_wake = self.aeron.stream_wake_signal(ctx.log_stream_id)
+        # the services read the log up to the commit position: a parked container wakes when it moves, on the bit of
+        # the control stream it polls anyway (not the log's: the log's data and its recording would wake it for
+        # nothing, the data being readable only once committed)
+        self._commit_wake = self.aeron.stream_wake_signal(ctx.service_stream_id)
         self.active_members: list[ClusterMember] = ClusterMember.parse(ctx.cluster_members)
         self.member_id = ctx.cluster_member_id
         self.cluster_role_counter = ctx.cluster_node_role_counter
@@ -215,7 +217,8 @@ class ConsensusModuleAgent(Agent):
     def bind_idle_strategy(self, idle: IdleStrategy) -> IdleStrategy:
         """``idle``, when a ``wakeup`` one, parked until data comes for what this agent polls: ingress, consensus,
         the log (and the archive's recording of it, which signals the log's stream), the services' control, the
-        local archive's responses, and the driver's writes to this agent's client (docs/wakeup.md)."""
+        local archive's responses, and the driver's writes to this agent's client (docs/wakeup.md). It signals the
+        services' control stream when it moves the commit position: what a parked container waits for."""
         ctx = self.ctx
         streams = (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
                    ctx.archive_context.control_response_stream_id)

@@ -49,7 +49,7 @@ def test_agents_park_on_their_streams_and_a_client_is_echoed(shm_dir):
             assert member.consensus_module._runner.idle_strategy.is_bound
             service_idle = container.agent_runner.idle_strategy
             assert service_idle.is_bound
-            assert service_idle.waiter.mask == stream_bit(SERVICE_STREAM_ID) | stream_bit(LOG_STREAM_ID) | CLIENTS
+            assert service_idle.waiter.mask == stream_bit(SERVICE_STREAM_ID) | CLIENTS      # the commit signals 104
             received: list[bytes] = []
             with AeronCluster.connect(ClientContext(
                     environ={}, aeron_dir=member.media_driver.aeron_dir, ingress_channel="aeron:udp",

@@ -44,7 +44,6 @@ from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.constants import NULL_VALUE
 from aeron.common.channel_uri import ALIAS_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import AgentTerminationError, ArchiveError, ClusterError
-from aeron.common.wakeup import stream_bit
 
 __all__ = ["ActiveLogEvent", "ClusterTerminationError", "ClusteredServiceAgent"]
 
@@ -138,10 +137,6 @@ class _ReadableCounter:
         self._closed = True
 
 
-# ConsensusModule.Configuration.LOG_STREAM_ID_DEFAULT (the container learns the log's stream from JoinLog)
-_LOG_STREAM_ID_DEFAULT = 100
-
-
 class ClusteredServiceAgent(Agent, Cluster):
     """Runs a clustered service for its container, and is the service's :class:`Cluster`."""
 
@@ -157,7 +152,6 @@ class ClusteredServiceAgent(Agent, Cluster):
         self._on_new_leadership_term_event: Callable[..., Any] = getattr(
             self.service, "on_new_leadership_term_event", _ignore)
         self._do_background_work: Callable[[int], int] = getattr(self.service, "do_background_work", _no_work)
-        self._bound_waiters: list[Any] = []
         self._idle_strategy = self.bind_idle_strategy(ctx.idle_strategy())
         self.service_id = ctx.service_id
         self.epoch_clock = ctx.epoch_clock
@@ -413,24 +407,17 @@ class ClusteredServiceAgent(Agent, Cluster):
             self._invoke_background_work(now_ns)
 
     def bind_idle_strategy(self, idle: IdleStrategy) -> IdleStrategy:
-        """``idle``, when a ``wakeup`` one, parked until data comes for what this agent polls: the consensus
-        module's control stream, the log (its stream also signalled when the commit position moves: the consensus
-        module's ``ConsensusModuleAgent.bind_idle_strategy``), the driver's writes to this agent's client
-        (docs/wakeup.md). The log's stream is the default one until JoinLog names it."""
-        idle = self._aeron.bind_agent_idle_strategy(idle, (self.ctx.service_stream_id, _LOG_STREAM_ID_DEFAULT),
-                                                    conductor=True)
-        waiter = getattr(idle, "waiter", None)
-        if waiter is not None:
-            self._bound_waiters.append(waiter)
-        return idle
+        """``idle``, when a ``wakeup`` one, parked until the consensus module writes to this service's control
+        stream or moves the commit position (it signals that stream's bit: ``ConsensusModuleAgent``), or the
+        driver writes to this agent's client (docs/wakeup.md). The log is read up to the commit position only, so
+        its data alone never needs to wake the service."""
+        return self._aeron.bind_agent_idle_strategy(idle, (self.ctx.service_stream_id,), conductor=True)
 
     # -- from the ServiceAdapter ------------------------------------------------------------------------------------
 
     def on_join_log(self, log_position: int, max_log_position: int, member_id: int, log_session_id: int,
                     log_stream_id: int, is_startup: bool, role: Role, is_standby: bool, log_channel: str) -> None:
         """JoinLog: remembered, joined at the next clock tick once any current log is done."""
-        for waiter in self._bound_waiters:
-            waiter.set_mask(waiter.mask | stream_bit(log_stream_id))
         self.log_adapter.max_log_position = log_position
         self.active_log_event = ActiveLogEvent(log_position, max_log_position, member_id, log_session_id,
                                                log_stream_id, is_startup, role, is_standby, log_channel)
