@@ -261,9 +261,9 @@ def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
         client.stdin.write(f"pingpong 200 {args.length}\npingpong {args.pings} {args.length}\n")
         client.stdin.flush()
         out.wait_for("RTT", 300)
-        _, _, p50, p90, p99, worst = out.wait_for("RTT", 300).split()
+        _, _, p50, p90, p99, worst, lost = out.wait_for("RTT", 300).split()
         return {"rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,
-                "rtt_max_us": int(worst) / 1e3}
+                "rtt_max_us": int(worst) / 1e3, "lost": int(lost.split("=")[1])}
     finally:
         for proc in reversed(procs):
             stop_process(proc, 10)
