@@ -24,6 +24,7 @@ from aeron._core.codecs import cluster as codecs
 from aeron._core.codecs.archive import RecordingSignal
 from aeron._core.codecs.cluster import AdminRequestType, AdminResponseCode, ClusterAction
 from aeron._core.counters import NULL_COUNTER_ID, RECORD_ALLOCATED
+from aeron._core.cluster_ingress import IngressSessionAppender
 from aeron._core.term_reader import ABORT, CONTINUE
 from aeron.archive.client import AeronArchive, ReplicationParams, SourceLocation
 from aeron.archive.status.recording_pos import RecordingPos
@@ -35,6 +36,7 @@ from aeron.cluster.cluster_control import CounterValue
 from aeron.cluster.cluster_control import ToggleState as ClusterControlToggle
 from aeron.cluster.cluster_event import ClusterEvent, ClusterTerminationError
 from aeron.cluster.cluster_member import ClusterMember
+from aeron.cluster.cluster_session import State as ClusterSessionState
 from aeron.cluster.consensus_adapter import ConsensusAdapter
 from aeron.cluster.consensus_module import State
 from aeron.cluster.consensus_module_adapter import ConsensusModuleAdapter
@@ -44,6 +46,7 @@ from aeron.cluster.consensus_publisher import ConsensusPublisher
 from aeron.cluster.election import Election
 from aeron.cluster.ingress_adapter import IngressAdapter
 from aeron.cluster.log_adapter import LogAdapter
+from aeron.cluster.log_publisher import check_result as check_log_result
 from aeron.cluster.log_replay import LogReplay
 from aeron.cluster.node_control import ToggleState as NodeControlToggle
 from aeron.cluster.pending_service_message_tracker import (PendingServiceMessageTracker, service_id_from_log_message,
@@ -176,6 +179,11 @@ class ConsensusModuleAgent(Agent):
             self.aeron.add_subscription(str(consensus_uri), ctx.consensus_stream_id), self,
             ctx.counted_error_handler)
         self.ingress_adapter = IngressAdapter(ctx.ingress_fragment_limit, self, ctx.counted_error_handler)
+        # the leader's per-message path (on_ingress_message and the log append) in compiled code
+        self.ingress_adapter.use_session_appender(IngressSessionAppender(
+            self, self.ingress_adapter.on_message, self.session_manager.session_by_id, ClusterSessionState.OPEN,
+            Role.LEADER, self.log_publisher, self.cluster_clock, self.log_publisher.session_message_header,
+            check_log_result))
         self.log_adapter = LogAdapter(self, ctx.log_fragment_limit)
         self.consensus_module_adapter = ConsensusModuleAdapter(
             self.aeron.add_subscription(ctx.control_channel, ctx.consensus_module_stream_id), self,

@@ -68,6 +68,8 @@ def test_agents_park_on_their_streams_and_a_client_is_echoed(shm_dir):
                         client.poll_egress()
                     wait_for(lambda: len(received) == i + 1, 30, invoke=client.poll_egress, what=f"echo {i}")
                 assert received == [i.to_bytes(4, "little") for i in range(50)]
+                # appended to the log by the compiled ingress path (aeron._core.cluster_ingress)
+                assert agent.ingress_adapter.session_appender.appended == 50
         finally:
             container.close()
     finally:
