@@ -26,7 +26,7 @@ from aeron.common.errors import (
 from aeron.common.wakeup import CLIENTS, WakeupIdleStrategy, stream_bit
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from aeron._core.wakeup import Waiter, WakeSignal
     from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
@@ -418,20 +418,22 @@ class Aeron:
 
 
     def bind_agent_idle_strategy(self, idle: IdleStrategy, stream_ids: Iterable[int], *, spies: bool = False,
-                                 conductor: bool = False) -> IdleStrategy:
+                                 conductor: bool = False,
+                                 quiet: Callable[[int], int] | None = None) -> IdleStrategy:
         """``idle`` bound to park until data for ``stream_ids`` comes (``spies``: also data for spy
         subscriptions; ``conductor``: also our driver's writes to its clients, for an agent that invokes this
         client's conductor) when it is an unbound ``wakeup`` idle strategy and the wake-up board can be had;
         ``idle`` unchanged otherwise. For an agent polling several subscriptions, some added later (a consensus
         module, an archive, a clustered service): it parks on a futex, without the yield a client's loop is given
-        (docs/wakeup.md). Returns ``idle``."""
+        (docs/wakeup.md). ``quiet(quiet_ns)`` bounds its parks once nothing happens (WakeupIdleStrategy), by default
+        :meth:`quiet_park_ns`; an agent with timers of its own gives a shorter one. Returns ``idle``."""
         if not isinstance(idle, WakeupIdleStrategy) or idle.is_bound:
             return idle
         waiter = self._conductor.new_waiter(list(stream_ids), spies, futex=True,
                                             extra_mask=CLIENTS if conductor else 0)
         if waiter is None:
             return idle
-        return idle.bind(waiter, quiet=self.quiet_park_ns)
+        return idle.bind(waiter, quiet=self.quiet_park_ns if quiet is None else quiet)
 
     def stream_wake_signal(self, stream_id: int) -> WakeSignal | None:
         """A handle whose ``signal()`` wakes the parked readers of stream ``stream_id``, for a writer of what they

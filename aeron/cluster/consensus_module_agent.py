@@ -47,6 +47,7 @@ from aeron.cluster.election import Election
 from aeron.cluster.ingress_adapter import IngressAdapter
 from aeron.cluster.log_adapter import LogAdapter
 from aeron.cluster.log_publisher import check_result as check_log_result
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS as WAKEUP_ELECTION_PARK_NS
 from aeron.cluster.log_replay import LogReplay
 from aeron.cluster.node_control import ToggleState as NodeControlToggle
 from aeron.cluster.pending_service_message_tracker import (PendingServiceMessageTracker, service_id_from_log_message,
@@ -230,7 +231,13 @@ class ConsensusModuleAgent(Agent):
         ctx = self.ctx
         streams = (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
                    ctx.archive_context.control_response_stream_id)
-        return self.aeron.bind_agent_idle_strategy(idle, streams, conductor=True)
+        return self.aeron.bind_agent_idle_strategy(idle, streams, conductor=True, quiet=self._quiet_park_ns)
+
+    def _quiet_park_ns(self, quiet_ns: int) -> int:
+        # the agent's timers (heartbeats, session and leader timeouts) are not signalled: parks stay within the
+        # idle strategy's quiet bound rather than growing to our driver's long one, and within a millisecond (the
+        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run
+        return WAKEUP_ELECTION_PARK_NS if self.election is not None else quiet_ns
 
     def do_work(self) -> int:
         """One duty cycle (see the module docstring)."""
