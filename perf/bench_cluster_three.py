@@ -314,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"run {run} {side:5s} FAILED: {str(failure)[:300]}", flush=True)
                     failed.append({"run": run, "side": side, "error": str(failure)[:2000]})
                     continue
+                figures["run"] = run
                 runs[side].append(figures)
                 print(f"run {run} {side:5s} " + "  ".join(f"{label} {fmt.format(figures[key])}"
                                                           for key, label, fmt, _ in FIGURES), flush=True)
@@ -330,7 +331,9 @@ def main(argv: list[str] | None = None) -> int:
         for key, label, fmt, better in FIGURES:
             mine = statistics.median(r[key] for r in runs["ours"])
             theirs = statistics.median(r[key] for r in runs["java"])
-            ratios = [o[key] / j[key] for o, j in zip(runs["ours"], runs["java"]) if j[key]] or [float("nan")]
+            java_by_run = {j["run"]: j for j in runs["java"]}
+            ratios = [o[key] / java_by_run[o["run"]][key] for o in runs["ours"]
+                      if o["run"] in java_by_run and java_by_run[o["run"]][key]] or [float("nan")]
             ratio = mine / theirs if theirs else float("nan")
             summary[key] = {"ours": mine, "java": theirs, "ratio": ratio, "run_ratios": ratios}
             print(f"{label:24s} {fmt.format(mine):>10s} {fmt.format(theirs):>10s} {ratio:10.2f}  "
