@@ -16,6 +16,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t
 from libc.string cimport memcpy
 
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.cluster_log cimport read_i64, read_u16
 from aeron._core.term_appender cimport TermAppender
 from aeron._core.term_reader cimport Header, CONTROLLED_ACTION_ABORT, CONTROLLED_ACTION_CONTINUE
 from aeron._core.two_buffer_offer cimport term_appender_offer_two
@@ -29,18 +30,6 @@ cdef enum:
     _CLUSTER_SESSION_ID_OFFSET = 16
     _TIMESTAMP_OFFSET = 24
     _SEND_ATTEMPTS = 3
-
-
-cdef inline uint16_t _u16(const uint8_t *p) noexcept nogil:
-    cdef uint16_t v
-    memcpy(&v, p, 2)
-    return v
-
-
-cdef inline int64_t _i64(const uint8_t *p) noexcept nogil:
-    cdef int64_t v
-    memcpy(&v, p, 8)
-    return v
 
 
 @cython.final
@@ -83,11 +72,11 @@ cdef class IngressSessionAppender:
     def __call__(self, AtomicBuffer buffer not None, Py_ssize_t offset, Py_ssize_t length, Header header not None):
         buffer.check(offset, length)
         cdef const uint8_t *message = buffer.data + offset
-        if (length < _SESSION_HEADER_LENGTH or _u16(message + 4) != _SCHEMA_ID or
-                _u16(message + 2) != _SESSION_MESSAGE or _u16(message) != _BLOCK_LENGTH):
+        if (length < _SESSION_HEADER_LENGTH or read_u16(message + 4) != _SCHEMA_ID or
+                read_u16(message + 2) != _SESSION_MESSAGE or read_u16(message) != _BLOCK_LENGTH):
             return self.on_other(buffer, offset, length, header)
-        cdef int64_t leadership_term_id = _i64(message + _LEADERSHIP_TERM_ID_OFFSET)
-        cdef int64_t cluster_session_id = _i64(message + _CLUSTER_SESSION_ID_OFFSET)
+        cdef int64_t leadership_term_id = read_i64(message + _LEADERSHIP_TERM_ID_OFFSET)
+        cdef int64_t cluster_session_id = read_i64(message + _CLUSTER_SESSION_ID_OFFSET)
         agent = self.agent
         if agent.leadership_term_id != leadership_term_id or agent.role is not self.leader_role:
             return CONTROLLED_ACTION_CONTINUE
