@@ -39,18 +39,6 @@ cdef enum:
     _TIMESTAMP_OFFSET = 24
 
 
-cdef inline uint16_t _u16(const uint8_t *p) noexcept nogil:
-    cdef uint16_t v
-    memcpy(&v, p, 2)
-    return v
-
-
-cdef inline int64_t _i64(const uint8_t *p) noexcept nogil:
-    cdef int64_t v
-    memcpy(&v, p, 8)
-    return v
-
-
 @cython.final
 cdef class LogEntryDispatcher:
     """The fragment handler of a service's log image (a ControlledFragmentHandler): returns CONTINUE."""
@@ -81,10 +69,10 @@ cdef class LogEntryDispatcher:
         if length < _MESSAGE_HEADER_LENGTH:
             raise ClusterError(f"log entry of {length} bytes is shorter than its message header")
         cdef const uint8_t *message = buffer.data + offset
-        cdef uint16_t schema_id = _u16(message + _SCHEMA_ID_OFFSET)
+        cdef uint16_t schema_id = read_u16(message + _SCHEMA_ID_OFFSET)
         if schema_id != _SCHEMA_ID:
             raise ClusterError(f"expected schemaId={_SCHEMA_ID}, actual={schema_id}")
-        cdef uint16_t template_id = _u16(message + _TEMPLATE_ID_OFFSET)
+        cdef uint16_t template_id = read_u16(message + _TEMPLATE_ID_OFFSET)
         if template_id != _SESSION_MESSAGE:
             self.on_event(template_id, buffer, offset, length, header)
             return CONTROLLED_ACTION_CONTINUE
@@ -93,9 +81,9 @@ cdef class LogEntryDispatcher:
         self.log_position = ld.compute_position(fd.frame_i32(header.frame(), fd.TERM_ID_FIELD_OFFSET),
                                                 header.next_term_offset_c(), header._position_bits_to_shift,
                                                 header._initial_term_id)
-        cdef int64_t timestamp = _i64(message + _TIMESTAMP_OFFSET)
+        cdef int64_t timestamp = read_i64(message + _TIMESTAMP_OFFSET)
         self.cluster_time = timestamp
-        session = self.sessions.get(_i64(message + _CLUSTER_SESSION_ID_OFFSET))
+        session = self.sessions.get(read_i64(message + _CLUSTER_SESSION_ID_OFFSET))
         self.on_session_message(session, timestamp, buffer, offset + _SESSION_HEADER_LENGTH,
                                 length - _SESSION_HEADER_LENGTH, header)
         return CONTROLLED_ACTION_CONTINUE

@@ -301,7 +301,15 @@ class Archive:
             raise
 
     def _start(self, agent: Any, handler: Callable[[BaseException], None]) -> None:
-        runner = AgentRunner(agent, self._ctx.make_idle_strategy(), error_handler=handler)
+        # a ``wakeup`` idle strategy parks until data comes for the control streams, a recording through a spy, or
+        # (added by the conductor as it subscribes) a recorded stream
+        idle = self._aeron.bind_agent_idle_strategy(
+            self._ctx.make_idle_strategy(), (self._ctx.control_stream_id, self._ctx.local_control_stream_id),
+            spies=True)
+        waiter = getattr(idle, "waiter", None)
+        if waiter is not None:
+            self._conductor.wake_waiters.append(waiter)
+        runner = AgentRunner(agent, idle, error_handler=handler)
         self._runners.append(runner)
         runner.start()
 

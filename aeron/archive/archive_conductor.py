@@ -25,6 +25,7 @@ from aeron.archive.archive_mark_file import ArchiveMarkFile
 from aeron.archive.catalog import Catalog
 from aeron.archive.checksums import new_checksum
 from aeron.archive.configuration import NULL_POSITION, NULL_VALUE
+from aeron.common.wakeup import stream_bit
 from aeron.archive.control_session import (ControlResponseProxy, ControlSession, ControlSessionAdapter, RequestError,
                                            SessionState)
 from aeron.archive.errors import ArchiveErrorCode
@@ -254,6 +255,8 @@ class ArchiveConductor(Agent):
         self.role_name = "archive-conductor"
         self.ctx = ctx
         self.aeron = aeron
+        # the waiters of agents parked on the wake-up board (Archive binds them): widened to each recorded stream
+        self.wake_waiters: list[Any] = []
         self.archive_dir = ctx.archive_dir
         self.nano_time = ctx.nano_clock()
         self.archive_id = ctx.archive_id if ctx.archive_id != NULL_VALUE else aeron.client_id
@@ -678,6 +681,8 @@ class ArchiveConductor(Agent):
 
         early: list[Image] = []
         subscription = self.aeron.add_subscription(sub_channel, stream_id, available_image_handler=on_available)
+        for waiter in self.wake_waiters:                    # a parked agent wakes for the recorded stream's data
+            waiter.set_mask(waiter.mask | stream_bit(stream_id))
         rec_sub = RecordingSubscription(subscription, key, channel, stripped, stream_id, session, correlation_id,
                                         auto_stop, extend_id)
         holder.append(rec_sub)
@@ -726,7 +731,8 @@ class ArchiveConductor(Agent):
         counter.set_ordered(image.join_position)
         recording = RecordingSession(rec_sub.correlation_id, recording_id, start_position, segment_length,
                                      rec_sub.original_channel, image, counter, self.archive_dir, self.ctx, session,
-                                     rec_sub.registration_id, rec_sub.auto_stop, self.events_proxy)
+                                     rec_sub.registration_id, rec_sub.auto_stop, self.events_proxy,
+                                     self.aeron.stream_wake_signal(rec_sub.stream_id))
         rec_sub.sessions.add(recording)
         self.recording_sessions[recording_id] = recording
         self.recorder.add_session(recording)

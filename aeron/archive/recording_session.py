@@ -122,8 +122,12 @@ class RecordingSession:
 
     def __init__(self, correlation_id: int, recording_id: int, start_position: int, segment_length: int,
                  original_channel: str, image: "Image", position_counter: Any, archive_dir: str, ctx: Any,
-                 control_session: Any, subscription_id: int, auto_stop: bool, events_proxy: Any) -> None:
-        """Made by the conductor for a new image of a recording subscription (or an extension)."""
+                 control_session: Any, subscription_id: int, auto_stop: bool, events_proxy: Any,
+                 wake: Any = None) -> None:
+        """Made by the conductor for a new image of a recording subscription (or an extension); ``wake`` (a
+        WakeSignal of the recorded stream, or None) wakes the parked readers of the recording position (a cluster's
+        consensus module, whose append position it is)."""
+        self._wake = wake
         self.correlation_id = correlation_id
         self.recording_id = recording_id
         self.image = image
@@ -210,6 +214,8 @@ class RecordingSession:
             if length > 0:
                 self.position = self.writer.position
                 self.position_counter.set_ordered(self.position)
+                if self._wake is not None:
+                    self._wake.signal()
                 if self.events_proxy is not None:
                     self.events_proxy.progress(self.recording_id, self.join_position, self.position)
                 return 1

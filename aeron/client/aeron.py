@@ -23,10 +23,12 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
-from aeron.common.wakeup import WakeupIdleStrategy
+from aeron.common.wakeup import CLIENTS, WakeupIdleStrategy, stream_bit
 
 if TYPE_CHECKING:
-    from aeron._core.wakeup import Waiter
+    from collections.abc import Callable, Iterable
+
+    from aeron._core.wakeup import Waiter, WakeSignal
     from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
                                        PublicationErrorFrameHandler, UnavailableCounterHandler,
                                        UnavailableImageHandler)
@@ -414,6 +416,31 @@ class Aeron:
         registry = self._conductor.client_registry
         return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
 
+
+    def bind_agent_idle_strategy(self, idle: IdleStrategy, stream_ids: Iterable[int], *, spies: bool = False,
+                                 conductor: bool = False,
+                                 quiet: Callable[[int], int] | None = None) -> IdleStrategy:
+        """``idle`` bound to park until data for ``stream_ids`` comes (``spies``: also data for spy
+        subscriptions; ``conductor``: also our driver's writes to its clients, for an agent that invokes this
+        client's conductor) when it is an unbound ``wakeup`` idle strategy and the wake-up board can be had;
+        ``idle`` unchanged otherwise. For an agent polling several subscriptions, some added later (a consensus
+        module, an archive, a clustered service): it parks on a futex, without the yield a client's loop is given
+        (docs/wakeup.md). ``quiet(quiet_ns)`` bounds its parks once nothing happens (WakeupIdleStrategy), by default
+        :meth:`quiet_park_ns`; an agent with timers of its own gives a shorter one. Returns ``idle``."""
+        if not isinstance(idle, WakeupIdleStrategy) or idle.is_bound:
+            return idle
+        waiter = self._conductor.new_waiter(list(stream_ids), spies, futex=True,
+                                            extra_mask=CLIENTS if conductor else 0)
+        if waiter is None:
+            return idle
+        return idle.bind(waiter, quiet=self.quiet_park_ns if quiet is None else quiet)
+
+    def stream_wake_signal(self, stream_id: int) -> WakeSignal | None:
+        """A handle whose ``signal()`` wakes the parked readers of stream ``stream_id``, for a writer of what they
+        wait on besides the stream's data (a position counter: an archive's recording position, a cluster's
+        commit position); None without a wake-up board."""
+        board = self._conductor.wakeup_board
+        return None if board is None else board.signaller(stream_bit(stream_id))
 
     def wakeup_waiter(self, *subscriptions: Subscription) -> Waiter | None:
         """A raw waiter on the aeron dir's wake-up board woken by data for ``subscriptions`` (every stream when

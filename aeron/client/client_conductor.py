@@ -496,15 +496,16 @@ class ClientConductor(Agent):
             raise IllegalStateError("reentrant calls not permitted during callbacks")
 
     def new_waiter(self, stream_ids: Iterable[int] | None = None, spies: bool = False,
-                   futex: bool = False) -> Waiter | None:
+                   futex: bool = False, extra_mask: int = 0) -> Waiter | None:
         """A waiter on the wake-up board woken by data for ``stream_ids`` (every stream when None; ``spies``: a
         spy subscription is among them; ``futex``: it waits on a futex, not a socket: a thread's loop, not an
-        event loop), closed with the client; None when there is no board or no free slot (docs/wakeup.md)."""
+        event loop; ``extra_mask``: more bits, such as CLIENTS), closed with the client; None when there is no
+        board or no free slot (docs/wakeup.md)."""
         with self.lock:
             self.ensure_open()
             if self.wakeup_board is None:
                 return None
-            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids, spies), futex=futex)
+            waiter = new_waiter(self.wakeup_board, streams_mask(stream_ids, spies) | extra_mask, futex=futex)
             if waiter is not None:
                 self._waiters.append(waiter)
             return waiter

@@ -773,7 +773,7 @@ class ConsensusModule:
         else:
             supplier = ctx.idle_strategy_supplier
             assert supplier is not None, "set by conclude"
-            self._runner = AgentRunner(self.agent, supplier(), ctx.counted_error_handler)
+            self._runner = AgentRunner(self.agent, self.agent.bind_idle_strategy(supplier()), ctx.counted_error_handler)
 
     @classmethod
     def launch(cls, ctx: _ModuleContext | None = None, **attributes: Any) -> ConsensusModule:

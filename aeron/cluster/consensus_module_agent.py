@@ -24,6 +24,7 @@ from aeron._core.codecs import cluster as codecs
 from aeron._core.codecs.archive import RecordingSignal
 from aeron._core.codecs.cluster import AdminRequestType, AdminResponseCode, ClusterAction
 from aeron._core.counters import NULL_COUNTER_ID, RECORD_ALLOCATED
+from aeron._core.cluster_ingress import IngressSessionAppender
 from aeron._core.term_reader import ABORT, CONTINUE
 from aeron.archive.client import AeronArchive, ReplicationParams, SourceLocation
 from aeron.archive.status.recording_pos import RecordingPos
@@ -35,6 +36,7 @@ from aeron.cluster.cluster_control import CounterValue
 from aeron.cluster.cluster_control import ToggleState as ClusterControlToggle
 from aeron.cluster.cluster_event import ClusterEvent, ClusterTerminationError
 from aeron.cluster.cluster_member import ClusterMember
+from aeron.cluster.cluster_session import State as ClusterSessionState
 from aeron.cluster.consensus_adapter import ConsensusAdapter
 from aeron.cluster.consensus_module import State
 from aeron.cluster.consensus_module_adapter import ConsensusModuleAdapter
@@ -44,6 +46,8 @@ from aeron.cluster.consensus_publisher import ConsensusPublisher
 from aeron.cluster.election import Election
 from aeron.cluster.ingress_adapter import IngressAdapter
 from aeron.cluster.log_adapter import LogAdapter
+from aeron.cluster.log_publisher import check_result as check_log_result
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS as WAKEUP_ELECTION_PARK_NS
 from aeron.cluster.log_replay import LogReplay
 from aeron.cluster.node_control import ToggleState as NodeControlToggle
 from aeron.cluster.pending_service_message_tracker import (PendingServiceMessageTracker, service_id_from_log_message,
@@ -59,7 +63,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
 from aeron.cluster.session_manager import SessionManager
-from aeron.common.agent import Agent
+from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.constants import INT64_MAX, NULL_VALUE
 from aeron.common.errors import AgentTerminationError, Category, ClusterError
@@ -106,7 +110,11 @@ class ConsensusModuleAgent(Agent):
         self.node_control_toggle = CounterValue(self.aeron.counters_reader.values_buffer,
                                                 ctx.node_control_toggle_counter.counter_id)
         self.log_publisher = ctx.log_publisher
-        self.idle_strategy = ctx.idle_strategy_supplier()
+        self.idle_strategy = self.bind_idle_strategy(ctx.idle_strategy_supplier())
+        # the services read the log up to the commit position: a parked container wakes when it moves, on the bit of
+        # the control stream it polls anyway (not the log's: the log's data and its recording would wake it for
+        # nothing, the data being readable only once committed)
+        self._commit_wake = self.aeron.stream_wake_signal(ctx.service_stream_id)
         self.active_members: list[ClusterMember] = ClusterMember.parse(ctx.cluster_members)
         self.member_id = ctx.cluster_member_id
         self.cluster_role_counter = ctx.cluster_node_role_counter
@@ -172,6 +180,11 @@ class ConsensusModuleAgent(Agent):
             self.aeron.add_subscription(str(consensus_uri), ctx.consensus_stream_id), self,
             ctx.counted_error_handler)
         self.ingress_adapter = IngressAdapter(ctx.ingress_fragment_limit, self, ctx.counted_error_handler)
+        # the leader's per-message path (on_ingress_message and the log append) in compiled code
+        self.ingress_adapter.use_session_appender(IngressSessionAppender(
+            self, self.ingress_adapter.on_message, self.session_manager.session_by_id, ClusterSessionState.OPEN,
+            Role.LEADER, self.log_publisher, self.cluster_clock, self.log_publisher.session_message_header,
+            check_log_result))
         self.log_adapter = LogAdapter(self, ctx.log_fragment_limit)
         self.consensus_module_adapter = ConsensusModuleAdapter(
             self.aeron.add_subscription(ctx.control_channel, ctx.consensus_module_stream_id), self,
@@ -209,6 +222,22 @@ class ConsensusModuleAgent(Agent):
         self.election.do_work(self.cluster_clock.time_nanos())
         self.set_state(State.ACTIVE, "started")
         self.duty_cycle_tracker.update(self.cluster_clock.time_nanos())
+
+    def bind_idle_strategy(self, idle: IdleStrategy) -> IdleStrategy:
+        """``idle``, when a ``wakeup`` one, parked until data comes for what this agent polls: ingress, consensus,
+        the log (and the archive's recording of it, which signals the log's stream), the services' control, the
+        local archive's responses, and the driver's writes to this agent's client (docs/wakeup.md). It signals the
+        services' control stream when it moves the commit position: what a parked container waits for."""
+        ctx = self.ctx
+        streams = (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
+                   ctx.archive_context.control_response_stream_id)
+        return self.aeron.bind_agent_idle_strategy(idle, streams, conductor=True, quiet=self._quiet_park_ns)
+
+    def _quiet_park_ns(self, quiet_ns: int) -> int:
+        # the agent's timers (heartbeats, session and leader timeouts) are not signalled: parks stay within the
+        # idle strategy's quiet bound rather than growing to our driver's long one, and within a millisecond (the
+        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run
+        return WAKEUP_ELECTION_PARK_NS if self.election is not None else quiet_ns
 
     def do_work(self) -> int:
         """One duty cycle (see the module docstring)."""
@@ -1042,7 +1071,8 @@ class ConsensusModuleAgent(Agent):
                     f"quorum position went backwards: leaderCommitPosition={leader_commit_position} "
                     f"quorumPosition={quorum_position}"))
             self.publish_commit_position(quorum_position, self.leadership_term_id)
-            self.commit_position.propose_max_ordered(quorum_position)
+            if self.commit_position.propose_max_ordered(quorum_position) and self._commit_wake is not None:
+                self._commit_wake.signal()
             self.time_of_last_log_update_ns = now_ns
             self._sweep_uncommitted_entries_to(quorum_position)
             return 1
@@ -1202,7 +1232,9 @@ class ConsensusModuleAgent(Agent):
                         is_eos = self.log_adapter.is_log_end_of_stream()
                         self._enter_election(is_eos, f"log disconnected from leader: eos={str(is_eos).lower()}")
                         return 1
-                    self.commit_position.propose_max_ordered(self.log_adapter.position())
+                    if self.commit_position.propose_max_ordered(self.log_adapter.position()) and \
+                            self._commit_wake is not None:
+                        self._commit_wake.signal()
                     work += self.ingress_adapter.poll()
                     work += count
             work += self._update_follower_position_now(now_ns)

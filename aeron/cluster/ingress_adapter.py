@@ -42,6 +42,7 @@ class IngressAdapter:
         self._udp_assembler = ControlledFragmentAssembler(self.on_message)
         self._ipc_assembler = ControlledFragmentAssembler(self.on_message)
         self._image_poller = ImagePoller()
+        self.session_appender: Any = None
         self._header = codecs.MessageHeaderDecoder()
         self._session_header = codecs.SessionMessageHeaderDecoder()
         self._connect = codecs.SessionConnectRequestDecoder()
@@ -49,6 +50,13 @@ class IngressAdapter:
         self._keep_alive = codecs.SessionKeepAliveDecoder()
         self._challenge_response = codecs.ChallengeResponseDecoder()
         self._admin_request = codecs.AdminRequestDecoder()
+
+    def use_session_appender(self, appender: Any) -> None:
+        """Reassembled messages go to ``appender`` (aeron._core.cluster_ingress.IngressSessionAppender: session
+        messages appended to the log in compiled code, every other message handed to :meth:`on_message`)."""
+        self.session_appender = appender
+        self._udp_assembler = ControlledFragmentAssembler(appender)
+        self._ipc_assembler = ControlledFragmentAssembler(appender)
 
     def connect(self, subscription: Any, ipc_subscription: Any) -> None:
         """Poll these subscriptions (the IPC one may be None)."""

@@ -31,7 +31,8 @@ def _align(value: int, alignment: int) -> int:
     return (value + alignment - 1) & ~(alignment - 1)
 
 
-def _check_result(position: int, publication: Any) -> None:
+def check_result(position: int, publication: Any) -> None:
+    """Raise ClusterError for a log publication that is closed or at its maximum position (others are retried)."""
     if position == CLOSED:
         raise ClusterError("log publication is closed")
     if position == MAX_POSITION_EXCEEDED:
@@ -54,6 +55,11 @@ class LogPublisher:
         self._timer_event = codecs.TimerEventEncoder()
         self._cluster_action = codecs.ClusterActionRequestEncoder()
         self._new_leadership_term_event = codecs.NewLeadershipTermEventEncoder()
+
+    @property
+    def session_message_header(self) -> bytes:
+        """The 8-byte message header of the SessionMessageHeader entries this publisher appends."""
+        return bytes(self._session_header[:codecs.MESSAGE_HEADER_LENGTH])
 
     @property
     def publication(self) -> Any:
@@ -98,7 +104,7 @@ class LogPublisher:
             position = publication.offer(self._buffer, 0, length)
             if position > 0:
                 return int(position)
-            _check_result(position, publication)
+            check_result(position, publication)
         return int(position)
 
     def append_message(self, leadership_term_id: int, cluster_session_id: int, timestamp: int, buffer: Any,
@@ -119,7 +125,7 @@ class LogPublisher:
                     position = publication.offerv(buffers)
                     if position > 0:
                         break
-                    _check_result(position, publication)
+                    check_result(position, publication)
             finally:
                 payload.release()
         return int(position)
@@ -169,7 +175,7 @@ class LogPublisher:
             position = publication.offer(self._buffer, 0, length)
             if position > 0:
                 return True
-            _check_result(position, publication)
+            check_result(position, publication)
         return False
 
     def append_new_leadership_term_event(self, leadership_term_id: int, timestamp: int, term_base_log_position: int,
@@ -192,7 +198,7 @@ class LogPublisher:
             position = publication.offer(self._buffer, 0, length)
             if position > 0:
                 return True
-            _check_result(position, publication)
+            check_result(position, publication)
         return False
 
     def __repr__(self) -> str:

@@ -129,6 +129,11 @@ class SessionManager:
 
     # -- lookup ---------------------------------------------------------------------------------------------
 
+    @property
+    def session_by_id(self) -> dict[int, ClusterSession]:
+        """The open and closing sessions by id (the one map, for the compiled ingress path to look them up)."""
+        return self._session_by_id
+
     def find_by_session_id(self, cluster_session_id: int) -> ClusterSession | None:
         """The open or closing session with this id."""
         return self._session_by_id.get(cluster_session_id)

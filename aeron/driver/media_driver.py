@@ -35,7 +35,7 @@ from aeron.common.errors import (
 from aeron.common.paths import check_aeron_dir_is_safe, default_aeron_dir, delete_aeron_dir, describe_failures
 from aeron.common.settings import (Setting, SettingsContext, enum_parser, parse_bool, parse_duration_ns, parse_int,
                                    parse_long, parse_size, parse_str)
-from aeron.common.wakeup import WAKEUP_FILE, open_board
+from aeron.common.wakeup import WAKEUP_FILE, WakeupIdleStrategy, open_board
 from aeron.driver.driver_conductor import DriverConductor
 from aeron.driver.driver_wakeup import SignallingAgent, bind_idle_strategy
 from aeron.driver.flow_control import strategy_name
@@ -266,6 +266,10 @@ _SETTINGS: tuple[Setting, ...] = (
     Setting("cpu_latency_qos_us", "aeron.driver.cpu.latency.qos.us", None, _parse_cpu_latency_us,
             check=check_cpu_latency_us),
     Setting("cpu_latency_qos_path", "aeron.driver.cpu.latency.qos.path", DEFAULT_CPU_LATENCY_QOS_PATH, _parse_path),
+    # ours: how long a thread on the ``wakeup`` idle strategy keeps running its data half after data moved
+    # (WakeupIdleStrategy._fast_spin); 0 parks at once, for a machine with more busy threads than cores
+    Setting("wakeup_data_spin_ns", "aeron.driver.wakeup.data.spin", WakeupIdleStrategy.DEFAULT_DATA_SPIN_NS,
+            parse_duration_ns),
 )
 
 
@@ -303,6 +307,11 @@ class Context(SettingsContext):
     root only unless granted). At 0, idle CPUs poll in the kernel's idle loop instead of halting, so a parked thread
     wakes in microseconds, at the price of cores that never sleep (power; on a VM the host sees busy vCPUs):
     docs/wakeup.md. A request that cannot be held fails the launch with CpuLatencyQosError.
+
+    ``wakeup_data_spin_ns`` (``aeron.driver.wakeup.data.spin``, ours; 200 µs): how long a driver thread on the
+    ``wakeup`` idle strategy keeps running its compiled send and receive passes after data moved before it parks
+    (docs/wakeup.md, "The driver's data spin"). 0 parks at once: better where more threads than cores want to run,
+    such as three cluster members on two cores (docs/performance.md, "Cluster").
 
     What forged SETUP frames can take: an image is unconfirmed until its source sends a frame after its SETUP, and
     the unconfirmed images of each receive endpoint are bounded, in number and in log bytes, per endpoint
@@ -395,6 +404,7 @@ class Context(SettingsContext):
     re_resolution_check_interval_ns: int
     cpu_latency_qos_us: int | None
     cpu_latency_qos_path: str
+    wakeup_data_spin_ns: int
 
     SETTINGS = _SETTINGS
     CONTEXT_NAME = "MediaDriver.Context"
@@ -482,6 +492,7 @@ class Context(SettingsContext):
                  re_resolution_check_interval_ns: int | None = None,
                  cpu_latency_qos_us: int | None = None,
                  cpu_latency_qos_path: str | os.PathLike[str] | None = None,
+                 wakeup_data_spin_ns: int | None = None,
                  termination_hook: Callable[[], None] | None = None,
                  termination_validator: Callable[[bytes], bool] | None = None,
                  epoch_clock_ms: Callable[[], int] | None = None,
@@ -796,6 +807,8 @@ class MediaDriver:
     def _start(self, agents: tuple[Any, ...], idle_name: str, on_error: Callable[[BaseException], None]) -> None:
         agent: Any = agents[0] if len(agents) == 1 else CompositeAgent(*agents)
         idle = idle_strategy_from_name(idle_name)
+        if isinstance(idle, WakeupIdleStrategy):
+            idle.data_spin_ns = self._ctx.wakeup_data_spin_ns
         board = self._wakeup_board
         if board is not None:
             # signals go out whatever our idle strategy: our clients parked on us wake either way

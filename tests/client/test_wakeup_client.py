@@ -388,3 +388,30 @@ def test_the_client_conductor_thread_sleeps_when_parking_is_turned_off(driver):
     # Context(conductor_parking=False): the escape hatch back to the 16 ms sleeps
     with Aeron.connect(Context(driver.aeron_dir, conductor_parking=False)) as client:
         assert not isinstance(client._runner.idle_strategy, WakeupIdleStrategy)
+
+
+def test_an_agents_wakeup_idle_strategy_bound_to_its_streams_and_woken_by_a_stream_signal(driver):
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        idle = client.bind_agent_idle_strategy(WakeupIdleStrategy(), (100, 101), conductor=True)
+        assert idle.is_bound and idle.waiter.futex
+        assert idle.waiter.mask == stream_bit(100) | stream_bit(101) | CLIENTS
+        assert client.bind_agent_idle_strategy(idle, (7,)) is idle and idle.waiter.mask & stream_bit(7) == 0
+        spying = client.bind_agent_idle_strategy(WakeupIdleStrategy(), (10,), spies=True)
+        assert spying.waiter.mask == stream_bit(10) | SPIES
+        other = SleepingIdleStrategy()
+        assert client.bind_agent_idle_strategy(other, (100,)) is other      # not a wakeup one: left as it is
+        # a writer of a position counter wakes the readers of its stream
+        signal = client.stream_wake_signal(101)
+        assert signal is not None and signal.mask == stream_bit(101)
+        idle.waiter.prepare()
+        signal.signal()
+        assert idle.waiter.wait(LONG_NS) is True
+        spying.waiter.prepare()
+        signal.signal()
+        assert spying.waiter.wait(1_000_000) is False           # not its stream
+
+
+@pytest.mark.driver(**WAKEUP_IDLE, dir_delete_on_shutdown=False, wakeup_data_spin_ns=0)
+def test_the_drivers_data_spin_is_a_setting(driver):
+    runners = [r for r in driver._runners if isinstance(r.idle_strategy, WakeupIdleStrategy)]
+    assert runners and all(r.idle_strategy.data_spin_ns == 0 for r in runners)

@@ -52,6 +52,12 @@ def test_boolean_syntax(text, value):
     assert Context({"aeron.dir.delete.on.shutdown": text}, environ={}).dir_delete_on_shutdown is value
 
 
+def test_the_wakeup_data_spin_is_ours_in_durations():
+    assert Context(environ={}).wakeup_data_spin_ns == 200_000
+    assert Context({"aeron.driver.wakeup.data.spin": "0us"}, environ={}).wakeup_data_spin_ns == 0
+    assert Context(environ={"AERON_DRIVER_WAKEUP_DATA_SPIN": "50us"}).wakeup_data_spin_ns == 50_000
+
+
 def test_threading_mode_and_idle_strategy_names():
     ctx = Context({"aeron.threading.mode": "invoker", "aeron.conductor.idle.strategy": "sleep-ns"}, environ={})
     assert ctx.threading_mode is ThreadingMode.INVOKER
@@ -69,6 +75,7 @@ def test_threading_mode_and_idle_strategy_names():
     ({"aeron.shared.idle.strategy": "nap"}, "aeron.shared.idle.strategy"),
     ({"aeron.driver.termination.validator": "maybe"}, "aeron.driver.termination.validator"),
     ({"aeron.driver.timeout": "ten"}, "aeron.driver.timeout"),
+    ({"aeron.driver.wakeup.data.spin": "briefly"}, "aeron.driver.wakeup.data.spin"),
 ])
 def test_invalid_values_name_the_property(props, named):
     with pytest.raises(ConfigurationError, match=named.replace(".", r"\.")):

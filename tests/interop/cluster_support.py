@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -291,11 +292,15 @@ class MemberProcess:
     directory under ``base``."""
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, java: bool = False,
-                 service: str | None = "java", **overrides: str) -> None:
+                 service: str | None = "java",
+                 container: Callable[[MemberProcess], tuple[subprocess.Popen, LineReader]] | None = None,
+                 **overrides: str) -> None:
         if service not in ("java", "python", None):
             raise ValueError(f"service must be 'java', 'python' or None, not {service!r}")
         self.java = java
         self.service = service
+        # what starts the member's container once it runs, instead of the test service's (perf/bench_cluster_three.py)
+        self.start_container = container
         self.member_id = member_id
         self.members = members
         self.dir = base / f"m{member_id}"
@@ -379,8 +384,11 @@ class MemberProcess:
         return self
 
     def start_service(self) -> None:
-        """Start the member's container (none when ``service`` is None)."""
-        if self.service is not None:
+        """Start the member's container: ``container``'s when given, else the test service's (none when ``service``
+        is None)."""
+        if self.start_container is not None:
+            self.container, self.service_out = self.start_container(self)
+        elif self.service is not None:
             self.container, self.service_out = start_container(self.classpath, self.aeron_dir, self.cluster_dir,
                                                                python=self.service == "python")
 

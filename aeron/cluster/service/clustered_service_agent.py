@@ -40,7 +40,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service.service_adapter import ServiceAdapter
 from aeron.cluster.service.service_snapshot_loader import ServiceSnapshotLoader
 from aeron.cluster.service.service_snapshot_taker import ServiceSnapshotTaker
-from aeron.common.agent import Agent
+from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.constants import NULL_VALUE
 from aeron.common.channel_uri import ALIAS_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri
 from aeron.common.errors import AgentTerminationError, ArchiveError, ClusterError
@@ -152,7 +152,7 @@ class ClusteredServiceAgent(Agent, Cluster):
         self._on_new_leadership_term_event: Callable[..., Any] = getattr(
             self.service, "on_new_leadership_term_event", _ignore)
         self._do_background_work: Callable[[int], int] = getattr(self.service, "do_background_work", _no_work)
-        self._idle_strategy = ctx.idle_strategy()
+        self._idle_strategy = self.bind_idle_strategy(ctx.idle_strategy())
         self.service_id = ctx.service_id
         self.epoch_clock = ctx.epoch_clock
         self.nano_clock = ctx.nano_clock
@@ -405,6 +405,13 @@ class ClusteredServiceAgent(Agent, Cluster):
         self._check_for_clock_tick(now_ns)
         if self.is_service_active:
             self._invoke_background_work(now_ns)
+
+    def bind_idle_strategy(self, idle: IdleStrategy) -> IdleStrategy:
+        """``idle``, when a ``wakeup`` one, parked until the consensus module writes to this service's control
+        stream or moves the commit position (it signals that stream's bit: ``ConsensusModuleAgent``), or the
+        driver writes to this agent's client (docs/wakeup.md). The log is read up to the commit position only, so
+        its data alone never needs to wake the service."""
+        return self._aeron.bind_agent_idle_strategy(idle, (self.ctx.service_stream_id,), conductor=True)
 
     # -- from the ServiceAdapter ------------------------------------------------------------------------------------
 

@@ -507,7 +507,8 @@ class ClusteredServiceContainer:
         if ctx.use_agent_invoker:
             self.agent_invoker = AgentInvoker(self.agent, ctx.error_handler, ctx.error_counter)
         else:
-            self.agent_runner = AgentRunner(self.agent, ctx.idle_strategy(), ctx.error_handler, ctx.error_counter)
+            self.agent_runner = AgentRunner(self.agent, self.agent.bind_idle_strategy(ctx.idle_strategy()),
+                                            ctx.error_handler, ctx.error_counter)
 
     @classmethod
     def launch(cls, ctx: _Context | None = None, **settings: Any) -> ClusteredServiceContainer:

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A one-member cluster of ours with every agent on the ``wakeup`` idle strategy: the consensus module, the archive
+and the service container park on the wake-up board, bound to the streams they poll (docs/wakeup.md), and still
+echo a client's messages; the archive's recording and the consensus module's commit wake their readers."""
+from __future__ import annotations
+
+import time
+
+from aeron.archive.archive import Context as ArchiveContext
+from aeron.cluster.client import AeronCluster, Context as ClientContext
+from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
+from aeron.cluster.consensus_module import Context as ConsensusModuleContext
+from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer
+from aeron.cluster.service.clustered_service_container import Context as ContainerContext
+from aeron.common.wakeup import CLIENTS, SPIES, WakeupIdleStrategy, stream_bit
+from aeron.samples.cluster.echo_service import EchoService
+from tests.support import driver_context, free_port, wait_for
+
+LOG_STREAM_ID, INGRESS_STREAM_ID, CONSENSUS_STREAM_ID, SERVICE_STREAM_ID, CONSENSUS_MODULE_STREAM_ID = \
+    100, 101, 108, 104, 105
+
+
+def test_agents_park_on_their_streams_and_a_client_is_echoed(shm_dir):
+    ports = [free_port() for _ in range(4)]
+    members = f"0,127.0.0.1:{ports[0]},127.0.0.1:{ports[1]},127.0.0.1:{ports[2]},127.0.0.1:0,127.0.0.1:{ports[3]}"
+    archive = ArchiveContext(environ={}, archive_dir=str(shm_dir / "archive"), control_channel_enabled=False,
+                             threading_mode="SHARED", segment_file_length=256 * 1024, idle_strategy="wakeup")
+    cm = ConsensusModuleContext({
+        "aeron.cluster.member.id": "0", "aeron.cluster.members": members, "aeron.cluster.dir": str(shm_dir / "cluster"),
+        "aeron.cluster.ingress.channel": "aeron:udp?term-length=64k",
+        "aeron.cluster.log.channel": "aeron:udp?term-length=256k",
+        "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
+        "aeron.cluster.idle.strategy": "wakeup"}, environ={})
+    member = ClusteredMediaDriver.launch(
+        driver_context(aeron_dir=str(shm_dir / "driver"), shared_idle_strategy="wakeup", wakeup_data_spin_ns=0),
+        archive, cm)
+    try:
+        container = ClusteredServiceContainer.launch(ContainerContext(
+            {"aeron.cluster.idle.strategy": "wakeup"}, environ={}, aeron_dir=member.media_driver.aeron_dir,
+            cluster_dir=str(shm_dir / "cluster"), clustered_service=EchoService()))
+        try:
+            agent = member.consensus_module.agent
+            idle = agent.idle_strategy
+            assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
+            archive_response = cm.archive_context.control_response_stream_id
+            assert idle.waiter.mask == (stream_bit(LOG_STREAM_ID) | stream_bit(INGRESS_STREAM_ID)
+                                        | stream_bit(CONSENSUS_STREAM_ID) | stream_bit(CONSENSUS_MODULE_STREAM_ID)
+                                        | stream_bit(archive_response) | CLIENTS)
+            assert member.consensus_module._runner.idle_strategy.is_bound
+            service_idle = container.agent_runner.idle_strategy
+            assert service_idle.is_bound
+            assert service_idle.waiter.mask == stream_bit(SERVICE_STREAM_ID) | CLIENTS      # the commit signals 104
+            received: list[bytes] = []
+            with AeronCluster.connect(ClientContext(
+                    environ={}, aeron_dir=member.media_driver.aeron_dir, ingress_channel="aeron:udp",
+                    ingress_endpoints=f"0=127.0.0.1:{ports[0]}", egress_channel="aeron:udp?endpoint=127.0.0.1:0",
+                    message_timeout_ns=30_000_000_000,
+                    egress_listener=lambda s, t, b, o, n, h: received.append(b.get_bytes(o, n)))) as client:
+                # the archive records the log through a spy and wakes for the recorded stream
+                archive_waiters = member.archive.conductor.wake_waiters
+                assert archive_waiters and all(w.mask & SPIES and w.mask & stream_bit(LOG_STREAM_ID)
+                                               for w in archive_waiters)
+                for i in range(50):
+                    payload = i.to_bytes(4, "little")
+                    deadline = time.monotonic() + 30
+                    while client.offer(payload) < 0:
+                        assert time.monotonic() < deadline, "offer not accepted"
+                        client.poll_egress()
+                    wait_for(lambda: len(received) == i + 1, 30, invoke=client.poll_egress, what=f"echo {i}")
+                assert received == [i.to_bytes(4, "little") for i in range(50)]
+                # appended to the log by the compiled ingress path (aeron._core.cluster_ingress)
+                assert agent.ingress_adapter.session_appender.appended == 50
+        finally:
+            container.close()
+    finally:
+        member.close()
