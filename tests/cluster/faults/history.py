@@ -42,6 +42,7 @@ class Operation:
     status: str = UNKNOWN
     output: Any = None
     index: int = -1             # position in the history, set by :func:`number`
+    ref: str = ""               # the command id the client sent ("<client>/<n>"), to find it in the applied files
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready record (an unknown return time as None)."""

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The short fault campaign of every test run: a 3-member cluster of our members under a seeded schedule of kill -9
+and restart, SIGSTOP/SIGCONT, receive loss, snapshots and (when this machine lets the campaign make network
+namespaces) partitions, with sync and aio clients, then every check of campaign.py. A failure prints the seed, the
+violations and where the run's files were kept; the long run is ``python -m tests.cluster.faults.campaign`` (see
+docs/cluster-faults.md)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.cluster.faults import harness
+from tests.procs import client_env
+
+pytestmark = pytest.mark.slow
+
+SEEDS = (11, 23)
+DURATION_S = 30
+
+
+def run_campaign(tmp_path, *args: str) -> dict:
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "tests.cluster.faults.campaign", "--dir", str(out), "--keep",
+                           *args], cwd=str(harness.REPO), env=client_env(), capture_output=True, text=True,
+                          timeout=900)
+    summary_path = out / "summary.json"
+    assert summary_path.exists(), f"no summary:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    summary = json.loads(summary_path.read_text())
+    assert done.returncode == 0, (f"campaign failed (seed {summary.get('seed')}), files kept in {out}:\n"
+                                  f"{json.dumps(summary.get('violations'), indent=1)[:6000]}\n{done.stdout[-3000:]}")
+    return summary
+
+
+@pytest.mark.timeout(1000)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_short_campaign_finds_no_violation(tmp_path, seed):
+    summary = run_campaign(tmp_path, "--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4")
+    assert summary["violation_count"] == 0
+    assert summary["faults_total"] > 0 and summary["ok"] > 0       # faults were injected, operations went through
+    assert summary["undecided_keys"] == []
+
+
+@pytest.mark.timeout(1000)
+def test_mixed_campaign_with_a_java_member(tmp_path):
+    if not os.environ.get("AERON_JAVA_CP"):
+        pytest.skip("AERON_JAVA_CP is not set: the official Java ClusteredMediaDriver is not available")
+    summary = run_campaign(tmp_path, "--seed", "5", "--duration", str(DURATION_S), "--clients", "2", "--java")
+    assert summary["violation_count"] == 0 and summary["java_member"] is True
