@@ -101,6 +101,7 @@ class Campaign:
         self.monitor = Monitor(self.members)
         self.rng = random.Random(args.seed ^ 0x5F5F)
         self.injected: collections.Counter[str] = collections.Counter()
+        self.consequences: collections.Counter[str] = collections.Counter()
         self.errors: list[str] = []
         self.applied_faults: list[str] = []
         self.clients: list[subprocess.Popen] = []
@@ -180,7 +181,7 @@ class Campaign:
             filler.unlink(missing_ok=True)
             if not member.is_running():
                 self.log(f"  member {member.member_id} stopped while its disk was full: restarting it")
-                self.injected["disk-stopped-member"] += 1
+                self.consequences["member stopped by a full disk"] += 1
                 member.kill()
                 self.restart(member)
         elif fault.kind == "clock":
@@ -304,6 +305,7 @@ class Campaign:
             "network": "namespaces" if self.network.partitions else "loopback",
             "java_member": self.args.java,
             "faults_injected": dict(sorted(self.injected.items())), "faults_total": sum(self.injected.values()),
+            "consequences": dict(self.consequences),
             "operations": len(history), "ok": statuses["ok"], "fail": statuses["fail"],
             "unknown": statuses["unknown"], "keys": len(result.keys), "undecided_keys": undecided,
             "linearizability_check_s": round(check_s, 2), "commands_applied": facts["commands"],

@@ -275,9 +275,9 @@ class Member:
         props = member_properties(self.member_id, self.members, self.cluster_dir, **{
             "aeron.dir": self.aeron_dir, "aeron.archive.dir": str(self.archive_dir),
             "aeron.archive.segment.file.length": "262144", "aeron.threading.mode": "SHARED",
-            "aeron.archive.threading.mode": "SHARED",
+            "aeron.archive.threading.mode": "SHARED", "aeron.archive.low.storage.space.threshold": "16m",
             "aeron.cluster.replication.channel": f"aeron:udp?endpoint={host}:0",
-            "aeron.cluster.leader.heartbeat.timeout": "3s",
+            "aeron.cluster.leader.heartbeat.timeout": "3s", "aeron.cluster.startup.canvass.timeout": "6s",
             "aeron.cluster.session.timeout": "15s",
             "aeron.cluster.election.timeout": "500ms",
             **self.overrides, **(extra or {})})

@@ -95,5 +95,5 @@ def generate(seed: int, members: int, duration: float, kinds: tuple[str, ...] = 
             detail = {"shape": rng.choice(("isolate", "split", "bridge") if members >= 3 else ("isolate",)),
                       "seed": rng.randrange(1 << 31)}
         faults.append(Fault(round(t, 2), kind, target, round(hold, 2), detail))
-        t += hold + rng.uniform(3.0, 8.0)
+        t += hold + rng.uniform(1.5, 4.0)
     return faults
