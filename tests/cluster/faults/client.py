@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from aeron.cluster.client.aeron_cluster import AeronCluster, Context
 from aeron.common.agent import BackoffIdleStrategy
 from aeron.common.errors import AeronError, AeronTimeoutError
+from tests.cluster.faults.history import payload
 
 KEY_GENERATION_S = 20.0
 CONNECT_RETRY_S = 0.5
@@ -105,7 +106,7 @@ def run_sync(args: argparse.Namespace, history: HistoryWriter, gen: Generator) -
 
     def on_message(cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
                    header: Any) -> None:
-        message = json.loads(buffer.get_bytes(offset, length))
+        message = json.loads(payload(buffer, offset, length))
         answers[message["i"]] = message["r"]
 
     idle = BackoffIdleStrategy(1, 10, 1_000, 2_000_000)
@@ -205,7 +206,7 @@ def run_final(args: argparse.Namespace, history: HistoryWriter) -> int:
 
     def on_message(cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
                    header: Any) -> None:
-        message = json.loads(buffer.get_bytes(offset, length))
+        message = json.loads(payload(buffer, offset, length))
         answers[message["i"]] = message["r"]
 
     idle = BackoffIdleStrategy(1, 10, 1_000, 2_000_000)

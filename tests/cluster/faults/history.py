@@ -65,6 +65,12 @@ class Operation:
                 f"{self.status} {self.output!r}")
 
 
+def payload(buffer: Any, offset: int, length: int) -> bytes:
+    """The bytes of a message, from a fragment's buffer or an assembler's."""
+    get_bytes = getattr(buffer, "get_bytes", None)
+    return get_bytes(offset, length) if get_bytes is not None else bytes(buffer[offset:offset + length])
+
+
 def _tuples(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_tuples(v) for v in value)

@@ -18,8 +18,9 @@ import json
 import os
 from typing import Any
 
+from aeron.client import ImageFragmentAssembler
 from aeron.cluster.service.clustered_service import ClusteredService
-from tests.cluster.faults.history import ModelError, apply, initial_state
+from tests.cluster.faults.history import ModelError, apply, initial_state, payload
 
 CHUNK = 256
 SEND_ATTEMPTS = 100
@@ -63,7 +64,7 @@ class FaultsService(ClusteredService):
 
         def on_fragment(buffer: Any, offset: int, length: int, header: Any) -> None:
             nonlocal done
-            message = json.loads(buffer.get_bytes(offset, length))
+            message = json.loads(payload(buffer, offset, length))
             if message.get("end"):
                 done = True
                 return
@@ -74,10 +75,11 @@ class FaultsService(ClusteredService):
                 self.state[key] = part
 
         idle = self.cluster.idle_strategy
+        assembler = ImageFragmentAssembler(on_fragment)     # a chunk of a list is longer than one frame
         while not done:
             if image.is_end_of_stream:
                 raise ValueError("the faults service's snapshot ended before its end marker")
-            idle.idle(image.poll(on_fragment, 10))
+            idle.idle(image.poll(assembler.on_fragment, 10))
 
     def on_take_snapshot(self, snapshot_publication: Any) -> None:
         """Every key's state (lists in chunks), then the end marker."""
@@ -98,7 +100,7 @@ class FaultsService(ClusteredService):
     def on_session_message(self, session: Any, timestamp: int, buffer: Any, offset: int, length: int,
                            header: Any) -> None:
         """Apply a command, record it, answer it."""
-        command = json.loads(buffer.get_bytes(offset, length))
+        command = json.loads(payload(buffer, offset, length))
         name = command.get("o")
         if name == "dump":
             self._record({"dump": {k: list(v) if isinstance(v, tuple) else v for k, v in self.state.items()},
