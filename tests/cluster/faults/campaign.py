@@ -260,7 +260,7 @@ class Campaign:
                    str(self.args.op_timeout), "--final-keys", ",".join(keys)]
         with open(self.base / "client-final.log", "a") as log:
             done = subprocess.run(command, cwd=str(harness.REPO), env=client_env(), stdout=log,
-                                  stderr=subprocess.STDOUT, timeout=240)
+                                  stderr=subprocess.STDOUT, timeout=240, check=False)
         if done.returncode != 0:
             self.errors.append("the final reads were not all answered")
 
@@ -330,7 +330,8 @@ def replay_command(args: argparse.Namespace) -> str:
 
 def can_unshare() -> bool:
     try:
-        return subprocess.run(["unshare", "-n", "-m", "true"], capture_output=True, timeout=30).returncode == 0
+        done = subprocess.run(["unshare", "-n", "-m", "true"], capture_output=True, timeout=30, check=False)
+        return done.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -365,8 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         if "--seed" not in argv:
             argv += ["--seed", str(args.seed)]
         # a network namespace for the bridge and a private mount namespace for the archives' small file systems
-        return subprocess.run(["unshare", "-n", "-m", "--propagation", "private", sys.executable, "-m", "tests.cluster.faults.campaign", *argv],
-                              env=env, cwd=str(harness.REPO)).returncode
+        return subprocess.run(["unshare", "-n", "-m", "--propagation", "private", sys.executable, "-m",
+                               "tests.cluster.faults.campaign", *argv], env=env, cwd=str(harness.REPO),
+                              check=False).returncode
     base = pathlib.Path(args.dir) if args.dir else pathlib.Path(f"/dev/shm/aeron-faults-{args.seed}-{os.getpid()}")
     base.mkdir(parents=True, exist_ok=True)
     network: harness.Network
@@ -378,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, Any]
     try:
         summary = campaign.run()
-    except BaseException as ex:          # noqa: BLE001 - the run broke: report it and keep everything
+    except BaseException as ex:
         summary = {"seed": args.seed, "violations": {"harness": [f"{type(ex).__name__}: {ex}"]},
                    "violation_count": 1, "faults_injected": dict(campaign.injected)}
         if isinstance(ex, KeyboardInterrupt):
@@ -401,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             if failed:      # the archive's tmpfs goes with this namespace: keep a copy for inspection
                 shutil.copytree(member.archive_dir, member.dir / "archive-kept", dirs_exist_ok=True,
                                 ignore=shutil.ignore_patterns("faults-filler"))
-            subprocess.run(["umount", str(member.archive_dir)], capture_output=True, timeout=30)
+            subprocess.run(["umount", str(member.archive_dir)], capture_output=True, timeout=30, check=False)
     summary["dir"] = str(base)
     (base / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     print(json.dumps({k: v for k, v in summary.items() if k != "violations"}, indent=2, default=str))

@@ -124,14 +124,14 @@ def run_sync(args: argparse.Namespace, history: HistoryWriter, gen: Generator) -
                     continue
             op, key, value = gen.next(time.monotonic())
             op_id = history.invoke(op, key, value)
-            payload = command(args.name, op_id, op, key, value)
+            message = command(args.name, op_id, op, key, value)
             wanted = f"{args.name}/{op_id}"
             deadline = time.monotonic() + args.op_timeout
             outcome, why = "fail", "offer not accepted in time"
             try:
                 idle.reset()
                 while time.monotonic() < deadline and not cluster.is_closed:
-                    if cluster.offer(payload) > 0:
+                    if cluster.offer(message) > 0:
                         outcome, why = "unknown", "no answer in time"
                         break
                     idle.idle(cluster.poll_egress())
@@ -172,11 +172,11 @@ async def run_aio(args: argparse.Namespace, history: HistoryWriter, gen: Generat
                 while time.monotonic() < args.until:
                     op, key, value = gen.next(time.monotonic())
                     op_id = history.invoke(op, key, value)
-                    payload = command(args.name, op_id, op, key, value)
+                    request = command(args.name, op_id, op, key, value)
                     wanted = f"{args.name}/{op_id}"
                     start = time.monotonic()
                     try:
-                        await cluster.offer(payload, timeout=args.op_timeout)
+                        await cluster.offer(request, timeout=args.op_timeout)
                     except AeronError as ex:
                         history.complete(op_id, "fail", why=f"{type(ex).__name__}: {ex}")
                         if cluster.cluster.is_closed:
@@ -221,9 +221,9 @@ def run_final(args: argparse.Namespace, history: HistoryWriter) -> int:
                     time.sleep(CONNECT_RETRY_S)
                     continue
             if not pending:
-                payload = json.dumps({"o": "dump"}).encode()
+                dump = json.dumps({"o": "dump"}).encode()
                 while time.monotonic() < args.until and not cluster.is_closed:
-                    if cluster.offer(payload) > 0:
+                    if cluster.offer(dump) > 0:
                         return 0
                     idle.idle(cluster.poll_egress())
                 continue

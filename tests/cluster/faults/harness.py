@@ -39,7 +39,7 @@ NOWHERE_MAC = "02:00:00:00:00:99"
 
 def run_checked(args: list[str], timeout: float = 30.0) -> str:
     """Run a short command; RuntimeError with its output when it fails."""
-    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
     return done.stdout
@@ -111,7 +111,7 @@ def namespaces_available() -> str | None:
     if os.environ.get("FAULTS_NETNS") != "1":
         return "the campaign is not running in its own network namespace (run it through campaign.py)"
     for tool in ("ip", "nsenter", "unshare"):
-        if subprocess.run(["which", tool], capture_output=True).returncode != 0:
+        if subprocess.run(["which", tool], capture_output=True, check=False).returncode != 0:
             return f"{tool} not installed"
     return None
 
@@ -136,7 +136,8 @@ class NamespaceNetwork(Network):
         for i in range(count):
             holder = subprocess.Popen(["unshare", "-n", "sleep", "infinity"])
             self.holders[i] = holder
-            wait_until(lambda: self._ns_of(holder.pid) not in (None, own), 10, f"namespace of member {i}", 0.02)
+            wait_until(lambda holder=holder: self._ns_of(holder.pid) not in (None, own), 10,
+                       f"namespace of member {i}", 0.02)
             host, member = f"fh{i}", f"fm{i}"
             run_checked(["ip", "link", "add", host, "type", "veth", "peer", "name", member])
             run_checked(["ip", "link", "set", member, "netns", str(holder.pid)])
@@ -178,14 +179,14 @@ class NamespaceNetwork(Network):
         for a, b in sorted(self._cuts):
             for x, y in ((a, b), (b, a)):
                 subprocess.run([*self.prefix(x), "ip", "neigh", "del", self.member_host(y), "dev", f"fm{x}"],
-                               capture_output=True, timeout=30)
+                               capture_output=True, timeout=30, check=False)
         self._cuts.clear()
 
     def close(self) -> None:
         for holder in self.holders.values():
             holder.kill()
             holder.wait(timeout=10)
-        subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, timeout=30)
+        subprocess.run(["ip", "link", "del", BRIDGE], capture_output=True, timeout=30, check=False)
 
 
 def mounts_available() -> bool:
@@ -370,7 +371,11 @@ class Member:
     def snapshot(self) -> bool:
         """Ask this member's consensus module for a snapshot through its control toggle (it must lead); whether
         the toggle moved. Not waited for: the snapshot happens amid whatever else goes on."""
-        from aeron.cluster.cluster_control import ToggleState, find_control_toggle, map_counters
+        from aeron.cluster.cluster_control import (
+            ToggleState,
+            find_control_toggle,
+            map_counters,
+        )
         try:
             with map_counters(pathlib.Path(self.aeron_dir) / "cnc.dat") as mapped:
                 toggle = find_control_toggle(mapped.reader, mapped.values, 0)

@@ -51,7 +51,7 @@ class Operation:
         return record
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> "Operation":
+    def from_json(cls, record: dict[str, Any]) -> Operation:
         """The operation of a :meth:`to_json` record (lists back into tuples, where the model keeps tuples)."""
         record = dict(record)
         record["ret"] = INFINITY if record.get("ret") is None else record["ret"]
@@ -88,8 +88,7 @@ def number(history: Iterable[Operation]) -> list[Operation]:
 def save(history: Iterable[Operation], path: Any) -> None:
     """Write a history as JSON lines."""
     with open(path, "w", encoding="utf-8") as f:
-        for op in history:
-            f.write(json.dumps(op.to_json()) + "\n")
+        f.writelines(json.dumps(op.to_json()) + "\n" for op in history)
 
 
 def load(path: Any) -> list[Operation]:

@@ -26,7 +26,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from tests.cluster.faults.history import FAIL, INFINITY, UNKNOWN, Operation, initial_state, step
+from tests.cluster.faults.history import (
+    FAIL,
+    INFINITY,
+    UNKNOWN,
+    Operation,
+    initial_state,
+    step,
+)
 
 DEFAULT_BUDGET = 2_000_000     # search steps per key before the answer is "undecided"
 
@@ -49,8 +56,8 @@ class KeyResult:
         if self.linearizable is not False:
             return f"{self.key}: {'linearizable' if self.linearizable else 'undecided'} ({self.operations} ops)"
         lines = [f"key {self.key}: not linearizable; fails by t={self.fail_time:.6f}",
-                 f"  longest linearizable prefix: {len(self.longest)} of {self.operations} ops, leaving state "
-                 f"{self.state_after_longest!r}; last of it:"]
+                 (f"  longest linearizable prefix: {len(self.longest)} of {self.operations} ops, leaving state "
+                  f"{self.state_after_longest!r}; last of it:")]
         lines += [f"    {op}" for op in self.longest[-3:]]
         lines.append(f"  window that cannot follow it ({len(self.window)} ops):")
         lines += [f"    {op}" for op in self.window]
@@ -78,7 +85,7 @@ class Result:
 
 
 class _Node:
-    __slots__ = ("op", "is_call", "match", "prev", "next", "id")
+    __slots__ = ("id", "is_call", "match", "next", "op", "prev")
 
     def __init__(self, op: Operation | None, is_call: bool, op_id: int) -> None:
         self.op = op

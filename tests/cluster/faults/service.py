@@ -92,9 +92,9 @@ class FaultsService(ClusteredService):
         messages.append({"end": True})
         idle = self.cluster.idle_strategy
         for message in messages:
-            payload = encode(message)
+            data = encode(message)
             idle.reset()
-            while snapshot_publication.offer(payload, 0, len(payload)) < 0:
+            while snapshot_publication.offer(data, 0, len(data)) < 0:
                 idle.idle()
 
     def on_session_message(self, session: Any, timestamp: int, buffer: Any, offset: int, length: int,
@@ -114,11 +114,11 @@ class FaultsService(ClusteredService):
             result = {"error": str(ex)}
         self._record({"pos": header.position, "cmd": command, "r": result})
         if session is not None:
-            payload = encode({"i": command.get("i"), "r": result})
+            data = encode({"i": command.get("i"), "r": result})
             idle = self.cluster.idle_strategy
             idle.reset()
             for _ in range(SEND_ATTEMPTS):
-                if session.offer(payload, 0, len(payload)) > 0:
+                if session.offer(data, 0, len(data)) > 0:
                     break
                 idle.idle()
 

@@ -7,8 +7,19 @@ import random
 
 import pytest
 
-from tests.cluster.faults.history import FAIL, INFINITY, OK, UNKNOWN, ModelError, Operation, apply, initial_state, \
-    load, number, save
+from tests.cluster.faults.history import (
+    FAIL,
+    INFINITY,
+    OK,
+    UNKNOWN,
+    ModelError,
+    Operation,
+    apply,
+    initial_state,
+    load,
+    number,
+    save,
+)
 from tests.cluster.faults.linearizability import _search, check
 
 
@@ -22,7 +33,8 @@ def verdict(*ops):
 
 
 def test_sequential_history_of_each_kind_is_linearizable():
-    assert verdict(op(0, "append", "l0", 1, 0, 1, 1), op(0, "append", "l0", 2, 2, 3, 2), op(0, "read", "l0", None, 4, 5, (1, 2)),
+    assert verdict(op(0, "append", "l0", 1, 0, 1, 1), op(0, "append", "l0", 2, 2, 3, 2),
+                   op(0, "read", "l0", None, 4, 5, (1, 2)),
                    op(0, "add", "c0", 5, 0, 1, 5), op(0, "add", "c0", -2, 2, 3, 3), op(0, "read", "c0", None, 4, 5, 3),
                    op(0, "write", "r0", 7, 0, 1), op(0, "cas", "r0", (7, 8), 2, 3, True),
                    op(0, "cas", "r0", (7, 9), 4, 5, False), op(0, "read", "r0", None, 6, 7, 8)) is True
