@@ -137,7 +137,8 @@ class Campaign:
             leader = self.monitor.leader()
             target = leader.member_id if leader is not None else self.rng.randrange(len(self.members))
         member = self.members[int(target)]
-        if member.java and fault.kind == "clock":           # Java's member keeps its own clock
+        if member.java and fault.kind in ("clock", "loss"):
+            # Java's member keeps its own clock, and its driver has no receive loss generator from properties
             member = self.members[(member.member_id + 1) % len(self.members)]
         return member
 
