@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -22,31 +25,37 @@ SEEDS = (11, 23)
 DURATION_S = 30
 
 
-def run_campaign(tmp_path, *args: str) -> dict:
-    out = tmp_path / "run"
-    done = subprocess.run([sys.executable, "-m", "tests.cluster.faults.campaign", "--dir", str(out), "--keep",
-                           *args], cwd=str(harness.REPO), env=client_env(), capture_output=True, text=True,
-                          timeout=900, check=False)
+def run_campaign(*args: str) -> dict:
+    """Run a campaign in a new directory under /dev/shm (its drivers' files live there), removed when it passed and
+    kept for inspection when it did not."""
+    out = pathlib.Path(tempfile.mkdtemp(prefix="aeron-faults-", dir="/dev/shm"))
+    env = client_env()
+    if os.environ.get("AERON_JAVA_CP"):
+        env["AERON_JAVA_CP"] = os.environ["AERON_JAVA_CP"]
+    done = subprocess.run([sys.executable, "-m", "tests.cluster.faults.campaign", "--dir", str(out), "--keep", *args],
+                          cwd=str(harness.REPO), env=env, capture_output=True, text=True, timeout=900, check=False)
     summary_path = out / "summary.json"
-    assert summary_path.exists(), f"no summary:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    if not summary_path.exists():
+        raise AssertionError(f"no summary in {out}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     summary = json.loads(summary_path.read_text())
     assert done.returncode == 0, (f"campaign failed (seed {summary.get('seed')}), files kept in {out}:\n"
                                   f"{json.dumps(summary.get('violations'), indent=1)[:6000]}\n{done.stdout[-3000:]}")
+    shutil.rmtree(out, ignore_errors=True)
     return summary
 
 
 @pytest.mark.timeout(1000)
 @pytest.mark.parametrize("seed", SEEDS)
-def test_short_campaign_finds_no_violation(tmp_path, seed):
-    summary = run_campaign(tmp_path, "--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4")
+def test_short_campaign_finds_no_violation(seed):
+    summary = run_campaign("--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4")
     assert summary["violation_count"] == 0
     assert summary["faults_total"] > 0 and summary["ok"] > 0       # faults were injected, operations went through
     assert summary["undecided_keys"] == []
 
 
 @pytest.mark.timeout(1000)
-def test_mixed_campaign_with_a_java_member(tmp_path):
+def test_mixed_campaign_with_a_java_member():
     if not os.environ.get("AERON_JAVA_CP"):
         pytest.skip("AERON_JAVA_CP is not set: the official Java ClusteredMediaDriver is not available")
-    summary = run_campaign(tmp_path, "--seed", "5", "--duration", str(DURATION_S), "--clients", "2", "--java")
+    summary = run_campaign("--seed", "5", "--duration", str(DURATION_S), "--clients", "2", "--java")
     assert summary["violation_count"] == 0 and summary["java_member"] is True
