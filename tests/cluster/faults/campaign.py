@@ -32,7 +32,9 @@ import time
 from typing import Any
 
 from tests.cluster.faults import checks, harness, linearizability, schedule
+from tests.interop.cluster_support import ingress_endpoints
 from tests.procs import client_env
+from tests.support import wait_for
 
 LEADER_TIMEOUT_S = 120.0
 ARCHIVE_TMPFS_MB = 128
@@ -114,10 +116,10 @@ class Campaign:
             f.write(line + "\n")
 
     def wait_for_leader(self, timeout: float = LEADER_TIMEOUT_S) -> harness.Member:
-        return harness.wait_until(self.monitor.leader, timeout, "a leader", 0.2)
+        return wait_for(self.monitor.leader, timeout, what="a leader", interval_s=0.2)
 
     def start_clients(self, until: float, epoch: float) -> None:
-        endpoints = harness.ingress_endpoints(self.members_string)
+        endpoints = ingress_endpoints(self.members_string)
         for i in range(self.args.clients):
             mode = "sync" if i % 2 == 0 else "aio"
             name = f"{mode}{i}"
@@ -145,7 +147,7 @@ class Campaign:
     def restart(self, member: harness.Member, extra: dict[str, str] | None = None) -> None:
         try:
             member.start(extra=extra)
-        except TimeoutError as ex:
+        except AssertionError as ex:
             self.errors.append(f"member {member.member_id} did not restart: {ex}")
             self.log(f"ERROR member {member.member_id} did not restart")
 
@@ -255,7 +257,7 @@ class Campaign:
     def final_reads(self, keys: list[str]) -> None:
         command = [sys.executable, "-m", "tests.cluster.faults.client", "--mode", "final", "--name", "final",
                    "--seed", "0", "--aeron-dir", self.client_driver.aeron_dir,
-                   "--ingress-endpoints", harness.ingress_endpoints(self.members_string),
+                   "--ingress-endpoints", ingress_endpoints(self.members_string),
                    "--host", self.network.client_host(), "--history", str(self.base / "history-final.jsonl"),
                    "--until", repr(time.monotonic() + 180), "--epoch", "0", "--op-timeout",
                    str(self.args.op_timeout), "--final-keys", ",".join(keys)]
@@ -274,8 +276,8 @@ class Campaign:
                     found[member.member_id] = entries[-1]["dump"]
             return found if len(found) == len(self.members) else None
         try:
-            return harness.wait_until(dumps, 120, "every member's final state", 0.5)
-        except TimeoutError as ex:
+            return wait_for(dumps, 120, what="every member's final state", interval_s=0.5)
+        except AssertionError as ex:
             self.errors.append(str(ex))
             partial = {}
             for member in self.members:

@@ -93,6 +93,24 @@ def command(client: str, op_id: int, op: str, key: str, value: Any) -> bytes:
     return json.dumps({"i": f"{client}/{op_id}", "o": op, "k": key, "v": value}, separators=(",", ":")).encode()
 
 
+def answer_collector(answers: dict[str, Any]) -> Any:
+    """An egress listener function that files each answer under its command id in ``answers``."""
+    def on_message(cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
+                   header: Any) -> None:
+        message = json.loads(payload(buffer, offset, length))
+        answers[message["i"]] = message["r"]
+    return on_message
+
+
+def close_quietly(cluster: AeronCluster | None) -> None:
+    """Close the session if there is one; a cluster already gone is no error here."""
+    if cluster is not None:
+        try:
+            cluster.close()
+        except AeronError:
+            pass
+
+
 def _context(args: argparse.Namespace, listener: Any = None) -> Context:
     return Context(ingress_channel="aeron:udp", ingress_endpoints=args.ingress_endpoints,
                    egress_channel=f"aeron:udp?endpoint={args.host}:0", aeron_dir=args.aeron_dir,
@@ -103,11 +121,7 @@ def _context(args: argparse.Namespace, listener: Any = None) -> Context:
 def run_sync(args: argparse.Namespace, history: HistoryWriter, gen: Generator) -> None:
     """The operations on the sync AeronCluster, one at a time."""
     answers: dict[str, Any] = {}
-
-    def on_message(cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
-                   header: Any) -> None:
-        message = json.loads(payload(buffer, offset, length))
-        answers[message["i"]] = message["r"]
+    on_message = answer_collector(answers)
 
     idle = BackoffIdleStrategy(1, 10, 1_000, 2_000_000)
     cluster: AeronCluster | None = None
@@ -154,11 +168,7 @@ def run_sync(args: argparse.Namespace, history: HistoryWriter, gen: Generator) -
             answers.clear()
             time.sleep(args.think * gen.rng.random())
     finally:
-        if cluster is not None:
-            try:
-                cluster.close()
-            except AeronError:
-                pass
+        close_quietly(cluster)
 
 
 async def run_aio(args: argparse.Namespace, history: HistoryWriter, gen: Generator) -> None:
@@ -203,11 +213,7 @@ def run_final(args: argparse.Namespace, history: HistoryWriter) -> int:
     """Read every key of ``--final-keys`` (each read in the history, retried until answered or ``--until``), then
     ask every member's service to write its state down (``dump``); 0 when every read was answered."""
     answers: dict[str, Any] = {}
-
-    def on_message(cluster_session_id: int, timestamp: int, buffer: Any, offset: int, length: int,
-                   header: Any) -> None:
-        message = json.loads(payload(buffer, offset, length))
-        answers[message["i"]] = message["r"]
+    on_message = answer_collector(answers)
 
     idle = BackoffIdleStrategy(1, 10, 1_000, 2_000_000)
     pending = [k for k in args.final_keys.split(",") if k]
@@ -248,11 +254,7 @@ def run_final(args: argparse.Namespace, history: HistoryWriter) -> int:
                 history.complete(op_id, "unknown" if sent else "fail", why="final read not answered")
         return 1
     finally:
-        if cluster is not None:
-            try:
-                cluster.close()
-            except AeronError:
-                pass
+        close_quietly(cluster)
 
 
 def main(argv: list[str] | None = None) -> int:

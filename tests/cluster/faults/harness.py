@@ -25,9 +25,9 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 
-from tests.interop.cluster_support import JAVA_OPENS, member_properties
+from tests.interop.cluster_support import JAVA_OPENS, member_counters, member_properties
 from tests.procs import client_env
-from tests.support import free_port
+from tests.support import free_port, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SERVICE_CLASS = "tests.cluster.faults.service:FaultsService"
@@ -43,18 +43,6 @@ def run_checked(args: list[str], timeout: float = 30.0) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: exit {done.returncode}: {done.stderr.strip()}")
     return done.stdout
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
-    """Poll ``predicate`` until it returns something true; TimeoutError naming ``what`` after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(interval)
 
 
 class Network:
@@ -136,8 +124,8 @@ class NamespaceNetwork(Network):
         for i in range(count):
             holder = subprocess.Popen(["unshare", "-n", "sleep", "infinity"])
             self.holders[i] = holder
-            wait_until(lambda holder=holder: self._ns_of(holder.pid) not in (None, own), 10,
-                       f"namespace of member {i}", 0.02)
+            wait_for(lambda holder=holder: self._ns_of(holder.pid) not in (None, own), 10,
+                     what=f"namespace of member {i}", interval_s=0.02)
             host, member = f"fh{i}", f"fm{i}"
             run_checked(["ip", "link", "add", host, "type", "veth", "peer", "name", member])
             run_checked(["ip", "link", "set", member, "netns", str(holder.pid)])
@@ -221,11 +209,6 @@ def members_string(network: Network, count: int) -> str:
         ingress, consensus, log, archive = network.member_ports(i)
         out.append(f"{i},{host}:{ingress},{host}:{consensus},{host}:{log},{host}:0,{host}:{archive}")
     return "|".join(out)
-
-
-def ingress_endpoints(members: str) -> str:
-    """``<id>=<ingress endpoint>,...`` of a members string."""
-    return ",".join(f"{m.split(',')[0]}={m.split(',')[1]}" for m in members.split("|"))
 
 
 class Member:
@@ -322,12 +305,12 @@ class Member:
             while self.proc.poll() is None and not self._started(seen):
                 if time.monotonic() > deadline:
                     self.kill()
-                    raise TimeoutError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
+                    raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
                 time.sleep(0.2)
             if self.proc.poll() is None:
                 break
             if time.monotonic() > deadline:
-                raise TimeoutError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
+                raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
             time.sleep(1.0)
         self.starts += 1
         self._start_container()
@@ -352,21 +335,11 @@ class Member:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def counters(self) -> tuple[int | None, ...]:
-        """(module state, role, election state, commit position, leadership term id); Nones while unavailable."""
-        from aeron.cluster.cluster_control import map_counters
-        from aeron.cluster.service.cluster_counters import ClusterCounters
+        """(module state, role, election state, commit position, leadership term id); Nones while unavailable
+        (not running, or paused: a stopped driver's counters say nothing of now)."""
         if not self.is_running() or self.paused:
             return (None,) * 5
-        try:
-            with map_counters(pathlib.Path(self.aeron_dir) / "cnc.dat") as mapped:
-                return tuple(ClusterCounters.find_value(mapped.reader, type_id, 0)
-                             for type_id in (200, 201, 207, 203, 239))
-        except Exception:               # noqa: BLE001 - not there yet, or going away
-            return (None,) * 5
-
-    def is_leader(self) -> bool:
-        state = self.counters()
-        return state[1] == 2 and state[2] == 17
+        return member_counters(self.aeron_dir)
 
     def snapshot(self) -> bool:
         """Ask this member's consensus module for a snapshot through its control toggle (it must lead); whether
@@ -443,7 +416,7 @@ class ClientDriver:
                 return driver_heartbeat_ms(self.aeron_dir) > 0
             except Exception:           # noqa: BLE001 - not there yet
                 return False
-        wait_until(ready, 60, "the clients' media driver")
+        wait_for(ready, 60, what="the clients' media driver", interval_s=0.1)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
