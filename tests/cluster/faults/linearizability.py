@@ -156,6 +156,8 @@ def _search(key: str, ops: list[Operation], start_state: Any, budget: int
     while head.next is not None:
         steps += 1
         if steps > budget:
+            if len(calls) > len(longest):
+                longest, longest_state = [c.id for c, _ in calls], state
             return None, steps, longest, longest_state
         assert entry is not None
         if entry.is_call:
@@ -167,13 +169,12 @@ def _search(key: str, ops: list[Operation], start_state: Any, budget: int
                     calls.append((entry, state))
                     state, linearized = new_state, new_linearized
                     _lift(entry)
-                    if len(calls) > len(longest):
-                        longest = [c.id for c, _ in calls]
-                        longest_state = state
                     entry = head.next
                     continue
             entry = entry.next
         else:
+            if len(calls) > len(longest):        # a dead end: the longest prefix so far ends here
+                longest, longest_state = [c.id for c, _ in calls], state
             if not calls:
                 return False, steps, longest, longest_state
             entry, state = calls.pop()

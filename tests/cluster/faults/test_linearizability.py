@@ -207,3 +207,11 @@ def test_history_round_trips_through_json(tmp_path):
     loaded = load(tmp_path / "h.jsonl")
     assert [(o.op, o.value, o.ret, o.output) for o in loaded] == [(o.op, o.value, o.ret, o.output) for o in ops]
     assert check(loaded).linearizable is True
+
+
+def test_a_search_out_of_budget_is_undecided_not_a_verdict():
+    ops = number([op(c, "append", "l0", c, 0, 10, None, status=UNKNOWN) for c in range(6)] +
+                 [op(9, "read", "l0", None, 20, 21, (5, 4, 3, 2, 1, 0))])
+    result = check(ops, budget=3)
+    assert result.linearizable is None and result.keys["l0"].linearizable is None
+    assert check(ops).linearizable is True
