@@ -159,6 +159,8 @@ class Campaign:
         if fault.kind == "snapshot":
             if not member.snapshot():
                 self.log("  snapshot toggle not taken (no leader, or one in progress)")
+                self.injected["snapshot"] -= 1
+                self.consequences["snapshot request not taken"] += 1
             return
         if fault.kind == "kill":
             member.kill()
