@@ -98,7 +98,8 @@ class Campaign:
         self.members_string = harness.members_string(network, args.members)
         classpath = os.environ.get("AERON_JAVA_CP", "")
         self.members = [harness.Member(i, self.members_string, base, network,
-                                       java=(i == 0 and args.java), classpath=classpath)
+                                       java=(i == 0 and args.java), classpath=classpath,
+                                       flawed_service=args.flawed_service)
                         for i in range(args.members)]
         self.monitor = Monitor(self.members)
         self.rng = random.Random(args.seed ^ 0x5F5F)
@@ -330,6 +331,8 @@ def replay_command(args: argparse.Namespace) -> str:
         parts.append("--java")
     if args.no_netns:
         parts.append("--no-netns")
+    if args.flawed_service:
+        parts.append("--flawed-service")
     return " ".join(parts)
 
 
@@ -354,6 +357,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-netns", action="store_true", help="stay on loopback (no partitions)")
     parser.add_argument("--java", action="store_true",
                         help="member 0 is Java's ClusteredMediaDriver (needs AERON_JAVA_CP)")
+    parser.add_argument("--flawed-service", action="store_true", help=argparse.SUPPRESS)   # the checks' own test
     args = parser.parse_args(argv)
     if args.seed is None:
         args.seed = random.randrange(1 << 31)

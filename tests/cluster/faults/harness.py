@@ -217,7 +217,8 @@ class Member:
     ``m<id>-applied.jsonl``. ``java``: Java's ClusteredMediaDriver instead of ours (``classpath`` needed)."""
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, network: Network, *,
-                 java: bool = False, classpath: str = "", overrides: Mapping[str, str] | None = None) -> None:
+                 java: bool = False, classpath: str = "", overrides: Mapping[str, str] | None = None,
+                 flawed_service: bool = False) -> None:
         self.member_id = member_id
         self.members = members
         self.base = base
@@ -227,6 +228,7 @@ class Member:
         self.java = java
         self.classpath = classpath
         self.overrides = dict(overrides or {})
+        self.flawed_service = flawed_service
         self.proc: subprocess.Popen | None = None
         self.container: subprocess.Popen | None = None
         self.paused = False
@@ -323,6 +325,8 @@ class Member:
     def _start_container(self) -> None:
         env = client_env()
         env["FAULTS_APPLIED_FILE"] = str(self.applied_path)
+        if self.flawed_service:
+            env["FAULTS_SERVICE_FLAW"] = "1"
         command = [*self.network.prefix(self.member_id), sys.executable, "-m", "aeron.cluster.service",
                    f"aeron.dir={self.aeron_dir}", f"aeron.cluster.dir={self.cluster_dir}",
                    f"aeron.cluster.service.class.name={SERVICE_CLASS}"]

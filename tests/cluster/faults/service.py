@@ -10,6 +10,8 @@ JSON line per event: ``{"pos": ..., "cmd": ..., "r": ...}`` per command, ``{"ter
 per new leadership term, ``{"start": snapshot?}`` when the service starts, ``{"dump": state, "pos": ...}``.
 A restarted member applies again what followed its snapshot: the same position must then give the same line.
 
+``FAULTS_SERVICE_FLAW=1`` plants a bug, the same on every member, for the test that shows the checks catch one.
+
 The state is the snapshot: one message per key (a list in chunks of ``CHUNK`` elements), then an end marker.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from aeron.cluster.service.clustered_service import ClusteredService
 from tests.cluster.faults.history import ModelError, apply, initial_state, payload
 
 CHUNK = 256
+FLAW_EVERY = 7          # with FAULTS_SERVICE_FLAW=1, every 7th append is answered but not kept (the checks' own test)
 SEND_ATTEMPTS = 100
 
 
@@ -44,6 +47,7 @@ class FaultsService(ClusteredService):
     def __init__(self) -> None:
         self.state: dict[str, Any] = {}
         self.cluster: Any = None
+        self.flawed = os.environ.get("FAULTS_SERVICE_FLAW") == "1"
         path = os.environ.get("FAULTS_APPLIED_FILE")
         self._applied = open(path, "a", encoding="utf-8") if path else None       # noqa: SIM115 - kept open
 
@@ -110,6 +114,8 @@ class FaultsService(ClusteredService):
         try:
             state = self.state.get(key, initial_state(key))
             self.state[key], result = apply(key, state, name, decode_tuples(command.get("v")))
+            if self.flawed and name == "append" and len(self.state[key]) % FLAW_EVERY == 0:
+                self.state[key] = state         # the planted bug: acknowledged, never kept
         except (ModelError, TypeError, ValueError) as ex:
             result = {"error": str(ex)}
         self._record({"pos": header.position, "cmd": command, "r": result})
