@@ -225,11 +225,19 @@ class Campaign:
         start = time.monotonic()
         until = start + args.duration
         self.start_clients(until, start)
+        previous_end, previous_at, previous_hold = start, 0.0, 0.0
         for fault in faults:
-            delay = start + fault.at - time.monotonic()
+            # the schedule's gap after the previous fault's end, however long that fault took (a restart on a busy
+            # machine can take a minute): faults that fell behind must not pile up on a cluster still recovering
+            gap = fault.at - previous_at - (0.0 if previous_at == 0.0 else previous_hold)
+            delay = previous_end + max(gap, 0.0) - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             self.apply(fault)
+            previous_end, previous_at, previous_hold = time.monotonic(), fault.at, fault.hold
+            if previous_end > until:
+                self.log(f"the clients' time is up: {len(faults) - faults.index(fault) - 1} faults left out")
+                break
         self.log("schedule done: healing")
         self.network.heal()
         for member in self.members:
@@ -290,38 +298,54 @@ class Campaign:
             return partial
 
     def check(self, dumps: dict[int, dict[str, Any]]) -> dict[str, Any]:
-        history = checks.read_history(sorted(self.base.glob("history-*.jsonl")))
-        applied = {m.member_id: checks.read_applied(m.applied_path) for m in self.members}
-        applied_violations, facts = checks.check_applied(applied)
-        t = time.monotonic()
-        result = linearizability.check(history)
-        check_s = time.monotonic() - t
-        violations = {
-            "linearizability": [r.describe() for r in result.violations],
-            "exactly_once": checks.check_exactly_once(history, facts["positions_of"]),
-            "logs_and_leaders": applied_violations + self.monitor.violations,
-            "final_state": checks.check_dumps(dumps, history),
-            "harness": self.errors,
-        }
-        undecided = [k for k, r in result.keys.items() if r.linearizable is None]
-        statuses = collections.Counter(op.status for op in history)
         leaderless = self.monitor.leaderless
-        return {
+        summary: dict[str, Any] = {
             "seed": self.args.seed, "members": self.args.members, "duration_s": self.args.duration,
             "network": "namespaces" if self.network.partitions else "loopback",
             "java_member": self.args.java,
             "faults_injected": dict(sorted(self.injected.items())), "faults_total": sum(self.injected.values()),
             "consequences": dict(self.consequences),
-            "operations": len(history), "ok": statuses["ok"], "fail": statuses["fail"],
-            "unknown": statuses["unknown"], "keys": len(result.keys), "undecided_keys": undecided,
-            "linearizability_check_s": round(check_s, 2), "commands_applied": facts["commands"],
-            "leadership_terms": len(facts["terms"]),
             "elections_seen": len(leaderless),
             "election_s": {"max": round(max(leaderless), 2), "mean": round(sum(leaderless) / len(leaderless), 2)}
             if leaderless else {},
-            "violations": {k: v for k, v in violations.items() if v},
-            "violation_count": sum(len(v) for v in violations.values()),
         }
+        return check_run(self.base, len(self.members), summary, self.monitor.violations, self.errors,
+                         all_dumped=len(dumps) == len(self.members))
+
+
+def check_run(base: pathlib.Path, members: int, summary: dict[str, Any], monitor_violations: list[str],
+              errors: list[str], all_dumped: bool) -> dict[str, Any]:
+    """Every check on a run's files in ``base`` (clients' histories, members' applied files), added to
+    ``summary``. Unknown outcomes are settled by the applied files only when every member wrote its final state."""
+    history = checks.read_history(sorted(base.glob("history-*.jsonl")))
+    applied = {i: checks.read_applied(base / f"m{i}-applied.jsonl") for i in range(members)}
+    dumps = {i: [e for e in entries if "dump" in e][-1]["dump"] for i, entries in applied.items()
+             if any("dump" in e for e in entries)}
+    applied_violations, facts = checks.check_applied(applied)
+    settled, unknown_applied, unknown_dropped = (checks.resolve_unknowns(history, facts["results"]) if all_dumped
+                                                 else (history, 0, 0))
+    t = time.monotonic()
+    result = linearizability.check(settled)
+    check_s = time.monotonic() - t
+    violations = {
+        "linearizability": [r.describe() for r in result.violations],
+        "exactly_once": checks.check_exactly_once(history, facts["positions_of"]),
+        "logs_and_leaders": applied_violations + monitor_violations,
+        "final_state": checks.check_dumps(dumps, history),
+        "harness": errors,
+    }
+    statuses = collections.Counter(op.status for op in history)
+    summary.update({
+        "operations": len(history), "ok": statuses["ok"], "fail": statuses["fail"],
+        "unknown": statuses["unknown"], "unknown_found_applied": unknown_applied,
+        "unknown_found_not_applied": unknown_dropped, "keys": len(result.keys),
+        "undecided_keys": [k for k, r in result.keys.items() if r.linearizable is None],
+        "linearizability_check_s": round(check_s, 2), "commands_applied": facts["commands"],
+        "leadership_terms": len(facts["terms"]),
+        "violations": {k: v for k, v in violations.items() if v},
+        "violation_count": sum(len(v) for v in violations.values()),
+    })
+    return summary
 
 
 def replay_command(args: argparse.Namespace) -> str:
@@ -357,6 +381,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-netns", action="store_true", help="stay on loopback (no partitions)")
     parser.add_argument("--java", action="store_true",
                         help="member 0 is Java's ClusteredMediaDriver (needs AERON_JAVA_CP)")
+    parser.add_argument("--recheck", metavar="DIR", default=None,
+                        help="run the checks again on a kept run's directory (nothing is started)")
     parser.add_argument("--flawed-service", action="store_true", help=argparse.SUPPRESS)   # the checks' own test
     args = parser.parse_args(argv)
     if args.seed is None:
@@ -364,8 +390,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def recheck(base: pathlib.Path) -> int:
+    """The checks again on a kept run (its summary.json gives the member count and the run's own facts)."""
+    previous = json.loads((base / "summary.json").read_text())
+    keep = ("seed", "members", "duration_s", "network", "java_member", "faults_injected", "faults_total",
+            "consequences", "elections_seen", "election_s")
+    summary = {k: previous[k] for k in keep if k in previous}
+    members = len(list(base.glob("m*-applied.jsonl")))
+    summary = check_run(base, members, summary, [], [], all_dumped=all(
+        any("dump" in e for e in checks.read_applied(base / f"m{i}-applied.jsonl")) for i in range(members)))
+    print(json.dumps({k: v for k, v in summary.items() if k != "violations"}, indent=2, default=str))
+    for kind, found in summary["violations"].items():
+        print(f"--- {kind} ({len(found)})")
+        for text in found[:20]:
+            print(text)
+    return 1 if summary["violation_count"] else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.recheck:
+        return recheck(pathlib.Path(args.recheck))
     if args.java and not os.environ.get("AERON_JAVA_CP"):
         print("--java needs AERON_JAVA_CP", file=sys.stderr)
         return 2

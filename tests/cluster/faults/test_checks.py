@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.cluster.faults import checks, schedule
+from tests.cluster.faults import checks, linearizability, schedule
 from tests.cluster.faults.client import Generator
 from tests.cluster.faults.history import FAIL, OK, UNKNOWN
 
@@ -114,3 +114,22 @@ def test_exactly_once(tmp_path):
         "l0: 'a:2' in the final state was a failed append", "l0: 'x' in the final state was never appended",
         "l0: acknowledged append 'a:1' missing from the final state"]
     assert checks.check_dumps({}, history) == ["no member wrote its final state"]
+
+
+def test_unknowns_are_settled_by_what_the_members_applied(tmp_path):
+    write_history(tmp_path / "history-a.jsonl", [
+        {"ev": "invoke", "id": 0, "process": "a", "op": "add", "key": "c0", "value": 3, "t": 1.0},
+        {"ev": "unknown", "id": 0, "t": 9.0},
+        {"ev": "invoke", "id": 1, "process": "a", "op": "add", "key": "c0", "value": 5, "t": 10.0},
+        {"ev": "unknown", "id": 1, "t": 19.0},
+        {"ev": "invoke", "id": 2, "process": "a", "op": "read", "key": "c0", "value": None, "t": 20.0},
+        {"ev": "ok", "id": 2, "t": 21.0, "out": 3}])
+    history = checks.read_history([tmp_path / "history-a.jsonl"])
+    settled, applied, dropped = checks.resolve_unknowns(history, {"a/0": 3})
+    assert (applied, dropped) == (1, 1)
+    assert [(o.status, o.output) for o in settled] == [(OK, 3), (FAIL, None), (OK, 3)]
+    assert settled[0].ret == float("inf")                  # applied, but when is still unknown
+    assert linearizability.check(settled).linearizable is True
+    # answers that no order gives: both additions first
+    settled, _, _ = checks.resolve_unknowns(history, {"a/0": 3, "a/1": 5})
+    assert linearizability.check(settled).linearizable is False
