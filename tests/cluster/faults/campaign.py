@@ -152,6 +152,25 @@ class Campaign:
             self.errors.append(f"member {member.member_id} did not restart: {ex}")
             self.log(f"ERROR member {member.member_id} did not restart")
 
+    def supervise(self) -> None:
+        """Restart what stopped by itself, as an operator's supervisor would: a member that terminated (Aeron's
+        members do on a full disk, a lost driver, a client conductor stalled past its service interval, ...), or a
+        service container that exited beside a running member. Counted under the run's consequences."""
+        for member in self.members:
+            if member.paused:
+                continue
+            if member.proc is not None and not member.is_running():
+                code = member.proc.returncode
+                self.log(f"  member {member.member_id} exited by itself ({code}): restarting it")
+                self.consequences[f"member exited by itself ({code}), restarted"] += 1
+                member.kill()
+                self.restart(member)
+            elif member.container is not None and member.container.poll() is not None:
+                code = member.container.returncode
+                self.log(f"  member {member.member_id}'s service container exited ({code}): starting it again")
+                self.consequences[f"service container exited ({code}), restarted"] += 1
+                member.start_container()
+
     def apply(self, fault: schedule.Fault) -> None:
         member = self.resolve(fault)
         self.log(f"{fault.kind} member {member.member_id} ({fault})")
@@ -233,6 +252,7 @@ class Campaign:
             delay = previous_end + max(gap, 0.0) - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
+            self.supervise()
             self.apply(fault)
             previous_end, previous_at, previous_hold = time.monotonic(), fault.at, fault.hold
             if previous_end > until:
@@ -243,8 +263,7 @@ class Campaign:
         for member in self.members:
             if member.paused:
                 member.resume()
-            if not member.is_running():
-                self.restart(member)
+        self.supervise()
         leader = self.wait_for_leader()
         self.log(f"leader after healing: member {leader.member_id}")
         for client in self.clients:

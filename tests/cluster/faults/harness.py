@@ -315,14 +315,15 @@ class Member:
                 raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
             time.sleep(1.0)
         self.starts += 1
-        self._start_container()
+        self.start_container()
 
     def _started(self, seen: int) -> bool:
         if self.java:
             return self.counters()[0] is not None
         return "running (aeron.dir" in self.log_text()[seen:]
 
-    def _start_container(self) -> None:
+    def start_container(self) -> None:
+        """The service container, on this member's driver."""
         env = client_env()
         env["FAULTS_APPLIED_FILE"] = str(self.applied_path)
         if self.flawed_service:
