@@ -17,6 +17,7 @@ The small API (:class:`Member` ``start/kill/pause/resume/stop/counters/snapshot`
 """
 from __future__ import annotations
 
+import abc
 import os
 import pathlib
 import signal
@@ -45,20 +46,22 @@ def run_checked(args: list[str], timeout: float = 30.0) -> str:
     return done.stdout
 
 
-class Network:
+class Network(abc.ABC):
     """Where the members and clients live."""
 
     partitions = False
 
+    @abc.abstractmethod
     def member_host(self, member_id: int) -> str:
-        raise NotImplementedError
+        """The address of a member."""
 
+    @abc.abstractmethod
     def client_host(self) -> str:
-        raise NotImplementedError
+        """The address the clients' egress binds."""
 
+    @abc.abstractmethod
     def member_ports(self, member_id: int) -> tuple[int, int, int, int]:
         """Ingress, consensus, log and archive ports of a member."""
-        raise NotImplementedError
 
     def prefix(self, member_id: int) -> list[str]:
         """The command prefix that runs a command where member ``member_id`` lives."""
