@@ -73,12 +73,20 @@ class _Credentials:
         return self._credentials
 
 
-def default_response_channel(src_control_channel: str) -> str:
-    """``aeron:udp?endpoint=<control host>:0`` for a UDP source, ``aeron:ipc`` for an IPC one."""
+def default_response_channel(src_control_channel: str, local_control_channel: str | None = None) -> str:
+    """The control response channel of a replication's connection to the source archive when the request names
+    none: ``aeron:ipc`` for an IPC source, else ``aeron:udp?endpoint=<host>:0`` on the host of this archive's own
+    control channel, where the source's responses must come (Aeron's ``Archive.Context.conclude`` derives the
+    archive client context's response channel so); the source's host only when this archive has no UDP control
+    channel."""
     uri = ChannelUri.parse(src_control_channel)
     if uri.is_ipc:
         return "aeron:ipc"
-    endpoint = uri.get(ENDPOINT_PARAM_NAME) or "localhost:0"
+    endpoint = None
+    if local_control_channel:
+        local = ChannelUri.parse(local_control_channel)
+        endpoint = None if local.is_ipc else local.get(ENDPOINT_PARAM_NAME)
+    endpoint = endpoint or uri.get(ENDPOINT_PARAM_NAME) or "localhost:0"
     host = endpoint.rsplit(":", 1)[0]
     return f"aeron:udp?endpoint={host}:0"
 
@@ -140,7 +148,9 @@ class ReplicationSession:
         client_ctx = ClientContext(environ={}, control_request_channel=src_control_channel,
                                    control_request_stream_id=src_control_stream_id,
                                    control_response_channel=src_response_channel or
-                                   default_response_channel(src_control_channel),
+                                   default_response_channel(src_control_channel,
+                                                            conductor.ctx.control_channel
+                                                            if conductor.ctx.control_channel_enabled else None),
                                    message_timeout_ns=self._timeout_ns)
         client_ctx.aeron = conductor.aeron
         if encoded_credentials:

@@ -398,14 +398,7 @@ class MemberProcess:
 
     def counters(self) -> tuple[int | None, ...]:
         """(state, role, election state, commit position, leadership term id), Nones while unavailable."""
-        from aeron.cluster.cluster_control import map_counters
-        from aeron.cluster.service.cluster_counters import ClusterCounters
-        try:
-            with map_counters(pathlib.Path(self.aeron_dir) / "cnc.dat") as mapped:
-                return tuple(ClusterCounters.find_value(mapped.reader, type_id, 0)
-                             for type_id in (200, 201, 207, 203, 239))
-        except Exception:               # noqa: BLE001 - not there yet, or going away
-            return (None,) * 5
+        return member_counters(self.aeron_dir)
 
     def is_leader(self) -> bool:
         state = self.counters()
@@ -450,6 +443,19 @@ def start_elected(nodes: list[MemberProcess], timeout: float = 90.0) -> MemberPr
         for node in nodes:
             node.stop()
         raise
+
+
+def member_counters(aeron_dir: str) -> tuple[int | None, ...]:
+    """The consensus module's (state, role, election state, commit position, leadership term id) counters in the
+    driver at ``aeron_dir``, Nones while unavailable."""
+    from aeron.cluster.cluster_control import map_counters
+    from aeron.cluster.service.cluster_counters import ClusterCounters
+    try:
+        with map_counters(pathlib.Path(aeron_dir) / "cnc.dat") as mapped:
+            return tuple(ClusterCounters.find_value(mapped.reader, type_id, 0)
+                         for type_id in (200, 201, 207, 203, 239))
+    except Exception:               # noqa: BLE001 - not there yet, or going away
+        return (None,) * 5
 
 
 def ingress_endpoints(members: str) -> str:

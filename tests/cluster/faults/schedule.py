@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The fault schedule of a campaign, drawn from a seed: the same seed, member count, duration and fault kinds give
+the same schedule, which the campaign prints before it starts so that a failing run can be run again exactly.
+
+Faults come one after another (each held for its ``hold`` seconds, then healed), with snapshots requested between
+and during them. A fault's target is ``"leader"`` (resolved when the fault is applied, to whichever member leads
+then) or a member id; leaders are favoured. Kinds:
+
+- ``kill``: kill -9 of the member's processes, restarted after ``hold``;
+- ``pause``: SIGSTOP for ``hold`` (longer than the leader heartbeat timeout), then SIGCONT;
+- ``loss``: the member restarted with the driver's receive loss generator at ``rate``, restarted clean after
+  ``hold`` (two kill -9s, with random loss of every data frame the member receives between them);
+- ``partition``: network cuts for ``hold`` (needs the namespace network): ``isolate`` the target, ``split`` the
+  members into a minority and a majority, or a ``bridge`` (one member hears both sides, which do not hear each
+  other);
+- ``clock``: the member's cluster clock jumps by ``offset_ms`` (forward or back) for ``hold``, then back to true
+  time (``clock.py``);
+- ``disk``: the member's archive file system (a small tmpfs of its own, which needs the campaign's own mount
+  namespace) filled up for ``hold``, then emptied; a member that stopped meanwhile is restarted;
+- ``snapshot``: the leader is asked for a snapshot (no hold).
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+ALL_KINDS = ("kill", "pause", "loss", "partition", "clock", "disk", "snapshot")
+WEIGHTS = {"kill": 4, "pause": 3, "loss": 2, "partition": 4, "clock": 2, "disk": 1, "snapshot": 3}
+LEADER_BIAS = 0.6
+
+
+@dataclasses.dataclass
+class Fault:
+    """One fault: ``at`` seconds after the schedule starts, ``kind``, ``target`` ("leader" or a member id),
+    ``hold`` seconds, and the kind's ``detail``."""
+
+    at: float
+    kind: str
+    target: Any
+    hold: float
+    detail: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __str__(self) -> str:
+        detail = " ".join(f"{k}={v}" for k, v in sorted(self.detail.items()))
+        return f"t+{self.at:7.2f}s {self.kind:9s} target={self.target} hold={self.hold:.2f}s {detail}".rstrip()
+
+
+def partition_pairs(members: int, kind: str, rng: random.Random, target: int) -> list[tuple[int, int]]:
+    """The member pairs to cut for a partition of ``kind`` around ``target``."""
+    everyone = list(range(members))
+    if kind == "isolate":
+        return [(target, m) for m in everyone if m != target]
+    if kind == "split":
+        minority_size = rng.randrange(1, (members - 1) // 2 + 1)
+        others = [m for m in everyone if m != target]
+        minority = {target, *rng.sample(others, minority_size - 1)}
+        return [(a, b) for a in sorted(minority) for b in everyone if b not in minority]
+    if kind == "bridge":
+        others = [m for m in everyone if m != target]
+        rng.shuffle(others)
+        half = len(others) // 2
+        left, right = others[:half], others[half:]
+        return [(a, b) for a in left for b in right]
+    raise ValueError(f"unknown partition kind {kind!r}")
+
+
+def generate(seed: int, members: int, duration: float, kinds: tuple[str, ...] = ALL_KINDS,
+             warmup: float = 4.0, settle: float = 6.0) -> list[Fault]:
+    """The schedule for ``duration`` seconds of faults among ``members``, of the given ``kinds`` only."""
+    unknown = set(kinds) - set(ALL_KINDS)
+    if unknown:
+        raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {ALL_KINDS}")
+    rng = random.Random(seed)
+    choices = [k for k in kinds]
+    weights = [WEIGHTS[k] for k in choices]
+    faults: list[Fault] = []
+    t = warmup
+    while t < duration - settle:
+        kind = rng.choices(choices, weights)[0]
+        target: Any = "leader" if rng.random() < LEADER_BIAS else rng.randrange(members)
+        if kind == "snapshot":
+            faults.append(Fault(round(t, 2), kind, "leader", 0.0))
+            t += rng.uniform(1.0, 3.0)
+            continue
+        hold = {"kill": rng.uniform(1.0, 6.0), "pause": rng.uniform(4.0, 8.0), "loss": rng.uniform(4.0, 10.0),
+                "partition": rng.uniform(4.0, 10.0), "clock": rng.uniform(3.0, 8.0),
+                "disk": rng.uniform(3.0, 8.0)}[kind]
+        detail: dict[str, Any] = {}
+        if kind == "loss":
+            detail = {"rate": round(rng.uniform(0.05, 0.3), 3), "seed": rng.randrange(1 << 31)}
+        elif kind == "clock":
+            detail = {"offset_ms": rng.choice((-1, 1)) * rng.randrange(2_000, 60_000)}
+        elif kind == "partition":
+            detail = {"shape": rng.choice(("isolate", "split", "bridge") if members >= 3 else ("isolate",)),
+                      "seed": rng.randrange(1 << 31)}
+        faults.append(Fault(round(t, 2), kind, target, round(hold, 2), detail))
+        t += hold + rng.uniform(1.5, 4.0)
+    return faults

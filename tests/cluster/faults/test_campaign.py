@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The short fault campaign of every test run: a 3-member cluster of our members under a seeded schedule of kill -9
+and restart, SIGSTOP/SIGCONT, receive loss, snapshots and (when this machine lets the campaign make network
+namespaces) partitions, with sync and aio clients, then every check of campaign.py. A failure prints the seed, the
+violations and where the run's files were kept; the long run is ``python -m tests.cluster.faults.campaign`` (see
+docs/cluster-faults.md)."""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.cluster.faults import harness
+from tests.procs import client_env
+
+pytestmark = pytest.mark.slow
+
+SEEDS = (11, 23)
+DURATION_S = 30
+
+
+def run_campaign(*args: str, expect_violations: bool = False) -> dict:
+    """Run a campaign in a new directory under /dev/shm (its drivers' files live there), removed when it passed and
+    kept for inspection when it did not."""
+    out = pathlib.Path(tempfile.mkdtemp(prefix="aeron-faults-", dir="/dev/shm"))
+    env = client_env()
+    if os.environ.get("AERON_JAVA_CP"):
+        env["AERON_JAVA_CP"] = os.environ["AERON_JAVA_CP"]
+    done = subprocess.run([sys.executable, "-m", "tests.cluster.faults.campaign", "--dir", str(out), "--keep", *args],
+                          cwd=str(harness.REPO), env=env, capture_output=True, text=True, timeout=900, check=False)
+    summary_path = out / "summary.json"
+    if not summary_path.exists():
+        raise AssertionError(f"no summary in {out}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    summary = json.loads(summary_path.read_text())
+    if expect_violations:
+        assert done.returncode == 1 and f"FAILED seed {summary['seed']}" in done.stdout, done.stdout[-3000:]
+        shutil.rmtree(out, ignore_errors=True)
+        return summary
+    assert done.returncode == 0, (f"campaign failed (seed {summary.get('seed')}), files kept in {out}:\n"
+                                  f"{json.dumps(summary.get('violations'), indent=1)[:6000]}\n{done.stdout[-3000:]}")
+    shutil.rmtree(out, ignore_errors=True)
+    return summary
+
+
+@pytest.mark.timeout(1000)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_short_campaign_finds_no_violation(seed):
+    summary = run_campaign("--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4")
+    assert summary["violation_count"] == 0
+    assert summary["faults_total"] > 0 and summary["ok"] > 0       # faults were injected, operations went through
+    assert summary["undecided_keys"] == []
+
+
+@pytest.mark.timeout(1000)
+def test_mixed_campaign_with_a_java_member():
+    if not os.environ.get("AERON_JAVA_CP"):
+        pytest.skip("AERON_JAVA_CP is not set: the official Java ClusteredMediaDriver is not available")
+    summary = run_campaign("--seed", "5", "--duration", str(DURATION_S), "--clients", "2", "--java")
+    assert summary["violation_count"] == 0 and summary["java_member"] is True
+
+
+@pytest.mark.timeout(1000)
+def test_the_checks_catch_a_planted_bug():
+    """Every 7th append answered but not kept, the same on every member: the members agree with each other, only
+    the history shows it (and the campaign says so, with its seed)."""
+    summary = run_campaign("--seed", "3", "--duration", "12", "--clients", "2", "--kinds", "snapshot",
+                           "--flawed-service", expect_violations=True)
+    violations = summary["violations"]
+    assert violations["linearizability"] and "not linearizable" in violations["linearizability"][0]
+    assert any("missing from the final state" in v for v in violations["final_state"])
+    assert "logs_and_leaders" not in violations         # the members agree: the bug is in what they agree on
