@@ -21,32 +21,10 @@ from aeron._core.term_appender cimport TermAppender
 from aeron._core.term_reader cimport Header, CONTROLLED_ACTION_ABORT, CONTROLLED_ACTION_CONTINUE
 from aeron._core.two_buffer_offer cimport term_appender_offer_two
 
-cdef enum:
-    _SCHEMA_ID = 111
-    _SESSION_MESSAGE = 1
-    _BLOCK_LENGTH = 24
-    _SESSION_HEADER_LENGTH = 32
-    _LEADERSHIP_TERM_ID_OFFSET = 8
-    _CLUSTER_SESSION_ID_OFFSET = 16
-    _TIMESTAMP_OFFSET = 24
-    _SEND_ATTEMPTS = 3
-
 
 @cython.final
 cdef class IngressSessionAppender:
     """The ingress fragment handler of a consensus module (a ControlledFragmentHandler for whole messages)."""
-
-    cdef object agent
-    cdef object on_other
-    cdef dict sessions
-    cdef object open_state
-    cdef object leader_role
-    cdef object log_publisher
-    cdef object clock_time
-    cdef object to_nanos
-    cdef object check_result
-    cdef uint8_t header[_SESSION_HEADER_LENGTH]
-    cdef readonly int64_t appended
 
     def __init__(self, agent, on_other, dict sessions not None, open_state, leader_role, log_publisher, cluster_clock,
                  bytes message_header not None, check_result):
