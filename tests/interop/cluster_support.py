@@ -24,6 +24,7 @@ from tests.cluster.system.members import (
     READY_LINE,
     LineReader,  # noqa: F401 - perf/bench_cluster_three.py's, from here
     MemberCounters,
+    MemberDirs,
     close_pipes,
     cluster_members,  # noqa: F401 - the interop tests' members strings, from here
     follows,
@@ -209,7 +210,7 @@ def java_archive_properties(member_id: int, members: str, host: str = "127.0.0.1
             "aeron.archive.id": str(100 + member_id), "aeron.dir.delete.on.start": "true"}
 
 
-class MemberProcess:
+class MemberProcess(MemberDirs):
     """A member as its own process, ours (``python -m aeron.cluster``) or with ``java`` Java's
     (``io.aeron.cluster.ClusteredMediaDriver``), with a container running the test service beside it: Java's
     (``service="java"``), ours (``"python"``), or none (``None``: the test brings its own). Each member has its own
@@ -225,23 +226,12 @@ class MemberProcess:
         self.service = service
         # what starts the member's container once it runs, instead of the test service's (perf/bench_cluster_three.py)
         self.start_container = container
-        self.member_id = member_id
-        self.members = members
-        self.dir = base / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(member_id, members, base)
         self.classpath = classpath
         self.overrides = overrides
         self.proc: subprocess.Popen | None = None
         self.container: subprocess.Popen | None = None
         self.service_out: LineReader | None = None
-
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
 
     def properties(self) -> dict[str, str]:
         """The member's properties: test timeouts, its directories, shared threading; for Java's, the archive's

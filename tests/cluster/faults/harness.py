@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from tests.cluster.system.members import (
     READY_LINE,
     MemberCounters,
+    MemberDirs,
     kill_process,
     read_counters,
     signal_processes,
@@ -223,7 +224,7 @@ def members_string(network: Network, count: int) -> str:
     return "|".join(out)
 
 
-class Member:
+class Member(MemberDirs):
     """One member: its consensus module process (with driver and archive) and its service container process, in
     ``base/m<id>``, with logs ``m<id>.log`` and ``m<id>-service.log`` and the service's applied file
     ``m<id>-applied.jsonl``. ``java``: Java's ClusteredMediaDriver instead of ours (``classpath`` needed)."""
@@ -231,11 +232,8 @@ class Member:
     def __init__(self, member_id: int, members: str, base: pathlib.Path, network: Network, *,
                  java: bool = False, classpath: str = "", overrides: Mapping[str, str] | None = None,
                  flawed_service: bool = False) -> None:
-        self.member_id = member_id
-        self.members = members
+        super().__init__(member_id, members, base)
         self.base = base
-        self.dir = base / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.network = network
         self.java = java
         self.classpath = classpath
@@ -245,14 +243,6 @@ class Member:
         self.container: subprocess.Popen | None = None
         self.paused = False
         self.starts = 0
-
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
 
     @property
     def log_path(self) -> pathlib.Path:

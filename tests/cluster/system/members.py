@@ -269,7 +269,27 @@ def read_counter(aeron_dir: str | os.PathLike[str], type_id: int, cluster_id: in
         return None
 
 
-class MemberProcess:
+class MemberDirs:
+    """Where a member of a members string keeps its things: ``base / f"m{member_id}"`` (made here), with its
+    driver's directory (``driver``) and its cluster directory (``cluster``) in it. The three launchers' members
+    (this module's, tests/interop/cluster_support.py's and tests/cluster/faults/harness.py's) are ones."""
+
+    def __init__(self, member_id: int, members: str, base: pathlib.Path) -> None:
+        self.member_id = member_id
+        self.members = members
+        self.dir = pathlib.Path(base) / f"m{member_id}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def aeron_dir(self) -> str:
+        return str(self.dir / "driver")
+
+    @property
+    def cluster_dir(self) -> str:
+        return str(self.dir / "cluster")
+
+
+class MemberProcess(MemberDirs):
     """One member as its own process, in ``base / f"m{member_id}"`` (see the module docstring). ``overrides`` are
     properties (``aeron.*`` names) over :func:`member_properties` and the member's directories."""
 
@@ -277,10 +297,7 @@ class MemberProcess:
                  container: str | None = "in-process", **overrides: str) -> None:
         if container not in ("in-process", "process", None):
             raise ValueError(f"container must be 'in-process', 'process' or None: {container!r}")
-        self.member_id = member_id
-        self.members = members
-        self.dir = pathlib.Path(base) / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(member_id, members, base)
         self.service = service
         self.container = container if service is not None else None
         self.overrides = overrides
@@ -293,14 +310,6 @@ class MemberProcess:
         return f"<MemberProcess {self.member_id} {'running' if running else 'stopped'} {self.dir}>"
 
     # -- where things are --------------------------------------------------------------------------------------------
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
-
     @property
     def archive_dir(self) -> str:
         return str(self.dir / "archive")
