@@ -22,11 +22,11 @@ import pytest
 
 from tests.cluster.system.members import (
     READY_LINE,
-    LineReader,  # noqa: F401 - perf/bench_cluster_three.py's, from here
+    LineReader,
     MemberCounters,
     MemberDirs,
     close_pipes,
-    cluster_members,  # noqa: F401 - the interop tests' members strings, from here
+    cluster_members,  # noqa: F401 - the interop tests take their members strings from here
     follows,
     ingress_endpoints,
     kill_process,

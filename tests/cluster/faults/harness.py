@@ -36,7 +36,11 @@ from tests.cluster.system.members import (
     start_until_ready,
     stop_process,
 )
-from tests.interop.cluster_support import JAVA_OPENS, java_archive_properties, member_properties
+from tests.interop.cluster_support import (
+    JAVA_OPENS,
+    java_archive_properties,
+    member_properties,
+)
 from tests.procs import client_env
 from tests.support import free_port, wait_for
 
