@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import os
 import pathlib
-import queue
 import re
 import shutil
 import signal
@@ -21,6 +20,22 @@ from collections.abc import Callable
 
 import pytest
 
+from tests.cluster.system.members import (
+    READY_LINE,
+    LineReader,
+    MemberCounters,
+    MemberDirs,
+    close_pipes,
+    cluster_members,  # noqa: F401 - the interop tests take their members strings from here
+    follows,
+    ingress_endpoints,
+    kill_process,
+    leads,
+    read_counters,
+    start_until_ready,
+    stop_process,
+)
+from tests.cluster.system.members import member_properties as system_member_properties
 from tests.procs import client_env
 from tests.support import free_port, wait_for
 
@@ -116,55 +131,6 @@ def run_in_namespace(script: str, work: pathlib.Path, timeout: float, **env: str
     return proc.returncode, files
 
 
-class LineReader:
-    """Collects a process's stdout lines on a thread, so tests can wait for one with a deadline."""
-
-    def __init__(self, proc: subprocess.Popen) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str] = queue.Queue()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        try:
-            for line in self.proc.stdout:
-                self._queue.put(line.rstrip("\n"))
-        except (OSError, ValueError):
-            pass                        # the pipe was closed under us
-
-    def join(self, timeout: float = 5.0) -> None:
-        """Wait for the reader to reach the end of the output."""
-        self._thread.join(timeout)
-
-    def drain(self) -> list[str]:
-        """Every line read so far (those not yet waited for moved into ``lines``)."""
-        while True:
-            try:
-                self.lines.append(self._queue.get_nowait())
-            except queue.Empty:
-                return self.lines
-
-    def wait_for(self, prefix: str, timeout: float = 30.0) -> str:
-        """The next line starting with ``prefix`` (lines before it are kept in ``lines``)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise AssertionError(f"no line starting {prefix!r} within {timeout}s; seen: {self.lines[-30:]}")
-            try:
-                line = self._queue.get(timeout=min(remaining, 0.5))
-            except queue.Empty:
-                if self.proc.poll() is not None and self._queue.empty():
-                    raise AssertionError(f"process exited ({self.proc.returncode}) before {prefix!r}; seen: "
-                                         f"{self.lines[-30:]}") from None
-                continue
-            self.lines.append(line)
-            if line.startswith(prefix):
-                return line
-
-
 def start_container(classpath: str, aeron_dir: str, cluster_dir: str, cluster_id: int = 0,
                     service_id: int = 0, python: bool = False) -> tuple[subprocess.Popen, LineReader]:
     """A ClusteredServiceContainer running ClusterTestService on the driver at ``aeron_dir``: Java's, or with
@@ -223,69 +189,28 @@ class JavaClient:
         close_pipes(self.proc)
 
 
-def stop_process(proc: subprocess.Popen | None, timeout: float = 20.0) -> None:
-    """SIGTERM, then SIGKILL after ``timeout``; its pipes closed."""
-    if proc is None:
-        return
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-    close_pipes(proc)
-
-
-def close_pipes(proc: subprocess.Popen) -> None:
-    """Close the process's stdin and stdout (the reader thread ends at end of file)."""
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass
-
-
-def member_endpoints(member_id: int) -> str:
-    """``<id>,ingress,consensus,log,catchup,archive`` on free loopback ports (catch-up on an ephemeral port)."""
-    ports = [free_port() for _ in range(4)]
-    return (f"{member_id},127.0.0.1:{ports[0]},127.0.0.1:{ports[1]},127.0.0.1:{ports[2]},127.0.0.1:0,"
-            f"127.0.0.1:{ports[3]}")
-
-
-def cluster_members(count: int) -> str:
-    """A members string of ``count`` members on free loopback ports."""
-    return "|".join(member_endpoints(i) for i in range(count))
-
-
 # for tests whose client idles while a member restarts (the start blocks until a killed member's mark files are
 # stale) and catches up: its session outlives that on a busy machine
 IDLE_CLIENT_SESSION_TIMEOUT = {"aeron.cluster.session.timeout": "30s"}
 
 
 def member_properties(member_id: int, members: str, cluster_dir: str, **overrides: str) -> dict[str, str]:
-    """A member's consensus module properties with test timeouts (heartbeat 2 s, election 300 ms)."""
-    props = {
-        "aeron.cluster.member.id": str(member_id),
-        "aeron.cluster.members": members,
-        "aeron.cluster.dir": cluster_dir,
-        "aeron.cluster.ingress.channel": "aeron:udp?term-length=64k",
-        "aeron.cluster.log.channel": "aeron:udp?term-length=256k",
-        "aeron.cluster.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
-        "aeron.cluster.leader.heartbeat.timeout": "2s",
-        "aeron.cluster.leader.heartbeat.interval": "100ms",
-        "aeron.cluster.startup.canvass.timeout": "4s",
-        "aeron.cluster.election.timeout": "300ms",
-        "aeron.cluster.election.status.interval": "50ms",
-        "aeron.cluster.session.timeout": "10s",
-        "aeron.cluster.termination.timeout": "5s",
-    }
-    props.update(overrides)
-    return props
+    """A member's consensus module properties with the system tests' timeouts (tests.cluster.system.members:
+    heartbeat 2 s, election 300 ms) and a 256 KiB log term."""
+    return system_member_properties(member_id, members, cluster_dir, **{
+        "aeron.cluster.log.channel": "aeron:udp?term-length=256k", **overrides})
 
 
-class MemberProcess:
+def java_archive_properties(member_id: int, members: str, host: str = "127.0.0.1") -> dict[str, str]:
+    """What Java's ClusteredMediaDriver needs set that ours derives: its archive's control channel (the member's
+    archive endpoint), replication channel and id, and a fresh driver directory."""
+    archive_endpoint = members.split("|")[member_id].split(",")[5]
+    return {"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
+            "aeron.archive.replication.channel": f"aeron:udp?endpoint={host}:0",
+            "aeron.archive.id": str(100 + member_id), "aeron.dir.delete.on.start": "true"}
+
+
+class MemberProcess(MemberDirs):
     """A member as its own process, ours (``python -m aeron.cluster``) or with ``java`` Java's
     (``io.aeron.cluster.ClusteredMediaDriver``), with a container running the test service beside it: Java's
     (``service="java"``), ours (``"python"``), or none (``None``: the test brings its own). Each member has its own
@@ -301,23 +226,12 @@ class MemberProcess:
         self.service = service
         # what starts the member's container once it runs, instead of the test service's (perf/bench_cluster_three.py)
         self.start_container = container
-        self.member_id = member_id
-        self.members = members
-        self.dir = base / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(member_id, members, base)
         self.classpath = classpath
         self.overrides = overrides
         self.proc: subprocess.Popen | None = None
         self.container: subprocess.Popen | None = None
         self.service_out: LineReader | None = None
-
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
 
     def properties(self) -> dict[str, str]:
         """The member's properties: test timeouts, its directories, shared threading; for Java's, the archive's
@@ -327,11 +241,8 @@ class MemberProcess:
             "aeron.archive.segment.file.length": "262144", "aeron.threading.mode": "SHARED",
             "aeron.archive.threading.mode": "SHARED"})
         if self.java:
-            archive_endpoint = self.members.split("|")[self.member_id].split(",")[5]
-            props.update({"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
-                          "aeron.archive.replication.channel": "aeron:udp?endpoint=127.0.0.1:0",
-                          "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true",
-                          "aeron.term.buffer.length": "65536", "aeron.ipc.term.buffer.length": "65536"})
+            props.update(java_archive_properties(self.member_id, self.members))
+            props.update({"aeron.term.buffer.length": "65536", "aeron.ipc.term.buffer.length": "65536"})
         props.update(self.overrides)
         return props
 
@@ -347,39 +258,25 @@ class MemberProcess:
         if self.java:
             command = ["java", *JVM_OPTIONS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
                        "io.aeron.cluster.ClusteredMediaDriver"]
-            ready = "ready"
         else:
             command = [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]]
-            ready = "running (aeron.dir"
-        deadline = time.monotonic() + timeout
-        while True:
-            seen = len(self.log_text())
+
+        def launch() -> subprocess.Popen:
             if self.java:
                 # a killed member's cnc.dat still holds its counters: gone, they cannot pass for the new process's
                 (pathlib.Path(self.aeron_dir) / "cnc.dat").unlink(missing_ok=True)
-            log = open(self.dir.with_suffix(".log"), "a")
-            try:
+            with open(self.dir.with_suffix(".log"), "a") as log:
                 self.proc = subprocess.Popen(command, cwd=str(REPO), env=client_env(), stdout=log,
                                              stderr=subprocess.STDOUT)
-            finally:
-                log.close()
+            return self.proc
+
+        def is_ready(seen: int) -> bool:
             if self.java:
                 # Java's ClusteredMediaDriver prints nothing when it is up: its counters say so
-                while self.proc.poll() is None and self.counters()[0] is None:
-                    if time.monotonic() > deadline:
-                        raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
-                    time.sleep(0.2)
-                if self.proc.poll() is None:
-                    break
-            while self.proc.poll() is None and ready not in self.log_text()[seen:]:
-                if time.monotonic() > deadline:
-                    raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
-                time.sleep(0.1)
-            if self.proc.poll() is None:
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
-            time.sleep(1)
+                return self.counters()[0] is not None
+            return READY_LINE in self.log_text()[seen:]
+
+        start_until_ready(self.member_id, launch, is_ready, self.log_text, timeout, retry_s=1.0)
         self.start_service()
         return self
 
@@ -396,23 +293,19 @@ class MemberProcess:
         path = self.dir.with_suffix(".log")
         return path.read_text() if path.exists() else ""
 
-    def counters(self) -> tuple[int | None, ...]:
+    def counters(self) -> MemberCounters:
         """(state, role, election state, commit position, leadership term id), Nones while unavailable."""
-        return member_counters(self.aeron_dir)
+        return read_counters(self.aeron_dir)
 
     def is_leader(self) -> bool:
-        state = self.counters()
-        return state[1] == 2 and state[2] == 17
+        return leads(self.counters())
 
     def is_follower(self) -> bool:
-        state = self.counters()
-        return state[1] == 0 and state[2] == 17
+        return follows(self.counters())
 
     def kill(self) -> None:
         """SIGKILL the member (its driver dies with it), then stop its container."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        kill_process(self.proc)
         stop_process(self.container)
 
     def stop(self) -> None:
@@ -443,24 +336,6 @@ def start_elected(nodes: list[MemberProcess], timeout: float = 90.0) -> MemberPr
         for node in nodes:
             node.stop()
         raise
-
-
-def member_counters(aeron_dir: str) -> tuple[int | None, ...]:
-    """The consensus module's (state, role, election state, commit position, leadership term id) counters in the
-    driver at ``aeron_dir``, Nones while unavailable."""
-    from aeron.cluster.cluster_control import map_counters
-    from aeron.cluster.service.cluster_counters import ClusterCounters
-    try:
-        with map_counters(pathlib.Path(aeron_dir) / "cnc.dat") as mapped:
-            return tuple(ClusterCounters.find_value(mapped.reader, type_id, 0)
-                         for type_id in (200, 201, 207, 203, 239))
-    except Exception:               # noqa: BLE001 - not there yet, or going away
-        return (None,) * 5
-
-
-def ingress_endpoints(members: str) -> str:
-    """``<id>=<ingress endpoint>,...`` of a members string."""
-    return ",".join(f"{m.split(',')[0]}={m.split(',')[1]}" for m in members.split("|"))
 
 
 def run_client(classpath: str, aeron_dir: str, endpoints: str, *commands: str, timeout: float = 90) -> list[str]:

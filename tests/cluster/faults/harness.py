@@ -26,7 +26,21 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 
-from tests.interop.cluster_support import JAVA_OPENS, member_counters, member_properties
+from tests.cluster.system.members import (
+    READY_LINE,
+    MemberCounters,
+    MemberDirs,
+    kill_process,
+    read_counters,
+    signal_processes,
+    start_until_ready,
+    stop_process,
+)
+from tests.interop.cluster_support import (
+    JAVA_OPENS,
+    java_archive_properties,
+    member_properties,
+)
 from tests.procs import client_env
 from tests.support import free_port, wait_for
 
@@ -214,7 +228,7 @@ def members_string(network: Network, count: int) -> str:
     return "|".join(out)
 
 
-class Member:
+class Member(MemberDirs):
     """One member: its consensus module process (with driver and archive) and its service container process, in
     ``base/m<id>``, with logs ``m<id>.log`` and ``m<id>-service.log`` and the service's applied file
     ``m<id>-applied.jsonl``. ``java``: Java's ClusteredMediaDriver instead of ours (``classpath`` needed)."""
@@ -222,11 +236,8 @@ class Member:
     def __init__(self, member_id: int, members: str, base: pathlib.Path, network: Network, *,
                  java: bool = False, classpath: str = "", overrides: Mapping[str, str] | None = None,
                  flawed_service: bool = False) -> None:
-        self.member_id = member_id
-        self.members = members
+        super().__init__(member_id, members, base)
         self.base = base
-        self.dir = base / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.network = network
         self.java = java
         self.classpath = classpath
@@ -236,14 +247,6 @@ class Member:
         self.container: subprocess.Popen | None = None
         self.paused = False
         self.starts = 0
-
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
 
     @property
     def log_path(self) -> pathlib.Path:
@@ -271,10 +274,7 @@ class Member:
             "aeron.cluster.election.timeout": "500ms",
             **self.overrides, **(extra or {})})
         if self.java:
-            archive_endpoint = self.members.split("|")[self.member_id].split(",")[5]
-            props.update({"aeron.archive.control.channel": f"aeron:udp?endpoint={archive_endpoint}",
-                          "aeron.archive.replication.channel": f"aeron:udp?endpoint={host}:0",
-                          "aeron.archive.id": str(100 + self.member_id), "aeron.dir.delete.on.start": "true"})
+            props.update(java_archive_properties(self.member_id, self.members, host))
         return props
 
     @property
@@ -297,9 +297,8 @@ class Member:
         command = [*self.network.prefix(self.member_id), *command]
         env = client_env()
         env["FAULTS_CLOCK_FILE"] = str(self.clock_path)
-        deadline = time.monotonic() + timeout
-        while True:
-            seen = len(self.log_text())
+
+        def launch() -> subprocess.Popen:
             if self.java:
                 (pathlib.Path(self.aeron_dir) / "cnc.dat").unlink(missing_ok=True)
             with open(self.log_path, "a") as log:
@@ -307,23 +306,16 @@ class Member:
                 log.flush()
                 self.proc = subprocess.Popen(command, cwd=str(REPO), env=env, stdout=log,
                                              stderr=subprocess.STDOUT)
-            while self.proc.poll() is None and not self._started(seen):
-                if time.monotonic() > deadline:
-                    self.kill()
-                    raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
-                time.sleep(0.2)
-            if self.proc.poll() is None:
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-2000:]}")
-            time.sleep(1.0)
+            return self.proc
+
+        start_until_ready(self.member_id, launch, self._started, self.log_text, timeout, poll_s=0.2, retry_s=1.0)
         self.starts += 1
         self.start_container()
 
     def _started(self, seen: int) -> bool:
         if self.java:
             return self.counters()[0] is not None
-        return "running (aeron.dir" in self.log_text()[seen:]
+        return READY_LINE in self.log_text()[seen:]
 
     def start_container(self) -> None:
         """The service container, on this member's driver."""
@@ -342,12 +334,12 @@ class Member:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def counters(self) -> tuple[int | None, ...]:
+    def counters(self) -> MemberCounters:
         """(module state, role, election state, commit position, leadership term id); Nones while unavailable
         (not running, or paused: a stopped driver's counters say nothing of now)."""
         if not self.is_running() or self.paused:
-            return (None,) * 5
-        return member_counters(self.aeron_dir)
+            return MemberCounters.none()
+        return read_counters(self.aeron_dir)
 
     def snapshot(self) -> bool:
         """Ask this member's consensus module for a snapshot through its control toggle (it must lead); whether
@@ -364,30 +356,21 @@ class Member:
         except Exception:               # noqa: BLE001 - the member went away
             return False
 
-    def _signal(self, sig: int) -> None:
-        for proc in (self.proc, self.container):
-            if proc is not None and proc.poll() is None:
-                try:
-                    os.kill(proc.pid, sig)
-                except ProcessLookupError:
-                    pass
-
     def kill(self) -> None:
-        """kill -9 of the member and its container (the whole node crashes)."""
-        self._signal(signal.SIGKILL)
+        """kill -9 of the member and its container (the whole node crashes: both die at once)."""
+        signal_processes((self.proc, self.container), signal.SIGKILL)
         for proc in (self.proc, self.container):
-            if proc is not None:
-                proc.wait(timeout=30)
+            kill_process(proc, timeout=30)
         self.paused = False
 
     def pause(self) -> None:
         """SIGSTOP the member and its container."""
-        self._signal(signal.SIGSTOP)
+        signal_processes((self.proc, self.container), signal.SIGSTOP)
         self.paused = True
 
     def resume(self) -> None:
         """SIGCONT them."""
-        self._signal(signal.SIGCONT)
+        signal_processes((self.proc, self.container), signal.SIGCONT)
         self.paused = False
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -395,14 +378,7 @@ class Member:
         if self.paused:
             self.resume()
         for proc in (self.container, self.proc):
-            if proc is None or proc.poll() is not None:
-                continue
-            proc.terminate()
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+            stop_process(proc, timeout)
 
 
 class ClientDriver:

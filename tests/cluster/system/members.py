@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Cluster members as processes, for tests: start, SIGKILL, restart, SIGSTOP/SIGCONT and stop a member, find the
 leader, read a member's counters and its service's state. The system tests (tests/cluster/system) launch their
-members with it; the Java interop tests have their own launcher (tests/interop/cluster_support.py), for Java's members
-as well as ours.
+members with it; the launchers of the Java interop tests (tests/interop/cluster_support.py, for Java's members as well
+as ours) and of the fault campaign (tests/cluster/faults/harness.py) are built on its pieces: the members strings and
+properties, :class:`LineReader`, :func:`start_until_ready` (the start retried over a killed member's live mark file),
+:func:`stop_process`/:func:`kill_process`/:func:`signal_processes`, :func:`read_counters` and
+:func:`leads`/:func:`follows`.
 
 A member is ``python -m aeron.cluster`` (driver, archive and consensus module in one process) in its own directory
 ``<base>/m<id>`` (``driver``, ``cluster``, ``archive``; its output in ``<base>/m<id>.log``), on free loopback ports,
@@ -171,14 +174,48 @@ def stop_process(proc: subprocess.Popen | None, timeout: float = 20.0) -> None:
     close_pipes(proc)
 
 
-def kill_process(proc: subprocess.Popen | None) -> None:
-    """SIGKILL and reap; its pipes closed."""
+def kill_process(proc: subprocess.Popen | None, timeout: float = 10.0) -> None:
+    """SIGKILL and reap (waiting up to ``timeout``); its pipes closed."""
     if proc is None:
         return
     if proc.poll() is None:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=timeout)
     close_pipes(proc)
+
+
+def signal_processes(procs: Iterable[subprocess.Popen | None], sig: int) -> None:
+    """Send ``sig`` to each of ``procs`` that still runs (SIGSTOP/SIGCONT: a member stalled by its host)."""
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.send_signal(sig)
+            except ProcessLookupError:
+                pass                    # it exited since the poll
+
+
+def start_until_ready(member_id: int, launch: Callable[[], subprocess.Popen], is_ready: Callable[[int], bool],
+                      log_text: Callable[[], str], timeout: float, poll_s: float = 0.1,
+                      retry_s: float = 0.5) -> subprocess.Popen:
+    """Launch a member (``launch`` starts its process, appending its output to the member's log) and wait until
+    ``is_ready(seen)`` (``seen``: the length of the log before this launch); the running process. A member killed
+    moments ago leaves a cluster mark file that looks alive for 10 s (Aeron refuses to start on it, and exits): the
+    launch is retried until the mark file is stale. On ``timeout`` the process is killed and AssertionError raised
+    with the log's tail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = len(log_text())
+        proc = launch()
+        while proc.poll() is None and not is_ready(seen):
+            if time.monotonic() > deadline:
+                kill_process(proc)
+                raise AssertionError(f"member {member_id} did not start: {log_text()[-3000:]}")
+            time.sleep(poll_s)
+        if proc.poll() is None:
+            return proc
+        if time.monotonic() > deadline:
+            raise AssertionError(f"member {member_id} did not start: {log_text()[-3000:]}")
+        time.sleep(retry_s)
 
 
 class MemberCounters(NamedTuple):
@@ -197,6 +234,16 @@ class MemberCounters(NamedTuple):
 
 
 COUNTER_TYPE_IDS = (200, 201, 207, 203, 239)
+
+
+def leads(counters: tuple[int | None, ...]) -> bool:
+    """Whether a member's counters (:class:`MemberCounters`) say it leads, with its election closed."""
+    return counters[1] == ROLE_LEADER and counters[2] == ELECTION_CLOSED
+
+
+def follows(counters: tuple[int | None, ...]) -> bool:
+    """Whether a member's counters (:class:`MemberCounters`) say it follows, with its election closed."""
+    return counters[1] == ROLE_FOLLOWER and counters[2] == ELECTION_CLOSED
 
 
 def read_counters(aeron_dir: str | os.PathLike[str], cluster_id: int = 0) -> MemberCounters:
@@ -222,7 +269,27 @@ def read_counter(aeron_dir: str | os.PathLike[str], type_id: int, cluster_id: in
         return None
 
 
-class MemberProcess:
+class MemberDirs:
+    """Where a member of a members string keeps its things: ``base / f"m{member_id}"`` (made here), with its
+    driver's directory (``driver``) and its cluster directory (``cluster``) in it. The three launchers' members
+    (this module's, tests/interop/cluster_support.py's and tests/cluster/faults/harness.py's) are ones."""
+
+    def __init__(self, member_id: int, members: str, base: pathlib.Path) -> None:
+        self.member_id = member_id
+        self.members = members
+        self.dir = pathlib.Path(base) / f"m{member_id}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def aeron_dir(self) -> str:
+        return str(self.dir / "driver")
+
+    @property
+    def cluster_dir(self) -> str:
+        return str(self.dir / "cluster")
+
+
+class MemberProcess(MemberDirs):
     """One member as its own process, in ``base / f"m{member_id}"`` (see the module docstring). ``overrides`` are
     properties (``aeron.*`` names) over :func:`member_properties` and the member's directories."""
 
@@ -230,10 +297,7 @@ class MemberProcess:
                  container: str | None = "in-process", **overrides: str) -> None:
         if container not in ("in-process", "process", None):
             raise ValueError(f"container must be 'in-process', 'process' or None: {container!r}")
-        self.member_id = member_id
-        self.members = members
-        self.dir = pathlib.Path(base) / f"m{member_id}"
-        self.dir.mkdir(parents=True, exist_ok=True)
+        super().__init__(member_id, members, base)
         self.service = service
         self.container = container if service is not None else None
         self.overrides = overrides
@@ -246,14 +310,6 @@ class MemberProcess:
         return f"<MemberProcess {self.member_id} {'running' if running else 'stopped'} {self.dir}>"
 
     # -- where things are --------------------------------------------------------------------------------------------
-    @property
-    def aeron_dir(self) -> str:
-        return str(self.dir / "driver")
-
-    @property
-    def cluster_dir(self) -> str:
-        return str(self.dir / "cluster")
-
     @property
     def archive_dir(self) -> str:
         return str(self.dir / "archive")
@@ -315,24 +371,17 @@ class MemberProcess:
         is retried until the mark file is stale."""
         if self.proc is not None and self.proc.poll() is None:
             raise AssertionError(f"member {self.member_id} is running already")
-        deadline = time.monotonic() + timeout
-        while True:
-            seen = len(self.log_text())
+
+        def launch() -> subprocess.Popen:
             with open(self.log_path, "a") as log:
                 log.write(f"--- start {self.starts} at {time.strftime('%H:%M:%S')}\n")
                 log.flush()
                 self.proc = subprocess.Popen(self.command(), cwd=str(REPO), env=self.env(), stdout=log,
                                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-            while self.proc.poll() is None and not self.is_ready(self.log_text()[seen:]):
-                if time.monotonic() > deadline:
-                    self.kill()
-                    raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-3000:]}")
-                time.sleep(0.1)
-            if self.proc.poll() is None:
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError(f"member {self.member_id} did not start: {self.log_text()[-3000:]}")
-            time.sleep(0.5)
+            return self.proc
+
+        start_until_ready(self.member_id, launch, lambda seen: self.is_ready(self.log_text()[seen:]), self.log_text,
+                          timeout)
         self.starts += 1
         self.start_services()
 
@@ -365,15 +414,11 @@ class MemberProcess:
 
     def pause(self) -> None:
         """SIGSTOP the member (and its service process): it stops answering, as a member stalled by its host."""
-        for proc in (self.proc, self.container_proc):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGSTOP)
+        signal_processes((self.proc, self.container_proc), signal.SIGSTOP)
 
     def resume(self) -> None:
         """SIGCONT what :meth:`pause` stopped."""
-        for proc in (self.proc, self.container_proc):
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGCONT)
+        signal_processes((self.proc, self.container_proc), signal.SIGCONT)
 
     def wait_exit(self, timeout: float = 60.0) -> int:
         """Wait for the member's process to exit by itself (ClusterTool shutdown); its exit status."""
@@ -408,13 +453,11 @@ class MemberProcess:
 
     def is_leader(self) -> bool:
         """Leader, with its election closed."""
-        c = self.counters()
-        return c.role == ROLE_LEADER and c.election_state == ELECTION_CLOSED
+        return leads(self.counters())
 
     def is_follower(self) -> bool:
         """Follower, with its election closed."""
-        c = self.counters()
-        return c.role == ROLE_FOLLOWER and c.election_state == ELECTION_CLOSED
+        return follows(self.counters())
 
     def service_state_file(self, service_id: int = 0) -> pathlib.Path:
         """The register service's state file."""
