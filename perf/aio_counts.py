@@ -11,6 +11,8 @@ epoll); the client's wake-ups by the board (``AsyncWakeup.wakeups``: parks the p
 it gave away while waiting (``asyncio.sleep(0)`` calls of the idle strategy); and on asyncio the loop's selector
 calls, how many of them could block. A round trip with no park on either side (0, 0, 0) is the fast one; one with
 both parked pays two wake-ups.
+Each run ends with the reference measured on the same driver: our sync ping sample (``--idle wakeup``,
+the same 32-byte messages over IPC), and the run's ratio asyncio / sync.
 AIO_COUNTS_PIN=0,1 pins the pinging process and the pong to those CPUs (a diagnosis: same core or not).
 ``--burners``: one ``while True: pass`` process per core for the whole run (the same priority).
 """
@@ -29,7 +31,7 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_wakeup import PY, Burners, Driver, _env, _stop
+from bench_wakeup import PY, Burners, Driver, _env, _stop, ping_percentiles
 from bench_wakeup import _wakeups as _switches
 
 
@@ -119,12 +121,29 @@ def one_run(loop_name: str, pings: int) -> dict:
         else:
             loop = asyncio.new_event_loop()
         try:
-            return loop.run_until_complete(_ping(driver.dir, pings, pong.pid, stream))
+            row = loop.run_until_complete(_ping(driver.dir, pings, pong.pid, stream))
         finally:
             loop.close()
+        row["sync_p50_us"] = sync_p50_us(driver.dir, pings, stream + 2)
+        return row
     finally:
         _stop(pong)
         driver.close()
+
+
+def sync_p50_us(aeron_dir: str, pings: int, stream: int) -> float:
+    """The reference: our sync ping sample against a pong of its own (a pong serves one ping for its life, as
+    Aeron's Pong does), both parking (``--idle wakeup``) on the same driver."""
+    streams = ["-p", aeron_dir, "-c", "aeron:ipc", "-C", "aeron:ipc", "-s", str(stream), "-S", str(stream + 1)]
+    pong = subprocess.Popen([PY, "-m", "aeron.samples.pong", "--idle", "wakeup", *streams],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    try:
+        out = subprocess.run([PY, "-m", "aeron.samples.ping", "--idle", "wakeup", *streams, "-m", str(pings),
+                              "-w", str(max(1000, pings // 4)), "-L", "32"],
+                             capture_output=True, text=True, timeout=600, env=_env()).stdout
+    finally:
+        _stop(pong)
+    return ping_percentiles(out)["p50"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,10 +166,13 @@ def main(argv: list[str] | None = None) -> int:
                       + (f", selects {row['selects']:.2f} ({row['blocking_selects']:.2f} blocking)"
                          if row["selects"] is not None else "")
                       + f", preempted pong {row['pong_preempted']:.2f} ping {row['ping_preempted']:.2f}"
-                      + f"; load {os.getloadavg()[0]:.1f}", flush=True)
+                      + f"; sync client p50 {row['sync_p50_us']:.1f} µs (asyncio / sync"
+                      f" {row['p50_us'] / row['sync_p50_us']:.1f}x); load {os.getloadavg()[0]:.1f}", flush=True)
             p50s = sorted(r["p50_us"] for r in rows)
+            ratios = sorted(r["p50_us"] / r["sync_p50_us"] for r in rows)
             print(f"{loop_name:8s} p50 over {len(rows)} runs: min {p50s[0]:.1f}, median {statistics.median(p50s):.1f},"
-                  f" max {p50s[-1]:.1f} µs", flush=True)
+                  f" max {p50s[-1]:.1f} µs; over the sync client's: min {ratios[0]:.1f}x, median"
+                  f" {statistics.median(ratios):.1f}x, max {ratios[-1]:.1f}x", flush=True)
     finally:
         if burners is not None:
             burners.close()

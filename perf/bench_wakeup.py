@@ -141,6 +141,11 @@ def sample_rtt(driver: Driver, kind: str, idle: str, transport: str, pings: int)
                              capture_output=True, text=True, timeout=600, env=_env()).stdout
     finally:
         _stop(pong_proc)
+    return ping_percentiles(out)
+
+
+def ping_percentiles(out: str) -> dict[str, float]:
+    """p50, p90 and p99 (µs) from the histogram a ping sample prints (ours and cping alike)."""
     rows = [(float(v), float(p) * 100.0) for v, p in re.findall(r"^\s*(\d+\.\d+)\s+(\d\.\d+)\s+\d+", out, re.M)]
     if not rows:
         raise RuntimeError(f"no histogram in ping output: {out}")
