@@ -54,7 +54,8 @@ def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tup
 class LossyTransport:
     """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
     transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through.
-    A compiled LossGenerator filters a whole batch in one nogil call."""
+    A compiled LossGenerator filters a whole batch in one nogil call (and may reorder or duplicate datagrams:
+    held and copied ones come in slots after the received ones)."""
 
     def __init__(self, transport: UdpTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
         self._transport = transport
@@ -80,7 +81,9 @@ class LossyTransport:
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
         if self.compiled is not None:
-            self.dropped += self.compiled.filter_received(self._transport)
+            dropped = self.compiled.dropped
+            count = self.compiled.deliver_received(self._transport)    # reorder / duplicate add slots
+            self.dropped += self.compiled.dropped - dropped
             return count
         lengths = []
         for i in range(count):
