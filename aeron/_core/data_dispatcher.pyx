@@ -447,18 +447,18 @@ cdef class DataPacketDispatcher:
             n = transport.receive_slots()
             if n > 0:
                 if has_loss:
-                    dropped = loss.dropped
+                    dropped = loss.chain_dropped()
                     n = loss.filter_batch(transport, n)         # may add held or duplicated datagrams after n
-                    self.dropped = loss.dropped - dropped
+                    self.dropped = loss.chain_dropped() - dropped
                 self._dispatch_slots(transport, n, destination_id, now_ns)
         if n < 0:
             n = transport.received_or_raise(n)          # a retry without recvmmsg, nothing, or an error raised
             if n > 0:
                 with nogil:
                     if has_loss:
-                        dropped = loss.dropped
+                        dropped = loss.chain_dropped()
                         n = loss.filter_batch(transport, n)
-                        self.dropped = loss.dropped - dropped
+                        self.dropped = loss.chain_dropped() - dropped
                     self._dispatch_slots(transport, n, destination_id, now_ns)
         cdef int64_t fresh = self.data_mask & ~self.signalled_mask
         if fresh != 0 and self.wake_board is not None:

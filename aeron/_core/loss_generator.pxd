@@ -46,6 +46,7 @@ cdef class LossGenerator:
     cdef readonly int64_t dropped           # datagrams dropped
     cdef readonly int64_t delayed           # reorder: datagrams held back (each delivered later)
     cdef readonly int64_t duplicated        # duplicate: datagrams delivered twice
+    cdef readonly LossGenerator next_generator   # the next interceptor of a chain (what this one lets through)
 
     cdef double _next_double(self) noexcept nogil
     cdef int _track(self, int64_t key, int64_t initial) noexcept nogil
@@ -53,3 +54,4 @@ cdef class LossGenerator:
     cdef int filter_slots(self, uint8_t **slot_data, int *slot_length, int count) noexcept nogil
     cdef bint _selected(self, const uint8_t *datagram, Py_ssize_t length) noexcept nogil
     cdef int filter_batch(self, UdpTransport transport, int count) noexcept nogil
+    cdef int64_t chain_dropped(self) noexcept nogil

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+from collections.abc import Iterable
 from typing import Any
 
 from aeron._core.udp_transport import UdpTransport
@@ -26,6 +27,10 @@ class LossGenerator:
     def duplicated(self) -> int: ...
     @property
     def held_count(self) -> int: ...
+    @property
+    def next_generator(self) -> LossGenerator | None: ...
+    @staticmethod
+    def chain(generators: Iterable[LossGenerator]) -> LossGenerator: ...
     @staticmethod
     def random(rate: float, seed: int | None = ..., msg_type_mask: int = ...) -> LossGenerator: ...
     @staticmethod

@@ -16,6 +16,10 @@ draw as "loss") is copied aside; reorder also empties its slot. The copy goes ou
 arrived, in a free slot after the batch that brings the last of them (so after at least ``depth`` others; later
 when batches are full): the image sees a gap then the late frame, or the same frame twice. They work on a whole
 batch (``filter_batch``, ``deliver_received``), not one datagram at a time.
+
+``LossGenerator.chain([...])`` (or ``from_args`` per name of the driver's comma-separated interceptor list) puts
+generators one after another, as the C driver chains its incoming interceptors: each sees what the one before let
+through, held and copied datagrams included.
 """
 import os
 
@@ -160,6 +164,20 @@ cdef class LossGenerator:
         return g
 
     @staticmethod
+    def chain(generators):
+        """The first of ``generators`` with the others after it, in order (a generator is in one chain only)."""
+        cdef list items = list(generators)
+        cdef LossGenerator g
+        if not items:
+            raise ConfigurationError("an empty chain of loss generators")
+        for i, g in enumerate(items):
+            if g.next_generator is not None or any(g is other for other in items[i + 1:]):
+                raise ConfigurationError("a loss generator can be in one chain only, once")
+        for i in range(len(items) - 1):
+            (<LossGenerator>items[i]).next_generator = items[i + 1]
+        return items[0]
+
+    @staticmethod
     def from_args(str name, str args=""):
         """From the C driver's interceptor name ("loss", "fixed-loss", "multi-gap-loss", or ours: "reorder",
         "duplicate") and its ``*_ARGS`` string, e.g. ``"rate=0.1|seed=7|recv-msg-mask=0x3"``,
@@ -284,6 +302,9 @@ cdef class LossGenerator:
         cdef uint8_t *held
         if self.held_data == NULL:
             self.filter_slots(transport.slot_data, transport.rx_len, count)
+            if self.next_generator is not None:
+                return self.next_generator.filter_batch(transport, count)
+            transport.received = count
             return count
         for i in range(count):
             length = transport.rx_len[i]
@@ -313,8 +334,16 @@ cdef class LossGenerator:
             count += 1
             self.held_head = (self.held_head + 1) % LOSS_HOLD_CAPACITY
             self.held_count -= 1
+        if self.next_generator is not None:
+            return self.next_generator.filter_batch(transport, count)
         transport.received = count
         return count
+
+    cdef int64_t chain_dropped(self) noexcept nogil:
+        """Datagrams dropped by this generator and the ones after it."""
+        if self.next_generator is None:
+            return self.dropped
+        return self.dropped + self.next_generator.chain_dropped()
 
     # -- Python faces -------------------------------------------------------------------------------------------
     def deliver_received(self, UdpTransport transport not None):
@@ -332,8 +361,9 @@ cdef class LossGenerator:
         ``length(slot) == 0``. Returns the number dropped. Reorder and duplicate add slots: ``deliver_received``."""
         if transport.rx_len == NULL:
             raise IllegalStateError("transport is closed")
-        if self.held_data != NULL:
-            raise IllegalStateError("a reorder or duplicate generator adds slots to a batch: use deliver_received")
+        if self.held_data != NULL or self.next_generator is not None:
+            raise IllegalStateError("a reorder or duplicate generator, or a chain, works on whole batches: use "
+                                    "deliver_received")
         cdef int n
         with nogil:
             n = self.filter_slots(transport.slot_data, transport.rx_len, transport.received)
@@ -342,8 +372,9 @@ cdef class LossGenerator:
     def __call__(self, buffer, Py_ssize_t length=-1):
         """``should_drop`` for Python callers: the first ``length`` bytes of ``buffer`` (all when -1). Reorder and
         duplicate work on batches only (``deliver_received``)."""
-        if self.held_data != NULL:
-            raise IllegalStateError("a reorder or duplicate generator works on a transport batch, not one datagram")
+        if self.held_data != NULL or self.next_generator is not None:
+            raise IllegalStateError("a reorder or duplicate generator, or a chain, works on a transport batch, not "
+                                    "one datagram")
         cdef Py_buffer view
         PyObject_GetBuffer(buffer, &view, PyBUF_ANY_CONTIGUOUS)
         try:

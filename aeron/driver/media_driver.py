@@ -544,15 +544,20 @@ class Context(SettingsContext):
         names = [n.strip() for n in self.udp_channel_incoming_interceptors.split(",") if n.strip()]
         if not names:
             return None
-        name = names[0]
-        args = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
-                "multi-gap-loss": self.multi_gap_loss_args, "reorder": self.reorder_args,
-                "duplicate": self.duplicate_args}.get(name)
-        if args is None:
-            raise ConfigurationError(f"unknown incoming interceptor {name!r} (loss, fixed-loss, multi-gap-loss, "
-                                     f"reorder, duplicate)")
-        LossGenerator.from_args(name, args)          # bad arguments fail now, at configuration
-        return lambda: LossGenerator.from_args(name, args)
+        known = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
+                 "multi-gap-loss": self.multi_gap_loss_args, "reorder": self.reorder_args,
+                 "duplicate": self.duplicate_args}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ConfigurationError(f"unknown incoming interceptor {unknown[0]!r} (loss, fixed-loss, "
+                                     f"multi-gap-loss, reorder, duplicate)")
+        chain = [(name, known[name]) for name in names]
+
+        def generator() -> LossGenerator:
+            # the interceptors in the order listed, as the C driver chains them: each sees what the last let through
+            return LossGenerator.chain(LossGenerator.from_args(name, args) for name, args in chain)
+        generator()                                  # bad arguments fail now, at configuration
+        return generator
 
     def idle_strategy_name(self) -> str:
         """The idle strategy name of the conductor's thread: ``shared_idle_strategy`` in SHARED mode, else

@@ -51,6 +51,14 @@ def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tup
         raise ChannelEndpointError(f"{name}: cannot open UDP socket at {bind_address}: {exc}") from exc
 
 
+def _chain_dropped(generator: LossGenerator | None) -> int:
+    total = 0
+    while generator is not None:
+        total += generator.dropped
+        generator = generator.next_generator
+    return total
+
+
 class LossyTransport:
     """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
     transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through.
@@ -81,9 +89,9 @@ class LossyTransport:
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
         if self.compiled is not None:
-            dropped = self.compiled.dropped
+            dropped = _chain_dropped(self.compiled)
             count = self.compiled.deliver_received(self._transport)    # reorder / duplicate add slots
-            self.dropped += self.compiled.dropped - dropped
+            self.dropped += _chain_dropped(self.compiled) - dropped
             return count
         lengths = []
         for i in range(count):

@@ -340,3 +340,25 @@ def test_reorder_and_duplicate_arguments():
     receiver.close()
     with pytest.raises(IllegalStateError):
         reorder.deliver_received(receiver)
+
+
+def test_a_chain_applies_its_generators_in_order():
+    # loss of everything first: nothing reaches the duplicator behind it
+    duplicator = LossGenerator.duplicate(1.0, 1)
+    chain = LossGenerator.chain([LossGenerator.random(1.0, 1), duplicator])
+    _, delivered = _batches_through(chain, [data(i * 64) for i in range(10)], chunk=2)
+    assert delivered == [] and chain.dropped == 10 and duplicator.seen == 0
+    # duplicate then reorder: the reorderer sees the copies too, and holds them like any other datagram
+    packets = [data(i * 64) for i in range(100)]
+    first, second = LossGenerator.duplicate(0.3, 3), LossGenerator.reorder(0.3, 4, depth=2)
+    _, delivered = _batches_through(LossGenerator.chain([first, second]), packets, chunk=4)
+    assert first.duplicated > 10 and second.delayed > 10
+    assert second.seen == 100 + first.duplicated
+    assert sorted(set(delivered)) == [i * 64 for i in range(100)]
+    assert len(delivered) == 100 + first.duplicated - first.held_count - second.held_count
+    with pytest.raises(ConfigurationError):
+        LossGenerator.chain([first])                       # already in a chain
+    with pytest.raises(ConfigurationError):
+        LossGenerator.chain([])
+    with pytest.raises(IllegalStateError):
+        LossGenerator.chain([LossGenerator.random(0.5, 1), LossGenerator.random(0.5, 2)])(data(0))

@@ -124,3 +124,24 @@ def test_reorder_and_duplicate_are_driver_settings(shm_dir):
     with pytest.raises(ConfigurationError):
         ctx.loss_generator_factory()
     assert MediaDriverContext({}, environ={}).loss_generator_factory() is None              # off by default
+
+
+def test_the_interceptor_list_is_a_chain(shm_dir):
+    from aeron.driver.media_driver import Context as MediaDriverContext
+    ctx = MediaDriverContext({"aeron.udp.channel.incoming.interceptors": "loss, reorder,duplicate",
+                              "aeron.udp.channel.transport.bindings.loss.args": "rate=0.05|seed=1",
+                              "aeron.udp.channel.transport.bindings.reorder.args": "rate=0.1|seed=2|depth=2",
+                              "aeron.udp.channel.transport.bindings.duplicate.args": "rate=0.1|seed=3"},
+                             environ={})
+    chain = ctx.loss_generator_factory()()
+    kinds = []
+    while chain is not None:
+        kinds.append(chain.kind)
+        chain = chain.next_generator
+    assert kinds == [LossGenerator.random(0.1).kind, LossGenerator.reorder(0.1).kind, LossGenerator.duplicate(0.1).kind]
+    # every message still arrives once, in order, through all three
+    generator = ctx.loss_generator_factory()()
+    values, *_ = run_lossy(shm_dir, generator, count=300)
+    assert values["position"] == position_after(300)
+    assert generator.dropped > 0 and generator.next_generator.delayed > 0
+    assert generator.next_generator.next_generator.duplicated > 0
