@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -39,8 +40,6 @@ from tests.support import wait_for
 LEADER_TIMEOUT_S = 120.0
 ARCHIVE_TMPFS_MB = 128
 QUICK_RECOVERY_S = 30.0         # --quick: how long the next fault waits for a leader after the previous one
-# the driver's receive interceptors of the network faults (our members)
-INTERCEPTORS = {"loss": "loss", "reorder": "reorder", "duplicate": "duplicate"}
 
 
 class Monitor(threading.Thread):
@@ -119,6 +118,7 @@ class Campaign:
         self.clients: list[subprocess.Popen] = []
         self.client_driver: harness.ClientDriver | None = None
         self.slow_forces = 0
+        self.java_faults: collections.Counter[str] = collections.Counter()     # what the Java member took
         self.stop_path = base / "clients-stop"
 
     def log(self, text: str) -> None:
@@ -152,7 +152,7 @@ class Campaign:
             leader = self.monitor.leader()
             target = leader.member_id if leader is not None else self.rng.randrange(len(self.members))
         member = self.members[int(target)]
-        if member.java and fault.kind in ("clock", "reorder", "duplicate"):
+        if member.java and (fault.kind == "clock" or "reorder" in fault.detail or "duplicate" in fault.detail):
             # Java's member keeps its own cluster clock (no jump clock there), and Java's driver has loss generators
             # only (DebugReceiveChannelEndpoint), no reordering or duplication
             member = self.members[(member.member_id + 1) % len(self.members)]
@@ -162,17 +162,17 @@ class Campaign:
         """The properties that start ``member`` with the fault's generator on its receive path: ours through the
         driver's interceptors; Java's through its debug receive endpoint, whose loss rates are read once at start
         (DebugChannelEndpointConfiguration's static fields), hence the restart there too."""
-        detail = fault.detail
         if member.java:
+            loss = fault.detail["loss"]
             return {"aeron.ReceiveChannelEndpoint.supplier": "io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
-                    "aeron.debug.receive.data.loss.rate": str(detail["rate"]),
-                    "aeron.debug.receive.data.loss.seed": str(detail["seed"])}
-        name = INTERCEPTORS[fault.kind]
-        args = f"rate={detail['rate']}|seed={detail['seed']}"
-        if "depth" in detail:
-            args += f"|depth={detail['depth']}"
-        return {"aeron.udp.channel.incoming.interceptors": name,
-                f"aeron.udp.channel.transport.bindings.{name}.args": args}
+                    "aeron.debug.receive.data.loss.rate": str(loss["rate"]),
+                    "aeron.debug.receive.data.loss.seed": str(loss["seed"])}
+        names = [k for k in schedule.RECEIVE_KINDS if k in fault.detail]       # chained in this order
+        props = {"aeron.udp.channel.incoming.interceptors": ",".join(names)}
+        for name in names:
+            props[f"aeron.udp.channel.transport.bindings.{name}.args"] = \
+                "|".join(f"{k}={v}" for k, v in fault.detail[name].items())
+        return props
 
     def restart(self, member: harness.Member, extra: dict[str, str] | None = None) -> None:
         try:
@@ -204,7 +204,13 @@ class Campaign:
         member = self.resolve(fault)
         self.log(f"{fault.kind} member {member.member_id} ({fault})")
         self.applied_faults.append(f"{fault} -> member {member.member_id}")
-        self.injected[fault.kind if fault.kind != "partition" else f"partition-{fault.detail['shape']}"] += 1
+        if member.java:
+            self.java_faults[fault.kind] += 1
+        if fault.kind == "partition":
+            self.injected[f"partition-{fault.detail['shape']}"] += 1
+        else:
+            for kind in fault.kind.split("+"):          # chained receive generators count once each
+                self.injected[kind] += 1
         if fault.kind == "snapshot":
             if not member.snapshot():
                 self.log("  snapshot toggle not taken (no leader, or one in progress)")
@@ -219,7 +225,7 @@ class Campaign:
             member.pause()
             time.sleep(fault.hold)
             member.resume()
-        elif fault.kind in INTERCEPTORS:
+        elif fault.kind.split("+")[0] in schedule.RECEIVE_KINDS:
             member.kill()
             self.restart(member, self.lossy_properties(member, fault))
             time.sleep(fault.hold)
@@ -266,7 +272,7 @@ class Campaign:
             self.left_out["disk"] = "no mount namespace for the archives' small file systems"
         kinds = tuple(k for k in args.kinds.split(",") if k and k not in self.left_out)
         faults = schedule.generate(args.seed, args.members, args.duration, kinds, cover=args.quick,
-                                   quick=args.quick)
+                                   quick=args.quick, merge_receive=not args.java)
         self.clients_s = args.duration
         if args.quick:
             # the clients run until the schedule, which covers every kind, is through (then told by the stop file)
@@ -281,8 +287,10 @@ class Campaign:
         if harness.mounts_available():
             for member in self.members:
                 harness.mount_tmpfs(member.archive_dir, ARCHIVE_TMPFS_MB)
-        for member in self.members:
-            member.start()
+        # the members start together (each waits for its own driver, archive and consensus module)
+        with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
+            for started in [pool.submit(member.start) for member in self.members]:
+                started.result()
         self.monitor.start()
         self.wait_for_leader()
         self.client_driver = harness.ClientDriver(self.base)
@@ -334,8 +342,9 @@ class Campaign:
         dumps = self.wait_for_dumps()
         self.monitor.stopped.set()
         self.monitor.join(timeout=10)
-        for member in self.members:
-            member.stop()
+        with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
+            for stopped in [pool.submit(member.stop) for member in self.members]:
+                stopped.result()
         self.client_driver.stop()
         return self.check(dumps)
 
@@ -379,6 +388,7 @@ class Campaign:
             "java_member": self.args.java,
             "faults_injected": dict(sorted(self.injected.items())), "faults_total": sum(self.injected.values()),
             "kinds_left_out": self.left_out, "slow_disk_forces_delayed": self.slow_forces,
+            "java_member_faults": dict(sorted(self.java_faults.items())),
             "consequences": dict(self.consequences),
             "elections_seen": len(leaderless),
             "election_s": {"max": round(max(leaderless), 2), "mean": round(sum(leaderless) / len(leaderless), 2)}
@@ -474,7 +484,7 @@ def recheck(base: pathlib.Path) -> int:
     """The checks again on a kept run (its summary.json gives the member count and the run's own facts)."""
     previous = json.loads((base / "summary.json").read_text())
     keep = ("seed", "members", "duration_s", "network", "java_member", "faults_injected", "faults_total",
-            "kinds_left_out", "slow_disk_forces_delayed", "consequences", "elections_seen", "election_s")
+            "kinds_left_out", "slow_disk_forces_delayed", "java_member_faults", "consequences", "elections_seen", "election_s")
     summary = {k: previous[k] for k in keep if k in previous}
     members = len(list(base.glob("m*-applied.jsonl")))
     summary = check_run(base, members, summary, [], [], all_dumped=all(

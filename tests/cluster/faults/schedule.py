@@ -27,7 +27,12 @@ then) or a member id; leaders are favoured. Kinds:
 
 ``cover`` starts the schedule with one fault of every kind (in an order drawn from the seed), so that a short run
 still sees them all; ``quick`` draws the shorter holds and gaps of the test suite's campaign (a pause still outlasts
-the leader heartbeat timeout).
+the leader heartbeat timeout), and its cover puts loss, reorder and duplicate in one fault (kind
+``loss+reorder+duplicate``: the three generators chained on the member's receive path, one restart pair for all)
+unless ``merge_receive`` is False (a Java member can take loss only).
+
+The detail of a receive-path fault names each generator with its arguments: ``{"reorder": {"rate": 0.1, "seed": 7,
+"depth": 3}}``.
 """
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ import dataclasses
 import random
 from typing import Any
 
+RECEIVE_KINDS = ("loss", "reorder", "duplicate")
 ALL_KINDS = ("kill", "pause", "loss", "reorder", "duplicate", "partition", "clock", "disk", "slowdisk", "snapshot")
 WEIGHTS = {"kill": 4, "pause": 3, "loss": 2, "reorder": 1, "duplicate": 1, "partition": 4, "clock": 2, "disk": 1,
            "slowdisk": 2, "snapshot": 3}
@@ -84,7 +90,8 @@ def partition_pairs(members: int, kind: str, rng: random.Random, target: int) ->
 
 
 def generate(seed: int, members: int, duration: float, kinds: tuple[str, ...] = ALL_KINDS,
-             warmup: float = 4.0, settle: float = 6.0, cover: bool = False, quick: bool = False) -> list[Fault]:
+             warmup: float = 4.0, settle: float = 6.0, cover: bool = False, quick: bool = False,
+             merge_receive: bool = True) -> list[Fault]:
     """The schedule for ``duration`` seconds of faults among ``members``, of the given ``kinds`` only (with
     ``cover``, every kind at least once even past ``duration``)."""
     unknown = set(kinds) - set(ALL_KINDS)
@@ -96,6 +103,10 @@ def generate(seed: int, members: int, duration: float, kinds: tuple[str, ...] = 
     holds = QUICK_HOLDS if quick else HOLDS
     gaps = (0.5, 1.5) if quick else (1.5, 4.0)
     first = rng.sample(choices, len(choices)) if cover else []
+    if quick and cover and merge_receive and sum(k in RECEIVE_KINDS for k in first) > 1:
+        together = "+".join(k for k in RECEIVE_KINDS if k in first)
+        first = [together if k == together.split("+")[0] else k for k in first
+                 if k not in RECEIVE_KINDS or k == together.split("+")[0]]
     faults: list[Fault] = []
     t = warmup
     while first or t < duration - settle:
@@ -105,13 +116,13 @@ def generate(seed: int, members: int, duration: float, kinds: tuple[str, ...] = 
             faults.append(Fault(round(t, 2), kind, "leader", 0.0))
             t += rng.uniform(*gaps) if quick else rng.uniform(1.0, 3.0)
             continue
-        hold = rng.uniform(*holds[kind])
+        hold = rng.uniform(*holds[kind.split("+")[0]])
         detail: dict[str, Any] = {}
-        if kind == "loss":
-            detail = {"rate": round(rng.uniform(0.05, 0.3), 3), "seed": rng.randrange(1 << 31)}
-        elif kind in ("reorder", "duplicate"):
-            detail = {"rate": round(rng.uniform(0.05, 0.3), 3), "seed": rng.randrange(1 << 31),
-                      "depth": rng.randrange(1, 8) if kind == "reorder" else rng.randrange(0, 4)}
+        if kind.split("+")[0] in RECEIVE_KINDS:
+            for part in kind.split("+"):
+                detail[part] = {"rate": round(rng.uniform(0.05, 0.3), 3), "seed": rng.randrange(1 << 31)}
+                if part != "loss":
+                    detail[part]["depth"] = rng.randrange(1, 8) if part == "reorder" else rng.randrange(0, 4)
         elif kind == "slowdisk":
             detail = {"delay_ms": rng.choice((20, 50, 100, 250, 500, 1000))}
         elif kind == "clock":
