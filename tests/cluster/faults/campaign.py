@@ -336,10 +336,12 @@ class Campaign:
                 client.kill()
                 client.wait(timeout=10)
                 self.errors.append(f"client {client.args[6]} did not finish")
+        self.log("clients done: final reads")
         history = checks.read_history(sorted(self.base.glob("history-*.jsonl")))
         keys = sorted({op.key for op in history})
         self.final_reads(keys)
         dumps = self.wait_for_dumps()
+        self.log("final states written: stopping")
         self.monitor.stopped.set()
         self.monitor.join(timeout=10)
         with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
