@@ -14,7 +14,6 @@ from aeron._core.udp_transport import UdpTransport
 from aeron.common.errors import ChannelEndpointError
 
 
-
 def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tuple | None = None,
                        interface: tuple | None = None, ttl: int = 0, so_rcvbuf: int = 0, so_sndbuf: int = 0,
                        name: str = "", batch: int = 16) -> UdpTransport:

@@ -10,7 +10,13 @@ import struct
 
 import pytest
 
-from aeron._core.loss_generator import DUPLICATE, HOLD_CAPACITY, REORDER, TRACKING_CAPACITY, LossGenerator
+from aeron._core.loss_generator import (
+    DUPLICATE,
+    HOLD_CAPACITY,
+    REORDER,
+    TRACKING_CAPACITY,
+    LossGenerator,
+)
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
 
@@ -313,13 +319,17 @@ def test_reorder_holds_at_most_its_capacity_and_a_full_batch_defers_the_release(
 
 
 def test_reorder_and_duplicate_leave_other_types_and_zero_rates_alone():
-    packets = [control(3) for _ in range(20)] + [data(i * 64) for i in range(20)]
+    status = [control(3) for _ in range(20)]
+    datas = [data(i * 64) for i in range(20)]
     for kind in ("reorder", "duplicate"):
-        generator = getattr(LossGenerator, kind)(1.0, 5, msg_type_mask=1 << 3, depth=0)   # status messages only
-        sizes, _ = _batches_through(generator, packets[20:])
-        assert generator.delayed == generator.duplicated == 0
+        only_data = getattr(LossGenerator, kind)(1.0, 5, depth=0)                        # DATA and PAD
+        _, delivered = _batches_through(only_data, status, chunk=2)
+        assert len(delivered) == 20 and only_data.delayed == only_data.duplicated == only_data.held_count == 0
+        only_status = getattr(LossGenerator, kind)(1.0, 5, msg_type_mask=1 << 3, depth=0)
+        _batches_through(only_status, datas, chunk=2)
+        assert only_status.delayed == only_status.duplicated == 0
         idle = getattr(LossGenerator, kind)(0.0, 5)
-        _batches_through(idle, packets[20:])
+        _batches_through(idle, datas, chunk=2)
         assert idle.delayed == idle.duplicated == idle.held_count == 0
 
 
