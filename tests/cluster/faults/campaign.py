@@ -348,7 +348,10 @@ class Campaign:
             for stopped in [pool.submit(member.stop) for member in self.members]:
                 stopped.result()
         self.client_driver.stop()
-        return self.check(dumps)
+        self.log("stopped: checking")
+        summary = self.check(dumps)
+        self.log("checked")
+        return summary
 
     def final_reads(self, keys: list[str]) -> None:
         command = [sys.executable, "-m", "tests.cluster.faults.client", "--mode", "final", "--name", "final",
