@@ -83,7 +83,7 @@ class LossyTransport:
         self.fileno = transport.fileno
         self.close = transport.close
         if self.compiled is not None:
-            self.length = transport.length                  # filter_received zeroes dropped slots in place
+            self.length = transport.length                  # deliver_received zeroes dropped slots in place
 
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
