@@ -437,6 +437,7 @@ cdef class DataPacketDispatcher:
         it; returns the datagrams received. ``inserted``, ``dropped``, ``gaps`` and the events describe this call."""
         transport._check()
         cdef int n
+        cdef int64_t dropped
         cdef bint has_loss = loss is not None
         self.event_count = 0
         self.inserted = 0
@@ -446,14 +447,18 @@ cdef class DataPacketDispatcher:
             n = transport.receive_slots()
             if n > 0:
                 if has_loss:
-                    self.dropped = loss.filter_slots(transport.slot_data, transport.rx_len, n)
+                    dropped = loss.chain_dropped()
+                    n = loss.filter_batch(transport, n)         # may add held or duplicated datagrams after n
+                    self.dropped = loss.chain_dropped() - dropped
                 self._dispatch_slots(transport, n, destination_id, now_ns)
         if n < 0:
             n = transport.received_or_raise(n)          # a retry without recvmmsg, nothing, or an error raised
             if n > 0:
                 with nogil:
                     if has_loss:
-                        self.dropped = loss.filter_slots(transport.slot_data, transport.rx_len, n)
+                        dropped = loss.chain_dropped()
+                        n = loss.filter_batch(transport, n)
+                        self.dropped = loss.chain_dropped() - dropped
                     self._dispatch_slots(transport, n, destination_id, now_ns)
         cdef int64_t fresh = self.data_mask & ~self.signalled_mask
         if fresh != 0 and self.wake_board is not None:

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # cython: boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Loss generators for tests and fault injection, with the C driver's interceptor semantics.
+"""Loss generators for tests and fault injection, with the C driver's interceptor semantics, plus reordering and
+duplication at the same seam.
 
 ``LossGenerator.random(rate, seed, msg_type_mask)`` ("loss"), ``LossGenerator.fixed(term_id, term_offset, length)``
 ("fixed-loss") and ``LossGenerator.multi_gap(term_id, gap_radix, gap_length, total_gaps)`` ("multi-gap-loss"),
@@ -8,23 +9,39 @@ or ``LossGenerator.from_args(name, args)`` with the C driver's ``*_ARGS`` string
 ``should_drop``; ``filter_received(transport)`` applies it to the last ``UdpTransport.receive_batch()`` (a dropped
 slot's length becomes 0, as the driver's loss wrapper does); a generator is also a Python callable
 ``(buffer, length) -> bool``, the driver's ``receive_loss_generator`` shape.
+
+``LossGenerator.reorder(rate, seed, msg_type_mask, depth)`` ("reorder") and ``LossGenerator.duplicate(...)``
+("duplicate") are ours (Aeron has no interceptor for either). A selected datagram (the same erand48
+draw as "loss") is copied aside; reorder also empties its slot. The copy goes out once ``depth`` more datagrams have
+arrived, in a free slot after the batch that brings the last of them (so after at least ``depth`` others; later
+when batches are full): the image sees a gap then the late frame, or the same frame twice. They work on a whole
+batch (``filter_batch``, ``deliver_received``), not one datagram at a time.
+
+``LossGenerator.chain([...])`` (or ``from_args`` per name of the driver's comma-separated interceptor list) puts
+generators one after another, as the C driver chains its incoming interceptors: each sees what the one before let
+through, held and copied datagrams included.
 """
 import os
 
 from cpython.buffer cimport PyBUF_ANY_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from aeron._core.frame_descriptor cimport (HDR_TYPE_DATA, HEADER_LENGTH, TYPE_FIELD_OFFSET, TERM_OFFSET_FIELD_OFFSET,
                                            SESSION_ID_FIELD_OFFSET, STREAM_ID_FIELD_OFFSET, TERM_ID_FIELD_OFFSET)
-from aeron._core.udp_transport cimport UdpTransport
+from aeron._core.udp_transport cimport UdpTransport, sockaddr_storage
 
 from aeron.common.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
 
 RANDOM = LOSS_RANDOM
 FIXED = LOSS_FIXED
 MULTI_GAP = LOSS_MULTI_GAP
+REORDER = LOSS_REORDER
+DUPLICATE = LOSS_DUPLICATE
 TRACKING_CAPACITY = LOSS_TRACKING_CAPACITY
+HOLD_CAPACITY = LOSS_HOLD_CAPACITY
+DEFAULT_REORDER_DEPTH = 3
 
 DEFAULT_MSG_TYPE_MASK = 0x3          # DATA and PAD (the C interceptor's own default mask is 0: nothing drops)
 
@@ -58,26 +75,63 @@ cdef LossGenerator _new_generator(int kind):
     return g
 
 
+cdef LossGenerator _new_random(int kind, double rate, seed, uint32_t msg_type_mask):
+    if not 0.0 <= rate <= 1.0:
+        raise ConfigurationError(f"loss rate must be in [0, 1], got {rate}")
+    cdef uint64_t s = int.from_bytes(os.urandom(8), "little") if seed is None else <uint64_t>(seed & 0xFFFFFFFFFFFFFFFF)
+    cdef LossGenerator g = _new_generator(kind)
+    g.rate = rate
+    g.msg_type_mask = msg_type_mask
+    # xsubi[2] = seed bits 0-15, xsubi[1] = bits 16-31, xsubi[0] = bits 32-47; erand48's state is
+    # xsubi[2]:xsubi[1]:xsubi[0] from the most significant end
+    g.rand_state = ((s & 0xFFFF) << 32) | (((s >> 16) & 0xFFFF) << 16) | ((s >> 32) & 0xFFFF)
+    return g
+
+
+cdef LossGenerator _new_holding(int kind, double rate, seed, uint32_t msg_type_mask, int64_t depth):
+    if depth < 0 or depth > 1 << 20:
+        raise ConfigurationError(f"depth must be in [0, 2^20], got {depth}")
+    cdef LossGenerator g = _new_random(kind, rate, seed, msg_type_mask)
+    g.depth = depth
+    g.held_data = <uint8_t *>malloc(<size_t>LOSS_HOLD_CAPACITY * LOSS_HOLD_SLOT_LENGTH)
+    if g.held_data == NULL:
+        raise MemoryError()
+    return g
+
+
 cdef class LossGenerator:
-    """One loss generator; build it with ``random``, ``fixed``, ``multi_gap`` or ``from_args``."""
+    """One loss generator; build it with ``random``, ``fixed``, ``multi_gap``, ``reorder``, ``duplicate`` or
+    ``from_args``."""
+
+    def __cinit__(self):
+        self.held_data = NULL
+
+    def __dealloc__(self):
+        free(self.held_data)
+        self.held_data = NULL
 
     def __init__(self):
-        raise TypeError("use LossGenerator.random / fixed / multi_gap / from_args")
+        raise TypeError("use LossGenerator.random / fixed / multi_gap / reorder / duplicate / from_args")
 
     @staticmethod
     def random(double rate, seed=None, uint32_t msg_type_mask=DEFAULT_MSG_TYPE_MASK):
         """Drop each datagram whose type bit (1 << type) is in ``msg_type_mask`` when the next erand48 draw is
         <= ``rate``. The draws are the C interceptor's own for the same 64-bit ``seed`` (random when None)."""
-        if not 0.0 <= rate <= 1.0:
-            raise ConfigurationError(f"loss rate must be in [0, 1], got {rate}")
-        cdef uint64_t s = int.from_bytes(os.urandom(8), "little") if seed is None else <uint64_t>(seed & 0xFFFFFFFFFFFFFFFF)
-        cdef LossGenerator g = _new_generator(LOSS_RANDOM)
-        g.rate = rate
-        g.msg_type_mask = msg_type_mask
-        # xsubi[2] = seed bits 0-15, xsubi[1] = bits 16-31, xsubi[0] = bits 32-47; erand48's state is
-        # xsubi[2]:xsubi[1]:xsubi[0] from the most significant end
-        g.rand_state = ((s & 0xFFFF) << 32) | (((s >> 16) & 0xFFFF) << 16) | ((s >> 32) & 0xFFFF)
-        return g
+        return _new_random(LOSS_RANDOM, rate, seed, msg_type_mask)
+
+    @staticmethod
+    def reorder(double rate, seed=None, uint32_t msg_type_mask=DEFAULT_MSG_TYPE_MASK,
+                int64_t depth=DEFAULT_REORDER_DEPTH):
+        """Hold back each datagram that ``random``'s draw selects and deliver it once ``depth`` (>= 1 to reorder)
+        more datagrams have arrived. At most HOLD_CAPACITY are held at once; a selected datagram beyond that passes
+        through."""
+        return _new_holding(LOSS_REORDER, rate, seed, msg_type_mask, depth)
+
+    @staticmethod
+    def duplicate(double rate, seed=None, uint32_t msg_type_mask=DEFAULT_MSG_TYPE_MASK, int64_t depth=0):
+        """Deliver each datagram that ``random``'s draw selects, and a copy of it once ``depth`` more datagrams
+        have arrived (0: right after it, in the same batch when it has a free slot)."""
+        return _new_holding(LOSS_DUPLICATE, rate, seed, msg_type_mask, depth)
 
     @staticmethod
     def fixed(int32_t term_id, int32_t term_offset, int64_t length):
@@ -110,9 +164,24 @@ cdef class LossGenerator:
         return g
 
     @staticmethod
+    def chain(generators):
+        """The first of ``generators`` with the others after it, in order (a generator is in one chain only)."""
+        cdef list items = list(generators)
+        cdef LossGenerator g
+        if not items:
+            raise ConfigurationError("an empty chain of loss generators")
+        for i, g in enumerate(items):
+            if g.next_generator is not None or any(g is other for other in items[i + 1:]):
+                raise ConfigurationError("a loss generator can be in one chain only, once")
+        for i in range(len(items) - 1):
+            (<LossGenerator>items[i]).next_generator = items[i + 1]
+        return items[0]
+
+    @staticmethod
     def from_args(str name, str args=""):
-        """From the C driver's interceptor name ("loss", "fixed-loss", "multi-gap-loss") and its ``*_ARGS``
-        string, e.g. ``"rate=0.1|seed=7|recv-msg-mask=0x3"`` or ``"term-id=1000|term-offset=64|length=1"``."""
+        """From the C driver's interceptor name ("loss", "fixed-loss", "multi-gap-loss", or ours: "reorder",
+        "duplicate") and its ``*_ARGS`` string, e.g. ``"rate=0.1|seed=7|recv-msg-mask=0x3"``,
+        ``"term-id=1000|term-offset=64|length=1"`` or ``"rate=0.05|seed=7|depth=4"``."""
         values = {}
         for part in filter(None, args.split("|")):
             key, sep, value = part.partition("=")
@@ -120,10 +189,15 @@ cdef class LossGenerator:
                 raise ConfigurationError(f"{name} args: expected key=value, got {part!r}")
             values[key.strip()] = value.strip()
         try:
-            if name == "loss":
+            if name in ("loss", "reorder", "duplicate"):
                 mask = int(values["recv-msg-mask"], 16) if "recv-msg-mask" in values else DEFAULT_MSG_TYPE_MASK
-                return LossGenerator.random(float(values.get("rate", 0.0)),
-                                            int(values["seed"]) if "seed" in values else None, mask)
+                rate = float(values.get("rate", 0.0))
+                seed = int(values["seed"]) if "seed" in values else None
+                if name == "loss":
+                    return LossGenerator.random(rate, seed, mask)
+                if name == "reorder":
+                    return LossGenerator.reorder(rate, seed, mask, int(values.get("depth", DEFAULT_REORDER_DEPTH)))
+                return LossGenerator.duplicate(rate, seed, mask, int(values.get("depth", 0)))
             if name == "fixed-loss":
                 return LossGenerator.fixed(int(values["term-id"]), int(values["term-offset"]),
                                            int(values["length"]))
@@ -166,7 +240,7 @@ cdef class LossGenerator:
         cdef int64_t key, frame_limit, tracked, previous_gap, next_gap
         cdef int slot
         self.seen += 1
-        if length < 8:
+        if length < 8 or self.held_data != NULL:       # reorder / duplicate never drop
             return False
         frame_type = _type(datagram)
         if self.kind == LOSS_RANDOM:
@@ -210,19 +284,97 @@ cdef class LossGenerator:
                 n += 1
         return n
 
+    cdef bint _selected(self, const uint8_t *datagram, Py_ssize_t length) noexcept nogil:
+        # random's draw, for a matching type only (so the decisions follow the same sequence as "loss")
+        cdef uint16_t frame_type
+        if length < 8:
+            return False
+        frame_type = _type(datagram)
+        return self.rate > 0.0 and frame_type < 32 and (self.msg_type_mask >> frame_type) & 1 and \
+            self._next_double() <= self.rate
+
+    cdef int filter_batch(self, UdpTransport transport, int count) noexcept nogil:
+        """The generator on the ``count`` datagrams of the transport's last receive: dropped slots get length 0;
+        reorder and duplicate copy selected datagrams aside and put the due ones in the free slots after
+        ``count``. Returns the slots now filled (sets the transport's ``received``)."""
+        cdef int i, slot
+        cdef int32_t length
+        cdef uint8_t *held
+        if self.held_data == NULL:
+            self.filter_slots(transport.slot_data, transport.rx_len, count)
+            if self.next_generator is not None:
+                return self.next_generator.filter_batch(transport, count)
+            transport.received = count
+            return count
+        for i in range(count):
+            length = transport.rx_len[i]
+            if length <= 0:
+                continue
+            self.seen += 1
+            if self._selected(transport.slot_data[i], length) and self.held_count < LOSS_HOLD_CAPACITY and \
+                    length <= LOSS_HOLD_SLOT_LENGTH:
+                slot = (self.held_head + self.held_count) % LOSS_HOLD_CAPACITY
+                memcpy(self.held_data + <size_t>slot * LOSS_HOLD_SLOT_LENGTH, transport.slot_data[i], length)
+                self.held_length[slot] = length
+                self.held_address[slot] = transport.rx_addr[i]
+                self.held_due[slot] = self.seen + self.depth
+                self.held_count += 1
+                if self.kind == LOSS_REORDER:
+                    transport.rx_len[i] = 0
+                    self.delayed += 1
+                else:
+                    self.duplicated += 1
+        # every held datagram waits the same depth, so the oldest is always the first due
+        while self.held_count > 0 and count < transport.batch and self.held_due[self.held_head] <= self.seen:
+            slot = self.held_head
+            held = self.held_data + <size_t>slot * LOSS_HOLD_SLOT_LENGTH
+            memcpy(transport.slot_data[count], held, self.held_length[slot])
+            transport.rx_len[count] = self.held_length[slot]
+            transport.rx_addr[count] = self.held_address[slot]
+            count += 1
+            self.held_head = (self.held_head + 1) % LOSS_HOLD_CAPACITY
+            self.held_count -= 1
+        if self.next_generator is not None:
+            return self.next_generator.filter_batch(transport, count)
+        transport.received = count
+        return count
+
+    cdef int64_t chain_dropped(self) noexcept nogil:
+        """Datagrams dropped by this generator and the ones after it."""
+        if self.next_generator is None:
+            return self.dropped
+        return self.dropped + self.next_generator.chain_dropped()
+
     # -- Python faces -------------------------------------------------------------------------------------------
-    def filter_received(self, UdpTransport transport not None):
-        """Apply to the datagrams of the transport's last ``receive_batch()``: dropped slots read back with
-        ``length(slot) == 0``. Returns the number dropped."""
+    def deliver_received(self, UdpTransport transport not None):
+        """``filter_batch`` on the transport's last ``receive_batch()``: the number of slots to read now (dropped
+        ones read back with ``length(slot) == 0``; held and duplicated ones come after the received ones)."""
         if transport.rx_len == NULL:
             raise IllegalStateError("transport is closed")
+        cdef int n
+        with nogil:
+            n = self.filter_batch(transport, transport.received)
+        return n
+
+    def filter_received(self, UdpTransport transport not None):
+        """Apply to the datagrams of the transport's last ``receive_batch()``: dropped slots read back with
+        ``length(slot) == 0``. Returns the number dropped. Reorder and duplicate add slots: ``deliver_received``."""
+        if transport.rx_len == NULL:
+            raise IllegalStateError("transport is closed")
+        if self.held_data != NULL or self.next_generator is not None:
+            raise IllegalStateError("a reorder or duplicate generator, or a chain, works on whole batches: use "
+                                    "deliver_received")
         cdef int n
         with nogil:
             n = self.filter_slots(transport.slot_data, transport.rx_len, transport.received)
         return n
 
     def __call__(self, buffer, Py_ssize_t length=-1):
-        """``should_drop`` for Python callers: the first ``length`` bytes of ``buffer`` (all when -1)."""
+        """``should_drop`` for Python callers: the first ``length`` bytes of ``buffer`` (all when -1). Reorder and
+        duplicate work on batches only (``deliver_received``)."""
+        if self.held_data != NULL or self.next_generator is not None:
+            raise IllegalStateError("a reorder or duplicate generator, or a chain, works on a transport batch, not "
+                                    "one datagram")
         cdef Py_buffer view
         PyObject_GetBuffer(buffer, &view, PyBUF_ANY_CONTIGUOUS)
         try:
@@ -235,5 +387,7 @@ cdef class LossGenerator:
             PyBuffer_Release(&view)
 
     def __repr__(self):
-        names = {LOSS_RANDOM: "random", LOSS_FIXED: "fixed", LOSS_MULTI_GAP: "multi_gap"}
-        return f"<LossGenerator {names.get(self.kind)} seen={self.seen} dropped={self.dropped}>"
+        names = {LOSS_RANDOM: "random", LOSS_FIXED: "fixed", LOSS_MULTI_GAP: "multi_gap", LOSS_REORDER: "reorder",
+                 LOSS_DUPLICATE: "duplicate"}
+        return (f"<LossGenerator {names.get(self.kind)} seen={self.seen} dropped={self.dropped} "
+                f"delayed={self.delayed} duplicated={self.duplicated} held={self.held_count}>")

@@ -235,11 +235,14 @@ _SETTINGS: tuple[Setting, ...] = (
              env="AERON_CUBICCONGESTIONCONTROL_MEASURERTT"),
     Setting("cubic_congestion_control_initial_rtt_ns", "aeron.CubicCongestionControl.initialRtt", 100_000,
              parse_duration_ns, env="AERON_CUBICCONGESTIONCONTROL_INITIALRTT"),
-    # loss generators on received datagrams, as the C driver's interceptors (tests and demos only)
+    # loss generators on received datagrams, as the C driver's interceptors (tests and demos only), and ours that
+    # reorder and duplicate received datagrams (the same seam, the same kind of arguments)
     Setting("udp_channel_incoming_interceptors", "aeron.udp.channel.incoming.interceptors", "", parse_str),
     Setting("loss_args", "aeron.udp.channel.transport.bindings.loss.args", "", parse_str),
     Setting("fixed_loss_args", "aeron.udp.channel.transport.bindings.fixed.loss.args", "", parse_str),
     Setting("multi_gap_loss_args", "aeron.udp.channel.transport.bindings.multi.gap.loss.args", "", parse_str),
+    Setting("reorder_args", "aeron.udp.channel.transport.bindings.reorder.args", "", parse_str),
+    Setting("duplicate_args", "aeron.udp.channel.transport.bindings.duplicate.args", "", parse_str),
     # datagrams per publication per duty cycle: Aeron's default is 2; ours sends more per cycle because each cycle
     # costs Python (16 against 8: CPU per sent 1 KiB datagram down ~14 %, docs/performance.md)
     Setting("network_publication_max_messages_per_send", "aeron.network.publication.max.messages.per.send", 16,
@@ -393,6 +396,8 @@ class Context(SettingsContext):
     loss_args: str
     fixed_loss_args: str
     multi_gap_loss_args: str
+    reorder_args: str
+    duplicate_args: str
     name_resolver_supplier: str
     resolver_name: str
     resolver_interface: str
@@ -481,6 +486,8 @@ class Context(SettingsContext):
                  loss_args: str | None = None,
                  fixed_loss_args: str | None = None,
                  multi_gap_loss_args: str | None = None,
+                 reorder_args: str | None = None,
+                 duplicate_args: str | None = None,
                  name_resolver_supplier: str | None = None,
                  resolver_name: str | None = None,
                  resolver_interface: str | None = None,
@@ -530,19 +537,27 @@ class Context(SettingsContext):
     def loss_generator_factory(self) -> Callable[[], LossGeneratorFunction] | None:
         """The receive loss generator: ``receive_loss_generator`` if set, else the one the C driver's
         interceptor settings name (``loss``: rate, seed, recv-msg-mask; ``fixed-loss``: term-id, term-offset,
-        length; ``multi-gap-loss``: term-id, gap-radix, gap-length, total-gaps)."""
+        length; ``multi-gap-loss``: term-id, gap-radix, gap-length, total-gaps), or ours (``reorder`` and
+        ``duplicate``: rate, seed, recv-msg-mask, depth)."""
         if self.receive_loss_generator is not None:
             return self.receive_loss_generator
         names = [n.strip() for n in self.udp_channel_incoming_interceptors.split(",") if n.strip()]
         if not names:
             return None
-        name = names[0]
-        args = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
-                "multi-gap-loss": self.multi_gap_loss_args}.get(name)
-        if args is None:
-            raise ConfigurationError(f"unknown incoming interceptor {name!r} (loss, fixed-loss, multi-gap-loss)")
-        LossGenerator.from_args(name, args)          # bad arguments fail now, at configuration
-        return lambda: LossGenerator.from_args(name, args)
+        known = {"loss": self.loss_args, "fixed-loss": self.fixed_loss_args,
+                 "multi-gap-loss": self.multi_gap_loss_args, "reorder": self.reorder_args,
+                 "duplicate": self.duplicate_args}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ConfigurationError(f"unknown incoming interceptor {unknown[0]!r} (loss, fixed-loss, "
+                                     f"multi-gap-loss, reorder, duplicate)")
+        chain = [(name, known[name]) for name in names]
+
+        def generator() -> LossGenerator:
+            # the interceptors in the order listed, as the C driver chains them: each sees what the last let through
+            return LossGenerator.chain(LossGenerator.from_args(name, args) for name, args in chain)
+        generator()                                  # bad arguments fail now, at configuration
+        return generator
 
     def idle_strategy_name(self) -> str:
         """The idle strategy name of the conductor's thread: ``shared_idle_strategy`` in SHARED mode, else

@@ -14,7 +14,6 @@ from aeron._core.udp_transport import UdpTransport
 from aeron.common.errors import ChannelEndpointError
 
 
-
 def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tuple | None = None,
                        interface: tuple | None = None, ttl: int = 0, so_rcvbuf: int = 0, so_sndbuf: int = 0,
                        name: str = "", batch: int = 16) -> UdpTransport:
@@ -51,10 +50,19 @@ def open_udp_transport(family: int, bind_address: tuple, *, multicast_group: tup
         raise ChannelEndpointError(f"{name}: cannot open UDP socket at {bind_address}: {exc}") from exc
 
 
+def _chain_dropped(generator: LossGenerator | None) -> int:
+    total = 0
+    while generator is not None:
+        total += generator.dropped
+        generator = generator.next_generator
+    return total
+
+
 class LossyTransport:
     """Drops received datagrams that ``should_drop(buffer, length)`` selects (Aeron's loss generators at the
     transport seam): a dropped slot reads as length 0. Counts what it dropped. Sends pass straight through.
-    A compiled LossGenerator filters a whole batch in one nogil call."""
+    A compiled LossGenerator filters a whole batch in one nogil call (and may reorder or duplicate datagrams:
+    held and copied ones come in slots after the received ones)."""
 
     def __init__(self, transport: UdpTransport, should_drop: Callable[[bytearray, int], bool]) -> None:
         self._transport = transport
@@ -75,12 +83,14 @@ class LossyTransport:
         self.fileno = transport.fileno
         self.close = transport.close
         if self.compiled is not None:
-            self.length = transport.length                  # filter_received zeroes dropped slots in place
+            self.length = transport.length                  # deliver_received zeroes dropped slots in place
 
     def receive_batch(self) -> int:
         count = self._transport.receive_batch()
         if self.compiled is not None:
-            self.dropped += self.compiled.filter_received(self._transport)
+            dropped = _chain_dropped(self.compiled)
+            count = self.compiled.deliver_received(self._transport)    # reorder / duplicate add slots
+            self.dropped += _chain_dropped(self.compiled) - dropped
             return count
         lengths = []
         for i in range(count):

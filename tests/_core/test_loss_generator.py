@@ -10,7 +10,13 @@ import struct
 
 import pytest
 
-from aeron._core.loss_generator import TRACKING_CAPACITY, LossGenerator
+from aeron._core.loss_generator import (
+    DUPLICATE,
+    HOLD_CAPACITY,
+    REORDER,
+    TRACKING_CAPACITY,
+    LossGenerator,
+)
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.errors import ConfigurationError, IllegalStateError, OutOfBoundsError
 
@@ -219,3 +225,150 @@ def test_arguments_are_checked():
         LossGenerator()
     with pytest.raises(OutOfBoundsError):
         LossGenerator.random(1.0, 1)(b"\0" * 8, 9)
+
+
+# -- reorder and duplicate (ours: the same seam, batches only) -----------------------------------------------------
+def _batches_through(generator, packets, batch=16, chunk=None):
+    """Send ``packets`` to a transport of ``batch`` slots (``chunk`` at a time, each chunk received before the next
+    goes; all at once when None), receive them through ``generator.deliver_received``: (the raw batch sizes, the
+    term offsets delivered in order)."""
+    rx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx_sock.bind(("127.0.0.1", 0))
+    receiver = UdpTransport(rx_sock, batch=batch)
+    sizes, delivered = [], []
+    chunk = chunk or len(packets)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        tx.bind(("127.0.0.1", 0))
+        try:
+            for start in range(0, len(packets), chunk):
+                for p in packets[start:start + chunk]:
+                    tx.sendto(p, receiver.bound_address)
+                expected = min(start + chunk, len(packets))
+                for _ in range(10_000):
+                    if sum(sizes) >= expected:
+                        break
+                    n = receiver.receive_batch()
+                    if not n:
+                        continue
+                    sizes.append(n)
+                    filled = generator.deliver_received(receiver)
+                    assert filled >= n and filled <= batch
+                    for i in range(filled):
+                        if receiver.length(i):
+                            assert receiver.source(i) == tx.getsockname()      # held copies keep their source
+                            delivered.append(HEADER.unpack_from(receiver.slots[i])[4])
+        finally:
+            receiver.close()
+    return sizes, delivered
+
+
+def _model(kind, decisions, sizes, offsets, depth, batch=16, capacity=8):
+    """The order reorder/duplicate deliver: ``decisions`` are the random generator's draws for the same seed."""
+    held, out, seen, k = [], [], 0, 0
+    for size in sizes:
+        filled = size
+        for _ in range(size):
+            offset, chosen = offsets[k], decisions[k]
+            k += 1
+            seen += 1
+            if chosen and len(held) < capacity:
+                held.append((seen + depth, offset))
+                if kind == "reorder":
+                    continue
+            out.append(offset)
+        while held and filled < batch and held[0][0] <= seen:
+            out.append(held.pop(0)[1])
+            filled += 1
+    return out, held
+
+
+@pytest.mark.parametrize("kind,depth,seed", [("reorder", 3, 1), ("reorder", 1, 9), ("reorder", 20, 4),
+                                             ("duplicate", 0, 2), ("duplicate", 5, 8)])
+def test_reorder_and_duplicate_deliver_as_the_model_says(kind, depth, seed):
+    packets = [data(i * 64) for i in range(200)]
+    offsets = [i * 64 for i in range(200)]
+    oracle = LossGenerator.random(0.2, seed)                # the same draws select the same datagrams
+    decisions = [oracle(p) for p in packets]
+    generator = getattr(LossGenerator, kind)(0.2, seed, depth=depth)
+    sizes, delivered = _batches_through(generator, packets, chunk=5)
+    expected, still_held = _model(kind, decisions, sizes, offsets, depth)
+    assert delivered == expected
+    assert generator.held_count == len(still_held)
+    assert generator.dropped == 0 and generator.seen == 200
+    selected = len(expected) - 200 + len(still_held) if kind == "duplicate" else generator.delayed
+    if kind == "reorder":
+        assert generator.delayed > 10 and generator.duplicated == 0
+        assert sorted(delivered + [o for _, o in still_held]) == offsets        # nothing lost, nothing twice
+        assert delivered != sorted(delivered)                                      # and out of order
+    else:
+        assert generator.duplicated == selected > 10 and generator.delayed == 0
+        assert sorted(set(delivered)) == offsets and len(delivered) == 200 + generator.duplicated - len(still_held)
+
+
+def test_reorder_holds_at_most_its_capacity_and_a_full_batch_defers_the_release():
+    # every datagram selected, depth 100: eight are held, the rest pass through in order
+    generator = LossGenerator.reorder(1.0, 1, depth=100)
+    packets = [data(i * 64) for i in range(64)]
+    sizes, delivered = _batches_through(generator, packets)
+    assert generator.held_count == HOLD_CAPACITY == 8 and generator.delayed == 8
+    assert delivered == [i * 64 for i in range(8, 64)]
+    # a full batch has no free slot: duplicates wait for a batch with room
+    generator = LossGenerator.duplicate(1.0, 1, depth=0)
+    sizes, delivered = _batches_through(generator, [data(i * 64) for i in range(16)], batch=16)
+    assert sizes == [16] and delivered == [i * 64 for i in range(16)] and generator.held_count == 8
+
+
+def test_reorder_and_duplicate_leave_other_types_and_zero_rates_alone():
+    status = [control(3) for _ in range(20)]
+    datas = [data(i * 64) for i in range(20)]
+    for kind in ("reorder", "duplicate"):
+        only_data = getattr(LossGenerator, kind)(1.0, 5, depth=0)                        # DATA and PAD
+        _, delivered = _batches_through(only_data, status, chunk=2)
+        assert len(delivered) == 20 and only_data.delayed == only_data.duplicated == only_data.held_count == 0
+        only_status = getattr(LossGenerator, kind)(1.0, 5, msg_type_mask=1 << 3, depth=0)
+        _batches_through(only_status, datas, chunk=2)
+        assert only_status.delayed == only_status.duplicated == 0
+        idle = getattr(LossGenerator, kind)(0.0, 5)
+        _batches_through(idle, datas, chunk=2)
+        assert idle.delayed == idle.duplicated == idle.held_count == 0
+
+
+def test_reorder_and_duplicate_arguments():
+    reorder = LossGenerator.from_args("reorder", "rate=0.1|seed=3|depth=5")
+    assert reorder.kind == REORDER
+    assert LossGenerator.from_args("duplicate", "rate=0.1|seed=3|recv-msg-mask=0x1").kind == DUPLICATE
+    for name, args in [("reorder", "rate=2"), ("reorder", "depth=-1"), ("duplicate", "depth=x")]:
+        with pytest.raises(ConfigurationError):
+            LossGenerator.from_args(name, args)
+    with pytest.raises(IllegalStateError):
+        reorder(data(0))                                  # one datagram cannot be reordered
+    rx_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rx_sock.bind(("127.0.0.1", 0))
+    receiver = UdpTransport(rx_sock, batch=4)
+    with pytest.raises(IllegalStateError):
+        reorder.filter_received(receiver)                 # it adds slots: deliver_received says how many
+    receiver.close()
+    with pytest.raises(IllegalStateError):
+        reorder.deliver_received(receiver)
+
+
+def test_a_chain_applies_its_generators_in_order():
+    # loss of everything first: nothing reaches the duplicator behind it
+    duplicator = LossGenerator.duplicate(1.0, 1)
+    chain = LossGenerator.chain([LossGenerator.random(1.0, 1), duplicator])
+    _, delivered = _batches_through(chain, [data(i * 64) for i in range(10)], chunk=2)
+    assert delivered == [] and chain.dropped == 10 and duplicator.seen == 0
+    # duplicate then reorder: the reorderer sees the copies too, and holds them like any other datagram
+    packets = [data(i * 64) for i in range(100)]
+    first, second = LossGenerator.duplicate(0.3, 3), LossGenerator.reorder(0.3, 4, depth=2)
+    _, delivered = _batches_through(LossGenerator.chain([first, second]), packets, chunk=4)
+    assert first.duplicated > 10 and second.delayed > 10
+    assert second.seen == 100 + first.duplicated
+    assert sorted(set(delivered)) == [i * 64 for i in range(100)]
+    assert len(delivered) == 100 + first.duplicated - first.held_count - second.held_count
+    with pytest.raises(ConfigurationError):
+        LossGenerator.chain([first])                       # already in a chain
+    with pytest.raises(ConfigurationError):
+        LossGenerator.chain([])
+    with pytest.raises(IllegalStateError):
+        LossGenerator.chain([LossGenerator.random(0.5, 1), LossGenerator.random(0.5, 2)])(data(0))

@@ -13,7 +13,13 @@ from aeron._core import counters as ctr
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.loss_report import read_loss_report
-from tests.driver.udp_helpers import counter, driver_context, free_port, stream, wait_for
+from tests.driver.udp_helpers import (
+    counter,
+    driver_context,
+    free_port,
+    stream,
+    wait_for,
+)
 
 pytestmark = pytest.mark.timeout(60)
 FRAME = 1408                      # 1376-byte messages fill the MTU: one frame per datagram
@@ -98,3 +104,50 @@ def test_random_loss_of_every_frame_type_is_still_recovered(shm_dir):
     assert values["position"] == position_after(400)
     assert len(entries) == 1
     assert entries[0].observation_count >= 1 and entries[0].total_bytes_lost >= FRAME
+
+
+@pytest.mark.parametrize("kind", ["reorder", "duplicate"])
+def test_reordered_and_duplicated_datagrams_still_give_every_message_once_in_order(shm_dir, kind):
+    # 10 % of the DATA datagrams held back past 3 more (a gap, a NAK or the late frame fills it) or delivered twice
+    generator = LossGenerator.from_args(kind, "rate=0.1|seed=17|depth=3")
+    values, entries, *_ = run_lossy(shm_dir, generator, count=400)
+    assert values["position"] == position_after(400)            # stream() checked each message, once, in order
+    if kind == "reorder":
+        assert generator.delayed > 10 and generator.duplicated == 0
+    else:
+        assert generator.duplicated > 10 and generator.delayed == 0 and entries == []    # a duplicate is no loss
+
+
+def test_reorder_and_duplicate_are_driver_settings(shm_dir):
+    from aeron.common.errors import ConfigurationError
+    from aeron.driver.media_driver import Context as MediaDriverContext
+    ctx = MediaDriverContext({"aeron.udp.channel.incoming.interceptors": "reorder",
+                              "aeron.udp.channel.transport.bindings.reorder.args": "rate=0.2|seed=1|depth=2"}, environ={})
+    generator = ctx.loss_generator_factory()()
+    assert generator.kind == LossGenerator.reorder(0.1).kind
+    ctx = MediaDriverContext({"aeron.udp.channel.incoming.interceptors": "duplicate",
+                              "aeron.udp.channel.transport.bindings.duplicate.args": "rate=0.2|depth=-1"}, environ={})
+    with pytest.raises(ConfigurationError):
+        ctx.loss_generator_factory()
+    assert MediaDriverContext({}, environ={}).loss_generator_factory() is None              # off by default
+
+
+def test_the_interceptor_list_is_a_chain(shm_dir):
+    from aeron.driver.media_driver import Context as MediaDriverContext
+    ctx = MediaDriverContext({"aeron.udp.channel.incoming.interceptors": "loss, reorder,duplicate",
+                              "aeron.udp.channel.transport.bindings.loss.args": "rate=0.05|seed=1",
+                              "aeron.udp.channel.transport.bindings.reorder.args": "rate=0.1|seed=2|depth=2",
+                              "aeron.udp.channel.transport.bindings.duplicate.args": "rate=0.1|seed=3"},
+                             environ={})
+    chain = ctx.loss_generator_factory()()
+    kinds = []
+    while chain is not None:
+        kinds.append(chain.kind)
+        chain = chain.next_generator
+    assert kinds == [LossGenerator.random(0.1).kind, LossGenerator.reorder(0.1).kind, LossGenerator.duplicate(0.1).kind]
+    # every message still arrives once, in order, through all three
+    generator = ctx.loss_generator_factory()()
+    values, *_ = run_lossy(shm_dir, generator, count=300)
+    assert values["position"] == position_after(300)
+    assert generator.dropped > 0 and generator.next_generator.delayed > 0
+    assert generator.next_generator.next_generator.duplicated > 0

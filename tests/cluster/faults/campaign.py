@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import pathlib
@@ -31,13 +32,14 @@ import threading
 import time
 from typing import Any
 
-from tests.cluster.faults import checks, harness, linearizability, schedule
+from tests.cluster.faults import checks, harness, linearizability, schedule, slow_disk
 from tests.interop.cluster_support import ingress_endpoints
 from tests.procs import client_env
 from tests.support import wait_for
 
 LEADER_TIMEOUT_S = 120.0
 ARCHIVE_TMPFS_MB = 128
+QUICK_RECOVERY_S = 30.0         # --quick: how long the next fault waits for a leader after the previous one
 
 
 class Monitor(threading.Thread):
@@ -97,9 +99,15 @@ class Campaign:
         self.base = base
         self.members_string = harness.members_string(network, args.members)
         classpath = os.environ.get("AERON_JAVA_CP", "")
+        self.left_out: dict[str, str] = {}          # fault kinds asked for but not possible here, and why
+        library = None
+        if "slowdisk" in args.kinds.split(","):
+            library, why = slow_disk.build(base)
+            if library is None:
+                self.left_out["slowdisk"] = why
         self.members = [harness.Member(i, self.members_string, base, network,
                                        java=(i == 0 and args.java), classpath=classpath,
-                                       flawed_service=args.flawed_service)
+                                       flawed_service=args.flawed_service, slow_disk_library=library)
                         for i in range(args.members)]
         self.monitor = Monitor(self.members)
         self.rng = random.Random(args.seed ^ 0x5F5F)
@@ -109,6 +117,9 @@ class Campaign:
         self.applied_faults: list[str] = []
         self.clients: list[subprocess.Popen] = []
         self.client_driver: harness.ClientDriver | None = None
+        self.slow_forces = 0
+        self.java_faults: collections.Counter[str] = collections.Counter()     # what the Java member took
+        self.stop_path = base / "clients-stop"
 
     def log(self, text: str) -> None:
         line = f"[faults {time.monotonic() - self.t0:8.2f}s] {text}"
@@ -128,7 +139,8 @@ class Campaign:
                        "--seed", str(self.args.seed * 1000 + i), "--aeron-dir", self.client_driver.aeron_dir,
                        "--ingress-endpoints", endpoints, "--host", self.network.client_host(),
                        "--history", str(self.base / f"history-{name}.jsonl"), "--until", repr(until),
-                       "--epoch", repr(epoch), "--op-timeout", str(self.args.op_timeout)]
+                       "--epoch", repr(epoch), "--op-timeout", str(self.args.op_timeout),
+                       "--stop-file", str(self.stop_path)]
             log = open(self.base / f"client-{name}.log", "a")      # noqa: SIM115 - the child keeps it
             self.clients.append(subprocess.Popen(command, cwd=str(harness.REPO), env=client_env(), stdout=log,
                                                  stderr=subprocess.STDOUT))
@@ -140,10 +152,27 @@ class Campaign:
             leader = self.monitor.leader()
             target = leader.member_id if leader is not None else self.rng.randrange(len(self.members))
         member = self.members[int(target)]
-        if member.java and fault.kind in ("clock", "loss"):
-            # Java's member keeps its own clock, and its driver has no receive loss generator from properties
+        if member.java and (fault.kind == "clock" or "reorder" in fault.detail or "duplicate" in fault.detail):
+            # Java's member keeps its own cluster clock (no jump clock there), and Java's driver has loss generators
+            # only (DebugReceiveChannelEndpoint), no reordering or duplication
             member = self.members[(member.member_id + 1) % len(self.members)]
         return member
+
+    def lossy_properties(self, member: harness.Member, fault: schedule.Fault) -> dict[str, str]:
+        """The properties that start ``member`` with the fault's generator on its receive path: ours through the
+        driver's interceptors; Java's through its debug receive endpoint, whose loss rates are read once at start
+        (DebugChannelEndpointConfiguration's static fields), hence the restart there too."""
+        if member.java:
+            loss = fault.detail["loss"]
+            return {"aeron.ReceiveChannelEndpoint.supplier": "io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
+                    "aeron.debug.receive.data.loss.rate": str(loss["rate"]),
+                    "aeron.debug.receive.data.loss.seed": str(loss["seed"])}
+        names = [k for k in schedule.RECEIVE_KINDS if k in fault.detail]       # chained in this order
+        props = {"aeron.udp.channel.incoming.interceptors": ",".join(names)}
+        for name in names:
+            props[f"aeron.udp.channel.transport.bindings.{name}.args"] = \
+                "|".join(f"{k}={v}" for k, v in fault.detail[name].items())
+        return props
 
     def restart(self, member: harness.Member, extra: dict[str, str] | None = None) -> None:
         try:
@@ -175,7 +204,13 @@ class Campaign:
         member = self.resolve(fault)
         self.log(f"{fault.kind} member {member.member_id} ({fault})")
         self.applied_faults.append(f"{fault} -> member {member.member_id}")
-        self.injected[fault.kind if fault.kind != "partition" else f"partition-{fault.detail['shape']}"] += 1
+        if member.java:
+            self.java_faults[fault.kind] += 1
+        if fault.kind == "partition":
+            self.injected[f"partition-{fault.detail['shape']}"] += 1
+        else:
+            for kind in fault.kind.split("+"):          # chained receive generators count once each
+                self.injected[kind] += 1
         if fault.kind == "snapshot":
             if not member.snapshot():
                 self.log("  snapshot toggle not taken (no leader, or one in progress)")
@@ -190,14 +225,20 @@ class Campaign:
             member.pause()
             time.sleep(fault.hold)
             member.resume()
-        elif fault.kind == "loss":
+        elif fault.kind.split("+")[0] in schedule.RECEIVE_KINDS:
             member.kill()
-            self.restart(member, {"aeron.udp.channel.incoming.interceptors": "loss",
-                                  "aeron.udp.channel.transport.bindings.loss.args":
-                                  f"rate={fault.detail['rate']}|seed={fault.detail['seed']}"})
+            self.restart(member, self.lossy_properties(member, fault))
             time.sleep(fault.hold)
             member.kill()
             self.restart(member)
+        elif fault.kind == "slowdisk":
+            before = slow_disk.delayed_forces(member.slow_disk_path)
+            slow_disk.set_delay(member.slow_disk_path, fault.detail["delay_ms"])
+            time.sleep(fault.hold)
+            slow_disk.set_delay(member.slow_disk_path, 0)
+            delayed = slow_disk.delayed_forces(member.slow_disk_path) - before
+            self.slow_forces += delayed
+            self.log(f"  {delayed} forces delayed by {fault.detail['delay_ms']} ms")
         elif fault.kind == "disk":
             filler = member.archive_dir / "faults-filler"
             written = harness.fill_file_system(filler)
@@ -225,37 +266,56 @@ class Campaign:
     def run(self) -> dict[str, Any]:
         args = self.args
         self.t0 = time.monotonic()
-        kinds = tuple(k for k in args.kinds.split(",") if k and (k != "partition" or self.network.partitions)
-                      and (k != "disk" or harness.mounts_available()))
-        faults = schedule.generate(args.seed, args.members, args.duration, kinds)
+        if "partition" in args.kinds.split(",") and not self.network.partitions:
+            self.left_out["partition"] = "no network namespaces (loopback)"
+        if "disk" in args.kinds.split(",") and not harness.mounts_available():
+            self.left_out["disk"] = "no mount namespace for the archives' small file systems"
+        kinds = tuple(k for k in args.kinds.split(",") if k and k not in self.left_out)
+        faults = schedule.generate(args.seed, args.members, args.duration, kinds, cover=args.quick,
+                                   quick=args.quick, merge_receive=not args.java)
+        self.clients_s = args.duration
+        if args.quick:
+            # the clients run until the schedule, which covers every kind, is through (then told by the stop file)
+            self.clients_s = max(args.duration, faults[-1].at + faults[-1].hold if faults else 0.0) + 600.0
         self.log(f"seed {args.seed}: {len(faults)} faults over {args.duration:.0f} s on {args.members} members "
                  f"({'namespaces' if self.network.partitions else 'loopback, no partitions'}); replay with: "
                  f"{replay_command(args)}")
         for fault in faults:
             self.log(f"  schedule {fault}")
+        for kind, why in self.left_out.items():
+            self.log(f"  {kind} left out: {why}")
         if harness.mounts_available():
             for member in self.members:
                 harness.mount_tmpfs(member.archive_dir, ARCHIVE_TMPFS_MB)
-        for member in self.members:
-            member.start()
+        # the members start together (each waits for its own driver, archive and consensus module)
+        with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
+            for started in [pool.submit(member.start) for member in self.members]:
+                started.result()
         self.monitor.start()
         self.wait_for_leader()
         self.client_driver = harness.ClientDriver(self.base)
         start = time.monotonic()
-        until = start + args.duration
+        until = start + self.clients_s
         self.start_clients(until, start)
         previous_end, previous_at, previous_hold = start, 0.0, 0.0
         for fault in faults:
             # the schedule's gap after the previous fault's end, however long that fault took (a restart on a busy
             # machine can take a minute): faults that fell behind must not pile up on a cluster still recovering
             gap = fault.at - previous_at - (0.0 if previous_at == 0.0 else previous_hold)
+            if args.quick:
+                # the next fault once the cluster has a leader again (a condition, not a guess of how long that takes)
+                self.supervise()
+                try:
+                    self.wait_for_leader(QUICK_RECOVERY_S)
+                except AssertionError:
+                    self.log(f"  no leader {QUICK_RECOVERY_S:.0f} s after the last fault: going on")
             delay = previous_end + max(gap, 0.0) - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             self.supervise()
             self.apply(fault)
             previous_end, previous_at, previous_hold = time.monotonic(), fault.at, fault.hold
-            if previous_end > until:
+            if previous_end > until and not args.quick:
                 self.log(f"the clients' time is up: {len(faults) - faults.index(fault) - 1} faults left out")
                 break
         self.log("schedule done: healing")
@@ -266,6 +326,9 @@ class Campaign:
         self.supervise()
         leader = self.wait_for_leader()
         self.log(f"leader after healing: member {leader.member_id}")
+        if args.quick:
+            time.sleep(1.0)             # a few operations on the healed cluster
+            self.stop_path.touch()
         for client in self.clients:
             try:
                 client.wait(timeout=max(0.0, until - time.monotonic()) + 3 * args.op_timeout + 60)
@@ -273,16 +336,22 @@ class Campaign:
                 client.kill()
                 client.wait(timeout=10)
                 self.errors.append(f"client {client.args[6]} did not finish")
+        self.log("clients done: final reads")
         history = checks.read_history(sorted(self.base.glob("history-*.jsonl")))
         keys = sorted({op.key for op in history})
         self.final_reads(keys)
         dumps = self.wait_for_dumps()
+        self.log("final states written: stopping")
         self.monitor.stopped.set()
         self.monitor.join(timeout=10)
-        for member in self.members:
-            member.stop()
+        with concurrent.futures.ThreadPoolExecutor(len(self.members)) as pool:
+            for stopped in [pool.submit(member.stop) for member in self.members]:
+                stopped.result()
         self.client_driver.stop()
-        return self.check(dumps)
+        self.log("stopped: checking")
+        summary = self.check(dumps)
+        self.log("checked")
+        return summary
 
     def final_reads(self, keys: list[str]) -> None:
         command = [sys.executable, "-m", "tests.cluster.faults.client", "--mode", "final", "--name", "final",
@@ -323,6 +392,8 @@ class Campaign:
             "network": "namespaces" if self.network.partitions else "loopback",
             "java_member": self.args.java,
             "faults_injected": dict(sorted(self.injected.items())), "faults_total": sum(self.injected.values()),
+            "kinds_left_out": self.left_out, "slow_disk_forces_delayed": self.slow_forces,
+            "java_member_faults": dict(sorted(self.java_faults.items())),
             "consequences": dict(self.consequences),
             "elections_seen": len(leaderless),
             "election_s": {"max": round(max(leaderless), 2), "mean": round(sum(leaderless) / len(leaderless), 2)}
@@ -376,6 +447,8 @@ def replay_command(args: argparse.Namespace) -> str:
         parts.append("--no-netns")
     if args.flawed_service:
         parts.append("--flawed-service")
+    if args.quick:
+        parts.append("--quick")
     return " ".join(parts)
 
 
@@ -400,6 +473,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-netns", action="store_true", help="stay on loopback (no partitions)")
     parser.add_argument("--java", action="store_true",
                         help="member 0 is Java's ClusteredMediaDriver (needs AERON_JAVA_CP)")
+    parser.add_argument("--quick", action="store_true",
+                        help="the test suite's run: every kind once first, short holds and gaps, each next fault "
+                             "once a leader is back, the clients kept on until the schedule is through")
     parser.add_argument("--recheck", metavar="DIR", default=None,
                         help="run the checks again on a kept run's directory (nothing is started)")
     parser.add_argument("--flawed-service", action="store_true", help=argparse.SUPPRESS)   # the checks' own test
@@ -413,7 +489,7 @@ def recheck(base: pathlib.Path) -> int:
     """The checks again on a kept run (its summary.json gives the member count and the run's own facts)."""
     previous = json.loads((base / "summary.json").read_text())
     keep = ("seed", "members", "duration_s", "network", "java_member", "faults_injected", "faults_total",
-            "consequences", "elections_seen", "election_s")
+            "kinds_left_out", "slow_disk_forces_delayed", "java_member_faults", "consequences", "elections_seen", "election_s")
     summary = {k: previous[k] for k in keep if k in previous}
     members = len(list(base.glob("m*-applied.jsonl")))
     summary = check_run(base, members, summary, [], [], all_dumped=all(

@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import sys
+import threading
 import time
 from typing import Any, TextIO
 
@@ -257,6 +259,13 @@ def run_final(args: argparse.Namespace, history: HistoryWriter) -> int:
         close_quietly(cluster)
 
 
+def _stop_when_present(args: argparse.Namespace) -> None:
+    """Bring ``--until`` forward to now once ``--stop-file`` exists (every loop reads ``args.until``)."""
+    while not os.path.exists(args.stop_file):
+        time.sleep(0.2)
+    args.until = min(args.until, time.monotonic())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one client until ``--until`` (a time on the monotonic clock)."""
     parser = argparse.ArgumentParser(prog="python -m tests.cluster.faults.client")
@@ -272,7 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op-timeout", type=float, default=5.0)
     parser.add_argument("--final-keys", default="", help="final mode: the keys to read, comma separated")
     parser.add_argument("--think", type=float, default=0.02, help="longest pause between operations, seconds")
+    parser.add_argument("--stop-file", default=None, help="stop before --until once this file exists")
     args = parser.parse_args(argv)
+    if args.stop_file:
+        threading.Thread(target=_stop_when_present, args=(args,), daemon=True, name="stop-file").start()
     gen = Generator(args.name, args.seed, args.epoch)
     with open(args.history, "a", encoding="utf-8") as out:
         history = HistoryWriter(out, args.name)

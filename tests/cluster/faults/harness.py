@@ -235,7 +235,7 @@ class Member(MemberDirs):
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, network: Network, *,
                  java: bool = False, classpath: str = "", overrides: Mapping[str, str] | None = None,
-                 flawed_service: bool = False) -> None:
+                 flawed_service: bool = False, slow_disk_library: pathlib.Path | None = None) -> None:
         super().__init__(member_id, members, base)
         self.base = base
         self.network = network
@@ -243,6 +243,7 @@ class Member(MemberDirs):
         self.classpath = classpath
         self.overrides = dict(overrides or {})
         self.flawed_service = flawed_service
+        self.slow_disk_library = slow_disk_library
         self.proc: subprocess.Popen | None = None
         self.container: subprocess.Popen | None = None
         self.paused = False
@@ -256,6 +257,21 @@ class Member(MemberDirs):
     def clock_path(self) -> pathlib.Path:
         """The offset file of this member's JumpClock (clock.py)."""
         return self.base / f"m{self.member_id}-clock-offset"
+
+    @property
+    def slow_disk_path(self) -> pathlib.Path:
+        """The control file of this member's slow disk (slow_disk.c): milliseconds per force."""
+        return self.base / f"m{self.member_id}-slow-disk"
+
+    def env(self) -> dict[str, str]:
+        """The environment of this member's processes: the clients', the jump clock's file and, when the slow disk
+        is on, its library preloaded with this member's control file."""
+        env = client_env()
+        env["FAULTS_CLOCK_FILE"] = str(self.clock_path)
+        if self.slow_disk_library is not None:
+            env["LD_PRELOAD"] = str(self.slow_disk_library)
+            env["FAULTS_SLOW_DISK_FILE"] = str(self.slow_disk_path)
+        return env
 
     @property
     def applied_path(self) -> pathlib.Path:
@@ -272,6 +288,9 @@ class Member(MemberDirs):
             "aeron.cluster.leader.heartbeat.timeout": "3s", "aeron.cluster.startup.canvass.timeout": "6s",
             "aeron.cluster.session.timeout": "15s",
             "aeron.cluster.election.timeout": "500ms",
+            # forced writes, as a durable deployment has them (and so that a slow disk is felt)
+            "aeron.archive.file.sync.level": "1", "aeron.archive.catalog.file.sync.level": "1",
+            "aeron.cluster.file.sync.level": "1",
             **self.overrides, **(extra or {})})
         if self.java:
             props.update(java_archive_properties(self.member_id, self.members, host))
@@ -295,8 +314,7 @@ class Member(MemberDirs):
             props["aeron.cluster.clock"] = "tests.cluster.faults.clock:JumpClock"
             command = [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]]
         command = [*self.network.prefix(self.member_id), *command]
-        env = client_env()
-        env["FAULTS_CLOCK_FILE"] = str(self.clock_path)
+        env = self.env()
 
         def launch() -> subprocess.Popen:
             if self.java:
@@ -319,7 +337,7 @@ class Member(MemberDirs):
 
     def start_container(self) -> None:
         """The service container, on this member's driver."""
-        env = client_env()
+        env = self.env()
         env["FAULTS_APPLIED_FILE"] = str(self.applied_path)
         if self.flawed_service:
             env["FAULTS_SERVICE_FLAW"] = "1"

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The short fault campaign of every test run: a 3-member cluster of our members under a seeded schedule of kill -9
-and restart, SIGSTOP/SIGCONT, receive loss, snapshots and (when this machine lets the campaign make network
-namespaces) partitions, with sync and aio clients, then every check of campaign.py. A failure prints the seed, the
-violations and where the run's files were kept; the long run is ``python -m tests.cluster.faults.campaign`` (see
-docs/cluster-faults.md)."""
+"""The short fault campaign of every test run: a 3-member cluster of our members under a seeded ``--quick`` schedule
+that has every fault kind once (kill -9 and restart, SIGSTOP/SIGCONT, receive loss, reordering and duplication, a
+clock jump, a slow disk, snapshots and, when this machine lets the campaign make namespaces, a partition and a full
+disk), each next fault once a leader is back, with sync and aio clients, then every check of campaign.py. A failure
+prints the seed, the violations and where the run's files were kept; the long run is
+``python -m tests.cluster.faults.campaign`` (see docs/cluster-faults.md)."""
 from __future__ import annotations
 
 import json
@@ -16,13 +17,13 @@ import tempfile
 
 import pytest
 
-from tests.cluster.faults import harness
+from tests.cluster.faults import harness, schedule
 from tests.procs import client_env
 
 pytestmark = pytest.mark.slow
 
-SEEDS = (11, 23)
-DURATION_S = 30
+SEEDS = (11,)
+DURATION_S = 20
 
 
 def run_campaign(*args: str, expect_violations: bool = False) -> dict:
@@ -51,25 +52,34 @@ def run_campaign(*args: str, expect_violations: bool = False) -> dict:
 @pytest.mark.timeout(1000)
 @pytest.mark.parametrize("seed", SEEDS)
 def test_short_campaign_finds_no_violation(seed):
-    summary = run_campaign("--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4")
+    summary = run_campaign("--seed", str(seed), "--duration", str(DURATION_S), "--clients", "4", "--quick")
     assert summary["violation_count"] == 0
-    assert summary["faults_total"] > 0 and summary["ok"] > 0       # faults were injected, operations went through
-    assert summary["undecided_keys"] == []
+    assert summary["ok"] > 0 and summary["undecided_keys"] == []
+    # every kind this machine allows was injected (a snapshot request may find no leader to take it)
+    expected = set(schedule.ALL_KINDS) - set(summary["kinds_left_out"]) - {"snapshot", "partition"}
+    assert expected <= set(summary["faults_injected"]), summary["faults_injected"]
+    if "partition" not in summary["kinds_left_out"]:
+        assert any(kind.startswith("partition-") for kind in summary["faults_injected"])
+    if "slowdisk" not in summary["kinds_left_out"]:
+        assert summary["slow_disk_forces_delayed"] > 0
 
 
 @pytest.mark.timeout(1000)
 def test_mixed_campaign_with_a_java_member():
     if not os.environ.get("AERON_JAVA_CP"):
         pytest.skip("AERON_JAVA_CP is not set: the official Java ClusteredMediaDriver is not available")
-    summary = run_campaign("--seed", "5", "--duration", str(DURATION_S), "--clients", "2", "--java")
+    # seed 14 aims the loss and the slow disk at member 0, the Java one (its debug receive endpoint, the preloaded
+    # library under the JVM's forces)
+    summary = run_campaign("--seed", "14", "--duration", str(DURATION_S), "--clients", "2", "--java", "--quick")
     assert summary["violation_count"] == 0 and summary["java_member"] is True
+    assert {"loss", "slowdisk"} <= set(summary["java_member_faults"])
 
 
 @pytest.mark.timeout(1000)
 def test_the_checks_catch_a_planted_bug():
     """Every 7th append answered but not kept, the same on every member: the members agree with each other, only
     the history shows it (and the campaign says so, with its seed)."""
-    summary = run_campaign("--seed", "3", "--duration", "12", "--clients", "2", "--kinds", "snapshot",
+    summary = run_campaign("--seed", "3", "--duration", "8", "--clients", "2", "--kinds", "snapshot",
                            "--flawed-service", expect_violations=True)
     violations = summary["violations"]
     assert violations["linearizability"] and "not linearizable" in violations["linearizability"][0]

@@ -29,6 +29,29 @@ def test_schedule_keeps_to_the_kinds_given():
         schedule.generate(3, 5, 300.0, ("meteor",))
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_a_quick_cover_has_every_kind_first_with_short_holds(seed):
+    faults = schedule.generate(seed, 3, 20.0, cover=True, quick=True)
+    kinds = [f.kind for f in faults]
+    receive = "loss+reorder+duplicate"
+    assert sorted(kinds[:len(schedule.ALL_KINDS) - 2]) == sorted(
+        [k for k in schedule.ALL_KINDS if k not in schedule.RECEIVE_KINDS] + [receive])
+    combined = faults[kinds.index(receive)]
+    assert set(combined.detail) == set(schedule.RECEIVE_KINDS)                       # the three chained
+    assert "depth" in combined.detail["reorder"] and "depth" not in combined.detail["loss"]
+    assert all(f.hold > 3.0 for f in faults if f.kind == "pause")
+    assert all(f.hold <= 4.5 for f in faults)
+    # without merging (a Java member), each receive kind on its own; a short cover runs past the duration
+    apart = [f.kind for f in schedule.generate(seed, 3, 5.0, cover=True, quick=True, merge_receive=False)]
+    assert sorted(apart) == sorted(schedule.ALL_KINDS)
+    # a long run's receive faults carry one generator each, with its arguments
+    for fault in schedule.generate(seed, 3, 600.0):
+        if fault.kind in schedule.RECEIVE_KINDS:
+            assert list(fault.detail) == [fault.kind] and 0.05 <= fault.detail[fault.kind]["rate"] <= 0.3
+        if fault.kind == "slowdisk":
+            assert fault.detail["delay_ms"] > 0
+
+
 @pytest.mark.parametrize("members", [3, 5])
 def test_partition_shapes(members):
     rng = random.Random(1)
