@@ -602,7 +602,7 @@ def _data_first(wakes, script, defer_ns=1000):
 
 
 def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once():
-    now, waiter, timers, idle = _data_first([], [])
+    _, waiter, timers, idle = _data_first([], [])
     idle.idle(1)
     # no second whole cycle as the re-check: the data half and the command queues, then the park, in this call
     assert timers.passes == 1 and waiter.calls == ["prepare", ("wait", 5000, None), "prepare"]
@@ -618,7 +618,7 @@ def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once(
 
 def test_after_a_wake_up_the_data_half_runs_first_and_the_rest_of_the_cycle_is_owed():
     # woken twice with data for the data half, then the park times out: one whole cycle (the owed one) for the three
-    now, waiter, timers, idle = _data_first([True, True], [0, 1, 0, 1, 0], defer_ns=1000)
+    _, waiter, timers, idle = _data_first([True, True], [0, 1, 0, 1, 0], defer_ns=1000)
     idle.idle(1)                                        # a whole cycle; its re-check (nothing), then the park
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None), ("wait", 990, None),
                                                                 ("wait", 970, None)]
@@ -628,14 +628,14 @@ def test_after_a_wake_up_the_data_half_runs_first_and_the_rest_of_the_cycle_is_o
 
 
 def test_a_wake_up_whose_data_half_moves_nothing_goes_to_a_whole_cycle():
-    now, waiter, timers, idle = _data_first([True], [0, 0])
+    _, waiter, timers, idle = _data_first([True], [0, 0])
     idle.idle(1)
     # a command, a status message or a timer woke the thread: the caller's next cycle serves it
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
 
 
 def test_a_command_found_by_the_re_check_after_a_data_half_goes_to_a_whole_cycle():
-    now, waiter, timers, idle = _data_first([True], [0, 1])
+    _, waiter, timers, idle = _data_first([True], [0, 1])
     timers_pending = iter([False, True])                # none after the whole cycle, one after the data half
     timers.commands_pending = lambda: next(timers_pending)
     idle.bind(waiter, None, timers)
@@ -646,7 +646,7 @@ def test_a_command_found_by_the_re_check_after_a_data_half_goes_to_a_whole_cycle
 
 def test_data_halves_alone_stop_once_the_owed_cycle_is_due():
     # a stream that keeps waking the thread: the whole cycle runs full_cycle_defer_ns after the first data half
-    now, waiter, timers, idle = _data_first([True] * 100, [0] + [1, 0] * 100, defer_ns=100)
+    now, waiter, _, idle = _data_first([True] * 100, [0] + [1, 0] * 100, defer_ns=100)
     idle.idle(1)
     waits = [c[1] for c in waiter.calls if isinstance(c, tuple)]
     assert waits[0] == 5000 and all(0 < w <= 100 for w in waits[1:]) and idle._owed_ns == 0
