@@ -499,7 +499,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
                 # heartbeat received, not two)
                 self._prepared = True
-            if self._pending is None or not self._data_first(waiter):
+            if self._pending is None or self.data_spin_ns or not self._data_first(waiter):
                 self._owed_ns = 0
                 return
             self._prepared = False
@@ -526,8 +526,10 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         return self._fast(0) == 0                                       # type: ignore[misc]
 
     def _data_first(self, waiter: _Waiter) -> bool:
-        """After a driver thread's wake-up: the data half of its duty cycle alone (``timers.fast_work``: the compiled
-        send and receive passes, their subscribers signalled), rather than a whole cycle of Python first. True when it
+        """After a driver thread's wake-up, with its data spin off (``data_spin_ns`` 0: with it on, the cycle that the
+        wake-up runs is followed by the spin, which catches the next data without a wake-up): the data half of its duty
+        cycle alone (``timers.fast_work``: the compiled send and receive passes, their subscribers signalled), rather
+        than a whole cycle of Python first. True when it
         moved data and the thread may park again at once: the rest of the cycle (status messages, control frames,
         limits, timers) is then owed, and runs ``full_cycle_defer_ns`` after the first data half that owes it at the
         latest (the park's timeout), or at the first wake-up whose data half moves nothing (a command, a status

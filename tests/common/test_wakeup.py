@@ -651,3 +651,18 @@ def test_data_halves_alone_stop_once_the_owed_cycle_is_due():
     waits = [c[1] for c in waiter.calls if isinstance(c, tuple)]
     assert waits[0] == 5000 and all(0 < w <= 100 for w in waits[1:]) and idle._owed_ns == 0
     assert now[0] <= 10 + 100 + 30                      # no data half alone past the owed cycle's time
+
+
+def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows_it():
+    now, waiter, timers, idle = _data_first([True], [])
+
+    def fast_work(wait_ns):                             # the spin after the first cycle finds nothing
+        now[0] += 10
+        return 0
+
+    timers.fast_work = fast_work
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns = 100
+    idle.idle(1)
+    # woken once: back to the caller for a whole cycle (its data half not run alone)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0
