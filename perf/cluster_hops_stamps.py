@@ -163,7 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.role:
         out, tag, cycles, *rest = args.role
         return run_role(out, tag, cycles == "1", rest)
-    from bench_cluster_three import LineReader, client_env, free_port, stop_process
+    from bench_cluster_three import (
+        LineReader,
+        bound_pingpong,
+        client_env,
+        free_port,
+        stop_process,
+    )
     base = pathlib.Path(f"/dev/shm/cluster-hops-stamps-{uuid.uuid4().hex[:8]}")
     outs = pathlib.Path(tempfile.mkdtemp(prefix="cluster-hops-stamps-"))
     ingress, ack, log1, log2, egress = (free_port() for _ in range(5))
@@ -181,11 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             procs.append(proc)
             reader = LineReader(proc)
             reader.wait_for("READY", 60)
-        assert proc.stdin is not None
-        proc.stdin.write(f"pingpong 200 32\npingpong {args.pings} 32\n")
-        proc.stdin.flush()
-        reader.wait_for("RTT", 300)
-        print(reader.wait_for("RTT", 300), f"(load {os.getloadavg()[0]:.1f})")
+        print(bound_pingpong(proc, reader, 32, args.pings), f"(load {os.getloadavg()[0]:.1f})")
     finally:
         for proc in reversed(procs):
             stop_process(proc, 10)
