@@ -235,6 +235,16 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.stop()
 
 
+def bound_pingpong(client: subprocess.Popen, out: LineReader, length: int, pings: int) -> str:
+    """The round trips of perf/cluster_hops_bound.py's client once it is READY: 200 to warm up, then ``pings``;
+    the client's ``RTT ...`` line for the latter."""
+    assert client.stdin is not None
+    client.stdin.write(f"pingpong 200 {length}\npingpong {pings} {length}\n")
+    client.stdin.flush()
+    out.wait_for("RTT", 300)
+    return out.wait_for("RTT", 300)
+
+
 def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
     """The round trip of perf/cluster_hops_bound.py: the cluster's UDP hops through our drivers (their data spin as
     our members'), no cluster logic."""
@@ -257,11 +267,7 @@ def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
         procs.append(client)
         out = LineReader(client)
         out.wait_for("READY", 60)
-        assert client.stdin is not None
-        client.stdin.write(f"pingpong 200 {args.length}\npingpong {args.pings} {args.length}\n")
-        client.stdin.flush()
-        out.wait_for("RTT", 300)
-        _, _, p50, p90, p99, worst, lost = out.wait_for("RTT", 300).split()
+        _, _, p50, p90, p99, worst, lost = bound_pingpong(client, out, args.length, args.pings).split()
         return {"rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,
                 "rtt_max_us": int(worst) / 1e3, "lost": int(lost.split("=")[1])}
     finally:

@@ -299,7 +299,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     """
 
     __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "yield_ns", "data_spin_ns",
-                 "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared",
+                 "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared", "_owed_ns", "_pending",
                  "_after_work", "parks", "spin_misses", "_spin_skips", "spins_given_up")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
@@ -335,6 +335,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.quiet_park_ns = max(int(quiet_park_ns), self.max_park_ns)
         self.park_bound_ns = self.max_park_ns
         self._spin_start_ns = 0
+        self._pending: Callable[[], bool] | None = None
+        self._owed_ns = 0             # a driver thread's data halves ran alone after wake-ups: its whole cycle by then
         self._clock = clock
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
@@ -363,6 +365,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.fds = fds
         self.timers = timers if waiter is not None else None
         self._fast = getattr(self.timers, "fast_work", None)
+        # with fast_work, what a data half alone leaves undone: data halves run first after a wake-up (_data_first)
+        self._pending = getattr(self.timers, "commands_pending", None)
         if quiet is None and self.timers is not None:
             quiet = getattr(self.timers, "quiet_park_ns", None)
         self.quiet = quiet if waiter is not None else None
@@ -404,14 +408,17 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self.state = PARKING
                 self.waiter.prepare()                                   # type: ignore[union-attr]
                 self._prepared = True
-                return
-            # only timers ran (a heartbeat, a status message): no spin, the park bound kept
-            self.state = PARKING
-            if not self._prepared:
-                self.waiter.prepare()                                   # type: ignore[union-attr]
-                self._prepared = True
-                return                  # the next duty cycle is the re-check of a park
-            # prepared before this cycle, which moved no data and no command: it was the re-check; park now
+                if not self._rechecked():
+                    return              # the next duty cycle is the re-check of a park
+            else:
+                # only timers ran (a heartbeat, a status message): no spin, the park bound kept
+                self.state = PARKING
+                if not self._prepared:
+                    self.waiter.prepare()                               # type: ignore[union-attr]
+                    self._prepared = True
+                    if not self._rechecked():
+                        return          # the next duty cycle is the re-check of a park
+                # prepared before this cycle, which moved no data and no command: it was the re-check; park now
         waiter = self.waiter
         if waiter is None:
             super().idle(work_count)
@@ -472,22 +479,88 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         # signals: a writer that does not (aeronmd, an official client) would not end the yield, only the park's bound
         yield_ns = self.yield_ns if self._after_work and signalled else 0
         self._after_work = False
-        if yield_ns:
-            woken = waiter.wait(timeout, None, yield_ns)
-        else:
-            woken = waiter.wait(timeout, fds() if fds is not None else None)
-        if not woken:
-            if bound < cap:
-                self.park_bound_ns = min(bound * 2, cap)
-            # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle per
-            # timeout, not two)
+        while True:
+            if yield_ns:
+                woken = waiter.wait(timeout, None, yield_ns)
+            else:
+                woken = waiter.wait(timeout, fds() if fds is not None else None)
+            if not woken:
+                if self._owed_ns:
+                    self._owed_ns = 0       # the rest of the cycle after data halves alone: the caller's next cycle
+                elif bound < cap:
+                    self.park_bound_ns = min(bound * 2, cap)
+                # nothing woke us: the caller's next duty cycle doubles as the re-check of the next park (one cycle
+                # per timeout, not two)
+                waiter.prepare()
+                self._prepared = True
+                return
+            if waiter.prepared:
+                # woken by a socket of ours alone, still parked (a driver's waiter: stay_parked_on_fds): the caller's
+                # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
+                # heartbeat received, not two)
+                self._prepared = True
+            if self._pending is None or self.data_spin_ns or not self._data_first(waiter):
+                self._owed_ns = 0
+                return
+            self._prepared = False
+            self.parks += 1
+            # parked again at once: until the next wake-up, the next timer, or the rest of the cycle owed
+            timeout = self._owed_ns - self._clock()
+            if timers is not None:
+                timeout = min(timeout, timers.time_to_deadline_ns(timeout))
+            if timeout <= 0:
+                self._owed_ns = 0
+                return
+            yield_ns = 0
+
+    def _rechecked(self) -> bool:
+        """A driver thread's re-check of the park just prepared, without a whole duty cycle: the data half alone
+        (``timers.fast_work``) and the command queues (``timers.commands_pending``); True when neither has anything,
+        and the thread parks at once. A whole cycle of Python as the re-check costs as much as the cycle before it,
+        and holds the GIL as long: in one process with its clients (an embedded driver), a subscriber just woken waits
+        that long for it (perf/cluster_hops_bound.py). Datagrams on the sockets need no re-check: the park's ``poll``
+        finds them."""
+        pending = self._pending
+        if pending is None or pending():
+            return False
+        return self._fast(0) == 0                                       # type: ignore[misc]
+
+    def _data_first(self, waiter: _Waiter) -> bool:
+        """After a driver thread's wake-up, with its data spin off (``data_spin_ns`` 0: with it on, the cycle that the
+        wake-up runs is followed by the spin, which catches the next data without a wake-up): the data half of its duty
+        cycle alone (``timers.fast_work``: the compiled send and receive passes, their subscribers signalled), rather
+        than a whole cycle of Python first. True when it
+        moved data and the thread may park again at once: the rest of the cycle (status messages, control frames,
+        limits, timers) is then owed, and runs ``full_cycle_defer_ns`` after the first data half that owes it at the
+        latest (the park's timeout), or at the first wake-up whose data half moves nothing (a command, a status
+        message or a NAK: what only a whole cycle serves). The re-check of that park is a data half too, with the
+        waiter marked parked first, and the command queues looked at (``timers.commands_pending``): a writer that
+        wrote before it saw the mark is caught there, as by a whole cycle.
+
+        In one process with its clients (an embedded driver) this is what lets a subscriber the receive pass has just
+        woken run at once: its thread takes the GIL when the driver parks, which a whole cycle and its re-check (tens
+        of microseconds of Python each) would hold up, once per hop (perf/cluster_hops_bound.py). False: the caller's
+        next duty cycle runs (a whole one), as after any wake-up."""
+        fast = self._fast
+        if fast(0) <= 0:                                                # type: ignore[misc]
+            return False                # nothing for the data half: a command, a control frame or a timer woke us
+        now = self._clock()
+        if not self._owed_ns:
+            self._owed_ns = now + self.full_cycle_defer_ns
+        elif now >= self._owed_ns:
+            return False
+        pending = self._pending
+        for _ in range(FULL_CYCLE_DEFER_PASSES):
             waiter.prepare()
             self._prepared = True
-        elif waiter.prepared:
-            # woken by a socket of ours alone, still parked (a driver's waiter: stay_parked_on_fds): the caller's
-            # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
-            # heartbeat received, not two)
-            self._prepared = True
+            if pending():
+                return False
+            moved = fast(0)                                             # type: ignore[misc]
+            if moved < 0:
+                return False
+            if moved == 0:
+                return True
+        return False
 
     def _fast_spin(self) -> bool | None:
         """A driver thread's spin: its data half (``timers.fast_work``: the compiled send and receive passes, the

@@ -468,6 +468,18 @@ class SignallingAgent(Agent):
             self._signal(mask)
         return work
 
+    def commands_pending(self) -> bool:
+        """Whether a client command (the to-driver ring buffer) or a command queued for these agents waits: what a
+        data half (fast_work) leaves to a whole duty cycle, looked at by the re-check of a park that follows data
+        halves alone (WakeupIdleStrategy._data_first)."""
+        to_driver = self._to_driver
+        if to_driver is not None and to_driver.size():
+            return True
+        for queue in self._queues:
+            if queue:
+                return True
+        return False
+
     def _review_clients(self, conductor: Any) -> None:
         self._clients_reviewed = conductor.clients_changes
         ours = self._ours

@@ -559,3 +559,110 @@ def test_a_driver_thread_without_a_data_half_spins_as_any_other():
     now[0] = 150
     idle.idle(0)
     assert waiter.calls == ["prepare"]
+
+
+class DataFirstTimers(FakeTimers):
+    """A driver thread whose agent says what a data half leaves to a whole cycle (SignallingAgent.commands_pending):
+    its data halves run first after a wake-up. ``script``: what each data half moves (0 once it runs out)."""
+
+    def __init__(self, now, step, script=()):
+        super().__init__()
+        self.now, self.step, self.script, self.passes = now, step, list(script), 0
+        self.commands = False
+
+    def fast_work(self, wait_ns):
+        assert wait_ns == 0                             # a look, not a spin: the data spin is off
+        self.now[0] += self.step
+        self.passes += 1
+        return self.script.pop(0) if self.script else 0
+
+    def commands_pending(self):
+        return self.commands
+
+
+class WokenWaiter(FakeWaiter):
+    """Woken as ``wakes`` says, one per wait (then timed out)."""
+
+    def __init__(self, wakes=()):
+        super().__init__()
+        self.wakes = list(wakes)
+
+    def wait(self, timeout_ns, fds=None):
+        self.calls.append(("wait", timeout_ns, fds))
+        return self.wakes.pop(0) if self.wakes else False
+
+
+def _data_first(wakes, script, defer_ns=1000):
+    now = [0]
+    waiter, timers = WokenWaiter(wakes), DataFirstTimers(now, 10, script)
+    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns, idle.full_cycle_defer_ns = 0, defer_ns
+    return now, waiter, timers, idle
+
+
+def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once():
+    _, waiter, timers, idle = _data_first([], [])
+    idle.idle(1)
+    # no second whole cycle as the re-check: the data half and the command queues, then the park, in this call
+    assert timers.passes == 1 and waiter.calls == ["prepare", ("wait", 5000, None), "prepare"]
+    timers.commands = True                              # a command came: the next whole cycle is the re-check
+    waiter.calls.clear()
+    idle.idle(1)
+    assert waiter.calls == ["cancel", "prepare"] and timers.passes == 1
+    timers.commands, timers.script = False, [1]         # the re-check's data half moved data: a whole cycle next
+    waiter.calls.clear()
+    idle.idle(1)
+    assert waiter.calls == ["cancel", "prepare"] and timers.passes == 2
+
+
+def test_after_a_wake_up_the_data_half_runs_first_and_the_rest_of_the_cycle_is_owed():
+    # woken twice with data for the data half, then the park times out: one whole cycle (the owed one) for the three
+    _, waiter, timers, idle = _data_first([True, True], [0, 1, 0, 1, 0], defer_ns=1000)
+    idle.idle(1)                                        # a whole cycle; its re-check (nothing), then the park
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None), ("wait", 990, None),
+                                                                ("wait", 970, None)]
+    # woken: data moved at 20, the re-check at 30 found none: parked until the owed cycle (1020); woken with data
+    # again at 40, re-checked at 50: parked until 1020 still; that park timed out: the caller's next cycle is the owed
+    assert timers.passes == 5 and idle._owed_ns == 0 and waiter.calls[-1] == "prepare"
+
+
+def test_a_wake_up_whose_data_half_moves_nothing_goes_to_a_whole_cycle():
+    _, waiter, timers, idle = _data_first([True], [0, 0])
+    idle.idle(1)
+    # a command, a status message or a timer woke the thread: the caller's next cycle serves it
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
+
+
+def test_a_command_found_by_the_re_check_after_a_data_half_goes_to_a_whole_cycle():
+    _, waiter, timers, idle = _data_first([True], [0, 1])
+    timers_pending = iter([False, True])                # none after the whole cycle, one after the data half
+    timers.commands_pending = lambda: next(timers_pending)
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
+    assert waiter.calls[-1] == "prepare" and idle._owed_ns == 0
+
+
+def test_data_halves_alone_stop_once_the_owed_cycle_is_due():
+    # a stream that keeps waking the thread: the whole cycle runs full_cycle_defer_ns after the first data half
+    now, waiter, _, idle = _data_first([True] * 100, [0] + [1, 0] * 100, defer_ns=100)
+    idle.idle(1)
+    waits = [c[1] for c in waiter.calls if isinstance(c, tuple)]
+    assert waits[0] == 5000 and all(0 < w <= 100 for w in waits[1:]) and idle._owed_ns == 0
+    assert now[0] <= 10 + 100 + 30                      # no data half alone past the owed cycle's time
+
+
+def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows_it():
+    now, waiter, timers, idle = _data_first([True], [])
+
+    def fast_work(wait_ns):                             # the spin after the first cycle finds nothing
+        now[0] += 10
+        return 0
+
+    timers.fast_work = fast_work
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns = 100
+    idle.idle(1)
+    # woken once: back to the caller for a whole cycle (its data half not run alone)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0

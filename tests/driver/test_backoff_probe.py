@@ -760,3 +760,23 @@ def test_a_whole_cycle_tracks_an_image_with_an_armed_rebuild_pass_in_compiled_co
     link.position.set_ordered(threshold + image.next_sm_window)
     driver.conductor.receiver.do_work()
     assert sent.get() == before + 2 and len(scans) == 1
+
+
+def test_commands_pending_sees_a_client_command_and_a_command_queued_for_the_agents(rig):
+    # what the re-check of a park after data halves alone looks at (WakeupIdleStrategy._data_first): what only a
+    # whole duty cycle serves
+    from aeron.client.driver_proxy import DriverProxy
+    driver, signalling, _, _, _ = rig
+    _until_idle(driver)
+    assert not signalling.commands_pending()
+    DriverProxy(driver.conductor.to_driver, 4242, 10_000_000_000, None).next_available_session_id(1001)
+    assert signalling.commands_pending()
+    _until_idle(driver)                                 # the conductor has read it
+    assert not signalling.commands_pending()
+    records = driver.conductor.receiver.command_queue.records
+    records.append(("a record the receiver has not run yet",))
+    try:
+        assert signalling.commands_pending()
+    finally:
+        records.pop()
+    assert not signalling.commands_pending()
