@@ -232,8 +232,8 @@ def run_driver(out: str, args: list[str]) -> int:
     if hasattr(SignallingAgent, "fast_work"):
         original_fast_work = SignallingAgent.fast_work
 
-        def fast_work(self, wait_ns=0):
-            work = original_fast_work(self, wait_ns)
+        def fast_work(self, *spin):
+            work = original_fast_work(self, *spin)
             fast_counts[0] += 1
             fast_counts[1] += 1 if work else 0
             return work

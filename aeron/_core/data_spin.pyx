@@ -20,6 +20,7 @@ a probe per step (also a record in the to-driver ``ring`` or in one of the comma
 and receive passes itself (a receive endpoint's compiled dispatch of one batch), and control passes (a send
 endpoint's compiled read of one batch of status messages, which it applies to the pass's limits), each as work done.
 """
+from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
@@ -58,6 +59,13 @@ PROBE_OTHER = 2
 PROBE_CONTROL = 3
 PROBE_RECEIVE = 4
 PROBE_STATUS = 5
+
+cdef enum:
+    # run_data's data loop: why it stopped
+    DATA_TIMED_OUT = 0
+    DATA_BUDGET = 1
+    DATA_HAND_BACK = 2
+    DATA_RECEIVE_FAILED = 3
 
 cdef enum:
     MOVED_NOTHING = 0
@@ -125,6 +133,18 @@ cdef class DataSpin:
         self.sends = 0
         self.passes_until_ns = 0
         self.sent = 0
+        self._pass_refs = NULL
+        self._pass_count = 0
+        self._pass_capacity = 0
+        self._rx_dispatchers = NULL
+        self._rx_transports = NULL
+        self._rx_destinations = NULL
+        self._rx_failed_index = -1
+        self._rx_failed_errno = 0
+        self.data_passes = 0
+        self.data_idle_ns = 0
+        self.handed_back = False
+        self.unsignalled = 0
 
     def __dealloc__(self):
         free(self._fds)
@@ -134,6 +154,10 @@ cdef class DataSpin:
         free(self._group_ends)
         free(self._group_thresholds)
         free(self._receive_bound)
+        free(self._pass_refs)
+        free(self._rx_dispatchers)
+        free(self._rx_transports)
+        free(self._rx_destinations)
 
     def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=(),
             controls=(), bint gaps_covered=False):
@@ -177,6 +201,17 @@ cdef class DataSpin:
         self._fd_count = n
         self._control_count = control
         self._passes = list(passes)
+        cdef int p = len(self._passes)
+        cdef PyObject **grown_refs
+        if p > self._pass_capacity:
+            grown_refs = <PyObject **>realloc(self._pass_refs, p * sizeof(PyObject *))
+            if grown_refs == NULL:
+                raise MemoryError()
+            self._pass_refs = grown_refs
+            self._pass_capacity = p
+        for i in range(p):
+            self._pass_refs[i] = <PyObject *>self._passes[i]
+        self._pass_count = p
 
     def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0, bint gaps_covered=False):
         """``set``'s counters (their values now the reference), groups, deadline and ``gaps_covered`` alone; the
@@ -303,9 +338,30 @@ cdef class DataSpin:
             if grown == NULL:
                 raise MemoryError()
             self._receive_bound = grown
+            grown = <unsigned char *>realloc(self._rx_dispatchers, count * sizeof(PyObject *))
+            if grown == NULL:
+                raise MemoryError()
+            self._rx_dispatchers = <PyObject **>grown
+            grown = <unsigned char *>realloc(self._rx_transports, count * sizeof(PyObject *))
+            if grown == NULL:
+                raise MemoryError()
+            self._rx_transports = <PyObject **>grown
+            grown = <unsigned char *>realloc(self._rx_destinations, count * sizeof(int64_t))
+            if grown == NULL:
+                raise MemoryError()
+            self._rx_destinations = <int64_t *>grown
             self._receive_capacity = count
         for i in range(count):
             self._receive_bound[i] = 1 if entries and entries[i] is not None else 0
+            if self._receive_bound[i]:
+                entry = entries[i]
+                self._rx_dispatchers[i] = <PyObject *>entry[0]
+                self._rx_transports[i] = <PyObject *>entry[1]
+                self._rx_destinations[i] = entry[2]
+            else:
+                self._rx_dispatchers[i] = NULL
+                self._rx_transports[i] = NULL
+                self._rx_destinations[i] = 0
         self._receives = entries
         return 0
 
@@ -697,3 +753,159 @@ cdef class DataSpin:
             free(slot_counts)
         self.rounds = rounds
         return ready
+
+    def run_data(self, int64_t wait_ns, int64_t spin_ns=0, int passes_left=1, int64_t defer_ns=0):
+        """A driver thread's data spin in one call, the GIL released: waits up to ``wait_ns`` (as ``wait``) for data a
+        watched pass can send or a datagram on a receive socket, then runs the send passes (bound: SendPass.bind) and
+        one batch of the receive passes (``set``'s ``receives``: each dispatcher inserts what it reads and wakes its
+        subscribers on its wake board), every receive socket after a send (a datagram to this driver is in its
+        socket when the send returns), and waits on up to ``spin_ns`` after each pass that moved data, until
+        ``passes_left`` such passes ran or ``defer_ns`` passed since the first of them. No Python runs from the
+        offer seen to the subscriber woken. Returns those passes; ``data_idle_ns`` says how long it then waited with
+        nothing (0 when it stopped for its budget), ``sends``/``sent``/``receives``/``received`` what the passes did,
+        and ``unsignalled`` the wake-up bits of data inserted that no wake board signalled.
+
+        Stops with ``handed_back`` set, for the caller's own data half, at anything else: a datagram on a socket
+        without a receive pass (or an error on it), a counter moved, a pass not bound, failed or sending nothing
+        (a full socket), or a receive pass that left events for Python (``event_index``: handled before its socket
+        is read again). A receive error is raised as DataPacketDispatcher.poll raises it."""
+        cdef int verdict, j
+        cdef bint can_send = True
+        cdef DataPacketDispatcher dispatcher
+        cdef UdpTransport transport
+        cdef int n
+        if wait_ns < 0 or spin_ns < 0 or passes_left < 1:
+            raise InvalidArgumentError(f"wait_ns and spin_ns must be >= 0 and passes_left >= 1, got {wait_ns}, "
+                                       f"{spin_ns}, {passes_left}")
+        for item in self._passes:
+            if (<SendPass>item).bound_transport is None:
+                can_send = False            # a pass with nowhere to go: the caller sends them all
+                break
+        if can_send:
+            for item in self._passes:
+                (<SendPass>item).prepare_bound()
+        for j in range(self._fd_count - self._control_count):
+            if self._rx_transports[j] != NULL:
+                (<UdpTransport>self._rx_transports[j])._check()
+        self.sends = 0
+        self.sent = 0
+        self.receives = 0
+        self.received = 0
+        self.event_index = -1
+        self.data_passes = 0
+        self.data_idle_ns = 0
+        self.handed_back = False
+        self.unsignalled = 0
+        self.rounds = 0
+        with nogil:
+            verdict = self._data_loop(wait_ns, spin_ns, passes_left, defer_ns, can_send)
+        if verdict == DATA_RECEIVE_FAILED:
+            # as DataPacketDispatcher.poll: a retry without recvmmsg, nothing this time, or the error raised
+            j = self._rx_failed_index
+            dispatcher = <DataPacketDispatcher>self._rx_dispatchers[j]
+            transport = <UdpTransport>self._rx_transports[j]
+            n = dispatcher.receive_failed(transport, self._rx_destinations[j], _now_ns(), None, self._rx_failed_errno)
+            if n > 0:
+                self.receives += 1
+                self.received += n
+                self.data_passes += 1
+                self.unsignalled |= dispatcher.take_unsignalled()
+            self.handed_back = True     # the rest of that batch's sockets: the caller's data half
+        elif verdict == DATA_HAND_BACK:
+            self.handed_back = True
+        return self.data_passes
+
+    cdef int _data_loop(self, int64_t wait_ns, int64_t spin_ns, int passes_left, int64_t defer_ns,
+                        bint can_send) noexcept nogil:
+        cdef int64_t now_ns = _now_ns()
+        cdef int64_t deadline = now_ns + wait_ns, until = 0, last = 0, bytes_sent, pass_sent, got
+        cdef int control = self._control_count, i, j, n, err = 0
+        cdef bint offered, readable
+        cdef PyObject *ref
+        while True:
+            self.rounds += 1
+            offered = False
+            for i in range(self._pass_count):
+                ref = self._pass_refs[i]
+                for j in range((<SendPass>ref).count):
+                    if _offered(&(<SendPass>ref).slots[j]):
+                        offered = True
+                        break
+                if offered:
+                    break
+            if self._moved():
+                return DATA_HAND_BACK
+            readable = self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+            if readable:
+                for j in range(self._fd_count):
+                    if self._fds[j].revents and (j < control or self._rx_dispatchers[j - control] == NULL or
+                                                 self._fds[j].revents & POLLNVAL):
+                        return DATA_HAND_BACK
+            if not offered and not readable:
+                now_ns = _now_ns()
+                if now_ns >= deadline:
+                    if self.data_passes:
+                        self.data_idle_ns = now_ns - last
+                    return DATA_TIMED_OUT
+                cpu_pause()
+                continue
+            now_ns = _now_ns()
+            got = 0
+            if offered:
+                if not can_send:
+                    return DATA_HAND_BACK
+                bytes_sent = 0
+                for i in range(self._pass_count):
+                    ref = self._pass_refs[i]
+                    pass_sent = (<SendPass>ref).run((<SendPass>ref).bound_transport, now_ns, &err)
+                    if pass_sent:
+                        get_and_add_i64((<SendPass>ref).bytes_sent, pass_sent)
+                        bytes_sent += pass_sent
+                    if err:
+                        break
+                if bytes_sent:
+                    self.sends += 1
+                    self.sent += bytes_sent
+                    got += bytes_sent
+                if err or bytes_sent == 0:
+                    self._count_pass(got, now_ns, &last)
+                    return DATA_HAND_BACK       # the caller's data half retries it, and reports its error
+            for j in range(control, self._fd_count):
+                if self._rx_dispatchers[j - control] == NULL:
+                    continue
+                if not offered and not (self._fds[j].revents & POLLIN):
+                    continue
+                ref = self._rx_dispatchers[j - control]
+                n = (<DataPacketDispatcher>ref).receive(<UdpTransport>self._rx_transports[j - control],
+                                                        self._rx_destinations[j - control], now_ns, None)
+                if n < 0:
+                    self._rx_failed_index = j - control
+                    self._rx_failed_errno = n
+                    self._count_pass(got, now_ns, &last)
+                    return DATA_RECEIVE_FAILED
+                if n:
+                    self.receives += 1
+                    self.received += n
+                    got += n
+                    # what the Python half's take_data_mask does after a poll: the next insert wakes again
+                    self.unsignalled |= (<DataPacketDispatcher>ref).take_unsignalled()
+                    if (<DataPacketDispatcher>ref).event_count:
+                        self.event_index = j - control
+                        self._count_pass(got, now_ns, &last)
+                        return DATA_HAND_BACK
+            if got:
+                self._count_pass(got, now_ns, &last)
+                if until == 0:
+                    until = now_ns + defer_ns
+                if self.data_passes >= passes_left or now_ns >= until:
+                    return DATA_BUDGET
+                deadline = _now_ns() + spin_ns
+            elif _now_ns() >= deadline:
+                if self.data_passes:
+                    self.data_idle_ns = _now_ns() - last
+                return DATA_TIMED_OUT
+
+    cdef inline void _count_pass(self, int64_t got, int64_t now_ns, int64_t *last) noexcept nogil:
+        if got:
+            self.data_passes += 1
+            last[0] = now_ns
