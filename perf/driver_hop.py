@@ -9,7 +9,7 @@ the same machine.
 A client of an INVOKER driver (our driver, the ``wakeup`` signalling of a SHARED thread) offers 32 bytes on a UDP
 stream on 127.0.0.1 that its own subscription receives; a waiter of the subscription's stream is parked (prepared) on
 the wake-up board before each offer, so that each timed fast_work call sends the datagram, receives it, inserts it into
-the image and wakes the waiter, as the driver does between a ping's offer and its pong's wake-up. The subscriber reads
+the image and wakes the waiter (FUTEX_WAKE), as the driver does between a ping's offer and its pong's wake-up. The subscriber reads
 the message between calls, untimed. Prints p10/p50/p90 of each, in microseconds, and their ratio.
 """
 from __future__ import annotations
@@ -68,7 +68,7 @@ def measure(messages: int) -> dict[str, tuple[float, float, float]]:
                 pub = pub or client.get_exclusive_publication(pub_id)
             for _ in range(50):
                 driver.do_work()                # setups and status messages settled
-            waiter = new_waiter(client._conductor.wakeup_board, stream_bit(STREAM))
+            waiter = new_waiter(client._conductor.wakeup_board, stream_bit(STREAM), futex=True)     # as our samples'
             payload = b"p" * 32
             got = [0]
 

@@ -835,7 +835,9 @@ cdef class DataSpin:
                     break
             if self._moved():
                 return DATA_HAND_BACK
-            readable = self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+            # data offered goes first: the poll (a system call, a microsecond or more on a VM) waits for the next
+            # round, and the receive sockets are read right after the send anyway
+            readable = not offered and self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
             if readable:
                 for j in range(self._fd_count):
                     if self._fds[j].revents and (j < control or self._rx_dispatchers[j - control] == NULL or
@@ -899,7 +901,7 @@ cdef class DataSpin:
                     until = now_ns + defer_ns
                 if self.data_passes >= passes_left or now_ns >= until:
                     return DATA_BUDGET
-                deadline = _now_ns() + spin_ns
+                deadline = now_ns + spin_ns
             elif _now_ns() >= deadline:
                 if self.data_passes:
                     self.data_idle_ns = _now_ns() - last

@@ -146,6 +146,7 @@ class SignallingAgent(Agent):
         self._watching = _NOTHING      # what the data spin watches until the next whole cycle (_watch)
         self._watch_stale = False      # a whole cycle ran since: _watch before the next fast_work (none with backoff)
         self._spin_owners: list[Any] = []     # (endpoint, destination) of each receive socket the data spin reads
+        self._watch_version: tuple[int, int] | None = None     # the agents' changes when _watch last set the spin
         self._spin_passes = False      # the data spin runs the passes itself (DataSpin.run_data)
         self.fast_idle_ns = 0          # how long the last fast_work's spin waited after its last pass that moved data
         self._on_error = getattr(conductor, "on_agent_error", None)
@@ -413,6 +414,11 @@ class SignallingAgent(Agent):
         driver's clock is CLOCK_MONOTONIC (the spin's passes take their time from it). Not used while a publication
         is sent one by one (the spin then polls the data half itself)."""
         sender, receiver = self._sender, self._receiver
+        # they change only with the commands these agents run (as the probes' sockets: _arm_probe)
+        version = (sender.changes if sender is not None else -1, receiver.changes if receiver is not None else -1)
+        if version == self._watch_version:
+            return
+        self._watch_version = version
         passes = sender.send_passes() if sender is not None else []
         if passes is None:
             self._watching = _POLLED
