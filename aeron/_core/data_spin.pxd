@@ -72,6 +72,8 @@ cdef class DataSpin:
     cdef int _check_sockets(self, passes, fds, int control, receives, controls) except -1
     cdef int64_t _control_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _controls_bound(self) noexcept
+    cdef bint _prepare_sends(self) except -1
+    cdef void _clear_passes(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _counter_moved(self) noexcept nogil

@@ -73,6 +73,14 @@ cdef enum:
     MOVED_STATUS = 2                # only groups whose rebuild pass is due
 
 
+cdef void *_grown(void *table, size_t size) except NULL:
+    """``table`` reallocated to ``size`` bytes (MemoryError when it cannot be: ``table`` is then kept as it was)."""
+    cdef void *grown = realloc(table, size)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
+
+
 cdef inline int64_t _now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -184,15 +192,11 @@ cdef class DataSpin:
         """``set``'s passes, sockets, receive and control passes alone (what changes only with a driver thread's
         endpoints and publications); the counters, groups and deadline watched stay."""
         cdef int n = len(fds), i
-        cdef pollfd *grown
         self._check_sockets(passes, fds, control, receives, controls)
         self._set_receives(receives, n - control)
         self._controls = list(controls)
         if n > self._fd_capacity:
-            grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
-            if grown == NULL:
-                raise MemoryError()
-            self._fds = grown
+            self._fds = <pollfd *>_grown(self._fds, n * sizeof(pollfd))
             self._fd_capacity = n
         for i in range(n):
             self._fds[i].fd = int(fds[i])
@@ -202,12 +206,8 @@ cdef class DataSpin:
         self._control_count = control
         self._passes = list(passes)
         cdef int p = len(self._passes)
-        cdef PyObject **grown_refs
         if p > self._pass_capacity:
-            grown_refs = <PyObject **>realloc(self._pass_refs, p * sizeof(PyObject *))
-            if grown_refs == NULL:
-                raise MemoryError()
-            self._pass_refs = grown_refs
+            self._pass_refs = <PyObject **>_grown(self._pass_refs, p * sizeof(PyObject *))
             self._pass_capacity = p
         for i in range(p):
             self._pass_refs[i] = <PyObject *>self._passes[i]
@@ -217,22 +217,14 @@ cdef class DataSpin:
         """``set``'s counters (their values now the reference), groups, deadline and ``gaps_covered`` alone; the
         passes and sockets stay."""
         cdef int c = len(counters), i
-        cdef int64_t **grown_addrs
-        cdef int64_t *grown_values
         cdef AtomicCounter counter
         self._check_watch(counters, groups, deadline_ns)
         self._set_groups(groups)
         self._deadline_ns = deadline_ns
         self._gaps_covered = gaps_covered
         if c > self._watch_capacity:
-            grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
-            if grown_addrs == NULL:
-                raise MemoryError()
-            self._watch_addrs = grown_addrs
-            grown_values = <int64_t *>realloc(self._watch_values, c * sizeof(int64_t))
-            if grown_values == NULL:
-                raise MemoryError()
-            self._watch_values = grown_values
+            self._watch_addrs = <int64_t **>_grown(self._watch_addrs, c * sizeof(int64_t *))
+            self._watch_values = <int64_t *>_grown(self._watch_values, c * sizeof(int64_t))
             self._watch_capacity = c
         self._watched = list(counters)
         for i in range(c):
@@ -289,9 +281,6 @@ cdef class DataSpin:
         cdef list ends = []
         cdef list rebuilds = []
         cdef int g, i, total
-        cdef int64_t **grown_addrs
-        cdef int *grown_ends
-        cdef int64_t *grown_thresholds
         for group in groups:
             group_counters = list(group[1])
             if not group_counters:
@@ -303,20 +292,11 @@ cdef class DataSpin:
         g = len(thresholds)
         total = len(members)
         if g > self._group_capacity:
-            grown_ends = <int *>realloc(self._group_ends, g * sizeof(int))
-            if grown_ends == NULL:
-                raise MemoryError()
-            self._group_ends = grown_ends
-            grown_thresholds = <int64_t *>realloc(self._group_thresholds, g * sizeof(int64_t))
-            if grown_thresholds == NULL:
-                raise MemoryError()
-            self._group_thresholds = grown_thresholds
+            self._group_ends = <int *>_grown(self._group_ends, g * sizeof(int))
+            self._group_thresholds = <int64_t *>_grown(self._group_thresholds, g * sizeof(int64_t))
             self._group_capacity = g
         if total > self._grouped_capacity:
-            grown_addrs = <int64_t **>realloc(self._group_addrs, total * sizeof(int64_t *))
-            if grown_addrs == NULL:
-                raise MemoryError()
-            self._group_addrs = grown_addrs
+            self._group_addrs = <int64_t **>_grown(self._group_addrs, total * sizeof(int64_t *))
             self._grouped_capacity = total
         for i in range(g):
             self._group_thresholds[i] = thresholds[i]
@@ -331,25 +311,12 @@ cdef class DataSpin:
 
     cdef int _set_receives(self, receives, int count) except -1:
         cdef list entries = list(receives)
-        cdef unsigned char *grown
         cdef int i
         if count > self._receive_capacity:
-            grown = <unsigned char *>realloc(self._receive_bound, count)
-            if grown == NULL:
-                raise MemoryError()
-            self._receive_bound = grown
-            grown = <unsigned char *>realloc(self._rx_dispatchers, count * sizeof(PyObject *))
-            if grown == NULL:
-                raise MemoryError()
-            self._rx_dispatchers = <PyObject **>grown
-            grown = <unsigned char *>realloc(self._rx_transports, count * sizeof(PyObject *))
-            if grown == NULL:
-                raise MemoryError()
-            self._rx_transports = <PyObject **>grown
-            grown = <unsigned char *>realloc(self._rx_destinations, count * sizeof(int64_t))
-            if grown == NULL:
-                raise MemoryError()
-            self._rx_destinations = <int64_t *>grown
+            self._receive_bound = <unsigned char *>_grown(self._receive_bound, count)
+            self._rx_dispatchers = <PyObject **>_grown(self._rx_dispatchers, count * sizeof(PyObject *))
+            self._rx_transports = <PyObject **>_grown(self._rx_transports, count * sizeof(PyObject *))
+            self._rx_destinations = <int64_t *>_grown(self._rx_destinations, count * sizeof(int64_t))
             self._receive_capacity = count
         for i in range(count):
             self._receive_bound[i] = 1 if entries and entries[i] is not None else 0
@@ -404,6 +371,23 @@ cdef class DataSpin:
                 hand_back[0] = True
                 break
         return total
+
+    cdef void _clear_passes(self) noexcept:
+        # what the send and receive passes of a call did, before it runs any
+        self.sends = 0
+        self.sent = 0
+        self.receives = 0
+        self.received = 0
+        self.event_index = -1
+
+    cdef bint _prepare_sends(self) except -1:
+        """Whether every watched pass is bound (SendPass.bind), each then made ready to run from compiled code."""
+        for item in self._passes:
+            if (<SendPass>item).bound_transport is None:
+                return False
+        for item in self._passes:
+            (<SendPass>item).prepare_bound()
+        return True
 
     cdef bint _controls_bound(self) noexcept:
         # every control socket with a datagram (or an error) has a control pass
@@ -521,20 +505,9 @@ cdef class DataSpin:
         if ring is not None:
             ring._check()
             rb = &ring.rb
-        if sends:
-            for item in self._passes:
-                send_pass = <SendPass>item
-                if send_pass.bound_transport is None:
-                    sends = 0               # a pass with nowhere to go: the caller sends them all
-                    break
-            else:
-                for item in self._passes:
-                    (<SendPass>item).prepare_bound()
-        self.sends = 0
-        self.sent = 0
-        self.receives = 0
-        self.received = 0
-        self.event_index = -1
+        if sends and not self._prepare_sends():
+            sends = 0                       # a pass with nowhere to go: the caller sends them all
+        self._clear_passes()
         self.controls = 0
         self.control_read = 0
         self.control_index = -1
@@ -770,28 +743,18 @@ cdef class DataSpin:
         (a full socket), or a receive pass that left events for Python (``event_index``: handled before its socket
         is read again). A receive error is raised as DataPacketDispatcher.poll raises it."""
         cdef int verdict, j
-        cdef bint can_send = True
+        cdef bint can_send
         cdef DataPacketDispatcher dispatcher
         cdef UdpTransport transport
         cdef int n
         if wait_ns < 0 or spin_ns < 0 or passes_left < 1:
             raise InvalidArgumentError(f"wait_ns and spin_ns must be >= 0 and passes_left >= 1, got {wait_ns}, "
                                        f"{spin_ns}, {passes_left}")
-        for item in self._passes:
-            if (<SendPass>item).bound_transport is None:
-                can_send = False            # a pass with nowhere to go: the caller sends them all
-                break
-        if can_send:
-            for item in self._passes:
-                (<SendPass>item).prepare_bound()
+        can_send = self._prepare_sends()    # else a pass with nowhere to go: the caller sends them all
         for j in range(self._fd_count - self._control_count):
             if self._rx_transports[j] != NULL:
                 (<UdpTransport>self._rx_transports[j])._check()
-        self.sends = 0
-        self.sent = 0
-        self.receives = 0
-        self.received = 0
-        self.event_index = -1
+        self._clear_passes()
         self.data_passes = 0
         self.data_idle_ns = 0
         self.handed_back = False
