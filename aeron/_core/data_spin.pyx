@@ -838,8 +838,8 @@ cdef class DataSpin:
             for j in range(control, self._fd_count):
                 if self._rx_dispatchers[j - control] == NULL:
                     continue
-                if not offered and not (self._fds[j].revents & POLLIN):
-                    continue
+                if not offered and not self._fds[j].revents:
+                    continue                    # (an error on it is read too: the receive takes it off the socket)
                 ref = self._rx_dispatchers[j - control]
                 n = (<DataPacketDispatcher>ref).receive(<UdpTransport>self._rx_transports[j - control],
                                                         self._rx_destinations[j - control], now_ns, None)
