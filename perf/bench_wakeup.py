@@ -54,7 +54,8 @@ from aeron.common.wakeup import WakeupIdleStrategy
 from aeron.common.cpu_latency import CpuLatencyRequest
 
 HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
+# BENCH_WAKEUP_ROOT: run another checkout's driver and samples (built in place), e.g. a before/after pair in one session
+ROOT = pathlib.Path(os.environ.get("BENCH_WAKEUP_ROOT") or HERE.parent)
 RESULTS = HERE / "results"
 PY = sys.executable
 

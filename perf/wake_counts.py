@@ -16,7 +16,10 @@ WAKE_COUNTS_DRIVER_SPIN_NS and WAKE_COUNTS_CLIENT_SPIN_NS replace the driver's a
 WAKE_COUNTS_CLIENT_YIELD_NS the samples' yield time before a park,
 WAKE_COUNTS_DATA_SPIN_NS and WAKE_COUNTS_FULL_CYCLE_DEFER_NS the driver's data spin and how long it defers the rest
 of a duty cycle; WAKE_COUNTS_STAMPS=1 adds the time between the milestones of a round trip (CLOCK_MONOTONIC stamps
-in the three processes: ping offer, driver send, insert, pong wake-up, ...), p10/p50/p90.
+in the three processes: ping offer, driver send, insert, pong wake-up, ...), p10/p50/p90. The driver's own
+milestones (saw, sent, inserted) come from its data half in Python: with the compiled one (DataSpin.run_data, the
+default) they are not stamped, and WAKE_COUNTS_PYTHON_DATA_HALF=1 runs the data half in Python as before this one
+call existed (the compiled wait, then Sender.send_data and Receiver.poll_data), for its stamps or a comparison.
 """
 from __future__ import annotations
 
@@ -182,6 +185,14 @@ def run_driver(out: str, args: list[str]) -> int:
         return original_do_work(self)
 
     SignallingAgent.do_work = do_work
+    if os.environ.get("WAKE_COUNTS_PYTHON_DATA_HALF"):
+        original_watch = SignallingAgent._watch
+
+        def watch(self):
+            original_watch(self)
+            self._spin_passes = False       # the compiled wait, then the data half in Python
+
+        SignallingAgent._watch = watch
     if _stamping():
         from aeron.common.wakeup import stream_bit
         from aeron.driver.send_channel_endpoint import SendChannelEndpoint
@@ -232,8 +243,8 @@ def run_driver(out: str, args: list[str]) -> int:
     if hasattr(SignallingAgent, "fast_work"):
         original_fast_work = SignallingAgent.fast_work
 
-        def fast_work(self, wait_ns=0):
-            work = original_fast_work(self, wait_ns)
+        def fast_work(self, *spin):
+            work = original_fast_work(self, *spin)
             fast_counts[0] += 1
             fast_counts[1] += 1 if work else 0
             return work

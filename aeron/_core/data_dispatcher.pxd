@@ -5,6 +5,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
 from aeron._core.counters cimport AtomicCounter
+from aeron._core.loss_generator cimport LossGenerator
 from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport
 from aeron._core.wakeup cimport WakeupBoard
 
@@ -80,3 +81,10 @@ cdef class DataPacketDispatcher:
                           int64_t destination_id, int64_t now_ns) noexcept nogil
     cdef void _dispatch_slots(self, UdpTransport transport, int count, int64_t destination_id,
                               int64_t now_ns) noexcept nogil
+    cdef int receive(self, UdpTransport transport, int64_t destination_id, int64_t now_ns,
+                     LossGenerator loss) noexcept nogil
+    cdef int receive_failed(self, UdpTransport transport, int64_t destination_id, int64_t now_ns, LossGenerator loss,
+                            int n) except -1
+    cdef int _dispatched(self, UdpTransport transport, int n, int64_t destination_id, int64_t now_ns,
+                         LossGenerator loss) noexcept nogil
+    cdef int64_t take_unsignalled(self) noexcept nogil

@@ -437,35 +437,58 @@ cdef class DataPacketDispatcher:
         it; returns the datagrams received. ``inserted``, ``dropped``, ``gaps`` and the events describe this call."""
         transport._check()
         cdef int n
-        cdef int64_t dropped
-        cdef bint has_loss = loss is not None
+        with nogil:
+            n = self.receive(transport, destination_id, now_ns, loss)
+        if n < 0:
+            n = self.receive_failed(transport, destination_id, now_ns, loss, n)
+        return n
+
+    cdef int receive(self, UdpTransport transport, int64_t destination_id, int64_t now_ns,
+                     LossGenerator loss) noexcept nogil:
+        """``poll``'s batch with no GIL (the transport checked open by the caller): the datagrams received, or -errno
+        for ``receive_failed``."""
+        cdef int n
         self.event_count = 0
         self.inserted = 0
         self.dropped = 0
         self.gaps = 0
-        with nogil:
-            n = transport.receive_slots()
-            if n > 0:
-                if has_loss:
-                    dropped = loss.chain_dropped()
-                    n = loss.filter_batch(transport, n)         # may add held or duplicated datagrams after n
-                    self.dropped = loss.chain_dropped() - dropped
-                self._dispatch_slots(transport, n, destination_id, now_ns)
-        if n < 0:
-            n = transport.received_or_raise(n)          # a retry without recvmmsg, nothing, or an error raised
-            if n > 0:
-                with nogil:
-                    if has_loss:
-                        dropped = loss.chain_dropped()
-                        n = loss.filter_batch(transport, n)
-                        self.dropped = loss.chain_dropped() - dropped
-                    self._dispatch_slots(transport, n, destination_id, now_ns)
+        n = transport.receive_slots()
+        if n > 0:
+            n = self._dispatched(transport, n, destination_id, now_ns, loss)
+        return n
+
+    cdef int receive_failed(self, UdpTransport transport, int64_t destination_id, int64_t now_ns, LossGenerator loss,
+                            int n) except -1:
+        """After ``receive`` returned -errno: a retry without recvmmsg (its batch dispatched), nothing, or
+        ChannelEndpointError raised."""
+        n = transport.received_or_raise(n)
+        if n > 0:
+            with nogil:
+                n = self._dispatched(transport, n, destination_id, now_ns, loss)
+        return n
+
+    cdef int _dispatched(self, UdpTransport transport, int n, int64_t destination_id, int64_t now_ns,
+                         LossGenerator loss) noexcept nogil:
+        # the batch through the receive interceptors (if any) into the images, then their subscribers woken at once;
+        # the datagrams dispatched (the chain may add held or duplicated datagrams after n)
+        cdef int64_t dropped
+        if loss is not None:
+            dropped = loss.chain_dropped()
+            n = loss.filter_batch(transport, n)
+            self.dropped = loss.chain_dropped() - dropped
+        self._dispatch_slots(transport, n, destination_id, now_ns)
         cdef int64_t fresh = self.data_mask & ~self.signalled_mask
         if fresh != 0 and self.wake_board is not None:
             self.signalled_mask |= fresh
-            with nogil:
-                self.wake_board.notify(fresh)
+            self.wake_board.notify(fresh)
         return n
+
+    cdef int64_t take_unsignalled(self) noexcept nogil:
+        """``take_data_mask`` for a caller with no GIL that needs only the bits not yet signalled (then cleared)."""
+        cdef int64_t unsignalled = self.data_mask & ~self.signalled_mask
+        self.data_mask = 0
+        self.signalled_mask = 0
+        return unsignalled
 
     def dispatch(self, buffer, Py_ssize_t length, bytes source_key, int64_t destination_id, int64_t now_ns):
         """One datagram from Python (a transport without compiled slots, such as a test double, or a loss

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # A driver thread's spin between duty cycles in compiled code: waits for offered data or a datagram.
+from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t
 
 cdef extern from "<poll.h>" nogil:
@@ -48,12 +49,31 @@ cdef class DataSpin:
     cdef readonly int sends         # send passes the last backoff ran itself
     cdef readonly int64_t sent      # the bytes they sent
     cdef readonly int64_t passes_until_ns   # the last backoff's bound on passes at its end (0: none)
+    # run_data's view of _passes and of the receive passes, for its loop with no GIL: borrowed references (the
+    # lists _passes and _receives keep the objects alive)
+    cdef PyObject **_pass_refs
+    cdef int _pass_count
+    cdef int _pass_capacity
+    cdef PyObject **_rx_dispatchers     # per receive socket: its pass's DataPacketDispatcher, NULL: no receive pass
+    cdef PyObject **_rx_transports
+    cdef int64_t *_rx_destinations
+    cdef int _rx_failed_index           # the receive socket whose receive failed in the last data loop
+    cdef int _rx_failed_errno           # what it returned (-errno)
+    cdef readonly int data_passes       # passes of the last run_data that moved data
+    cdef readonly int64_t data_idle_ns  # how long the last run_data waited after its last such pass
+    cdef readonly bint handed_back      # the last run_data stopped at something for the caller's Python half
+    cdef readonly int64_t unsignalled   # wake-up bits the last run_data's receive passes inserted for and did not signal
+    cdef int _data_loop(self, int64_t wait_ns, int64_t spin_ns, int passes_left, int64_t defer_ns,
+                        bint can_send) noexcept nogil
+    cdef void _count_pass(self, int64_t got, int64_t now_ns, int64_t *last) noexcept nogil
     cdef int _probe(self) except -1
     cdef int _set_groups(self, groups) except -1
     cdef int _set_receives(self, receives, int count) except -1
     cdef int _check_sockets(self, passes, fds, int control, receives, controls) except -1
     cdef int64_t _control_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _controls_bound(self) noexcept
+    cdef bint _prepare_sends(self) except -1
+    cdef void _clear_passes(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _counter_moved(self) noexcept nogil

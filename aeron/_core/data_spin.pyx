@@ -20,6 +20,7 @@ a probe per step (also a record in the to-driver ``ring`` or in one of the comma
 and receive passes itself (a receive endpoint's compiled dispatch of one batch), and control passes (a send
 endpoint's compiled read of one batch of status messages, which it applies to the pass's limits), each as work done.
 """
+from cpython.ref cimport PyObject
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc, realloc
 
@@ -60,9 +61,24 @@ PROBE_RECEIVE = 4
 PROBE_STATUS = 5
 
 cdef enum:
+    # run_data's data loop: why it stopped
+    DATA_TIMED_OUT = 0
+    DATA_BUDGET = 1
+    DATA_HAND_BACK = 2
+    DATA_RECEIVE_FAILED = 3
+
+cdef enum:
     MOVED_NOTHING = 0
     MOVED_OTHER = 1                 # a watched counter, a group without a rebuild pass, the deadline
     MOVED_STATUS = 2                # only groups whose rebuild pass is due
+
+
+cdef void *_grown(void *table, size_t size) except NULL:
+    """``table`` reallocated to ``size`` bytes (MemoryError when it cannot be: ``table`` is then kept as it was)."""
+    cdef void *grown = realloc(table, size)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
 
 
 cdef inline int64_t _now_ns() noexcept nogil:
@@ -125,6 +141,18 @@ cdef class DataSpin:
         self.sends = 0
         self.passes_until_ns = 0
         self.sent = 0
+        self._pass_refs = NULL
+        self._pass_count = 0
+        self._pass_capacity = 0
+        self._rx_dispatchers = NULL
+        self._rx_transports = NULL
+        self._rx_destinations = NULL
+        self._rx_failed_index = -1
+        self._rx_failed_errno = 0
+        self.data_passes = 0
+        self.data_idle_ns = 0
+        self.handed_back = False
+        self.unsignalled = 0
 
     def __dealloc__(self):
         free(self._fds)
@@ -134,6 +162,10 @@ cdef class DataSpin:
         free(self._group_ends)
         free(self._group_thresholds)
         free(self._receive_bound)
+        free(self._pass_refs)
+        free(self._rx_dispatchers)
+        free(self._rx_transports)
+        free(self._rx_destinations)
 
     def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=(),
             controls=(), bint gaps_covered=False):
@@ -160,15 +192,11 @@ cdef class DataSpin:
         """``set``'s passes, sockets, receive and control passes alone (what changes only with a driver thread's
         endpoints and publications); the counters, groups and deadline watched stay."""
         cdef int n = len(fds), i
-        cdef pollfd *grown
         self._check_sockets(passes, fds, control, receives, controls)
         self._set_receives(receives, n - control)
         self._controls = list(controls)
         if n > self._fd_capacity:
-            grown = <pollfd *>realloc(self._fds, n * sizeof(pollfd))
-            if grown == NULL:
-                raise MemoryError()
-            self._fds = grown
+            self._fds = <pollfd *>_grown(self._fds, n * sizeof(pollfd))
             self._fd_capacity = n
         for i in range(n):
             self._fds[i].fd = int(fds[i])
@@ -177,27 +205,26 @@ cdef class DataSpin:
         self._fd_count = n
         self._control_count = control
         self._passes = list(passes)
+        cdef int p = len(self._passes)
+        if p > self._pass_capacity:
+            self._pass_refs = <PyObject **>_grown(self._pass_refs, p * sizeof(PyObject *))
+            self._pass_capacity = p
+        for i in range(p):
+            self._pass_refs[i] = <PyObject *>self._passes[i]
+        self._pass_count = p
 
     def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0, bint gaps_covered=False):
         """``set``'s counters (their values now the reference), groups, deadline and ``gaps_covered`` alone; the
         passes and sockets stay."""
         cdef int c = len(counters), i
-        cdef int64_t **grown_addrs
-        cdef int64_t *grown_values
         cdef AtomicCounter counter
         self._check_watch(counters, groups, deadline_ns)
         self._set_groups(groups)
         self._deadline_ns = deadline_ns
         self._gaps_covered = gaps_covered
         if c > self._watch_capacity:
-            grown_addrs = <int64_t **>realloc(self._watch_addrs, c * sizeof(int64_t *))
-            if grown_addrs == NULL:
-                raise MemoryError()
-            self._watch_addrs = grown_addrs
-            grown_values = <int64_t *>realloc(self._watch_values, c * sizeof(int64_t))
-            if grown_values == NULL:
-                raise MemoryError()
-            self._watch_values = grown_values
+            self._watch_addrs = <int64_t **>_grown(self._watch_addrs, c * sizeof(int64_t *))
+            self._watch_values = <int64_t *>_grown(self._watch_values, c * sizeof(int64_t))
             self._watch_capacity = c
         self._watched = list(counters)
         for i in range(c):
@@ -254,9 +281,6 @@ cdef class DataSpin:
         cdef list ends = []
         cdef list rebuilds = []
         cdef int g, i, total
-        cdef int64_t **grown_addrs
-        cdef int *grown_ends
-        cdef int64_t *grown_thresholds
         for group in groups:
             group_counters = list(group[1])
             if not group_counters:
@@ -268,20 +292,11 @@ cdef class DataSpin:
         g = len(thresholds)
         total = len(members)
         if g > self._group_capacity:
-            grown_ends = <int *>realloc(self._group_ends, g * sizeof(int))
-            if grown_ends == NULL:
-                raise MemoryError()
-            self._group_ends = grown_ends
-            grown_thresholds = <int64_t *>realloc(self._group_thresholds, g * sizeof(int64_t))
-            if grown_thresholds == NULL:
-                raise MemoryError()
-            self._group_thresholds = grown_thresholds
+            self._group_ends = <int *>_grown(self._group_ends, g * sizeof(int))
+            self._group_thresholds = <int64_t *>_grown(self._group_thresholds, g * sizeof(int64_t))
             self._group_capacity = g
         if total > self._grouped_capacity:
-            grown_addrs = <int64_t **>realloc(self._group_addrs, total * sizeof(int64_t *))
-            if grown_addrs == NULL:
-                raise MemoryError()
-            self._group_addrs = grown_addrs
+            self._group_addrs = <int64_t **>_grown(self._group_addrs, total * sizeof(int64_t *))
             self._grouped_capacity = total
         for i in range(g):
             self._group_thresholds[i] = thresholds[i]
@@ -296,16 +311,24 @@ cdef class DataSpin:
 
     cdef int _set_receives(self, receives, int count) except -1:
         cdef list entries = list(receives)
-        cdef unsigned char *grown
         cdef int i
         if count > self._receive_capacity:
-            grown = <unsigned char *>realloc(self._receive_bound, count)
-            if grown == NULL:
-                raise MemoryError()
-            self._receive_bound = grown
+            self._receive_bound = <unsigned char *>_grown(self._receive_bound, count)
+            self._rx_dispatchers = <PyObject **>_grown(self._rx_dispatchers, count * sizeof(PyObject *))
+            self._rx_transports = <PyObject **>_grown(self._rx_transports, count * sizeof(PyObject *))
+            self._rx_destinations = <int64_t *>_grown(self._rx_destinations, count * sizeof(int64_t))
             self._receive_capacity = count
         for i in range(count):
             self._receive_bound[i] = 1 if entries and entries[i] is not None else 0
+            if self._receive_bound[i]:
+                entry = entries[i]
+                self._rx_dispatchers[i] = <PyObject *>entry[0]
+                self._rx_transports[i] = <PyObject *>entry[1]
+                self._rx_destinations[i] = entry[2]
+            else:
+                self._rx_dispatchers[i] = NULL
+                self._rx_transports[i] = NULL
+                self._rx_destinations[i] = 0
         self._receives = entries
         return 0
 
@@ -348,6 +371,23 @@ cdef class DataSpin:
                 hand_back[0] = True
                 break
         return total
+
+    cdef void _clear_passes(self) noexcept:
+        # what the send and receive passes of a call did, before it runs any
+        self.sends = 0
+        self.sent = 0
+        self.receives = 0
+        self.received = 0
+        self.event_index = -1
+
+    cdef bint _prepare_sends(self) except -1:
+        """Whether every watched pass is bound (SendPass.bind), each then made ready to run from compiled code."""
+        for item in self._passes:
+            if (<SendPass>item).bound_transport is None:
+                return False
+        for item in self._passes:
+            (<SendPass>item).prepare_bound()
+        return True
 
     cdef bint _controls_bound(self) noexcept:
         # every control socket with a datagram (or an error) has a control pass
@@ -465,20 +505,9 @@ cdef class DataSpin:
         if ring is not None:
             ring._check()
             rb = &ring.rb
-        if sends:
-            for item in self._passes:
-                send_pass = <SendPass>item
-                if send_pass.bound_transport is None:
-                    sends = 0               # a pass with nowhere to go: the caller sends them all
-                    break
-            else:
-                for item in self._passes:
-                    (<SendPass>item).prepare_bound()
-        self.sends = 0
-        self.sent = 0
-        self.receives = 0
-        self.received = 0
-        self.event_index = -1
+        if sends and not self._prepare_sends():
+            sends = 0                       # a pass with nowhere to go: the caller sends them all
+        self._clear_passes()
         self.controls = 0
         self.control_read = 0
         self.control_index = -1
@@ -697,3 +726,151 @@ cdef class DataSpin:
             free(slot_counts)
         self.rounds = rounds
         return ready
+
+    def run_data(self, int64_t wait_ns, int64_t spin_ns=0, int passes_left=1, int64_t defer_ns=0):
+        """A driver thread's data spin in one call, the GIL released: waits up to ``wait_ns`` (as ``wait``) for data a
+        watched pass can send or a datagram on a receive socket, then runs the send passes (bound: SendPass.bind) and
+        one batch of the receive passes (``set``'s ``receives``: each dispatcher inserts what it reads and wakes its
+        subscribers on its wake board), every receive socket after a send (a datagram to this driver is in its
+        socket when the send returns), and waits on up to ``spin_ns`` after each pass that moved data, until
+        ``passes_left`` such passes ran or ``defer_ns`` passed since the first of them. No Python runs from the
+        offer seen to the subscriber woken. Returns those passes; ``data_idle_ns`` says how long it then waited with
+        nothing (0 when it stopped for its budget), ``sends``/``sent``/``receives``/``received`` what the passes did,
+        and ``unsignalled`` the wake-up bits of data inserted that no wake board signalled.
+
+        Stops with ``handed_back`` set, for the caller's own data half, at anything else: a datagram on a socket
+        without a receive pass (or an error on it), a counter moved, a pass not bound, failed or sending nothing
+        (a full socket), or a receive pass that left events for Python (``event_index``: handled before its socket
+        is read again). A receive error is raised as DataPacketDispatcher.poll raises it."""
+        cdef int verdict, j
+        cdef bint can_send
+        cdef DataPacketDispatcher dispatcher
+        cdef UdpTransport transport
+        cdef int n
+        if wait_ns < 0 or spin_ns < 0 or passes_left < 1:
+            raise InvalidArgumentError(f"wait_ns and spin_ns must be >= 0 and passes_left >= 1, got {wait_ns}, "
+                                       f"{spin_ns}, {passes_left}")
+        can_send = self._prepare_sends()    # else a pass with nowhere to go: the caller sends them all
+        for j in range(self._fd_count - self._control_count):
+            if self._rx_transports[j] != NULL:
+                (<UdpTransport>self._rx_transports[j])._check()
+        self._clear_passes()
+        self.data_passes = 0
+        self.data_idle_ns = 0
+        self.handed_back = False
+        self.unsignalled = 0
+        self.rounds = 0
+        with nogil:
+            verdict = self._data_loop(wait_ns, spin_ns, passes_left, defer_ns, can_send)
+        if verdict == DATA_RECEIVE_FAILED:
+            # as DataPacketDispatcher.poll: a retry without recvmmsg, nothing this time, or the error raised
+            j = self._rx_failed_index
+            dispatcher = <DataPacketDispatcher>self._rx_dispatchers[j]
+            transport = <UdpTransport>self._rx_transports[j]
+            n = dispatcher.receive_failed(transport, self._rx_destinations[j], _now_ns(), None, self._rx_failed_errno)
+            if n > 0:
+                self.receives += 1
+                self.received += n
+                self.data_passes += 1
+                self.unsignalled |= dispatcher.take_unsignalled()
+            self.handed_back = True     # the rest of that batch's sockets: the caller's data half
+        elif verdict == DATA_HAND_BACK:
+            self.handed_back = True
+        return self.data_passes
+
+    cdef int _data_loop(self, int64_t wait_ns, int64_t spin_ns, int passes_left, int64_t defer_ns,
+                        bint can_send) noexcept nogil:
+        cdef int64_t now_ns = _now_ns()
+        cdef int64_t deadline = now_ns + wait_ns, until = 0, last = 0, bytes_sent, pass_sent, got
+        cdef int control = self._control_count, i, j, n, err = 0
+        cdef bint offered, readable
+        cdef PyObject *ref
+        while True:
+            self.rounds += 1
+            offered = False
+            for i in range(self._pass_count):
+                ref = self._pass_refs[i]
+                for j in range((<SendPass>ref).count):
+                    if _offered(&(<SendPass>ref).slots[j]):
+                        offered = True
+                        break
+                if offered:
+                    break
+            if self._moved():
+                return DATA_HAND_BACK
+            # data offered goes first: the poll (a system call, a microsecond or more on a VM) waits for the next
+            # round, and the receive sockets are read right after the send anyway
+            readable = not offered and self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+            if readable:
+                for j in range(self._fd_count):
+                    if self._fds[j].revents and (j < control or self._rx_dispatchers[j - control] == NULL or
+                                                 self._fds[j].revents & POLLNVAL):
+                        return DATA_HAND_BACK
+            if not offered and not readable:
+                now_ns = _now_ns()
+                if now_ns >= deadline:
+                    if self.data_passes:
+                        self.data_idle_ns = now_ns - last
+                    return DATA_TIMED_OUT
+                cpu_pause()
+                continue
+            now_ns = _now_ns()
+            got = 0
+            if offered:
+                if not can_send:
+                    return DATA_HAND_BACK
+                bytes_sent = 0
+                for i in range(self._pass_count):
+                    ref = self._pass_refs[i]
+                    pass_sent = (<SendPass>ref).run((<SendPass>ref).bound_transport, now_ns, &err)
+                    if pass_sent:
+                        get_and_add_i64((<SendPass>ref).bytes_sent, pass_sent)
+                        bytes_sent += pass_sent
+                    if err:
+                        break
+                if bytes_sent:
+                    self.sends += 1
+                    self.sent += bytes_sent
+                    got += bytes_sent
+                if err or bytes_sent == 0:
+                    self._count_pass(got, now_ns, &last)
+                    return DATA_HAND_BACK       # the caller's data half retries it, and reports its error
+            for j in range(control, self._fd_count):
+                if self._rx_dispatchers[j - control] == NULL:
+                    continue
+                if not offered and not self._fds[j].revents:
+                    continue                    # (an error on it is read too: the receive takes it off the socket)
+                ref = self._rx_dispatchers[j - control]
+                n = (<DataPacketDispatcher>ref).receive(<UdpTransport>self._rx_transports[j - control],
+                                                        self._rx_destinations[j - control], now_ns, None)
+                if n < 0:
+                    self._rx_failed_index = j - control
+                    self._rx_failed_errno = n
+                    self._count_pass(got, now_ns, &last)
+                    return DATA_RECEIVE_FAILED
+                if n:
+                    self.receives += 1
+                    self.received += n
+                    got += n
+                    # what the Python half's take_data_mask does after a poll: the next insert wakes again
+                    self.unsignalled |= (<DataPacketDispatcher>ref).take_unsignalled()
+                    if (<DataPacketDispatcher>ref).event_count:
+                        self.event_index = j - control
+                        self._count_pass(got, now_ns, &last)
+                        return DATA_HAND_BACK
+            if got:
+                self._count_pass(got, now_ns, &last)
+                if until == 0:
+                    until = now_ns + defer_ns
+                if self.data_passes >= passes_left or now_ns >= until:
+                    return DATA_BUDGET
+                deadline = now_ns + spin_ns
+            elif _now_ns() >= deadline:
+                if self.data_passes:
+                    self.data_idle_ns = _now_ns() - last
+                return DATA_TIMED_OUT
+
+    cdef inline void _count_pass(self, int64_t got, int64_t now_ns, int64_t *last) noexcept nogil:
+        if got:
+            self.data_passes += 1
+            last[0] = now_ns

@@ -341,7 +341,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
         self.timers: Any = None
-        self._fast: Callable[[int], int] | None = None
+        self._fast: Callable[..., int] | None = None
         self.quiet: Callable[[int], int] | None = None
         self._prepared = False
         self.parks = 0
@@ -571,7 +571,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         the first data it owes, or after FULL_CYCLE_DEFER_PASSES passes that moved data, whichever comes first:
         True then (the caller's next duty cycle runs it, and the spin starts again after it). False when the spin
         ended with nothing owed: park. None when the thread has no data half to watch (``fast_work`` returns a
-        negative count: a conductor's thread, no network publication or subscription): the ordinary spin."""
+        negative count: a conductor's thread, no network publication or subscription): the ordinary spin.
+
+        ``fast_work(wait_ns, spin_ns, passes_left, defer_ns)`` may itself go on after a pass that moved data, within
+        those bounds (the driver's runs its passes in one compiled call: SignallingAgent.fast_work): it returns the
+        passes that moved data, and ``timers.fast_idle_ns`` how long it then waited with nothing."""
         fast = self._fast
         clock = self._clock
         start = self._spin_start_ns
@@ -586,20 +590,23 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                     self.state = NOT_IDLE
                     return True
                 return False
-            moved = fast(spin_ns - (now - start))                       # type: ignore[misc]
+            # the data half may spin on by itself after data moved (its own passes within the same bounds)
+            moved = fast(spin_ns - (now - start), spin_ns, FULL_CYCLE_DEFER_PASSES - passes,  # type: ignore[misc]
+                         defer - (now - owed) if owed else defer)
             if moved < 0:                           # no data half on this thread: the ordinary spin
                 if owed:
                     self.state = NOT_IDLE
                     return True
                 return None
             if moved:
-                passes += 1
+                passes += moved
                 if owed == 0:
                     owed = now
                 if now - owed >= defer or passes >= FULL_CYCLE_DEFER_PASSES:
                     self.state = NOT_IDLE
                     return True
-                start = self._spin_start_ns = clock()
+                # the spin restarts at its last pass that moved data, which it may have waited after already
+                start = self._spin_start_ns = clock() - self.timers.fast_idle_ns                # type: ignore
 
     def wake(self) -> None:
         """End a park in progress (from another thread: a runner closing) by signalling what wakes the waiter."""

@@ -145,6 +145,10 @@ class SignallingAgent(Agent):
         self._spin = DataSpin() if (receiver is not None or self._sender is not None) else None
         self._watching = _NOTHING      # what the data spin watches until the next whole cycle (_watch)
         self._watch_stale = False      # a whole cycle ran since: _watch before the next fast_work (none with backoff)
+        self._spin_owners: list[Any] = []     # (endpoint, destination) of each receive socket the data spin reads
+        self._watch_version: tuple[int, int] | None = None     # the agents' changes when _watch last set the spin
+        self._spin_passes = False      # the data spin runs the passes itself (DataSpin.run_data)
+        self.fast_idle_ns = 0          # how long the last fast_work's spin waited after its last pass that moved data
         self._on_error = getattr(conductor, "on_agent_error", None)
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
@@ -406,9 +410,15 @@ class SignallingAgent(Agent):
 
     def _watch(self) -> None:
         """What the compiled spin watches until the next whole cycle (endpoints and publications change only in
-        whole cycles, on this thread): the send passes and the receive sockets. Not used while a publication is
-        sent one by one (the spin then polls the data half itself)."""
+        whole cycles, on this thread): the send passes and the receive sockets, with their receive passes when the
+        driver's clock is CLOCK_MONOTONIC (the spin's passes take their time from it). Not used while a publication
+        is sent one by one (the spin then polls the data half itself)."""
         sender, receiver = self._sender, self._receiver
+        # they change only with the commands these agents run (as the probes' sockets: _arm_probe)
+        version = (sender.changes if sender is not None else -1, receiver.changes if receiver is not None else -1)
+        if version == self._watch_version:
+            return
+        self._watch_version = version
         passes = sender.send_passes() if sender is not None else []
         if passes is None:
             self._watching = _POLLED
@@ -417,7 +427,12 @@ class SignallingAgent(Agent):
         if not passes and not fds:
             self._watching = _NOTHING
             return
-        self._spin.set(passes, fds)                                     # type: ignore[union-attr]
+        receives: list[Any] = []
+        self._spin_owners = []
+        if fds and self._monotonic:
+            receives, self._spin_owners = receiver.probe_receives()             # type: ignore[union-attr]
+        self._spin.set_sockets(passes, fds, 0, receives)                        # type: ignore[union-attr]
+        self._spin_passes = self._monotonic     # a send pass's time is the driver's clock too
         self._watching = _COMPILED
 
     def _after_connection_change(self) -> None:
@@ -431,42 +446,63 @@ class SignallingAgent(Agent):
         if self._conductor is None:
             self._signal(CONDUCTOR)
 
-    def fast_work(self, wait_ns: int = 0) -> int:
-        """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): first, up to
-        ``wait_ns``, a compiled wait (GIL released) for data offered to a send pass or a datagram on a receive
-        socket; then the sender's send passes, the receiver's sockets into images (their subscribers signalled at
-        once), and signals for other driver threads. Returns the work (bytes sent, datagrams read); 0 when the
-        wait ended with nothing; -1 when this thread has no data to watch (no network publication or
-        subscription: a conductor's thread, an IPC-only driver): the idle strategy then spins as for any thread.
-        An error is reported as a duty cycle's is, and counts as work (a whole cycle follows)."""
+    def fast_work(self, wait_ns: int = 0, spin_ns: int = 0, passes_left: int = 1, defer_ns: int = 0) -> int:
+        """The data half of a duty cycle, between full ones (the wake-up idle strategy's spin): up to ``wait_ns`` a
+        wait for data offered to a send pass or a datagram on a receive socket; then the sender's send passes, the
+        receiver's sockets into images (their subscribers signalled at once), and signals for other driver threads;
+        then, for up to ``spin_ns`` after each pass that moved data, the same again, until ``passes_left`` such passes
+        ran or ``defer_ns`` passed since the first. With the driver's clock CLOCK_MONOTONIC all of it is one compiled
+        call with the GIL released (DataSpin.run_data: no Python from an offer seen to its subscriber woken), which
+        hands anything else (a SETUP or an unknown session received, a socket without a compiled receive, a send
+        that failed or found its socket full) to the Python half here. Returns the passes that moved data, and
+        ``fast_idle_ns`` how long the spin then waited with nothing; 0 when the wait ended with nothing; -1 when this
+        thread has no data to watch (no network publication or subscription: a conductor's thread, an IPC-only
+        driver): the idle strategy then spins as for any thread. An error is reported as a duty cycle's is, and
+        counts as a pass that moved data (a whole cycle follows)."""
         if self._watch_stale:
             self._watch_stale = False
             self._watch()
         watching = self._watching
         if watching is _NOTHING:
             return -1
-        if watching is _COMPILED and not self._spin.wait(wait_ns):     # type: ignore[union-attr]
-            return 0
-        work = 0
+        self.fast_idle_ns = 0
+        moved = 0
         try:
+            if watching is _COMPILED:
+                spin = self._spin
+                if self._spin_passes:
+                    moved = spin.run_data(wait_ns, spin_ns, passes_left, defer_ns)      # type: ignore[union-attr]
+                    if spin.unsignalled:                                                # type: ignore[union-attr]
+                        self._signal(spin.unsignalled)                                  # type: ignore[union-attr]
+                    if not spin.handed_back:                                            # type: ignore[union-attr]
+                        self.fast_idle_ns = spin.data_idle_ns                           # type: ignore[union-attr]
+                        return moved            # no command queued for another thread: nothing to signal
+                    if spin.event_index >= 0:                                           # type: ignore[union-attr]
+                        # what the receive pass left for Python, before anything reads its socket again
+                        self._receiver.on_probe_receives(self._spin_owners, spin.event_index)  # type: ignore
+                elif not spin.wait(wait_ns):                                            # type: ignore[union-attr]
+                    return 0
+            work = 0
             sender = self._sender
             if sender is not None:
                 work += sender.send_data()
             receiver = self._receiver
             if receiver is not None:
                 work += receiver.poll_data()
+            if work:
+                moved += 1
         except Exception as exc:        # noqa: BLE001 - as in a duty cycle: reported, and the thread goes on
             if self._on_error is None:
                 raise
             self._on_error(exc)
-            work += 1
+            moved += 1
         mask = 0
         for queue, bit in self._peers:
             if queue:
                 mask |= bit
         if mask:
             self._signal(mask)
-        return work
+        return moved
 
     def commands_pending(self) -> bool:
         """Whether a client command (the to-driver ring buffer) or a command queued for these agents waits: what a

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """DataSpin, a driver thread's compiled wait between duty cycles: it returns as soon as a watched send pass has a
 frame at a publication's sender position with room under its sender limit, or a watched socket has a datagram, and
-otherwise once its time is up; it sends and reads nothing itself."""
+otherwise once its time is up; it sends and reads nothing itself. run_data goes further: it runs the passes it finds work for, send and receive, in the
+same call."""
 from __future__ import annotations
 
 import collections
@@ -20,7 +21,9 @@ from aeron._core.ring_buffer import TRAILER_LENGTH, ManyToOneRingBuffer
 from aeron._core.send_pass import SendPass
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
 from aeron._core.udp_transport import UdpTransport
-from tests._core.test_data_dispatcher import DESTINATION, HWM, Rig, data_frame
+from aeron._core.wakeup import stream_bit
+from aeron.common.wakeup import new_waiter, open_board
+from tests._core.test_data_dispatcher import DESTINATION, HWM, SESSION, STREAM, Rig, data_frame
 from tests._core.test_rebuild_pass import WINDOW
 from tests._core.test_rebuild_pass import Rig as RebuildRig
 from tests._core.test_send_pass import Publication
@@ -634,3 +637,102 @@ def test_groups_with_a_rebuild_pass_are_checked(rebuilding):
             spin.set_watch(groups=[bad])
     with pytest.raises(InvalidArgumentError):
         spin.backoff(1, 1, statuses=-1)
+
+
+@pytest.fixture
+def round_trip(receiving, shm_dir):
+    """A bound send pass of one publication (session and stream of the rig's image) aimed at the rig's transport, a
+    DataSpin watching both, and a subscriber's waiter parked on the dispatcher's wake board: (rig, publication, spin,
+    waiter, transport)."""
+    from tests._core.test_send_pass import _transport
+    rig, transport, _ = receiving
+    out = _transport()
+    board = open_board(str(shm_dir), create=True)
+    waiter = new_waiter(board, stream_bit(STREAM), futex=True)
+    rig.dispatcher.set_wake_board(board)
+    rig.state.set_connections([(DESTINATION, address_key(out.bound_address), 0)])
+    publication = Publication(SESSION)
+    send_pass = _pass_of(publication)
+    send_pass.bind(out, transport.bound_address, AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0))
+    spin = DataSpin()
+    spin.set_sockets([send_pass], [transport.fileno()], 0, [(rig.dispatcher, transport, DESTINATION)])
+    yield rig, publication, spin, waiter, transport
+    waiter.close()
+    rig.dispatcher.set_wake_board(None)
+    board.close()
+    out.close()
+
+
+def _offer(publication, offset, payload):
+    """A frame of the rig's image's stream written at ``offset`` of the first term and let go (snd-lmt past it)."""
+    frame = data_frame(offset, payload)
+    publication.raw[0][offset:offset + len(frame)] = frame
+    publication.snd_lmt.set_ordered(offset + len(frame))
+    return frame
+
+
+def test_run_data_sends_receives_inserts_and_wakes_in_one_call(round_trip):
+    rig, publication, spin, waiter, _ = round_trip
+    assert spin.run_data(0) == 0 and not spin.handed_back and spin.rounds >= 1     # nothing offered: time up
+    for offset in (0, 64):
+        waiter.prepare()
+        frame = _offer(publication, offset, bytes([offset]) * 32)
+        assert spin.run_data(10_000_000_000) == 1
+        assert (spin.sends, spin.sent, spin.receives, spin.received) == (1, len(frame), 1, 1)
+        assert (spin.handed_back, spin.unsignalled, spin.data_idle_ns) == (False, 0, 0)
+        assert rig[HWM] == offset + len(frame) and rig.terms[0].get_bytes(offset, len(frame)) == frame
+        # woken by the pass itself; the next message wakes it again (the mask taken after each pass)
+        assert waiter.wait(10_000_000_000) is True
+    assert publication.snd_pos.get() == 128
+
+
+def test_run_data_spins_on_after_data_within_its_budget(round_trip):
+    rig, publication, spin, waiter, _ = round_trip
+
+    def offer_second():
+        deadline = time.monotonic() + 10
+        while rig[HWM] < 64 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        _offer(publication, 64, b"b" * 32)
+
+    second = threading.Thread(target=offer_second)
+    second.start()
+    try:
+        _offer(publication, 0, b"a" * 32)
+        # two passes with data (the second message came while it spun on), then its budget is spent
+        assert spin.run_data(10_000_000_000, 10_000_000_000, 2, 10_000_000_000) == 2
+    finally:
+        second.join()
+    assert rig[HWM] == 128 and spin.data_idle_ns == 0 and (spin.sends, spin.receives) == (2, 2)
+    _offer(publication, 128, b"c" * 32)
+    # one pass, then nothing for the spin after it: how long it waited is said
+    assert spin.run_data(10_000_000_000, 2_000_000, 8, 10_000_000_000) == 1 and spin.data_idle_ns >= 2_000_000
+    _offer(publication, 192, b"d" * 32)
+    assert spin.run_data(10_000_000_000, 2_000_000, 8, 0) == 1 and spin.data_idle_ns == 0    # no time to defer
+    with pytest.raises(InvalidArgumentError):
+        spin.run_data(0, 0, 0)
+
+
+def test_run_data_hands_back_what_needs_python(round_trip, udp):
+    rig, publication, spin, waiter, transport = round_trip
+    peer = udp()
+    unknown = data_frame(0, b"u" * 32, session_id=SESSION + 1)
+    peer.sendto(unknown, transport.bound_address)
+    _arrived(transport)
+    # an unknown session: read (a pass that moved data) and left for the endpoint (its slot unread again), the spin
+    # stops there
+    assert spin.run_data(10_000_000_000) == 1 and spin.handed_back and spin.event_index == 0
+    assert rig.dispatcher.event_count == 1 and spin.received == 1
+    # a readable socket without a receive pass: left unread for the caller
+    spin.set_sockets([], [transport.fileno()], 0, [None])
+    peer.sendto(data_frame(0, b"x" * 32), transport.bound_address)
+    _arrived(transport)
+    assert spin.run_data(10_000_000_000) == 0 and spin.handed_back and spin.received == 0
+    assert select.select([transport.fileno()], [], [], 0)[0]
+    transport.receive_batch()
+    # a pass with nowhere to go (unbound): its data left for the caller to send
+    unbound = _pass_of(publication)
+    spin.set_sockets([unbound], [])
+    _offer(publication, 0, b"v" * 32)
+    assert spin.run_data(10_000_000_000) == 0 and spin.handed_back and spin.sends == 0
+    assert publication.snd_pos.get() == 0

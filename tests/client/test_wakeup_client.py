@@ -167,6 +167,8 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
             commands = driver._conductor.to_driver.consumer_position()
             assert pub.offer(b"ping" * 8) > 0
             assert signalling.fast_work() > 0           # sent, received, inserted: one call
+            spin = signalling._spin
+            assert (spin.sends, spin.receives, spin.handed_back) == (1, 1, False)    # compiled, no Python half
             assert waiter.wait(0) is True               # and its subscriber signalled
             got = []
             assert sub.poll(lambda b, o, n, h: got.append(b.get_bytes(o, n)), 10) == 1
@@ -181,6 +183,7 @@ def test_the_data_half_of_a_duty_cycle_sends_receives_and_wakes_the_subscriber_a
                 raise OSError("a socket failed")
 
             receiver.poll_data = broken
+            signalling._spin_passes = False             # the Python half (a driver clock other than CLOCK_MONOTONIC)
             try:
                 assert pub.offer(b"pong" * 8) > 0
                 assert signalling.fast_work() > 0 and [type(e) for e in errors] == [OSError]

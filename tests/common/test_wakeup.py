@@ -502,9 +502,10 @@ class FastTimers(FakeTimers):
     def __init__(self, now, step, script=()):
         super().__init__()
         self.now, self.step, self.script, self.passes = now, step, list(script), 0
+        self.fast_idle_ns = 0               # one pass per call: it never waits on after data
 
-    def fast_work(self, wait_ns):
-        assert wait_ns > 0
+    def fast_work(self, wait_ns, spin_ns, passes_left, defer_ns):
+        assert wait_ns > 0 and spin_ns >= wait_ns and passes_left >= 1
         self.now[0] += self.step
         self.passes += 1
         return self.script.pop(0) if self.script else 0
@@ -550,7 +551,7 @@ def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves():
 def test_a_driver_thread_without_a_data_half_spins_as_any_other():
     now = [0]
     waiter, timers = FakeWaiter(), FastTimers(now, 0)
-    timers.fast_work = lambda wait_ns: -1               # a conductor's thread, or no network stream: nothing to watch
+    timers.fast_work = lambda *spin: -1                 # a conductor's thread, or no network stream: nothing to watch
     idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, clock=lambda: now[0])
     idle.bind(waiter, None, timers)
     idle.idle(1)
