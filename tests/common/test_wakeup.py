@@ -571,7 +571,7 @@ class DataFirstTimers(FakeTimers):
         self.now, self.step, self.script, self.passes = now, step, list(script), 0
         self.commands = False
 
-    def fast_work(self, wait_ns):
+    def fast_work(self, wait_ns, spin_ns=0, passes_left=1, defer_ns=0):
         assert wait_ns == 0                             # a look, not a spin: the data spin is off
         self.now[0] += self.step
         self.passes += 1
@@ -657,7 +657,7 @@ def test_data_halves_alone_stop_once_the_owed_cycle_is_due():
 def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows_it():
     now, waiter, timers, idle = _data_first([True], [])
 
-    def fast_work(wait_ns):                             # the spin after the first cycle finds nothing
+    def fast_work(wait_ns, *bounds):                    # the spin after the first cycle finds nothing
         now[0] += 10
         return 0
 
