@@ -121,6 +121,9 @@ def idle_cost(aeron_dir: str, sample: str, idle: str, seconds: float) -> tuple[f
         _stop(proc)
 
 
+_streams = 3000
+
+
 def round_trip(aeron_dir: str, ping: list[str], pong: list[str], transport: str, pings: int,
                timeout: float = 180.0) -> tuple[float, ...]:
     if transport == "ipc":
@@ -128,7 +131,11 @@ def round_trip(aeron_dir: str, ping: list[str], pong: list[str], transport: str,
     else:
         ping_channel, pong_channel = (f"aeron:udp?endpoint=127.0.0.1:{_port()}", f"aeron:udp?endpoint=127.0.0.1:"
                                                                                  f"{_port()}")
-    args = ["-p", aeron_dir, "-c", ping_channel, "-C", pong_channel]
+    # streams of its own: a ping stopped by the timeout leaves its publication in the driver until its client's
+    # liveness timeout, and the next pong would take that one's image as the ping's
+    global _streams
+    _streams += 2
+    args = ["-p", aeron_dir, "-c", ping_channel, "-C", pong_channel, "-s", str(_streams), "-S", str(_streams + 1)]
     pong_proc = subprocess.Popen([*pong, *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env())
     try:
         assert pong_proc.stdout is not None
@@ -159,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--pings", type=int, default=5000)
     parser.add_argument("--idle-seconds", type=float, default=5.0)
+    parser.add_argument("--timeout", type=float, default=180.0, help="seconds a ping may take (two spinning "
+                        "processes on a busy machine can take minutes: the row then shows nan)")
+    parser.add_argument("--no-cping", action="store_true", help="skip the official cping even with AERON_C_BIN")
     args = parser.parse_args(argv)
-    c_bin = os.environ.get("AERON_C_BIN")
+    c_bin = None if args.no_cping else os.environ.get("AERON_C_BIN")
     driver, aeron_dir = _start_driver()
     try:
         print(f"{'round':>5} {'load':>5}  {'measurement':<44} {'default':>22} {'before':>22} {'--idle wakeup':>22}")
@@ -176,14 +186,15 @@ def main(argv: list[str] | None = None) -> int:
             for transport in ("ipc", "udp"):
                 cells = []
                 for idle in ("default", "spin", "wakeup"):
-                    p = round_trip(aeron_dir, _sample("ping", idle), _sample("pong", idle), transport, args.pings)
+                    p = round_trip(aeron_dir, _sample("ping", idle), _sample("pong", idle), transport, args.pings,
+                                   args.timeout)
                     cells.append("/".join(f"{v:.1f}" for v in p))
                 print(f"{r:>5} {load:5.1f}  {'ping-pong ' + transport + ' p50/p90/p99 us, before spin':<44} "
                       + " ".join(f"{c:>22}" for c in cells), flush=True)
             if c_bin:
                 cping = [os.path.join(c_bin, "cping")]
                 cells = [("/".join(f"{v:.1f}" for v in round_trip(aeron_dir, cping, _sample("pong", idle), "ipc",
-                                                                   args.pings)))
+                                                                   args.pings, args.timeout)))
                          for idle in ("default", "spin", "wakeup")]
                 print(f"{r:>5} {load:5.1f}  {'cping -> our pong ipc p50/p90/p99 us':<44} "
                       + " ".join(f"{c:>22}" for c in cells), flush=True)
