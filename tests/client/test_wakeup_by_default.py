@@ -12,22 +12,15 @@ import pytest
 
 from aeron import Aeron, Context
 from aeron.archive.client.aeron_archive import Context as ArchiveContext
-from aeron.client import client_conductor
 from aeron.cluster.client.aeron_cluster import Context as ClusterContext
 from aeron.common.agent import BackoffIdleStrategy, BusySpinIdleStrategy, SleepingMillisIdleStrategy
 from aeron.common.wakeup import (DRIVER_PID_OFFSET, WAKEUP_FILE, AutoIdleStrategy, ClientRegistry, WakeupIdleStrategy,
                                  open_board)
 from aeron.samples import _common
+from tests.client.conftest import unregistered_client
 from tests.support import free_port, wait_for
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def _unregistered_client(aeron_dir, monkeypatch):
-    """A client that neither registers nor signals, as an official client: no wake-up board."""
-    with monkeypatch.context() as patch:
-        patch.setattr(client_conductor, "open_board", lambda aeron_dir: None)
-        return Aeron.connect(Context(aeron_dir))
 
 
 def test_the_board_names_the_driver_that_made_it(driver, client):
@@ -96,7 +89,7 @@ def test_an_ipc_loop_spins_as_before_while_an_official_client_is_connected(drive
         for _ in range(20):              # the spin, then a prepared park
             auto.idle(0)
         assert auto.on_wakeup and not spins
-        official = _unregistered_client(driver.aeron_dir, monkeypatch)
+        official = unregistered_client(driver.aeron_dir, monkeypatch)
         try:
             pub = official.add_publication("aeron:ipc", 33)        # its offers wake nobody
             assert not registry.all_signal
