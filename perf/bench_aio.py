@@ -65,8 +65,9 @@ class Driver:
 
 def _pong_process(aeron_dir: str, offset: int) -> subprocess.Popen:
     # fresh stream ids per run: the previous run's publications linger, and a pong serves the first image it sees
-    return subprocess.Popen([sys.executable, "-m", "aeron.samples.pong", "-p", aeron_dir, "-c", "aeron:ipc", "-C",
-                             "aeron:ipc", "-s", str(PING_STREAM + offset), "-S", str(PONG_STREAM + offset)],
+    return subprocess.Popen([sys.executable, "-m", "aeron.samples.pong", "--idle", "spin", "-p", aeron_dir, "-c",
+                             "aeron:ipc", "-C", "aeron:ipc", "-s", str(PING_STREAM + offset), "-S",
+                             str(PONG_STREAM + offset)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
 
 
@@ -245,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"aeron IPC RTT {kind:8s}: " + "  ".join(f"{k} {v:.1f}" for k, v in results[f"rtt-{kind}"].items()),
                   flush=True)
         for kind in ("sync", "asyncio", "uvloop"):
-            subscriber = subprocess.Popen([sys.executable, "-m", "aeron.samples.rate_subscriber", "-p", driver.dir,
-                                           "-c", "aeron:ipc"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            subscriber = subprocess.Popen([sys.executable, "-m", "aeron.samples.rate_subscriber", "--idle", "spin",
+                                           "-p", driver.dir, "-c", "aeron:ipc"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           env=_env())
             try:
                 time.sleep(0.5)

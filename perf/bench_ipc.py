@@ -102,8 +102,11 @@ def _clients(kind: str, bin_dir: str | None) -> dict[str, list[str]]:
         return {name: [os.path.join(bin_dir or "", exe)] for name, exe in (
             ("publisher", "streaming_publisher"), ("subscriber", "rate_subscriber"), ("ping", "cping"),
             ("pong", "cpong"))}
-    return {name: [sys.executable, "-m", f"aeron.samples.{mod}"] for name, mod in (
-        ("publisher", "streaming_publisher"), ("subscriber", "rate_subscriber"), ("ping", "ping"), ("pong", "pong"))}
+    # the subscriber, ping and pong spin, as the C ones do (their default on our driver parks instead)
+    spin = {"subscriber", "ping", "pong"}
+    return {name: [sys.executable, "-m", f"aeron.samples.{mod}", *(("--idle", "spin") if name in spin else ())]
+            for name, mod in (("publisher", "streaming_publisher"), ("subscriber", "rate_subscriber"),
+                              ("ping", "ping"), ("pong", "pong"))}
 
 
 def stream(driver: Driver, clients: dict[str, list[str]], messages: int, length: int,

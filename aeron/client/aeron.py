@@ -23,7 +23,7 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
-from aeron.common.wakeup import CLIENTS, WakeupIdleStrategy, stream_bit
+from aeron.common.wakeup import CLIENTS, AutoIdleStrategy, WakeupIdleStrategy, stream_bit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from aeron.client.handlers import (AvailableCounterHandler, AvailableImageHandler, CloseHandler, ErrorHandler,
                                        PublicationErrorFrameHandler, UnavailableCounterHandler,
                                        UnavailableImageHandler)
-    from aeron.common.agent import IdleStrategy
+    from aeron.common.agent import BackoffIdleStrategy, IdleStrategy
 
 
 _log = logging.getLogger(__name__)
@@ -398,6 +398,48 @@ class Aeron:
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)
         return idle.bind(waiter, quiet=self.quiet_park_ns)
 
+    @property
+    def wakeup_by_default(self) -> bool:
+        """True when this client's driver is ours: it made the aeron dir's wake-up board (docs/wakeup.md). There a
+        poll loop given no idle strategy of its own parks on the board (:meth:`wakeup_idle_strategy`): our
+        samples, AeronArchive's and AeronCluster's waits. False on aeronmd or Aeron's Java driver (our first
+        client made the board, nobody there signals), or when the board cannot be had: those loops keep Aeron's
+        strategies."""
+        return self._conductor.wakeup_by_default
+
+    def default_idle_strategy(self, fallback: IdleStrategy, *subscriptions: Subscription) -> IdleStrategy:
+        """The idle strategy of a loop polling ``subscriptions`` (every stream when none are named) that was given
+        none: ``fallback`` (what Aeron's own client would use) unless the driver is ours
+        (:attr:`wakeup_by_default`). On ours, :meth:`wakeup_idle_strategy` when every subscription is a network
+        one (our driver's receiver wakes it whoever published), else an AutoIdleStrategy: that wakeup while our
+        driver says every client of it signals, ``fallback`` while an official client is connected (its IPC offers
+        wake nobody). Release it with ``close()`` when done; this client's close releases it too."""
+        if not self.wakeup_by_default:
+            return fallback
+        idle = self.wakeup_idle_strategy(*subscriptions)
+        registry = self._conductor.client_registry
+        if registry is None or not idle.is_bound:
+            return fallback
+        if subscriptions and all(sub.channel.startswith("aeron:udp") for sub in subscriptions):
+            return idle
+        return AutoIdleStrategy(idle, fallback, lambda: registry.all_signal)
+
+    def response_idle_strategy(self, stream_id: int, fallback: BackoffIdleStrategy) -> IdleStrategy:
+        """The idle strategy of a client that waits for responses on ``stream_id`` (an archive's control responses,
+        a cluster's egress) between a request and its answer, given none of its own: on a driver of ours
+        (:attr:`wakeup_by_default`) a WakeupIdleStrategy with ``fallback``'s limits, woken by data on
+        ``stream_id`` and by our driver's writes to its clients (the waits poll this client's conductor too), each
+        park bounded by ``fallback``'s longest sleep: what else they wait for (a publication connecting, a
+        writer that does not signal) is found as soon as ``fallback`` would find it. Else ``fallback``. Release
+        it with ``close()`` (WakeupIdleStrategy) when done; this client's close releases it too."""
+        if not self.wakeup_by_default:
+            return fallback
+        idle = WakeupIdleStrategy(fallback.max_spins, fallback.max_yields, fallback.min_park_ns,
+                                  fallback.max_park_ns, quiet_park_ns=fallback.max_park_ns)
+        # quiet: never longer than backoff's longest sleep, even while every client signals (the long quiet bound
+        # is for loops whose every wait is signalled; a publication's connection is not)
+        return self.bind_agent_idle_strategy(idle, [stream_id], conductor=True, quiet=_same_bound)
+
     def conductor_waiter(self) -> Waiter | None:
         """A raw waiter woken when our driver writes to its clients (responses, image and counter notices), for an
         application that runs this client's conductor (``use_conductor_agent_invoker``) and parks between its
@@ -482,6 +524,11 @@ class Aeron:
         """Client id, directory and state."""
         state = "closed" if self.is_closed else "connected"
         return f"<Aeron client_id={self.client_id} dir={self._ctx.aeron_dir!r} {state}>"
+
+
+def _same_bound(quiet_ns: int) -> int:
+    """A park's quiet bound left as it is (Aeron.response_idle_strategy)."""
+    return quiet_ns
 
 
 def _has_spy(subscriptions: tuple[Subscription, ...]) -> bool:

@@ -214,6 +214,13 @@ class ClientConductor(Agent):
                                            DRIVER_BACKOFF_MIN_PARK_NS, sleep_ns, spin_ns=0, quiet_park_ns=sleep_ns)
         return self._parking.bind(waiter, None, self)
 
+    @property
+    def wakeup_by_default(self) -> bool:
+        """True when the board was made by this client's driver (it names cnc.dat's pid): a driver of ours."""
+        registry = self.client_registry
+        pid = self._cnc.pid
+        return registry is not None and pid > 0 and registry.driver_pid == pid
+
     def time_to_deadline_ns(self, far_ns: int) -> int:
         """Until the next keepalive is due, at most ``far_ns`` (a parked conductor thread's wake-up time)."""
         return min(far_ns, self._time_of_last_keepalive_ns + self._ctx.keepalive_interval_ns - nano_time())

@@ -31,13 +31,13 @@ from typing import Any, Protocol
 from aeron._core import wakeup as _wk
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.wakeup import WakeSignal, Waiter, WakeupBoard, stream_bit
-from aeron.common.agent import NOT_IDLE, PARKING, SPINNING, BackoffIdleStrategy, _sleep_ns
+from aeron.common.agent import NOT_IDLE, PARKING, SPINNING, BackoffIdleStrategy, IdleStrategy, _sleep_ns
 from aeron.common.constants import INT64_MIN
 from aeron.common.errors import ConfigurationError
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
-           "LONG_QUIET_PARK_NS", "WakeupIdleStrategy"]
+           "LONG_QUIET_PARK_NS", "DRIVER_PID_OFFSET", "WakeupIdleStrategy", "AutoIdleStrategy"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
@@ -60,6 +60,10 @@ CLIENT = 4
 # Header word (i32) our driver keeps: 1 while every live client of the driver is registered (each signals what it
 # writes), 0 otherwise; 0 on aeronmd, which never writes it.
 ALL_SIGNAL_OFFSET = 16
+# Header word (i32): the pid of the driver of ours that made the board (open_board(create=True), in the directory
+# it has just recreated), the same pid as cnc.dat's; 0 when a client made it (aeronmd knows nothing of the board).
+# A client whose board names its driver's pid is on a driver of ours: its poll loops choose wakeup by default.
+DRIVER_PID_OFFSET = 20
 # The bound a park grows to while nothing happens and ALL_SIGNAL holds (instead of the 16 ms quiet bound, which
 # is there for writers that never signal): Aeron's heartbeat interval. What still needs polling then (a reader
 # that moved a publisher's limit or a status message's position) is picked up within it.
@@ -115,6 +119,10 @@ def open_board(aeron_dir: str, *, create: bool = False, file_mode: int | None = 
         os.close(fd)
     board = WakeupBoard(mapping, _send_socket())
     if fresh:
+        if create:
+            header = AtomicBuffer(mapping, 0, _wk.FILE_LENGTH)
+            header.put_i32_ordered(DRIVER_PID_OFFSET, os.getpid())    # before the magic: readers see both
+            header.close()
         board.init_header()
     elif not board.header_ok():
         board.close()
@@ -227,6 +235,11 @@ class ClientRegistry:
     @all_signal.setter
     def all_signal(self, value: bool) -> None:
         self._buffer.put_i32_ordered(ALL_SIGNAL_OFFSET, 1 if value else 0)
+
+    @property
+    def driver_pid(self) -> int:
+        """The pid of the driver of ours that made the board; 0 when a client made it (see DRIVER_PID_OFFSET)."""
+        return self._buffer.get_i32_volatile(DRIVER_PID_OFFSET)
 
     def quiet_park_ns(self, quiet_ns: int) -> int:
         """The bound a park may grow to: LONG_QUIET_PARK_NS while the driver says every client signals (at least
@@ -614,6 +627,14 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if waiter is not None and not waiter.board.is_closed:
             waiter.board.signal(waiter.mask)
 
+    def cancel_park(self) -> None:
+        """Withdraw the park the last :meth:`idle` prepared (writers need no longer wake us) and start over: the
+        loop goes on with another strategy for a while (AutoIdleStrategy)."""
+        if self._prepared:
+            self._prepared = False
+            self.waiter.cancel()                                        # type: ignore[union-attr]
+        self.reset()
+
     def close(self) -> None:
         """Release the waiter's slot (if bound) and go back to backoff's sleeps."""
         waiter = self.waiter
@@ -625,3 +646,71 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         """The settings and whether it is bound."""
         return (f"WakeupIdleStrategy(spin_ns={self.spin_ns}, max_park_ns={self.max_park_ns}, "
                 f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")
+
+
+class AutoIdleStrategy(IdleStrategy):
+    """A bound ``wakeup`` while our driver says every client of it signals what it writes
+    (``ClientRegistry.all_signal``), ``fallback`` (the strategy Aeron's client would use: spin for a ping, backoff,
+    ...) while a client that does not signal is connected: what ``Aeron.default_idle_strategy`` gives a loop on
+    IPC or spy subscriptions on a driver of ours (docs/wakeup.md). An official client's IPC offer goes straight to
+    the log and wakes nobody, so a parked loop would find its data only when the park's bound ends; our driver wakes
+    every parked sleeper when such a client connects, and the loop goes on with ``fallback`` until it leaves.
+
+    The verdict is read after each message and before each park while on ``wakeup`` (a park costs system calls;
+    the read, a load), and after each message or :attr:`CHECK_EVERY` idle calls while on ``fallback``."""
+
+    __slots__ = ("wakeup", "fallback", "_all_signal", "_on_wakeup", "_calls", "switches")
+    alias = "auto"
+    CHECK_EVERY = 1024
+
+    def __init__(self, wakeup: WakeupIdleStrategy, fallback: IdleStrategy, all_signal: Callable[[], bool]) -> None:
+        """``wakeup`` bound to the board, ``fallback``, and ``all_signal()`` (the driver's verdict)."""
+        self.wakeup = wakeup
+        self.fallback = fallback
+        self._all_signal = all_signal
+        self._on_wakeup = bool(all_signal())
+        self._calls = 0
+        self.switches = 0               # times it went from one strategy to the other (a count for tests)
+
+    @property
+    def on_wakeup(self) -> bool:
+        """True while it idles with ``wakeup``."""
+        return self._on_wakeup
+
+    def idle(self, work_count: int = 0) -> None:
+        """``wakeup.idle`` or ``fallback.idle``, switching when the driver's verdict changed."""
+        if self._on_wakeup:
+            wakeup = self.wakeup
+            if (work_count > 0 or wakeup.state == PARKING) and not self._all_signal():
+                wakeup.cancel_park()
+                self._on_wakeup = False
+                self.switches += 1
+                self._calls = 0
+                self.fallback.reset()
+                self.fallback.idle(work_count)
+                return
+            wakeup.idle(work_count)
+            return
+        self._calls += 1
+        if work_count > 0 or self._calls >= self.CHECK_EVERY:
+            self._calls = 0
+            if self._all_signal():
+                self._on_wakeup = True
+                self.switches += 1
+                self.wakeup.reset()
+                self.wakeup.idle(work_count)
+                return
+        self.fallback.idle(work_count)
+
+    def reset(self) -> None:
+        """Both strategies start over (a prepared park withdrawn)."""
+        self.wakeup.cancel_park()
+        self.fallback.reset()
+
+    def close(self) -> None:
+        """Release the wake-up strategy's slot on the board."""
+        self.wakeup.close()
+
+    def __repr__(self) -> str:
+        """Both strategies and which one idles now."""
+        return f"AutoIdleStrategy({self.wakeup!r}, {self.fallback!r}, on_wakeup={self._on_wakeup})"

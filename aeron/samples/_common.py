@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from aeron.client import Aeron, Context
-from aeron.common.agent import idle_strategy_from_name
+from aeron.common.agent import BusySpinIdleStrategy, idle_strategy_from_name
 from aeron.common.channel_uri import parse_duration_ns, parse_size
 from aeron.common.errors import AeronError, ConfigurationError
 from aeron.common.version import VERSION_TEXT, __version__
-from aeron.common.wakeup import WakeupIdleStrategy
+from aeron.common.wakeup import AutoIdleStrategy, WakeupIdleStrategy
 
 DEFAULT_CHANNEL = "aeron:udp?endpoint=localhost:20121"
 DEFAULT_PING_CHANNEL = "aeron:udp?endpoint=localhost:20123"
@@ -81,8 +81,12 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def parser(prog: str, options: str) -> argparse.ArgumentParser:
-    """A parser with the C samples' single-letter options; ``options`` lists which ones this sample takes."""
+AUTO_IDLE = "auto"
+
+
+def parser(prog: str, options: str, idle_fallback: str = "spin") -> argparse.ArgumentParser:
+    """A parser with the C samples' single-letter options; ``options`` lists which ones this sample takes (``i``:
+    our ``--idle``, whose ``auto`` falls back to ``idle_fallback``, how the C sample waits)."""
     p = argparse.ArgumentParser(prog=f"python -m aeron.samples.{prog}", allow_abbrev=False)
     p.add_argument("-v", action=_Version, nargs=0, help="show version and exit (the C samples' format)")
     p.add_argument("--version", action="version", version=VERSION_TEXT)
@@ -114,9 +118,12 @@ def parser(prog: str, options: str) -> argparse.ArgumentParser:
         args, kwargs = table[letter]
         p.add_argument(*args, **kwargs)
     if "i" in options:
-        p.add_argument("--idle", metavar="strategy", default="spin",
-                       help="how to wait for the next message (ours, not the C samples'): spin (default, as the "
-                            "C samples), backoff, yield, ..., or wakeup: park until the writer wakes us")
+        as_c = "1 ms sleeps" if idle_fallback == "sleep-ms" else idle_fallback
+        p.add_argument("--idle", metavar="strategy", default=AUTO_IDLE,
+                       help=f"how to wait for the next message (ours, not the C samples'): auto (the default: "
+                            f"wakeup on a media driver of ours, over IPC while every client of it is ours; else "
+                            f"{as_c} as the C sample), wakeup (park until the writer wakes us), spin, backoff, yield, "
+                            f"sleep-ms, ...")
     return p
 
 
@@ -126,17 +133,27 @@ def channel_and_stream_id(args: argparse.Namespace, channel: str = DEFAULT_CHANN
     return args.channel or channel, stream_id if args.stream_id is None else args.stream_id
 
 
-def idle_strategy(client: Aeron, name: str, *subscriptions: Any) -> Any:
-    """The sample's idle strategy: ``wakeup`` bound to ``client``'s wake-up board for ``subscriptions``, or the
-    named Agrona strategy."""
-    if name.strip() == "wakeup":
-        return client.wakeup_idle_strategy(*subscriptions)
-    return idle_strategy_from_name(name)
+def idle_strategy(client: Aeron, name: str, *subscriptions: Any, fallback: str = "spin") -> Any:
+    """The sample's idle strategy for a loop polling ``subscriptions``: ``auto`` is ``Aeron.default_idle_strategy``
+    (on a driver of ours a ``wakeup`` bound to ``client``'s wake-up board, else ``fallback``, how the C sample
+    waits), ``wakeup`` is ``Aeron.wakeup_idle_strategy``, any other name the Agrona strategy of that name.
+    None for a busy spin: the sample then polls in a loop of its own, as the C sample does."""
+    name = name.strip()
+    if name == AUTO_IDLE:
+        idle = client.default_idle_strategy(idle_strategy_from_name(fallback), *subscriptions)
+    elif name == "wakeup":
+        idle = client.wakeup_idle_strategy(*subscriptions)
+    else:
+        idle = idle_strategy_from_name(name)
+    return None if isinstance(idle, BusySpinIdleStrategy) else idle
 
 
 def parking(idle: Any) -> Any:
-    """``idle`` when it parks until woken (``wakeup``), else None: the samples wait for their peers with a parking
-    strategy, and with 1 ms sleeps rather than a spinning or yielding one (as before the peers, their C originals)."""
+    """``idle`` when it parks until woken (``wakeup``; an ``auto``'s wakeup), else None: the samples wait for their
+    peers with a parking strategy, and with 1 ms sleeps rather than a spinning or yielding one (as before the
+    peers, their C originals)."""
+    if isinstance(idle, AutoIdleStrategy):
+        return idle.wakeup
     return idle if isinstance(idle, WakeupIdleStrategy) else None
 
 

@@ -5,8 +5,10 @@
     python -m aeron.samples.ping [-C uri] [-c uri] [-L length] [-m messages] [-p|--dir prefix] [-S stream-id]
                                  [-s stream-id] [-w messages] [--idle strategy]
 
-Spins while waiting for each pong, as cping does (one spinning thread here, one in the pong); ``--idle wakeup``
-parks until the pong arrives.
+Waits for each pong with ``--idle auto`` by default: on a media driver of ours it parks until the pong arrives
+(``wakeup``: about the round trip of a spin, and an idle CPU), on ``aeronmd`` or Aeron's Java driver it spins as
+cping does (one spinning thread here, one in the pong), and so it does on ours while an official client is
+connected to it (its IPC offers wake nobody). ``--idle spin``, ``--idle wakeup`` or any other name choose.
 """
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         subscription = c.add_subscription(client, args.pong_channel, args.pong_stream_id)
         publication = client.add_exclusive_publication(ping_channel, ping_stream_id)
         print(f"Publication channel status {c.uint64(c.channel_status(publication))}", flush=True)
-        idle_strategy = None if args.idle == "spin" else c.idle_strategy(client, args.idle, subscription)
+        idle_strategy = c.idle_strategy(client, args.idle, subscription)
         image = c.wait_for_ping_pong(subscription, publication, running, c.parking(idle_strategy))
         if image is None:
             return 1

@@ -4,7 +4,10 @@
     python -m aeron.samples.pong [-C uri] [-c uri] [-p|--dir prefix] [-S stream-id] [-s stream-id]
                                  [--idle strategy]
 
-Spins on the ping image, as cpong does (one spinning thread); ``--idle wakeup`` parks until a ping arrives.
+Waits for each ping with ``--idle auto`` by default: on a media driver of ours it parks until a ping arrives
+(``wakeup``), on ``aeronmd`` or Aeron's Java driver it spins on the ping image as cpong does (one spinning
+thread), and so it does on ours while an official client is connected to it (its IPC offers wake nobody).
+``--idle spin``, ``--idle wakeup`` or any other name choose.
 """
 from __future__ import annotations
 
@@ -40,9 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = ImageFragmentAssembler(echo)
         poll = image.poll
         limit = c.DEFAULT_FRAGMENT_COUNT_LIMIT
-        idle = idle_strategy.idle
-        while running:
-            idle(poll(handler, limit))
+        if idle_strategy is None:
+            while running:
+                poll(handler, limit)
+        else:
+            idle = idle_strategy.idle
+            while running:
+                idle(poll(handler, limit))
         print("Shutting down...", flush=True)
     return 0
 

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Port of the C sample rate_subscriber: counts messages and reports the rate every second until SIGINT.
 
-    python -m aeron.samples.rate_subscriber [-c uri] [-f limit] [-p|--dir prefix] [-s stream-id]
+    python -m aeron.samples.rate_subscriber [-c uri] [-f limit] [-p|--dir prefix] [-s stream-id] [--idle strategy]
 
-Spins on the subscription, as the C sample does (one spinning thread plus the 1 s rate reporter).
+Waits for messages with ``--idle auto`` by default: on a media driver of ours it parks when a poll finds nothing
+(``wakeup``), on ``aeronmd`` or Aeron's Java driver it spins on the subscription as the C sample does (one spinning
+thread plus the 1 s rate reporter), and so it does on ours while an official client is connected to it on an IPC
+or spy channel (its offers wake nobody). ``--idle spin``, ``--idle wakeup`` or any other name choose.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ class _Counter:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = c.parser("rate_subscriber", "cFps").parse_args(argv)
+    args = c.parser("rate_subscriber", "cFpsi").parse_args(argv)
     channel, stream_id = c.channel_and_stream_id(args)
     running = c.Running().install()
     print(f"Subscribing to channel {channel} on Stream ID {stream_id}", flush=True)
@@ -37,8 +40,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = FragmentAssembler(_Counter(reporter))
         poll = subscription.poll
         limit = args.fragment_limit
-        while running:
-            poll(handler, limit)
+        idle_strategy = c.idle_strategy(client, args.idle, subscription)
+        if idle_strategy is None:
+            while running:
+                poll(handler, limit)
+        else:
+            idle = idle_strategy.idle
+            while running:
+                idle(poll(handler, limit))
         print("Shutting down...", flush=True)
         reporter.halt()
     return 0

@@ -201,6 +201,8 @@ def test_list_recordings_and_for_uri_and_find_last_matching(client, aeron, signa
     for channel in channels:
         ids.append(record(client, aeron, signals, payloads(3), channel)[0])
         client.stop_recording(channel, STREAM_ID)
+    # stop_recording is answered when the stop is asked for; the catalog has the stop once the STOP signal came
+    await_signal(client, signals, RecordingSignal.STOP, count=2)
     seen: list[RecordingDescriptor] = []
     assert client.list_recordings(0, 100, seen.append) == len(seen) >= 2
     assert [d.recording_id for d in seen][-2:] == ids

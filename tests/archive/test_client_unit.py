@@ -369,6 +369,9 @@ class FakeAeron:
     def next_session_id(self, stream_id: int) -> int:
         return -12345
 
+    def response_idle_strategy(self, stream_id: int, fallback: object) -> object:
+        return fallback         # as on a driver that is not ours
+
 
 def test_context_reads_environment_then_properties_then_keywords():
     env = {"AERON_ARCHIVE_CONTROL_CHANNEL": "aeron:udp?endpoint=env:1", "AERON_ARCHIVE_CONTROL_STREAM_ID": "11",

@@ -106,3 +106,11 @@ def receive_one_by_one(pub: Any, sub: Any, idle: Any, count: int = 20) -> list[b
         done.set()
         reader.join(10)
     return got
+
+
+def unregistered_client(aeron_dir: str, monkeypatch: pytest.MonkeyPatch) -> Aeron:
+    """A client that neither registers nor signals, as an official client: no wake-up board."""
+    from aeron.client import client_conductor
+    with monkeypatch.context() as patch:
+        patch.setattr(client_conductor, "open_board", lambda aeron_dir: None)
+        return Aeron.connect(Context(aeron_dir))

@@ -8,13 +8,12 @@ import pytest
 
 from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
-from aeron.client import client_conductor
 from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS, SleepingIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
                                  WakeupIdleStrategy, new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
-from tests.client.conftest import client_context, receive_one_by_one
+from tests.client.conftest import client_context, receive_one_by_one, unregistered_client
 
 LONG_NS = 10_000_000_000
 
@@ -250,13 +249,6 @@ def _conductor_agent(driver):
     raise AssertionError("no conductor thread")
 
 
-def _unregistered_client(aeron_dir, monkeypatch):
-    """A client that neither registers nor signals, as an official client: no wake-up board."""
-    with monkeypatch.context() as patch:
-        patch.setattr(client_conductor, "open_board", lambda aeron_dir: None)
-        return Aeron.connect(Context(aeron_dir))
-
-
 def test_the_driver_parks_long_only_while_every_client_is_ours(driver, monkeypatch):
     board = open_board(driver.aeron_dir)
     registry = ClientRegistry(board)
@@ -271,7 +263,7 @@ def test_the_driver_parks_long_only_while_every_client_is_ours(driver, monkeypat
             # a client that does not signal (an official one): its first command is served by a park that was
             # bounded by the long bound, and from then on the driver's parks are bounded as backoff's (1 ms) and
             # our clients' by the short bound
-            official = _unregistered_client(driver.aeron_dir, monkeypatch)
+            official = unregistered_client(driver.aeron_dir, monkeypatch)
             try:
                 assert not registry.is_registered(official._conductor.client_id)
                 pub = official.add_publication("aeron:ipc", 21)

@@ -8,6 +8,8 @@ import signal
 
 import pytest
 
+from aeron._core.wakeup import AWAKE, PARKED, SLOT_COUNT, WOKEN, YIELDING, stream_bit
+from aeron.common.wakeup import open_board
 from tests import procs
 
 pytestmark = [pytest.mark.interop, pytest.mark.timeout(120)]
@@ -71,3 +73,29 @@ def test_ping_pong(driver_dir, official, ping_kind, pong_kind):
     assert "Pinging 2000 messages of length 32 bytes" in ping.stdout
     # both pings print an HdrHistogram-style table whose last line is the 100th percentile of 2000 samples
     assert re.search(r"^\s+\d+\.\d+\s+1\.0+\s+2000\b", ping.stdout, re.M), ping.stdout
+
+
+def _futex_slots_of(aeron_dir, pid, stream_id):
+    """The board's slots that ``pid`` parks in on a futex woken by data for ``stream_id``."""
+    board = open_board(aeron_dir)
+    assert board is not None
+    try:
+        slots = [board.slot_state(i) for i in range(SLOT_COUNT)]
+    finally:
+        board.close()
+    return [s for s in slots if s[1] == pid and s[0] in (AWAKE, PARKED, WOKEN, YIELDING) and s[2] & stream_bit(stream_id)]
+
+
+@pytest.mark.parametrize("idle", ["default", "spin"])
+def test_our_pong_parks_on_the_board_by_default_on_our_driver_only(driver_dir, official, idle):
+    args = ("-p", driver_dir, "-c", "aeron:ipc", "-C", "aeron:ipc")
+    pong = procs.popen(procs.sample("pong", *args, *(() if idle == "default" else ("--idle", idle))))
+    try:
+        # cping's round trips done: the pong is in its loop, with whatever idle strategy it chose
+        ping = procs.run([official("cping"), *args, "-m", "200", "-w", "20", "-L", "32"], timeout=60)
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        parked = _futex_slots_of(driver_dir, pong.pid, 1002)
+    finally:
+        procs.stop(pong)
+    ours = driver_dir.endswith("/ours")
+    assert len(parked) == (1 if ours and idle == "default" else 0), parked

@@ -149,7 +149,8 @@ class Context:
     for ``aeron_dir``), ``properties`` (Java names such as ``aeron.archive.control.channel``, or ``key=value``
     strings), then keywords. ``control_request_channel`` and ``control_response_channel`` must be set.
     ``aeron`` is a connected :class:`aeron.Aeron` to use (else one is connected to ``aeron_dir`` and closed with
-    the archive client); ``idle_strategy`` waits for responses (backoff by default); ``credentials_supplier`` has
+    the archive client); ``idle_strategy`` waits for responses (by default backoff, or on a media driver of ours
+    one that wakes when the response comes: ``Aeron.response_idle_strategy``); ``credentials_supplier`` has
     ``encoded_credentials()`` and ``on_challenge(challenge)``; ``recording_signal_consumer(event)`` receives the
     recording signals met while waiting; ``error_handler(exc)`` the errors of other requests; ``agent_invoker``
     is invoked while waiting.
@@ -195,6 +196,7 @@ class Context:
         self.error_handler: Callable[[BaseException], object] | None = None
         self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
+        self._own_idle_strategy = False          # conclude() made it: close() releases its slot on the board
         environ = os.environ if environ is None else environ
         for attr, setting in _SETTINGS.items():
             if environ.get(setting.env):
@@ -261,7 +263,10 @@ class Context:
         self.control_request_channel = str(request)
         self.control_response_channel = str(response)
         if self.idle_strategy is None:
-            self.idle_strategy = BackoffIdleStrategy(10, 20, 1_000, 1_000_000)
+            # Aeron's backoff, or on a driver of ours one that wakes when a response comes (docs/wakeup.md)
+            self.idle_strategy = self.aeron.response_idle_strategy(self.control_response_stream_id,
+                                                                   BackoffIdleStrategy(10, 20, 1_000, 1_000_000))
+            self._own_idle_strategy = True
         if self.credentials_supplier is None:
             self.credentials_supplier = NullCredentialsSupplier()
         return self
@@ -281,7 +286,13 @@ class Context:
         return run_agent_invokers(self.aeron, self.agent_invoker)
 
     def close(self) -> None:
-        """Close the Aeron client when this context connected it."""
+        """Release the idle strategy :meth:`conclude` made, and close the Aeron client when this context connected
+        it."""
+        if self._own_idle_strategy:
+            self._own_idle_strategy = False
+            close_idle = getattr(self.idle_strategy, "close", None)
+            if close_idle is not None:
+                close_idle()
         if self.owns_aeron_client and self.aeron is not None:
             self.aeron.close()
 

@@ -151,9 +151,11 @@ class Context:
     Other settings: ``new_leader_timeout_ns`` (how long to wait for a new leader after losing one; by default twice
     the leader heartbeat timeout the cluster announces), ``aeron`` (an :class:`aeron.Aeron` to use, else one is
     connected to ``aeron_dir`` and closed with the client; ``owns_aeron_client`` says whose it is),
-    ``idle_strategy`` (waits of the sync client), ``credentials_supplier`` (``encoded_credentials()``,
-    ``on_challenge(challenge)``), ``is_ingress_exclusive`` (an ExclusivePublication for ingress, True),
-    ``error_handler(exc)`` (errors met while closing; by default printed to stderr, as Aeron's), ``egress_listener`` and ``controlled_egress_listener`` (what ``poll_egress`` and
+    ``idle_strategy`` (waits of the sync client; by default backoff, or on a media driver of ours one that wakes
+    when the egress brings the answer: ``Aeron.response_idle_strategy``), ``credentials_supplier``
+    (``encoded_credentials()``, ``on_challenge(challenge)``), ``is_ingress_exclusive`` (an ExclusivePublication
+    for ingress, True), ``error_handler(exc)`` (errors met while closing; by default printed to stderr, as
+    Aeron's), ``egress_listener`` and ``controlled_egress_listener`` (what ``poll_egress`` and
     ``controlled_poll_egress`` deliver to: a listener or an ``on_message`` function), ``agent_invoker`` (invoked
     while waiting).
     """
@@ -193,6 +195,7 @@ class Context:
         self.controlled_egress_listener: Any = None
         self.agent_invoker: AgentInvoker | None = None
         self.is_concluded = False
+        self._own_idle_strategy = False          # conclude() made it: close() releases its slot on the board
         environ = os.environ if environ is None else environ
         for setting in _SETTINGS.values():
             if environ.get(setting.env):
@@ -257,8 +260,11 @@ class Context:
             self.owns_aeron_client = True
         if self.idle_strategy is None:
             # Java's BackoffIdleStrategy(1, 10, 1000, 1000) parks 1 us at most; a Python sleep costs ~50 us whatever
-            # it asks for, so the waits of these cold paths park up to 1 ms instead
-            self.idle_strategy = BackoffIdleStrategy(1, 10, 1_000, 1_000_000)
+            # it asks for, so the waits of these cold paths park up to 1 ms instead; on a driver of ours they wake
+            # when the egress brings the answer (docs/wakeup.md)
+            self.idle_strategy = self.aeron.response_idle_strategy(self.egress_stream_id,
+                                                                   BackoffIdleStrategy(1, 10, 1_000, 1_000_000))
+            self._own_idle_strategy = True
         if self.credentials_supplier is None:
             self.credentials_supplier = NullCredentialsSupplier()
         self.egress_listener = (as_egress_listener(self.egress_listener) if self.egress_listener is not None
@@ -273,7 +279,12 @@ class Context:
         return run_agent_invokers(self.aeron, self.agent_invoker)
 
     def close(self) -> None:
-        """Close the Aeron client when this context owns it."""
+        """Release the idle strategy :meth:`conclude` made, and close the Aeron client when this context owns it."""
+        if self._own_idle_strategy:
+            self._own_idle_strategy = False
+            close_idle = getattr(self.idle_strategy, "close", None)
+            if close_idle is not None:
+                close_idle()
         if self.owns_aeron_client and self.aeron is not None and not self.aeron.is_closed:
             self.aeron.close()
 
