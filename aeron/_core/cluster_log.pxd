@@ -29,3 +29,11 @@ cdef class LogEntryDispatcher:
     cdef ImageControlledFragmentAssembler assembler   # fragmented entries, delivered whole to on_message
     cdef public int64_t log_position        # after the entry being processed (the agent sets it for other entries)
     cdef public int64_t cluster_time        # of the entry being processed (likewise)
+
+
+@cython.final
+cdef class EgressOffer:
+    cdef object agent                       # the service agent: its lifecycle callback and role, read per offer
+    cdef LogEntryDispatcher dispatcher      # the cluster time of the entry being processed
+    cdef bytearray header                   # the agent's SessionMessageHeader buffer (its term kept by the agent)
+    cdef object leader_role                 # Role.LEADER
