@@ -37,3 +37,11 @@ cdef class EgressOffer:
     cdef LogEntryDispatcher dispatcher      # the cluster time of the entry being processed
     cdef bytearray header                   # the agent's SessionMessageHeader buffer (its term kept by the agent)
     cdef object leader_role                 # Role.LEADER
+
+
+@cython.final
+cdef class ConsensusLogDispatcher:
+    cdef dict sessions                      # cluster session id -> session, the session manager's (shared)
+    cdef int64_t nanos_per_unit             # of the cluster's time unit: a log timestamp as nanoseconds
+    cdef object on_other                    # the LogAdapter's handler of every other whole entry
+    cdef ImageControlledFragmentAssembler assembler   # fragmented entries, delivered whole to on_message

@@ -12,6 +12,11 @@ timestamp at +24): the log position after the entry and its timestamp become the
 with the payload (from +32). Every other template goes to ``on_event`` with the whole entry, for control-rate
 decoding in Python. An entry of another schema, or too short for its header, is a ClusterError.
 
+The consensus module reads the same log (a follower, or any member replaying it) only to keep its own state: a
+ConsensusLogDispatcher is the compiled part of its ``LogAdapter.onMessage`` and ``onReplaySessionMessage`` for the
+common entry, a session message of a known session, whose activity time it refreshes in place (the timestamp in the
+cluster's time unit as nanoseconds); every other entry goes whole to the Python adapter.
+
 The service's answer goes back the same way: an EgressOffer is the compiled part of Aeron's
 ``ClientSession.offer`` (``ClusteredServiceAgent.offer``): on the leader, the 32-byte SessionMessageHeader (the
 term the agent keeps in its header buffer, the session, the cluster time of the entry being processed) and the
@@ -46,6 +51,7 @@ cdef enum:
     _SCHEMA_ID_OFFSET = 4
     _CLUSTER_SESSION_ID_OFFSET = 16
     _TIMESTAMP_OFFSET = 24
+    _SESSION_BLOCK_LENGTH = 24
     _MOCKED_OFFER = 1                   # ClientSession.MOCKED_OFFER: what an offer returns on a member not leading
 
 
@@ -150,3 +156,46 @@ cdef class EgressOffer:
                                            <const uint8_t *>view_buffer.buf + offset, length, None)
         finally:
             PyBuffer_Release(&view_buffer)
+
+
+@cython.final
+cdef class ConsensusLogDispatcher:
+    """The fragment handler of a consensus module's log image (a ControlledFragmentHandler, its LogAdapter's)."""
+
+    def __init__(self, dict sessions not None, int64_t nanos_per_unit, on_message):
+        """``sessions`` (cluster session id -> session, the session manager's map, shared), ``nanos_per_unit`` (of
+        the cluster's time unit) and ``on_message(buffer, offset, length, header)``, the adapter's handler of every
+        other whole entry (its action returned)."""
+        if nanos_per_unit <= 0:
+            raise ValueError(f"nanos_per_unit must be > 0, got {nanos_per_unit}")
+        self.sessions = sessions
+        self.nanos_per_unit = nanos_per_unit
+        self.on_other = on_message
+        self.assembler = ImageControlledFragmentAssembler(self.on_message)
+
+    def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
+        if (header.frame()[fd.FLAGS_FIELD_OFFSET] & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
+            return self.on_message(buffer, offset, length, header)
+        return self.assembler.on_fragment(buffer, offset, length, header)
+
+    def clear(self):
+        """Drop a fragmented entry in progress (the log image is going)."""
+        self.assembler.clear()
+
+    def on_message(self, buffer, Py_ssize_t offset, Py_ssize_t length, header):
+        """One whole entry: a session message (its block as this version writes it) of a known session refreshes
+        the session's ``time_of_last_activity_ns``; anything else goes to ``on_message``."""
+        cdef AtomicBuffer atomic
+        cdef const uint8_t *message
+        if isinstance(buffer, AtomicBuffer) and length >= _SESSION_HEADER_LENGTH:
+            atomic = <AtomicBuffer>buffer
+            atomic.check(offset, length)
+            message = atomic.data + offset
+            if (read_u16(message + _SCHEMA_ID_OFFSET) == _SCHEMA_ID and
+                    read_u16(message + _TEMPLATE_ID_OFFSET) == _SESSION_MESSAGE and
+                    read_u16(message) == _SESSION_BLOCK_LENGTH):
+                session = self.sessions.get(read_i64(message + _CLUSTER_SESSION_ID_OFFSET))
+                if session is not None:
+                    session.time_of_last_activity_ns = read_i64(message + _TIMESTAMP_OFFSET) * self.nanos_per_unit
+                    return CONTROLLED_ACTION_CONTINUE
+        return self.on_other(buffer, offset, length, header)

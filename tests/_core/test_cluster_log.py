@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """LogEntryDispatcher on a crafted term: session messages handed on with their fields and the position after the
 entry, other templates by id, short or foreign entries refused. EgressOffer: a leader's message to a session behind
-its session header, mocked elsewhere, refused inside a lifecycle callback."""
+its session header, mocked elsewhere, refused inside a lifecycle callback. ConsensusLogDispatcher: a known session's
+message refreshes its activity in place, everything else goes to the Python handler."""
 import struct
 
 import pytest
 
 from aeron._core.atomic_buffer import AtomicBuffer
-from aeron._core.cluster_log import EgressOffer, LogEntryDispatcher
+from aeron._core.cluster_log import ConsensusLogDispatcher, EgressOffer, LogEntryDispatcher
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_appender import CLOSED, NOT_CONNECTED, ExclusiveTermAppender
 from aeron._core.term_reader import CONTINUE, Header
@@ -156,3 +157,39 @@ def test_another_kind_of_publication_gets_its_own_gathering_offer(egress):
 def test_the_header_is_a_session_header():
     with pytest.raises(ValueError):
         EgressOffer(_Agent("LEADER"), LogEntryDispatcher(print, {}, print), bytearray(8), "LEADER")
+
+
+class _ClusterSession:
+    time_of_last_activity_ns = 0
+
+
+def test_a_known_sessions_message_refreshes_its_activity_in_nanoseconds():
+    others = []
+    session = _ClusterSession()
+    dispatcher = ConsensusLogDispatcher({-9: session}, 1_000_000, lambda *a: others.append(a) or CONTINUE)
+    term, header = term_with(session_message())
+    assert dispatcher(term, 96, 39, header) == CONTINUE
+    assert session.time_of_last_activity_ns == 1234 * 1_000_000 and others == []
+
+
+def test_every_other_entry_goes_to_the_python_handler():
+    others = []
+    dispatcher = ConsensusLogDispatcher({}, 1, lambda *a: others.append(a[1:3]) or 7)
+    for message in (session_message(),                                  # no such session: a service's, or gone
+                    session_message(template_id=20),                    # another template
+                    session_message(schema_id=101),                     # another schema (an extension's)
+                    struct.pack("<HHHHqqq", 32, 1, 111, 17, 3, -9, 1234) + b"payload"):  # another block length
+        term, header = term_with(message)
+        assert dispatcher(term, 96, len(message), header) == 7
+    term, header = term_with(session_message())
+    assert dispatcher.on_message(term, 96, 31, header) == 7             # too short for a session header
+    assert others == [(96, 39)] * 4 + [(96, 31)]
+
+
+def test_a_bad_range_or_time_unit_is_refused():
+    dispatcher = ConsensusLogDispatcher({}, 1, print)
+    term, header = term_with(session_message())
+    with pytest.raises(OutOfBoundsError):
+        dispatcher.on_message(term, 4090, 39, header)
+    with pytest.raises(ValueError):
+        ConsensusLogDispatcher({}, 0, print)
