@@ -11,17 +11,10 @@ called with the fields. Every other message, one of another block length or vers
 goes to the Python adapter with the same arguments, which decodes it (and reports what does not decode).
 """
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
-from libc.string cimport memcpy
+from libc.stdint cimport uint8_t, uint16_t
 
 from aeron._core.atomic_buffer cimport AtomicBuffer
-from aeron._core.cluster_log cimport read_i64, read_u16
-
-
-cdef inline int32_t read_i32(const uint8_t *p) noexcept nogil:
-    cdef int32_t v
-    memcpy(&v, p, 4)
-    return v
+from aeron._core.cluster_log cimport read_i32, read_i64, read_u16
 
 
 @cython.final

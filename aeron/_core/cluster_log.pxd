@@ -3,15 +3,22 @@
 # handler): whole entries reassembled, each message header read in place, session messages handed to the service
 # with their session, the rest by template id.
 cimport cython
-from libc.stdint cimport int64_t, uint8_t, uint16_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t
 from libc.string cimport memcpy
 from aeron._core.fragment_assembler cimport ImageControlledFragmentAssembler
 
 
-# little-endian fields of a cluster message read in place, at any alignment (this module's and cluster_ingress's)
+# little-endian fields of a cluster message read in place, at any alignment (this module's, cluster_ingress's and
+# cluster_consensus's)
 cdef inline uint16_t read_u16(const uint8_t *p) noexcept nogil:
     cdef uint16_t v
     memcpy(&v, p, 2)
+    return v
+
+
+cdef inline int32_t read_i32(const uint8_t *p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
     return v
 
 

@@ -55,6 +55,15 @@ cdef enum:
     _MOCKED_OFFER = 1                   # ClientSession.MOCKED_OFFER: what an offer returns on a member not leading
 
 
+cdef inline object whole_entry(object dispatcher, ImageControlledFragmentAssembler assembler, object buffer,
+                               Py_ssize_t offset, Py_ssize_t length, Header header):
+    # an unfragmented entry straight to the dispatcher's on_message, a fragment to its assembler (which hands it the
+    # whole entry once the last fragment is in)
+    if (header.frame()[fd.FLAGS_FIELD_OFFSET] & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
+        return dispatcher.on_message(buffer, offset, length, header)
+    return assembler.on_fragment(buffer, offset, length, header)
+
+
 @cython.final
 cdef class LogEntryDispatcher:
     """The fragment handler of a service's log image (a ControlledFragmentHandler): returns CONTINUE."""
@@ -71,9 +80,7 @@ cdef class LogEntryDispatcher:
         self.cluster_time = 0
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        if (header.frame()[fd.FLAGS_FIELD_OFFSET] & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            return self.on_message(buffer, offset, length, header)
-        return self.assembler.on_fragment(buffer, offset, length, header)
+        return whole_entry(self, self.assembler, buffer, offset, length, header)
 
     def clear(self):
         """Drop a fragmented entry in progress (the log image is going)."""
@@ -174,9 +181,7 @@ cdef class ConsensusLogDispatcher:
         self.assembler = ImageControlledFragmentAssembler(self.on_message)
 
     def __call__(self, buffer, Py_ssize_t offset, Py_ssize_t length, Header header not None):
-        if (header.frame()[fd.FLAGS_FIELD_OFFSET] & fd.UNFRAGMENTED) == fd.UNFRAGMENTED:
-            return self.on_message(buffer, offset, length, header)
-        return self.assembler.on_fragment(buffer, offset, length, header)
+        return whole_entry(self, self.assembler, buffer, offset, length, header)
 
     def clear(self):
         """Drop a fragmented entry in progress (the log image is going)."""
