@@ -4,12 +4,15 @@ send to this member's consensus endpoint, each handed to the consensus module ag
 
 Another schema on this stream is a ClusterError, as in Aeron. A message of our schema that does not decode (a
 truncated frame, a hostile length) goes to the error handler and is dropped. Decoders are reused, and released
-after each message so that no view of the subscription's log outlives the handler.
+after each message so that no view of the subscription's log outlives the handler. The two messages that come with
+the log's every move, AppendPosition and CommitPosition, are read in compiled code
+(aeron._core.cluster_consensus.ConsensusPositionDispatcher); the rest come to :meth:`ConsensusAdapter.on_fragment`.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from aeron._core.cluster_consensus import ConsensusPositionDispatcher
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron.cluster._image_poll import ImagePoller
@@ -48,7 +51,7 @@ class ConsensusAdapter:
         self.subscription = subscription
         self._agent = consensus_module_agent
         self._error_handler = error_handler
-        self._assembler = FragmentAssembler(self.on_fragment)
+        self._assembler = FragmentAssembler(ConsensusPositionDispatcher(consensus_module_agent, self.on_fragment))
         self._image_poller = ImagePoller()
         self._header = codecs.MessageHeaderDecoder()
         self._decoders: dict[int, Any] = {

@@ -58,7 +58,7 @@ from aeron.cluster._channels import to_int32
 from aeron.cluster.cluster_clocks import convert, to_nanos
 from aeron.cluster.recording_replication import RecordingReplication
 from aeron.cluster.service.cluster import Role
-from aeron.cluster.service.cluster_clock import ClusterClock
+from aeron.cluster.service.cluster_clock import ClusterClock, nanos_per_unit
 from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
@@ -186,6 +186,9 @@ class ConsensusModuleAgent(Agent):
             Role.LEADER, self.log_publisher, self.cluster_clock, self.log_publisher.session_message_header,
             check_log_result))
         self.log_adapter = LogAdapter(self, ctx.log_fragment_limit)
+        # a follower's per-message path (a session message's activity) in compiled code
+        self.log_adapter.use_session_dispatcher(self.session_manager.session_by_id,
+                                                nanos_per_unit(self.cluster_time_unit))
         self.consensus_module_adapter = ConsensusModuleAdapter(
             self.aeron.add_subscription(ctx.control_channel, ctx.consensus_module_stream_id), self,
             ctx.counted_error_handler)

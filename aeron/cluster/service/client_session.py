@@ -125,7 +125,7 @@ class ContainerClientSession(ClientSession):
 
     def offer(self, buffer: Any, offset: int = 0, length: int = -1) -> int:
         """Send a message to the client (see :meth:`ClientSession.offer`)."""
-        return self._agent.offer_egress(self._id, self.response_publication, buffer, offset, length)
+        return self._agent.egress.offer(self._id, self.response_publication, buffer, offset, length)
 
     def offerv(self, vectors: Sequence[Any]) -> int:
         """Send a gathered message to the client."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.buffer_claim import BufferClaim
+from aeron._core.cluster_log import EgressOffer
 from aeron._core.codecs import cluster as codecs
 from aeron._core.codecs.cluster import CloseReason, ClusterAction, ClusterTimeUnit
 from aeron._core.counters import RECORD_ALLOCATED
@@ -189,7 +190,8 @@ class ClusteredServiceAgent(Agent, Cluster):
         # the SessionMessageHeader put before every message this service sends: egress and service messages
         self._header_buffer = bytearray(SESSION_HEADER_LENGTH)
         self._session_header = codecs.SessionMessageHeaderEncoder().wrap_and_apply_header(self._header_buffer, 0)
-        self._egress_vector: list[Any] = [self._header_buffer, b""]
+        # a leader's egress: the header and the message offered in one compiled call (cluster_log.EgressOffer)
+        self.egress = EgressOffer(self, self.log_dispatcher, self._header_buffer, Role.LEADER)
         # a followers' claim is mocked over this buffer: the service's code runs unchanged, nothing is sent
         self._message_buffer = AtomicBuffer(bytearray(MAX_UDP_PAYLOAD_LENGTH))
 
@@ -522,21 +524,9 @@ class ClusteredServiceAgent(Agent, Cluster):
     # -- egress, for ContainerClientSession -------------------------------------------------------------------------
 
     def offer_egress(self, cluster_session_id: int, publication: Any, buffer: Any, offset: int, length: int) -> int:
-        """A message to a client: sent by a leader, mocked elsewhere."""
-        self._check_for_valid_invocation()
-        if self._role != Role.LEADER:
-            return ClientSession.MOCKED_OFFER
-        if publication is None:
-            return NOT_CONNECTED
-        header = self._session_header
-        header.cluster_session_id = cluster_session_id
-        header.timestamp = self.cluster_time
-        vector = self._egress_vector
-        vector[1] = _message(buffer, offset, length)
-        try:
-            return int(publication.offerv(vector))
-        finally:
-            vector[1] = b""         # the message's buffer is not kept past the call
+        """A message to a client: sent by a leader, mocked elsewhere (ContainerClientSession.offer calls
+        :attr:`egress` itself)."""
+        return int(self.egress.offer(cluster_session_id, publication, buffer, offset, length))
 
     def offerv_egress(self, cluster_session_id: int, publication: Any, vectors: Sequence[Any]) -> int:
         """A gathered message to a client."""

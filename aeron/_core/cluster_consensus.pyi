@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+from typing import Any, Callable
+
+class ConsensusPositionDispatcher:
+    def __init__(self, agent: Any, on_other: Callable[[Any, int, int, Any], Any]) -> None: ...
+    def __call__(self, buffer: Any, offset: int, length: int, header: Any) -> None: ...
