@@ -55,6 +55,7 @@ sys.path.insert(0, str(HERE))
 from bench_cluster import process_cpu_s  # noqa: E402
 from tests.interop.cluster_support import (JAVA_OPENS, LineReader, MemberProcess, cluster_members,  # noqa: E402
                                            close_pipes, ingress_endpoints, stop_process)
+from aeron.common.event_log import log_event  # noqa: E402
 from tests.procs import client_env  # noqa: E402
 from tests.support import free_port, wait_for  # noqa: E402
 
@@ -224,8 +225,10 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.out.wait_for("FAILOVER_READY", 60)
         time.sleep(0.2)
         killed_ns = time.monotonic_ns()
+        log_event("bench", "LEADER_SIGKILL", f"java={java} member={leader.member_id}")
         leader.kill()
         line = side.out.wait_for("FAILOVER", 120)
+        log_event("bench", "FIRST_ECHO_FROM_NEW_LEADER", line)
         failover_ms = (int(line.split()[1]) - killed_ns) / 1e6
         return {"msg_per_s": int(count) / (int(elapsed_ns) / 1e9), "cpu_us_per_msg": cpu * 1e6 / int(count),
                 "rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,

@@ -63,6 +63,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
 from aeron.cluster.session_manager import SessionManager
+from aeron.common import event_log
 from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.constants import INT64_MAX, NULL_VALUE
@@ -326,6 +327,9 @@ class ConsensusModuleAgent(Agent):
     def set_state(self, new_state: State, reason: str = "") -> None:
         """Move to ``new_state`` and publish it in the state counter."""
         if new_state is not self.state:
+            if event_log.ENABLED:
+                event_log.log_event(f"member-{self.member_id}", "STATE_CHANGE",
+                                    f"{self.state.name} -> {new_state.name} {reason}")
             self.state = new_state
             if not self.module_state.is_closed:
                 self.module_state.set_ordered(int(new_state))
@@ -333,6 +337,8 @@ class ConsensusModuleAgent(Agent):
     def set_role(self, new_role: Role) -> None:
         """Take ``new_role`` and publish it in the role counter."""
         if new_role is not self.role:
+            if event_log.ENABLED:
+                event_log.log_event(f"member-{self.member_id}", "ROLE_CHANGE", f"{self.role.name} -> {new_role.name}")
             self.role = new_role
             if not self.cluster_role_counter.is_closed:
                 self.cluster_role_counter.set_ordered(int(new_role))

@@ -12,10 +12,14 @@ from aeron._core.codecs import cluster as codecs
 from aeron._core.term_appender import CLOSED, NOT_CONNECTED
 from aeron.cluster.client import (AeronCluster, AsyncConnect, ClusterAuthenticationError, ClusterError,
                                   ClusterSessionClosedError, ClusterTimeoutError, Configuration, State)
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
 from aeron.common.security import NullCredentialsSupplier
+from aeron.common.wakeup import WakeupIdleStrategy
 from tests.cluster.client.conftest import MS, RecordingListener, client_context
 from tests.cluster.client.fake_cluster import HEARTBEAT_TIMEOUT_NS, FakeMember, Request, echo_respond
 from tests.support import wait_for
+
+QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
 
 def poll_until(cluster: AeronCluster, predicate, timeout_s: float = 10.0, what: str = "condition"):
@@ -314,12 +318,16 @@ def test_a_new_leader_event_moves_the_ingress_and_the_term(driver, make_fake):
         assert listener.new_leaders == [(1, 2, 1, fake.ingress_endpoints())]
         assert cluster.leader_member_id == 1 and cluster.leadership_term_id == 2
         assert cluster.state is State.AWAIT_NEW_LEADER_CONNECTION
+        # nothing signals the new ingress's connection: the client's wake-up parks stay within 1 ms meanwhile
+        aeron = cluster.context.aeron
+        assert aeron.quiet_park_ns(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
         # offers say NOT_CONNECTED (never raise) until the new leader's ingress is up, then go to it
         results = []
         wait_for(lambda: results.append(cluster.offer(b"to the new leader")) or results[-1] > 0,
                  invoke=lambda: cluster.poll_egress() or time.sleep(0.001), what="offer to the new leader")
         assert set(results[:-1]) <= {NOT_CONNECTED}
         assert cluster.state is State.CONNECTED
+        assert aeron.quiet_park_ns(QUIET_NS) > DRIVER_BACKOFF_MAX_PARK_NS        # connected: the hold released
         [message] = fake.wait_for("SessionMessageHeader", member_id=1)
         assert message.fields["leadership_term_id"] == 2 and message.payload == b"to the new leader"
         assert cluster.send_keep_alive()
