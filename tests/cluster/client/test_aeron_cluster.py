@@ -4,6 +4,7 @@ redirect, rejections, timeout), offers and the egress, keep-alives, admin reques
 leaders and the session's end."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -15,9 +16,10 @@ from aeron.cluster.client import (AeronCluster, AsyncConnect, ClusterAuthenticat
 from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
 from aeron.common.security import NullCredentialsSupplier
 from aeron.common.wakeup import WakeupIdleStrategy
+from aeron.driver.media_driver import MediaDriver, ThreadingMode
 from tests.cluster.client.conftest import MS, RecordingListener, client_context
 from tests.cluster.client.fake_cluster import HEARTBEAT_TIMEOUT_NS, FakeMember, Request, echo_respond
-from tests.support import wait_for
+from tests.support import driver_context, wait_for
 
 QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
@@ -274,6 +276,39 @@ def test_keep_alive_admin_request_and_close_reach_the_leader(driver, make_fake):
     assert cluster.poll_egress() == 0
     cluster.close()                 # idempotent
     assert len(fake.of("SessionCloseRequest")) == 1
+
+
+def test_the_close_request_reaches_the_leader_when_the_clients_driver_closes_at_once(driver, make_fake, shm_dir):
+    # an application closing its cluster client and then its embedded driver right away (the tutorial's client): the
+    # SessionCloseRequest offered by close() goes out with the driver's close. The client's driver runs in INVOKER
+    # mode, so that none of its duty cycles runs between the two closes.
+    fake = make_fake(leadership_term_id=3)
+    client_driver = MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "client"),
+                                                      threading_mode=ThreadingMode.INVOKER))
+    running = threading.Event()
+    running.set()
+
+    def invoke() -> None:
+        while running.is_set():
+            client_driver.do_work()
+            time.sleep(0.0005)
+    driving = threading.Thread(target=invoke, daemon=True)
+    driving.start()
+    try:
+        ctx = client_context(driver, fake)
+        ctx.aeron_dir = client_driver.aeron_dir
+        cluster = AeronCluster.connect(ctx)
+        assert cluster.send_keep_alive() is True
+        fake.wait_for("SessionKeepAlive")           # the ingress is up and flowing
+        running.clear()
+        driving.join(10)
+        cluster.close()
+        client_driver.close()
+        [close] = fake.wait_for("SessionCloseRequest")
+        assert close.fields == {"leadership_term_id": 3, "cluster_session_id": 1}
+    finally:
+        running.clear()
+        client_driver.close()
 
 
 def test_the_cluster_closing_the_session_closes_the_client_with_the_reason(driver, make_fake):
