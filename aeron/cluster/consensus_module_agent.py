@@ -88,6 +88,10 @@ def _semantic_version_string(version: int) -> str:
     return f"{(version >> 16) & 0xFF}.{(version >> 8) & 0xFF}.{version & 0xFF}"
 
 
+class _Interrupted(AgentTerminationError):
+    """A blocking step ended by :meth:`ConsensusModuleAgent.interrupt` (the module closing)."""
+
+
 class ConsensusModuleAgent(Agent):
     """The consensus module of one cluster member (see the module docstring)."""
 
@@ -198,6 +202,7 @@ class ConsensusModuleAgent(Agent):
         self.response_channel_template = parse_channel(ctx.egress_channel) if ctx.egress_channel else None
         ctx.unavailable_counter_handler = self.on_unavailable_counter
         self._closed = False
+        self._interrupted = False
 
     # -- the Agent ------------------------------------------------------------------------------------------
 
@@ -270,8 +275,9 @@ class ConsensusModuleAgent(Agent):
                     self.election.handle_error(now_ns, ex)
                 else:
                     raise
-        except AgentTerminationError:
-            self._run_termination_hook()
+        except AgentTerminationError as ex:
+            if not isinstance(ex, _Interrupted):        # a close is no termination of the cluster
+                self._run_termination_hook()
             raise
         return work
 
@@ -308,9 +314,21 @@ class ConsensusModuleAgent(Agent):
 
     # -- idling (Aeron's ConsensusModuleAgent as an IdleStrategy) --------------------------------------------
 
+    def interrupt(self) -> None:
+        """Make the agent's blocking steps end (Java interrupts the agent's thread): the next :meth:`idle` raises
+        AgentTerminationError, so that a close does not wait on a service that never comes (``on_start``'s wait
+        for the services' first acks) or anything else a blocking step waits for. A park in progress ends now."""
+        self._interrupted = True
+        wake = getattr(self.idle_strategy, "wake", None)
+        if wake is not None:
+            wake()
+
     def idle(self, work_count: int = 0) -> None:
         """Wait a little inside a blocking step: run the client conductor, idle, and poll the archive's
-        signals when there was nothing to do."""
+        signals when there was nothing to do. AgentTerminationError once interrupted (Aeron's
+        ``checkInterruptStatus``)."""
+        if self._interrupted:
+            raise _Interrupted("interrupted")
         self.aeron_client_invoker.invoke()
         if self.aeron.is_closed:
             raise AgentTerminationError("unexpected Aeron close")
