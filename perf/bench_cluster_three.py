@@ -31,6 +31,10 @@ Java and ours take turns, starting with the other each run, so that the machine'
 summary gives each figure's median per side, the ratio ours / Java of the medians, and the spread of the ratios of
 the runs (each run's ours over the same run's Java). Results: perf/results/cluster_three.json. Needs javac and
 AERON_JAVA_CP.
+
+``AERON_EVENT_CLUSTER_LOG=<file>`` times our failovers step by step: our members, containers and client append
+their election, role and state changes to it (aeron/common/event_log.py), and this script the leader's SIGKILL
+(``LEADER_SIGKILL``) and the first echo from the new leader, on one clock.
 """
 from __future__ import annotations
 
