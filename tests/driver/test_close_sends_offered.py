@@ -5,15 +5,12 @@ SessionCloseRequest) loses nothing the sender could have sent. The publishing dr
 no duty cycle runs between the offer and the close."""
 from __future__ import annotations
 
-import threading
-import time
-
 import pytest
 
 from aeron import Aeron, Context as ClientContext, MediaDriver
 from aeron.driver.media_driver import Context, ThreadingMode
 from tests.driver.udp_helpers import Collector
-from tests.support import driver_context, free_port, wait_for
+from tests.support import InvokerThread, driver_context, free_port, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,15 +18,7 @@ pytestmark = pytest.mark.timeout(60)
 def test_data_offered_just_before_the_driver_closes_is_sent(shm_dir):
     publisher = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "a"),
                                            threading_mode=ThreadingMode.INVOKER))
-    running = threading.Event()
-    running.set()
-
-    def invoke() -> None:
-        while running.is_set():
-            publisher.do_work()
-            time.sleep(0.0005)
-    driving = threading.Thread(target=invoke, daemon=True)
-    driving.start()
+    invoker = InvokerThread(publisher)
     channel = f"aeron:udp?endpoint=127.0.0.1:{free_port()}"
     collector = Collector()
     try:
@@ -42,8 +31,7 @@ def test_data_offered_just_before_the_driver_closes_is_sent(shm_dir):
                 wait_for(lambda: pub.is_connected and sub.image_count == 1, what="connected")
                 assert pub.offer(b"first") > 0
                 wait_for(lambda: sub.poll(collector, 10) or collector.messages, what="the first message")
-                running.clear()
-                driving.join(10)
+                invoker.stop()
                 # no duty cycle of the publishing driver from here: only its close can send these
                 assert pub.offer(b"last words") > 0
                 assert pub.offer(b"and goodbye") > 0
@@ -53,5 +41,5 @@ def test_data_offered_just_before_the_driver_closes_is_sent(shm_dir):
             wait_for(lambda: sub.poll(collector, 10) or len(collector.messages) >= 3, what="the last messages")
             assert collector.messages == [b"first", b"last words", b"and goodbye"]
     finally:
-        running.clear()
+        invoker.stop()
         publisher.close()

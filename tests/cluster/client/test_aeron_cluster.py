@@ -4,7 +4,6 @@ redirect, rejections, timeout), offers and the egress, keep-alives, admin reques
 leaders and the session's end."""
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -19,7 +18,7 @@ from aeron.common.wakeup import WakeupIdleStrategy
 from aeron.driver.media_driver import MediaDriver, ThreadingMode
 from tests.cluster.client.conftest import MS, RecordingListener, client_context
 from tests.cluster.client.fake_cluster import HEARTBEAT_TIMEOUT_NS, FakeMember, Request, echo_respond
-from tests.support import driver_context, wait_for
+from tests.support import InvokerThread, driver_context, wait_for
 
 QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
@@ -285,29 +284,20 @@ def test_the_close_request_reaches_the_leader_when_the_clients_driver_closes_at_
     fake = make_fake(leadership_term_id=3)
     client_driver = MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "client"),
                                                       threading_mode=ThreadingMode.INVOKER))
-    running = threading.Event()
-    running.set()
-
-    def invoke() -> None:
-        while running.is_set():
-            client_driver.do_work()
-            time.sleep(0.0005)
-    driving = threading.Thread(target=invoke, daemon=True)
-    driving.start()
+    invoker = InvokerThread(client_driver)
     try:
         ctx = client_context(driver, fake)
         ctx.aeron_dir = client_driver.aeron_dir
         cluster = AeronCluster.connect(ctx)
         assert cluster.send_keep_alive() is True
         fake.wait_for("SessionKeepAlive")           # the ingress is up and flowing
-        running.clear()
-        driving.join(10)
+        invoker.stop()
         cluster.close()
         client_driver.close()
         [close] = fake.wait_for("SessionCloseRequest")
         assert close.fields == {"leadership_term_id": 3, "cluster_session_id": 1}
     finally:
-        running.clear()
+        invoker.stop()
         client_driver.close()
 
 
