@@ -242,8 +242,16 @@ class ConsensusModuleAgent(Agent):
     def _quiet_park_ns(self, quiet_ns: int) -> int:
         # the agent's timers (heartbeats, session and leader timeouts) are not signalled: parks stay within the
         # idle strategy's quiet bound rather than growing to our driver's long one, and within a millisecond (the
-        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run
-        return WAKEUP_ELECTION_PARK_NS if self.election is not None else quiet_ns
+        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run; an
+        # active follower's end by its leader heartbeat timeout (a millisecond at least), so that it notices a silent
+        # leader at its slow tick, as Java's does, not up to a quiet bound later
+        if self.election is not None:
+            return WAKEUP_ELECTION_PARK_NS
+        if self.role is Role.FOLLOWER and self.state is State.ACTIVE:
+            left_ns = (self.time_of_last_log_update_ns + self.leader_heartbeat_timeout_ns
+                       - self.cluster_clock.time_nanos())
+            return min(quiet_ns, max(left_ns, WAKEUP_ELECTION_PARK_NS))
+        return quiet_ns
 
     def do_work(self) -> int:
         """One duty cycle (see the module docstring)."""
