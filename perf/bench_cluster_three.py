@@ -31,6 +31,10 @@ Java and ours take turns, starting with the other each run, so that the machine'
 summary gives each figure's median per side, the ratio ours / Java of the medians, and the spread of the ratios of
 the runs (each run's ours over the same run's Java). Results: perf/results/cluster_three.json. Needs javac and
 AERON_JAVA_CP.
+
+``AERON_EVENT_CLUSTER_LOG=<file>`` times our failovers step by step: our members, containers and client append
+their election, role and state changes to it (aeron/common/event_log.py), and this script the leader's SIGKILL
+(``LEADER_SIGKILL``) and the first echo from the new leader, on one clock.
 """
 from __future__ import annotations
 
@@ -55,6 +59,7 @@ sys.path.insert(0, str(HERE))
 from bench_cluster import process_cpu_s  # noqa: E402
 from tests.interop.cluster_support import (JAVA_OPENS, LineReader, MemberProcess, cluster_members,  # noqa: E402
                                            close_pipes, ingress_endpoints, stop_process)
+from aeron.common.event_log import log_event  # noqa: E402
 from tests.procs import client_env  # noqa: E402
 from tests.support import free_port, wait_for  # noqa: E402
 
@@ -224,8 +229,10 @@ def run_side(java: bool, classpath: str, args: argparse.Namespace, ours: dict[st
         side.out.wait_for("FAILOVER_READY", 60)
         time.sleep(0.2)
         killed_ns = time.monotonic_ns()
+        log_event("bench", "LEADER_SIGKILL", f"java={java} member={leader.member_id}")
         leader.kill()
         line = side.out.wait_for("FAILOVER", 120)
+        log_event("bench", "FIRST_ECHO_FROM_NEW_LEADER", line)
         failover_ms = (int(line.split()[1]) - killed_ns) / 1e6
         return {"msg_per_s": int(count) / (int(elapsed_ns) / 1e9), "cpu_us_per_msg": cpu * 1e6 / int(count),
                 "rtt_p50_us": int(p50) / 1e3, "rtt_p90_us": int(p90) / 1e3, "rtt_p99_us": int(p99) / 1e3,

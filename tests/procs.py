@@ -22,8 +22,9 @@ DRIVER_WAIT_S = 10.0
 
 
 def client_env() -> dict[str, str]:
-    """The environment without AERON_* settings (so a client only sees the directory it is given)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_")}
+    """The environment without AERON_* settings (so a client only sees the directory it is given), but for the debug
+    event log's file (aeron/common/event_log.py), which the processes of a cluster share."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_") or k == "AERON_EVENT_CLUSTER_LOG"}
     env["PYTHONPATH"] = str(PROJECT_ROOT)
     return env
 

@@ -10,6 +10,7 @@ import os
 import pathlib
 import shutil
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -92,3 +93,24 @@ def wait_for(predicate: Callable[[], T], timeout_s: float = 10.0, *, invoke: Cal
             raise AssertionError(f"{what} not met within {timeout_s} s")
         if invoke is None or not invoke():
             time.sleep(interval_s)
+
+
+class InvokerThread:
+    """Runs an INVOKER-mode driver's duty cycles on a thread (every 0.5 ms) until :meth:`stop`: a test that needs the
+    driver working, then none of its duty cycles running (what its close alone does)."""
+
+    def __init__(self, driver: Any) -> None:
+        self._running = threading.Event()
+        self._running.set()
+        self._thread = threading.Thread(target=self._run, args=(driver,), daemon=True)
+        self._thread.start()
+
+    def _run(self, driver: Any) -> None:
+        while self._running.is_set():
+            driver.do_work()
+            time.sleep(0.0005)
+
+    def stop(self) -> None:
+        """No duty cycle after this returns."""
+        self._running.clear()
+        self._thread.join(10)

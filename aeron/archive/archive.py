@@ -20,7 +20,8 @@ from typing import Any
 from aeron._core.logbuffer import TERM_MAX_LENGTH, TERM_MIN_LENGTH
 from aeron.client.aeron import Aeron
 from aeron.client.context import Context as AeronContext
-from aeron.common.agent import AgentInvoker, AgentRunner, IdleStrategy, idle_strategy_from_name
+from aeron.common.agent import (DRIVER_BACKOFF_MAX_PARK_NS, AgentInvoker, AgentRunner, IdleStrategy,
+                                idle_strategy_from_name)
 from aeron.common.errors import ConfigurationError, IllegalStateError, InvalidArgumentError
 from aeron.common.paths import delete_aeron_dir, describe_failures
 from aeron.common.security import (AuthorisationService, DefaultAuthenticator, as_authorisation_service,
@@ -303,9 +304,17 @@ class Archive:
     def _start(self, agent: Any, handler: Callable[[BaseException], None]) -> None:
         # a ``wakeup`` idle strategy parks until data comes for the control streams, a recording through a spy, or
         # (added by the conductor as it subscribes) a recorded stream
-        idle = self._aeron.bind_agent_idle_strategy(
+        aeron = self._aeron
+        replays = self._conductor.replay_sessions
+
+        def quiet(quiet_ns: int) -> int:
+            # a replay waits for its publication to connect, and then on flow control, which nothing signals: parks
+            # within backoff's 1 ms while one runs (a consensus module's log replay in an election waits on it)
+            return min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS) if replays else aeron.quiet_park_ns(quiet_ns)
+
+        idle = aeron.bind_agent_idle_strategy(
             self._ctx.make_idle_strategy(), (self._ctx.control_stream_id, self._ctx.local_control_stream_id),
-            spies=True)
+            spies=True, quiet=quiet)
         waiter = getattr(idle, "waiter", None)
         if waiter is not None:
             self._conductor.wake_waiters.append(waiter)

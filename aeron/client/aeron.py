@@ -162,6 +162,7 @@ class Aeron:
         """
         ctx = context.conclude()
         self._ctx = ctx
+        self._brief_park_holds = 0
         cnc = connect_to_driver(ctx)
         try:
             self._conductor = ClientConductor(ctx, cnc)
@@ -454,10 +455,21 @@ class Aeron:
 
     def quiet_park_ns(self, quiet_ns: int) -> int:
         """How long a wake-up park of this client may grow to while nothing happens: 100 ms while our driver says
-        every client of it signals what it writes, else ``quiet_ns`` (docs/wakeup.md)."""
-        registry = self._conductor.client_registry
+        every client of it signals what it writes, else ``quiet_ns`` (docs/wakeup.md); at most 1 ms (Agrona's backoff's
+        longest park, the sleep of Aeron's ``ClientConductor.awaitResponse``) while an async add waits to be taken
+        (the driver's answer wakes this client's conductor, not the thread that polls ``get_publication`` for it: a
+        cluster client following a new leader) and while a user holds brief parks (:meth:`hold_brief_parks`)."""
+        conductor = self._conductor
+        if self._brief_park_holds > 0 or conductor.awaits_async_result():
+            return min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS)
+        registry = conductor.client_registry
         return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
 
+    def hold_brief_parks(self, hold: bool) -> None:
+        """``hold=True`` keeps this client's wake-up parks within 1 ms (as :meth:`quiet_park_ns` says) until as many
+        ``hold=False`` calls: for a user of this client waiting on what nothing signals, as a cluster client waits for
+        its ingress to a new leader to connect (a publication's connection wakes no thread)."""
+        self._brief_park_holds = max(0, self._brief_park_holds + (1 if hold else -1))
 
     def bind_agent_idle_strategy(self, idle: IdleStrategy, stream_ids: Iterable[int], *, spies: bool = False,
                                  conductor: bool = False,

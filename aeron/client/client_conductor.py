@@ -529,6 +529,16 @@ class ClientConductor(Agent):
                 self._waiters.append(waiter)
             return waiter
 
+    def awaits_async_result(self) -> bool:
+        """True while an async add (:meth:`async_add_publication`, ...) waits to be taken by :meth:`poll_result`,
+        within its driver timeout: the thread that asked polls for it, and the driver's answer wakes this
+        conductor, not that thread."""
+        pendings = self._pending
+        if not pendings:
+            return False
+        now_ns = nano_time()
+        return any(now_ns < pending.deadline_ns for pending in list(pendings.values()))
+
     def park_ns(self) -> int:
         """How long the conductor may park now: until its next keepalive, at most ``idle_sleep_duration_ns``, or
         the keepalive interval while our driver says every client signals (:meth:`quiet_park_ns`)."""

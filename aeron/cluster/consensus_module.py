@@ -804,7 +804,9 @@ class ConsensusModule:
         return self._invoker is None or self._invoker.is_closed
 
     def close(self) -> None:
-        """Stop the agent (its ``on_close`` closes what it opened and the context)."""
+        """Stop the agent (its ``on_close`` closes what it opened and the context), interrupting a blocking step
+        it is in (waiting for its services to start, say)."""
+        self.agent.interrupt()
         if self._runner is not None:
             self._runner.close()
         if self._invoker is not None:

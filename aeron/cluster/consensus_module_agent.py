@@ -63,6 +63,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service_ack import EMPTY_SERVICE_ACKS, ServiceAck
 from aeron.cluster.service_proxy import ServiceProxy
 from aeron.cluster.session_manager import SessionManager
+from aeron.common import event_log
 from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.channel_uri import ChannelUri
 from aeron.common.constants import INT64_MAX, NULL_VALUE
@@ -85,6 +86,10 @@ _NANOS = codecs.ClusterTimeUnit.NANOS
 
 def _semantic_version_string(version: int) -> str:
     return f"{(version >> 16) & 0xFF}.{(version >> 8) & 0xFF}.{version & 0xFF}"
+
+
+class _Interrupted(AgentTerminationError):
+    """A blocking step ended by :meth:`ConsensusModuleAgent.interrupt` (the module closing)."""
 
 
 class ConsensusModuleAgent(Agent):
@@ -200,6 +205,7 @@ class ConsensusModuleAgent(Agent):
         self.response_channel_template = parse_channel(ctx.egress_channel) if ctx.egress_channel else None
         ctx.unavailable_counter_handler = self.on_unavailable_counter
         self._closed = False
+        self._interrupted = False
 
     # -- the Agent ------------------------------------------------------------------------------------------
 
@@ -239,8 +245,16 @@ class ConsensusModuleAgent(Agent):
     def _quiet_park_ns(self, quiet_ns: int) -> int:
         # the agent's timers (heartbeats, session and leader timeouts) are not signalled: parks stay within the
         # idle strategy's quiet bound rather than growing to our driver's long one, and within a millisecond (the
-        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run
-        return WAKEUP_ELECTION_PARK_NS if self.election is not None else quiet_ns
+        # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run; an
+        # active follower's end by its leader heartbeat timeout (a millisecond at least), so that it notices a silent
+        # leader at its slow tick, as Java's does, not up to a quiet bound later
+        if self.election is not None:
+            return WAKEUP_ELECTION_PARK_NS
+        if self.role is Role.FOLLOWER and self.state is State.ACTIVE:
+            left_ns = (self.time_of_last_log_update_ns + self.leader_heartbeat_timeout_ns
+                       - self.cluster_clock.time_nanos())
+            return min(quiet_ns, max(left_ns, WAKEUP_ELECTION_PARK_NS))
+        return quiet_ns
 
     def do_work(self) -> int:
         """One duty cycle (see the module docstring)."""
@@ -272,8 +286,9 @@ class ConsensusModuleAgent(Agent):
                     self.election.handle_error(now_ns, ex)
                 else:
                     raise
-        except AgentTerminationError:
-            self._run_termination_hook()
+        except AgentTerminationError as ex:
+            if not isinstance(ex, _Interrupted):        # a close is no termination of the cluster
+                self._run_termination_hook()
             raise
         return work
 
@@ -310,9 +325,21 @@ class ConsensusModuleAgent(Agent):
 
     # -- idling (Aeron's ConsensusModuleAgent as an IdleStrategy) --------------------------------------------
 
+    def interrupt(self) -> None:
+        """Make the agent's blocking steps end (Java interrupts the agent's thread): the next :meth:`idle` raises
+        AgentTerminationError, so that a close does not wait on a service that never comes (``on_start``'s wait
+        for the services' first acks) or anything else a blocking step waits for. A park in progress ends now."""
+        self._interrupted = True
+        wake = getattr(self.idle_strategy, "wake", None)
+        if wake is not None:
+            wake()
+
     def idle(self, work_count: int = 0) -> None:
         """Wait a little inside a blocking step: run the client conductor, idle, and poll the archive's
-        signals when there was nothing to do."""
+        signals when there was nothing to do. AgentTerminationError once interrupted (Aeron's
+        ``checkInterruptStatus``)."""
+        if self._interrupted:
+            raise _Interrupted("interrupted")
         self.aeron_client_invoker.invoke()
         if self.aeron.is_closed:
             raise AgentTerminationError("unexpected Aeron close")
@@ -329,6 +356,9 @@ class ConsensusModuleAgent(Agent):
     def set_state(self, new_state: State, reason: str = "") -> None:
         """Move to ``new_state`` and publish it in the state counter."""
         if new_state is not self.state:
+            if event_log.ENABLED:
+                event_log.log_event(f"member-{self.member_id}", "STATE_CHANGE",
+                                    f"{self.state.name} -> {new_state.name} {reason}")
             self.state = new_state
             if not self.module_state.is_closed:
                 self.module_state.set_ordered(int(new_state))
@@ -336,6 +366,8 @@ class ConsensusModuleAgent(Agent):
     def set_role(self, new_role: Role) -> None:
         """Take ``new_role`` and publish it in the role counter."""
         if new_role is not self.role:
+            if event_log.ENABLED:
+                event_log.log_event(f"member-{self.member_id}", "ROLE_CHANGE", f"{self.role.name} -> {new_role.name}")
             self.role = new_role
             if not self.cluster_role_counter.is_closed:
                 self.cluster_role_counter.set_ordered(int(new_role))

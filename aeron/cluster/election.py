@@ -34,6 +34,7 @@ from aeron.cluster.cluster_member import ClusterMember
 from aeron.cluster.consensus_module import State
 from aeron.cluster.election_state import ElectionState
 from aeron.cluster.service.cluster import Role
+from aeron.common import event_log
 from aeron.common.constants import NULL_VALUE
 from aeron.common.errors import Category, ClusterError
 
@@ -782,6 +783,11 @@ class Election:
             self.log_session_id = agent.add_log_publication(self.append_position)
         elif new_state in (ElectionState.FOLLOWER_LOG_REPLICATION, ElectionState.FOLLOWER_REPLAY):
             agent.set_role(Role.FOLLOWER)
+        if event_log.ENABLED:
+            event_log.log_event(f"member-{self.this_member.id}", "ELECTION_STATE_CHANGE",
+                                f"{self.state.name} -> {new_state.name} leadershipTermId={self.leadership_term_id} "
+                                f"candidateTermId={self.candidate_term_id} logPosition={self.log_position} "
+                                f"appendPosition={self.append_position} {reason}")
         self.state = new_state
         self.ctx.election_state_counter.set_ordered(new_state)
         self.time_of_last_state_change_ns = now_ns

@@ -257,6 +257,9 @@ class DriverConductor(Agent):
         for client in self.clients.values():
             client.heartbeat.close()
         try:
+            # the sender's duty cycles are over (its thread stopped, or it shares this one): it sends what clients
+            # offered that it has not sent yet
+            self.sender.send_remaining()
             self.name_resolver.close()
             self.network.close()
         finally:

@@ -17,6 +17,8 @@ from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConduc
 
 CONTROL_POLL_RATIO = 6                 # poll control frames every 6th cycle, and whenever nothing was sent
 CONTROL_POLL_INTERVAL_NS = 100_000_000
+# send passes of a closing driver for what was offered before the close (each sends up to a batch per publication)
+_CLOSE_SEND_PASSES = 64
 
 
 class Sender(Agent):
@@ -172,6 +174,19 @@ class Sender(Agent):
     def wait_fds(self) -> list[int]:
         """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""
         return [endpoint.transport.fileno() for endpoint in self.endpoints]
+
+    def send_remaining(self) -> None:
+        """Send what clients offered and flow control allows, pass after pass until nothing more goes (at most
+        ``_CLOSE_SEND_PASSES``): for the driver's close, once this sender's duty cycles have stopped and before the
+        conductor closes the sockets. An application that closes its publication (AeronCluster.close's
+        SessionCloseRequest) and then its embedded driver at once would otherwise lose it whenever no duty cycle ran
+        in between."""
+        for _ in range(_CLOSE_SEND_PASSES):
+            try:
+                if not self.send_data():
+                    return
+            except Exception:           # noqa: BLE001 - closing anyway: a socket error loses what was left
+                return
 
     def on_close(self) -> None:
         self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

@@ -410,3 +410,23 @@ def test_an_agents_wakeup_idle_strategy_bound_to_its_streams_and_woken_by_a_stre
 def test_the_drivers_data_spin_is_a_setting(driver):
     runners = [r for r in driver._runners if isinstance(r.idle_strategy, WakeupIdleStrategy)]
     assert runners and all(r.idle_strategy.data_spin_ns == 0 for r in runners)
+
+
+def test_parks_stay_within_1ms_while_an_async_add_waits_or_a_user_holds_them(driver):
+    # the driver's answer to an async add wakes the client's conductor, not the thread polling get_publication, and a
+    # publication's connection wakes nobody: those waits are bounded as Agrona's backoff bounds them
+    with Aeron.connect(Context(driver.aeron_dir)) as client:
+        sub = client.add_subscription("aeron:ipc", 24)
+        wait_for(lambda: client.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS, what="every client ours")
+        registration_id = client.async_add_publication("aeron:ipc", 24)
+        assert client.quiet_park_ns(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
+        assert client.wakeup_idle_strategy(sub).quiet(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
+        pub = wait_for(lambda: client.get_publication(registration_id), what="the publication")
+        assert client.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS      # taken: the long bound again
+        client.hold_brief_parks(True)
+        client.hold_brief_parks(True)
+        client.hold_brief_parks(False)
+        assert client.quiet_park_ns(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
+        client.hold_brief_parks(False)
+        assert client.quiet_park_ns(QUIET_NS) == LONG_QUIET_PARK_NS
+        pub.close()

@@ -4,20 +4,27 @@ and the service container park on the wake-up board, bound to the streams they p
 echo a client's messages; the archive's recording and the consensus module's commit wake their readers."""
 from __future__ import annotations
 
+import functools
 import time
+import types
 
 from aeron.archive.archive import Context as ArchiveContext
+from aeron.archive.client import AeronArchive, Context as ArchiveClientContext
 from aeron.cluster.client import AeronCluster, Context as ClientContext
 from aeron.cluster.clustered_media_driver import ClusteredMediaDriver
-from aeron.cluster.consensus_module import Context as ConsensusModuleContext
+from aeron.cluster.consensus_module import Context as ConsensusModuleContext, State
+from aeron.cluster.consensus_module_agent import ConsensusModuleAgent
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer
 from aeron.cluster.service.clustered_service_container import Context as ContainerContext
+from aeron.cluster.service.cluster import Role
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
 from aeron.common.wakeup import CLIENTS, SPIES, WakeupIdleStrategy, stream_bit
 from aeron.samples.cluster.echo_service import EchoService
 from tests.support import driver_context, free_port, wait_for
 
 LOG_STREAM_ID, INGRESS_STREAM_ID, CONSENSUS_STREAM_ID, SERVICE_STREAM_ID, CONSENSUS_MODULE_STREAM_ID = \
     100, 101, 108, 104, 105
+QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
 
 def test_agents_park_on_their_streams_and_a_client_is_echoed(shm_dir):
@@ -70,7 +77,45 @@ def test_agents_park_on_their_streams_and_a_client_is_echoed(shm_dir):
                 assert received == [i.to_bytes(4, "little") for i in range(50)]
                 # appended to the log by the compiled ingress path (aeron._core.cluster_ingress)
                 assert agent.ingress_adapter.session_appender.appended == 50
+            # a replay waits for its subscriber, then on flow control, which nothing signals: the archive's parks
+            # stay within 1 ms while one runs (an election's log replay), and grow again once it is gone
+            archive_idle = member.archive._runners[0].idle_strategy
+            assert archive_idle.quiet(QUIET_NS) > DRIVER_BACKOFF_MAX_PARK_NS
+            with AeronArchive.connect(ArchiveClientContext(
+                    environ={}, aeron_dir=member.media_driver.aeron_dir,
+                    control_request_channel=cm.archive_context.control_request_channel,
+                    control_request_stream_id=cm.archive_context.control_request_stream_id,
+                    control_response_channel="aeron:ipc", control_response_stream_id=20_777)) as archive_client:
+                replay_session_id = archive_client.start_replay(
+                    agent.log_recording_id, f"aeron:udp?endpoint=127.0.0.1:{free_port()}", 9999, 0, 64)
+                assert archive_idle.quiet(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
+                archive_client.stop_replay(replay_session_id)
+                wait_for(lambda: archive_idle.quiet(QUIET_NS) > DRIVER_BACKOFF_MAX_PARK_NS, what="the replay gone")
         finally:
             container.close()
     finally:
         member.close()
+
+
+def test_a_followers_parks_end_by_its_leader_heartbeat_timeout():
+    # nothing signals a silent leader: an active follower's parks end by the time its leader heartbeat timeout
+    # passes (a millisecond at least), a leader's and a follower's far from it grow to the quiet bound, and parks
+    # within an election stay within a millisecond
+    class Clock:
+        now_ns = 0
+
+        def time_nanos(self) -> int:
+            return self.now_ns
+    agent = types.SimpleNamespace(election=None, role=Role.FOLLOWER, state=State.ACTIVE, cluster_clock=Clock(),
+                                  time_of_last_log_update_ns=1_000_000_000, leader_heartbeat_timeout_ns=2_000_000_000)
+    quiet = functools.partial(ConsensusModuleAgent._quiet_park_ns, agent)
+    agent.cluster_clock.now_ns = 1_500_000_000
+    assert quiet(QUIET_NS) == QUIET_NS                                  # 1.5 s left: the quiet bound
+    agent.cluster_clock.now_ns = 2_995_000_000
+    assert quiet(QUIET_NS) == 5_000_000                                 # 5 ms left
+    agent.cluster_clock.now_ns = 3_100_000_000
+    assert quiet(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS                # past it: until the slow tick notices
+    agent.role = Role.LEADER
+    assert quiet(QUIET_NS) == QUIET_NS
+    agent.role, agent.election = Role.FOLLOWER, object()
+    assert quiet(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS

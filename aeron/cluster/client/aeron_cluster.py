@@ -37,6 +37,7 @@ from aeron.cluster.client.egress_adapter import ControlledEgressAdapter, EgressA
 from aeron.cluster.client.egress_listener import ControlledEgressListener, as_egress_listener
 from aeron.cluster.client.egress_poller import EgressPoller
 from aeron.cluster.client.errors import ClusterAuthenticationError, ClusterSessionClosedError, ClusterTimeoutError
+from aeron.common import event_log
 from aeron.common.agent import AgentInvoker, BackoffIdleStrategy, IdleStrategy
 from aeron.common.channel_uri import ENDPOINT_PARAM_NAME, IPC_CHANNEL, REJOIN_PARAM_NAME, ChannelUri
 from aeron.common.constants import NULL_VALUE
@@ -982,6 +983,15 @@ class AeronCluster:
         return self._close_error
 
     def _set_state(self, state: State, deadline_ns: int) -> None:
+        if event_log.ENABLED and state is not self._state:
+            event_log.log_event(f"client-{self._cluster_session_id}", "STATE_CHANGE",
+                                f"{self._state.name} -> {state.name} leadershipTermId={self._leadership_term_id} "
+                                f"leaderMemberId={self._leader_member_id}")
+        awaiting = state is State.AWAIT_NEW_LEADER_CONNECTION
+        if awaiting is not (self._state is State.AWAIT_NEW_LEADER_CONNECTION) and self.context.aeron is not None:
+            # the ingress to the new leader connects with no signal to the thread that offers: its parks kept within
+            # 1 ms meanwhile (Aeron.hold_brief_parks), where Java's client offers after a backoff park of 1 ms at most
+            self.context.aeron.hold_brief_parks(awaiting)
         self._state = state
         self._state_deadline_ns = deadline_ns
 

@@ -266,7 +266,8 @@ class ClusteredServiceAgent(Agent, Cluster):
         self.duty_cycle_tracker.report_measurement(now_ns - self.time_of_last_update_ns)
         self.time_of_last_update_ns = now_ns
         try:
-            if self._check_for_clock_tick(now_ns):
+            ticked = self._check_for_clock_tick(now_ns)
+            if ticked:
                 work_count += self._poll_service_adapter()
             if self.log_adapter.image is not None:
                 assert self.commit_position is not None
@@ -274,7 +275,13 @@ class ClusteredServiceAgent(Agent, Cluster):
                 work_count += polled
                 if polled == 0 and self.log_adapter.is_done():
                     self._close_log()
+                    work_count += 1
             work_count += self._invoke_background_work(now_ns)
+            if work_count == 0 and not ticked:
+                # a cycle with nothing to do, within a millisecond of the last tick, polls the control stream too:
+                # a parked service woken by the consensus module's JoinLog would otherwise park again with it
+                # unread, up to the wake-up park's quiet bound, where Java's backoff parks at most 1 ms
+                work_count += self._poll_service_adapter()
         except AgentTerminationError as ex:
             self._run_termination_hook()
             if not _is_expected(ex):        # Agrona's AgentRunner reports an unexpected termination

@@ -12,10 +12,15 @@ from aeron._core.codecs import cluster as codecs
 from aeron._core.term_appender import CLOSED, NOT_CONNECTED
 from aeron.cluster.client import (AeronCluster, AsyncConnect, ClusterAuthenticationError, ClusterError,
                                   ClusterSessionClosedError, ClusterTimeoutError, Configuration, State)
+from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
 from aeron.common.security import NullCredentialsSupplier
+from aeron.common.wakeup import WakeupIdleStrategy
+from aeron.driver.media_driver import MediaDriver, ThreadingMode
 from tests.cluster.client.conftest import MS, RecordingListener, client_context
 from tests.cluster.client.fake_cluster import HEARTBEAT_TIMEOUT_NS, FakeMember, Request, echo_respond
-from tests.support import wait_for
+from tests.support import InvokerThread, driver_context, wait_for
+
+QUIET_NS = WakeupIdleStrategy.DEFAULT_QUIET_PARK_NS
 
 
 def poll_until(cluster: AeronCluster, predicate, timeout_s: float = 10.0, what: str = "condition"):
@@ -272,6 +277,30 @@ def test_keep_alive_admin_request_and_close_reach_the_leader(driver, make_fake):
     assert len(fake.of("SessionCloseRequest")) == 1
 
 
+def test_the_close_request_reaches_the_leader_when_the_clients_driver_closes_at_once(driver, make_fake, shm_dir):
+    # an application closing its cluster client and then its embedded driver right away (the tutorial's client): the
+    # SessionCloseRequest offered by close() goes out with the driver's close. The client's driver runs in INVOKER
+    # mode, so that none of its duty cycles runs between the two closes.
+    fake = make_fake(leadership_term_id=3)
+    client_driver = MediaDriver.launch(driver_context(aeron_dir=str(shm_dir / "client"),
+                                                      threading_mode=ThreadingMode.INVOKER))
+    invoker = InvokerThread(client_driver)
+    try:
+        ctx = client_context(driver, fake)
+        ctx.aeron_dir = client_driver.aeron_dir
+        cluster = AeronCluster.connect(ctx)
+        assert cluster.send_keep_alive() is True
+        fake.wait_for("SessionKeepAlive")           # the ingress is up and flowing
+        invoker.stop()
+        cluster.close()
+        client_driver.close()
+        [close] = fake.wait_for("SessionCloseRequest")
+        assert close.fields == {"leadership_term_id": 3, "cluster_session_id": 1}
+    finally:
+        invoker.stop()
+        client_driver.close()
+
+
 def test_the_cluster_closing_the_session_closes_the_client_with_the_reason(driver, make_fake):
     fake = make_fake()
     listener = RecordingListener()
@@ -314,12 +343,16 @@ def test_a_new_leader_event_moves_the_ingress_and_the_term(driver, make_fake):
         assert listener.new_leaders == [(1, 2, 1, fake.ingress_endpoints())]
         assert cluster.leader_member_id == 1 and cluster.leadership_term_id == 2
         assert cluster.state is State.AWAIT_NEW_LEADER_CONNECTION
+        # nothing signals the new ingress's connection: the client's wake-up parks stay within 1 ms meanwhile
+        aeron = cluster.context.aeron
+        assert aeron.quiet_park_ns(QUIET_NS) == DRIVER_BACKOFF_MAX_PARK_NS
         # offers say NOT_CONNECTED (never raise) until the new leader's ingress is up, then go to it
         results = []
         wait_for(lambda: results.append(cluster.offer(b"to the new leader")) or results[-1] > 0,
                  invoke=lambda: cluster.poll_egress() or time.sleep(0.001), what="offer to the new leader")
         assert set(results[:-1]) <= {NOT_CONNECTED}
         assert cluster.state is State.CONNECTED
+        assert aeron.quiet_park_ns(QUIET_NS) > DRIVER_BACKOFF_MAX_PARK_NS        # connected: the hold released
         [message] = fake.wait_for("SessionMessageHeader", member_id=1)
         assert message.fields["leadership_term_id"] == 2 and message.payload == b"to the new leader"
         assert cluster.send_keep_alive()

@@ -342,3 +342,24 @@ def test_an_invoked_container_runs_on_the_callers_thread(client, cm, driver, tmp
         cm.session_open(2)
         wait_for(lambda: service.calls[-1][0] == "open", invoke=invoker.invoke, what="the session, when invoked")
     assert invoker.is_closed and ("terminate",) in service.calls
+
+
+def test_a_cycle_with_nothing_to_do_reads_the_control_stream_between_ticks(client, cm, driver, tmp_path):
+    # a parked service woken by a JoinLog within a millisecond of its last tick must read it in that cycle: parking
+    # again with it unread waited up to the wake-up park's long bound (100 ms) in every election
+    clock = [0]
+
+    def nano_clock() -> int:
+        clock[0] += 100_000                 # 0.1 ms a reading: ten cycles to a tick
+        return clock[0]
+    service = RecordingService()
+    ctx = Context(environ={}, aeron_dir=driver.aeron_dir, cluster_dir=str(tmp_path / "cluster"),
+                  clustered_service=service, use_agent_invoker=True, nano_clock=nano_clock)
+    with ClusteredServiceContainer.launch(ctx) as container:
+        invoker = container.agent_invoker
+        cm.await_received("ack")
+        clock[0] += 2_000_000
+        invoker.invoke()                    # a tick: the control stream read, nothing in it
+        cm.join_log(Role.FOLLOWER)          # in the stream (IPC) when join_log returns
+        invoker.invoke()                    # 0.1 ms later: no tick, nothing else to do
+        assert cm.await_received("ack", 2)[1][0] == "ack"       # joined and acked within that one cycle
