@@ -13,7 +13,10 @@ SOURCE = pathlib.Path(__file__).with_name("slow_disk.c")
 
 
 def build(out_dir: pathlib.Path) -> tuple[pathlib.Path | None, str]:
-    """(the library built in ``out_dir``, "") or (None, why it could not be)."""
+    """(the library built in ``out_dir``, "") or (None, why it could not be: no compiler, or the compiler failed).
+    A missing source is a broken checkout, not a machine without cc: FileNotFoundError."""
+    if not SOURCE.is_file():
+        raise FileNotFoundError(f"the slow disk library's source is missing: {SOURCE}")
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         return None, "no C compiler (cc) to build the slow disk library"
