@@ -290,6 +290,19 @@ def print_percentiles(samples_ns: Sequence[int] | array[int], out: Any = None) -
     return table
 
 
+def poll_while_running(poll: Callable[[Any, int], int], handler: Any, limit: int, running: Running,
+                       idle_strategy: Any = None) -> None:
+    """Poll until SIGINT/SIGTERM: spinning with no idle strategy (as the C samples' loops), else idling on each
+    poll's work."""
+    if idle_strategy is None:
+        while running:
+            poll(handler, limit)
+    else:
+        idle = idle_strategy.idle
+        while running:
+            idle(poll(handler, limit))
+
+
 def wait_for_image(subscription: Any, running: Running, idle: Any = None) -> Any:
     """The subscription's first image once it has one (None once stopped), waiting as :func:`wait_for_ping_pong`."""
     wait = _waiting(idle)

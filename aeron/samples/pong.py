@@ -43,13 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = ImageFragmentAssembler(echo)
         poll = image.poll
         limit = c.DEFAULT_FRAGMENT_COUNT_LIMIT
-        if idle_strategy is None:
-            while running:
-                poll(handler, limit)
-        else:
-            idle = idle_strategy.idle
-            while running:
-                idle(poll(handler, limit))
+        c.poll_while_running(poll, handler, limit, running, idle_strategy)
         print("Shutting down...", flush=True)
     return 0
 

@@ -41,13 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         poll = subscription.poll
         limit = args.fragment_limit
         idle_strategy = c.idle_strategy(client, args.idle, subscription)
-        if idle_strategy is None:
-            while running:
-                poll(handler, limit)
-        else:
-            idle = idle_strategy.idle
-            while running:
-                idle(poll(handler, limit))
+        c.poll_while_running(poll, handler, limit, running, idle_strategy)
         print("Shutting down...", flush=True)
         reporter.halt()
     return 0
