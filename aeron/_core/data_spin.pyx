@@ -204,11 +204,13 @@ cdef class DataSpin:
             self._fds[i].revents = 0
         self._fd_count = n
         self._control_count = control
-        self._passes = list(passes)
-        cdef int p = len(self._passes)
+        cdef list kept = list(passes)
+        cdef int p = len(kept)
         if p > self._pass_capacity:
+            # grown before the old passes go: a MemoryError here leaves the borrowed references to live objects
             self._pass_refs = <PyObject **>_grown(self._pass_refs, p * sizeof(PyObject *))
             self._pass_capacity = p
+        self._passes = kept
         for i in range(p):
             self._pass_refs[i] = <PyObject *>self._passes[i]
         self._pass_count = p
@@ -773,6 +775,8 @@ cdef class DataSpin:
                 self.received += n
                 self.data_passes += 1
                 self.unsignalled |= dispatcher.take_unsignalled()
+                if dispatcher.event_count:
+                    self.event_index = j    # its SETUPs and unknown sessions, handled before the socket is read again
             self.handed_back = True     # the rest of that batch's sockets: the caller's data half
         elif verdict == DATA_HAND_BACK:
             self.handed_back = True

@@ -328,8 +328,11 @@ cdef class LossGenerator:
         while self.held_count > 0 and count < transport.batch and self.held_due[self.held_head] <= self.seen:
             slot = self.held_head
             held = self.held_data + <size_t>slot * LOSS_HOLD_SLOT_LENGTH
-            memcpy(transport.slot_data[count], held, self.held_length[slot])
-            transport.rx_len[count] = self.held_length[slot]
+            length = self.held_length[slot]
+            if length > transport.slot_length:
+                length = 0              # held from another transport's larger slots (one generator on two): dropped
+            memcpy(transport.slot_data[count], held, length)
+            transport.rx_len[count] = length
             transport.rx_addr[count] = self.held_address[slot]
             count += 1
             self.held_head = (self.held_head + 1) % LOSS_HOLD_CAPACITY

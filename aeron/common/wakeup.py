@@ -421,7 +421,10 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self.state = PARKING
                 self.waiter.prepare()                                   # type: ignore[union-attr]
                 self._prepared = True
-                if not self._rechecked():
+                # after a data spin the re-check is a whole cycle: during the spin a subscriber may have read enough
+                # to owe its publisher a status message (or moved an IPC limit), and the timers came due unserved;
+                # only a whole cycle sees those, and nothing would wake the park for them
+                if self.data_spin_ns or not self._rechecked():
                     return              # the next duty cycle is the re-check of a park
             else:
                 # only timers ran (a heartbeat, a status message): no spin, the park bound kept
@@ -536,6 +539,9 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         pending = self._pending
         if pending is None or pending():
             return False
+        timers = self.timers
+        if timers is not None and timers.time_to_deadline_ns(1) <= 0:
+            return False                # a timer due now (a status message, a NAK, a heartbeat): a whole cycle
         return self._fast(0) == 0                                       # type: ignore[misc]
 
     def _data_first(self, waiter: _Waiter) -> bool:

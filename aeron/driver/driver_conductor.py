@@ -257,9 +257,15 @@ class DriverConductor(Agent):
         for client in self.clients.values():
             client.heartbeat.close()
         try:
-            # the sender's duty cycles are over (its thread stopped, or it shares this one): it sends what clients
-            # offered that it has not sent yet
-            self.sender.send_remaining()
+            sender = self.sender
+            if sender.shares_conductor_thread or sender.cycles_over:
+                # the sender's duty cycles are over (its thread stopped, or it shares this one): it sends what
+                # clients offered that it has not sent yet; not while its own thread may still run them (a runner
+                # whose close timed out), where both would send from the same positions
+                try:
+                    sender.send_remaining()
+                except Exception as exc:        # noqa: BLE001 - closing anyway: what was left is lost, and said
+                    self._log_error(ErrorCode.GENERIC_ERROR, f"sending what was offered before the close: {exc}", exc)
             self.name_resolver.close()
             self.network.close()
         finally:

@@ -45,6 +45,7 @@ class Sender(Agent):
         self.connection_changes = 0
         # the conductor runs on this thread (SHARED, INVOKER): a publication's limit moves before the flag flips
         self.shares_conductor_thread = False
+        self.cycles_over = False    # on_close ran: no duty cycle of its own thread will run the send passes again
         self._duty_cycle_tracker = DutyCycleStallTracker(system[ctr.SENDER_MAX_CYCLE_TIME],
                                                          system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED])
 
@@ -182,11 +183,9 @@ class Sender(Agent):
         SessionCloseRequest) and then its embedded driver at once would otherwise lose it whenever no duty cycle ran
         in between."""
         for _ in range(_CLOSE_SEND_PASSES):
-            try:
-                if not self.send_data():
-                    return
-            except Exception:           # noqa: BLE001 - closing anyway: a socket error loses what was left
+            if not self.send_data():
                 return
 
     def on_close(self) -> None:
+        self.cycles_over = True
         self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

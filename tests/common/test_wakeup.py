@@ -617,6 +617,13 @@ def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once(
     assert waiter.calls == ["cancel", "prepare"] and timers.passes == 2
 
 
+def test_a_timer_due_at_the_re_check_leaves_it_to_a_whole_cycle():
+    _, waiter, timers, idle = _data_first([], [])
+    timers.due_ns = 0                                   # a status message or a NAK due now: only a whole cycle sends it
+    idle.idle(1)
+    assert waiter.calls == ["prepare"] and timers.passes == 0
+
+
 def test_after_a_wake_up_the_data_half_runs_first_and_the_rest_of_the_cycle_is_owed():
     # woken twice with data for the data half, then the park times out: one whole cycle (the owed one) for the three
     _, waiter, timers, idle = _data_first([True, True], [0, 1, 0, 1, 0], defer_ns=1000)
@@ -665,5 +672,9 @@ def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows
     idle.bind(waiter, None, timers)
     idle.data_spin_ns = 100
     idle.idle(1)
+    # after the spin the re-check of the park is a whole cycle (a subscriber may have read during the spin, a timer
+    # come due): back to the caller first, parked by the cycle after it that finds nothing
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == []
+    idle.idle(0)
     # woken once: back to the caller for a whole cycle (its data half not run alone)
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0

@@ -43,3 +43,45 @@ def test_data_offered_just_before_the_driver_closes_is_sent(shm_dir):
     finally:
         invoker.stop()
         publisher.close()
+
+
+class _Sender:
+    """A sender whose send passes say what they did."""
+
+    def __init__(self, shares: bool, over: bool, fails: bool = False) -> None:
+        self.shares_conductor_thread, self.cycles_over, self.fails, self.sends = shares, over, fails, 0
+
+    def send_remaining(self) -> None:
+        self.sends += 1
+        if self.fails:
+            raise OSError("the socket went away")
+
+
+@pytest.mark.parametrize("shares, over, sent", [(True, False, 1), (False, True, 1), (False, False, 0)])
+def test_the_close_sends_only_when_no_sender_thread_can_still_run(shm_dir, shares, over, sent):
+    # a sender thread whose runner did not stop (its close timed out) may still run the same send passes: two
+    # threads sending from one position would send data twice
+    driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "a"), threading_mode=ThreadingMode.INVOKER))
+    conductor = driver._conductor
+    real, conductor.sender = conductor.sender, _Sender(shares, over)
+    try:
+        conductor.on_close()
+        assert conductor.sender.sends == sent
+    finally:
+        conductor.sender = real
+        driver.close()
+
+
+def test_an_error_sending_at_the_close_is_logged_and_the_close_goes_on(shm_dir):
+    driver = MediaDriver.launch(Context(environ={}, aeron_dir=str(shm_dir / "a"), threading_mode=ThreadingMode.INVOKER))
+    conductor = driver._conductor
+    real, conductor.sender = conductor.sender, _Sender(True, False, fails=True)
+    logged = []
+    original = conductor._log_error
+    conductor._log_error = lambda code, detail, exc=None: logged.append(detail) or original(code, detail, exc)
+    try:
+        conductor.on_close()
+        assert conductor.sender.sends == 1 and any("the socket went away" in d for d in logged)
+    finally:
+        conductor.sender = real
+        driver.close()
