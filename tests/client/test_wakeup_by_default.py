@@ -93,8 +93,10 @@ def test_an_ipc_loop_spins_as_before_while_an_official_client_is_connected(drive
         try:
             pub = official.add_publication("aeron:ipc", 33)        # its offers wake nobody
             assert not registry.all_signal
-            auto.idle(0)
-            assert not auto.on_wakeup and spins == [0] and auto.switches == 1
+            # the switch comes at the first idle call that reads the verdict gone (a loaded machine may deliver
+            # the driver's notice a call or two later): waited for, not assumed to be the very next call
+            wait_for(lambda: auto.idle(0) or not auto.on_wakeup, what="the fallback taken")
+            assert spins and set(spins) == {0} and auto.switches == 1
             assert not auto.wakeup.waiter.prepared                  # the prepared park withdrawn
             wait_for(lambda: pub.is_connected, what="connected")
             assert pub.offer(b"unsignalled") > 0
