@@ -13,8 +13,8 @@ SOURCE = pathlib.Path(__file__).with_name("slow_disk.c")
 
 
 def build(out_dir: pathlib.Path) -> tuple[pathlib.Path | None, str]:
-    """(the library built in ``out_dir``, "") or (None, why it could not be: no compiler, or the compiler failed).
-    A missing source is a broken checkout, not a machine without cc: FileNotFoundError."""
+    """(the library built in ``out_dir``, "") or (None, why: the machine has no C compiler). A missing source
+    (FileNotFoundError) or a failed build (RuntimeError) is a broken set-up and raises."""
     if not SOURCE.is_file():
         raise FileNotFoundError(f"the slow disk library's source is missing: {SOURCE}")
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
@@ -23,8 +23,8 @@ def build(out_dir: pathlib.Path) -> tuple[pathlib.Path | None, str]:
     library = out_dir / "slow_disk.so"
     done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(library), str(SOURCE), "-ldl"],
                           capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        return None, f"{compiler} could not build {SOURCE.name}: {done.stderr.strip()[:500]}"
+    if done.returncode != 0:        # a compiler that cannot build our source is a broken set-up, not a machine without cc
+        raise RuntimeError(f"{compiler} could not build {SOURCE.name}: {done.stderr.strip()[:500]}")
     return library, ""
 
 
