@@ -11,8 +11,10 @@ epoll); the client's wake-ups by the board (``AsyncWakeup.wakeups``: parks the p
 it gave away while waiting (``asyncio.sleep(0)`` calls of the idle strategy); and on asyncio the loop's selector
 calls, how many of them could block. A round trip with no park on either side (0, 0, 0) is the fast one; one with
 both parked pays two wake-ups.
-Each run ends with the reference measured on the same driver: our sync ping sample (``--idle wakeup``,
-the same 32-byte messages over IPC), and the run's ratio asyncio / sync.
+Each run ends with the references measured in the same run: our sync ping sample on the same driver
+(``--idle wakeup``, the same 32-byte messages over IPC), and the run's ratio asyncio / sync; and, with a C compiler,
+the bare design in C (perf/bare_ipc.c: the same spins, parks and wake-ups with no Python and no Aeron logic, the floor
+of this design on this machine), and the ratio asyncio / bare.
 AIO_COUNTS_PIN=0,1 pins the pinging process and the pong to those CPUs (a diagnosis: same core or not).
 ``--burners``: one ``while True: pass`` process per core for the whole run (the same priority).
 """
@@ -20,18 +22,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing as mp
 import os
 import pathlib
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_wakeup import PY, Burners, Driver, _env, _stop, ping_percentiles
+from bench_wakeup import PY, Burners, Driver, _env, _stop, build_bare, ping_percentiles
 from bench_wakeup import _wakeups as _switches
 
 
@@ -103,7 +108,14 @@ async def _ping(aeron_dir: str, pings: int, pong_pid: int, stream: int) -> dict:
             "pong_preempted": per[5], "ping_preempted": per[6]}
 
 
-def one_run(loop_name: str, pings: int) -> dict:
+def bare_p50_us(exe: str, pings: int) -> float:
+    """The bare design's IPC round trip (perf/bare_ipc.c), its spins as our pong's and the asyncio client's."""
+    out = subprocess.run([exe, str(pings), str(max(1000, pings // 4))], capture_output=True, text=True, timeout=600,
+                         check=True).stdout
+    return float(json.loads(out)["p50"])
+
+
+def one_run(loop_name: str, pings: int, bare_exe: str | None = None) -> dict:
     driver = Driver("ours", "wakeup")
     stream = 3002
     pong = subprocess.Popen(
@@ -125,6 +137,7 @@ def one_run(loop_name: str, pings: int) -> dict:
         finally:
             loop.close()
         row["sync_p50_us"] = sync_p50_us(driver.dir, pings, stream + 2)
+        row["bare_p50_us"] = bare_p50_us(bare_exe, pings) if bare_exe else None
         return row
     finally:
         _stop(pong)
@@ -153,12 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loops", default="asyncio,uvloop")
     parser.add_argument("--burners", action="store_true")
     args = parser.parse_args(argv)
+    workdir = tempfile.mkdtemp(prefix="aio-counts-")
+    bare_exe = build_bare(workdir, "bare_ipc")
     burners = Burners(os.cpu_count() or 1) if args.burners else None
     try:
         for loop_name in args.loops.split(","):
             rows = []
             for i in range(args.runs):
-                row = one_run(loop_name, args.pings)
+                row = one_run(loop_name, args.pings, bare_exe)
                 rows.append(row)
                 print(f"{loop_name:8s} run {i + 1:2d}: p50 {row['p50_us']:6.1f} p90 {row['p90_us']:6.1f} µs; per round"
                       f" trip: pong sleeps {row['pong_sleeps']:.2f}, ping sleeps {row['ping_sleeps']:.2f}, board"
@@ -167,15 +182,23 @@ def main(argv: list[str] | None = None) -> int:
                          if row["selects"] is not None else "")
                       + f", preempted pong {row['pong_preempted']:.2f} ping {row['ping_preempted']:.2f}"
                       + f"; sync client p50 {row['sync_p50_us']:.1f} µs (asyncio / sync"
-                      f" {row['p50_us'] / row['sync_p50_us']:.1f}x); load {os.getloadavg()[0]:.1f}", flush=True)
+                      f" {row['p50_us'] / row['sync_p50_us']:.1f}x)"
+                      + (f"; bare design in C p50 {row['bare_p50_us']:.1f} µs (asyncio / bare"
+                         f" {row['p50_us'] / row['bare_p50_us']:.1f}x)" if row["bare_p50_us"] else "")
+                      + f"; load {os.getloadavg()[0]:.1f}", flush=True)
             p50s = sorted(r["p50_us"] for r in rows)
             ratios = sorted(r["p50_us"] / r["sync_p50_us"] for r in rows)
             print(f"{loop_name:8s} p50 over {len(rows)} runs: min {p50s[0]:.1f}, median {statistics.median(p50s):.1f},"
                   f" max {p50s[-1]:.1f} µs; over the sync client's: min {ratios[0]:.1f}x, median"
                   f" {statistics.median(ratios):.1f}x, max {ratios[-1]:.1f}x", flush=True)
+            bares = sorted(r["bare_p50_us"] for r in rows if r["bare_p50_us"])
+            if bares:
+                print(f"{loop_name:8s} the bare design's p50 in the same runs: min {bares[0]:.1f}, median"
+                      f" {statistics.median(bares):.1f}, max {bares[-1]:.1f} µs", flush=True)
     finally:
         if burners is not None:
             burners.close()
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

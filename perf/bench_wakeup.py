@@ -269,13 +269,14 @@ class Burners:
             p.join(5)
 
 
-def build_bare_wakeup(workdir: str) -> str | None:
-    """Compile perf/bare_wakeup.c into ``workdir``; the executable's path, or None without a C compiler."""
-    exe = os.path.join(workdir, "bare_wakeup")
+def build_bare(workdir: str, name: str = "bare_wakeup") -> str | None:
+    """Compile perf/<name>.c (a bare design in C) into ``workdir``; the executable's path, or None without a C
+    compiler."""
+    exe = os.path.join(workdir, name)
     compiler = os.environ.get("CC", "cc")
     if shutil.which(compiler) is None:
         return None
-    subprocess.run([compiler, "-O2", "-o", exe, str(HERE / "bare_wakeup.c")], check=True)
+    subprocess.run([compiler, "-O2", "-o", exe, str(HERE / f"{name}.c")], check=True)
     return exe
 
 
@@ -321,7 +322,7 @@ def _run(args: argparse.Namespace) -> int:
     results: dict[str, object] = {"cpu_latency_qos": args.cpu_latency_qos}
     workdir = tempfile.mkdtemp(prefix="bench-wakeup-")
     try:
-        bare_exe = build_bare_wakeup(workdir)
+        bare_exe = build_bare(workdir)
         _cases(args, pings, cases, only, results, bare_exe)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
