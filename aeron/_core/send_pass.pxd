@@ -2,7 +2,7 @@
 # The sender's data path in compiled code: one call sends every publication of a send channel endpoint.
 from libc.stdint cimport int32_t, int64_t, uint8_t
 
-from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport
+from aeron._core.udp_transport cimport MAX_BATCH, UdpTransport, sockaddr_storage, socklen_t
 
 
 cdef enum:
@@ -63,7 +63,15 @@ cdef class SendPass:
     cdef int64_t *bytes_sent         # the endpoint's bytes-sent counter (bind), NULL when unbound
     cdef list _retransmit_owners     # per slot: the counters set_fast_retransmit points it at (kept open)
     cdef readonly int resend_errno   # a resend's sendmmsg failed with this (0: none); take_resend_errno clears it
+    # set_destinations: a manual multi-destination-cast endpoint's destinations, each sent every gathered batch
+    cdef readonly bint multi_destination
+    cdef sockaddr_storage *destinations
+    cdef socklen_t *destination_lengths
+    cdef int destination_count
+    cdef int destination_capacity
+    cdef int destination_round_robin
 
+    cdef int _send_to_destinations(self, UdpTransport transport, int count, int *err) noexcept nogil
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil
     cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil
     cdef int prepare_bound(self) except -1

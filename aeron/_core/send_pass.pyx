@@ -21,6 +21,12 @@ With ``set_fast_retransmit`` a unicast publication whose status messages are tak
 (``set_fast_status``) has its NAKs handled there too (``on_nak``, from ControlFrameReader.poll): unicast's one
 retransmit action with no delay, as RetransmitHandler does it (a range resent at once, then NAKs inside it ignored
 for the linger time), the range scanned and resent with sendmmsg through the bound transport.
+
+A manual multi-destination-cast endpoint's pass (``set_destinations``) sends each gathered batch to every destination
+in turn, starting one further each pass as ``aeron_udp_destination_tracker_send`` does, and its positions move over
+the most any destination took: a destination whose socket refuses or fills (a member that is down) holds nobody
+back and repairs its gap by NAK; only when no destination took a datagram does the rest wait. With no destination
+the batch counts as sent (data sent to nobody, as Aeron's tracker counts it).
 """
 from libc.errno cimport errno
 from libc.stdint cimport INT64_MIN, int32_t, int64_t, uint8_t, uint32_t
@@ -34,7 +40,7 @@ from aeron._core.counters cimport AtomicCounter
 from aeron._core.logbuffer cimport LogBuffers
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 from aeron._core.udp_transport cimport (
-    MAX_BATCH, NO_TIMESTAMP, UdpTransport, nothing_sent, send_datagrams,
+    MAX_BATCH, NO_TIMESTAMP, UdpTransport, nothing_sent, send_datagrams, sockaddr_storage, socklen_t, to_sockaddr,
 )
 
 from aeron.common.errors import ChannelEndpointError, IllegalStateError, InvalidArgumentError
@@ -64,10 +70,53 @@ cdef class SendPass:
         self._retransmit_owners = []
         self.bytes_sent = NULL
         self.resend_errno = 0
+        self.multi_destination = False
+        self.destinations = NULL
+        self.destination_lengths = NULL
+        self.destination_count = 0
+        self.destination_capacity = 0
+        self.destination_round_robin = 0
 
     def __dealloc__(self):
         free(self.slots)
         free(self.due_slots)
+        free(self.destinations)
+        free(self.destination_lengths)
+
+    def set_destinations(self, UdpTransport transport, addresses):
+        """A manual multi-destination-cast endpoint's destinations (``(host, port)`` each, of ``transport``'s address
+        family): every pass from now on sends to all of them, whatever address ``send`` or ``bind`` names; None
+        makes the pass a single destination's again. An address that is not one is refused and changes nothing.
+        Called whenever the endpoint's destinations change (its thread)."""
+        cdef int n, i
+        cdef sockaddr_storage *grown
+        cdef socklen_t *grown_lengths
+        cdef sockaddr_storage checked
+        cdef socklen_t checked_length
+        if addresses is None:
+            self.multi_destination = False
+            self.destination_count = 0
+            return
+        transport._check()
+        addresses = list(addresses)
+        for address in addresses:           # all or nothing: a bad address leaves the destinations as they were
+            to_sockaddr(address, transport.family, &checked, &checked_length)
+        n = len(addresses)
+        if n > self.destination_capacity:
+            grown = <sockaddr_storage *>realloc(self.destinations, n * sizeof(sockaddr_storage))
+            if grown == NULL:
+                raise MemoryError()
+            self.destinations = grown
+            grown_lengths = <socklen_t *>realloc(self.destination_lengths, n * sizeof(socklen_t))
+            if grown_lengths == NULL:
+                raise MemoryError()
+            self.destination_lengths = grown_lengths
+            self.destination_capacity = n
+        for i in range(n):
+            to_sockaddr(addresses[i], transport.family, &self.destinations[i], &self.destination_lengths[i])
+        self.destination_count = n
+        self.destination_round_robin = 0
+        self.multi_destination = True
 
     def set_publications(self, entries):
         """``entries``: (terms, snd_pos, snd_lmt, mtu, max_messages[, log, snd_bpe]) per publication, terms being its
@@ -359,7 +408,10 @@ cdef class SendPass:
                 remaining -= available + padding
             if count == 0:
                 break
-            n = _send_gathered(self.bound_transport, count, &err)
+            if self.multi_destination:
+                n = self._send_to_destinations(self.bound_transport, count, &err)
+            else:
+                n = _send_gathered(self.bound_transport, count, &err)
             if n < 0:
                 self.resend_errno = err
                 break
@@ -381,12 +433,40 @@ cdef class SendPass:
         self.slots[index].total_sent = 0
         return total
 
+    cdef int _send_to_destinations(self, UdpTransport transport, int count, int *err) noexcept nogil:
+        """The ``count`` datagrams gathered to every destination (set_destinations), a sendmmsg each, from one
+        further along each batch: the most any destination took (``count`` when there is none), -1 with *err when a
+        send failed and none took any."""
+        cdef int k, d, n, taken = 0, failed = 0
+        cdef int destinations = self.destination_count
+        if destinations == 0:
+            return count
+        self.destination_round_robin = (self.destination_round_robin + 1) % destinations
+        for k in range(destinations):
+            d = (self.destination_round_robin + k) % destinations
+            n = send_datagrams(transport.fd, transport.tx, transport.tx_iov, count, &self.destinations[d],
+                               self.destination_lengths[d])
+            if n < 0:
+                if not nothing_sent(errno):
+                    failed = errno
+                continue
+            if n > taken:
+                taken = n
+        if taken == 0 and failed != 0:
+            err[0] = failed
+            return -1
+        return taken
+
     cdef int _flush(self, UdpTransport transport, int count, int *err) noexcept nogil:
         """sendmmsg of the ``count`` datagrams gathered; moves the positions of the publications they came from over
         the ones the socket took. Returns how many it took (0 when it would block), -1 with *err on failure."""
         cdef int i
         cdef PassSlot *slot
-        cdef int n = _send_gathered(transport, count, err)
+        cdef int n
+        if self.multi_destination:
+            n = self._send_to_destinations(transport, count, err)
+        else:
+            n = _send_gathered(transport, count, err)
         if n < 0:
             return -1
         for i in range(n):
@@ -402,7 +482,8 @@ cdef class SendPass:
         transport._check()
         if not transport.use_mmsg or transport.channel_send_timestamp_offset != NO_TIMESTAMP:
             raise IllegalStateError("the compiled send pass needs sendmmsg and no channel send timestamps")
-        transport._destination(address)
+        if not self.multi_destination:
+            transport._destination(address)
         cdef int err = 0
         cdef int64_t total
         with nogil:
@@ -426,7 +507,8 @@ cdef class SendPass:
         if bytes_sent is None:
             raise InvalidArgumentError("a bound pass adds to a bytes-sent counter")
         bytes_sent._check()
-        transport._destination(address)          # an address it cannot take fails here, not in the spin
+        if not self.multi_destination:
+            transport._destination(address)      # an address it cannot take fails here, not in the spin
         self.bound_transport = transport
         self.bound_address = address
         self._bound_counter = bytes_sent
@@ -441,7 +523,8 @@ cdef class SendPass:
         """Before passes run from compiled code: the bound transport open and aimed at the bound address (another
         send on this thread may have aimed it elsewhere)."""
         self.bound_transport._check()
-        self.bound_transport._destination(self.bound_address)
+        if not self.multi_destination:
+            self.bound_transport._destination(self.bound_address)
         return 0
 
     cdef int64_t run(self, UdpTransport transport, int64_t now_ns, int *err) noexcept nogil:

@@ -42,6 +42,9 @@ cdef int to_sockaddr(object address, int family, sockaddr_storage *out, socklen_
     cdef sockaddr_in *v4
     cdef sockaddr_in6 *v6
     memset(out, 0, sizeof(sockaddr_storage))
+    # checked here: this module indexes without bounds checks
+    if not isinstance(address, tuple) or len(address) < 2:
+        raise InvalidArgumentError(f"an address is (host, port[, flow, scope]), not {address!r}")
     host, port = address[0], address[1]
     if family == AF_INET:
         v4 = <sockaddr_in *>out

@@ -177,15 +177,16 @@ class NetworkPublication(DriverPublication):
     def _refresh_fast_status(self) -> None:
         """Lets the compiled pass take this publication's status messages while handling one would only move the
         limit and note when its one receiver was last heard from: connected, one receiver, max flow control, an
-        endpoint that does not track its receivers' addresses. Run after anything that changes these."""
+        endpoint with one destination. Run after anything that changes these."""
         send_pass = self._send_pass
         if send_pass is None:
             self._fast_receiver_id = None
             return
         endpoint = self.endpoint
         receiver_id = None
+        # (not multi-destination-cast: a NAK resent from compiled code goes to one address, Python's to each one)
         if self.has_initial_connection and len(self.receivers) == 1 and self._max_flow_control and \
-                not endpoint.is_dynamic and not endpoint.is_response:
+                not endpoint.is_mdc and not endpoint.is_response:
             (receiver_id,) = self.receivers
         if receiver_id != self._fast_receiver_id:
             self.sync_fast_status()                        # what it heard from the one before, before it forgets

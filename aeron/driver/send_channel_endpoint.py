@@ -120,6 +120,8 @@ class SendChannelEndpoint:
     def _destinations_changed(self) -> None:
         if self._destinations_counter is not None:
             self._destinations_counter.set_ordered(len(self.destinations))
+        if self._pass_destinations:
+            self._send_pass.set_destinations(self._send_transport, [d.address for d in self.destinations])
 
     # -- sending ---------------------------------------------------------------------------------------------
     def send(self, data, address: tuple | None = None) -> int:
@@ -187,14 +189,22 @@ class SendChannelEndpoint:
     # -- the compiled send pass (sender thread) ------------------------------------------------------------------
     def sender_add_publication(self, publication: NetworkPublication) -> bool:
         """The sender takes on ``publication``: True when this endpoint's compiled pass sends its data (unicast or
-        multicast to the channel's endpoint over sendmmsg, no send timestamps, not a response publication, which
-        sends to one subscriber), False when the sender calls its own ``send``."""
+        multicast to the channel's endpoint, or to each destination of a manual multi-destination-cast channel, over
+        sendmmsg, no send timestamps, not a response publication, which sends to one subscriber), False when the
+        sender calls its own ``send`` (dynamic multi-destination-cast, whose destinations come and go with their
+        status messages)."""
         transport = self._send_transport
-        if transport is None or publication.is_response or self.is_mdc or self.remote is None or \
+        if transport is None or publication.is_response or self.is_dynamic or \
+                (self.remote is None and not self.is_mdc) or \
                 not transport.use_mmsg or transport.channel_send_timestamp_offset != TIMESTAMP_NONE:
             return False
         self._set_pass([*self.pass_publications, publication])
         return True
+
+    @property
+    def _pass_destinations(self) -> bool:
+        """Whether the compiled pass sends to this endpoint's destinations (manual multi-destination-cast)."""
+        return self.is_mdc and not self.is_dynamic and self._send_transport is not None
 
     def sender_remove_publication(self, publication: NetworkPublication) -> None:
         if publication in self.pass_publications:
@@ -210,6 +220,8 @@ class SendChannelEndpoint:
                                     for p in publications])
         for i, publication in enumerate(publications):                  # each is due at its first pass
             publication.attach_pass(send_pass, i)
+        if self._pass_destinations and not send_pass.multi_destination:
+            send_pass.set_destinations(self._send_transport, [d.address for d in self.destinations])
         if publications and not send_pass.bound:
             # where the pass goes when a backoff's probes run it themselves (DataSpin.backoff), as send_data would
             send_pass.bind(self._send_transport, self.remote, self._bytes_sent)

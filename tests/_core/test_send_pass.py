@@ -202,3 +202,82 @@ def test_data_waiting_behind_a_closed_window_counts_back_pressure(pair):
     assert (snd_bpe.get(), snd_pos.get()) == (2, 0)
     with pytest.raises(InvalidArgumentError):
         send_pass.set_publications([(terms, snd_pos, snd_lmt, 96, 8, log)])
+
+
+def _dead_port():
+    """A loopback port nobody listens on (bound, then closed): sends to it are refused."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def test_a_multi_destination_pass_sends_each_batch_to_every_destination(pair):
+    sender, first = pair
+    second = _transport()
+    try:
+        pub = Publication(1, mtu=64)
+        end = 0
+        for _ in range(3):
+            end = pub.commit(0, end, 32)
+        pub.snd_lmt.set_ordered(end)
+        send_pass = SendPass()
+        send_pass.set_publications([pub.entry()])
+        send_pass.set_destinations(sender, [first.bound_address, second.bound_address])
+        assert send_pass.multi_destination
+        # the address given is not used: the destinations are
+        assert send_pass.send(sender, None) == 3 * 64
+        assert pub.snd_pos.get() == 3 * 64
+        assert [len(d) for d in _receive(first, 3)] == [64] * 3
+        assert [len(d) for d in _receive(second, 3)] == [64] * 3
+        # back to one destination
+        send_pass.set_destinations(sender, None)
+        assert not send_pass.multi_destination
+        end = pub.commit(0, end, 32)
+        pub.snd_lmt.set_ordered(end)
+        assert send_pass.send(sender, second.bound_address) == 64
+        assert len(_receive(second, 1)) == 1 and _receive(first, 1) == []
+    finally:
+        second.close()
+
+
+def test_a_destination_that_refuses_holds_nobody_back(pair):
+    sender, live = pair
+    pub = Publication(1, mtu=64)
+    send_pass = SendPass()
+    send_pass.set_publications([pub.entry()])
+    send_pass.set_destinations(sender, [("127.0.0.1", _dead_port()), live.bound_address])
+    end = 0
+    for round_ in range(4):                          # the refused one first and second in turn (round robin)
+        end = pub.commit(0, end, 32)
+        pub.snd_lmt.set_ordered(end)
+        assert send_pass.send(sender, None) == 64
+        assert len(_receive(live, 1)) == 1
+    assert pub.snd_pos.get() == end
+
+
+def test_with_no_destination_the_batch_counts_as_sent(pair):
+    sender, _ = pair
+    pub = Publication(1, mtu=64)
+    end = pub.commit(0, 0, 32)
+    pub.snd_lmt.set_ordered(end)
+    send_pass = SendPass()
+    send_pass.set_publications([pub.entry()])
+    send_pass.set_destinations(sender, [])
+    send_pass.send(sender, None)
+    assert pub.snd_pos.get() == end
+
+
+def test_a_bad_destination_is_refused_and_changes_nothing(pair):
+    sender, receiver = pair
+    send_pass = SendPass()
+    send_pass.set_destinations(sender, [receiver.bound_address])
+    with pytest.raises(InvalidArgumentError):
+        send_pass.set_destinations(sender, [("127.0.0.1", _dead_port()), ("not an address",)])
+    pub = Publication(1, mtu=64)
+    end = pub.commit(0, 0, 32)
+    pub.snd_lmt.set_ordered(end)
+    send_pass.set_publications([pub.entry()])
+    assert send_pass.send(sender, None) == 64
+    assert len(_receive(receiver, 1)) == 1

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """The Sender over a real loopback socket: a unicast publication's data goes out in its endpoint's compiled send
 pass (setup, heartbeat, flow control and retransmits stay with the publication), several publications share one
-pass, and the endpoints that cannot use it (send timestamps, MDC, a response publication, a test transport) keep
-the per-publication send. Retransmits count in retransmitted bytes, not in bytes sent, as aeronmd's counters."""
+pass, a manual multi-destination-cast endpoint's pass sends to each destination, and the endpoints that cannot use it
+(send timestamps, dynamic MDC, a response publication, a test transport) keep the per-publication send. Retransmits count in retransmitted bytes, not in bytes sent, as aeronmd's counters."""
 from __future__ import annotations
 
 import socket
@@ -145,3 +145,50 @@ def test_send_timestamps_and_test_transports_keep_the_per_publication_send(tmp_p
         appender.close()
         pub.close()
     stamped.close()
+
+
+def test_a_manual_mdc_publication_streams_to_each_destination_through_the_pass(tmp_path):
+    counters, clock = Counters(), ManualClock()
+    agents = Agents(counters, clock)
+    inboxes = [Inbox(), Inbox()]
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    transport = UdpTransport(sock, name="snd")
+    channel = "aeron:udp?control-mode=manual"
+    endpoint = send_endpoint(counters, transport, channel)
+    pub, appender = network_publication(tmp_path, counters, endpoint, clock, channel=channel, name="mdc")
+    try:
+        endpoint.add_publication(pub)
+        agents.sender_proxy.add_endpoint(endpoint)
+        agents.sender_proxy.add_publication(pub)
+        for n, inbox in enumerate(inboxes):
+            endpoint.add_destination(inbox.sock.getsockname(), n + 1, clock())
+        wait_for(lambda: endpoint.pass_publications == [pub], 3.0, invoke=agents.sender.do_work)
+        assert endpoint._send_pass.multi_destination
+        for receiver_id, inbox in enumerate(inboxes):
+            received = counters[ctr.STATUS_MESSAGES_RECEIVED]
+            inbox.sock.sendto(status_message(receiver_id=receiver_id), transport.bound_address)
+            wait_for(lambda: counters[ctr.STATUS_MESSAGES_RECEIVED] > received, 3.0,
+                     invoke=lambda: (clock.advance(MS), agents.sender.do_work()))
+        pub.update_pub_pos_and_lmt()
+        for n in range(10):
+            assert appender.offer(bytes([n]) * 32) > 0
+        wait_for(lambda: pub.snd_pos.get() == 10 * 64, 3.0, invoke=agents.sender.do_work)
+        expected = b"".join(bytes([n]) * 32 for n in range(10))
+        for inbox in inboxes:
+            data = [d for d in inbox.drain() if d.type == f.HDR_TYPE_DATA and not d.is_heartbeat]
+            assert b"".join(bytes(d.payload) for d in data) == expected
+        # a destination removed gets nothing more; the other gets the rest
+        assert endpoint.remove_destination(registration_id=1)
+        for n in range(10, 13):
+            assert appender.offer(bytes([n]) * 32) > 0
+        wait_for(lambda: pub.snd_pos.get() == 13 * 64, 3.0, invoke=agents.sender.do_work)
+        assert [d for d in inboxes[0].drain() if d.type == f.HDR_TYPE_DATA and not d.is_heartbeat] == []
+        data = [d for d in inboxes[1].drain() if d.type == f.HDR_TYPE_DATA and not d.is_heartbeat]
+        assert b"".join(bytes(d.payload) for d in data) == b"".join(bytes([n]) * 32 for n in range(10, 13))
+    finally:
+        appender.close()
+        pub.close()
+        transport.close()
+        for inbox in inboxes:
+            inbox.sock.close()
