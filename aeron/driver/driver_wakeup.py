@@ -56,6 +56,18 @@ def _fds_of(agents: tuple[Any, ...]) -> Callable[[], list[int]] | None:
         return None
     if len(sources) == 1:
         return sources[0]
+    if len(sources) == 2:
+        # a SHARED thread's sender and receiver: each hands back the same list until its commands change it, and
+        # the two are joined again only then (a park asks for them every time)
+        first, second = sources
+        joined: list[Any] = [None, None, []]
+
+        def both() -> list[int]:
+            a, b = first(), second()
+            if a is not joined[0] or b is not joined[1]:
+                joined[0], joined[1], joined[2] = a, b, a + b
+            return joined[2]
+        return both
     return lambda: [fd for source in sources for fd in source()]
 
 

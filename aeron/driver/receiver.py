@@ -39,6 +39,8 @@ class Receiver(Agent):
         self.timer_status_messages = 0      # status messages the last cycle sent on their interval (driver_wakeup)
         self._commands = self.command_queue.records
         self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
+        self._wait_fds: list[int] = []
+        self._wait_fds_changes = -1
         self._duty_cycle_tracker = DutyCycleStallTracker(system[ctr.RECEIVER_MAX_CYCLE_TIME],
                                                          system[ctr.RECEIVER_CYCLE_TIME_THRESHOLD_EXCEEDED])
         # called with the wake-up bits of the streams that got data, as soon as it is in their images (before the
@@ -220,8 +222,14 @@ class Receiver(Agent):
         return endpoint.on_probe_events(destination, now_ns)
 
     def wait_fds(self) -> list[int]:
-        """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport."""
-        return [destination.transport.fileno() for endpoint in self.endpoints for destination in endpoint.destinations]
+        """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport. Built again
+        only after a cycle that ran commands (endpoints and destinations change only there; a socket closes after
+        its endpoint left this thread): a park asks for them every time."""
+        if self._wait_fds_changes != self.changes:
+            self._wait_fds = [destination.transport.fileno() for endpoint in self.endpoints
+                              for destination in endpoint.destinations]
+            self._wait_fds_changes = self.changes
+        return self._wait_fds
 
     def on_close(self) -> None:
         self.command_queue.close()       # nothing will drain it any more: later offers are refused, not waited on

@@ -41,6 +41,8 @@ class Sender(Agent):
         self.timer_slack_ns = 0     # how early its publications' heartbeats may go (a parking thread's: driver_wakeup)
         self._commands = self.command_queue.records
         self.changes = 0            # cycles that ran commands: what a probe watches is built again after one
+        self._wait_fds: list[int] = []
+        self._wait_fds_changes = -1
         # times a publication's is_connected flipped: its limit is the conductor's to move, at once (driver_wakeup)
         self.connection_changes = 0
         # the conductor runs on this thread (SHARED, INVOKER): a publication's limit moves before the flag flips
@@ -173,8 +175,12 @@ class Sender(Agent):
         self.endpoints[control_index].on_records(self._nano_clock())
 
     def wait_fds(self) -> list[int]:
-        """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there."""
-        return [endpoint.transport.fileno() for endpoint in self.endpoints]
+        """The sockets a parked sender waits on (wake-up idle strategy): status messages and NAKs arrive there. Built
+        again only after a cycle that ran commands (see Receiver.wait_fds)."""
+        if self._wait_fds_changes != self.changes:
+            self._wait_fds = [endpoint.transport.fileno() for endpoint in self.endpoints]
+            self._wait_fds_changes = self.changes
+        return self._wait_fds
 
     def send_remaining(self) -> None:
         """Send what clients offered and flow control allows, pass after pass until nothing more goes (at most

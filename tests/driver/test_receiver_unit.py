@@ -262,3 +262,18 @@ def test_what_a_probe_watches_the_readers_past_the_next_status_message_and_the_i
     image.reject("test")
     assert agents.receiver.probe_watch() is None
     image.close()
+
+
+def test_the_sockets_a_park_waits_on_follow_the_endpoints_added_and_removed(rig):
+    counters, clock, transport, agents, endpoint = rig
+    transport.fileno = lambda: 42                  # the test double has no socket
+    assert agents.receiver.wait_fds() == []
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver.do_work()
+    fds = agents.receiver.wait_fds()
+    assert fds == [42]
+    agents.receiver.do_work()                      # no command: the same list, not built again
+    assert agents.receiver.wait_fds() is fds
+    agents.receiver_proxy.remove_endpoint(endpoint)
+    agents.receiver.do_work()
+    assert agents.receiver.wait_fds() == []
