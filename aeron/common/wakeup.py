@@ -411,6 +411,14 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 if self.state != NOT_IDLE:
                     self.reset()
                 if self._fast is None:
+                    if self.spin_ns == 0 and timers is None and self.waiter is not None:
+                        # no spin to run (a client of network streams): the park is prepared now and the caller's
+                        # next poll is its re-check, as the bare design's client marks its slot parked right after
+                        # its offer and looks once more (perf/bare_wakeup.c); a whole poll and idle call fewer
+                        # between a message and the park, on a CPU the other client is often waiting for
+                        self.state = PARKING
+                        self.waiter.prepare()
+                        self._prepared = True
                     return
                 # a driver thread: its spin (the data half alone) starts now, not after another whole cycle
                 self.state = SPINNING
