@@ -267,36 +267,51 @@ def test_the_strategy_yields_in_the_first_park_after_work_only():
     idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
     for _ in range(4):
         idle.idle(0)            # no work yet: plain parks (each timed out, and the next cycle its re-check)
-    idle.idle(3)                # a message: no spin, so the park is prepared at once (the caller's next poll re-checks)
-    assert waiter.calls[-1] == "prepare"
+    idle.idle(3)                # a message
     for _ in range(4):
-        idle.idle(0)            # a park that yields, then plain ones
+        idle.idle(0)            # prepare (the caller re-checks), then a park that yields, then plain ones
     waits = [call[1] for call in waiter.calls if isinstance(call, tuple)]
-    assert waits == [0, 0, 0, 50_000, 0, 0, 0]
+    assert waits == [0, 0, 0, 50_000, 0, 0]
     waiter.woken = True
     idle.idle(1)
     for _ in range(5):
-        idle.idle(0)            # woken; then the next parks (prepare, wait): no work came between, so no yield
-    assert [call[1] for call in waiter.calls if isinstance(call, tuple)][7:] == [50_000, 0, 0]
+        idle.idle(0)            # woken; then the next park (prepare, wait): no work came between, so no yield
+    assert [call[1] for call in waiter.calls if isinstance(call, tuple)][6:] == [50_000, 0]
     assert WakeupIdleStrategy(yield_ns=0, waiter=FakeFutexWaiter()).yield_ns == 0
 
 
-def test_a_client_with_no_spin_prepares_its_park_with_the_message():
-    """A client loop with no spin (network streams) marks itself parked as soon as it hears of a message, and its
-    next poll is the re-check, as the bare design's client does after its offer (perf/bare_wakeup.c): one poll and
-    one call fewer before the park. Work found by that poll withdraws the park; a loop that spins keeps its spin."""
-    waiter = FakeFutexWaiter()
+def test_a_client_with_no_spin_prepares_its_park_with_a_message_after_a_wake_up():
+    """A client loop with no spin (network streams) told of a message that came straight after a wake-up (a request
+    and its response) marks itself parked at once, and its next poll is the re-check, as the bare design's client does
+    after its offer (perf/bare_wakeup.c): one poll and one call fewer before the park. Work found by that re-check (a
+    stream) withdraws the park and the loop goes on as before, so that writers do not wake a loop that is not asleep;
+    a loop that spins keeps its spin."""
+    waiter = FakeFutexWaiter(woken=True)
     idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
+    idle.idle(0)
+    idle.idle(0)                # prepared, then parked and woken
+    assert waiter.calls == ["prepare", ("wait", 0)]
+    idle.idle(1)                # the message the wake-up was for
+    assert waiter.calls[2:] == ["prepare"] and idle.state == PARKING
+    idle.idle(0)                # the re-check found nothing: the park (yielding first: after work)
+    assert waiter.calls[3:] == [("wait", 50_000)]
     idle.idle(1)
-    assert waiter.calls == ["prepare"] and idle.state == PARKING
-    idle.idle(2)                # the re-check found more: the park is withdrawn, and prepared again
-    assert waiter.calls == ["prepare", "cancel", "prepare"]
-    idle.idle(0)                # the re-check found nothing: the park (yielding first: after work), which timed out
-    assert waiter.calls[3:] == [("wait", 50_000), "prepare"]
-    spinning = FakeFutexWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=10_000, waiter=spinning)
-    idle.idle(1)
-    assert spinning.calls == [] and idle.state != PARKING
+    idle.idle(2)                # the re-check found more: withdrawn, and not prepared again while messages come
+    assert waiter.calls[4:] == ["prepare", "cancel"] and idle.state != PARKING
+    idle.idle(3)
+    assert waiter.calls[4:] == ["prepare", "cancel"]
+    idle.idle(0)                # caught up: prepared, then the park
+    idle.idle(0)
+    assert waiter.calls[6:] == ["prepare", ("wait", 50_000)]
+    spinning = FakeFutexWaiter(woken=True)
+    now = [0]
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=10_000, waiter=spinning, clock=lambda: now[0])
+    idle.idle(0)                # the spin starts
+    now[0] += 10_000
+    idle.idle(0)                # over: prepared
+    idle.idle(0)                # parked and woken
+    idle.idle(1)                # the message: its spin comes first
+    assert spinning.calls == ["prepare", ("wait", 0)] and idle.state != PARKING
 
 
 def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_sleep(board):
@@ -333,6 +348,7 @@ def test_the_strategy_yields_only_while_every_writer_signals():
     idle.bind(waiter, quiet=lambda cap: 100_000 if all_signal[0] else cap)
     for signalled in (False, True, False):
         all_signal[0] = signalled
-        idle.idle(1)            # a message: the park prepared (no spin)
+        idle.idle(1)
+        idle.idle(0)            # prepare
         idle.idle(0)            # the park
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [0, 50_000, 0]
