@@ -544,7 +544,12 @@ def _hops(tmp: str, pings: int) -> list:
     labels = [f"{_HOPS[h][1]} -> {(_HOPS[1:] + (('PIO', 'next ping offer'),))[h][1]}" for h in range(len(_HOPS))]
     # beside the chain: each client's tail, from its offer until it parks (it shares a core with the other client,
     # whose wake-up waits behind it)
-    for offer, park, label in (("PIO", "PIP", "ping offer -> ping parked"), ("POO", "POP", "pong offer -> pong parked")):
+    # and each direction whole, from a client's offer until the other client woke (the driver's hop and that client's
+    # wake-up: the chain above has no driver milestones when the compiled data half runs), and the pong's own time
+    # from its wake-up to its offer (the ping's is in the chain)
+    for offer, park, label in (("PIO", "PIP", "ping offer -> ping parked"), ("POO", "POP", "pong offer -> pong parked"),
+                               ("PIO", "POW", "ping offer -> pong woke"), ("POO", "PIW", "pong offer -> ping woke"),
+                               ("POW", "POO", "pong woke -> pong offer")):
         tails: list[float] = []
         lost = 0
         window = stamps[starts[0]:starts[-1]] if len(starts) > 1 else []

@@ -405,12 +405,24 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 if self.state == SPINNING:
                     self.spin_misses = 0        # the spin was answered
                 self._after_work = True
+                # the work came straight after a park (a wake-up), not from the re-check of one or a spin
+                woken = self.state == PARKING and not self._prepared
                 if self._prepared:
                     self._prepared = False
                     self.waiter.cancel()                                # type: ignore[union-attr]
                 if self.state != NOT_IDLE:
                     self.reset()
                 if self._fast is None:
+                    if woken and self.spin_ns == 0 and timers is None and self.waiter is not None:
+                        # no spin to run (a client of network streams) and a message after a wake-up, as in a
+                        # request and its response: the park is prepared now and the caller's next poll is its
+                        # re-check, as the bare design's client marks its slot parked right after its offer and looks
+                        # once more (perf/bare_wakeup.c); a whole poll and idle call fewer between a message and
+                        # the park, on a CPU the other client is often waiting for. Not while messages keep coming
+                        # (the re-check found more): writers would then wake a loop that is not asleep
+                        self.state = PARKING
+                        self.waiter.prepare()
+                        self._prepared = True
                     return
                 # a driver thread: its spin (the data half alone) starts now, not after another whole cycle
                 self.state = SPINNING

@@ -34,17 +34,20 @@ DEFAULT_FRAGMENT_COUNT_LIMIT = 10
 
 
 class Running:
-    """Cleared by SIGINT/SIGTERM, as the C samples' `running` flag."""
+    """Cleared by SIGINT/SIGTERM, as the C samples' `running` flag: a plain attribute (the poll loops test it
+    between every two polls; a store of a bool is atomic under the GIL, and the signal handler runs on the main
+    thread)."""
+
+    __slots__ = ("_running",)
 
     def __init__(self) -> None:
-        self._event = threading.Event()
-        self._event.set()
+        self._running = True
 
     def __bool__(self) -> bool:
-        return self._event.is_set()
+        return self._running
 
     def stop(self, *_: Any) -> None:
-        self._event.clear()
+        self._running = False
 
     def install(self) -> "Running":
         signal.signal(signal.SIGINT, self.stop)

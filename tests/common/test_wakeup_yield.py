@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from aeron._core import wakeup as wk
+from aeron.common.agent import PARKING
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, stream_bit
 from tests.common.conftest import asleep_on, slot_word_address
@@ -277,6 +278,40 @@ def test_the_strategy_yields_in_the_first_park_after_work_only():
         idle.idle(0)            # woken; then the next park (prepare, wait): no work came between, so no yield
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)][6:] == [50_000, 0]
     assert WakeupIdleStrategy(yield_ns=0, waiter=FakeFutexWaiter()).yield_ns == 0
+
+
+def test_a_client_with_no_spin_prepares_its_park_with_a_message_after_a_wake_up():
+    """A client loop with no spin (network streams) told of a message that came straight after a wake-up (a request
+    and its response) marks itself parked at once, and its next poll is the re-check, as the bare design's client does
+    after its offer (perf/bare_wakeup.c): one poll and one call fewer before the park. Work found by that re-check (a
+    stream) withdraws the park and the loop goes on as before, so that writers do not wake a loop that is not asleep;
+    a loop that spins keeps its spin."""
+    waiter = FakeFutexWaiter(woken=True)
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
+    idle.idle(0)
+    idle.idle(0)                # prepared, then parked and woken
+    assert waiter.calls == ["prepare", ("wait", 0)]
+    idle.idle(1)                # the message the wake-up was for
+    assert waiter.calls[2:] == ["prepare"] and idle.state == PARKING
+    idle.idle(0)                # the re-check found nothing: the park (yielding first: after work)
+    assert waiter.calls[3:] == [("wait", 50_000)]
+    idle.idle(1)
+    idle.idle(2)                # the re-check found more: withdrawn, and not prepared again while messages come
+    assert waiter.calls[4:] == ["prepare", "cancel"] and idle.state != PARKING
+    idle.idle(3)
+    assert waiter.calls[4:] == ["prepare", "cancel"]
+    idle.idle(0)                # caught up: prepared, then the park
+    idle.idle(0)
+    assert waiter.calls[6:] == ["prepare", ("wait", 50_000)]
+    spinning = FakeFutexWaiter(woken=True)
+    now = [0]
+    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=10_000, waiter=spinning, clock=lambda: now[0])
+    idle.idle(0)                # the spin starts
+    now[0] += 10_000
+    idle.idle(0)                # over: prepared
+    idle.idle(0)                # parked and woken
+    idle.idle(1)                # the message: its spin comes first
+    assert spinning.calls == ["prepare", ("wait", 0)] and idle.state != PARKING
 
 
 def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_sleep(board):

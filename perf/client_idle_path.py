@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The thread CPU time a client's wakeup loop spends per message outside its poll and handler: the idle strategy's
+calls from a message to the park, the park's wait (woken at once: the writer's CAS lands before it) and the samples'
+running flag, in one process with no driver (docs/wakeup.md). Thread CPU, not wall time, so a busy machine changes
+it little; compare checkouts in the same session:
+
+    .venv/bin/python perf/client_idle_path.py [--messages 200000] [--root <checkout>]
+
+Each message is what ``aeron.samples.pong``'s loop does around it on a network stream (``wakeup_idle_strategy``: no
+spin, a yield before the park): ``idle(1)`` for the poll that delivered it, polls that find nothing (each followed
+by ``idle(0)``) until the park is prepared, the writer's signal (a CAS from parked to woken and a FUTEX_WAKE: the
+driver's part, counted here too), then the polls up to the park's return. The polls are a function returning 0.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--root", default=None, help="measure another checkout's code (built in place)")
+    args = parser.parse_args(argv)
+    if args.root:
+        sys.path.insert(0, args.root)
+    from aeron.common.agent import PARKING
+    from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, open_board, stream_bit
+    from aeron.samples._common import Running
+
+    directory = tempfile.mkdtemp(prefix="client-idle-path-", dir="/dev/shm")
+    board = open_board(directory, create=True)
+    if board is None:
+        print("no wake-up board", file=sys.stderr)
+        return 1
+    mask = stream_bit(1002)
+    waiter = new_waiter(board, mask, futex=True)
+    idle_strategy = WakeupIdleStrategy(spin_ns=0, yield_ns=WakeupIdleStrategy.DEFAULT_YIELD_NS)
+    # every writer signals (our driver's verdict): the long bound, and the yield before the first park after work
+    idle_strategy.bind(waiter, quiet=lambda _cap: 100_000_000)
+    running = Running()
+    messages = args.messages
+
+    def poll() -> int:
+        return 0
+
+    def loop() -> None:
+        idle = idle_strategy.idle
+        for _ in range(messages):
+            idle(1)                                             # the poll that delivered the message
+            while running and not idle_strategy._prepared:      # up to the prepared park
+                idle(poll())
+            board.signal(mask)                                  # the next message: the writer wakes the park
+            while running and idle_strategy.state == PARKING and (idle_strategy._prepared or
+                                                                   idle_strategy.parks == parks[0]):
+                idle(poll())
+            parks[0] = idle_strategy.parks
+
+    parks = [0]
+    try:
+        per_message = []
+        for _ in range(args.rounds):
+            start = time.thread_time_ns()
+            loop()
+            per_message.append((time.thread_time_ns() - start) / messages / 1000)
+        print(f"client idle path per message (thread CPU): {' '.join(f'{v:.3f}' for v in per_message)} µs; "
+              f"parks {idle_strategy.parks}, woken {waiter.wakeups}, timed out {waiter.timeouts}")
+        return 0 if waiter.timeouts == 0 else 1
+    finally:
+        idle_strategy.close()
+        board.close()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
