@@ -50,10 +50,23 @@ class DriverThreadAgent(Agent):
 
     def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None) -> None:
         """Run ``invoker`` after the ones added before; ``quiet(quiet_ns)`` bounds the thread's parks as the part's
-        own idle strategy's quiet bound would."""
+        own idle strategy's quiet bound would. One not started yet is started on the thread (:meth:`on_start`), its
+        ``on_start`` running the parts before it while it waits (a consensus module's waits for its archive and its
+        services)."""
         self._invokers.append(invoker)
         if quiet is not None:
             self._quiets.append(quiet)
+
+    def on_start(self) -> None:
+        """Start the invokers added not started, in order, each while the others run in its waits."""
+        for invoker in self._invokers:
+            if not invoker.is_started and not invoker.is_closed:
+                key = id(invoker)
+                self._busy.add(key)
+                try:
+                    invoker.start()
+                finally:
+                    self._busy.discard(key)
 
     def bind(self, idle: IdleStrategy, mask: int) -> IdleStrategy:
         """Bind ``idle`` (a ``wakeup`` idle strategy; another kind is left as it is) to park on the driver's wake-ups
