@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from aeron.common.agent import Agent, AgentInvoker, IdleStrategy
+from aeron.common.errors import ConfigurationError
 
 __all__ = ["DriverThreadAgent"]
 
@@ -33,10 +34,10 @@ class DriverThreadAgent(Agent):
     module's election or heartbeat timeout, an archive's replay)."""
 
     def __init__(self, driver: Any, role_name: str = "driver-thread") -> None:
-        """Run ``driver`` (a MediaDriver in ThreadingMode.INVOKER) first in each cycle."""
+        """Run ``driver`` (a MediaDriver in ThreadingMode.INVOKER; ConfigurationError otherwise) first in each cycle."""
         invoker = driver.invoker
         if invoker is None:
-            raise ValueError("DriverThreadAgent needs a MediaDriver in ThreadingMode.INVOKER")
+            raise ConfigurationError("DriverThreadAgent needs a MediaDriver in ThreadingMode.INVOKER")
         self.role_name = role_name
         self._driver = driver
         self._driver_invoker: AgentInvoker = invoker
