@@ -31,7 +31,10 @@ class DriverThreadAgent(Agent):
     The park (:meth:`bind`) is one waiter of the wake-up board for all of it: the driver's bits (client commands,
     data to send) and UDP sockets, and the bits of every stream the other parts poll; it ends at the driver's next
     timer (``time_to_deadline_ns``) and within the shortest quiet bound any part asks (``quiet_park_ns``: a consensus
-    module's election or heartbeat timeout, an archive's replay)."""
+    module's election or heartbeat timeout, an archive's replay).
+
+    Closing the runner closes none of the parts: each is closed by its owner (ClusteredMediaDriver.close), once the
+    thread has stopped."""
 
     def __init__(self, driver: Any, role_name: str = "driver-thread") -> None:
         """Run ``driver`` (a MediaDriver in ThreadingMode.INVOKER; ConfigurationError otherwise) first in each cycle."""
@@ -85,14 +88,12 @@ class DriverThreadAgent(Agent):
 
     def do_work(self) -> int:
         """One duty cycle of the driver and of each part."""
-        work = self.invoke()
-        return work
+        return self.invoke()
 
     def invoke(self) -> int:
         """One duty cycle of the driver and of each part not already in a duty cycle on this thread; returns the work.
         ``active`` is then whether anything but the driver's timers ran (a wake-up idle strategy spins only then)."""
         busy = self._busy
-        work = 0
         driver_work = 0
         key = id(self._driver_invoker)
         if key not in busy:
@@ -101,6 +102,15 @@ class DriverThreadAgent(Agent):
                 driver_work = self._driver_invoker.invoke()
             finally:
                 busy.discard(key)
+        work = self._run_parts()
+        signalling = self._signalling
+        self.active = work > 0 or (signalling.active if signalling is not None else driver_work > 0)
+        return work + driver_work
+
+    def _run_parts(self) -> int:
+        # one duty cycle of each part not in one already on this thread's stack
+        busy = self._busy
+        work = 0
         for invoker in self._invokers:
             key = id(invoker)
             if key in busy:
@@ -110,9 +120,7 @@ class DriverThreadAgent(Agent):
                 work += invoker.invoke()
             finally:
                 busy.discard(key)
-        signalling = self._signalling
-        self.active = work > 0 or (signalling.active if signalling is not None else driver_work > 0)
-        return work + driver_work
+        return work
 
     # -- the park's timers (WakeupIdleStrategy's ``timers``) ----------------------------------------------------
 
@@ -137,17 +145,7 @@ class DriverThreadAgent(Agent):
         counts as one), -1 when the driver has no data half and the parts did nothing."""
         signalling = self._signalling
         moved = signalling.fast_work(0, 0, passes_left, defer_ns) if signalling is not None else -1
-        work = 0
-        busy = self._busy
-        for invoker in self._invokers:
-            key = id(invoker)
-            if key in busy:
-                continue
-            busy.add(key)
-            try:
-                work += invoker.invoke()
-            finally:
-                busy.discard(key)
+        work = self._run_parts()
         if work:
             self.active = True
             moved = max(moved, 0) + 1
