@@ -52,7 +52,8 @@ class ClusteredMediaDriver:
         again when a later part fails. ``one_thread``: all of them on one thread (see the module docstring): the
         driver in ThreadingMode.INVOKER, the archive in ArchiveThreadingMode.INVOKER, the consensus module with
         ``use_agent_invoker``, whatever the contexts said, the thread parking with the driver's
-        ``aeron.shared.idle.strategy``."""
+        ``aeron.shared.idle.strategy``; the parts are then closed together, by :meth:`close` (which stops their thread
+        first), not one by one."""
         if one_thread:
             return cls._launch_one_thread(driver_context, archive_context, consensus_module_context)
         driver: Any = None
