@@ -80,7 +80,8 @@ def test_a_udp_echo_on_one_thread_parks_between_messages_and_wakes_for_each(shm_
                 pong = peer.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{pong_port}", 1002)
                 wait = peer.wakeup_idle_strategy(pong)
                 deadline = time.monotonic() + 60
-                while not ping.is_connected or pong.image_count == 0:
+                # the echo's publication too: a ping answered before its first status message would be refused
+                while not ping.is_connected or pong.image_count == 0 or not echo.pong_pub.is_connected:
                     assert time.monotonic() < deadline, "the streams never connected"
                     wait.idle(0)
                 parks_before = idle.parks
@@ -91,7 +92,7 @@ def test_a_udp_echo_on_one_thread_parks_between_messages_and_wakes_for_each(shm_
                         wait.idle(0)
                     wait.reset()
                     while len(got) <= i:
-                        assert time.monotonic() < deadline, f"pong {i} never came"
+                        assert time.monotonic() < deadline, f"pong {i} never came (pongs refused: {echo.refused})"
                         wait.idle(pong.poll(lambda b, o, n, h: got.append(b.get_bytes(o, n)), 10))
                 assert got == [b"ping %d" % i for i in range(50)] and echo.refused == 0
                 # between pings the one thread parked (no spinning), and each ping's datagram woke it
