@@ -7,8 +7,8 @@ window of outstanding messages, ping-pong round trips, and failover after the le
 
 Each side is three members, each member two processes, and a client:
 
-* ours: ``python -m aeron.cluster`` (our driver, archive and consensus module in one process, SHARED threading for
-  the driver and the archive), ``python -m aeron.cluster.service`` running ``aeron.samples.cluster.echo_service``,
+* ours: ``python -m aeron.cluster`` (our driver, archive and consensus module in one process, on one thread:
+  ``aeron.cluster.member.one.thread``), ``python -m aeron.cluster.service`` running ``aeron.samples.cluster.echo_service``,
   and our AeronCluster (perf/cluster_bench_client.py);
 * Java's: ``io.aeron.cluster.ClusteredMediaDriver`` with the same properties, Java's ClusteredServiceContainer
   running perf/cluster_java/BenchEchoService.java (Aeron's sample EchoService, public), and Java's AeronCluster
@@ -63,9 +63,12 @@ from aeron.common.event_log import log_event  # noqa: E402
 from tests.procs import client_env  # noqa: E402
 from tests.support import free_port, wait_for  # noqa: E402
 
-# what ours runs with unless --ours says otherwise: our driver's threads wake on work (docs/wakeup.md)
+# what ours runs with unless --ours says otherwise: our driver's threads wake on work (docs/wakeup.md), and each
+# member's driver, archive and consensus module share one thread (aeron.cluster.member.one.thread: measured better
+# than a thread each, in round trip and CPU per message; --ours aeron.cluster.member.one.thread=false for the latter)
 OUR_DEFAULTS = {"aeron.shared.idle.strategy": "wakeup", "aeron.driver.wakeup.data.spin": "0us",
-                "aeron.cluster.idle.strategy": "wakeup", "aeron.archive.idle.strategy": "wakeup"}
+                "aeron.cluster.idle.strategy": "wakeup", "aeron.archive.idle.strategy": "wakeup",
+                "aeron.cluster.member.one.thread": "true"}
 JAVA_THREADS = ("Java: per member a driver thread (SHARED), an archive thread (SHARED), the consensus module, the "
                 "container's service thread, each BackoffIdleStrategy; the client's thread BackoffIdleStrategy")
 
@@ -77,7 +80,17 @@ def compile_java(java_cp: str, classes: pathlib.Path) -> str:
     return f"{java_cp}:{classes}"
 
 
+def one_thread(ours: dict[str, str]) -> bool:
+    """Whether our members run their driver, archive and consensus module on one thread."""
+    return ours.get("aeron.cluster.member.one.thread", "false").lower() in ("true", "1", "on", "yes")
+
+
 def our_threads(ours: dict[str, str]) -> str:
+    if one_thread(ours):
+        return ("ours: per member one thread for the driver, the archive and the consensus module "
+                "(aeron.cluster.member.one.thread, parking with " + ours.get("aeron.shared.idle.strategy", "backoff") +
+                "), the container's service thread (" + ours.get("aeron.cluster.idle.strategy", "backoff") +
+                "); the client's thread wakeup (parks on the egress)")
     return ("ours: per member a driver thread (SHARED, " + ours.get("aeron.shared.idle.strategy", "backoff") +
             ", data spin " + ours.get("aeron.driver.wakeup.data.spin", "200us") +
             "), an archive thread (SHARED, " + ours.get("aeron.archive.idle.strategy", "backoff") +
@@ -252,9 +265,9 @@ def bound_pingpong(client: subprocess.Popen, out: LineReader, length: int, pings
     return out.wait_for("RTT", 300)
 
 
-def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
+def run_bound(args: argparse.Namespace, data_spin: str, one: bool = False) -> dict[str, float]:
     """The round trip of perf/cluster_hops_bound.py: the cluster's UDP hops through our drivers (their data spin as
-    our members'), no cluster logic."""
+    our members', and with ``one`` each relay on its driver's thread, as our members' agents), no cluster logic."""
     base = pathlib.Path(f"/dev/shm/bench-cluster3-bound-{uuid.uuid4().hex[:8]}")
     script = str(HERE / "cluster_hops_bound.py")
     ingress, ack, log1, log2, egress = (free_port() for _ in range(5))
@@ -263,7 +276,8 @@ def run_bound(args: argparse.Namespace, data_spin: str) -> dict[str, float]:
     procs: list[subprocess.Popen] = []
     try:
         for role in roles:
-            env = {**client_env(), "AERON_DRIVER_WAKEUP_DATA_SPIN": data_spin}
+            env = {**client_env(), "AERON_DRIVER_WAKEUP_DATA_SPIN": data_spin,
+                   "CLUSTER_HOPS_ONE_THREAD": "1" if one else "0"}
             proc = subprocess.Popen([sys.executable, script, *role], cwd=str(REPO), env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             procs.append(proc)
@@ -333,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                                                           for key, label, fmt, _ in FIGURES), flush=True)
                 print(f"      CPU µs/msg by process: {figures['cpu_us_per_msg_by_process']}", flush=True)
             if not args.only and not args.no_bound:
-                bound = run_bound(args, ours.get("aeron.driver.wakeup.data.spin", "200us"))
+                bound = run_bound(args, ours.get("aeron.driver.wakeup.data.spin", "200us"), one_thread(ours))
                 runs["bound"].append(bound)
                 print(f"run {run} bound RTT p50 µs {bound['rtt_p50_us']:.0f}  RTT p99 µs {bound['rtt_p99_us']:.0f}",
                       flush=True)

@@ -11,6 +11,10 @@ through our drivers with no cluster logic. One process per member, each an embed
     .venv/bin/python perf/cluster_hops_bound.py follower <dir> <log port> <ack port>
     .venv/bin/python perf/cluster_hops_bound.py client <dir> <ingress port> <egress port>   (stdin: pingpong <n> <len>)
 
+With ``CLUSTER_HOPS_ONE_THREAD=1`` a leader or follower runs its driver (INVOKER), its client's conductor and its
+relay as one agent on one thread with one park (aeron.driver.driver_thread.DriverThreadAgent, as
+``ClusteredMediaDriver.launch(one_thread=True)`` runs a member): no hand-off between threads within a process.
+
 Every message is 32 bytes of payload plus what the cluster adds (the session header is not added here: the bound
 leaves out everything but the hops). The client prints ``RTT <n> <p50> <p90> <p99> <max>`` in ns, as
 perf/cluster_bench_client.py does. Each process prints READY once its driver and streams are up.
@@ -22,9 +26,16 @@ import sys
 import time
 
 from aeron import Aeron, Context, MediaDriver
+from aeron.common.agent import Agent, AgentInvoker
+from aeron.common.wakeup import CLIENTS, WakeupIdleStrategy, streams_mask
 from aeron.driver import Context as DriverContext
+from aeron.driver.driver_thread import DriverThreadAgent
 
 HOST = "127.0.0.1"
+ONE_THREAD = os.environ.get("CLUSTER_HOPS_ONE_THREAD") == "1"
+# what a wait for a connection or out of back pressure runs: a sleep (the driver has its own thread), or the
+# thread's other agents (one thread)
+_pump = [lambda: time.sleep(0.0001)]
 
 
 def channel(port: int) -> str:
@@ -34,13 +45,47 @@ def channel(port: int) -> str:
 def embedded(aeron_dir: str) -> MediaDriver:
     # the data spin as the benchmark's members have it (AERON_DRIVER_WAKEUP_DATA_SPIN), nothing else from the environment
     environ = {k: v for k, v in os.environ.items() if k == "AERON_DRIVER_WAKEUP_DATA_SPIN"}
-    return MediaDriver.launch_embedded(DriverContext(environ=environ, aeron_dir=aeron_dir, threading_mode="SHARED",
+    return MediaDriver.launch_embedded(DriverContext(environ=environ, aeron_dir=aeron_dir,
+                                                     threading_mode="INVOKER" if ONE_THREAD else "SHARED",
                                                      shared_idle_strategy="wakeup", dir_delete_on_start=True))
 
 
 def connected(*publications: object) -> None:
     while not all(p.is_connected for p in publications):           # type: ignore[attr-defined]
-        time.sleep(0.01)
+        _pump[0]()
+
+
+class _Relay(Agent):
+    def __init__(self, step) -> None:
+        self.do_work = step                                         # type: ignore[method-assign]
+
+
+def run_member(aeron_dir: str, streams: tuple[int, ...], setup) -> None:
+    """Run the relay ``setup(client, subscriptions)`` returns (its duty cycle) until killed: on its own thread
+    beside a SHARED driver thread, or with ONE_THREAD on the driver's thread."""
+    with embedded(aeron_dir) as driver:
+        if not ONE_THREAD:
+            with Aeron.connect(Context(aeron_dir)) as client:
+                step, subs = setup(client)
+                idle = client.wakeup_idle_strategy(*subs)
+                print("READY", flush=True)
+                step(True)
+                while True:
+                    idle.idle(step())
+        thread = DriverThreadAgent(driver)
+        with Aeron.connect(Context(aeron_dir, use_conductor_agent_invoker=True,
+                                   driver_agent_invoker=driver.invoker)) as client:
+            thread.add(client.conductor_agent_invoker)
+            idle = thread.bind(WakeupIdleStrategy(), streams_mask(streams) | CLIENTS)
+            _pump[0] = thread.invoke
+            step, _ = setup(client)
+            relay = AgentInvoker(_Relay(step))
+            relay.start()
+            print("READY", flush=True)
+            step(True)
+            thread.add(relay)
+            while True:
+                idle.idle(thread.do_work())
 
 
 def offer(publication: object, payload: bytes) -> None:
@@ -48,18 +93,15 @@ def offer(publication: object, payload: bytes) -> None:
     a message still refused is dropped, and the client's round trip times out."""
     deadline = time.monotonic() + 1.0
     while publication.offer(payload) < 0 and time.monotonic() < deadline:     # type: ignore[attr-defined]
-        time.sleep(0.0001)
+        _pump[0]()
 
 
 def leader(aeron_dir: str, ingress: int, ack: int, f1: int, f2: int, egress: int) -> None:
-    with embedded(aeron_dir), Aeron.connect(Context(aeron_dir)) as client:
+    def setup(client):
         ingress_sub = client.add_subscription(channel(ingress), 101)
         ack_sub = client.add_subscription(channel(ack), 108)
         logs = [client.add_exclusive_publication(channel(port), 100) for port in (f1, f2)]
         egress_pub = client.add_exclusive_publication(channel(egress), 102)
-        idle = client.wakeup_idle_strategy(ingress_sub, ack_sub)
-        print("READY", flush=True)
-        connected(*logs)
         pending: list[tuple[int, bytes]] = []
         state = {"seq": 0, "acked": 0}
 
@@ -73,27 +115,34 @@ def leader(aeron_dir: str, ingress: int, ack: int, f1: int, f2: int, egress: int
         def on_ack(buffer, offset, length, header) -> None:
             state["acked"] = max(state["acked"], int.from_bytes(buffer.get_bytes(offset, 8), "little"))
 
-        while True:
+        def step(first: bool = False) -> int:
+            if first:
+                connected(*logs)
+                return 0
             work = ingress_sub.poll(on_ingress, 10) + ack_sub.poll(on_ack, 10)
             # a quorum of two (this member and the first follower to ack): the later ack changes nothing
             while pending and pending[0][0] <= state["acked"]:
                 offer(egress_pub, pending.pop(0)[1])
                 work += 1
-            idle.idle(work)
+            return work
+        return step, (ingress_sub, ack_sub)
+
+    run_member(aeron_dir, (101, 108), setup)
 
 
 def follower(aeron_dir: str, log: int, ack: int) -> None:
-    with embedded(aeron_dir), Aeron.connect(Context(aeron_dir)) as client:
+    def setup(client):
         log_sub = client.add_subscription(channel(log), 100)
         ack_pub = client.add_exclusive_publication(channel(ack), 108)
-        idle = client.wakeup_idle_strategy(log_sub)
-        print("READY", flush=True)
 
         def on_log(buffer, offset, length, header) -> None:
             offer(ack_pub, buffer.get_bytes(offset, 8))
 
-        while True:
-            idle.idle(log_sub.poll(on_log, 10))
+        def step(first: bool = False) -> int:
+            return 0 if first else log_sub.poll(on_log, 10)
+        return step, (log_sub,)
+
+    run_member(aeron_dir, (100,), setup)
 
 
 def client_loop(aeron_dir: str, ingress: int, egress: int) -> None:

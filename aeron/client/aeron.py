@@ -199,7 +199,8 @@ class Aeron:
                 close_handler: CloseHandler | None = None,
                 publication_error_frame_handler: PublicationErrorFrameHandler | None = None,
                 client_name: str = "",
-                pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> Aeron:
+                pre_touch_mapped_memory: bool = False, conductor_parking: bool = True,
+                driver_agent_invoker: AgentInvoker | None = None) -> Aeron:
         """Connect with ``context`` or, without one, a :class:`Context` made of the keyword settings (the
         Context's own, with the same defaults). Raises IllegalStateError when both are given."""
         settings = Context(aeron_dir, driver_timeout_ms=driver_timeout_ms, keepalive_interval_ns=keepalive_interval_ns,
@@ -211,7 +212,8 @@ class Aeron:
                            available_counter_handler=available_counter_handler,
                            unavailable_counter_handler=unavailable_counter_handler, close_handler=close_handler,
                            publication_error_frame_handler=publication_error_frame_handler, client_name=client_name,
-                           pre_touch_mapped_memory=pre_touch_mapped_memory, conductor_parking=conductor_parking)
+                           pre_touch_mapped_memory=pre_touch_mapped_memory, conductor_parking=conductor_parking,
+                           driver_agent_invoker=driver_agent_invoker)
         if context is None:
             context = settings
         elif settings._settings() != Context()._settings():

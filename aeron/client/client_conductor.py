@@ -623,6 +623,7 @@ class ClientConductor(Agent):
             pending = self._pending[correlation_id]
             deadline = pending.deadline_ns
             spins = 0
+            driver_invoker = self._ctx.driver_agent_invoker
             try:
                 while True:
                     self._service()
@@ -636,8 +637,12 @@ class ClientConductor(Agent):
                             f"no response from MediaDriver within {self._ctx.driver_timeout_ms} ms "
                             f"(correlation id {correlation_id})")
                     spins += 1
+                    if driver_invoker is not None:
+                        # an embedded driver on this thread (INVOKER mode): its duty cycle answers, nothing else would
+                        # (ClientConductor.awaitResponse with a driverAgentInvoker)
+                        driver_invoker.invoke()
                     # the driver answers within a duty cycle or two: yield first, then nap briefly
-                    if spins < 50:
+                    elif spins < 50:
                         os.sched_yield()
                     else:
                         time.sleep(0.0002 if spins < 500 else 0.001)

@@ -7,7 +7,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from aeron.common.agent import SleepingIdleStrategy
+from aeron.common.agent import AgentInvoker, SleepingIdleStrategy
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.paths import default_aeron_dir
 from aeron.common.settings import Setting, parse_duration_ns, parse_long
@@ -50,14 +50,18 @@ class Context:
     .invoke()``), ``idle_strategy`` (overrides the sleep), handlers for errors, images and counters,
     ``client_name`` (appended to the heartbeat counter's label), ``conductor_parking`` (True: with no
     ``idle_strategy`` given, the conductor thread parks on the wake-up board until our driver writes to its
-    clients or a keepalive is due, instead of sleeping 16 ms at a time; docs/wakeup.md).
+    clients or a keepalive is due, instead of sleeping 16 ms at a time; docs/wakeup.md),
+    ``driver_agent_invoker`` (an embedded driver in INVOKER mode on this client's thread, Aeron's
+    ``Context.driverAgentInvoker``: a synchronous request runs it while it waits for the driver's answer, which
+    nothing else on the thread would produce).
     """
 
     __slots__ = ("aeron_dir", "driver_timeout_ms", "keepalive_interval_ns", "resource_linger_duration_ns",
                  "idle_sleep_duration_ns", "use_conductor_agent_invoker", "idle_strategy", "error_handler",
                  "available_image_handler", "unavailable_image_handler", "available_counter_handler",
                  "unavailable_counter_handler", "close_handler", "publication_error_frame_handler",
-                 "client_name", "pre_touch_mapped_memory", "conductor_parking", "default_idle_strategy", "_concluded")
+                 "client_name", "pre_touch_mapped_memory", "conductor_parking", "driver_agent_invoker",
+                 "default_idle_strategy", "_concluded")
 
     def __init__(self, aeron_dir: str | os.PathLike[str] | None = None, *,
                  driver_timeout_ms: int | None = None,
@@ -74,7 +78,8 @@ class Context:
                  close_handler: CloseHandler | None = None,
                  publication_error_frame_handler: PublicationErrorFrameHandler | None = None,
                  client_name: str = "",
-                 pre_touch_mapped_memory: bool = False, conductor_parking: bool = True) -> None:
+                 pre_touch_mapped_memory: bool = False, conductor_parking: bool = True,
+                 driver_agent_invoker: AgentInvoker | None = None) -> None:
         """Settings by keyword; the ones not given come from the environment variables above, then the defaults."""
         self.aeron_dir = os.fspath(aeron_dir) if aeron_dir is not None else (os.environ.get("AERON_DIR") or None)
         self.driver_timeout_ms = driver_timeout_ms if driver_timeout_ms is not None else _DRIVER_TIMEOUT.value()
@@ -98,6 +103,7 @@ class Context:
         # with no idle strategy given, the conductor thread parks on the wake-up board (docs/wakeup.md); False
         # keeps the 16 ms sleeps (an escape hatch)
         self.conductor_parking = conductor_parking
+        self.driver_agent_invoker = driver_agent_invoker
         # no idle strategy given: the conductor thread may park on the wake-up board instead (set by conclude)
         self.default_idle_strategy = False
         self._concluded = False

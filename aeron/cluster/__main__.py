@@ -15,12 +15,17 @@ the archive's control channel is UDP on this member's archive endpoint (from ``a
 ``aeron.cluster.member.id``), its replication channel UDP on the same host's ephemeral port, and its archive id the
 member id, so that the other members can replicate this member's log.
 
+``aeron.cluster.member.one.thread=true`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD``; false by default) runs the
+driver's agents, the archive's and the consensus module on one thread with one park
+(``ClusteredMediaDriver.launch(one_thread=True)``) instead of a thread each; a hosted container keeps its own.
+
 Runs until SIGINT or SIGTERM, or until the consensus module terminates (ClusterTool ``shutdown`` or ``abort``;
 a hosted container that terminates alone gives the consensus module its termination timeout to follow); exits 0
 then, 1 when it could not start, 2 for bad arguments.
 """
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -38,9 +43,21 @@ from aeron.cluster.service.clustered_service_container import (
     Context as ContainerContext,
 )
 from aeron.common.errors import AeronError
-from aeron.common.settings import read_properties
+from aeron.common.settings import parse_bool, read_properties
 from aeron.common.version import VERSION_TEXT
 from aeron.driver.media_driver import MediaDriver
+
+
+ONE_THREAD_PROPERTY = "aeron.cluster.member.one.thread"
+
+
+def one_thread_setting(props: dict[str, str]) -> bool:
+    """Whether the member runs on one thread: ``aeron.cluster.member.one.thread`` (removed from ``props``: it is the
+    launcher's, no part's), else ``AERON_CLUSTER_MEMBER_ONE_THREAD``, else false."""
+    text = props.pop(ONE_THREAD_PROPERTY, None)
+    if text is None:
+        text = os.environ.get("AERON_CLUSTER_MEMBER_ONE_THREAD") or "false"
+    return bool(parse_bool(text))
 
 
 def split_properties(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
@@ -90,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     container_terminated = threading.Event()
     try:
-        driver_props, archive_props, cluster_props = split_properties(read_properties(args))
+        props = read_properties(args)
+        one_thread = one_thread_setting(props)
+        driver_props, archive_props, cluster_props = split_properties(props)
         member_archive_defaults(cluster_props, archive_props)
         cluster_props, container_props = split_container_properties(cluster_props)
         container_ctx = ContainerContext(container_props, termination_hook=container_terminated.set)
@@ -102,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     container = None
     try:
         cm_ctx = ConsensusModuleContext(cluster_props, termination_hook=stop.set)
-        running = ClusteredMediaDriver.launch(MediaDriver.Context(driver_props), ArchiveContext(archive_props), cm_ctx)
+        running = ClusteredMediaDriver.launch(MediaDriver.Context(driver_props), ArchiveContext(archive_props), cm_ctx,
+                                              one_thread=one_thread)
     except AeronError as ex:
         print(f"aeron.cluster: {ex}", file=sys.stderr)
         return 1

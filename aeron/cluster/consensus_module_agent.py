@@ -237,12 +237,17 @@ class ConsensusModuleAgent(Agent):
         the log (and the archive's recording of it, which signals the log's stream), the services' control, the
         local archive's responses, and the driver's writes to this agent's client (docs/wakeup.md). It signals the
         services' control stream when it moves the commit position: what a parked container waits for."""
-        ctx = self.ctx
-        streams = (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
-                   ctx.archive_context.control_response_stream_id)
-        return self.aeron.bind_agent_idle_strategy(idle, streams, conductor=True, quiet=self._quiet_park_ns)
+        return self.aeron.bind_agent_idle_strategy(idle, self.wake_streams(), conductor=True, quiet=self.quiet_park_ns)
 
-    def _quiet_park_ns(self, quiet_ns: int) -> int:
+    def wake_streams(self) -> tuple[int, ...]:
+        """The streams whose data (or signal) a park of this agent wakes for: ingress, consensus, the log, the
+        services' control, the local archive's responses."""
+        ctx = self.ctx
+        return (ctx.ingress_stream_id, ctx.consensus_stream_id, ctx.log_stream_id, ctx.consensus_module_stream_id,
+                ctx.archive_context.control_response_stream_id)
+
+    def quiet_park_ns(self, quiet_ns: int) -> int:
+        """The longest park now, within ``quiet_ns`` (the idle strategy's ``quiet``: see below)."""
         # the agent's timers (heartbeats, session and leader timeouts) are not signalled: parks stay within the
         # idle strategy's quiet bound rather than growing to our driver's long one, and within a millisecond (the
         # first bound, Agrona's backoff's longest park) while an election's status intervals and timeouts run; an

@@ -26,8 +26,8 @@ from aeron._core.error_log import format_error_log
 from aeron._core.logbuffer import check_mtu_length, check_page_size, check_term_length
 from aeron._core.loss_generator import LossGenerator
 from aeron._core.ring_buffer import ManyToOneRingBuffer
-from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent, epoch_ms,
-                                idle_strategy_from_name)
+from aeron.common.agent import (AgentInvoker, AgentRunner, BackoffIdleStrategy, CompositeAgent, IdleStrategy,
+                                epoch_ms, idle_strategy_from_name)
 from aeron.common.cnc_attach import driver_error_records, driver_pid_is_gone, is_driver_dead, read_cnc_pid
 from aeron.common.cpu_latency import DEFAULT_CPU_LATENCY_QOS_PATH, CpuLatencyRequest, check_cpu_latency_us
 from aeron.common.errors import (
@@ -788,6 +788,7 @@ class MediaDriver:
             raise
         self._runners: list[Any] = []
         self._invoker = None
+        self._invoked: Any = None
         conductor = self._conductor
         on_error = conductor.on_agent_error          # logs the error and bumps the errors counter itself
         try:
@@ -799,6 +800,7 @@ class MediaDriver:
                 invoked: Any = CompositeAgent(*agents)
                 if self._wakeup_board is not None:
                     invoked = SignallingAgent(invoked, self._wakeup_board, conductor, agents)
+                self._invoked = invoked
                 self._invoker = AgentInvoker(invoked, error_handler=on_error)
                 self._invoker.start()
             elif mode is ThreadingMode.SHARED:
@@ -894,6 +896,38 @@ class MediaDriver:
         if self._closed:
             raise IllegalStateError("media driver is closed")
         return self._invoker.invoke()
+
+    @property
+    def invoker(self) -> AgentInvoker | None:
+        """The invoker of the conductor, sender and receiver in INVOKER mode (None otherwise): for an application
+        thread that runs them among its own agents (aeron.driver.driver_thread.DriverThreadAgent)."""
+        return self._invoker
+
+    def bind_invoker_idle_strategy(self, idle: IdleStrategy, mask: int, timers: Any) -> Any:
+        """INVOKER mode: bind ``idle`` (a ``wakeup`` idle strategy) for the application thread that invokes this
+        driver, as a SHARED driver thread's is bound (its UDP sockets, client commands, data to send), also woken by
+        ``mask`` (the board's bits of what the thread's other agents poll), its parks timed by ``timers`` (which
+        answers ``active``, ``time_to_deadline_ns`` and ``quiet_park_ns``; see DriverThreadAgent). Returns the waiter,
+        closed with the driver (None when ``idle`` is another kind or there is no board)."""
+        if self._invoker is None:
+            raise IllegalStateError("bind_invoker_idle_strategy() is only for ThreadingMode.INVOKER")
+        conductor = self._conductor
+        agents = (conductor, conductor.sender, conductor.receiver)
+        if isinstance(idle, WakeupIdleStrategy):
+            idle.data_spin_ns = 0       # no data half of its own to spin on: its other agents' data is in the cycle
+        waiter = bind_idle_strategy(idle, self._wakeup_board, conductor, agents, timers)
+        if waiter is not None:
+            waiter.set_mask(waiter.mask | mask)
+            if isinstance(self._invoked, SignallingAgent):
+                self._invoked.backoff_park_ns = idle.max_park_ns    # type: ignore[attr-defined]
+            self._waiters.append(waiter)
+        return waiter
+
+    @property
+    def invoked_agent(self) -> Any:
+        """What the invoker runs in INVOKER mode: the SignallingAgent of the three agents (with a wake-up board), whose
+        ``active``, ``time_to_deadline_ns`` and ``quiet_park_ns`` time a park of the invoking thread."""
+        return self._invoked
 
     def _on_termination(self) -> None:
         self._terminated.set()

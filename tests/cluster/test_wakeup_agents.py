@@ -108,7 +108,7 @@ def test_a_followers_parks_end_by_its_leader_heartbeat_timeout():
             return self.now_ns
     agent = types.SimpleNamespace(election=None, role=Role.FOLLOWER, state=State.ACTIVE, cluster_clock=Clock(),
                                   time_of_last_log_update_ns=1_000_000_000, leader_heartbeat_timeout_ns=2_000_000_000)
-    quiet = functools.partial(ConsensusModuleAgent._quiet_park_ns, agent)
+    quiet = functools.partial(ConsensusModuleAgent.quiet_park_ns, agent)
     agent.cluster_clock.now_ns = 1_500_000_000
     assert quiet(QUIET_NS) == QUIET_NS                                  # 1.5 s left: the quiet bound
     agent.cluster_clock.now_ns = 2_995_000_000

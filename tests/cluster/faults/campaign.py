@@ -32,6 +32,7 @@ import threading
 import time
 from typing import Any
 
+from aeron.cluster.__main__ import ONE_THREAD_PROPERTY
 from tests.cluster.faults import checks, harness, linearizability, schedule, slow_disk
 from tests.interop.cluster_support import ingress_endpoints
 from tests.procs import client_env
@@ -107,7 +108,9 @@ class Campaign:
                 self.left_out["slowdisk"] = why
         self.members = [harness.Member(i, self.members_string, base, network,
                                        java=(i == 0 and args.java), classpath=classpath,
-                                       flawed_service=args.flawed_service, slow_disk_library=library)
+                                       flawed_service=args.flawed_service, slow_disk_library=library,
+                                       overrides=({ONE_THREAD_PROPERTY: "true"}
+                                                  if args.one_thread and not (i == 0 and args.java) else None))
                         for i in range(args.members)]
         self.monitor = Monitor(self.members)
         self.rng = random.Random(args.seed ^ 0x5F5F)
@@ -478,6 +481,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "once a leader is back, the clients kept on until the schedule is through")
     parser.add_argument("--recheck", metavar="DIR", default=None,
                         help="run the checks again on a kept run's directory (nothing is started)")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="our members run their driver, archive and consensus module on one thread "
+                             "(aeron.cluster.member.one.thread)")
     parser.add_argument("--flawed-service", action="store_true", help=argparse.SUPPRESS)   # the checks' own test
     args = parser.parse_args(argv)
     if args.seed is None:

@@ -32,12 +32,26 @@ def make_cluster(shm_dir: pathlib.Path) -> Iterator[Callable[..., TestCluster]]:
         cluster.stop()
 
 
-@pytest.fixture(scope="module")
-def shared_cluster() -> Iterator[TestCluster]:
-    """A cluster of three, shared by a module's tests that stop no member (each test has clients of its own names);
-    its sessions time out after 5 s without a keep-alive."""
+# a member's threads: a driver thread, an archive thread and the consensus module's (the default), or all of them on one
+# (aeron.cluster.member.one.thread, ClusteredMediaDriver.launch(one_thread=True))
+MEMBER_THREADING = [pytest.param({}, id="threads"),
+                    pytest.param({"aeron.cluster.member.one.thread": "true"}, id="one-thread")]
+
+
+@pytest.fixture(params=MEMBER_THREADING)
+def member_threading(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The member properties of each way to run a member's agents: ``make_cluster(**member_threading)`` runs a test
+    with both."""
+    return dict(request.param)
+
+
+@pytest.fixture(scope="module", params=MEMBER_THREADING)
+def shared_cluster(request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster of three, shared by a module's tests that stop no member (each test has clients of its own names),
+    once with each way to run a member's agents (MEMBER_THREADING); its sessions time out after 5 s without a
+    keep-alive."""
     with support.shm_directory("aeron-py-cluster-system") as base:
-        cluster = TestCluster(base, 3, **{"aeron.cluster.session.timeout": "5s"})
+        cluster = TestCluster(base, 3, **{"aeron.cluster.session.timeout": "5s", **request.param})
         try:
             cluster.start()
             cluster.leader()

@@ -49,8 +49,9 @@ def check_exactly_once(state: dict, name: str, answers: dict[int, str], uncertai
     assert state["total"] == totals[state["applied"][-1]]
 
 
-def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches_up(make_cluster, make_client):
-    cluster: TestCluster = make_cluster(3)
+def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches_up(make_cluster, make_client,
+                                                                                     member_threading):
+    cluster: TestCluster = make_cluster(3, **member_threading)
     old_leader = cluster.leader()
     cluster.wait_for_followers(2)
     client = make_client("stream", cluster.ingress_endpoints())

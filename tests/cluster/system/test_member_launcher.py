@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from aeron.cluster import tool
-from aeron.cluster.__main__ import main, split_container_properties
+from aeron.cluster.__main__ import ONE_THREAD_PROPERTY, main, one_thread_setting, split_container_properties
 from tests.cluster.system.members import REPO, MemberProcess, cluster_members
 from tests.cluster.system.register_client import add_value
 from tests.support import wait_for
@@ -39,6 +39,19 @@ def test_a_bad_container_property_is_refused_before_anything_starts(capsys):
     assert "aeron.cluster.service.id" in capsys.readouterr().err
 
 
+def test_the_one_thread_property_is_the_launchers_and_a_bad_value_is_refused(capsys, monkeypatch):
+    monkeypatch.delenv("AERON_CLUSTER_MEMBER_ONE_THREAD", raising=False)
+    props = {ONE_THREAD_PROPERTY: "true", "aeron.cluster.member.id": "0"}
+    assert one_thread_setting(props) is True
+    assert props == {"aeron.cluster.member.id": "0"}            # no part is given it (the consensus module refuses it)
+    assert one_thread_setting({}) is False
+    monkeypatch.setenv("AERON_CLUSTER_MEMBER_ONE_THREAD", "yes")
+    assert one_thread_setting({}) is True
+    assert one_thread_setting({ONE_THREAD_PROPERTY: "off"}) is False
+    assert main([f"{ONE_THREAD_PROPERTY}=sometimes"]) == 2
+    assert "sometimes" in capsys.readouterr().err
+
+
 def test_a_service_class_that_cannot_be_loaded_ends_the_member_with_status_1(shm_dir):
     member = MemberProcess(0, cluster_members(1), shm_dir, service="no_such_package.module:Service")
     result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True, text=True,
@@ -48,8 +61,9 @@ def test_a_service_class_that_cannot_be_loaded_ends_the_member_with_status_1(shm
 
 
 @pytest.mark.parametrize("container", ["in-process", "process"])
-def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, make_client, container):
-    member = MemberProcess(0, cluster_members(1), shm_dir, container=container)
+def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, make_client, container,
+                                                                      member_threading):
+    member = MemberProcess(0, cluster_members(1), shm_dir, container=container, **member_threading)
     try:
         member.start()
         wait_for(member.is_leader, 60, what="the member leading", interval_s=0.1)
@@ -66,10 +80,11 @@ def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, m
         assert member.container_proc is None
 
 
-def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir):
+def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir, member_threading):
     # as Java's: the service's failure ends its container, the consensus module terminates on the failed ServiceAck
     # ("failed to start clustered service(s)"), and the member with it; the errors stay in the mark files
-    member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService")
+    member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService",
+                           **member_threading)
     result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True,
                             text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stdout + result.stderr

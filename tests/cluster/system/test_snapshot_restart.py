@@ -37,9 +37,9 @@ def check_state(state: dict, names: list[str]) -> None:
     assert state["total"] == running_totals(state["applied"])[state["applied"][-1]]
 
 
-def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster, make_client):
+def test_snapshot_then_full_restart_recovers_the_state_and_goes_on(make_cluster, make_client, member_threading):
     # the services in containers of their own (python -m aeron.cluster.service), as Java's members run them
-    cluster: TestCluster = make_cluster(3, container="process")
+    cluster: TestCluster = make_cluster(3, container="process", **member_threading)
     leader = cluster.leader()
     cluster.wait_for_followers(2)
     first = make_client("first", cluster.ingress_endpoints())

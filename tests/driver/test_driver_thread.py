@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DriverThreadAgent: an INVOKER driver, a client's conductor and an application's agents on one thread with one park
+(what ``ClusteredMediaDriver.launch(one_thread=True)`` runs a member on). A client on that thread waits for the driver
+by running it (``Context.driver_agent_invoker``); a part's wait runs the others, never itself; a UDP ping-pong goes
+round on the one thread, its park woken by the datagrams and the offers."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from aeron import Aeron, Context, MediaDriver
+from aeron.common.agent import Agent, AgentInvoker, AgentRunner
+from aeron.common.errors import ConfigurationError
+from aeron.common.wakeup import CLIENTS, WakeupIdleStrategy, streams_mask
+from aeron.driver import Context as DriverContext
+from aeron.driver.driver_thread import DriverThreadAgent
+from tests.support import free_port
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _driver(shm_dir, mode: str = "INVOKER") -> MediaDriver:
+    return MediaDriver.launch(DriverContext(aeron_dir=str(shm_dir / "driver"), threading_mode=mode,
+                                            shared_idle_strategy="wakeup", dir_delete_on_start=True,
+                                            dir_delete_on_shutdown=True))
+
+
+def _client(driver: MediaDriver) -> Aeron:
+    # driver timeout short: without the driver invoker a request would wait for an answer nobody runs
+    return Aeron.connect(Context(driver.aeron_dir, use_conductor_agent_invoker=True, driver_timeout_ms=3000,
+                                 driver_agent_invoker=driver.invoker))
+
+
+def test_a_driver_with_threads_of_its_own_is_refused(shm_dir):
+    with _driver(shm_dir, "SHARED") as driver:
+        with pytest.raises(ConfigurationError, match="INVOKER"):
+            DriverThreadAgent(driver)
+
+
+class _Echo(Agent):
+    """Answers each ping on one UDP stream with a pong on another."""
+
+    role_name = "echo"
+
+    def __init__(self, client: Aeron, ping_port: int, pong_port: int) -> None:
+        self.ping_sub = client.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{ping_port}", 1001)
+        self.pong_pub = client.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{pong_port}", 1002)
+        self.refused = 0
+
+    def on_ping(self, buffer, offset, length, header) -> None:
+        if self.pong_pub.offer(buffer.get_bytes(offset, length)) < 0:
+            self.refused += 1                   # a 64 KiB window never fills with one outstanding message
+
+    def do_work(self) -> int:
+        return self.ping_sub.poll(self.on_ping, 10)
+
+
+def test_a_udp_echo_on_one_thread_parks_between_messages_and_wakes_for_each(shm_dir):
+    ping_port, pong_port = free_port(), free_port()
+    with _driver(shm_dir) as driver, MediaDriver.launch(DriverContext(
+            aeron_dir=str(shm_dir / "peer"), threading_mode="SHARED", shared_idle_strategy="wakeup",
+            dir_delete_on_start=True, dir_delete_on_shutdown=True)) as peer_driver:
+        thread = DriverThreadAgent(driver)
+        client = _client(driver)
+        runner = None
+        try:
+            thread.add(client.conductor_agent_invoker)
+            idle = thread.bind(WakeupIdleStrategy(), streams_mask((1001,)) | CLIENTS)
+            assert thread.waiter is not None
+            # the client's requests are answered although nothing else runs the driver: it runs it while it waits
+            echo = _Echo(client, ping_port, pong_port)
+            echo_invoker = AgentInvoker(echo)
+            echo_invoker.start()
+            thread.add(echo_invoker)
+            runner = AgentRunner(thread, idle)
+            runner.start()
+            with Aeron.connect(Context(peer_driver.aeron_dir)) as peer:
+                ping = peer.add_exclusive_publication(f"aeron:udp?endpoint=127.0.0.1:{ping_port}", 1001)
+                pong = peer.add_subscription(f"aeron:udp?endpoint=127.0.0.1:{pong_port}", 1002)
+                wait = peer.wakeup_idle_strategy(pong)
+                deadline = time.monotonic() + 60
+                # the echo's publication too: a ping answered before its first status message would be refused
+                while not ping.is_connected or pong.image_count == 0 or not echo.pong_pub.is_connected:
+                    assert time.monotonic() < deadline, "the streams never connected"
+                    wait.idle(0)
+                parks_before = idle.parks
+                got = []
+                for i in range(50):
+                    while ping.offer(b"ping %d" % i) < 0:
+                        assert time.monotonic() < deadline, "the ping was refused"
+                        wait.idle(0)
+                    wait.reset()
+                    while len(got) <= i:
+                        assert time.monotonic() < deadline, f"pong {i} never came (pongs refused: {echo.refused})"
+                        wait.idle(pong.poll(lambda b, o, n, h: got.append(b.get_bytes(o, n)), 10))
+                assert got == [b"ping %d" % i for i in range(50)] and echo.refused == 0
+                # between pings the one thread parked (no spinning), and each ping's datagram woke it
+                assert idle.parks > parks_before
+        finally:
+            if runner is not None:
+                runner.close()
+            client.close()
+
+
+class _Waiting(Agent):
+    """A part whose duty cycle waits (as a consensus module's blocking step does): it runs the thread meanwhile."""
+
+    role_name = "waiting"
+
+    def __init__(self, thread: DriverThreadAgent) -> None:
+        self.thread = thread
+        self.cycles = 0
+        self.nested = 0
+
+    def do_work(self) -> int:
+        self.cycles += 1
+        if self.nested:                         # inside its own wait: never
+            raise AssertionError("a part ran inside its own wait")
+        self.nested += 1
+        try:
+            self.thread.invoke()                # what its wait's idle strategy runs
+        finally:
+            self.nested -= 1
+        return 0
+
+
+class _Counting(Agent):
+    role_name = "counting"
+
+    def __init__(self) -> None:
+        self.cycles = 0
+
+    def do_work(self) -> int:
+        self.cycles += 1
+        return 0
+
+
+def test_a_parts_wait_runs_the_others_and_never_itself(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        waiting, counting = _Waiting(thread), _Counting()
+        for agent in (waiting, counting):
+            invoker = AgentInvoker(agent)
+            invoker.start()
+            thread.add(invoker)
+        thread.do_work()
+        assert waiting.cycles == 1
+        assert counting.cycles == 2             # once in the waiting part's wait, once after it
+
+
+class _StartsWithARequest(Agent):
+    role_name = "starts-with-a-request"
+
+    def __init__(self, client: Aeron) -> None:
+        self.client = client
+        self.subscription = None
+
+    def on_start(self) -> None:
+        # a synchronous request in on_start, as a consensus module's connection to its archive
+        self.subscription = self.client.add_subscription("aeron:ipc", 1003)
+
+    def do_work(self) -> int:
+        return 0
+
+
+def test_a_part_added_unstarted_starts_on_the_runners_thread(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        client = _client(driver)
+        try:
+            thread.add(client.conductor_agent_invoker)
+            idle = thread.bind(WakeupIdleStrategy(), CLIENTS)
+            part = _StartsWithARequest(client)
+            invoker = AgentInvoker(part)
+            thread.add(invoker)
+            assert not invoker.is_started
+            runner = AgentRunner(thread, idle)
+            runner.start()
+            try:
+                deadline = time.monotonic() + 30
+                while part.subscription is None:
+                    assert time.monotonic() < deadline, "the part never started"
+                    time.sleep(0.01)
+                assert invoker.is_started and not invoker.is_closed
+            finally:
+                runner.close()
+        finally:
+            client.close()
