@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
+from aeron._core.rebuild_pass import HAND_BACK_TRACK, ImageTracking
 from aeron.common.agent import Agent
 from aeron.common.constants import INT64_MAX
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
@@ -30,6 +31,8 @@ class Receiver(Agent):
         self.command_queue = CommandQueue()
         self.endpoints: list[Any] = []
         self.images: list[Any] = []
+        # the images' rebuild passes, in the order of images: their duty cycle in one compiled call
+        self._tracking = ImageTracking()
         self._nano_clock = nano_clock
         self._system = system
         self._conductor_proxy = conductor_proxy
@@ -74,11 +77,13 @@ class Receiver(Agent):
     def on_add_publication_image(self, image: Any) -> None:
         image.timer_slack_ns = self.timer_slack_ns
         self.images.append(image)
+        self._tracking.passes = [i.rebuild for i in self.images]
         image.endpoint.add_image(image)
 
     def on_remove_publication_image(self, image: Any, now_ns: int, rejoin: bool) -> None:
         if image in self.images:
             self.images.remove(image)
+            self._tracking.passes = [i.rebuild for i in self.images]
         image.endpoint.remove_image(image, now_ns, rejoin)
         self._conductor_proxy.receiver_released(image)
 
@@ -116,13 +121,23 @@ class Receiver(Agent):
         if unsignalled and self.signal_data is not None:
             self.signal_data(unsignalled)
         timer_sms = 0
-        for image in self.images:
-            work += image.track_rebuild(now)
-            pending = image.sm_pending
-            sent = image.send_pending_status_message(now)
-            if sent and not pending:
-                timer_sms += 1
-            work += sent
+        # every image's rebuild tracking and status message check in one compiled call; what only the image's Python
+        # path may do (a scan while its pass is not armed, a status message to send) is handed back to it
+        tracking = self._tracking
+        work += tracking.track(now)
+        if tracking.hand_backs:
+            for image in self.images:
+                hand_back = image.rebuild.hand_back
+                if not hand_back:
+                    continue
+                if hand_back == HAND_BACK_TRACK:
+                    image.try_arm()     # from then on its rebuild tracking runs in the compiled call
+                    work += image.track_rebuild(now)
+                pending = image.sm_pending
+                sent = image.send_pending_status_message(now)
+                if sent and not pending:
+                    timer_sms += 1
+                work += sent
         if timer_sms and self.timer_slack_ns and len(self.images) > timer_sms:
             # a parking thread woke for a status message's interval: the other images' that are half way through
             # theirs go too, so that all of them come to share one wake-up (and the sender one more)
