@@ -549,7 +549,11 @@ class NetworkPublication(DriverPublication):
         self.pub_pos.set_ordered(self.log.producer_position())
         if self.has_receivers and self.flow_control.has_required_receivers() or self.is_connected_now():
             # an untethered spy that fell behind (resting) holds nothing back
-            work = self._update_limit(min([snd_pos, *working_positions(self.spies.values())]))
+            spies = self.spies
+            min_position = min([snd_pos, *working_positions(spies.values())]) if spies else snd_pos
+            # short of the trip limit (most cycles): _update_limit would not move it
+            if min_position + self.window_length >= self.trip_limit:
+                work = self._update_limit(min_position)
             self.consumer_position = snd_pos
         elif self.pub_lmt.get_volatile() > snd_pos:
             self.log.is_connected = False

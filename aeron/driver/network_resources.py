@@ -36,7 +36,9 @@ from aeron.driver.driver_uri import (
 from aeron.driver.flow_control import MinFlowControl, flow_control_for
 from aeron.driver.loss_detector import OptimalMulticastDelayGenerator, StaticDelayGenerator
 from aeron.driver.network_publication import NetworkPublication
-from aeron.driver.proxies import CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy
+from aeron.driver.proxies import (
+    COMMAND_QUEUE_RESERVE, CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy,
+)
 from aeron.driver.publication_image import PublicationImage
 from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
 from aeron.driver.receive_destination import ReceiveDestination
@@ -120,7 +122,12 @@ class NetworkResources:
     # -- duty cycle and timers -----------------------------------------------------------------------------------
     def is_applying_backpressure(self) -> bool:
         """The sender or the receiver is behind on the commands already handed on: take no new client command."""
-        return self.sender_proxy.is_applying_backpressure() or self.receiver_proxy.is_applying_backpressure()
+        # CommandProxy.is_applying_backpressure of both, inlined: the conductor asks every duty cycle
+        queue = self.sender_proxy.queue
+        if queue.capacity - len(queue._records) < COMMAND_QUEUE_RESERVE:
+            return True
+        queue = self.receiver_proxy.queue
+        return queue.capacity - len(queue._records) < COMMAND_QUEUE_RESERVE
 
     def do_work(self, now_ns: int) -> int:
         """Every conductor duty cycle: publisher limits, and the endpoints and destinations the agents let go of."""

@@ -146,7 +146,9 @@ class Receiver(Agent):
         self.timer_status_messages = timer_sms
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
-        self._duty_cycle_tracker.report_measurement(self._nano_clock() - now)
+        duration_ns = self._nano_clock() - now
+        if duration_ns > self._duty_cycle_tracker.report_above_ns:
+            self._duty_cycle_tracker.report_measurement(duration_ns)
         return work
 
     def poll_data(self) -> int:

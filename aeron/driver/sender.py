@@ -118,7 +118,9 @@ class Sender(Agent):
             work += self._poll_control(start)
         self.activity = commands + sent
         self.sent_data = sent
-        self._duty_cycle_tracker.report_measurement(self._nano_clock() - start)
+        duration_ns = self._nano_clock() - start
+        if duration_ns > self._duty_cycle_tracker.report_above_ns:
+            self._duty_cycle_tracker.report_measurement(duration_ns)
         return work + (1 if sent else 0)
 
     def send_data(self) -> int:
