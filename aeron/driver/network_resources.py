@@ -20,6 +20,7 @@ from aeron._core.counters import AtomicCounter, CountersManager
 from aeron._core.frames import SETUP_SEND_RESPONSE_FLAG
 from aeron._core.logbuffer import check_mtu_length, check_term_length
 from aeron._core.loss_report import LossReport
+from aeron._core.publication_limit import HAND_BACK as LIMIT_HAND_BACK
 from aeron.common import command as cmd
 from aeron.common.channel_uri import DATA_HEADER_LENGTH, FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, ChannelUri, parse_size
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode
@@ -133,7 +134,9 @@ class NetworkResources:
         """Every conductor duty cycle: publisher limits, and the endpoints and destinations the agents let go of."""
         work = 0
         for publication in self.network_publications:
-            work += publication.update_pub_pos_and_lmt()
+            # its compiled update, called here directly (most cycles, nothing else to do); Python's when it hands back
+            moved = publication.limit.update()
+            work += publication.update_pub_pos_and_lmt() if moved == LIMIT_HAND_BACK else moved
         if self._closing_send_endpoints or self._closing_receive_endpoints:
             work += self._close_released_endpoints()
         if self._closing_receive_destinations:

@@ -33,6 +33,7 @@ from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS, source_key
+from aeron.driver.subscription_link import SubscriberPositions
 from aeron.driver.unconfirmed_images import UnconfirmedHold
 from aeron.driver.untethered import (
     TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
@@ -70,32 +71,6 @@ class ImageConnection:
         self.eos_position = 0
         self.destination = destination
         self.is_fixed = is_fixed
-
-
-class SubscriberPositions(dict):
-    """An image's subscribers by subscription registration id: every change also tells the image's compiled rebuild
-    pass which positions now hold the image back (PublicationImage.refresh_positions)."""
-
-    def __init__(self, image: PublicationImage) -> None:
-        super().__init__()
-        self._image = image
-
-    def __setitem__(self, key: int, link: Any) -> None:
-        super().__setitem__(key, link)
-        self._image.refresh_positions()
-
-    def __delitem__(self, key: int) -> None:
-        super().__delitem__(key)
-        self._image.refresh_positions()
-
-    def pop(self, key: int, *default: Any) -> Any:
-        link = super().pop(key, *default)
-        self._image.refresh_positions()
-        return link
-
-    def clear(self) -> None:
-        super().clear()
-        self._image.refresh_positions()
 
 
 class PublicationImage(DriverLog):
