@@ -161,7 +161,8 @@ class Sender(Agent):
         work = 0
         for endpoint in self.endpoints:
             work += endpoint.poll_control(now_ns)
-            endpoint.check_destinations(now_ns)
+            if endpoint.is_dynamic:             # only a dynamic multi-destination endpoint has any to check
+                endpoint.check_destinations(now_ns)
         self._last_control_poll_ns = now_ns
         return work
 
