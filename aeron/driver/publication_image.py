@@ -27,7 +27,7 @@ from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.agent import epoch_ms
 from aeron.common.constants import INT64_MAX
-from aeron.common.errors import ChannelEndpointError, ErrorCode
+from aeron.common.errors import ChannelEndpointError, ErrorCode, IllegalStateError
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
@@ -462,7 +462,10 @@ class PublicationImage(DriverLog):
         rebuild = self.rebuild
         if rebuild.armed or rebuild.disarms == self._arm_tried:
             return
-        self.rebuild_pass()
+        try:
+            self.rebuild_pass()
+        except IllegalStateError:
+            rebuild.disarm()                # its socket or log closing: the Python path tracks it meanwhile
         self._arm_tried = rebuild.disarms
 
     def _may_rebuild_in_compiled_code(self) -> bool:
