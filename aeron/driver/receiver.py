@@ -14,6 +14,7 @@ from typing import Any
 
 from aeron._core import counters as ctr
 from aeron._core.rebuild_pass import HAND_BACK_TRACK, ImageTracking
+from aeron._core.udp_transport import ReadySockets, UdpTransport
 from aeron.common.agent import Agent
 from aeron.common.constants import INT64_MAX
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
@@ -33,6 +34,13 @@ class Receiver(Agent):
         self.images: list[Any] = []
         # the images' rebuild passes, in the order of images: their duty cycle in one compiled call
         self._tracking = ImageTracking()
+        # which endpoints' sockets have datagrams, in one poll per cycle: built again after the sockets changed
+        self._ready = ReadySockets()
+        self._sockets_changes = 0
+        self._ready_built = -1
+        self._check_ready = False
+        self._read_last = False     # one socket, which the last cycle read datagrams from: more are likely there
+        self._single = False        # one socket in all: after a read, read it again without the check first
         self._nano_clock = nano_clock
         self._system = system
         self._conductor_proxy = conductor_proxy
@@ -62,10 +70,12 @@ class Receiver(Agent):
         if self._wake_board is not None:
             endpoint.set_wake_board(self._wake_board)
         self.endpoints.append(endpoint)
+        self._sockets_changes += 1
 
     def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
+        self._sockets_changes += 1
         self._conductor_proxy.receiver_released(endpoint)
 
     def on_add_subscription(self, endpoint: Any, stream_id: int, session_id: int | None) -> None:
@@ -92,9 +102,11 @@ class Receiver(Agent):
 
     def on_add_destination(self, endpoint: Any, destination: Any, now_ns: int) -> None:
         endpoint.add_destination(destination, now_ns)
+        self._sockets_changes += 1
 
     def on_remove_destination(self, endpoint: Any, destination: Any) -> None:
         endpoint.remove_destination(destination)
+        self._sockets_changes += 1
         self._conductor_proxy.receiver_released(destination)
 
     def on_reject_image(self, image: Any, reason: str) -> None:
@@ -111,13 +123,25 @@ class Receiver(Agent):
         if commands:
             self.changes += 1           # its endpoints, destinations, publications or images may have changed
         data_mask = unsignalled = 0
+        if self._ready_built != self._sockets_changes:
+            self._build_ready()
+        check = self._check_ready and not self._read_last and self._ready.poll() >= 0
+        ready = self._ready.ready
+        index = -1
+        received = 0
         for endpoint in self.endpoints:
-            work += endpoint.poll(now)
+            index += 1
+            if check and not ready(index):
+                endpoint.time_of_last_poll_ns = now     # polled: nothing waits in its sockets
+            else:
+                received += endpoint.poll(now)
             if endpoint.data_pending:
                 data_mask |= endpoint.take_data_mask()
                 unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
             if now >= endpoint.timers_due_ns:
                 work += endpoint.run_timers(now)            # SETUP elicitation, expired session state
+        self._read_last = self._single and received > 0
+        work += received
         if unsignalled and self.signal_data is not None:
             self.signal_data(unsignalled)
         timer_sms = 0
@@ -150,6 +174,25 @@ class Receiver(Agent):
         if duration_ns > self._duty_cycle_tracker.report_above_ns:
             self._duty_cycle_tracker.report_measurement(duration_ns)
         return work
+
+    def _build_ready(self) -> None:
+        """Which sockets the cycle's one poll looks at: each endpoint's, or every time an endpoint with a socket that
+        is not compiled (a loss generator's). With one socket only, a cycle after one that read datagrams reads it
+        without the check (a stream: more are likely waiting); with more, the check costs less than a receive on
+        each."""
+        groups: list[list[int] | None] = []
+        sockets = 0
+        for endpoint in self.endpoints:
+            transports = [destination.transport for destination in endpoint.destinations]
+            if all(type(transport) is UdpTransport for transport in transports):
+                groups.append([transport.fileno() for transport in transports])
+                sockets += len(transports)
+            else:
+                groups.append(None)
+        self._ready.set_groups(groups)
+        self._check_ready = sockets >= 1
+        self._single = len(groups) == 1 and sockets == 1
+        self._ready_built = self._sockets_changes
 
     def poll_data(self) -> int:
         """The data half of a duty cycle, for the wake-up spin between cycles (driver_wakeup.SignallingAgent): the
