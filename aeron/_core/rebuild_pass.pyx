@@ -20,7 +20,8 @@ then changes), a second connection. A send that fails for another reason than a 
 kept (``send_errno``) for the Python side to raise, and also hands back, the status message pending again.
 """
 from libc.errno cimport errno
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport INT64_MAX, int32_t, int64_t, uint8_t, uint32_t
+from libc.stdlib cimport free, malloc
 
 from aeron._core.atomic cimport get_and_add_i64, load_acquire_i64, store_release_i32, store_release_i64
 from aeron._core.counters cimport AtomicCounter
@@ -41,6 +42,13 @@ from aeron.common.errors import InvalidArgumentError
 TRACK_NOTHING = TRACK_IDLE
 TRACK_SENT = TRACK_WORK
 TRACK_HAND_BACK = TRACK_PYTHON
+HAND_BACK_NOTHING = HAND_BACK_NONE
+HAND_BACK_TRACK = HAND_BACK_ALL
+HAND_BACK_STATUS = HAND_BACK_SEND
+LIFECYCLE_ACTIVE = IMAGE_ACTIVE
+LIFECYCLE_DRAINING = IMAGE_DRAINING
+LIFECYCLE_LINGER = IMAGE_LINGER
+LIFECYCLE_DONE = IMAGE_DONE
 
 
 cdef extern from "<time.h>" nogil:
@@ -103,6 +111,93 @@ cdef class RebuildPass:
         self.liveness_timeout_ns = liveness_timeout_ns
         self.sm_timeout_ns = sm_timeout_ns
         self.report_entry = -1
+        self._positions = []
+        self.tracked_inserts = self.tracked_hwm = self.tracked_min_sub = self.tracked_max_sub = -1
+
+    def __dealloc__(self):
+        free(self.positions)
+
+    def set_positions(self, list positions not None):
+        """The sub-pos counters of the image's subscribers that hold it back (not resting), for ``cycle``; called
+        whenever they change (the conductor links or unlinks a subscriber, an untethered one rests or comes back)."""
+        cdef Py_ssize_t i, count = len(positions)
+        cdef int64_t **table = NULL
+        cdef AtomicCounter counter
+        if count:
+            table = <int64_t **>malloc(count * sizeof(int64_t *))
+            if table == NULL:
+                raise MemoryError()
+        for i in range(count):
+            counter = positions[i]
+            try:
+                counter._check()
+            except BaseException:
+                free(table)
+                raise
+            table[i] = counter.addr
+        # swapped in one step under the GIL, which the receiver's cycle holds while it reads them
+        free(self.positions)
+        self.positions = table
+        self.position_count = count
+        self._positions = list(positions)
+
+    def set_tracked(self, int64_t inserts, int64_t hwm, int64_t min_sub, int64_t max_sub):
+        """What a rebuild scan (the image's Python path) has just seen: the cycle skips the next one until one of
+        them moves."""
+        self.tracked_inserts = inserts
+        self.tracked_hwm = hwm
+        self.tracked_min_sub = min_sub
+        self.tracked_max_sub = max_sub
+
+    def run_cycle(self, int64_t now_ns):
+        """``cycle`` from Python (tests): the work done; ``hand_back`` says what is left to Python."""
+        return self.cycle(now_ns)
+
+    cdef int cycle(self, int64_t now_ns) except -1:
+        """The image's part of a receiver duty cycle, as its Python path (PublicationImage.track_rebuild, then
+        send_pending_status_message) would do it, with the GIL held while it reads the subscribers' positions: the
+        rebuild scan only when something it depends on has moved (data inserted, the high-water mark, a subscriber,
+        a gap's NAK timer due), in compiled code while the pass is armed; the status message when it is pending or
+        its interval (less the timer slack) is up. What only Python may do is left in ``hand_back``."""
+        cdef ImageEntry *e = &self.state.entry
+        cdef int64_t min_sub = INT64_MAX, max_sub = 0, position, hwm, inserts
+        cdef Py_ssize_t i
+        cdef int outcome, work = 0
+        self.hand_back = HAND_BACK_NONE
+        if self.send_errno != 0 or self.rejected:
+            self.hand_back = HAND_BACK_ALL          # the Python path raises the failed send, or sends error frames
+            return 0
+        if self.lifecycle <= IMAGE_DRAINING:
+            for i in range(self.position_count):
+                position = load_acquire_i64(self.positions[i])
+                if position < min_sub:
+                    min_sub = position
+                if position > max_sub:
+                    max_sub = position
+            if min_sub != INT64_MAX:
+                hwm = load_acquire_i64(e.rcv_hwm)
+                inserts = e.inserts
+                if inserts != self.tracked_inserts or hwm != self.tracked_hwm or min_sub != self.tracked_min_sub or \
+                        max_sub != self.tracked_max_sub or not self.static_window or \
+                        (self.loss.gap_open and now_ns >= self.loss.expiry_ns):
+                    if not self.armed:
+                        self.hand_back = HAND_BACK_ALL
+                        return 0
+                    with nogil:
+                        outcome = self.run(min_sub, max_sub, now_ns, False)
+                    if outcome == TRACK_PYTHON:
+                        self.hand_back = HAND_BACK_ALL
+                        return 0
+                    self.tracked_inserts = inserts
+                    self.tracked_hwm = hwm
+                    self.tracked_min_sub = min_sub
+                    self.tracked_max_sub = max_sub
+                    work = outcome
+        if self.lifecycle == IMAGE_DONE:
+            return work
+        if self.sm_pending or now_ns + self.timer_slack_ns >= self.time_of_last_sm_ns + self.sm_timeout_ns:
+            self.hand_back = HAND_BACK_SEND
+        return work
 
     def aim(self, UdpTransport transport not None, address, LossReport report, Py_ssize_t report_entry,
             int64_t connection_floor_ns):
@@ -128,6 +223,7 @@ cdef class RebuildPass:
     def disarm(self):
         """Only the Python path tracks the image until the next ``aim``."""
         self.armed = False
+        self.disarms += 1
 
     def track(self, int64_t min_sub, int64_t max_sub, int64_t now_ns, bint on_interval=True):
         """``run`` from Python (tests, and the receiver's duty cycle): a TRACK_* outcome. With ``on_interval`` False
@@ -225,6 +321,7 @@ cdef class RebuildPass:
                                           self.loss.active_term_offset, self.loss.active_length)
                 if not self._send(length):
                     self.armed = False          # the NAK stays due: the Python path sends it again, and raises
+                    self.disarms += 1
                     return TRACK_PYTHON
                 get_and_add_i64(self.naks_sent, 1)
                 get_and_add_i64(self.nak_messages_sent, 1)
@@ -248,6 +345,7 @@ cdef class RebuildPass:
             if not self._send(length):
                 self.sm_pending = True
                 self.armed = False
+                self.disarms += 1
                 return TRACK_PYTHON
             get_and_add_i64(self.status_messages_sent, 1)
             e.last_sm_position = self.next_sm_position
@@ -258,4 +356,27 @@ cdef class RebuildPass:
             # one connection, with a frame within the liveness timeout (checked above)
             store_release_i32(<int32_t *>(self.log.meta + LOG_ACTIVE_TRANSPORT_COUNT_OFFSET), 1)
             work = TRACK_WORK
+        return work
+
+
+cdef class ImageTracking:
+    """The rebuild tracking and status messages of all of a receiver's images in one call per duty cycle
+    (RebuildPass.cycle for each of ``passes``), leaving to Python only the images whose pass says so."""
+
+    def __init__(self):
+        self.passes = []
+
+    def track(self, int64_t now_ns):
+        """Each image's cycle; returns the work done (status messages and NAKs sent in compiled code).
+        ``hand_backs`` counts the images with something left to their Python path."""
+        cdef list passes = self.passes
+        cdef Py_ssize_t i
+        cdef RebuildPass rebuild
+        cdef int work = 0, hand_backs = 0
+        for i in range(len(passes)):
+            rebuild = <RebuildPass>passes[i]
+            work += rebuild.cycle(now_ns)
+            if rebuild.hand_back != HAND_BACK_NONE:
+                hand_backs += 1
+        self.hand_backs = hand_backs
         return work

@@ -482,3 +482,94 @@ cdef class UdpTransport:
     @property
     def is_closed(self):
         return self.closed
+
+
+cdef extern from "<poll.h>" nogil:
+    struct pollfd:
+        int fd
+        short events
+        short revents
+    short POLLIN
+    short POLLERR
+    int poll(pollfd *fds, unsigned long nfds, int timeout)
+
+
+cdef class ReadySockets:
+    """Which of an agent's sockets have something to read, in one ``poll`` with no wait instead of a receive on
+    each (Aeron's transport pollers do the same with epoll past a few transports): the duty cycle then reads only
+    the groups (an endpoint's sockets) that have datagrams or an error waiting, and those it cannot check (a socket
+    that is not compiled: a group of None) every time."""
+
+    cdef pollfd *fds
+    cdef int fd_count
+    cdef int *first                 # per group: its first fd in fds, -1 for a group read every time
+    cdef int *counts
+    cdef int groups
+
+    def __dealloc__(self):
+        free(self.fds)
+        free(self.first)
+        free(self.counts)
+
+    def set_groups(self, list groups not None):
+        """Each group: a list of file descriptors, or None (read every time)."""
+        cdef int total = 0, g = 0, i
+        cdef int n = len(groups)
+        for group in groups:
+            if group is not None:
+                total += len(group)
+        fds = <pollfd *>calloc(total if total else 1, sizeof(pollfd))
+        first = <int *>calloc(n if n else 1, sizeof(int))
+        counts = <int *>calloc(n if n else 1, sizeof(int))
+        if fds == NULL or first == NULL or counts == NULL:
+            free(fds)
+            free(first)
+            free(counts)
+            raise MemoryError()
+        total = 0
+        for group in groups:
+            if group is None:
+                first[g] = -1
+            else:
+                first[g] = total
+                counts[g] = len(group)
+                for i in range(len(group)):
+                    fds[total].fd = group[i]
+                    fds[total].events = POLLIN
+                    total += 1
+            g += 1
+        free(self.fds)
+        free(self.first)
+        free(self.counts)
+        self.fds, self.first, self.counts = fds, first, counts
+        self.fd_count = total
+        self.groups = n
+
+    @property
+    def group_count(self):
+        """How many groups ``set_groups`` gave."""
+        return self.groups
+
+    def poll(self):
+        """Look at every socket once, without waiting: the count ready, or -1 when the poll failed (then every group
+        is to be read)."""
+        cdef int ready, i
+        with nogil:
+            ready = poll(self.fds, self.fd_count, 0)
+        if ready < 0:
+            for i in range(self.fd_count):
+                self.fds[i].revents = POLLIN
+        return ready
+
+    def ready(self, int group):
+        """Whether the last ``poll`` found something to read (a datagram, or an error to take) in ``group``."""
+        cdef int i, start
+        if group < 0 or group >= self.groups:
+            raise IndexError(f"group {group} of {self.groups}")
+        start = self.first[group]
+        if start < 0:
+            return True
+        for i in range(start, start + self.counts[group]):
+            if self.fds[i].revents != 0:
+                return True
+        return False

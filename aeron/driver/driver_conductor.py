@@ -222,7 +222,9 @@ class DriverConductor(Agent):
             timers += self.re_resolution.do_work(start_ns)
         self.activity = work            # commands, and limits moved by readers: not the timers (driver_wakeup)
         work += timers
-        self._duty_cycle_tracker.report_measurement(self._nano_clock() - start_ns)
+        duration_ns = self._nano_clock() - start_ns
+        if duration_ns > self._duty_cycle_tracker.report_above_ns:
+            self._duty_cycle_tracker.report_measurement(duration_ns)
         return work
 
     def probe_groups(self) -> list[tuple[int, list[Any]]]:

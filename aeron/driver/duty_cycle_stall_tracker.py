@@ -13,7 +13,8 @@ CYCLE_THRESHOLD_NS = 100_000_000
 class DutyCycleStallTracker:
     """Reports one agent's cycle times (a cycle measured from its start to its end)."""
 
-    __slots__ = ("max_cycle_time", "cycle_time_threshold_exceeded_count", "cycle_time_threshold_ns", "_max_ns")
+    __slots__ = ("max_cycle_time", "cycle_time_threshold_exceeded_count", "cycle_time_threshold_ns", "_max_ns",
+                 "report_above_ns")
 
     def __init__(self, max_cycle_time: AtomicCounter, cycle_time_threshold_exceeded_count: AtomicCounter,
                  cycle_time_threshold_ns: int = CYCLE_THRESHOLD_NS) -> None:
@@ -21,6 +22,8 @@ class DutyCycleStallTracker:
         self.cycle_time_threshold_exceeded_count = cycle_time_threshold_exceeded_count
         self.cycle_time_threshold_ns = cycle_time_threshold_ns
         self._max_ns = 0
+        # a cycle no longer than this changes neither counter: the agents skip the call for it (every duty cycle)
+        self.report_above_ns = 0
 
     def report_measurement(self, duration_ns: int) -> None:
         """One cycle of ``duration_ns``: a new longest is proposed to the max counter, one over the threshold
@@ -30,3 +33,4 @@ class DutyCycleStallTracker:
             self.max_cycle_time.propose_max_ordered(duration_ns)
         if duration_ns > self.cycle_time_threshold_ns:
             self.cycle_time_threshold_exceeded_count.increment_ordered()
+        self.report_above_ns = min(self._max_ns, self.cycle_time_threshold_ns)

@@ -20,11 +20,13 @@ from aeron._core.frames import (
     encode_rttm, encode_setup,
 )
 from aeron._core.logbuffer import LogBuffers
+from aeron._core.publication_limit import HAND_BACK, PublicationLimit
 from aeron._core.term_scanner import LogBufferUnblocker
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER, wrap32
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.flow_control import FlowControl, retransmission_estimate
 from aeron.driver.retransmit_handler import RetransmitHandler
+from aeron.driver.subscription_link import SubscriberPositions
 from aeron.driver.untethered import (
     TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
     working_positions,
@@ -50,6 +52,9 @@ class NetworkPublication(DriverPublication):
                  is_group: bool, now_ns: int, max_messages_per_send: int = 2,
                  system: dict[int, Any] | None = None, untethered_timeouts: UntetheredTimeouts | None = None,
                  response_correlation_id: int | None = None, is_response: bool = False) -> None:
+        # the conductor's per cycle limit update in compiled code: it keeps the state, trip limit, consumer position
+        # and has_receivers that the properties below read and write
+        self.limit = PublicationLimit(log, pub_pos, pub_lmt, snd_pos, window_length)
         super().__init__(registration_id=registration_id, owner_client_id=owner_client_id, session_id=session_id,
                          stream_id=stream_id, channel=channel, is_exclusive=is_exclusive, log=log, pub_pos=pub_pos,
                          pub_lmt=pub_lmt, window_length=window_length, linger_timeout_ns=linger_timeout_ns,
@@ -68,6 +73,10 @@ class NetworkPublication(DriverPublication):
         self.connection_timeout_ns = connection_timeout_ns
         self.signal_eos = signal_eos
         self.spies_simulate_connection = spies_simulate_connection
+        self.limit.cleaner = self._cleaner
+        self.limit.spies_simulate_connection = spies_simulate_connection
+        # a group's minimum size of receivers (has_required_receivers) is known in Python alone
+        self.limit.python_only = type(flow_control).has_required_receivers is not FlowControl.has_required_receivers
         self.ttl = ttl
         self.setup_flags = SETUP_GROUP_FLAG if is_group else 0
         # response channels: a request publication (response-correlation-id, not control-mode=response) asks the
@@ -97,7 +106,7 @@ class NetworkPublication(DriverPublication):
         self.receivers: dict[int, int] = {}             # receiver id -> time of last status message
         self.time_of_last_setup_ns = now_ns - SETUP_INTERVAL_NS - 1
         self.time_of_last_data_or_heartbeat_ns = now_ns - HEARTBEAT_INTERVAL_NS - 1
-        self.spies: dict[int, Any] = {}                  # spy subscription registration id -> SubscriberPosition
+        self.spies: dict[int, Any] = SubscriberPositions(self)  # spy registration id -> SubscriberPosition
         # untethered spies follow the publication's timeouts (its channel's or the driver's), as in Aeron
         self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
         self._setup = bytearray(SETUP_HEADER_LENGTH)
@@ -119,6 +128,49 @@ class NetworkPublication(DriverPublication):
         self._fast_naks = False                            # its NAKs resent by the compiled pass (set_fast_retransmit)
         # a heartbeat due within this much is sent now (a parking driver's timer coalescing: Sender.timer_slack_ns)
         self.timer_slack_ns = 0
+
+    # -- what the compiled limit update shares (PublicationLimit) -----------------------------------------------
+    @property
+    def state(self) -> str:
+        """ACTIVE, DRAINING, LINGER or DONE."""
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
+        self.limit.active = value == ACTIVE
+
+    @property
+    def trip_limit(self) -> int:
+        """Where the sender position (with the working spies) must get for the limit to move again."""
+        return self.limit.trip_limit
+
+    @trip_limit.setter
+    def trip_limit(self, value: int) -> None:
+        self.limit.trip_limit = value
+
+    @property
+    def consumer_position(self) -> int:
+        return self.limit.consumer_position
+
+    @consumer_position.setter
+    def consumer_position(self, value: int) -> None:
+        self.limit.consumer_position = value
+
+    @property
+    def has_receivers(self) -> bool:
+        """Some receiver sent a status message within the connection timeout."""
+        return self.limit.has_receivers
+
+    @has_receivers.setter
+    def has_receivers(self, value: bool) -> None:
+        self.limit.has_receivers = value
+
+    def refresh_positions(self) -> None:
+        """Tell the compiled limit update which spies hold the publication back (not resting), and how many there
+        are: after one is linked or unlinked, or an untethered one changes state."""
+        spies = list(self.spies.values())
+        self.limit.set_spies([spy.position for spy in spies if spy.state != TETHER_RESTING], len(spies))
 
     # -- positions ---------------------------------------------------------------------------------------
     def _term_id(self, position: int) -> int:
@@ -519,10 +571,13 @@ class NetworkPublication(DriverPublication):
         def unavailable(link: SubscriberPosition) -> None:
             conductor.client_proxy.on_unavailable_image(self.registration_id, link.subscription.registration_id,
                                                         self.stream_id, link.subscription.channel)
-        return check_untethered_subscriptions(
+        work = check_untethered_subscriptions(
             self.spies.values(), untethered_window_limit(snd_pos, self.window_length), now_ns, unavailable,
             lambda link: conductor.unlink_subscriber(link.subscription, self, self.registration_id), rejoin,
             self.untethered_timeouts)
+        if work:
+            self.refresh_positions()        # a spy that rests holds nothing back, one that rejoins does
+        return work
 
     def close(self) -> None:
         """Release the counters' handles and the log (the conductor frees the counters themselves)."""
@@ -542,7 +597,11 @@ class NetworkPublication(DriverPublication):
         return self._limit_watch(positions)
 
     def update_pub_pos_and_lmt(self) -> int:
-        """Port of aeron_network_publication_update_pub_pos_and_lmt."""
+        """Port of aeron_network_publication_update_pub_pos_and_lmt: in compiled code (PublicationLimit) unless it
+        hands back, with the same decisions."""
+        moved = self.limit.update()
+        if moved != HAND_BACK:
+            return moved
         if self.state != ACTIVE:
             return 0
         work = 0
@@ -550,7 +609,11 @@ class NetworkPublication(DriverPublication):
         self.pub_pos.set_ordered(self.log.producer_position())
         if self.has_receivers and self.flow_control.has_required_receivers() or self.is_connected_now():
             # an untethered spy that fell behind (resting) holds nothing back
-            work = self._update_limit(min([snd_pos, *working_positions(self.spies.values())]))
+            spies = self.spies
+            min_position = min([snd_pos, *working_positions(spies.values())]) if spies else snd_pos
+            # short of the trip limit (most cycles): _update_limit would not move it
+            if min_position + self.window_length >= self.trip_limit:
+                work = self._update_limit(min_position)
             self.consumer_position = snd_pos
         elif self.pub_lmt.get_volatile() > snd_pos:
             self.log.is_connected = False

@@ -20,6 +20,7 @@ from aeron._core.counters import AtomicCounter, CountersManager
 from aeron._core.frames import SETUP_SEND_RESPONSE_FLAG
 from aeron._core.logbuffer import check_mtu_length, check_term_length
 from aeron._core.loss_report import LossReport
+from aeron._core.publication_limit import HAND_BACK as LIMIT_HAND_BACK
 from aeron.common import command as cmd
 from aeron.common.channel_uri import DATA_HEADER_LENGTH, FRAME_ALIGNMENT, MAX_UDP_PAYLOAD_LENGTH, ChannelUri, parse_size
 from aeron.common.errors import ChannelEndpointError, ConfigurationError, ErrorCode
@@ -36,7 +37,9 @@ from aeron.driver.driver_uri import (
 from aeron.driver.flow_control import MinFlowControl, flow_control_for
 from aeron.driver.loss_detector import OptimalMulticastDelayGenerator, StaticDelayGenerator
 from aeron.driver.network_publication import NetworkPublication
-from aeron.driver.proxies import CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy
+from aeron.driver.proxies import (
+    COMMAND_QUEUE_RESERVE, CommandQueue, DriverConductorProxy, ReceiverProxy, SenderProxy,
+)
 from aeron.driver.publication_image import PublicationImage
 from aeron.driver.receive_channel_endpoint import ReceiveChannelEndpoint
 from aeron.driver.receive_destination import ReceiveDestination
@@ -120,13 +123,20 @@ class NetworkResources:
     # -- duty cycle and timers -----------------------------------------------------------------------------------
     def is_applying_backpressure(self) -> bool:
         """The sender or the receiver is behind on the commands already handed on: take no new client command."""
-        return self.sender_proxy.is_applying_backpressure() or self.receiver_proxy.is_applying_backpressure()
+        # CommandProxy.is_applying_backpressure of both, inlined: the conductor asks every duty cycle
+        queue = self.sender_proxy.queue
+        if queue.capacity - len(queue._records) < COMMAND_QUEUE_RESERVE:
+            return True
+        queue = self.receiver_proxy.queue
+        return queue.capacity - len(queue._records) < COMMAND_QUEUE_RESERVE
 
     def do_work(self, now_ns: int) -> int:
         """Every conductor duty cycle: publisher limits, and the endpoints and destinations the agents let go of."""
         work = 0
         for publication in self.network_publications:
-            work += publication.update_pub_pos_and_lmt()
+            # its compiled update, called here directly (most cycles, nothing else to do); Python's when it hands back
+            moved = publication.limit.update()
+            work += publication.update_pub_pos_and_lmt() if moved == LIMIT_HAND_BACK else moved
         if self._closing_send_endpoints or self._closing_receive_endpoints:
             work += self._close_released_endpoints()
         if self._closing_receive_destinations:

@@ -20,17 +20,20 @@ from aeron._core.frames import (
     encode_response_setup, encode_rttm, encode_status_message,
 )
 from aeron._core.logbuffer import LogBuffers
-from aeron._core.rebuild_pass import TRACK_HAND_BACK, RebuildPass
+from aeron._core.rebuild_pass import (
+    LIFECYCLE_ACTIVE, LIFECYCLE_DONE, LIFECYCLE_DRAINING, LIFECYCLE_LINGER, TRACK_HAND_BACK, RebuildPass,
+)
 from aeron._core.term_scanner import TermGapFiller, TermRebuilder
 from aeron._core.udp_transport import UdpTransport
 from aeron.common.agent import epoch_ms
 from aeron.common.constants import INT64_MAX
-from aeron.common.errors import ChannelEndpointError, ErrorCode
+from aeron.common.errors import ChannelEndpointError, ErrorCode, IllegalStateError
 from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.congestion_control import StaticWindowCongestionControl
 from aeron.driver.driver_log import DriverLog
 from aeron.driver.loss_detector import LossDetector
 from aeron.driver.receive_destination import DESTINATION_TIMEOUT_NS, source_key
+from aeron.driver.subscription_link import SubscriberPositions
 from aeron.driver.unconfirmed_images import UnconfirmedHold
 from aeron.driver.untethered import (
     TETHER_ACTIVE, TETHER_RESTING, UntetheredTimeouts, check_untethered_subscriptions, untethered_window_limit,
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
 SM_TIMEOUT_NS = 200_000_000
 IMAGE_LINGER_NS = 1_000_000_000         # a closed image's log stays a moment for clients still mapping it
 NEVER_NS = -(1 << 62)               # the time of last frame of a connection that has had none
+_LIFECYCLE = {ACTIVE: LIFECYCLE_ACTIVE, DRAINING: LIFECYCLE_DRAINING, LINGER: LIFECYCLE_LINGER,
+              DONE: LIFECYCLE_DONE}
 
 
 class ImageConnection:
@@ -107,8 +112,8 @@ class PublicationImage(DriverLog):
         fixed = destination is not None and destination.has_control_address
         self.connections = [ImageConnection(destination.control_address if fixed else control_address, now_ns,
                                             destination, fixed)]
-        self.subscribers: dict[int, Any] = {}         # subscription registration id -> SubscriberPosition
-        self.state = ACTIVE
+        self._subscribers = SubscriberPositions(self)   # subscription registration id -> SubscriberPosition
+        self._state = ACTIVE
         self.state_change_ns = now_ns
         self.rejoin = rejoin                          # False: the session cools down before a new image (rejoin=)
         self.receiver_released = False                # the receiver has dropped it: the conductor may free it
@@ -121,7 +126,6 @@ class PublicationImage(DriverLog):
         self.last_sm_window = congestion_control.initial_window_length()
         # a status message due within this much is sent now (a parking driver's timer coalescing:
         # Receiver.timer_slack_ns): Aeron's interval is a maximum
-        self.timer_slack_ns = 0
         self.rejection_reason: str | None = None      # set by REJECT_IMAGE: error frames instead of status messages
         # untethered subscribers follow the timeouts of the subscription that made the image, as in Aeron
         self.untethered_timeouts = untethered_timeouts or UntetheredTimeouts(0, 0, 0)
@@ -139,9 +143,11 @@ class PublicationImage(DriverLog):
                                    rcv_naks_sent, system[ctr.NAK_MESSAGES_SENT], system[ctr.STATUS_MESSAGES_SENT],
                                    system[ctr.BYTES_SENT], endpoint.receiver_id, endpoint.group_tag,
                                    self.last_sm_window, join_position, liveness_timeout_ns, SM_TIMEOUT_NS)
-        # what the last rebuild scan saw (track_rebuild): it runs again only when one of them moved
-        self._tracked_inserts = self._tracked_hwm = self._tracked_min_sub = self._tracked_max_sub = -1
+        # what the last rebuild scan saw (track_rebuild) is kept in the pass: it runs again only when one moved
         self._static_window = isinstance(congestion_control, StaticWindowCongestionControl)
+        self.rebuild.static_window = self._static_window
+        self.timer_slack_ns = 0
+        self._arm_tried = -1                # the pass's disarm count when try_arm last aimed it (or failed to)
         self._sm = bytearray(SM_WITH_GROUP_TAG_LENGTH)
         self._nak = bytearray(NAK_HEADER_LENGTH)
         self._rttm = bytearray(RTTM_HEADER_LENGTH)
@@ -158,6 +164,44 @@ class PublicationImage(DriverLog):
             endpoint.unconfirmed.attach(unconfirmed_hold, self)
 
     # -- the fields the compiled data path shares ---------------------------------------------------------------
+    @property
+    def state(self) -> str:
+        """ACTIVE, DRAINING, LINGER or DONE (set by the conductor; the receiver's compiled cycle reads it too)."""
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
+        self.rebuild.lifecycle = _LIFECYCLE[value]
+
+    @property
+    def timer_slack_ns(self) -> int:
+        """How early a status message due on its interval may go (Receiver.timer_slack_ns)."""
+        return self.rebuild.timer_slack_ns
+
+    @timer_slack_ns.setter
+    def timer_slack_ns(self, value: int) -> None:
+        self.rebuild.timer_slack_ns = value
+
+    @property
+    def subscribers(self) -> dict[int, Any]:
+        """The subscriptions linked to the image: registration id -> SubscriberPosition."""
+        return self._subscribers
+
+    @subscribers.setter
+    def subscribers(self, links: dict[int, Any]) -> None:
+        self._subscribers = SubscriberPositions(self)
+        for key, link in links.items():
+            dict.__setitem__(self._subscribers, key, link)
+        self.refresh_positions()
+
+    def refresh_positions(self) -> None:
+        """Tell the compiled rebuild pass which sub-pos counters hold the image back (the subscribers that are not
+        resting): after a subscriber is linked or unlinked, or an untethered one changes state."""
+        # a copy in one step: the conductor links and unlinks subscribers from its own thread
+        self.rebuild.set_positions([link.position for link in list(self.subscribers.values())
+                                    if link.state != TETHER_RESTING])
+
     @property
     def time_of_last_packet_ns(self) -> int:
         return self.receive_state.time_of_last_packet_ns
@@ -301,6 +345,7 @@ class PublicationImage(DriverLog):
             self.is_end_of_stream = True
             if revoked and not self.log.is_publication_revoked:     # once, though every EOS heartbeat says so
                 self.log.is_publication_revoked = True
+                self.rebuild.disarm()           # a revoked image is tracked in Python alone (rebuild_pass)
                 self.system[ctr.PUBLICATION_IMAGES_REVOKED].increment_ordered()
 
     def on_rttm(self, now_ns: int, echo_timestamp: int, reception_delta: int) -> None:
@@ -331,25 +376,25 @@ class PublicationImage(DriverLog):
         if min_sub == INT64_MAX:
             return 0
         rebuild = self.rebuild
+        hwm = self.rcv_hwm.get_volatile()
+        inserts = self.receive_state.inserts
         if rebuild.armed:
             # the same decisions in compiled code (rebuild_pass), the status message's interval left to
             # send_pending_status_message (its slack, the receiver's count of interval status messages)
             outcome = rebuild.track(min_sub, max_sub, now_ns, False)
             if outcome != TRACK_HAND_BACK:
+                rebuild.set_tracked(inserts, hwm, min_sub, max_sub)
                 return outcome
             # a send that failed in it is retried just below by the Python path, which raises if it fails again
             rebuild.take_send_errno()
-        hwm = self.rcv_hwm.get_volatile()
-        inserts = self.receive_state.inserts
         loss = self.loss_detector
         # nothing it depends on has moved since the last scan (no data inserted, hwm and subscribers where they were,
         # no NAK timer due, a static window): it would decide the same again
-        if inserts == self._tracked_inserts and hwm == self._tracked_hwm and min_sub == self._tracked_min_sub and \
-                max_sub == self._tracked_max_sub and self._static_window and \
+        if inserts == rebuild.tracked_inserts and hwm == rebuild.tracked_hwm and min_sub == rebuild.tracked_min_sub \
+                and max_sub == rebuild.tracked_max_sub and self._static_window and \
                 not (loss.gap_open and now_ns >= loss.expiry_ns):
             return 0
-        self._tracked_inserts, self._tracked_hwm = inserts, hwm
-        self._tracked_min_sub, self._tracked_max_sub = min_sub, max_sub
+        rebuild.set_tracked(inserts, hwm, min_sub, max_sub)
         rcv_pos = self.rcv_pos.get()
         rebuild = max(rcv_pos, max_sub)
         shift = self.position_bits_to_shift
@@ -410,6 +455,18 @@ class PublicationImage(DriverLog):
             rebuild.disarm()
             return None
         return rebuild
+
+    def try_arm(self) -> None:
+        """Aim the compiled rebuild pass (rebuild_pass) for the receiver's duty cycle, once after each time it was
+        disarmed: an image that cannot have it is not asked again until something changes."""
+        rebuild = self.rebuild
+        if rebuild.armed or rebuild.disarms == self._arm_tried:
+            return
+        try:
+            self.rebuild_pass()
+        except IllegalStateError:
+            rebuild.disarm()                # its socket or log closing: the Python path tracks it meanwhile
+        self._arm_tried = rebuild.disarms
 
     def _may_rebuild_in_compiled_code(self) -> bool:
         # what other threads change: the conductor (draining, a response session), a rejection
@@ -488,6 +545,7 @@ class PublicationImage(DriverLog):
         self.rejection_reason = reason
         self.rebuild.disarm()
         self.receive_state.accepting = False            # its datagrams go to insert_packet, which drops them
+        self.rebuild.rejected = True                    # error frames: the receiver's cycle leaves it to Python
         self.time_of_last_sm_ns = 0                     # the first error frame goes out at once
 
     def _send_rejection(self, now_ns: int) -> int:
@@ -520,7 +578,7 @@ class PublicationImage(DriverLog):
             term = self.terms[(self.position_of(term_id, term_offset) >> self.position_bits_to_shift) % 3]
             if TermGapFiller.try_fill_gap(self.log, term, term_id, term_offset, length):
                 self.system[ctr.LOSS_GAP_FILLS].increment_ordered()
-                self._tracked_inserts = -1          # the term changed: the next rebuild scan steps over the fill
+                self.rebuild.tracked_inserts = -1   # the term changed: the next rebuild scan steps over the fill
             return
         encode_nak(self._nak, 0, self.session_id, self.stream_id, term_id, term_offset, length)
         for connection in self._live_connections(self.time_of_last_packet_ns):
@@ -543,6 +601,7 @@ class PublicationImage(DriverLog):
                     bytes_lost, now_ms, self.session_id, self.stream_id, self.channel, self.source_identity)
                 if self.loss_report_entry < 0:
                     self.loss_report = None     # no room for this image's entry: no more tries (as Aeron)
+                self.rebuild.disarm()           # aimed again with the new entry (try_arm)
             else:
                 report.record_observation(self.loss_report_entry, bytes_lost, now_ms)
         except Exception:        # noqa: BLE001 - the loss report must not stop the receiver
@@ -638,10 +697,13 @@ class PublicationImage(DriverLog):
             conductor.client_proxy.on_unavailable_image(self.correlation_id, link.subscription.registration_id,
                                                         self.stream_id, link.subscription.channel)
         positions = working_positions(self.subscribers.values())
-        return check_untethered_subscriptions(
+        work = check_untethered_subscriptions(
             self.subscribers.values(), untethered_window_limit(max(positions, default=0), self.next_sm_window),
             now_ns, unavailable, lambda link: conductor.unlink_subscriber(link.subscription, self, self.correlation_id),
             rejoin, self.untethered_timeouts)
+        if work:
+            self.refresh_positions()        # a subscriber that rests holds nothing back, one that rejoins does
+        return work
 
     def has_reached_end_of_life(self) -> bool:
         return self.state == DONE

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
+from aeron._core.rebuild_pass import HAND_BACK_TRACK, ImageTracking
+from aeron._core.udp_transport import ReadySockets, UdpTransport
 from aeron.common.agent import Agent
 from aeron.common.constants import INT64_MAX
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
@@ -30,6 +32,15 @@ class Receiver(Agent):
         self.command_queue = CommandQueue()
         self.endpoints: list[Any] = []
         self.images: list[Any] = []
+        # the images' rebuild passes, in the order of images: their duty cycle in one compiled call
+        self._tracking = ImageTracking()
+        # which endpoints' sockets have datagrams, in one poll per cycle: built again after the sockets changed
+        self._ready = ReadySockets()
+        self._sockets_changes = 0
+        self._ready_built = -1
+        self._check_ready = False
+        self._read_last = False     # one socket, which the last cycle read datagrams from: more are likely there
+        self._single = False        # one socket in all: after a read, read it again without the check first
         self._nano_clock = nano_clock
         self._system = system
         self._conductor_proxy = conductor_proxy
@@ -61,10 +72,12 @@ class Receiver(Agent):
         if self._wake_board is not None:
             endpoint.set_wake_board(self._wake_board)
         self.endpoints.append(endpoint)
+        self._sockets_changes += 1
 
     def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
+        self._sockets_changes += 1
         self._conductor_proxy.receiver_released(endpoint)
 
     def on_add_subscription(self, endpoint: Any, stream_id: int, session_id: int | None) -> None:
@@ -76,11 +89,13 @@ class Receiver(Agent):
     def on_add_publication_image(self, image: Any) -> None:
         image.timer_slack_ns = self.timer_slack_ns
         self.images.append(image)
+        self._tracking.passes = [i.rebuild for i in self.images]
         image.endpoint.add_image(image)
 
     def on_remove_publication_image(self, image: Any, now_ns: int, rejoin: bool) -> None:
         if image in self.images:
             self.images.remove(image)
+            self._tracking.passes = [i.rebuild for i in self.images]
         image.endpoint.remove_image(image, now_ns, rejoin)
         self._conductor_proxy.receiver_released(image)
 
@@ -89,9 +104,11 @@ class Receiver(Agent):
 
     def on_add_destination(self, endpoint: Any, destination: Any, now_ns: int) -> None:
         endpoint.add_destination(destination, now_ns)
+        self._sockets_changes += 1
 
     def on_remove_destination(self, endpoint: Any, destination: Any) -> None:
         endpoint.remove_destination(destination)
+        self._sockets_changes += 1
         self._conductor_proxy.receiver_released(destination)
 
     def on_reject_image(self, image: Any, reason: str) -> None:
@@ -108,23 +125,45 @@ class Receiver(Agent):
         if commands:
             self.changes += 1           # its endpoints, destinations, publications or images may have changed
         data_mask = unsignalled = 0
+        if self._ready_built != self._sockets_changes:
+            self._build_ready()
+        check = self._check_ready and not self._read_last and self._ready.poll() >= 0
+        ready = self._ready.ready
+        index = -1
+        received = 0
         for endpoint in self.endpoints:
-            work += endpoint.poll(now)
+            index += 1
+            if check and not ready(index):
+                endpoint.time_of_last_poll_ns = now     # polled: nothing waits in its sockets
+            else:
+                received += endpoint.poll(now)
             if endpoint.data_pending:
                 data_mask |= endpoint.take_data_mask()
                 unsignalled |= endpoint.unsignalled_mask       # the rest were woken by the compiled receive
             if now >= endpoint.timers_due_ns:
                 work += endpoint.run_timers(now)            # SETUP elicitation, expired session state
+        self._read_last = self._single and received > 0
+        work += received
         if unsignalled and self.signal_data is not None:
             self.signal_data(unsignalled)
         timer_sms = 0
-        for image in self.images:
-            work += image.track_rebuild(now)
-            pending = image.sm_pending
-            sent = image.send_pending_status_message(now)
-            if sent and not pending:
-                timer_sms += 1
-            work += sent
+        # every image's rebuild tracking and status message check in one compiled call; what only the image's Python
+        # path may do (a scan while its pass is not armed, a status message to send) is handed back to it
+        tracking = self._tracking
+        work += tracking.track(now)
+        if tracking.hand_backs:
+            for image in self.images:
+                hand_back = image.rebuild.hand_back
+                if not hand_back:
+                    continue
+                if hand_back == HAND_BACK_TRACK:
+                    image.try_arm()     # from then on its rebuild tracking runs in the compiled call
+                    work += image.track_rebuild(now)
+                pending = image.sm_pending
+                sent = image.send_pending_status_message(now)
+                if sent and not pending:
+                    timer_sms += 1
+                work += sent
         if timer_sms and self.timer_slack_ns and len(self.images) > timer_sms:
             # a parking thread woke for a status message's interval: the other images' that are half way through
             # theirs go too, so that all of them come to share one wake-up (and the sender one more)
@@ -133,8 +172,29 @@ class Receiver(Agent):
         self.timer_status_messages = timer_sms
         self.data_mask = data_mask
         self.activity = commands + (1 if data_mask else 0)
-        self._duty_cycle_tracker.report_measurement(self._nano_clock() - now)
+        duration_ns = self._nano_clock() - now
+        if duration_ns > self._duty_cycle_tracker.report_above_ns:
+            self._duty_cycle_tracker.report_measurement(duration_ns)
         return work
+
+    def _build_ready(self) -> None:
+        """Which sockets the cycle's one poll looks at: each endpoint's, or every time an endpoint with a socket that
+        is not compiled (a loss generator's). With one socket only, a cycle after one that read datagrams reads it
+        without the check (a stream: more are likely waiting); with more, the check costs less than a receive on
+        each."""
+        groups: list[list[int] | None] = []
+        sockets = 0
+        for endpoint in self.endpoints:
+            transports = [destination.transport for destination in endpoint.destinations]
+            if all(type(transport) is UdpTransport for transport in transports):
+                groups.append([transport.fileno() for transport in transports])
+                sockets += len(transports)
+            else:
+                groups.append(None)
+        self._ready.set_groups(groups)
+        self._check_ready = sockets >= 1
+        self._single = len(groups) == 1 and sockets == 1
+        self._ready_built = self._sockets_changes
 
     def poll_data(self) -> int:
         """The data half of a duty cycle, for the wake-up spin between cycles (driver_wakeup.SignallingAgent): the

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aeron._core import counters as ctr
+from aeron._core.udp_transport import ReadySockets, UdpTransport
 from aeron.common.agent import Agent
 from aeron.driver.duty_cycle_stall_tracker import DutyCycleStallTracker
 from aeron.driver.proxies import COMMAND_DRAIN_LIMIT, CommandQueue, DriverConductorProxy
@@ -48,12 +49,20 @@ class Sender(Agent):
         # the conductor runs on this thread (SHARED, INVOKER): a publication's limit moves before the flag flips
         self.shares_conductor_thread = False
         self.cycles_over = False    # on_close ran: no duty cycle of its own thread will run the send passes again
+        # which endpoints' control sockets have frames, in one poll per control poll: built again after they changed
+        self._ready = ReadySockets()
+        self._sockets_changes = 0
+        self._ready_built = -1
+        self._check_ready = False
+        self._read_last = False     # one socket, which the last control poll read frames from: more are likely
+        self._single = False        # one socket in all: after a read, read it again without the check first
         self._duty_cycle_tracker = DutyCycleStallTracker(system[ctr.SENDER_MAX_CYCLE_TIME],
                                                          system[ctr.SENDER_CYCLE_TIME_THRESHOLD_EXCEEDED])
 
     # -- SenderProxy commands (sender thread) -------------------------------------------------------------------
     def on_add_endpoint(self, endpoint: Any) -> None:
         self.endpoints.append(endpoint)
+        self._sockets_changes += 1
 
     def _on_connection_change(self, publication: Any) -> None:
         """A publication's is_connected is about to flip. A client that sees it connected offers at once: with the
@@ -66,6 +75,7 @@ class Sender(Agent):
     def on_remove_endpoint(self, endpoint: Any) -> None:
         if endpoint in self.endpoints:
             self.endpoints.remove(endpoint)
+        self._sockets_changes += 1
         self._conductor_proxy.sender_released(endpoint)
 
     def on_add_publication(self, publication: Any) -> None:
@@ -120,7 +130,9 @@ class Sender(Agent):
             work += self._poll_control(start)
         self.activity = commands + sent
         self.sent_data = sent
-        self._duty_cycle_tracker.report_measurement(self._nano_clock() - start)
+        duration_ns = self._nano_clock() - start
+        if duration_ns > self._duty_cycle_tracker.report_above_ns:
+            self._duty_cycle_tracker.report_measurement(duration_ns)
         return work + (1 if sent else 0)
 
     def send_data(self) -> int:
@@ -159,11 +171,33 @@ class Sender(Agent):
 
     def _poll_control(self, now_ns: int) -> int:
         work = 0
+        if self._ready_built != self._sockets_changes:
+            self._build_ready()
+        check = self._check_ready and not self._read_last and self._ready.poll() >= 0
+        ready = self._ready.ready
+        index = -1
         for endpoint in self.endpoints:
-            work += endpoint.poll_control(now_ns)
-            endpoint.check_destinations(now_ns)
+            index += 1
+            if not check or ready(index):
+                work += endpoint.poll_control(now_ns)
+            if endpoint.is_dynamic:             # only a dynamic multi-destination endpoint has any to check
+                endpoint.check_destinations(now_ns)
         self._last_control_poll_ns = now_ns
+        self._read_last = self._single and work > 0
         return work
+
+    def _build_ready(self) -> None:
+        """Which control sockets a control poll looks at in one poll: each endpoint's, or every time one that is not
+        compiled (a loss generator's). With one socket only, a poll after one that read frames reads it without the
+        check."""
+        groups: list[list[int] | None] = []
+        for endpoint in self.endpoints:
+            transport = endpoint.transport
+            groups.append([transport.fileno()] if type(transport) is UdpTransport else None)
+        self._ready.set_groups(groups)
+        self._check_ready = any(group is not None for group in groups)
+        self._single = len(groups) == 1 and self._check_ready
+        self._ready_built = self._sockets_changes
 
     def probe_controls(self) -> list[Any]:
         """For a compiled probe that may read the control sockets itself, in the order of ``wait_fds``: each

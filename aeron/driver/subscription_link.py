@@ -39,6 +39,33 @@ class SubscriberPosition:
         self.state_change_ns = now_ns
 
 
+class SubscriberPositions(dict):
+    """The subscribers of an image (or the spies of a network publication) by subscription registration id: every
+    change also tells the owner's compiled per-cycle code which positions now hold it back (``refresh_positions``:
+    PublicationImage's rebuild pass, NetworkPublication's limit)."""
+
+    def __init__(self, owner: Any) -> None:
+        super().__init__()
+        self._owner = owner
+
+    def __setitem__(self, key: int, link: Any) -> None:
+        super().__setitem__(key, link)
+        self._owner.refresh_positions()
+
+    def __delitem__(self, key: int) -> None:
+        super().__delitem__(key)
+        self._owner.refresh_positions()
+
+    def pop(self, key: int, *default: Any) -> Any:
+        link = super().pop(key, *default)
+        self._owner.refresh_positions()
+        return link
+
+    def clear(self) -> None:
+        super().clear()
+        self._owner.refresh_positions()
+
+
 class SubscriptionLink:
     """What a subscription matches and what it is linked to (keyed by the resource's registration id)."""
 

@@ -276,3 +276,58 @@ def test_without_on_interval_a_status_message_goes_only_for_the_readers_progress
     rig.insert(0, 1024)
     assert rig.rebuild.track(WINDOW, WINDOW, NOW + SM_INTERVAL, False) == TRACK_SENT
     assert [sm.consumption_term_offset for sm in rig.received()] == [WINDOW]
+
+
+def test_a_receiver_cycle_scans_only_after_a_move_and_hands_python_what_only_it_may_do(rig):
+    """RebuildPass.cycle (ImageTracking.track for every image): with no holding subscriber nothing is tracked; the
+    pass runs when data, the high-water mark or a subscriber moved, and is skipped when nothing did; a status
+    message due on its interval, one pending, a disarmed pass with something to scan, a rejection and a failed send
+    go to the image's Python path (hand_back), which decides as before."""
+    from aeron._core.rebuild_pass import (
+        HAND_BACK_NOTHING, HAND_BACK_STATUS, HAND_BACK_TRACK, LIFECYCLE_DONE, LIFECYCLE_LINGER, ImageTracking,
+    )
+    reader = AtomicCounter(rig.values, 6)
+    rebuild = rig.rebuild
+    rebuild.static_window = True
+    tracking = ImageTracking()
+    tracking.passes = [rebuild]
+    # no subscriber: nothing scanned; the first status message is pending: Python's to send
+    assert tracking.track(NOW) == 0 and tracking.hand_backs == 1 and rebuild.hand_back == HAND_BACK_STATUS
+    rebuild.set_positions([reader])
+    assert rebuild.run_cycle(NOW) == TRACK_SENT and rebuild.hand_back == HAND_BACK_NOTHING   # sent in the pass
+    assert [m.type for m in rig.received()] == [f.HDR_TYPE_SM]
+    assert (rebuild.tracked_inserts, rebuild.tracked_min_sub) == (rig.state.inserts, 0)
+    # nothing moved: no scan, no send, nothing for Python
+    rebuild.next_sm_position = -1           # what a scan would change, were one to run: it does not
+    assert rebuild.run_cycle(NOW + MS) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    assert rebuild.next_sm_position == -1 and rig.received() == []
+    rebuild.next_sm_position = 0
+    # the reader moved a quarter window: scanned in the pass, its status message sent there
+    reader.set(WINDOW // 4 + 32)
+    assert rebuild.run_cycle(NOW + 2 * MS) == TRACK_SENT and rebuild.hand_back == HAND_BACK_NOTHING
+    assert rig.received()[0].consumption_term_offset == WINDOW // 4 + 32
+    # the interval, less the slack: due, and Python's (its count of interval status messages)
+    rebuild.timer_slack_ns = 50 * MS
+    assert rebuild.run_cycle(NOW + 2 * MS + SM_INTERVAL - 60 * MS) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    assert rebuild.run_cycle(NOW + 2 * MS + SM_INTERVAL - 50 * MS) == 0 and rebuild.hand_back == HAND_BACK_STATUS
+    # disarmed with something to scan: the whole of it is Python's, nothing changed here
+    rebuild.disarm()
+    reader.set(WINDOW // 2 + 64)
+    assert rebuild.run_cycle(NOW + 3 * MS) == 0 and rebuild.hand_back == HAND_BACK_TRACK
+    assert rebuild.tracked_min_sub == WINDOW // 4 + 32 and rebuild.disarms >= 1
+    # a resting subscriber holds nothing back: no positions, no scan
+    rebuild.set_positions([])
+    assert rebuild.run_cycle(NOW + 3 * MS) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    # lingering: no scan, but its pending status message is still Python's to send; done: nothing at all
+    rebuild.set_positions([reader])
+    rebuild.sm_pending = True
+    rebuild.lifecycle = LIFECYCLE_LINGER
+    assert rebuild.run_cycle(NOW + 4 * MS) == 0 and rebuild.hand_back == HAND_BACK_STATUS
+    rebuild.lifecycle = LIFECYCLE_DONE
+    assert rebuild.run_cycle(NOW + 4 * MS) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    # rejected (error frames) or a failed send to raise: Python's
+    rebuild.rejected = True
+    assert rebuild.run_cycle(NOW + 5 * MS) == 0 and rebuild.hand_back == HAND_BACK_TRACK
+    with pytest.raises(TypeError):
+        rebuild.set_positions([object()])
+    reader.close()

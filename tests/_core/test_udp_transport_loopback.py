@@ -148,3 +148,43 @@ def test_golden_datagrams_cross_the_transport_and_validate_per_slot(golden_dir):
     finally:
         a.close()
         b.close()
+
+
+def test_ready_sockets_names_the_groups_with_something_to_read_in_one_poll():
+    """ReadySockets: an agent's sockets looked at in one poll; a group (an endpoint's sockets) is ready when one of
+    them has a datagram or an error waiting; a group of None (a socket it cannot check) is ready every time."""
+    from aeron._core.udp_transport import ReadySockets
+    sockets = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(3)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        ready = ReadySockets()
+        ready.set_groups([[sockets[0].fileno()], None, [sockets[1].fileno(), sockets[2].fileno()]])
+        assert ready.group_count == 3
+        assert ready.poll() == 0 and [ready.ready(g) for g in range(3)] == [False, True, False]
+        sockets[0].sendto(b"x", sockets[2].getsockname())
+        deadline = time.monotonic() + 5
+        while ready.poll() == 0 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert [ready.ready(g) for g in range(3)] == [False, True, True]
+        sockets[2].recv(16)
+        assert ready.poll() == 0 and not ready.ready(2)
+        # an error waiting (a datagram refused by a closed port): ready, so that the receive takes it
+        closed = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        closed.bind(("127.0.0.1", 0))
+        address = closed.getsockname()
+        closed.close()
+        sockets[0].connect(address)
+        sockets[0].send(b"y")
+        deadline = time.monotonic() + 5
+        while not ready.ready(0) and time.monotonic() < deadline:
+            ready.poll()
+            time.sleep(0.001)
+        assert ready.ready(0)
+        with pytest.raises(IndexError):
+            ready.ready(3)
+        ready.set_groups([])
+        assert ready.poll() == 0 and ready.group_count == 0
+    finally:
+        for s in sockets:
+            s.close()

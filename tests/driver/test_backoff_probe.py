@@ -756,10 +756,15 @@ def test_a_whole_cycle_tracks_an_image_with_an_armed_rebuild_pass_in_compiled_co
     link.position.set_ordered(threshold)
     assert driver.conductor.receiver.do_work() >= 1
     assert sent.get() == before + 1 and image.last_sm_position == threshold and scans == []
-    image.rebuild.disarm()                  # e.g. its connections changed: the Python path until aimed again
+    image.rebuild.disarm()                  # e.g. its connections changed: the receiver's next cycle aims it again
     link.position.set_ordered(threshold + image.next_sm_window)
     driver.conductor.receiver.do_work()
-    assert sent.get() == before + 2 and len(scans) == 1
+    assert sent.get() == before + 2 and scans == [] and image.rebuild.armed
+    image.is_reliable = False               # gaps filled, not NAKed: only the Python path may track it
+    image.rebuild.disarm()
+    link.position.set_ordered(threshold + 2 * image.next_sm_window)
+    driver.conductor.receiver.do_work()
+    assert sent.get() == before + 3 and len(scans) == 1 and not image.rebuild.armed
 
 
 def test_commands_pending_sees_a_client_command_and_a_command_queued_for_the_agents(rig):

@@ -264,3 +264,26 @@ def test_the_loss_report_hears_of_a_gap_when_it_is_nakked_and_a_full_one_is_give
     clock.advance(10 * MS)
     image.track_rebuild(clock())
     assert image.loss_report is None and len(_sent(transport, f.HDR_TYPE_NAK)) == 3
+
+
+def test_the_receivers_compiled_cycle_follows_the_subscribers_and_the_lifecycle(rig):
+    """What the receiver's one compiled call per cycle reads for the image (RebuildPass.cycle): the subscribers that
+    hold it back, as they are linked, unlinked, replaced or rest, and the image's state."""
+    from aeron._core.rebuild_pass import HAND_BACK_NOTHING, HAND_BACK_TRACK, LIFECYCLE_DRAINING
+    counters, clock, transport, endpoint, image, subscriber = rig
+    rebuild = image.rebuild
+    image.track_rebuild(clock())
+    image.send_pending_status_message(clock())
+    assert rebuild.run_cycle(clock()) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    _, slower = counters.allocate()
+    slower.set(-64)                                     # a new subscriber below the others: a move to track
+    image.subscribers[2] = SubscriberLink(slower)
+    assert rebuild.run_cycle(clock()) == 0 and rebuild.hand_back == HAND_BACK_TRACK
+    image.subscribers.pop(2)
+    assert rebuild.run_cycle(clock()) == 0 and rebuild.hand_back == HAND_BACK_NOTHING
+    image.subscribers = {3: SimpleNamespace(position=slower, state=pi.TETHER_ACTIVE)}
+    assert rebuild.run_cycle(clock()) == 0 and rebuild.hand_back == HAND_BACK_TRACK
+    image.subscribers = {3: SimpleNamespace(position=slower, state=pi.TETHER_RESTING)}
+    assert rebuild.run_cycle(clock()) == 0 and rebuild.hand_back == HAND_BACK_NOTHING     # holds nothing back
+    image.state = pi.DRAINING
+    assert rebuild.lifecycle == LIFECYCLE_DRAINING and rebuild.run_cycle(clock()) == 0
