@@ -366,6 +366,20 @@ cdef class ImageTracking:
     def __init__(self):
         self.passes = []
 
+    def settled(self):
+        """Whether the subscribers holding each image back (not resting) have read it up to its high-water mark: no
+        read still under way would owe a status message that only a duty cycle sends, so the receiver's thread may
+        park long (SignallingAgent.quiet_park_ns asks at every park)."""
+        cdef RebuildPass rebuild
+        cdef int64_t hwm
+        cdef Py_ssize_t i
+        for rebuild in self.passes:
+            hwm = load_acquire_i64(rebuild.state._rcv_hwm.addr)
+            for i in range(rebuild.position_count):
+                if load_acquire_i64(rebuild.positions[i]) < hwm:
+                    return False
+        return True
+
     def track(self, int64_t now_ns):
         """Each image's cycle; returns the work done (status messages and NAKs sent in compiled code).
         ``hand_backs`` counts the images with something left to their Python path."""

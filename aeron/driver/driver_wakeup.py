@@ -112,14 +112,6 @@ def _read_up(subscribers: Any, position: int) -> bool:
     return True
 
 
-def _images_settled(receiver: Any) -> bool:
-    # a subscriber still reading moves the status message's position, which only a duty cycle sees
-    for image in receiver.images:
-        if not _read_up(image.subscribers.values(), image.rcv_hwm.get_volatile()):
-            return False
-    return True
-
-
 def _publications_settled(conductor: Any) -> bool:
     # a reader still reading moves its publication's limit, which only a duty cycle sees
     for publication in conductor.ipc_publications:
@@ -554,7 +546,8 @@ class SignallingAgent(Agent):
             return min(quiet_ns, self.backoff_park_ns)
         for agent in self._agents:
             if agent is self._receiver:
-                if not _images_settled(agent):
+                # a subscriber still reading moves the status message's position, which only a duty cycle sees
+                if not agent.images_settled():
                     return quiet_ns
             elif hasattr(agent, "ipc_publications") and not _publications_settled(agent):
                 return quiet_ns

@@ -281,6 +281,10 @@ class Receiver(Agent):
         endpoint, destination = owners[event_index]
         return endpoint.on_probe_events(destination, now_ns)
 
+    def images_settled(self) -> bool:
+        """Whether every image's working subscribers have read it up to its high-water mark (one compiled loop)."""
+        return self._tracking.settled()
+
     def wait_fds(self) -> list[int]:
         """The sockets a parked receiver waits on (wake-up idle strategy): every destination's transport. Built again
         only after a cycle that ran commands (endpoints and destinations change only there; a socket closes after

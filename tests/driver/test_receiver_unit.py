@@ -277,3 +277,18 @@ def test_the_sockets_a_park_waits_on_follow_the_endpoints_added_and_removed(rig)
     agents.receiver_proxy.remove_endpoint(endpoint)
     agents.receiver.do_work()
     assert agents.receiver.wait_fds() == []
+
+
+def test_images_are_settled_once_their_subscribers_read_up_to_the_high_water_mark(rig, tmp_path):
+    counters, clock, transport, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    _cycles(agents, 3)
+    assert agents.receiver.images_settled()                     # nothing received yet
+    transport.deliver(data_frame(0, b"a" * 32))
+    agents.receiver.do_work()
+    assert image.rcv_hwm.get() == 64 and not agents.receiver.images_settled()   # a read owes a status message
+    subscriber.set(64)
+    assert agents.receiver.images_settled()
