@@ -80,11 +80,11 @@ def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, m
         assert member.container_proc is None
 
 
-def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir, member_threading):
+def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir, hosted_threading):
     # as Java's: the service's failure ends its container, the consensus module terminates on the failed ServiceAck
     # ("failed to start clustered service(s)"), and the member with it; the errors stay in the mark files
     member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService",
-                           **member_threading)
+                           **hosted_threading)
     result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True,
                             text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stdout + result.stderr
