@@ -130,15 +130,8 @@ class ClusteredMediaDriver:
             thread.add(archive.invoker,                                 # type: ignore[arg-type]
                        lambda quiet_ns: min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS) if replays else quiet_ns)
             cm_ctx = consensus_module_context if consensus_module_context is not None else ConsensusModuleContext()
-            cm_ctx.aeron_dir = driver.aeron_dir
-            cm_ctx.use_agent_invoker = True
-            cm_ctx.idle_strategy_supplier = thread.wait_idle_strategy
-            if cm_ctx.aeron is None:
-                cm_ctx.aeron = Aeron.connect(AeronContext(
-                    driver.aeron_dir, use_conductor_agent_invoker=True, driver_agent_invoker=driver.invoker,
-                    error_handler=cm_ctx.counted_error_handler, client_name="consensus-module",
-                    unavailable_counter_handler=cm_ctx._on_unavailable_counter))
-                cm_ctx.owns_aeron_client = True
+            _on_thread(cm_ctx, thread, driver, error_handler=cm_ctx.counted_error_handler,
+                       client_name="consensus-module", unavailable_counter_handler=cm_ctx._on_unavailable_counter)
             consensus_module = ConsensusModule(cm_ctx)
             agent = consensus_module.agent
             thread.add_mask(streams_mask(agent.wake_streams()))
@@ -170,24 +163,19 @@ class ClusteredMediaDriver:
         # the driver, the archive and the clients' conductors, which run in them; none needs the consensus module,
         # which is on the stack below. Started earlier (inside the module's AeronArchive.connect) it would wait for
         # that counter with the module unable to make it.
-        ctx.aeron_dir = driver.aeron_dir
-        ctx.use_agent_invoker = True
-        ctx.idle_strategy_supplier = thread.wait_idle_strategy
-        if ctx.aeron is None:
-            ctx.aeron = Aeron.connect(AeronContext(
-                driver.aeron_dir, use_conductor_agent_invoker=True, driver_agent_invoker=driver.invoker,
-                error_handler=ctx._on_client_error, client_name=ctx.service_name or "clustered-service"))
-            ctx.owns_aeron_client = True
+        _on_thread(ctx, thread, driver, error_handler=ctx._on_client_error,
+                   client_name=ctx.service_name or "clustered-service")
         aeron = ctx.aeron
+        assert aeron is not None, "_on_thread"
         conductor = aeron.conductor_agent_invoker
-        if conductor is None:
-            aeron.close()
+        if conductor is None:           # the caller's client, with a conductor thread of its own
             raise ConfigurationError("a service container on the member's thread needs a client without a conductor "
                                      "thread (use_conductor_agent_invoker)")
         thread.add(conductor)
         # the consensus module's client too: a service's wait inside one of the module's runs the thread's parts
         # but not the module, which alone invokes its client otherwise (a long wait would time that client out)
-        thread.add(cm_aeron.conductor_agent_invoker)
+        if cm_aeron.conductor_agent_invoker is not None:
+            thread.add(cm_aeron.conductor_agent_invoker)
         container = ClusteredServiceContainer(ctx)
         # its AeronArchive requests (a snapshot's load and recording) run the thread's other parts while they wait
         archive_ctx = ctx.archive_context
@@ -240,6 +228,19 @@ class ClusteredMediaDriver:
     def __repr__(self) -> str:
         """The driver directory and the member."""
         return f"ClusteredMediaDriver(aeron_dir={self.media_driver.aeron_dir!r}, {self.consensus_module!r})"
+
+
+def _on_thread(ctx: Any, thread: DriverThreadAgent, driver: MediaDriver, **client_settings: Any) -> None:
+    # a consensus module's or a container's context, to run on the thread: driven by its invoker, its blocking waits
+    # running the thread's other parts, and its client (unless the caller gave one) without a conductor thread and
+    # running the driver while a request waits for its answer (Aeron's Context.driverAgentInvoker)
+    ctx.aeron_dir = driver.aeron_dir
+    ctx.use_agent_invoker = True
+    ctx.idle_strategy_supplier = thread.wait_idle_strategy
+    if ctx.aeron is None:
+        ctx.aeron = Aeron.connect(AeronContext(driver.aeron_dir, use_conductor_agent_invoker=True,
+                                               driver_agent_invoker=driver.invoker, **client_settings))
+        ctx.owns_aeron_client = True
 
 
 def _close_quietly(*parts: Any) -> None:
