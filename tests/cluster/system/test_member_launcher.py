@@ -9,7 +9,13 @@ import subprocess
 import pytest
 
 from aeron.cluster import tool
-from aeron.cluster.__main__ import ONE_THREAD_PROPERTY, main, one_thread_setting, split_container_properties
+from aeron.cluster.__main__ import (
+    ONE_THREAD_PROPERTY,
+    ONE_THREAD_SERVICE_PROPERTY,
+    main,
+    one_thread_setting,
+    split_container_properties,
+)
 from tests.cluster.system.members import REPO, MemberProcess, cluster_members
 from tests.cluster.system.register_client import add_value
 from tests.support import wait_for
@@ -50,6 +56,19 @@ def test_the_one_thread_property_is_the_launchers_and_a_bad_value_is_refused(cap
     assert one_thread_setting({ONE_THREAD_PROPERTY: "off"}) is False
     assert main([f"{ONE_THREAD_PROPERTY}=sometimes"]) == 2
     assert "sometimes" in capsys.readouterr().err
+
+
+def test_the_service_on_the_one_thread_needs_the_one_thread_and_a_hosted_service(capsys, monkeypatch):
+    for name in ("AERON_CLUSTER_MEMBER_ONE_THREAD", "AERON_CLUSTER_MEMBER_ONE_THREAD_SERVICE",
+                 "AERON_CLUSTER_SERVICE_CLASS_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    props = {ONE_THREAD_SERVICE_PROPERTY: "true"}
+    assert one_thread_setting(props, ONE_THREAD_SERVICE_PROPERTY) is True and props == {}
+    # refused before anything starts: without the one thread, or without a service to host
+    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", "aeron.cluster.service.class.name=pkg.module:Service"]) == 2
+    assert ONE_THREAD_PROPERTY in capsys.readouterr().err
+    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", f"{ONE_THREAD_PROPERTY}=true"]) == 2
+    assert "aeron.cluster.service.class.name" in capsys.readouterr().err
 
 
 def test_a_service_class_that_cannot_be_loaded_ends_the_member_with_status_1(shm_dir):
