@@ -3,13 +3,16 @@
 window of outstanding messages, ping-pong round trips, and failover after the leader's ``kill -9``.
 
     AERON_JAVA_CP=... .venv/bin/python perf/bench_cluster_three.py [--runs 3] [--count 50000] [--length 32]
-        [--window 64] [--pings 2000] [--ours key=value ...]
+        [--window 64] [--pings 2000] [--hosted] [--ours key=value ...]
 
 Each side is three members, each member two processes, and a client:
 
 * ours: ``python -m aeron.cluster`` (our driver, archive and consensus module in one process, on one thread:
   ``aeron.cluster.member.one.thread``), ``python -m aeron.cluster.service`` running ``aeron.samples.cluster.echo_service``,
-  and our AeronCluster (perf/cluster_bench_client.py);
+  and our AeronCluster (perf/cluster_bench_client.py); with ``--hosted`` the echo service runs in the member's process
+  instead, on the member's one thread (``aeron.cluster.service.class.name`` and
+  ``aeron.cluster.member.one.thread.service``: no container process), as Java's BasicAuction tutorial hosts its
+  container in the member's JVM (Java's side keeps its container process);
 * Java's: ``io.aeron.cluster.ClusteredMediaDriver`` with the same properties, Java's ClusteredServiceContainer
   running perf/cluster_java/BenchEchoService.java (Aeron's sample EchoService, public), and Java's AeronCluster
   (perf/cluster_java/ClusterBenchClient.java).
@@ -29,7 +32,7 @@ over it, per message), ``pingpong`` (``--pings`` round trips, one outstanding: p
 probe every millisecond; the time from just before the leader's SIGKILL to the first echo from the new leader).
 Java and ours take turns, starting with the other each run, so that the machine's load falls on both alike. The
 summary gives each figure's median per side, the ratio ours / Java of the medians, and the spread of the ratios of
-the runs (each run's ours over the same run's Java). Results: perf/results/cluster_three.json. Needs javac and
+the runs (each run's ours over the same run's Java). Results: perf/results/cluster_three.json (``--hosted``: cluster_three_hosted.json). Needs javac and
 AERON_JAVA_CP.
 
 ``AERON_EVENT_CLUSTER_LOG=<file>`` times our failovers step by step: our members, containers and client append
@@ -80,12 +83,27 @@ def compile_java(java_cp: str, classes: pathlib.Path) -> str:
     return f"{java_cp}:{classes}"
 
 
+ECHO_SERVICE = "aeron.samples.cluster.echo_service:EchoService"
+# --hosted: the echo service in our member's process, on its one thread
+HOSTED = {"aeron.cluster.service.class.name": ECHO_SERVICE, "aeron.cluster.member.one.thread.service": "true"}
+
+
+def hosted(ours: dict[str, str]) -> bool:
+    """Whether our members host the service in their process (no container process)."""
+    return "aeron.cluster.service.class.name" in ours
+
+
 def one_thread(ours: dict[str, str]) -> bool:
     """Whether our members run their driver, archive and consensus module on one thread."""
     return ours.get("aeron.cluster.member.one.thread", "false").lower() in ("true", "1", "on", "yes")
 
 
 def our_threads(ours: dict[str, str]) -> str:
+    if hosted(ours) and ours.get("aeron.cluster.member.one.thread.service", "false").lower() in ("true", "1", "on"):
+        return ("ours: per member one thread for the driver, the archive, the consensus module and the echo service "
+                "(aeron.cluster.member.one.thread.service, parking with " +
+                ours.get("aeron.shared.idle.strategy", "backoff") + "), no container process; the client's thread "
+                "wakeup (parks on the egress)")
     if one_thread(ours):
         return ("ours: per member one thread for the driver, the archive and the consensus module "
                 "(aeron.cluster.member.one.thread, parking with " + ours.get("aeron.shared.idle.strategy", "backoff") +
@@ -112,7 +130,9 @@ class Side:
         overrides = {} if java else dict(ours)
         self.ours = ours
         self.nodes = [MemberProcess(i, members, self.base, classpath, java=java,
-                                    container=self.java_container if java else self.our_container, **overrides)
+                                    service=None if not java and hosted(ours) else "java",
+                                    container=self.java_container if java else
+                                    (None if hosted(ours) else self.our_container), **overrides)
                       for i in range(3)]
         self.client: subprocess.Popen | None = None
         self.out: LineReader | None = None
@@ -126,7 +146,7 @@ class Side:
 
     def our_container(self, node: MemberProcess) -> tuple[subprocess.Popen, LineReader]:
         props = {"aeron.dir": node.aeron_dir, "aeron.cluster.dir": node.cluster_dir,
-                 "aeron.cluster.service.class.name": "aeron.samples.cluster.echo_service:EchoService",
+                 "aeron.cluster.service.class.name": ECHO_SERVICE,
                  **{k: v for k, v in self.ours.items() if k.startswith("aeron.cluster.")}}
         args = [sys.executable, "-m", "aeron.cluster.service", *[f"{k}={v}" for k, v in props.items()]]
         proc = subprocess.Popen(args, cwd=str(REPO), env=client_env(), stdout=subprocess.PIPE,
@@ -312,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=64)
     parser.add_argument("--pings", type=int, default=2000)
     parser.add_argument("--ours", nargs="*", default=[], help="key=value properties for our members and containers")
+    parser.add_argument("--hosted", action="store_true",
+                        help="our members host the echo service on their one thread (no container processes)")
     parser.add_argument("--only", choices=("java", "ours"), help="run one side only (profiling)")
     parser.add_argument("--no-bound", action="store_true", help="leave out the hops' bound (cluster_hops_bound.py)")
     args = parser.parse_args(argv)
@@ -319,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     if not java_cp or shutil.which("javac") is None:
         print("bench_cluster_three: needs AERON_JAVA_CP (Aeron's jars) and javac", file=sys.stderr)
         return 2
-    ours = {**OUR_DEFAULTS, **dict(kv.split("=", 1) for kv in args.ours)}
+    ours = {**OUR_DEFAULTS, **(HOSTED if args.hosted else {}), **dict(kv.split("=", 1) for kv in args.ours)}
     print(JAVA_THREADS)
     print(our_threads(ours))
     print("spinning threads: none on either side (every agent backs off or parks; see idle CPU below)", flush=True)
@@ -375,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
         results["summary"] = summary
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    (out / "cluster_three.json").write_text(json.dumps(results, indent=2))
+    (out / ("cluster_three_hosted.json" if hosted(ours) else "cluster_three.json")).write_text(
+        json.dumps(results, indent=2))
     return 0
 
 

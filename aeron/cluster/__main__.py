@@ -17,7 +17,10 @@ member id, so that the other members can replicate this member's log.
 
 ``aeron.cluster.member.one.thread=true`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD``; false by default) runs the
 driver's agents, the archive's and the consensus module on one thread with one park
-(``ClusteredMediaDriver.launch(one_thread=True)``) instead of a thread each; a hosted container keeps its own.
+(``ClusteredMediaDriver.launch(one_thread=True)``) instead of a thread each; a hosted container keeps its own unless
+``aeron.cluster.member.one.thread.service=true`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD_SERVICE``; false by
+default; needs the one thread and a hosted service) puts it on that thread too
+(``ClusteredMediaDriver.launch(service_container_context=...)``).
 
 Runs until SIGINT or SIGTERM, or until the consensus module terminates (ClusterTool ``shutdown`` or ``abort``;
 a hosted container that terminates alone gives the consensus module its termination timeout to follow); exits 0
@@ -49,14 +52,16 @@ from aeron.driver.media_driver import MediaDriver
 
 
 ONE_THREAD_PROPERTY = "aeron.cluster.member.one.thread"
+ONE_THREAD_SERVICE_PROPERTY = "aeron.cluster.member.one.thread.service"
 
 
-def one_thread_setting(props: dict[str, str]) -> bool:
+def one_thread_setting(props: dict[str, str], name: str = ONE_THREAD_PROPERTY) -> bool:
     """Whether the member runs on one thread: ``aeron.cluster.member.one.thread`` (removed from ``props``: it is the
-    launcher's, no part's), else ``AERON_CLUSTER_MEMBER_ONE_THREAD``, else false."""
-    text = props.pop(ONE_THREAD_PROPERTY, None)
+    launcher's, no part's), else ``AERON_CLUSTER_MEMBER_ONE_THREAD``, else false; the same for ``name``
+    (``aeron.cluster.member.one.thread.service``: the hosted container on that thread too)."""
+    text = props.pop(name, None)
     if text is None:
-        text = os.environ.get("AERON_CLUSTER_MEMBER_ONE_THREAD") or "false"
+        text = os.environ.get(name.upper().replace(".", "_")) or "false"
     return bool(parse_bool(text))
 
 
@@ -109,10 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         props = read_properties(args)
         one_thread = one_thread_setting(props)
+        service_on_thread = one_thread_setting(props, ONE_THREAD_SERVICE_PROPERTY)
         driver_props, archive_props, cluster_props = split_properties(props)
         member_archive_defaults(cluster_props, archive_props)
         cluster_props, container_props = split_container_properties(cluster_props)
         container_ctx = ContainerContext(container_props, termination_hook=container_terminated.set)
+        if service_on_thread and not (one_thread and container_ctx.service_class_name):
+            raise ValueError(f"{ONE_THREAD_SERVICE_PROPERTY}=true needs {ONE_THREAD_PROPERTY}=true and a hosted "
+                             "service (aeron.cluster.service.class.name)")
     except (OSError, ValueError, AeronError) as ex:
         print(f"aeron.cluster: {ex}", file=sys.stderr)
         return 2
@@ -122,12 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cm_ctx = ConsensusModuleContext(cluster_props, termination_hook=stop.set)
         running = ClusteredMediaDriver.launch(MediaDriver.Context(driver_props), ArchiveContext(archive_props), cm_ctx,
-                                              one_thread=one_thread)
+                                              one_thread=one_thread,
+                                              service_container_context=container_ctx if service_on_thread else None)
+        container = running.service_container
     except AeronError as ex:
         print(f"aeron.cluster: {ex}", file=sys.stderr)
         return 1
     try:
-        if container_ctx.service_class_name:
+        if container_ctx.service_class_name and container is None:
             container_ctx.aeron_dir = running.media_driver.aeron_dir
             try:
                 container = ClusteredServiceContainer.launch(container_ctx)
@@ -140,10 +151,10 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_termination(running, stop, container_terminated, cm_ctx.termination_timeout_ns)
     finally:
         try:
-            if container is not None:
+            if container is not None and container is not running.service_container:
                 container.close()
         finally:
-            running.close()
+            running.close()         # and a container on its thread
     return 0
 
 

@@ -47,24 +47,30 @@ class DriverThreadAgent(Agent):
         self._signalling = driver.invoked_agent if hasattr(driver.invoked_agent, "active") else None
         self._invokers: list[AgentInvoker] = []
         self._quiets: list[Callable[[int], int]] = []
+        self._start_when: dict[int, Callable[[], bool]] = {}
         self._busy: set[int] = set()
         self.idle_strategy: IdleStrategy | None = None
         self.waiter: Any = None
         self.active = True
 
-    def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None) -> None:
+    def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None,
+            start_when: Callable[[], bool] | None = None) -> None:
         """Run ``invoker`` after the ones added before; ``quiet(quiet_ns)`` bounds the thread's parks as the part's
         own idle strategy's quiet bound would. One not started yet is started on the thread (:meth:`on_start`), its
-        ``on_start`` running the parts before it while it waits (a consensus module's waits for its archive and its
-        services)."""
+        ``on_start`` running the other parts while it waits (a consensus module's waits for its archive and its
+        services); one after it not started yet is started inside that wait, on its first turn once ``start_when()``
+        is true (a hosted clustered service, once the consensus module's start has made what the service's start
+        reads, and waits for the service's ack: the service's start then needs nothing of the part below it)."""
         self._invokers.append(invoker)
+        if start_when is not None:
+            self._start_when[id(invoker)] = start_when
         if quiet is not None:
             self._quiets.append(quiet)
 
     def on_start(self) -> None:
         """Start the invokers added not started, in order, each while the others run in its waits."""
         for invoker in self._invokers:
-            if not invoker.is_started and not invoker.is_closed:
+            if self._startable(invoker):
                 key = id(invoker)
                 self._busy.add(key)
                 try:
@@ -117,10 +123,22 @@ class DriverThreadAgent(Agent):
                 continue
             busy.add(key)
             try:
-                work += invoker.invoke()
+                if invoker.is_started:
+                    work += invoker.invoke()
+                elif self._startable(invoker):
+                    # one added after a part whose start waits for it (a hosted clustered service, whose first ack
+                    # the consensus module's on_start awaits): started here, inside that wait
+                    invoker.start()
+                    work += 1
             finally:
                 busy.discard(key)
         return work
+
+    def _startable(self, invoker: AgentInvoker) -> bool:
+        if invoker.is_started or invoker.is_closed:
+            return False
+        start_when = self._start_when.get(id(invoker))
+        return start_when is None or start_when()
 
     # -- the park's timers (WakeupIdleStrategy's ``timers``) ----------------------------------------------------
 

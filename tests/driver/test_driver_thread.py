@@ -187,3 +187,59 @@ def test_a_part_added_unstarted_starts_on_the_runners_thread(shm_dir):
                 runner.close()
         finally:
             client.close()
+
+
+class _AwaitsItsService(Agent):
+    """As a consensus module's on_start: makes what its service's start reads (``ready``), then waits, running the
+    thread's other parts, for the service's ack."""
+
+    role_name = "awaits-its-service"
+
+    def __init__(self, thread: DriverThreadAgent) -> None:
+        self.thread = thread
+        self.ready = False
+        self.acked = False
+        self.waits_before_ready = 0
+
+    def on_start(self) -> None:
+        for _ in range(3):                  # its archive connection: the thread's parts run, the service must not start
+            self.waits_before_ready += 1
+            self.thread.invoke()
+        self.ready = True
+        deadline = time.monotonic() + 10
+        while not self.acked:
+            assert time.monotonic() < deadline, "the service never acked"
+            self.thread.invoke()
+
+    def do_work(self) -> int:
+        return 0
+
+
+class _Service(Agent):
+    role_name = "service"
+
+    def __init__(self, module: _AwaitsItsService) -> None:
+        self.module = module
+        self.started_when_ready: bool | None = None
+
+    def on_start(self) -> None:
+        self.started_when_ready = self.module.ready
+        self.module.acked = True
+
+    def do_work(self) -> int:
+        return 0
+
+
+def test_a_part_after_a_waiting_start_starts_inside_that_wait_once_its_start_may_run(shm_dir):
+    # ClusteredMediaDriver's hosted service: started inside the consensus module's on_start, once start_when says the
+    # module made what the service's start reads (a start earlier would wait for it with the module below it)
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        module = _AwaitsItsService(thread)
+        service = _Service(module)
+        module_invoker, service_invoker = AgentInvoker(module), AgentInvoker(service)
+        thread.add(module_invoker)
+        thread.add(service_invoker, start_when=lambda: module.ready)
+        thread.on_start()
+        assert module.waits_before_ready == 3 and module_invoker.is_running
+        assert service.started_when_ready is True and service_invoker.is_running

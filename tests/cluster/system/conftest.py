@@ -45,6 +45,19 @@ def member_threading(request: pytest.FixtureRequest) -> dict[str, str]:
     return dict(request.param)
 
 
+# and, for a member hosting its service (container="in-process"), that container on the one thread as well
+# (aeron.cluster.member.one.thread.service, ClusteredMediaDriver.launch(service_container_context=...))
+HOSTED_THREADING = [*MEMBER_THREADING,
+                    pytest.param({"aeron.cluster.member.one.thread": "true",
+                                  "aeron.cluster.member.one.thread.service": "true"}, id="one-thread-service")]
+
+
+@pytest.fixture(params=HOSTED_THREADING)
+def hosted_threading(request: pytest.FixtureRequest) -> dict[str, str]:
+    """:func:`member_threading`'s properties, and the one thread with the hosted container on it."""
+    return dict(request.param)
+
+
 @pytest.fixture(scope="module", params=MEMBER_THREADING)
 def shared_cluster(request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A cluster of three, shared by a module's tests that stop no member (each test has clients of its own names),

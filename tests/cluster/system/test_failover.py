@@ -50,8 +50,8 @@ def check_exactly_once(state: dict, name: str, answers: dict[int, str], uncertai
 
 
 def test_leader_killed_mid_stream_client_follows_nothing_lost_old_leader_catches_up(make_cluster, make_client,
-                                                                                     member_threading):
-    cluster: TestCluster = make_cluster(3, **member_threading)
+                                                                                     hosted_threading):
+    cluster: TestCluster = make_cluster(3, **hosted_threading)
     old_leader = cluster.leader()
     cluster.wait_for_followers(2)
     client = make_client("stream", cluster.ingress_endpoints())

@@ -9,7 +9,13 @@ import subprocess
 import pytest
 
 from aeron.cluster import tool
-from aeron.cluster.__main__ import ONE_THREAD_PROPERTY, main, one_thread_setting, split_container_properties
+from aeron.cluster.__main__ import (
+    ONE_THREAD_PROPERTY,
+    ONE_THREAD_SERVICE_PROPERTY,
+    main,
+    one_thread_setting,
+    split_container_properties,
+)
 from tests.cluster.system.members import REPO, MemberProcess, cluster_members
 from tests.cluster.system.register_client import add_value
 from tests.support import wait_for
@@ -52,6 +58,19 @@ def test_the_one_thread_property_is_the_launchers_and_a_bad_value_is_refused(cap
     assert "sometimes" in capsys.readouterr().err
 
 
+def test_the_service_on_the_one_thread_needs_the_one_thread_and_a_hosted_service(capsys, monkeypatch):
+    for name in ("AERON_CLUSTER_MEMBER_ONE_THREAD", "AERON_CLUSTER_MEMBER_ONE_THREAD_SERVICE",
+                 "AERON_CLUSTER_SERVICE_CLASS_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    props = {ONE_THREAD_SERVICE_PROPERTY: "true"}
+    assert one_thread_setting(props, ONE_THREAD_SERVICE_PROPERTY) is True and props == {}
+    # refused before anything starts: without the one thread, or without a service to host
+    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", "aeron.cluster.service.class.name=pkg.module:Service"]) == 2
+    assert ONE_THREAD_PROPERTY in capsys.readouterr().err
+    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", f"{ONE_THREAD_PROPERTY}=true"]) == 2
+    assert "aeron.cluster.service.class.name" in capsys.readouterr().err
+
+
 def test_a_service_class_that_cannot_be_loaded_ends_the_member_with_status_1(shm_dir):
     member = MemberProcess(0, cluster_members(1), shm_dir, service="no_such_package.module:Service")
     result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True, text=True,
@@ -80,11 +99,11 @@ def test_a_single_member_runs_its_service_in_its_process_or_beside_it(shm_dir, m
         assert member.container_proc is None
 
 
-def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir, member_threading):
+def test_a_hosted_service_that_fails_to_start_ends_the_member(shm_dir, hosted_threading):
     # as Java's: the service's failure ends its container, the consensus module terminates on the failed ServiceAck
     # ("failed to start clustered service(s)"), and the member with it; the errors stay in the mark files
     member = MemberProcess(0, cluster_members(1), shm_dir, service="tests.cluster.system.register_service:FailingService",
-                           **member_threading)
+                           **hosted_threading)
     result = subprocess.run(member.command(), cwd=str(REPO), env=member.env(), check=False, capture_output=True,
                             text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stdout + result.stderr
