@@ -452,6 +452,8 @@ def replay_command(args: argparse.Namespace) -> str:
         parts.append("--flawed-service")
     if args.quick:
         parts.append("--quick")
+    if args.one_thread:
+        parts.append("--one-thread")
     return " ".join(parts)
 
 
