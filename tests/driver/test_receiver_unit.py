@@ -24,13 +24,24 @@ def rig():
     return counters, clock, transport, agents, endpoint
 
 
+def _added_image(rig, tmp_path):
+    """The endpoint, a subscription to stream 1001 and an image of it, as the conductor adds them (commands queued
+    for the receiver's next cycles): the image and its subscriber's position."""
+    counters, clock, _, agents, endpoint = rig
+    agents.receiver_proxy.add_endpoint(endpoint)
+    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
+    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
+    agents.receiver_proxy.add_publication_image(image)
+    return image, subscriber
+
+
 def _cycles(agents, count):
     for _ in range(count):
         agents.receiver.do_work()
 
 
 def test_proxy_commands_run_one_per_duty_cycle_and_setups_go_to_the_conductor(rig):
-    counters, clock, transport, agents, endpoint = rig
+    _counters, _clock, transport, agents, endpoint = rig
     agents.receiver_proxy.add_endpoint(endpoint)
     agents.receiver_proxy.add_subscription(endpoint, 1001, None)
     transport.deliver(setup_frame(session_id=9))
@@ -46,11 +57,8 @@ def test_proxy_commands_run_one_per_duty_cycle_and_setups_go_to_the_conductor(ri
 
 
 def test_an_added_image_is_fed_and_sends_status_messages(rig, tmp_path):
-    counters, clock, transport, agents, endpoint = rig
-    agents.receiver_proxy.add_endpoint(endpoint)
-    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
-    agents.receiver_proxy.add_publication_image(image)
+    _counters, _clock, transport, agents, endpoint = rig
+    image, _subscriber = _added_image(rig, tmp_path)
     _cycles(agents, 3)
     assert agents.receiver.images == [image] and endpoint.images == [image]
     [(sm, address)] = [(f.decode_frame(d), a) for d, a in transport.sent]
@@ -62,11 +70,8 @@ def test_an_added_image_is_fed_and_sends_status_messages(rig, tmp_path):
 
 
 def test_removed_images_and_endpoints_go_back_to_the_conductor(rig, tmp_path):
-    counters, clock, transport, agents, endpoint = rig
-    agents.receiver_proxy.add_endpoint(endpoint)
-    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    image, _ = publication_image(tmp_path, counters, endpoint, clock)
-    agents.receiver_proxy.add_publication_image(image)
+    _counters, clock, _transport, agents, endpoint = rig
+    image, _ = _added_image(rig, tmp_path)
     _cycles(agents, 3)
     agents.receiver_proxy.remove_publication_image(image, clock(), False)
     agents.receiver_proxy.remove_subscription(endpoint, 1001, None)
@@ -80,11 +85,8 @@ def test_removed_images_and_endpoints_go_back_to_the_conductor(rig, tmp_path):
 
 
 def test_a_removed_image_without_rejoin_cools_its_session_down(rig, tmp_path):
-    counters, clock, transport, agents, endpoint = rig
-    agents.receiver_proxy.add_endpoint(endpoint)
-    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    image, _ = publication_image(tmp_path, counters, endpoint, clock)
-    agents.receiver_proxy.add_publication_image(image)
+    _counters, clock, _transport, agents, endpoint = rig
+    image, _ = _added_image(rig, tmp_path)
     agents.receiver_proxy.remove_publication_image(image, clock(), False)
     _cycles(agents, 4)
     assert endpoint.streams[1001].sessions[7] == (rce.COOL_DOWN, clock())
@@ -92,7 +94,7 @@ def test_a_removed_image_without_rejoin_cools_its_session_down(rig, tmp_path):
 
 
 def test_a_failed_image_is_reported_back_to_the_endpoint(rig):
-    counters, clock, transport, agents, endpoint = rig
+    _counters, clock, transport, agents, endpoint = rig
     agents.receiver_proxy.add_endpoint(endpoint)
     agents.receiver_proxy.add_subscription(endpoint, 1001, None)
     _cycles(agents, 2)
@@ -148,7 +150,7 @@ def test_a_parked_receivers_status_messages_come_to_share_a_wake_up_and_stay_wit
 def test_the_endpoints_timers_run_when_due_rather_than_every_cycle_and_still_fire(rig):
     """SETUP elicitation and the sweep of expired session state are looked at on their deadline (run_timers, at
     most every sweep interval) instead of in every duty cycle; a pending SETUP request still expires on time."""
-    counters, clock, transport, agents, endpoint = rig
+    _counters, clock, transport, agents, endpoint = rig
     calls = []
     run_timers = endpoint.run_timers
     endpoint.run_timers = lambda now_ns: calls.append(now_ns) or run_timers(now_ns)
@@ -209,13 +211,10 @@ def test_the_max_cycle_time_counters_keep_the_longest_cycle():
 
 
 def test_the_data_mask_is_taken_only_after_data_went_into_an_image(rig, tmp_path):
-    counters, clock, transport, agents, endpoint = rig
+    _counters, _clock, transport, agents, endpoint = rig
     signalled = []
     agents.receiver.signal_data = signalled.append
-    agents.receiver_proxy.add_endpoint(endpoint)
-    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    image, _ = publication_image(tmp_path, counters, endpoint, clock)
-    agents.receiver_proxy.add_publication_image(image)
+    image, _ = _added_image(rig, tmp_path)
     _cycles(agents, 3)
     assert not endpoint.data_pending and agents.receiver.data_mask == 0 and signalled == []
     transport.deliver(data_frame(0, b"a" * 32))
@@ -265,7 +264,7 @@ def test_what_a_probe_watches_the_readers_past_the_next_status_message_and_the_i
 
 
 def test_the_sockets_a_park_waits_on_follow_the_endpoints_added_and_removed(rig):
-    counters, clock, transport, agents, endpoint = rig
+    _counters, _clock, transport, agents, endpoint = rig
     transport.fileno = lambda: 42                  # the test double has no socket
     assert agents.receiver.wait_fds() == []
     agents.receiver_proxy.add_endpoint(endpoint)
@@ -280,11 +279,8 @@ def test_the_sockets_a_park_waits_on_follow_the_endpoints_added_and_removed(rig)
 
 
 def test_images_are_settled_once_their_subscribers_read_up_to_the_high_water_mark(rig, tmp_path):
-    counters, clock, transport, agents, endpoint = rig
-    agents.receiver_proxy.add_endpoint(endpoint)
-    agents.receiver_proxy.add_subscription(endpoint, 1001, None)
-    image, subscriber = publication_image(tmp_path, counters, endpoint, clock)
-    agents.receiver_proxy.add_publication_image(image)
+    _counters, _clock, transport, agents, _endpoint = rig
+    image, subscriber = _added_image(rig, tmp_path)
     _cycles(agents, 3)
     assert agents.receiver.images_settled()                     # nothing received yet
     transport.deliver(data_frame(0, b"a" * 32))
