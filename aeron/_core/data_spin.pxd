@@ -3,11 +3,7 @@
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t
 
-cdef extern from "<poll.h>" nogil:
-    struct pollfd:
-        int fd
-        short events
-        short revents
+from aeron._core.poll cimport pollfd
 
 
 cdef class DataSpin:

@@ -44,10 +44,10 @@ cdef extern from "<time.h>" nogil:
     int CLOCK_MONOTONIC
     int clock_gettime(int clock_id, timespec *tp)
 
+from aeron._core.poll cimport POLLIN, poll
+
 cdef extern from "<poll.h>" nogil:
-    short POLLIN
     short POLLNVAL
-    int poll(pollfd *fds, unsigned long nfds, int timeout)
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()

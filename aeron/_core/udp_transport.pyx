@@ -17,6 +17,7 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 from aeron._core.atomic_buffer cimport AtomicBuffer
+from aeron._core.poll cimport POLLERR, POLLIN, poll, pollfd
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
 from aeron._core.udp_transport cimport *
 
@@ -482,16 +483,6 @@ cdef class UdpTransport:
     @property
     def is_closed(self):
         return self.closed
-
-
-cdef extern from "<poll.h>" nogil:
-    struct pollfd:
-        int fd
-        short events
-        short revents
-    short POLLIN
-    short POLLERR
-    int poll(pollfd *fds, unsigned long nfds, int timeout)
 
 
 cdef class ReadySockets:

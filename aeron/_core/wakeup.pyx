@@ -43,6 +43,7 @@ from libc.stdio cimport snprintf
 
 from aeron._core.atomic cimport (cas_i32, fence_full, get_and_add_i32, load_acquire_i32, load_acquire_i64,
                                  store_release_i32, store_release_i64)
+from aeron._core.poll cimport POLLIN, pollfd
 from aeron.common.errors import IllegalStateError
 
 cdef extern from "<sys/socket.h>" nogil:
@@ -80,11 +81,6 @@ cdef extern from "<unistd.h>" nogil:
     long syscall(long number, ...)
 
 cdef extern from "<poll.h>" nogil:
-    struct pollfd:
-        int fd
-        short events
-        short revents
-    short POLLIN
     int ppoll(pollfd *fds, unsigned long nfds, const timespec *timeout, const void *sigmask)
 
 cdef enum:

@@ -32,7 +32,9 @@ def test_stream_counters_have_the_reference_labels_values_and_ids(client):
     image = sub.images[0]
     position = 100 * 160
     assert pub.position == position
-    wait_for(lambda: image.position == position and counter(client, "rcv-pos:").value == position)
+    # pub-pos is the conductor's to set, in its next whole duty cycle (data halves alone may send the stream first)
+    wait_for(lambda: image.position == position and counter(client, "rcv-pos:").value == position
+             and counter(client, "pub-pos (concurrent):").value == position)
     reader = client.counters_reader
     ids = f"{pub.registration_id} {pub.session_id} 1001 {channel}"
     image_ids = f"{image.correlation_id} {pub.session_id} 1001 {channel}"
