@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
 """A consensus module played by the test, for the clustered service container alone: it publishes the counters a
 consensus module does (commit position, recovery state), talks the control protocol (streams 104 and 105) and
-writes the log as a leader does, an exclusive IPC publication whose position the test commits by hand."""
+writes the log as a leader does, an exclusive IPC publication whose position the test commits by hand.
+
+A test that restarts the container closes the old one with :func:`close_container` before it makes the next consensus
+module, and each consensus module checks the acks as Aeron's does: see there why."""
 from __future__ import annotations
 
 import struct
 from typing import Any
 
 from aeron._core.codecs import cluster as codecs
+from aeron._core.counters import DRIVER_HEARTBEAT_TYPE_ID, NULL_COUNTER_ID
 from aeron.client import FragmentAssembler
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.cluster_counters import CLUSTER_COMMIT_POSITION_TYPE_ID
@@ -48,6 +52,7 @@ class FakeConsensusModule:
         self.from_services = client.add_subscription(CONTROL, 105)
         self.log = client.add_exclusive_publication("aeron:ipc?term-length=64k|alias=log", 100)
         self.received: list[tuple] = []
+        self.next_ack_ids: dict[int, int] = {}          # service id -> the ack id due next from it
         self._assembler = FragmentAssembler(self._on_message)
 
     def close(self) -> None:
@@ -59,8 +64,20 @@ class FakeConsensusModule:
         decoder = DECODERS[template_id]().wrap_header(buffer, offset, offset + length)
         values = tuple(getattr(decoder, name) for name in FIELDS[template_id])
         decoder.release()
+        if template_id == codecs.ServiceAckDecoder.TEMPLATE_ID:
+            self._check_ack(*values)
         payload = buffer.get_bytes(offset + 32, length - 32) if template_id == 1 else None
         self.received.append((NAMES[template_id], *values) + ((payload,) if payload is not None else ()))
+
+    def _check_ack(self, log_position: int, timestamp: int, ack_id: int, relevant_id: int, service_id: int) -> None:
+        # a service's acks come 0, 1, 2, ... to a consensus module that started with it; Aeron's
+        # ConsensusModuleAgent.captureServiceAck and ServiceAck.hasReached refuse any other as invalid
+        due = self.next_ack_ids.get(service_id, 0)
+        if ack_id != due:
+            raise AssertionError(f"ack {ack_id} from service {service_id} where ack {due} was due (logPosition="
+                                 f"{log_position} relevantId={relevant_id}): one a closed container sent to the "
+                                 f"consensus module before this one? (see close_container)")
+        self.next_ack_ids[service_id] = due + 1
 
     def poll(self) -> int:
         return int(self.from_services.poll(self._assembler, 10))
@@ -137,3 +154,20 @@ class FakeConsensusModule:
         return self.append(encode(codecs.ClusterActionRequestEncoder, leadership_term_id=0,
                                   log_position=self.log.position + 96, timestamp=timestamp, action=action,
                                   flags=flags))
+
+
+def close_container(client: Any, container: Any, timeout_s: float = 10.0) -> None:
+    """Close ``container`` and wait until the driver has released its Aeron client (its heartbeat counter freed), as
+    it has when a member restarts.
+
+    Until then (the driver releases a client that said goodbye at its next timer tick, up to a second later) the
+    container's control publication to the consensus module stays ACTIVE in the driver: the next container would
+    share it, and the next consensus module's subscription would join it at its consumer position, which the driver
+    refreshes only in its duty cycle (``aeron_ipc_publication_update_pub_pos_and_lmt``) and so may lag what the last
+    subscription read, or hold acks nobody read: that consensus module would take the old container's acks for its
+    own. Once released, the publication drains with no subscription left and takes none."""
+    client_id = container.context.aeron.client_id
+    container.close()
+    counters = client.counters_reader
+    wait_for(lambda: counters.find_by_type_id_and_registration_id(DRIVER_HEARTBEAT_TYPE_ID, client_id)
+             == NULL_COUNTER_ID, timeout_s, what=f"the driver released the container's client {client_id}")

@@ -10,7 +10,7 @@ from aeron._core.codecs.cluster import ClusterAction
 from aeron.cluster.service.cluster import Role
 from aeron.cluster.service.clustered_service_container import ClusteredServiceContainer
 from aeron.cluster.service.clustered_service_container import Context as ContainerContext
-from tests.cluster.service.fake_consensus_module import FakeConsensusModule
+from tests.cluster.service.fake_consensus_module import FakeConsensusModule, close_container
 from tests.cluster.service.test_clustered_service_agent import egress
 from tests.conftest import PROJECT_ROOT
 from tests.support import wait_for
@@ -47,7 +47,7 @@ def test_the_guides_counter_service(archiving_driver, tmp_path):
             position = cm.cluster_action(ClusterAction.SNAPSHOT)
             recording_id = cm.await_received("ack", 3)[2][4]
         finally:
-            container.close()
+            close_container(client, container)
             cm.close()
             subscription.close()
         cm = FakeConsensusModule(client, leadership_term_id=0, log_position=position, snapshot_recording_ids=(

@@ -27,7 +27,7 @@ from aeron.common.agent import SleepingMillisIdleStrategy
 from aeron.common.errors import ClusterError
 from aeron.samples.cluster.basic_auction_clustered_service import BasicAuctionClusteredService
 from tests.archive.test_server import archive_context
-from tests.cluster.service.fake_consensus_module import FakeConsensusModule
+from tests.cluster.service.fake_consensus_module import FakeConsensusModule, close_container
 from tests.cluster.service.test_clustered_service_agent import RecordingService
 from tests.support import driver_context, wait_for
 
@@ -178,7 +178,7 @@ def test_a_container_snapshots_on_request_and_a_new_one_recovers_from_it(archivi
         wait_for(lambda: service.state[-1] == b"after", what="the message after")
         assert len([m for m in cm.received if m[0] == "ack"]) == 3
     finally:
-        container.close()
+        close_container(aeron, container)
         cm.close()
 
     recovering = FakeConsensusModule(aeron, leadership_term_id=0, log_position=position, timestamp=600,
