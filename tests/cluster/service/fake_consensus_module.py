@@ -160,12 +160,13 @@ def close_container(client: Any, container: Any, timeout_s: float = 10.0) -> Non
     """Close ``container`` and wait until the driver has released its Aeron client (its heartbeat counter freed), as
     it has when a member restarts.
 
-    Until then (the driver releases a client that said goodbye at its next timer tick, up to a second later) the
-    container's control publication to the consensus module stays ACTIVE in the driver: the next container would
+    Until then (the driver releases a client that said goodbye at its next timer tick: ``aeron.timer.interval``, a
+    second by default) the container's control publication to the consensus module stays ACTIVE in the driver: the next container would
     share it, and the next consensus module's subscription would join it at its consumer position, which the driver
     refreshes only in its duty cycle (``aeron_ipc_publication_update_pub_pos_and_lmt``) and so may lag what the last
-    subscription read, or hold acks nobody read: that consensus module would take the old container's acks for its
-    own. Once released, the publication drains with no subscription left and takes none."""
+    subscription read (by several acks on a loaded machine), or hold acks nobody read: that consensus module would
+    take the old container's acks for its own. Once released, and the old consensus module's subscription closed,
+    the publication is drained and takes no new subscription (``aeron_ipc_publication_is_accepting_subscriptions``)."""
     client_id = container.context.aeron.client_id
     container.close()
     counters = client.counters_reader
