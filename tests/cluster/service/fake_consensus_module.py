@@ -165,8 +165,9 @@ def close_container(client: Any, container: Any, timeout_s: float = 10.0) -> Non
     next container would share it, and the next consensus module's subscription would join it at its consumer
     position, which the driver refreshes only in its duty cycle (``aeron_ipc_publication_update_pub_pos_and_lmt``)
     and so may lag what the last subscription read (by several acks on a loaded machine), or hold acks nobody read:
-    that consensus module would take the old container's acks for its own. Once released, and the old consensus module's subscription closed,
-    the publication is drained and takes no new subscription (``aeron_ipc_publication_is_accepting_subscriptions``)."""
+    that consensus module would take the old container's acks for its own. Once the client is released and the old
+    consensus module's subscription closed, the publication is drained and takes no new subscription
+    (``aeron_ipc_publication_is_accepting_subscriptions``)."""
     client_id = container.context.aeron.client_id
     container.close()
     counters = client.counters_reader
