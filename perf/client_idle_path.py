@@ -28,8 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.root:
         sys.path.insert(0, args.root)
-    from aeron.common.agent import PARKING
+    from aeron.common import wakeup
     from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, open_board, stream_bit
+    # what Aeron.wakeup_idle_strategy gives (a checkout from before the compiled client idle: WakeupIdleStrategy)
+    strategy_class = getattr(wakeup, "ClientWakeupIdleStrategy", WakeupIdleStrategy)
     from aeron.samples._common import Running
 
     directory = tempfile.mkdtemp(prefix="client-idle-path-", dir="/dev/shm")
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     mask = stream_bit(1002)
     waiter = new_waiter(board, mask, futex=True)
-    idle_strategy = WakeupIdleStrategy(spin_ns=0, yield_ns=WakeupIdleStrategy.DEFAULT_YIELD_NS)
+    idle_strategy = strategy_class(spin_ns=0, yield_ns=WakeupIdleStrategy.DEFAULT_YIELD_NS)
     # every writer signals (our driver's verdict): the long bound, and the yield before the first park after work
     idle_strategy.bind(waiter, quiet=lambda _cap: 100_000_000)
     running = Running()
@@ -49,25 +51,25 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     def loop() -> None:
+        # the loop reads the waiter's own counters, which cost the same whatever the strategy's class
         idle = idle_strategy.idle
         for _ in range(messages):
             idle(1)                                             # the poll that delivered the message
-            while running and not idle_strategy._prepared:      # up to the prepared park
+            while running and not waiter.prepared:              # up to the prepared park
                 idle(poll())
             board.signal(mask)                                  # the next message: the writer wakes the park
-            while running and idle_strategy.state == PARKING and (idle_strategy._prepared or
-                                                                   idle_strategy.parks == parks[0]):
+            woken = waiter.wakeups
+            while running and waiter.wakeups == woken:          # up to the park's return
                 idle(poll())
-            parks[0] = idle_strategy.parks
 
-    parks = [0]
     try:
         per_message = []
         for _ in range(args.rounds):
             start = time.thread_time_ns()
             loop()
             per_message.append((time.thread_time_ns() - start) / messages / 1000)
-        print(f"client idle path per message (thread CPU): {' '.join(f'{v:.3f}' for v in per_message)} µs; "
+        print(f"client idle path per message (thread CPU, {strategy_class.__name__}): "
+              f"{' '.join(f'{v:.3f}' for v in per_message)} µs; "
               f"parks {idle_strategy.parks}, woken {waiter.wakeups}, timed out {waiter.timeouts}")
         return 0 if waiter.timeouts == 0 else 1
     finally:

@@ -99,3 +99,39 @@ class Waiter:
     def close(self) -> None: ...
     @property
     def is_closed(self) -> bool: ...
+
+SPIN_GIVE_UP_MISSES: Final[int]
+SPIN_PROBE_EVERY: Final[int]
+
+class WakeupIdleCore:
+    state: int
+    spins: int
+    yields: int
+    min_park_ns: int
+    max_park_ns: int
+    park_period_ns: int
+    spin_ns: int
+    yield_ns: int
+    quiet_park_ns: int
+    park_bound_ns: int
+    spin_start_ns: int
+    parks: int
+    spin_misses: int
+    spin_skips: int
+    spins_given_up: int
+    prepared: bool
+    after_work: bool
+    client: bool
+    quiet: Callable[[int], int] | None
+    fds: Callable[[], Iterable[int]] | None
+    python_idle: Callable[[int], None] | None
+    def __init__(self, python_idle: Callable[[int], None] | None = ...) -> None: ...
+    @property
+    def waiter(self) -> object: ...
+    @waiter.setter
+    def waiter(self, value: object) -> None: ...
+    @property
+    def clock(self) -> Callable[[], int] | None: ...
+    @clock.setter
+    def clock(self, value: Callable[[], int] | None) -> None: ...
+    def idle(self, work_count: int = ...) -> None: ...

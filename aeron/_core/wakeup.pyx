@@ -430,6 +430,9 @@ cdef class Waiter:
 
     def prepare(self):
         """Say "parked" (the writers will now wake us); the caller re-checks for work next."""
+        self._prepare()
+
+    cdef inline void _prepare(self) noexcept:
         if self.prepared or self.slot == NULL or self.board.closed:
             return
         store_release_i32(<int32_t *>self.slot, PARKED)
@@ -438,17 +441,23 @@ cdef class Waiter:
 
     def cancel(self):
         """Back to awake without waiting (the re-check found work, or the wait ended)."""
+        self._cancel()
+
+    cdef inline void _cancel(self) noexcept:
         if not self.prepared:
             return
         self.prepared = False
         if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
             store_release_i32(<int32_t *>self.slot, AWAKE)      # WOKEN: a datagram is, or soon will be, queued
             if not self.futex:
-                self.drain()
+                self._drain()
         get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
 
     def drain(self):
         """Read every queued wake-up datagram; returns how many."""
+        return self._drain()
+
+    cdef int _drain(self) noexcept:
         cdef char buf[16]
         cdef int n = 0
         if self.fd < 0:
@@ -605,3 +614,194 @@ cdef class Waiter:
 
     def __repr__(self):
         return f"<Waiter slot={self.index} wakeups={self.wakeups} timeouts={self.timeouts}>"
+
+
+# aeron.common.agent's idle states (BackoffIdleStrategy.state: NOT_IDLE, SPINNING, YIELDING, PARKING), which
+# WakeupIdleCore keeps
+cdef enum:
+    IDLE_NOT_IDLE = 0
+    IDLE_SPINNING = 1
+    IDLE_YIELDING = 2
+    IDLE_PARKING = 3
+# WakeupIdleStrategy.SPIN_GIVE_UP_MISSES and SPIN_PROBE_EVERY (see its docstring)
+cdef int64_t SPIN_GIVE_UP_MISSES_C = 4
+cdef int64_t SPIN_PROBE_EVERY_C = 8
+SPIN_GIVE_UP_MISSES = SPIN_GIVE_UP_MISSES_C
+SPIN_PROBE_EVERY = SPIN_PROBE_EVERY_C
+
+
+cdef class WakeupIdleCore:
+    """The state of a client's WakeupIdleStrategy (aeron.common.wakeup.ClientWakeupIdleStrategy keeps its attributes
+    here) and its per-message path compiled: :meth:`idle` of a strategy bound to a waiter with no timers (a client's
+    poll loop) runs here, in one call per poll with no Python frame, no allocation and the GIL released while it
+    yields or sleeps; any other mode (unbound: backoff; bound with a driver agent's timers) calls ``python_idle``, the
+    strategy's Python ``idle``. The steps are WakeupIdleStrategy.idle's, in the same order (docs/wakeup.md): spin
+    after work for ``spin_ns`` (given up after SPIN_GIVE_UP_MISSES misses but for one spin in SPIN_PROBE_EVERY),
+    prepare the park and return (the caller's next poll is the re-check), then wait on the waiter bounded by
+    ``park_bound_ns``, doubling up to the quiet bound (``quiet(quiet_park_ns)`` when set), yielding first for
+    ``yield_ns`` in the first park after work while every writer signals.
+
+    ``waiter`` is an aeron._core.wakeup.Waiter (its slot is then driven directly) or any object with its methods
+    (tests' fakes); ``clock`` None reads CLOCK_MONOTONIC (``time.perf_counter_ns``'s clock), else a callable
+    returning nanoseconds."""
+
+    cdef public int state
+    cdef public int64_t spins
+    cdef public int64_t yields
+    cdef public int64_t min_park_ns
+    cdef public int64_t max_park_ns
+    cdef public int64_t park_period_ns
+    cdef public int64_t spin_ns
+    cdef public int64_t yield_ns
+    cdef public int64_t quiet_park_ns
+    cdef public int64_t park_bound_ns
+    cdef public int64_t spin_start_ns
+    cdef public int64_t parks
+    cdef public int64_t spin_misses
+    cdef public int64_t spin_skips
+    cdef public int64_t spins_given_up
+    cdef public bint prepared
+    cdef public bint after_work
+    cdef public bint client            # bound to a waiter, no timers: idle() runs here
+    cdef public object quiet
+    cdef public object fds
+    cdef public object python_idle
+    cdef object _waiter
+    cdef Waiter _slot_waiter            # _waiter when it is a Waiter (else None)
+    cdef object _clock
+    cdef bint _has_clock
+
+    def __init__(self, python_idle=None):
+        """``python_idle(work_count)``: what :meth:`idle` runs while not in client mode."""
+        self.python_idle = python_idle
+
+    @property
+    def waiter(self):
+        """The waiter parks wait on (None: unbound)."""
+        return self._waiter
+
+    @waiter.setter
+    def waiter(self, value):
+        self._waiter = value
+        self._slot_waiter = value if isinstance(value, Waiter) else None
+
+    @property
+    def clock(self):
+        """The spin clock: None for CLOCK_MONOTONIC, else a callable returning nanoseconds."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, value):
+        if value is not None and not callable(value):
+            raise TypeError(f"a spin clock is a callable returning nanoseconds, or None: {value!r}")
+        self._clock = value
+        self._has_clock = value is not None
+
+    cdef inline int64_t _now(self) except? -1:
+        if self._has_clock:
+            return <int64_t>self._clock()
+        return _monotonic_ns()
+
+    cdef inline int _prepare(self) except -1:
+        if self._slot_waiter is not None:
+            self._slot_waiter._prepare()
+        else:
+            self._waiter.prepare()
+        self.prepared = True
+        return 0
+
+    cdef inline int _cancel(self) except -1:
+        self.prepared = False
+        if self._slot_waiter is not None:
+            self._slot_waiter._cancel()
+        else:
+            self._waiter.cancel()
+        return 0
+
+    cdef bint _wait(self, int64_t timeout_ns, int64_t yield_ns) except -1:
+        cdef Waiter waiter = self._slot_waiter
+        if waiter is not None and waiter.futex and self.fds is None:
+            if not waiter.prepared:
+                return True
+            return waiter._wait_futex(timeout_ns, yield_ns)
+        if yield_ns:
+            return bool(self._waiter.wait(timeout_ns, None, yield_ns))
+        return bool(self._waiter.wait(timeout_ns, self.fds() if self.fds is not None else None))
+
+    def idle(self, int64_t work_count=0):
+        """WakeupIdleStrategy.idle: here in client mode, else ``python_idle``."""
+        if not self.client:
+            self.python_idle(work_count)
+            return
+        self._idle(work_count)
+
+    cdef int _idle(self, int64_t work_count) except -1:
+        cdef bint woken, signalled
+        cdef int64_t bound, cap, longest, yield_ns
+        if work_count > 0:
+            if self.state == IDLE_SPINNING:
+                self.spin_misses = 0            # the spin was answered
+            self.after_work = True
+            # the work came straight after a park (a wake-up), not from the re-check of one or a spin
+            woken = self.state == IDLE_PARKING and not self.prepared
+            if self.prepared:
+                self._cancel()
+            if self.state != IDLE_NOT_IDLE:
+                self._reset()
+            if woken and self.spin_ns == 0:
+                # no spin (a client of network streams) and a message after a wake-up: the park is prepared now and
+                # the caller's next poll is its re-check (WakeupIdleStrategy.idle says why)
+                self.state = IDLE_PARKING
+                self._prepare()
+            return 0
+        if self.state == IDLE_NOT_IDLE:
+            if self.spin_ns > 0 and self.spin_misses >= SPIN_GIVE_UP_MISSES_C:
+                self.spin_skips += 1
+                if self.spin_skips % SPIN_PROBE_EVERY_C:
+                    self.spins_given_up += 1
+                    self.state = IDLE_PARKING       # straight to the park: the spin only held the core
+            if self.state == IDLE_NOT_IDLE:
+                self.state = IDLE_SPINNING
+                if self.spin_ns > 0:
+                    self.spin_start_ns = self._now()
+                    return 0
+        if self.state == IDLE_SPINNING:
+            if self.spin_ns > 0:
+                if self._now() - self.spin_start_ns < self.spin_ns:
+                    return 0
+                self.spin_misses += 1
+            self.state = IDLE_PARKING
+        if not self.prepared:
+            self._prepare()
+            return 0                    # the caller's next poll is the re-check
+        self.prepared = False
+        self.parks += 1
+        bound = self.park_bound_ns
+        cap = self.quiet_park_ns
+        signalled = self.quiet is None  # unless told otherwise (a test's waiter), writers are taken to signal
+        if self.quiet is not None:
+            longest = self.quiet(cap)
+            if longest > cap:
+                signalled = True        # every writer signals: the long bound (WakeupIdleStrategy.idle says why)
+                bound = longest
+            elif bound > longest:
+                bound = self.park_bound_ns = longest
+            cap = longest
+        yield_ns = self.yield_ns if self.after_work and signalled else 0
+        self.after_work = False
+        if not self._wait(bound, yield_ns):
+            if bound < cap:
+                self.park_bound_ns = bound * 2 if bound * 2 < cap else cap
+            # nothing woke us: the caller's next poll doubles as the re-check of the next park
+            self._prepare()
+            return 0
+        if (self._slot_waiter.prepared if self._slot_waiter is not None else self._waiter.prepared):
+            self.prepared = True        # woken by a descriptor of ours alone, still parked (stay_parked_on_fds)
+        return 0
+
+    cdef inline void _reset(self) noexcept:
+        self.spins = 0
+        self.yields = 0
+        self.park_period_ns = self.min_park_ns
+        self.state = IDLE_NOT_IDLE
+        self.park_bound_ns = self.max_park_ns

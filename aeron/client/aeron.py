@@ -23,7 +23,7 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
-from aeron.common.wakeup import CLIENTS, AutoIdleStrategy, WakeupIdleStrategy, stream_bit
+from aeron.common.wakeup import CLIENTS, AutoIdleStrategy, ClientWakeupIdleStrategy, WakeupIdleStrategy, stream_bit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -394,8 +394,9 @@ class Aeron:
         if yield_ns is None:
             yield_ns = WakeupIdleStrategy.DEFAULT_YIELD_NS if network_only else 0
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
-        idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
-                                  max_park_ns, spin_ns=spin_ns, yield_ns=yield_ns)
+        # its idle compiled (one C call per poll): the loop's thread pays it per message
+        idle = ClientWakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                                        DRIVER_BACKOFF_MIN_PARK_NS, max_park_ns, spin_ns=spin_ns, yield_ns=yield_ns)
         # a futex, not a socket: a futex wake-up is not a "sync" one, so the kernel need not put this thread on the
         # waker's (the driver's) core, where it would hold the driver up (docs/wakeup.md)
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import operator
 import os
 import random
 import socket
@@ -37,7 +38,8 @@ from aeron.common.errors import ConfigurationError
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
-           "LONG_QUIET_PARK_NS", "DRIVER_PID_OFFSET", "WakeupIdleStrategy", "AutoIdleStrategy"]
+           "LONG_QUIET_PARK_NS", "DRIVER_PID_OFFSET", "WakeupIdleStrategy", "ClientWakeupIdleStrategy",
+           "AutoIdleStrategy"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
@@ -319,8 +321,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     # A client's spin after work that ends in a park this many times in a row is given up (the next parks come at
     # once) but for one spin in SPIN_PROBE_EVERY, which takes it back when it is answered again: see the class
     # docstring
-    SPIN_GIVE_UP_MISSES = 4
-    SPIN_PROBE_EVERY = 8
+    SPIN_GIVE_UP_MISSES = _wk.SPIN_GIVE_UP_MISSES
+    SPIN_PROBE_EVERY = _wk.SPIN_PROBE_EVERY
     DEFAULT_YIELD_NS = 100_000
     DEFAULT_DATA_SPIN_NS = 200_000
     DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
@@ -664,6 +666,76 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         """The settings and whether it is bound."""
         return (f"WakeupIdleStrategy(spin_ns={self.spin_ns}, max_park_ns={self.max_park_ns}, "
                 f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")
+
+
+def _in_core(name: str) -> Any:
+    """A ClientWakeupIdleStrategy attribute kept in its compiled core (WakeupIdleCore) under ``name``."""
+    return property(operator.attrgetter(f"_core.{name}"), lambda self, value: setattr(self._core, name, value))
+
+
+def _core_clock(strategy: "ClientWakeupIdleStrategy") -> Callable[[], int]:
+    clock = strategy._core.clock
+    return time.perf_counter_ns if clock is None else clock      # type: ignore[no-any-return]
+
+
+def _set_core_clock(strategy: "ClientWakeupIdleStrategy", clock: Callable[[], int]) -> None:
+    # perf_counter_ns is CLOCK_MONOTONIC, which the core reads without a call into Python
+    strategy._core.clock = None if clock is time.perf_counter_ns else clock
+
+
+class ClientWakeupIdleStrategy(WakeupIdleStrategy):
+    """A WakeupIdleStrategy whose :meth:`idle` is compiled (aeron._core.wakeup.WakeupIdleCore) while it is bound to a
+    waiter with no timers: a client's poll loop (what ``Aeron.wakeup_idle_strategy`` gives). Same behaviour, same
+    attributes (kept in the core), but each call is one C call with no Python frame and no allocation, and the
+    waiter's slot is driven without method calls; the spin clock is read without a call into Python unless a test
+    gives one. ``quiet`` is still called once per park. Unbound, or bound with timers (a driver agent), ``idle`` is
+    WakeupIdleStrategy's."""
+
+    __slots__ = ("_core",)
+
+    state = _in_core("state")
+    spins = _in_core("spins")
+    yields = _in_core("yields")
+    min_park_ns = _in_core("min_park_ns")
+    max_park_ns = _in_core("max_park_ns")
+    park_period_ns = _in_core("park_period_ns")
+    spin_ns = _in_core("spin_ns")
+    yield_ns = _in_core("yield_ns")
+    quiet_park_ns = _in_core("quiet_park_ns")
+    park_bound_ns = _in_core("park_bound_ns")
+    _spin_start_ns = _in_core("spin_start_ns")
+    parks = _in_core("parks")
+    spin_misses = _in_core("spin_misses")
+    _spin_skips = _in_core("spin_skips")
+    spins_given_up = _in_core("spins_given_up")
+    _prepared = _in_core("prepared")
+    _after_work = _in_core("after_work")
+    waiter = _in_core("waiter")
+    fds = _in_core("fds")
+    quiet = _in_core("quiet")
+    _clock = property(_core_clock, _set_core_clock)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As WakeupIdleStrategy's."""
+        self._core = _wk.WakeupIdleCore(WakeupIdleStrategy.idle.__get__(self))
+        super().__init__(*args, **kwargs)
+
+    @property                                                           # type: ignore[override]
+    def idle(self) -> Callable[[int], None]:
+        """``idle(work_count=0)``: WakeupIdleStrategy.idle, compiled in client mode (the class docstring)."""
+        return self._core.idle                                          # type: ignore[no-any-return]
+
+    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None,
+             timers: Any = None, quiet: Callable[[int], int] | None = None) -> "WakeupIdleStrategy":
+        """As WakeupIdleStrategy's; client mode (the compiled idle) when ``waiter`` is set and ``timers`` not."""
+        self._core.client = False
+        super().bind(waiter, fds, timers, quiet)
+        self._core.client = waiter is not None and self.timers is None
+        return self
+
+    def __repr__(self) -> str:
+        """The settings and whether it is bound."""
+        return "Client" + super().__repr__()
 
 
 class AutoIdleStrategy(IdleStrategy):
