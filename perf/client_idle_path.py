@@ -10,6 +10,8 @@ Each message is what ``aeron.samples.pong``'s loop does around it on a network s
 spin, a yield before the park): ``idle(1)`` for the poll that delivered it, polls that find nothing (each followed
 by ``idle(0)``) until the park is prepared, the writer's signal (a CAS from parked to woken and a FUTEX_WAKE: the
 driver's part, counted here too), then the polls up to the park's return. The polls are a function returning 0.
+The strategy is the one ``Aeron.wakeup_idle_strategy`` gives (ClientWakeupIdleStrategy, or WakeupIdleStrategy in a
+checkout without it), bound with the quiet bound a client binds (Aeron.quiet_park_ns: QuietBound, or its Python).
 """
 from __future__ import annotations
 
@@ -18,6 +20,30 @@ import shutil
 import sys
 import tempfile
 import time
+from typing import Any
+
+
+def _client_quiet(board: Any, registry: Any) -> Any:
+    """What a client binds as its strategy's ``quiet`` (Aeron.quiet_park_ns), with no async command pending and no
+    brief parks held: the compiled QuietBound where the checkout has one, else that method's Python."""
+    from aeron._core import wakeup as _wk
+    from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
+    from aeron.common.wakeup import ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS
+    pending: dict[int, Any] = {}
+    holds = 0
+
+    def awaits_async_result() -> bool:
+        return bool(pending)
+
+    if hasattr(_wk, "QuietBound"):
+        return _wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, DRIVER_BACKOFF_MAX_PARK_NS, pending,
+                              awaits_async_result)
+
+    def quiet_park_ns(quiet_ns: int) -> int:
+        if holds > 0 or awaits_async_result():
+            return min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS)
+        return registry.quiet_park_ns(quiet_ns)             # type: ignore[no-any-return]
+    return quiet_park_ns
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.root:
         sys.path.insert(0, args.root)
     from aeron.common import wakeup
-    from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, open_board, stream_bit
+    from aeron.common.wakeup import ClientRegistry, WakeupIdleStrategy, new_waiter, open_board, stream_bit
     # what Aeron.wakeup_idle_strategy gives (a checkout from before the compiled client idle: WakeupIdleStrategy)
     strategy_class = getattr(wakeup, "ClientWakeupIdleStrategy", WakeupIdleStrategy)
     from aeron.samples._common import Running
@@ -43,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     waiter = new_waiter(board, mask, futex=True)
     idle_strategy = strategy_class(spin_ns=0, yield_ns=WakeupIdleStrategy.DEFAULT_YIELD_NS)
     # every writer signals (our driver's verdict): the long bound, and the yield before the first park after work
-    idle_strategy.bind(waiter, quiet=lambda _cap: 100_000_000)
+    registry = ClientRegistry(board)
+    registry.all_signal = True
+    idle_strategy.bind(waiter, quiet=_client_quiet(board, registry))
     running = Running()
     messages = args.messages
 

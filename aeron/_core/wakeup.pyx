@@ -616,6 +616,46 @@ cdef class Waiter:
         return f"<Waiter slot={self.index} wakeups={self.wakeups} timeouts={self.timeouts}>"
 
 
+cdef class QuietBound:
+    """How long a client's wake-up park may grow to (``Aeron.quiet_park_ns``), called as ``quiet(quiet_ns)``, and
+    read by a compiled idle (WakeupIdleCore) without a call into Python or an allocation: at most ``brief_ns`` while
+    :attr:`holds` is positive or an async command awaits its answer (``awaits()``, asked only while ``pending``, the
+    client conductor's dict of commands, is not empty), else ``long_ns`` (at least ``quiet_ns``) while the board's
+    header word at ``all_signal_offset`` is 1 (the driver says every client of it signals), else ``quiet_ns``."""
+
+    cdef WakeupBoard board             # pins the mapping the header word is in
+    cdef int32_t *all_signal
+    cdef dict pending
+    cdef object awaits
+    cdef public int64_t holds
+    cdef readonly int64_t long_ns
+    cdef readonly int64_t brief_ns
+
+    def __init__(self, WakeupBoard board not None, int all_signal_offset, int64_t long_ns, int64_t brief_ns,
+                 dict pending not None, awaits):
+        """The bound of a client on ``board`` (see the class docstring)."""
+        board._check()
+        if not 0 <= all_signal_offset <= SLOTS_OFFSET_C - 4:
+            raise ValueError(f"the all-signal word must be in the header: {all_signal_offset}")
+        self.board = board
+        self.all_signal = <int32_t *>(board.base + all_signal_offset)
+        self.long_ns = long_ns
+        self.brief_ns = brief_ns
+        self.pending = pending
+        self.awaits = awaits
+
+    cdef int64_t bound(self, int64_t quiet_ns) except? -1:
+        if self.holds > 0 or (len(self.pending) != 0 and self.awaits()):
+            return quiet_ns if quiet_ns < self.brief_ns else self.brief_ns
+        if load_acquire_i32(self.all_signal) == 1:
+            return quiet_ns if quiet_ns > self.long_ns else self.long_ns
+        return quiet_ns
+
+    def __call__(self, int64_t quiet_ns):
+        """The bound for a park whose own quiet bound is ``quiet_ns``."""
+        return self.bound(quiet_ns)
+
+
 # aeron.common.agent's idle states (BackoffIdleStrategy.state: NOT_IDLE, SPINNING, YIELDING, PARKING), which
 # WakeupIdleCore keeps
 cdef enum:
@@ -663,7 +703,8 @@ cdef class WakeupIdleCore:
     cdef public bint prepared
     cdef public bint after_work
     cdef public bint client            # bound to a waiter, no timers: idle() runs here
-    cdef public object quiet
+    cdef object _quiet
+    cdef QuietBound _quiet_bound        # _quiet when it is a QuietBound (else None)
     cdef public object fds
     cdef public object python_idle
     cdef object _waiter
@@ -684,6 +725,17 @@ cdef class WakeupIdleCore:
     def waiter(self, value):
         self._waiter = value
         self._slot_waiter = value if isinstance(value, Waiter) else None
+
+    @property
+    def quiet(self):
+        """``quiet(quiet_park_ns)``: how long a park may grow to (None: ``quiet_park_ns``); a QuietBound is read
+        without a call into Python."""
+        return self._quiet
+
+    @quiet.setter
+    def quiet(self, value):
+        self._quiet = value
+        self._quiet_bound = value if isinstance(value, QuietBound) else None
 
     @property
     def clock(self):
@@ -778,9 +830,12 @@ cdef class WakeupIdleCore:
         self.parks += 1
         bound = self.park_bound_ns
         cap = self.quiet_park_ns
-        signalled = self.quiet is None  # unless told otherwise (a test's waiter), writers are taken to signal
-        if self.quiet is not None:
-            longest = self.quiet(cap)
+        signalled = self._quiet is None     # unless told otherwise (a test's waiter), writers are taken to signal
+        if self._quiet is not None:
+            if self._quiet_bound is not None:
+                longest = self._quiet_bound.bound(cap)
+            else:
+                longest = self._quiet(cap)
             if longest > cap:
                 signalled = True        # every writer signals: the long bound (WakeupIdleStrategy.idle says why)
                 bound = longest
@@ -805,3 +860,4 @@ cdef class WakeupIdleCore:
         self.park_period_ns = self.min_park_ns
         self.state = IDLE_NOT_IDLE
         self.park_bound_ns = self.max_park_ns
+

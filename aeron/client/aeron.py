@@ -169,6 +169,8 @@ class Aeron:
         except BaseException:
             cnc.close()
             raise
+        # quiet_park_ns compiled, with the board (a compiled idle reads it per park)
+        self._quiet = self._conductor.quiet_bound(DRIVER_BACKOFF_MAX_PARK_NS)
         self._runner: AgentRunner | None = None
         self._invoker: AgentInvoker | None = None
         if ctx.use_conductor_agent_invoker:
@@ -400,7 +402,7 @@ class Aeron:
         # a futex, not a socket: a futex wake-up is not a "sync" one, so the kernel need not put this thread on the
         # waker's (the driver's) core, where it would hold the driver up (docs/wakeup.md)
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)
-        return idle.bind(waiter, quiet=self.quiet_park_ns)
+        return idle.bind(waiter, quiet=self._quiet_fn)
 
     @property
     def wakeup_by_default(self) -> bool:
@@ -462,17 +464,26 @@ class Aeron:
         longest park, the sleep of Aeron's ``ClientConductor.awaitResponse``) while an async add waits to be taken
         (the driver's answer wakes this client's conductor, not the thread that polls ``get_publication`` for it: a
         cluster client following a new leader) and while a user holds brief parks (:meth:`hold_brief_parks`)."""
-        conductor = self._conductor
-        if self._brief_park_holds > 0 or conductor.awaits_async_result():
+        quiet = self._quiet
+        if quiet is not None:
+            return int(quiet(quiet_ns))
+        if self._brief_park_holds > 0 or self._conductor.awaits_async_result():
             return min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS)
-        registry = conductor.client_registry
-        return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
+        return quiet_ns
+
+    @property
+    def _quiet_fn(self) -> Callable[[int], int]:
+        """:meth:`quiet_park_ns` for a strategy to bind: the compiled QuietBound when there is a board (a compiled
+        idle reads it without a call into Python)."""
+        return self.quiet_park_ns if self._quiet is None else self._quiet      # type: ignore[return-value]
 
     def hold_brief_parks(self, hold: bool) -> None:
         """``hold=True`` keeps this client's wake-up parks within 1 ms (as :meth:`quiet_park_ns` says) until as many
         ``hold=False`` calls: for a user of this client waiting on what nothing signals, as a cluster client waits for
         its ingress to a new leader to connect (a publication's connection wakes no thread)."""
         self._brief_park_holds = max(0, self._brief_park_holds + (1 if hold else -1))
+        if self._quiet is not None:
+            self._quiet.holds = self._brief_park_holds
 
     def bind_agent_idle_strategy(self, idle: IdleStrategy, stream_ids: Iterable[int], *, spies: bool = False,
                                  conductor: bool = False,
@@ -490,7 +501,7 @@ class Aeron:
                                             extra_mask=CLIENTS if conductor else 0)
         if waiter is None:
             return idle
-        return idle.bind(waiter, quiet=self.quiet_park_ns if quiet is None else quiet)
+        return idle.bind(waiter, quiet=self._quiet_fn if quiet is None else quiet)
 
     def stream_wake_signal(self, stream_id: int) -> WakeSignal | None:
         """A handle whose ``signal()`` wakes the parked readers of stream ``stream_id``, for a writer of what they

@@ -69,6 +69,7 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         idle = client.wakeup_idle_strategy(sub)
         assert isinstance(idle, ClientWakeupIdleStrategy) and idle.is_bound
         assert idle.idle.__qualname__ == "WakeupIdleCore.idle"   # its idle compiled: a client's loop
+        assert type(idle.quiet).__name__ == "QuietBound"               # read per park without Python
         assert idle.spin_ns == 0                # its data comes through the driver: nothing to catch by spinning
         assert idle.waiter.futex and idle.waiter.fileno() == -1     # a thread's loop parks on a futex
         assert client.wakeup_waiter(sub).fileno() >= 0             # an event loop's waiter keeps its socket

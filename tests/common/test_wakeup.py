@@ -10,8 +10,9 @@ import pytest
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy, idle_strategy_from_name
-from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, SENDER, SPIES, WAKEUP_FILE,
-                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
+from aeron.common.wakeup import (ALL_SIGNAL_OFFSET, ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, LONG_QUIET_PARK_NS,
+                                 SENDER, SPIES, WAKEUP_FILE, ClientRegistry, WakeupIdleStrategy, new_waiter,
+                                 open_board, stream_bit, streams_mask)
 from tests.common.conftest import asleep_on
 from tests.support import wait_for
 
@@ -678,3 +679,34 @@ def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows
     idle.idle(0)
     # woken once: back to the caller for a whole cycle (its data half not run alone)
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0
+
+
+def test_a_clients_quiet_bound_reads_the_drivers_verdict_its_holds_and_pending_commands(board):
+    """QuietBound, what a client binds as its strategies' ``quiet`` (Aeron.quiet_park_ns), read per park by the
+    compiled idle: the long bound while the board says every client signals, the brief one while parks are held or
+    an async command awaits its answer (asked only while the conductor has commands pending), else the park's own."""
+    registry = ClientRegistry(board)
+    pending, awaited = {}, []
+
+    def awaits():
+        awaited.append(True)
+        return answer[0]
+
+    answer = [True]
+    quiet = wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, pending, awaits)
+    assert quiet(16_000_000) == 16_000_000
+    registry.all_signal = True
+    assert quiet(16_000_000) == LONG_QUIET_PARK_NS and quiet(2 * LONG_QUIET_PARK_NS) == 2 * LONG_QUIET_PARK_NS
+    assert awaited == []                                # nothing pending: not asked
+    pending[7] = object()
+    assert quiet(16_000_000) == 1_000_000 and quiet(500) == 500 and awaited
+    answer[0] = False                                   # pending, but past its deadline: not awaited any more
+    assert quiet(16_000_000) == LONG_QUIET_PARK_NS
+    quiet.holds = 1
+    assert quiet(16_000_000) == 1_000_000
+    quiet.holds = 0
+    registry.all_signal = False
+    assert quiet(16_000_000) == 16_000_000
+    with pytest.raises(ValueError):
+        wk.QuietBound(board, wk.SLOTS_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, pending, awaits)
+    registry.close()
