@@ -4,14 +4,17 @@ calls from a message to the park, the park's wait (woken at once: the writer's C
 running flag, in one process with no driver (docs/wakeup.md). Thread CPU, not wall time, so a busy machine changes
 it little; compare checkouts in the same session:
 
-    .venv/bin/python perf/client_idle_path.py [--messages 200000] [--root <checkout>]
+    .venv/bin/python perf/client_idle_path.py [--messages 200000] [--root <checkout>] [--python]
 
 Each message is what ``aeron.samples.pong``'s loop does around it on a network stream (``wakeup_idle_strategy``: no
 spin, a yield before the park): ``idle(1)`` for the poll that delivered it, polls that find nothing (each followed
 by ``idle(0)``) until the park is prepared, the writer's signal (a CAS from parked to woken and a FUTEX_WAKE: the
 driver's part, counted here too), then the polls up to the park's return. The polls are a function returning 0.
 The strategy is the one ``Aeron.wakeup_idle_strategy`` gives (ClientWakeupIdleStrategy, or WakeupIdleStrategy in a
-checkout without it), bound with the quiet bound a client binds (Aeron.quiet_park_ns: QuietBound, or its Python).
+checkout without it), bound with the quiet bound a client binds (Aeron.quiet_park_ns: QuietBound, or its Python);
+``--python`` runs the same steps in Python (WakeupIdleStrategy, the quiet bound's Python), the reference in the same
+run. Most of what the compiled one costs is the two futex calls per message (the writer's FUTEX_WAKE, the waiter's
+FUTEX_WAIT that returns at once).
 """
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ import time
 from typing import Any
 
 
-def _client_quiet(board: Any, registry: Any) -> Any:
+def _client_quiet(board: Any, registry: Any, python: bool) -> Any:
     """What a client binds as its strategy's ``quiet`` (Aeron.quiet_park_ns), with no async command pending and no
-    brief parks held: the compiled QuietBound where the checkout has one, else that method's Python."""
+    brief parks held: the compiled QuietBound where the checkout has one (unless ``python``), else that method's
+    Python."""
     from aeron._core import wakeup as _wk
     from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS
     from aeron.common.wakeup import ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS
@@ -35,7 +39,7 @@ def _client_quiet(board: Any, registry: Any) -> Any:
     def awaits_async_result() -> bool:
         return bool(pending)
 
-    if hasattr(_wk, "QuietBound"):
+    if hasattr(_wk, "QuietBound") and not python:
         return _wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, DRIVER_BACKOFF_MAX_PARK_NS, pending,
                               awaits_async_result)
 
@@ -51,13 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--root", default=None, help="measure another checkout's code (built in place)")
+    parser.add_argument("--python", action="store_true",
+                        help="the same steps in Python: WakeupIdleStrategy (a driver agent's) and the quiet bound's Python")
     args = parser.parse_args(argv)
     if args.root:
         sys.path.insert(0, args.root)
     from aeron.common import wakeup
     from aeron.common.wakeup import ClientRegistry, WakeupIdleStrategy, new_waiter, open_board, stream_bit
     # what Aeron.wakeup_idle_strategy gives (a checkout from before the compiled client idle: WakeupIdleStrategy)
-    strategy_class = getattr(wakeup, "ClientWakeupIdleStrategy", WakeupIdleStrategy)
+    strategy_class = WakeupIdleStrategy if args.python else getattr(wakeup, "ClientWakeupIdleStrategy",
+                                                                    WakeupIdleStrategy)
     from aeron.samples._common import Running
 
     directory = tempfile.mkdtemp(prefix="client-idle-path-", dir="/dev/shm")
@@ -71,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     # every writer signals (our driver's verdict): the long bound, and the yield before the first park after work
     registry = ClientRegistry(board)
     registry.all_signal = True
-    idle_strategy.bind(waiter, quiet=_client_quiet(board, registry))
+    idle_strategy.bind(waiter, quiet=_client_quiet(board, registry, args.python))
     running = Running()
     messages = args.messages
 
