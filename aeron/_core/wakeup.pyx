@@ -509,6 +509,9 @@ cdef class Waiter:
             ready = ppoll(self.fds, count, &ts, NULL)
             if ready > 0 and self.fds[0].revents & POLLIN:
                 recv(self.fd, buf, sizeof(buf), MSG_DONTWAIT)     # a wake-up is one datagram: one read, no drain
+        if self.slot == NULL:
+            self.prepared = False       # closed by another thread meanwhile: close() took the slot out of its park
+            return True
         if ready > 0 and self.stay_parked_on_fds and not (self.fds[0].revents & POLLIN):
             self.wakeups += 1
             return True
@@ -572,6 +575,8 @@ cdef class Waiter:
                 # sleeps only while the word is still PARKED: a writer's CAS to WOKEN before this returns at once
                 result = syscall(SYS_futex, word, FUTEX_WAIT, <int>SLOT_PARKED, &ts, NULL, 0)
         self.prepared = False
+        if self.slot == NULL:
+            return True                 # closed by another thread meanwhile: close() took the slot out of its park
         # still PARKED: timed out, a signal, or a FUTEX_WAKE meant for an earlier park of this slot
         cdef bint woken = not cas_i32(word, PARKED, AWAKE)
         if woken:
@@ -596,12 +601,18 @@ cdef class Waiter:
         return load_acquire_i64(<int64_t *>(self.slot + 8)) if self.slot != NULL else 0
 
     def close(self):
-        """Free the slot and close the socket. Idempotent."""
+        """Free the slot and close the socket. Idempotent. A wait in progress on another thread ends (a futex
+        waiter's at once, a socket waiter's by its timeout) without touching the slot again: the slot is taken out of
+        its park here, once, and the parked count with it (the GIL orders this against the wait's return)."""
+        cdef int32_t *word
         if self.slot != NULL:
             self.cancel()
+            word = <int32_t *>self.slot
             store_release_i64(<int64_t *>(self.slot + 8), 0)
-            store_release_i32(<int32_t *>self.slot, FREE)
+            store_release_i32(word, FREE)
             self.slot = NULL
+            if self.futex:
+                syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0)    # a sleeper on the word: not PARKED now
         if self._socket is not None:
             self._socket.close()
             self._socket = None
@@ -754,40 +765,42 @@ cdef class WakeupIdleCore:
             return <int64_t>self._clock()
         return _monotonic_ns()
 
-    cdef inline int _prepare(self) except -1:
-        if self._slot_waiter is not None:
-            self._slot_waiter._prepare()
+    # The waiter is passed in, read once per call: a close on another thread (bind(None)) while this one parks leaves
+    # the call with the waiter it began with, as WakeupIdleStrategy.idle's local does.
+    cdef inline int _prepare(self, Waiter slot, object waiter) except -1:
+        if slot is not None:
+            slot._prepare()
         else:
-            self._waiter.prepare()
+            waiter.prepare()
         self.prepared = True
         return 0
 
-    cdef inline int _cancel(self) except -1:
+    cdef inline int _cancel(self, Waiter slot, object waiter) except -1:
         self.prepared = False
-        if self._slot_waiter is not None:
-            self._slot_waiter._cancel()
+        if slot is not None:
+            slot._cancel()
         else:
-            self._waiter.cancel()
+            waiter.cancel()
         return 0
 
-    cdef bint _wait(self, int64_t timeout_ns, int64_t yield_ns) except -1:
-        cdef Waiter waiter = self._slot_waiter
-        if waiter is not None and waiter.futex and self.fds is None:
-            if not waiter.prepared:
+    cdef bint _wait(self, Waiter slot, object waiter, int64_t timeout_ns, int64_t yield_ns) except -1:
+        cdef object fds = self.fds
+        if slot is not None and slot.futex and fds is None:
+            if not slot.prepared:
                 return True
-            return waiter._wait_futex(timeout_ns, yield_ns)
+            return slot._wait_futex(timeout_ns, yield_ns)
         if yield_ns:
-            return bool(self._waiter.wait(timeout_ns, None, yield_ns))
-        return bool(self._waiter.wait(timeout_ns, self.fds() if self.fds is not None else None))
+            return bool(waiter.wait(timeout_ns, None, yield_ns))
+        return bool(waiter.wait(timeout_ns, fds() if fds is not None else None))
 
     def idle(self, int64_t work_count=0):
         """WakeupIdleStrategy.idle: here in client mode, else ``python_idle``."""
-        if not self.client:
+        if not self.client or self._waiter is None:
             self.python_idle(work_count)
             return
-        self._idle(work_count)
+        self._idle(self._slot_waiter, self._waiter, work_count)
 
-    cdef int _idle(self, int64_t work_count) except -1:
+    cdef int _idle(self, Waiter slot, object waiter, int64_t work_count) except -1:
         cdef bint woken, signalled
         cdef int64_t bound, cap, longest, yield_ns
         if work_count > 0:
@@ -797,14 +810,14 @@ cdef class WakeupIdleCore:
             # the work came straight after a park (a wake-up), not from the re-check of one or a spin
             woken = self.state == IDLE_PARKING and not self.prepared
             if self.prepared:
-                self._cancel()
+                self._cancel(slot, waiter)
             if self.state != IDLE_NOT_IDLE:
                 self._reset()
             if woken and self.spin_ns == 0:
                 # no spin (a client of network streams) and a message after a wake-up: the park is prepared now and
                 # the caller's next poll is its re-check (WakeupIdleStrategy.idle says why)
                 self.state = IDLE_PARKING
-                self._prepare()
+                self._prepare(slot, waiter)
             return 0
         if self.state == IDLE_NOT_IDLE:
             if self.spin_ns > 0 and self.spin_misses >= SPIN_GIVE_UP_MISSES_C:
@@ -824,7 +837,7 @@ cdef class WakeupIdleCore:
                 self.spin_misses += 1
             self.state = IDLE_PARKING
         if not self.prepared:
-            self._prepare()
+            self._prepare(slot, waiter)
             return 0                    # the caller's next poll is the re-check
         self.prepared = False
         self.parks += 1
@@ -844,13 +857,13 @@ cdef class WakeupIdleCore:
             cap = longest
         yield_ns = self.yield_ns if self.after_work and signalled else 0
         self.after_work = False
-        if not self._wait(bound, yield_ns):
+        if not self._wait(slot, waiter, bound, yield_ns):
             if bound < cap:
                 self.park_bound_ns = bound * 2 if bound * 2 < cap else cap
             # nothing woke us: the caller's next poll doubles as the re-check of the next park
-            self._prepare()
+            self._prepare(slot, waiter)
             return 0
-        if (self._slot_waiter.prepared if self._slot_waiter is not None else self._waiter.prepared):
+        if (slot.prepared if slot is not None else waiter.prepared):
             self.prepared = True        # woken by a descriptor of ours alone, still parked (stay_parked_on_fds)
         return 0
 

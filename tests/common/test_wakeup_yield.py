@@ -399,3 +399,32 @@ def test_a_clients_compiled_idle_parks_on_its_futex_until_a_writer_wakes_it(boar
     assert waiter.is_closed and not idle.is_bound and idle.idle.__qualname__ == "WakeupIdleCore.idle"
     idle.idle(1)                                        # unbound: backoff's, through WakeupIdleStrategy.idle
     assert idle.state == 0
+
+
+def test_a_strategy_closed_by_another_thread_mid_park_ends_that_park_unharmed(board, strategy_class):
+    """A close on another thread (a client closing while a loop's thread parks): the park asleep on the futex ends at
+    once (no writer, a bound of a minute), the slot is taken out of its park once (the parked count back to 0, the slot
+    free, not written again by the woken thread), and the loop's next call is backoff's."""
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    idle = strategy_class(0, 0, 1000, 60_000_000_000, spin_ns=0, yield_ns=0, quiet_park_ns=60_000_000_000)
+    idle.bind(waiter)
+    errors = []
+
+    def loop():
+        try:
+            idle.idle(0)
+            idle.idle(0)                                # asleep until the close
+            idle.idle(0)                                # unbound by then: backoff's first step
+        except BaseException as exc:                    # pragma: no cover - what the test is about
+            errors.append(exc)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        word = slot_word_address(board, waiter.index)
+        wait_for(lambda: asleep_on(word, thread.native_id), what="the loop asleep in FUTEX_WAIT")
+        idle.close()
+    finally:
+        thread.join(10)
+    assert not thread.is_alive() and errors == [] and waiter.is_closed and not idle.is_bound
+    assert board.parked_count == 0 and board.slot_state(waiter.index)[0] == wk.FREE
