@@ -635,7 +635,7 @@ cdef class QuietBound:
     header word at ``all_signal_offset`` is 1 (the driver says every client of it signals), else ``quiet_ns``."""
 
     cdef WakeupBoard board             # pins the mapping the header word is in
-    cdef int32_t *all_signal
+    cdef int32_t *all_signal_word
     cdef dict pending
     cdef object awaits
     cdef public int64_t holds
@@ -649,7 +649,7 @@ cdef class QuietBound:
         if not 0 <= all_signal_offset <= SLOTS_OFFSET_C - 4:
             raise ValueError(f"the all-signal word must be in the header: {all_signal_offset}")
         self.board = board
-        self.all_signal = <int32_t *>(board.base + all_signal_offset)
+        self.all_signal_word = <int32_t *>(board.base + all_signal_offset)
         self.long_ns = long_ns
         self.brief_ns = brief_ns
         self.pending = pending
@@ -658,13 +658,18 @@ cdef class QuietBound:
     cdef int64_t bound(self, int64_t quiet_ns) except? -1:
         if self.holds > 0 or (len(self.pending) != 0 and self.awaits()):
             return quiet_ns if quiet_ns < self.brief_ns else self.brief_ns
-        if load_acquire_i32(self.all_signal) == 1:
+        if load_acquire_i32(self.all_signal_word) == 1:
             return quiet_ns if quiet_ns > self.long_ns else self.long_ns
         return quiet_ns
 
     def __call__(self, int64_t quiet_ns):
         """The bound for a park whose own quiet bound is ``quiet_ns``."""
         return self.bound(quiet_ns)
+
+    def all_signal(self):
+        """The driver's verdict: every live client of it signals (ClientRegistry.all_signal); an AutoIdleCore given
+        this method reads the word without a call into Python."""
+        return load_acquire_i32(self.all_signal_word) == 1
 
 
 # aeron.common.agent's idle states (BackoffIdleStrategy.state: NOT_IDLE, SPINNING, YIELDING, PARKING), which
@@ -874,3 +879,64 @@ cdef class WakeupIdleCore:
         self.state = IDLE_NOT_IDLE
         self.park_bound_ns = self.max_park_ns
 
+
+cdef class AutoIdleCore:
+    """AutoIdleStrategy.idle compiled (aeron.common.wakeup.AutoIdleStrategy keeps its state here): while on
+    ``wakeup`` and the driver's verdict holds, one C call runs the wakeup strategy's idle (compiled when ``wakeup``
+    is a WakeupIdleCore in client mode); while on the fallback, the verdict is read after each message and every
+    ``check_every`` calls, and ``fallback_idle`` called. A change of verdict calls ``switch(to_wakeup, work_count)``
+    (the strategy's Python: a cold path). ``all_signal``: the verdict, a callable; a QuietBound's ``all_signal`` is
+    read without a call into Python."""
+
+    cdef WakeupIdleCore wakeup_core     # the wakeup strategy's compiled core, or None (a Python strategy)
+    cdef object wakeup                  # the wakeup strategy (its state and idle, when it has no core)
+    cdef object _all_signal
+    cdef QuietBound _verdict
+    cdef public object fallback_idle
+    cdef public object switch
+    cdef public bint on_wakeup
+    cdef public int64_t calls
+    cdef public int64_t switches
+    cdef public int64_t check_every
+
+    def __init__(self, wakeup, fallback_idle, all_signal, switch, int64_t check_every):
+        """Idle on ``wakeup`` or ``fallback_idle`` as ``all_signal()`` says (see the class docstring)."""
+        core = getattr(wakeup, "_core", None)
+        self.wakeup_core = core if isinstance(core, WakeupIdleCore) else None
+        self.wakeup = wakeup
+        self.fallback_idle = fallback_idle
+        self._all_signal = all_signal
+        verdict = getattr(all_signal, "__self__", None)
+        self._verdict = verdict if isinstance(verdict, QuietBound) and all_signal == verdict.all_signal else None
+        self.switch = switch
+        self.check_every = check_every
+        self.on_wakeup = self._signals()
+
+    cdef bint _signals(self) except -1:
+        if self._verdict is not None:
+            return load_acquire_i32(self._verdict.all_signal_word) == 1
+        return bool(self._all_signal())
+
+    def idle(self, int64_t work_count=0):
+        """AutoIdleStrategy.idle."""
+        cdef WakeupIdleCore core = self.wakeup_core
+        cdef int state
+        if self.on_wakeup:
+            state = core.state if core is not None else self.wakeup.state
+            if (work_count > 0 or state == IDLE_PARKING) and not self._signals():
+                self.switch(False, work_count)
+                return
+            if core is None:
+                self.wakeup.idle(work_count)
+            elif core.client and core._waiter is not None:
+                core._idle(core._slot_waiter, core._waiter, work_count)
+            else:
+                core.python_idle(work_count)
+            return
+        self.calls += 1
+        if work_count > 0 or self.calls >= self.check_every:
+            self.calls = 0
+            if self._signals():
+                self.switch(True, work_count)
+                return
+        self.fallback_idle(work_count)

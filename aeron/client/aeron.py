@@ -428,7 +428,9 @@ class Aeron:
             return fallback
         if subscriptions and all(sub.channel.startswith("aeron:udp") for sub in subscriptions):
             return idle
-        return AutoIdleStrategy(idle, fallback, lambda: registry.all_signal)
+        # the verdict read by the compiled idle itself when there is a QuietBound (always, with a registry)
+        all_signal = self._quiet.all_signal if self._quiet is not None else (lambda: registry.all_signal)
+        return AutoIdleStrategy(idle, fallback, all_signal)
 
     def response_idle_strategy(self, stream_id: int, fallback: BackoffIdleStrategy) -> IdleStrategy:
         """The idle strategy of a client that waits for responses on ``stream_id`` (an archive's control responses,

@@ -749,47 +749,48 @@ class AutoIdleStrategy(IdleStrategy):
     The verdict is read after each message and before each park while on ``wakeup`` (a park costs system calls;
     the read, a load), and after each message or :attr:`CHECK_EVERY` idle calls while on ``fallback``."""
 
-    __slots__ = ("wakeup", "fallback", "_all_signal", "_on_wakeup", "_calls", "switches")
+    __slots__ = ("wakeup", "fallback", "_core")
     alias = "auto"
     CHECK_EVERY = 1024
 
     def __init__(self, wakeup: WakeupIdleStrategy, fallback: IdleStrategy, all_signal: Callable[[], bool]) -> None:
-        """``wakeup`` bound to the board, ``fallback``, and ``all_signal()`` (the driver's verdict)."""
+        """``wakeup`` bound to the board, ``fallback``, and ``all_signal()`` (the driver's verdict; a client's
+        QuietBound.all_signal is read without a call into Python)."""
         self.wakeup = wakeup
         self.fallback = fallback
-        self._all_signal = all_signal
-        self._on_wakeup = bool(all_signal())
-        self._calls = 0
-        self.switches = 0               # times it went from one strategy to the other (a count for tests)
+        # the per-call steps compiled (aeron._core.wakeup.AutoIdleCore), with a ClientWakeupIdleStrategy's idle
+        # run inside the same call; a switch comes back here (_switch)
+        self._core = _wk.AutoIdleCore(wakeup, fallback.idle, all_signal, self._switch, self.CHECK_EVERY)
 
     @property
     def on_wakeup(self) -> bool:
         """True while it idles with ``wakeup``."""
-        return self._on_wakeup
+        return bool(self._core.on_wakeup)
 
-    def idle(self, work_count: int = 0) -> None:
-        """``wakeup.idle`` or ``fallback.idle``, switching when the driver's verdict changed."""
-        if self._on_wakeup:
-            wakeup = self.wakeup
-            if (work_count > 0 or wakeup.state == PARKING) and not self._all_signal():
-                wakeup.cancel_park()
-                self._on_wakeup = False
-                self.switches += 1
-                self._calls = 0
-                self.fallback.reset()
-                self.fallback.idle(work_count)
-                return
-            wakeup.idle(work_count)
+    @property
+    def switches(self) -> int:
+        """Times it went from one strategy to the other (a count for tests)."""
+        return int(self._core.switches)
+
+    @property                                                           # type: ignore[override]
+    def idle(self) -> Callable[[int], None]:
+        """``idle(work_count=0)``: ``wakeup.idle`` or ``fallback.idle``, switching when the driver's verdict changed
+        (compiled: AutoIdleCore)."""
+        return self._core.idle                                          # type: ignore[no-any-return]
+
+    def _switch(self, to_wakeup: bool, work_count: int) -> None:
+        """The verdict changed: withdraw the park and go on with ``fallback``, or start ``wakeup`` over."""
+        core = self._core
+        core.switches += 1
+        core.calls = 0
+        if to_wakeup:
+            core.on_wakeup = True
+            self.wakeup.reset()
+            self.wakeup.idle(work_count)
             return
-        self._calls += 1
-        if work_count > 0 or self._calls >= self.CHECK_EVERY:
-            self._calls = 0
-            if self._all_signal():
-                self._on_wakeup = True
-                self.switches += 1
-                self.wakeup.reset()
-                self.wakeup.idle(work_count)
-                return
+        self.wakeup.cancel_park()
+        core.on_wakeup = False
+        self.fallback.reset()
         self.fallback.idle(work_count)
 
     def reset(self) -> None:
@@ -803,4 +804,4 @@ class AutoIdleStrategy(IdleStrategy):
 
     def __repr__(self) -> str:
         """Both strategies and which one idles now."""
-        return f"AutoIdleStrategy({self.wakeup!r}, {self.fallback!r}, on_wakeup={self._on_wakeup})"
+        return f"AutoIdleStrategy({self.wakeup!r}, {self.fallback!r}, on_wakeup={self.on_wakeup})"

@@ -710,3 +710,49 @@ def test_a_clients_quiet_bound_reads_the_drivers_verdict_its_holds_and_pending_c
     with pytest.raises(ValueError):
         wk.QuietBound(board, wk.SLOTS_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, pending, awaits)
     registry.close()
+
+
+def test_auto_idles_on_wakeup_while_every_writer_signals_and_on_its_fallback_otherwise(board, strategy_class):
+    """AutoIdleStrategy (compiled: AutoIdleCore, around either wakeup strategy): the verdict read after work and
+    before a park while on wakeup (a change withdraws the prepared park), after work or every CHECK_EVERY calls on
+    the fallback; a QuietBound's verdict is read from the board."""
+    from aeron.common.wakeup import AutoIdleStrategy
+
+    class Fallback(BackoffIdleStrategy):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def idle(self, work_count=0):
+            self.calls.append(work_count)
+
+    registry = ClientRegistry(board)
+    registry.all_signal = True
+    quiet = wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, {}, lambda: False)
+    waiter, fallback = FakeWaiter(), Fallback()
+    wakeup = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
+    auto = AutoIdleStrategy(wakeup, fallback, quiet.all_signal)
+    assert auto.on_wakeup and auto.switches == 0
+    auto.idle(0)
+    auto.idle(0)                                        # prepared, then the park
+    assert [c if isinstance(c, str) else c[0] for c in waiter.calls] == ["prepare", "wait", "prepare"]
+    registry.all_signal = False                         # an official client connected
+    auto.idle(0)                                        # before the park: withdrawn, the fallback's turn
+    assert waiter.calls[-1] == "cancel" and not auto.on_wakeup and auto.switches == 1 and fallback.calls == [0]
+    for _ in range(AutoIdleStrategy.CHECK_EVERY - 1):
+        auto.idle(0)
+    assert len(fallback.calls) == AutoIdleStrategy.CHECK_EVERY and not auto.on_wakeup
+    registry.all_signal = True
+    auto.idle(0)                                        # the CHECK_EVERY-th call reads the verdict: back on wakeup
+    assert auto.on_wakeup and auto.switches == 2 and len(fallback.calls) == AutoIdleStrategy.CHECK_EVERY
+    assert waiter.calls[-1] == "prepare" and wakeup.state == PARKING
+    registry.all_signal = False
+    auto.idle(3)                                        # work: read at once
+    assert not auto.on_wakeup and fallback.calls[-1] == 3 and auto.switches == 3
+    calls = []
+    python_verdict = AutoIdleStrategy(strategy_class(spin_ns=0, waiter=FakeWaiter()), fallback, lambda: bool(calls))
+    assert not python_verdict.on_wakeup
+    calls.append(1)
+    python_verdict.idle(1)
+    assert python_verdict.on_wakeup and "AutoIdleStrategy(" in repr(python_verdict)
+    registry.close()
