@@ -442,8 +442,8 @@ class Aeron:
         it with ``close()`` (WakeupIdleStrategy) when done; this client's close releases it too."""
         if not self.wakeup_by_default:
             return fallback
-        idle = WakeupIdleStrategy(fallback.max_spins, fallback.max_yields, fallback.min_park_ns,
-                                  fallback.max_park_ns, quiet_park_ns=fallback.max_park_ns)
+        idle = ClientWakeupIdleStrategy(fallback.max_spins, fallback.max_yields, fallback.min_park_ns,
+                                        fallback.max_park_ns, quiet_park_ns=fallback.max_park_ns)
         # quiet: never longer than backoff's longest sleep, even while every client signals (the long quiet bound
         # is for loops whose every wait is signalled; a publication's connection is not)
         return self.bind_agent_idle_strategy(idle, [stream_id], conductor=True, quiet=_same_bound)

@@ -688,7 +688,8 @@ class ClientWakeupIdleStrategy(WakeupIdleStrategy):
     waiter with no timers: a client's poll loop (what ``Aeron.wakeup_idle_strategy`` gives). Same behaviour, same
     attributes (kept in the core), but each call is one C call with no Python frame and no allocation, and the
     waiter's slot is driven without method calls; the spin clock is read without a call into Python unless a test
-    gives one. ``quiet`` is still called once per park. Unbound, or bound with timers (a driver agent), ``idle`` is
+    gives one, and ``quiet`` without one when it is a QuietBound (a client's: ``Aeron.quiet_park_ns``; any other
+    callable is called once per park). Unbound, or bound with timers (a driver agent), ``idle`` is
     WakeupIdleStrategy's."""
 
     __slots__ = ("_core",)
