@@ -99,3 +99,61 @@ class Waiter:
     def close(self) -> None: ...
     @property
     def is_closed(self) -> bool: ...
+
+SPIN_GIVE_UP_MISSES: Final[int]
+SPIN_PROBE_EVERY: Final[int]
+
+class WakeupIdleCore:
+    state: int
+    spins: int
+    yields: int
+    min_park_ns: int
+    max_park_ns: int
+    park_period_ns: int
+    spin_ns: int
+    yield_ns: int
+    quiet_park_ns: int
+    park_bound_ns: int
+    spin_start_ns: int
+    parks: int
+    spin_misses: int
+    spin_skips: int
+    spins_given_up: int
+    prepared: bool
+    after_work: bool
+    client: bool
+    quiet: Callable[[int], int] | None
+    fds: Callable[[], Iterable[int]] | None
+    python_idle: Callable[[int], None] | None
+    def __init__(self, python_idle: Callable[[int], None] | None = ...) -> None: ...
+    @property
+    def waiter(self) -> object: ...
+    @waiter.setter
+    def waiter(self, value: object) -> None: ...
+    @property
+    def clock(self) -> Callable[[], int] | None: ...
+    @clock.setter
+    def clock(self, value: Callable[[], int] | None) -> None: ...
+    def idle(self, work_count: int = ...) -> None: ...
+
+class QuietBound:
+    holds: int
+    @property
+    def long_ns(self) -> int: ...
+    @property
+    def brief_ns(self) -> int: ...
+    def __init__(self, board: WakeupBoard, all_signal_offset: int, long_ns: int, brief_ns: int,
+                 pending: dict[int, object], awaits: Callable[[], bool]) -> None: ...
+    def __call__(self, quiet_ns: int) -> int: ...
+    def all_signal(self) -> bool: ...
+
+class AutoIdleCore:
+    fallback_idle: Callable[[int], None]
+    switch: Callable[[bool, int], None]
+    on_wakeup: bool
+    calls: int
+    switches: int
+    check_every: int
+    def __init__(self, wakeup: object, fallback_idle: Callable[[int], None], all_signal: Callable[[], bool],
+                 switch: Callable[[bool, int], None], check_every: int) -> None: ...
+    def idle(self, work_count: int = ...) -> None: ...

@@ -430,6 +430,9 @@ cdef class Waiter:
 
     def prepare(self):
         """Say "parked" (the writers will now wake us); the caller re-checks for work next."""
+        self._prepare()
+
+    cdef inline void _prepare(self) noexcept:
         if self.prepared or self.slot == NULL or self.board.closed:
             return
         store_release_i32(<int32_t *>self.slot, PARKED)
@@ -438,17 +441,23 @@ cdef class Waiter:
 
     def cancel(self):
         """Back to awake without waiting (the re-check found work, or the wait ended)."""
+        self._cancel()
+
+    cdef inline void _cancel(self) noexcept:
         if not self.prepared:
             return
         self.prepared = False
         if not cas_i32(<int32_t *>self.slot, PARKED, AWAKE):
             store_release_i32(<int32_t *>self.slot, AWAKE)      # WOKEN: a datagram is, or soon will be, queued
             if not self.futex:
-                self.drain()
+                self._drain()
         get_and_add_i32(<int32_t *>(self.board.base + PARKED_OFFSET_C), -1)
 
     def drain(self):
         """Read every queued wake-up datagram; returns how many."""
+        return self._drain()
+
+    cdef int _drain(self) noexcept:
         cdef char buf[16]
         cdef int n = 0
         if self.fd < 0:
@@ -500,6 +509,9 @@ cdef class Waiter:
             ready = ppoll(self.fds, count, &ts, NULL)
             if ready > 0 and self.fds[0].revents & POLLIN:
                 recv(self.fd, buf, sizeof(buf), MSG_DONTWAIT)     # a wake-up is one datagram: one read, no drain
+        if self.slot == NULL:
+            self.prepared = False       # closed by another thread meanwhile: close() took the slot out of its park
+            return True
         if ready > 0 and self.stay_parked_on_fds and not (self.fds[0].revents & POLLIN):
             self.wakeups += 1
             return True
@@ -563,6 +575,8 @@ cdef class Waiter:
                 # sleeps only while the word is still PARKED: a writer's CAS to WOKEN before this returns at once
                 result = syscall(SYS_futex, word, FUTEX_WAIT, <int>SLOT_PARKED, &ts, NULL, 0)
         self.prepared = False
+        if self.slot == NULL:
+            return True                 # closed by another thread meanwhile: close() took the slot out of its park
         # still PARKED: timed out, a signal, or a FUTEX_WAKE meant for an earlier park of this slot
         cdef bint woken = not cas_i32(word, PARKED, AWAKE)
         if woken:
@@ -587,12 +601,18 @@ cdef class Waiter:
         return load_acquire_i64(<int64_t *>(self.slot + 8)) if self.slot != NULL else 0
 
     def close(self):
-        """Free the slot and close the socket. Idempotent."""
+        """Free the slot and close the socket. Idempotent. A wait in progress on another thread ends (a futex
+        waiter's at once, a socket waiter's by its timeout) without touching the slot again: the slot is taken out of
+        its park here, once, and the parked count with it (the GIL orders this against the wait's return)."""
+        cdef int32_t *word
         if self.slot != NULL:
             self.cancel()
+            word = <int32_t *>self.slot
             store_release_i64(<int64_t *>(self.slot + 8), 0)
-            store_release_i32(<int32_t *>self.slot, FREE)
+            store_release_i32(word, FREE)
             self.slot = NULL
+            if self.futex:
+                syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0)    # a sleeper on the word: not PARKED now
         if self._socket is not None:
             self._socket.close()
             self._socket = None
@@ -605,3 +625,318 @@ cdef class Waiter:
 
     def __repr__(self):
         return f"<Waiter slot={self.index} wakeups={self.wakeups} timeouts={self.timeouts}>"
+
+
+cdef class QuietBound:
+    """How long a client's wake-up park may grow to (``Aeron.quiet_park_ns``), called as ``quiet(quiet_ns)``, and
+    read by a compiled idle (WakeupIdleCore) without a call into Python or an allocation: at most ``brief_ns`` while
+    :attr:`holds` is positive or an async command awaits its answer (``awaits()``, asked only while ``pending``, the
+    client conductor's dict of commands, is not empty), else ``long_ns`` (at least ``quiet_ns``) while the board's
+    header word at ``all_signal_offset`` is 1 (the driver says every client of it signals), else ``quiet_ns``."""
+
+    cdef WakeupBoard board             # pins the mapping the header word is in
+    cdef int32_t *all_signal_word
+    cdef dict pending
+    cdef object awaits
+    cdef public int64_t holds
+    cdef readonly int64_t long_ns
+    cdef readonly int64_t brief_ns
+
+    def __init__(self, WakeupBoard board not None, int all_signal_offset, int64_t long_ns, int64_t brief_ns,
+                 dict pending not None, awaits):
+        """The bound of a client on ``board`` (see the class docstring)."""
+        board._check()
+        if not 0 <= all_signal_offset <= SLOTS_OFFSET_C - 4:
+            raise ValueError(f"the all-signal word must be in the header: {all_signal_offset}")
+        self.board = board
+        self.all_signal_word = <int32_t *>(board.base + all_signal_offset)
+        self.long_ns = long_ns
+        self.brief_ns = brief_ns
+        self.pending = pending
+        self.awaits = awaits
+
+    cdef int64_t bound(self, int64_t quiet_ns) except? -1:
+        if self.holds > 0 or (len(self.pending) != 0 and self.awaits()):
+            return quiet_ns if quiet_ns < self.brief_ns else self.brief_ns
+        if load_acquire_i32(self.all_signal_word) == 1:
+            return quiet_ns if quiet_ns > self.long_ns else self.long_ns
+        return quiet_ns
+
+    def __call__(self, int64_t quiet_ns):
+        """The bound for a park whose own quiet bound is ``quiet_ns``."""
+        return self.bound(quiet_ns)
+
+    def all_signal(self):
+        """The driver's verdict: every live client of it signals (ClientRegistry.all_signal); an AutoIdleCore given
+        this method reads the word without a call into Python."""
+        return load_acquire_i32(self.all_signal_word) == 1
+
+
+# aeron.common.agent's idle states (BackoffIdleStrategy.state: NOT_IDLE, SPINNING, YIELDING, PARKING), which
+# WakeupIdleCore keeps
+cdef enum:
+    IDLE_NOT_IDLE = 0
+    IDLE_SPINNING = 1
+    IDLE_YIELDING = 2
+    IDLE_PARKING = 3
+# WakeupIdleStrategy.SPIN_GIVE_UP_MISSES and SPIN_PROBE_EVERY (see its docstring)
+cdef int64_t SPIN_GIVE_UP_MISSES_C = 4
+cdef int64_t SPIN_PROBE_EVERY_C = 8
+SPIN_GIVE_UP_MISSES = SPIN_GIVE_UP_MISSES_C
+SPIN_PROBE_EVERY = SPIN_PROBE_EVERY_C
+
+
+cdef class WakeupIdleCore:
+    """The state of a client's WakeupIdleStrategy (aeron.common.wakeup.ClientWakeupIdleStrategy keeps its attributes
+    here) and its per-message path compiled: :meth:`idle` of a strategy bound to a waiter with no timers (a client's
+    poll loop) runs here, in one call per poll with no Python frame, no allocation and the GIL released while it
+    yields or sleeps; any other mode (unbound: backoff; bound with a driver agent's timers) calls ``python_idle``, the
+    strategy's Python ``idle``. The steps are WakeupIdleStrategy.idle's, in the same order (docs/wakeup.md): spin
+    after work for ``spin_ns`` (given up after SPIN_GIVE_UP_MISSES misses but for one spin in SPIN_PROBE_EVERY),
+    prepare the park and return (the caller's next poll is the re-check), then wait on the waiter bounded by
+    ``park_bound_ns``, doubling up to the quiet bound (``quiet(quiet_park_ns)`` when set), yielding first for
+    ``yield_ns`` in the first park after work while every writer signals.
+
+    ``waiter`` is an aeron._core.wakeup.Waiter (its slot is then driven directly) or any object with its methods
+    (tests' fakes); ``clock`` None reads CLOCK_MONOTONIC (``time.perf_counter_ns``'s clock), else a callable
+    returning nanoseconds."""
+
+    cdef public int state
+    cdef public int64_t spins
+    cdef public int64_t yields
+    cdef public int64_t min_park_ns
+    cdef public int64_t max_park_ns
+    cdef public int64_t park_period_ns
+    cdef public int64_t spin_ns
+    cdef public int64_t yield_ns
+    cdef public int64_t quiet_park_ns
+    cdef public int64_t park_bound_ns
+    cdef public int64_t spin_start_ns
+    cdef public int64_t parks
+    cdef public int64_t spin_misses
+    cdef public int64_t spin_skips
+    cdef public int64_t spins_given_up
+    cdef public bint prepared
+    cdef public bint after_work
+    cdef public bint client            # bound to a waiter, no timers: idle() runs here
+    cdef object _quiet
+    cdef QuietBound _quiet_bound        # _quiet when it is a QuietBound (else None)
+    cdef public object fds
+    cdef public object python_idle
+    cdef object _waiter
+    cdef Waiter _slot_waiter            # _waiter when it is a Waiter (else None)
+    cdef object _clock
+    cdef bint _has_clock
+
+    def __init__(self, python_idle=None):
+        """``python_idle(work_count)``: what :meth:`idle` runs while not in client mode."""
+        self.python_idle = python_idle
+
+    @property
+    def waiter(self):
+        """The waiter parks wait on (None: unbound)."""
+        return self._waiter
+
+    @waiter.setter
+    def waiter(self, value):
+        self._waiter = value
+        self._slot_waiter = value if isinstance(value, Waiter) else None
+
+    @property
+    def quiet(self):
+        """``quiet(quiet_park_ns)``: how long a park may grow to (None: ``quiet_park_ns``); a QuietBound is read
+        without a call into Python."""
+        return self._quiet
+
+    @quiet.setter
+    def quiet(self, value):
+        self._quiet = value
+        self._quiet_bound = value if isinstance(value, QuietBound) else None
+
+    @property
+    def clock(self):
+        """The spin clock: None for CLOCK_MONOTONIC, else a callable returning nanoseconds."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, value):
+        if value is not None and not callable(value):
+            raise TypeError(f"a spin clock is a callable returning nanoseconds, or None: {value!r}")
+        self._clock = value
+        self._has_clock = value is not None
+
+    cdef inline int64_t _now(self) except? -1:
+        if self._has_clock:
+            return <int64_t>self._clock()
+        return _monotonic_ns()
+
+    # The waiter is passed in, read once per call: a close on another thread (bind(None)) while this one parks leaves
+    # the call with the waiter it began with, as WakeupIdleStrategy.idle's local does.
+    cdef inline int _prepare(self, Waiter slot, object waiter) except -1:
+        if slot is not None:
+            slot._prepare()
+        else:
+            waiter.prepare()
+        self.prepared = True
+        return 0
+
+    cdef inline int _cancel(self, Waiter slot, object waiter) except -1:
+        self.prepared = False
+        if slot is not None:
+            slot._cancel()
+        else:
+            waiter.cancel()
+        return 0
+
+    cdef bint _wait(self, Waiter slot, object waiter, int64_t timeout_ns, int64_t yield_ns) except -1:
+        cdef object fds = self.fds
+        if slot is not None and slot.futex and fds is None:
+            if not slot.prepared:
+                return True
+            return slot._wait_futex(timeout_ns, yield_ns)
+        if yield_ns:
+            return bool(waiter.wait(timeout_ns, None, yield_ns))
+        return bool(waiter.wait(timeout_ns, fds() if fds is not None else None))
+
+    def idle(self, int64_t work_count=0):
+        """WakeupIdleStrategy.idle: here in client mode, else ``python_idle``."""
+        if not self.client or self._waiter is None:
+            self.python_idle(work_count)
+            return
+        self._idle(self._slot_waiter, self._waiter, work_count)
+
+    cdef int _idle(self, Waiter slot, object waiter, int64_t work_count) except -1:
+        cdef bint woken, signalled
+        cdef int64_t bound, cap, longest, yield_ns
+        if work_count > 0:
+            if self.state == IDLE_SPINNING:
+                self.spin_misses = 0            # the spin was answered
+            self.after_work = True
+            # the work came straight after a park (a wake-up), not from the re-check of one or a spin
+            woken = self.state == IDLE_PARKING and not self.prepared
+            if self.prepared:
+                self._cancel(slot, waiter)
+            if self.state != IDLE_NOT_IDLE:
+                self._reset()
+            if woken and self.spin_ns == 0:
+                # no spin (a client of network streams) and a message after a wake-up: the park is prepared now and
+                # the caller's next poll is its re-check (WakeupIdleStrategy.idle says why)
+                self.state = IDLE_PARKING
+                self._prepare(slot, waiter)
+            return 0
+        if self.state == IDLE_NOT_IDLE:
+            if self.spin_ns > 0 and self.spin_misses >= SPIN_GIVE_UP_MISSES_C:
+                self.spin_skips += 1
+                if self.spin_skips % SPIN_PROBE_EVERY_C:
+                    self.spins_given_up += 1
+                    self.state = IDLE_PARKING       # straight to the park: the spin only held the core
+            if self.state == IDLE_NOT_IDLE:
+                self.state = IDLE_SPINNING
+                if self.spin_ns > 0:
+                    self.spin_start_ns = self._now()
+                    return 0
+        if self.state == IDLE_SPINNING:
+            if self.spin_ns > 0:
+                if self._now() - self.spin_start_ns < self.spin_ns:
+                    return 0
+                self.spin_misses += 1
+            self.state = IDLE_PARKING
+        if not self.prepared:
+            self._prepare(slot, waiter)
+            return 0                    # the caller's next poll is the re-check
+        self.prepared = False
+        self.parks += 1
+        bound = self.park_bound_ns
+        cap = self.quiet_park_ns
+        signalled = self._quiet is None     # unless told otherwise (a test's waiter), writers are taken to signal
+        if self._quiet is not None:
+            if self._quiet_bound is not None:
+                longest = self._quiet_bound.bound(cap)
+            else:
+                longest = self._quiet(cap)
+            if longest > cap:
+                signalled = True        # every writer signals: the long bound (WakeupIdleStrategy.idle says why)
+                bound = longest
+            elif bound > longest:
+                bound = self.park_bound_ns = longest
+            cap = longest
+        yield_ns = self.yield_ns if self.after_work and signalled else 0
+        self.after_work = False
+        if not self._wait(slot, waiter, bound, yield_ns):
+            if bound < cap:
+                self.park_bound_ns = bound * 2 if bound * 2 < cap else cap
+            # nothing woke us: the caller's next poll doubles as the re-check of the next park
+            self._prepare(slot, waiter)
+            return 0
+        if (slot.prepared if slot is not None else waiter.prepared):
+            self.prepared = True        # woken by a descriptor of ours alone, still parked (stay_parked_on_fds)
+        return 0
+
+    cdef inline void _reset(self) noexcept:
+        self.spins = 0
+        self.yields = 0
+        self.park_period_ns = self.min_park_ns
+        self.state = IDLE_NOT_IDLE
+        self.park_bound_ns = self.max_park_ns
+
+
+cdef class AutoIdleCore:
+    """AutoIdleStrategy.idle compiled (aeron.common.wakeup.AutoIdleStrategy keeps its state here): while on
+    ``wakeup`` and the driver's verdict holds, one C call runs the wakeup strategy's idle (compiled when ``wakeup``
+    is a WakeupIdleCore in client mode); while on the fallback, the verdict is read after each message and every
+    ``check_every`` calls, and ``fallback_idle`` called. A change of verdict calls ``switch(to_wakeup, work_count)``
+    (the strategy's Python: a cold path). ``all_signal``: the verdict, a callable; a QuietBound's ``all_signal`` is
+    read without a call into Python."""
+
+    cdef WakeupIdleCore wakeup_core     # the wakeup strategy's compiled core, or None (a Python strategy)
+    cdef object wakeup                  # the wakeup strategy (its state and idle, when it has no core)
+    cdef object _all_signal
+    cdef QuietBound _verdict
+    cdef public object fallback_idle
+    cdef public object switch
+    cdef public bint on_wakeup
+    cdef public int64_t calls
+    cdef public int64_t switches
+    cdef public int64_t check_every
+
+    def __init__(self, wakeup, fallback_idle, all_signal, switch, int64_t check_every):
+        """Idle on ``wakeup`` or ``fallback_idle`` as ``all_signal()`` says (see the class docstring)."""
+        core = getattr(wakeup, "_core", None)
+        self.wakeup_core = core if isinstance(core, WakeupIdleCore) else None
+        self.wakeup = wakeup
+        self.fallback_idle = fallback_idle
+        self._all_signal = all_signal
+        verdict = getattr(all_signal, "__self__", None)
+        self._verdict = verdict if isinstance(verdict, QuietBound) and all_signal == verdict.all_signal else None
+        self.switch = switch
+        self.check_every = check_every
+        self.on_wakeup = self._signals()
+
+    cdef bint _signals(self) except -1:
+        if self._verdict is not None:
+            return load_acquire_i32(self._verdict.all_signal_word) == 1
+        return bool(self._all_signal())
+
+    def idle(self, int64_t work_count=0):
+        """AutoIdleStrategy.idle."""
+        cdef WakeupIdleCore core = self.wakeup_core
+        cdef int state
+        if self.on_wakeup:
+            state = core.state if core is not None else self.wakeup.state
+            if (work_count > 0 or state == IDLE_PARKING) and not self._signals():
+                self.switch(False, work_count)
+                return
+            if core is None:
+                self.wakeup.idle(work_count)
+            elif core.client and core._waiter is not None:
+                core._idle(core._slot_waiter, core._waiter, work_count)
+            else:
+                core.python_idle(work_count)
+            return
+        self.calls += 1
+        if work_count > 0 or self.calls >= self.check_every:
+            self.calls = 0
+            if self._signals():
+                self.switch(True, work_count)
+                return
+        self.fallback_idle(work_count)

@@ -23,7 +23,7 @@ from aeron.client.publication import ExclusivePublication, Publication
 from aeron.client.subscription import Subscription
 from aeron.common.errors import (
     CncNotInitialisedError, CncVersionError, CorruptFileError, DriverTimeoutError, IllegalStateError)
-from aeron.common.wakeup import CLIENTS, AutoIdleStrategy, WakeupIdleStrategy, stream_bit
+from aeron.common.wakeup import CLIENTS, AutoIdleStrategy, ClientWakeupIdleStrategy, WakeupIdleStrategy, stream_bit
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -169,6 +169,8 @@ class Aeron:
         except BaseException:
             cnc.close()
             raise
+        # quiet_park_ns compiled, with the board (a compiled idle reads it per park)
+        self._quiet = self._conductor.quiet_bound(DRIVER_BACKOFF_MAX_PARK_NS)
         self._runner: AgentRunner | None = None
         self._invoker: AgentInvoker | None = None
         if ctx.use_conductor_agent_invoker:
@@ -394,12 +396,13 @@ class Aeron:
         if yield_ns is None:
             yield_ns = WakeupIdleStrategy.DEFAULT_YIELD_NS if network_only else 0
         stream_ids = [sub.stream_id for sub in subscriptions] if subscriptions else None
-        idle = WakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS,
-                                  max_park_ns, spin_ns=spin_ns, yield_ns=yield_ns)
+        # its idle compiled (one C call per poll): the loop's thread pays it per message
+        idle = ClientWakeupIdleStrategy(DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS,
+                                        DRIVER_BACKOFF_MIN_PARK_NS, max_park_ns, spin_ns=spin_ns, yield_ns=yield_ns)
         # a futex, not a socket: a futex wake-up is not a "sync" one, so the kernel need not put this thread on the
         # waker's (the driver's) core, where it would hold the driver up (docs/wakeup.md)
         waiter = self._conductor.new_waiter(stream_ids, _has_spy(subscriptions), futex=True)
-        return idle.bind(waiter, quiet=self.quiet_park_ns)
+        return idle.bind(waiter, quiet=self._quiet_fn)
 
     @property
     def wakeup_by_default(self) -> bool:
@@ -425,7 +428,9 @@ class Aeron:
             return fallback
         if subscriptions and all(sub.channel.startswith("aeron:udp") for sub in subscriptions):
             return idle
-        return AutoIdleStrategy(idle, fallback, lambda: registry.all_signal)
+        # the verdict read by the compiled idle itself when there is a QuietBound (always, with a registry)
+        all_signal = self._quiet.all_signal if self._quiet is not None else (lambda: registry.all_signal)
+        return AutoIdleStrategy(idle, fallback, all_signal)
 
     def response_idle_strategy(self, stream_id: int, fallback: BackoffIdleStrategy) -> IdleStrategy:
         """The idle strategy of a client that waits for responses on ``stream_id`` (an archive's control responses,
@@ -437,8 +442,8 @@ class Aeron:
         it with ``close()`` (WakeupIdleStrategy) when done; this client's close releases it too."""
         if not self.wakeup_by_default:
             return fallback
-        idle = WakeupIdleStrategy(fallback.max_spins, fallback.max_yields, fallback.min_park_ns,
-                                  fallback.max_park_ns, quiet_park_ns=fallback.max_park_ns)
+        idle = ClientWakeupIdleStrategy(fallback.max_spins, fallback.max_yields, fallback.min_park_ns,
+                                        fallback.max_park_ns, quiet_park_ns=fallback.max_park_ns)
         # quiet: never longer than backoff's longest sleep, even while every client signals (the long quiet bound
         # is for loops whose every wait is signalled; a publication's connection is not)
         return self.bind_agent_idle_strategy(idle, [stream_id], conductor=True, quiet=_same_bound)
@@ -461,17 +466,26 @@ class Aeron:
         longest park, the sleep of Aeron's ``ClientConductor.awaitResponse``) while an async add waits to be taken
         (the driver's answer wakes this client's conductor, not the thread that polls ``get_publication`` for it: a
         cluster client following a new leader) and while a user holds brief parks (:meth:`hold_brief_parks`)."""
-        conductor = self._conductor
-        if self._brief_park_holds > 0 or conductor.awaits_async_result():
+        quiet = self._quiet
+        if quiet is not None:
+            return int(quiet(quiet_ns))
+        if self._brief_park_holds > 0 or self._conductor.awaits_async_result():
             return min(quiet_ns, DRIVER_BACKOFF_MAX_PARK_NS)
-        registry = conductor.client_registry
-        return quiet_ns if registry is None else registry.quiet_park_ns(quiet_ns)
+        return quiet_ns
+
+    @property
+    def _quiet_fn(self) -> Callable[[int], int]:
+        """:meth:`quiet_park_ns` for a strategy to bind: the compiled QuietBound when there is a board (a compiled
+        idle reads it without a call into Python)."""
+        return self.quiet_park_ns if self._quiet is None else self._quiet      # type: ignore[return-value]
 
     def hold_brief_parks(self, hold: bool) -> None:
         """``hold=True`` keeps this client's wake-up parks within 1 ms (as :meth:`quiet_park_ns` says) until as many
         ``hold=False`` calls: for a user of this client waiting on what nothing signals, as a cluster client waits for
         its ingress to a new leader to connect (a publication's connection wakes no thread)."""
         self._brief_park_holds = max(0, self._brief_park_holds + (1 if hold else -1))
+        if self._quiet is not None:
+            self._quiet.holds = self._brief_park_holds
 
     def bind_agent_idle_strategy(self, idle: IdleStrategy, stream_ids: Iterable[int], *, spies: bool = False,
                                  conductor: bool = False,
@@ -489,7 +503,7 @@ class Aeron:
                                             extra_mask=CLIENTS if conductor else 0)
         if waiter is None:
             return idle
-        return idle.bind(waiter, quiet=self.quiet_park_ns if quiet is None else quiet)
+        return idle.bind(waiter, quiet=self._quiet_fn if quiet is None else quiet)
 
     def stream_wake_signal(self, stream_id: int) -> WakeSignal | None:
         """A handle whose ``signal()`` wakes the parked readers of stream ``stream_id``, for a writer of what they

@@ -24,6 +24,7 @@ from aeron._core.counters import (
     DRIVER_HEARTBEAT_TYPE_ID, LABEL_OFFSET, MAX_KEY_LENGTH, MAX_LABEL_LENGTH, METADATA_LENGTH, RECORD_ALLOCATED, CountersReader)
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.ring_buffer import ManyToOneRingBuffer
+from aeron._core.wakeup import QuietBound
 from aeron.common.agent import (DRIVER_BACKOFF_MAX_SPINS, DRIVER_BACKOFF_MAX_YIELDS, DRIVER_BACKOFF_MIN_PARK_NS, Agent,
                                 epoch_ms, nano_time)
 from aeron.client.channel_validation import validate_channel
@@ -38,8 +39,8 @@ from aeron.common.errors import (
     AeronError, AgentTerminationError, ChannelRejectedError, ClientTimeoutError, ConductorServiceTimeoutError,
     DriverTimeoutError, ErrorCode, IllegalStateError, InvalidArgumentError, RegistrationError, StorageSpaceError)
 from aeron.common.version import __version__
-from aeron.common.wakeup import (CLIENTS, SENDER, SPIES, ClientRegistry, WakeupIdleStrategy, new_waiter, open_board,
-                                 stream_bit, streams_mask)
+from aeron.common.wakeup import (ALL_SIGNAL_OFFSET, CLIENTS, LONG_QUIET_PARK_NS, SENDER, SPIES, ClientRegistry,
+                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
 
 if TYPE_CHECKING:
     from aeron._core.atomic_buffer import AtomicBuffer
@@ -528,6 +529,15 @@ class ClientConductor(Agent):
             if waiter is not None:
                 self._waiters.append(waiter)
             return waiter
+
+    def quiet_bound(self, brief_ns: int) -> QuietBound | None:
+        """A client's quiet bound on this conductor's board (aeron._core.wakeup.QuietBound: ``brief_ns`` while an
+        async add waits to be taken, as :meth:`awaits_async_result` says; the long bound while our driver says every
+        client signals, as ClientRegistry.quiet_park_ns); None without a board."""
+        if self.wakeup_board is None:
+            return None
+        return QuietBound(self.wakeup_board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, brief_ns, self._pending,
+                          self.awaits_async_result)
 
     def awaits_async_result(self) -> bool:
         """True while an async add (:meth:`async_add_publication`, ...) waits to be taken by :meth:`poll_result`,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import mmap
+import operator
 import os
 import random
 import socket
@@ -37,7 +38,8 @@ from aeron.common.errors import ConfigurationError
 
 __all__ = ["WAKEUP_FILE", "STREAM_BITS", "ALL_STREAMS", "CLIENTS", "CONDUCTOR", "SENDER", "RECEIVER", "SPIES", "stream_bit",
            "streams_mask", "open_board", "new_waiter", "WakeSignal", "Waiter", "WakeupBoard", "ClientRegistry",
-           "LONG_QUIET_PARK_NS", "DRIVER_PID_OFFSET", "WakeupIdleStrategy", "AutoIdleStrategy"]
+           "LONG_QUIET_PARK_NS", "DRIVER_PID_OFFSET", "WakeupIdleStrategy", "ClientWakeupIdleStrategy",
+           "AutoIdleStrategy"]
 
 WAKEUP_FILE = "wakeup.dat"
 STREAM_BITS = _wk.STREAM_BITS
@@ -319,8 +321,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     # A client's spin after work that ends in a park this many times in a row is given up (the next parks come at
     # once) but for one spin in SPIN_PROBE_EVERY, which takes it back when it is answered again: see the class
     # docstring
-    SPIN_GIVE_UP_MISSES = 4
-    SPIN_PROBE_EVERY = 8
+    SPIN_GIVE_UP_MISSES = _wk.SPIN_GIVE_UP_MISSES
+    SPIN_PROBE_EVERY = _wk.SPIN_PROBE_EVERY
     DEFAULT_YIELD_NS = 100_000
     DEFAULT_DATA_SPIN_NS = 200_000
     DEFAULT_FULL_CYCLE_DEFER_NS = 1_000_000
@@ -666,6 +668,77 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 f"quiet_park_ns={self.quiet_park_ns}, bound={self.is_bound})")
 
 
+def _in_core(name: str) -> Any:
+    """A ClientWakeupIdleStrategy attribute kept in its compiled core (WakeupIdleCore) under ``name``."""
+    return property(operator.attrgetter(f"_core.{name}"), lambda self, value: setattr(self._core, name, value))
+
+
+def _core_clock(strategy: "ClientWakeupIdleStrategy") -> Callable[[], int]:
+    clock = strategy._core.clock
+    return time.perf_counter_ns if clock is None else clock      # type: ignore[no-any-return]
+
+
+def _set_core_clock(strategy: "ClientWakeupIdleStrategy", clock: Callable[[], int]) -> None:
+    # perf_counter_ns is CLOCK_MONOTONIC, which the core reads without a call into Python
+    strategy._core.clock = None if clock is time.perf_counter_ns else clock
+
+
+class ClientWakeupIdleStrategy(WakeupIdleStrategy):
+    """A WakeupIdleStrategy whose :meth:`idle` is compiled (aeron._core.wakeup.WakeupIdleCore) while it is bound to a
+    waiter with no timers: a client's poll loop (what ``Aeron.wakeup_idle_strategy`` gives). Same behaviour, same
+    attributes (kept in the core), but each call is one C call with no Python frame and no allocation, and the
+    waiter's slot is driven without method calls; the spin clock is read without a call into Python unless a test
+    gives one, and ``quiet`` without one when it is a QuietBound (a client's: ``Aeron.quiet_park_ns``; any other
+    callable is called once per park). Unbound, or bound with timers (a driver agent), ``idle`` is
+    WakeupIdleStrategy's."""
+
+    __slots__ = ("_core",)
+
+    state = _in_core("state")
+    spins = _in_core("spins")
+    yields = _in_core("yields")
+    min_park_ns = _in_core("min_park_ns")
+    max_park_ns = _in_core("max_park_ns")
+    park_period_ns = _in_core("park_period_ns")
+    spin_ns = _in_core("spin_ns")
+    yield_ns = _in_core("yield_ns")
+    quiet_park_ns = _in_core("quiet_park_ns")
+    park_bound_ns = _in_core("park_bound_ns")
+    _spin_start_ns = _in_core("spin_start_ns")
+    parks = _in_core("parks")
+    spin_misses = _in_core("spin_misses")
+    _spin_skips = _in_core("spin_skips")
+    spins_given_up = _in_core("spins_given_up")
+    _prepared = _in_core("prepared")
+    _after_work = _in_core("after_work")
+    waiter = _in_core("waiter")
+    fds = _in_core("fds")
+    quiet = _in_core("quiet")
+    _clock = property(_core_clock, _set_core_clock)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """As WakeupIdleStrategy's."""
+        self._core = _wk.WakeupIdleCore(WakeupIdleStrategy.idle.__get__(self))
+        super().__init__(*args, **kwargs)
+
+    @property                                                           # type: ignore[override]
+    def idle(self) -> Callable[[int], None]:
+        """``idle(work_count=0)``: WakeupIdleStrategy.idle, compiled in client mode (the class docstring)."""
+        return self._core.idle                                          # type: ignore[no-any-return]
+
+    def bind(self, waiter: _Waiter | None, fds: Callable[[], Any] | None = None,
+             timers: Any = None, quiet: Callable[[int], int] | None = None) -> "WakeupIdleStrategy":
+        """As WakeupIdleStrategy's; client mode (the compiled idle) when ``waiter`` is set and ``timers`` not."""
+        self._core.client = False
+        super().bind(waiter, fds, timers, quiet)
+        self._core.client = waiter is not None and self.timers is None
+        return self
+
+    def __repr__(self) -> str:
+        """The settings and whether it is bound."""
+        return "Client" + super().__repr__()
+
+
 class AutoIdleStrategy(IdleStrategy):
     """A bound ``wakeup`` while our driver says every client of it signals what it writes
     (``ClientRegistry.all_signal``), ``fallback`` (the strategy Aeron's client would use: spin for a ping, backoff,
@@ -677,47 +750,48 @@ class AutoIdleStrategy(IdleStrategy):
     The verdict is read after each message and before each park while on ``wakeup`` (a park costs system calls;
     the read, a load), and after each message or :attr:`CHECK_EVERY` idle calls while on ``fallback``."""
 
-    __slots__ = ("wakeup", "fallback", "_all_signal", "_on_wakeup", "_calls", "switches")
+    __slots__ = ("wakeup", "fallback", "_core")
     alias = "auto"
     CHECK_EVERY = 1024
 
     def __init__(self, wakeup: WakeupIdleStrategy, fallback: IdleStrategy, all_signal: Callable[[], bool]) -> None:
-        """``wakeup`` bound to the board, ``fallback``, and ``all_signal()`` (the driver's verdict)."""
+        """``wakeup`` bound to the board, ``fallback``, and ``all_signal()`` (the driver's verdict; a client's
+        QuietBound.all_signal is read without a call into Python)."""
         self.wakeup = wakeup
         self.fallback = fallback
-        self._all_signal = all_signal
-        self._on_wakeup = bool(all_signal())
-        self._calls = 0
-        self.switches = 0               # times it went from one strategy to the other (a count for tests)
+        # the per-call steps compiled (aeron._core.wakeup.AutoIdleCore), with a ClientWakeupIdleStrategy's idle
+        # run inside the same call; a switch comes back here (_switch)
+        self._core = _wk.AutoIdleCore(wakeup, fallback.idle, all_signal, self._switch, self.CHECK_EVERY)
 
     @property
     def on_wakeup(self) -> bool:
         """True while it idles with ``wakeup``."""
-        return self._on_wakeup
+        return bool(self._core.on_wakeup)
 
-    def idle(self, work_count: int = 0) -> None:
-        """``wakeup.idle`` or ``fallback.idle``, switching when the driver's verdict changed."""
-        if self._on_wakeup:
-            wakeup = self.wakeup
-            if (work_count > 0 or wakeup.state == PARKING) and not self._all_signal():
-                wakeup.cancel_park()
-                self._on_wakeup = False
-                self.switches += 1
-                self._calls = 0
-                self.fallback.reset()
-                self.fallback.idle(work_count)
-                return
-            wakeup.idle(work_count)
+    @property
+    def switches(self) -> int:
+        """Times it went from one strategy to the other (a count for tests)."""
+        return int(self._core.switches)
+
+    @property                                                           # type: ignore[override]
+    def idle(self) -> Callable[[int], None]:
+        """``idle(work_count=0)``: ``wakeup.idle`` or ``fallback.idle``, switching when the driver's verdict changed
+        (compiled: AutoIdleCore)."""
+        return self._core.idle                                          # type: ignore[no-any-return]
+
+    def _switch(self, to_wakeup: bool, work_count: int) -> None:
+        """The verdict changed: withdraw the park and go on with ``fallback``, or start ``wakeup`` over."""
+        core = self._core
+        core.switches += 1
+        core.calls = 0
+        if to_wakeup:
+            core.on_wakeup = True
+            self.wakeup.reset()
+            self.wakeup.idle(work_count)
             return
-        self._calls += 1
-        if work_count > 0 or self._calls >= self.CHECK_EVERY:
-            self._calls = 0
-            if self._all_signal():
-                self._on_wakeup = True
-                self.switches += 1
-                self.wakeup.reset()
-                self.wakeup.idle(work_count)
-                return
+        self.wakeup.cancel_park()
+        core.on_wakeup = False
+        self.fallback.reset()
         self.fallback.idle(work_count)
 
     def reset(self) -> None:
@@ -731,4 +805,4 @@ class AutoIdleStrategy(IdleStrategy):
 
     def __repr__(self) -> str:
         """Both strategies and which one idles now."""
-        return f"AutoIdleStrategy({self.wakeup!r}, {self.fallback!r}, on_wakeup={self._on_wakeup})"
+        return f"AutoIdleStrategy({self.wakeup!r}, {self.fallback!r}, on_wakeup={self.on_wakeup})"

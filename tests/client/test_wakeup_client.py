@@ -10,7 +10,7 @@ from aeron import Aeron, Context, MediaDriver
 from aeron._core import counters as ctr
 from aeron.common.agent import DRIVER_BACKOFF_MAX_PARK_NS, SleepingIdleStrategy
 from aeron.common.wakeup import (CLIENTS, CONDUCTOR, LONG_QUIET_PARK_NS, SENDER, SPIES, WAKEUP_FILE, ClientRegistry,
-                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit)
+                                 ClientWakeupIdleStrategy, WakeupIdleStrategy, new_waiter, open_board, stream_bit)
 from aeron.driver.driver_wakeup import SignallingAgent
 from tests.support import driver_context, free_port, wait_for
 from tests.client.conftest import client_context, receive_one_by_one, unregistered_client
@@ -67,7 +67,9 @@ def test_udp_round_trip_with_every_driver_agent_parking(driver):
         assert pub.wake_signal.mask == SENDER | SPIES
         wait_for(lambda: pub.is_connected and sub.image_count, what="connected")
         idle = client.wakeup_idle_strategy(sub)
-        assert isinstance(idle, WakeupIdleStrategy) and idle.is_bound
+        assert isinstance(idle, ClientWakeupIdleStrategy) and idle.is_bound
+        assert idle.idle.__qualname__ == "WakeupIdleCore.idle"   # its idle compiled: a client's loop
+        assert type(idle.quiet).__name__ == "QuietBound"               # read per park without Python
         assert idle.spin_ns == 0                # its data comes through the driver: nothing to catch by spinning
         assert idle.waiter.futex and idle.waiter.fileno() == -1     # a thread's loop parks on a futex
         assert client.wakeup_waiter(sub).fileno() >= 0             # an event loop's waiter keeps its socket

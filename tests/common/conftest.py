@@ -39,3 +39,11 @@ def asleep_on(address: int, tid: int, pid: int | str = "self") -> bool:
     except FileNotFoundError:
         return False
     return len(fields) > 3 and int(fields[1], 16) == address and int(fields[2], 16) & FUTEX_CMD_MASK == FUTEX_WAIT
+
+
+@pytest.fixture(params=["python", "compiled"])
+def strategy_class(request):
+    """WakeupIdleStrategy, and ClientWakeupIdleStrategy (its idle compiled while bound with no timers, a client's
+    loop; else the same Python): each strategy test holds for both."""
+    from aeron.common.wakeup import ClientWakeupIdleStrategy, WakeupIdleStrategy
+    return WakeupIdleStrategy if request.param == "python" else ClientWakeupIdleStrategy

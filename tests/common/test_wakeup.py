@@ -10,8 +10,9 @@ import pytest
 from aeron._core import wakeup as wk
 from aeron.common.errors import ConfigurationError, IllegalStateError
 from aeron.common.agent import PARKING, SPINNING, BackoffIdleStrategy, idle_strategy_from_name
-from aeron.common.wakeup import (ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, SENDER, SPIES, WAKEUP_FILE,
-                                 WakeupIdleStrategy, new_waiter, open_board, stream_bit, streams_mask)
+from aeron.common.wakeup import (ALL_SIGNAL_OFFSET, ALL_STREAMS, CONDUCTOR, FULL_CYCLE_DEFER_PASSES, LONG_QUIET_PARK_NS,
+                                 SENDER, SPIES, WAKEUP_FILE, ClientRegistry, WakeupIdleStrategy, new_waiter,
+                                 open_board, stream_bit, streams_mask)
 from tests.common.conftest import asleep_on
 from tests.support import wait_for
 
@@ -252,10 +253,10 @@ class FakeWaiter:
         self.calls.append("close")
 
 
-def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_waits():
+def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_waits(strategy_class):
     now = [0]
     waiter = FakeWaiter()
-    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, waiter=waiter, fds=lambda: [3],
+    idle = strategy_class(max_park_ns=5000, spin_ns=100, waiter=waiter, fds=lambda: [3],
                               clock=lambda: now[0])
     for _ in range(5):
         idle.idle(0)                                    # still within the spin time: returns at once
@@ -272,10 +273,10 @@ def test_wakeup_idle_strategy_spins_for_its_time_then_prepares_rechecks_and_wait
     assert waiter.calls[-1] == "close" and not idle.is_bound
 
 
-def test_a_spin_never_answered_is_given_up_and_taken_back_when_a_probe_is_answered():
+def test_a_spin_never_answered_is_given_up_and_taken_back_when_a_probe_is_answered(strategy_class):
     now = [0]
     waiter = FakeWaiter()
-    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, waiter=waiter, clock=lambda: now[0])
+    idle = strategy_class(max_park_ns=5000, spin_ns=100, waiter=waiter, clock=lambda: now[0])
 
     def message_then_spin(answered):
         """A message, then the spin (its time passes) and either the next message within it or a park."""
@@ -310,9 +311,9 @@ def test_a_spin_never_answered_is_given_up_and_taken_back_when_a_probe_is_answer
     assert idle.state == SPINNING
 
 
-def test_an_unbound_wakeup_strategy_is_backoff():
+def test_an_unbound_wakeup_strategy_is_backoff(strategy_class):
     sleeps = []
-    idle = WakeupIdleStrategy(1, 1, 1000, 4000, yield_fn=lambda: None, sleep_fn=sleeps.append)
+    idle = strategy_class(1, 1, 1000, 4000, yield_fn=lambda: None, sleep_fn=sleeps.append)
     for _ in range(8):
         idle.idle(0)
     assert sleeps == [1000, 2000, 4000, 4000]
@@ -343,9 +344,9 @@ def test_the_agents_hold_no_wakeup_strategy_and_load_no_wakeup_module():
     assert proc.stdout.splitlines() == ["False False []", "aeron.common.wakeup"]
 
 
-def test_the_park_bound_grows_while_quiet_and_resets_on_work():
+def test_the_park_bound_grows_while_quiet_and_resets_on_work(strategy_class):
     waiter = FakeWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
     waits = []
     for _ in range(20):
         idle.idle(0)
@@ -355,10 +356,10 @@ def test_the_park_bound_grows_while_quiet_and_resets_on_work():
     assert idle.park_bound_ns == 4000
 
 
-def test_a_quiet_bound_lowered_below_the_bound_grown_so_far_takes_effect_at_the_next_park():
+def test_a_quiet_bound_lowered_below_the_bound_grown_so_far_takes_effect_at_the_next_park(strategy_class):
     waiter = FakeWaiter()
     limit = [16000]
-    idle = WakeupIdleStrategy(0, 0, 1000, 1000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 1000, spin_ns=0, quiet_park_ns=16000)
     idle.bind(waiter, quiet=lambda ns: limit[0])
     for _ in range(12):
         idle.idle(0)
@@ -384,9 +385,9 @@ class FakeTimers:
         return min(far_ns, self.due_ns)
 
 
-def test_timer_work_neither_spins_nor_resets_the_park_bound():
+def test_timer_work_neither_spins_nor_resets_the_park_bound(strategy_class):
     waiter, timers = FakeWaiter(), FakeTimers()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
     idle.bind(waiter, None, timers)
     for _ in range(10):
         idle.idle(0)
@@ -404,7 +405,7 @@ def test_timer_work_neither_spins_nor_resets_the_park_bound():
     assert waiter.calls[-1] == "cancel"
 
 
-def test_a_park_that_stays_parked_makes_the_next_cycle_its_re_check():
+def test_a_park_that_stays_parked_makes_the_next_cycle_its_re_check(strategy_class):
     # a driver's waiter woken by one of its sockets stays parked: the cycle that reads the socket (a status message,
     # a heartbeat) is the re-check of the next park, which follows at once
     class StayingWaiter(FakeWaiter):
@@ -414,7 +415,7 @@ def test_a_park_that_stays_parked_makes_the_next_cycle_its_re_check():
             return True
 
     waiter, timers = StayingWaiter(), FakeTimers()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     idle.bind(waiter, None, timers)
     idle.idle(0)
     idle.idle(0)
@@ -425,9 +426,9 @@ def test_a_park_that_stays_parked_makes_the_next_cycle_its_re_check():
     assert idle.park_bound_ns == 4000                   # woken, not timed out: the bound did not grow
 
 
-def test_timer_work_out_of_a_wake_up_prepares_a_park_first():
+def test_timer_work_out_of_a_wake_up_prepares_a_park_first(strategy_class):
     waiter, timers = FakeWaiter(), FakeTimers()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     idle.bind(waiter, None, timers)
     timers.active = False
     idle.idle(1)                                        # not prepared before this cycle: it was no re-check
@@ -436,9 +437,9 @@ def test_timer_work_out_of_a_wake_up_prepares_a_park_first():
     assert waiter.calls[1][0] == "wait"
 
 
-def test_the_quiet_bound_follows_what_quiet_allows():
+def test_the_quiet_bound_follows_what_quiet_allows(strategy_class):
     waiter, timers = FakeWaiter(), FakeTimers()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     cap = [64000]
     idle.bind(waiter, None, timers, quiet=lambda quiet_ns: max(quiet_ns, cap[0]))
     cap[0] = 0                                          # no long bound: 1 ms doubling to the quiet bound
@@ -460,7 +461,7 @@ def test_the_quiet_bound_follows_what_quiet_allows():
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)][:2] == [4000, 8000]   # its own, from 1 ms
 
 
-def test_a_park_woken_keeps_the_long_bound_while_every_writer_signals():
+def test_a_park_woken_keeps_the_long_bound_while_every_writer_signals(strategy_class):
     # a ping-pong's parks all end by a wake-up: with the old rule (the long bound only once the bound had grown
     # by timeouts) each armed a 1 ms timer, shorter than the scheduler tick, which cost a reprogrammed clock event
     # on the way in and out of every park
@@ -470,7 +471,7 @@ def test_a_park_woken_keeps_the_long_bound_while_every_writer_signals():
             return True
 
     waiter = WokenWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     idle.bind(waiter, quiet=lambda quiet_ns: 100_000)         # a client's: no timers
     for _ in range(3):
         idle.idle(0)
@@ -479,9 +480,9 @@ def test_a_park_woken_keeps_the_long_bound_while_every_writer_signals():
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [100_000] * 3
 
 
-def test_a_park_ends_when_the_next_timer_is_due():
+def test_a_park_ends_when_the_next_timer_is_due(strategy_class):
     waiter, timers = FakeWaiter(), FakeTimers()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000)
     idle.bind(waiter, None, timers)
     timers.due_ns = 2500
     for _ in range(2):                                  # no spin: prepare (the re-check), then wait
@@ -511,10 +512,10 @@ class FastTimers(FakeTimers):
         return self.script.pop(0) if self.script else 0
 
 
-def test_a_driver_thread_spins_its_data_half_then_parks_without_another_whole_cycle():
+def test_a_driver_thread_spins_its_data_half_then_parks_without_another_whole_cycle(strategy_class):
     now = [0]
     waiter, timers = FakeWaiter(), FastTimers(now, 10)
-    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
+    idle = strategy_class(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
     idle.bind(waiter, None, timers)
     idle.data_spin_ns = 100
     idle.idle(1)                                        # a whole cycle moved data: the data half, over and over
@@ -527,11 +528,11 @@ def test_a_driver_thread_spins_its_data_half_then_parks_without_another_whole_cy
     assert timers.passes == passes and idle.state == PARKING
 
 
-def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves():
+def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves(strategy_class):
     now = [0]
     waiter = FakeWaiter()
     timers = FastTimers(now, 10, [0, 1, 0, 0, 1, 0, 1])
-    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
+    idle = strategy_class(max_park_ns=5000, spin_ns=0, clock=lambda: now[0])
     idle.bind(waiter, None, timers)
     idle.data_spin_ns, idle.full_cycle_defer_ns = 35, 1000
     idle.idle(1)
@@ -548,11 +549,11 @@ def test_the_data_spin_defers_the_rest_of_the_cycle_while_data_moves():
     assert timers.passes - passes == FULL_CYCLE_DEFER_PASSES
 
 
-def test_a_driver_thread_without_a_data_half_spins_as_any_other():
+def test_a_driver_thread_without_a_data_half_spins_as_any_other(strategy_class):
     now = [0]
     waiter, timers = FakeWaiter(), FastTimers(now, 0)
     timers.fast_work = lambda *spin: -1                 # a conductor's thread, or no network stream: nothing to watch
-    idle = WakeupIdleStrategy(max_park_ns=5000, spin_ns=100, clock=lambda: now[0])
+    idle = strategy_class(max_park_ns=5000, spin_ns=100, clock=lambda: now[0])
     idle.bind(waiter, None, timers)
     idle.idle(1)
     idle.idle(0)
@@ -678,3 +679,80 @@ def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows
     idle.idle(0)
     # woken once: back to the caller for a whole cycle (its data half not run alone)
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0
+
+
+def test_a_clients_quiet_bound_reads_the_drivers_verdict_its_holds_and_pending_commands(board):
+    """QuietBound, what a client binds as its strategies' ``quiet`` (Aeron.quiet_park_ns), read per park by the
+    compiled idle: the long bound while the board says every client signals, the brief one while parks are held or
+    an async command awaits its answer (asked only while the conductor has commands pending), else the park's own."""
+    registry = ClientRegistry(board)
+    pending, awaited = {}, []
+
+    def awaits():
+        awaited.append(True)
+        return answer[0]
+
+    answer = [True]
+    quiet = wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, pending, awaits)
+    assert quiet(16_000_000) == 16_000_000
+    registry.all_signal = True
+    assert quiet(16_000_000) == LONG_QUIET_PARK_NS and quiet(2 * LONG_QUIET_PARK_NS) == 2 * LONG_QUIET_PARK_NS
+    assert awaited == []                                # nothing pending: not asked
+    pending[7] = object()
+    assert quiet(16_000_000) == 1_000_000 and quiet(500) == 500 and awaited
+    answer[0] = False                                   # pending, but past its deadline: not awaited any more
+    assert quiet(16_000_000) == LONG_QUIET_PARK_NS
+    quiet.holds = 1
+    assert quiet(16_000_000) == 1_000_000
+    quiet.holds = 0
+    registry.all_signal = False
+    assert quiet(16_000_000) == 16_000_000
+    with pytest.raises(ValueError):
+        wk.QuietBound(board, wk.SLOTS_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, pending, awaits)
+    registry.close()
+
+
+def test_auto_idles_on_wakeup_while_every_writer_signals_and_on_its_fallback_otherwise(board, strategy_class):
+    """AutoIdleStrategy (compiled: AutoIdleCore, around either wakeup strategy): the verdict read after work and
+    before a park while on wakeup (a change withdraws the prepared park), after work or every CHECK_EVERY calls on
+    the fallback; a QuietBound's verdict is read from the board."""
+    from aeron.common.wakeup import AutoIdleStrategy
+
+    class Fallback(BackoffIdleStrategy):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def idle(self, work_count=0):
+            self.calls.append(work_count)
+
+    registry = ClientRegistry(board)
+    registry.all_signal = True
+    quiet = wk.QuietBound(board, ALL_SIGNAL_OFFSET, LONG_QUIET_PARK_NS, 1_000_000, {}, lambda: False)
+    waiter, fallback = FakeWaiter(), Fallback()
+    wakeup = strategy_class(0, 0, 1000, 4000, spin_ns=0, quiet_park_ns=16000, waiter=waiter)
+    auto = AutoIdleStrategy(wakeup, fallback, quiet.all_signal)
+    assert auto.on_wakeup and auto.switches == 0
+    auto.idle(0)
+    auto.idle(0)                                        # prepared, then the park
+    assert [c if isinstance(c, str) else c[0] for c in waiter.calls] == ["prepare", "wait", "prepare"]
+    registry.all_signal = False                         # an official client connected
+    auto.idle(0)                                        # before the park: withdrawn, the fallback's turn
+    assert waiter.calls[-1] == "cancel" and not auto.on_wakeup and auto.switches == 1 and fallback.calls == [0]
+    for _ in range(AutoIdleStrategy.CHECK_EVERY - 1):
+        auto.idle(0)
+    assert len(fallback.calls) == AutoIdleStrategy.CHECK_EVERY and not auto.on_wakeup
+    registry.all_signal = True
+    auto.idle(0)                                        # the CHECK_EVERY-th call reads the verdict: back on wakeup
+    assert auto.on_wakeup and auto.switches == 2 and len(fallback.calls) == AutoIdleStrategy.CHECK_EVERY
+    assert waiter.calls[-1] == "prepare" and wakeup.state == PARKING
+    registry.all_signal = False
+    auto.idle(3)                                        # work: read at once
+    assert not auto.on_wakeup and fallback.calls[-1] == 3 and auto.switches == 3
+    calls = []
+    python_verdict = AutoIdleStrategy(strategy_class(spin_ns=0, waiter=FakeWaiter()), fallback, lambda: bool(calls))
+    assert not python_verdict.on_wakeup
+    calls.append(1)
+    python_verdict.idle(1)
+    assert python_verdict.on_wakeup and "AutoIdleStrategy(" in repr(python_verdict)
+    registry.close()

@@ -16,7 +16,7 @@ import pytest
 from aeron._core import wakeup as wk
 from aeron.common.agent import PARKING
 from aeron.common.errors import ConfigurationError, IllegalStateError
-from aeron.common.wakeup import WakeupIdleStrategy, new_waiter, stream_bit
+from aeron.common.wakeup import ClientWakeupIdleStrategy, WakeupIdleStrategy, new_waiter, stream_bit
 from tests.common.conftest import asleep_on, slot_word_address
 from tests.support import wait_for
 
@@ -117,7 +117,7 @@ def test_the_waits_timeout_bounds_its_yield_phase(board):
         waiter.close()
 
 
-def test_only_a_futex_waiter_yields(board):
+def test_only_a_futex_waiter_yields(board, strategy_class):
     waiter = new_waiter(board, stream_bit(7))
     try:
         waiter.prepare()
@@ -125,13 +125,13 @@ def test_only_a_futex_waiter_yields(board):
             waiter.wait(1_000_000, None, 1_000)
         waiter.cancel()
         with pytest.raises(ConfigurationError):
-            WakeupIdleStrategy(yield_ns=1_000).bind(waiter)
+            strategy_class(yield_ns=1_000).bind(waiter)
         with pytest.raises(TypeError):
             waiter.clock = 5
     finally:
         waiter.close()
     with pytest.raises(ConfigurationError):
-        WakeupIdleStrategy(yield_ns=-1)
+        strategy_class(yield_ns=-1)
 
 
 def _phase(waiter, yield_ns=20_000_000):
@@ -262,9 +262,9 @@ class FakeFutexWaiter:
         pass
 
 
-def test_the_strategy_yields_in_the_first_park_after_work_only():
+def test_the_strategy_yields_in_the_first_park_after_work_only(strategy_class):
     waiter = FakeFutexWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
     for _ in range(4):
         idle.idle(0)            # no work yet: plain parks (each timed out, and the next cycle its re-check)
     idle.idle(3)                # a message
@@ -277,17 +277,17 @@ def test_the_strategy_yields_in_the_first_park_after_work_only():
     for _ in range(5):
         idle.idle(0)            # woken; then the next park (prepare, wait): no work came between, so no yield
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)][6:] == [50_000, 0]
-    assert WakeupIdleStrategy(yield_ns=0, waiter=FakeFutexWaiter()).yield_ns == 0
+    assert strategy_class(yield_ns=0, waiter=FakeFutexWaiter()).yield_ns == 0
 
 
-def test_a_client_with_no_spin_prepares_its_park_with_a_message_after_a_wake_up():
+def test_a_client_with_no_spin_prepares_its_park_with_a_message_after_a_wake_up(strategy_class):
     """A client loop with no spin (network streams) told of a message that came straight after a wake-up (a request
     and its response) marks itself parked at once, and its next poll is the re-check, as the bare design's client does
     after its offer (perf/bare_wakeup.c): one poll and one call fewer before the park. Work found by that re-check (a
     stream) withdraws the park and the loop goes on as before, so that writers do not wake a loop that is not asleep;
     a loop that spins keeps its spin."""
     waiter = FakeFutexWaiter(woken=True)
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, waiter=waiter)
     idle.idle(0)
     idle.idle(0)                # prepared, then parked and woken
     assert waiter.calls == ["prepare", ("wait", 0)]
@@ -305,7 +305,7 @@ def test_a_client_with_no_spin_prepares_its_park_with_a_message_after_a_wake_up(
     assert waiter.calls[6:] == ["prepare", ("wait", 50_000)]
     spinning = FakeFutexWaiter(woken=True)
     now = [0]
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=10_000, waiter=spinning, clock=lambda: now[0])
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=10_000, waiter=spinning, clock=lambda: now[0])
     idle.idle(0)                # the spin starts
     now[0] += 10_000
     idle.idle(0)                # over: prepared
@@ -339,12 +339,12 @@ def test_a_writer_that_saw_the_slot_yielding_still_wakes_it_once_it_has_gone_to_
         waiter.close()
 
 
-def test_the_strategy_yields_only_while_every_writer_signals():
+def test_the_strategy_yields_only_while_every_writer_signals(strategy_class):
     """On aeronmd, or with an official client about (the driver's ALL_SIGNAL is 0), nobody would end a yield but its
     time: the park sleeps at once, as before."""
     all_signal = [False]
     waiter = FakeFutexWaiter()
-    idle = WakeupIdleStrategy(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, quiet_park_ns=16_000)
+    idle = strategy_class(0, 0, 1000, 4000, spin_ns=0, yield_ns=50_000, quiet_park_ns=16_000)
     idle.bind(waiter, quiet=lambda cap: 100_000 if all_signal[0] else cap)
     for signalled in (False, True, False):
         all_signal[0] = signalled
@@ -352,3 +352,79 @@ def test_the_strategy_yields_only_while_every_writer_signals():
         idle.idle(0)            # prepare
         idle.idle(0)            # the park
     assert [call[1] for call in waiter.calls if isinstance(call, tuple)] == [0, 50_000, 0]
+
+
+def test_a_clients_compiled_idle_parks_on_its_futex_until_a_writer_wakes_it(board):
+    """ClientWakeupIdleStrategy bound to a real futex waiter with no timers (a client's poll loop): its idle is the
+    compiled one, which drives the slot itself: prepared after a message that came from a wake-up, asleep in
+    FUTEX_WAIT (the GIL released: this thread signals meanwhile) until a writer's signal, the bound doubling
+    while parks time out and back to its start on work."""
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    idle = ClientWakeupIdleStrategy(0, 0, 1000, 1_000_000, spin_ns=0, yield_ns=0, quiet_park_ns=4_000_000)
+    idle.bind(waiter, quiet=lambda cap: cap)
+    try:
+        assert idle.idle.__qualname__ == "WakeupIdleCore.idle"
+        idle.idle(0)
+        assert waiter.prepared and idle.state == PARKING and board.parked_count == 1
+        idle.idle(0)                                    # no writer: timed out, and the next park prepared
+        assert waiter.timeouts == 1 and waiter.prepared and idle.park_bound_ns == 2_000_000
+        idle.idle(1)                                    # work withdraws the park, the bound back to its start
+        assert not waiter.prepared and board.parked_count == 0 and idle.park_bound_ns == 1_000_000
+        idle.park_bound_ns = idle.quiet_park_ns = LONG_NS   # a wait that must end by the writer
+        idle.max_park_ns = LONG_NS
+        idle.idle(0)
+        assert waiter.prepared
+        done = threading.Event()
+
+        def loop():
+            idle.idle(0)                                # asleep until the writer's signal
+            done.set()
+
+        thread = threading.Thread(target=loop)
+        thread.start()
+        try:
+            word = slot_word_address(board, waiter.index)
+            wait_for(lambda: asleep_on(word, thread.native_id), what="the loop asleep in FUTEX_WAIT")
+            board.signal(stream_bit(7))
+            assert done.wait(10)
+        finally:
+            thread.join(10)
+        assert waiter.wakeups == 1 and idle.parks == 2 and not waiter.prepared and board.parked_count == 0
+        idle.idle(1)                                    # the message the wake-up was for: the park prepared at once
+        assert waiter.prepared and idle.state == PARKING
+        idle.idle(2)                                    # the re-check found more: withdrawn
+        assert not waiter.prepared and board.parked_count == 0
+    finally:
+        idle.close()
+    assert waiter.is_closed and not idle.is_bound and idle.idle.__qualname__ == "WakeupIdleCore.idle"
+    idle.idle(1)                                        # unbound: backoff's, through WakeupIdleStrategy.idle
+    assert idle.state == 0
+
+
+def test_a_strategy_closed_by_another_thread_mid_park_ends_that_park_unharmed(board, strategy_class):
+    """A close on another thread (a client closing while a loop's thread parks): the park asleep on the futex ends at
+    once (no writer, a bound of a minute), the slot is taken out of its park once (the parked count back to 0, the slot
+    free, not written again by the woken thread), and the loop's next call is backoff's."""
+    waiter = new_waiter(board, stream_bit(7), futex=True)
+    idle = strategy_class(0, 0, 1000, 60_000_000_000, spin_ns=0, yield_ns=0, quiet_park_ns=60_000_000_000)
+    idle.bind(waiter)
+    errors = []
+
+    def loop():
+        try:
+            idle.idle(0)
+            idle.idle(0)                                # asleep until the close
+            idle.idle(0)                                # unbound by then: backoff's first step
+        except BaseException as exc:                    # pragma: no cover - what the test is about
+            errors.append(exc)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+    try:
+        word = slot_word_address(board, waiter.index)
+        wait_for(lambda: asleep_on(word, thread.native_id), what="the loop asleep in FUTEX_WAIT")
+        idle.close()
+    finally:
+        thread.join(10)
+    assert not thread.is_alive() and errors == [] and waiter.is_closed and not idle.is_bound
+    assert board.parked_count == 0 and board.slot_state(waiter.index)[0] == wk.FREE
