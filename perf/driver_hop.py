@@ -11,6 +11,9 @@ stream on 127.0.0.1 that its own subscription receives; a waiter of the subscrip
 the wake-up board before each offer, so that each timed fast_work call sends the datagram, receives it, inserts it into
 the image and wakes the waiter (FUTEX_WAKE), as the driver does between a ping's offer and its pong's wake-up. The subscriber reads
 the message between calls, untimed. Prints p10/p50/p90 of each, in microseconds, and their ratio.
+
+``--quiet-endpoints`` (default 1): subscriptions on that many other UDP endpoints with no traffic, as in a ping-pong,
+whose two directions have an endpoint each: every receive socket is read after a send, and all but one are empty.
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ def _percentiles(values: list[int]) -> tuple[float, float, float]:
     return tuple(ordered[int(len(ordered) * q)] / 1000 for q in (0.1, 0.5, 0.9))     # type: ignore[return-value]
 
 
-def measure(messages: int) -> dict[str, tuple[float, float, float]]:
+def measure(messages: int, quiet_endpoints: int = 1) -> dict[str, tuple[float, float, float]]:
     base = "/dev/shm" if os.path.isdir("/dev/shm") else None
     tmp = tempfile.mkdtemp(prefix="driver-hop-", dir=base)
     channel = f"aeron:udp?endpoint=127.0.0.1:{_port()}"
@@ -55,17 +58,23 @@ def measure(messages: int) -> dict[str, tuple[float, float, float]]:
                 Aeron.connect(Context(driver.aeron_dir, use_conductor_agent_invoker=True)) as client:
             signalling = driver._invoker.agent
             invoker = client.conductor_agent_invoker
+            # endpoints with nothing to read, as the other direction of a ping-pong between two messages
+            quiet_ids = [client.async_add_subscription(f"aeron:udp?endpoint=127.0.0.1:{_port()}", STREAM + 1 + n)
+                         for n in range(quiet_endpoints)]
             sub_id = client.async_add_subscription(channel, STREAM)
             pub_id = client.async_add_exclusive_publication(channel, STREAM)
             sub = pub = None
             deadline = time.monotonic() + 30
-            while not (pub is not None and sub is not None and pub.is_connected and sub.image_count):
+            quiet = [None] * quiet_endpoints
+            while not (pub is not None and sub is not None and pub.is_connected and sub.image_count
+                       and all(q is not None for q in quiet)):
                 if time.monotonic() > deadline:
                     raise RuntimeError("the stream did not connect")
                 driver.do_work()
                 invoker.invoke()
                 sub = sub or client.get_subscription(sub_id)
                 pub = pub or client.get_exclusive_publication(pub_id)
+                quiet = [q or client.get_subscription(q_id) for q, q_id in zip(quiet, quiet_ids)]
             for _ in range(50):
                 driver.do_work()                # setups and status messages settled
             waiter = new_waiter(client._conductor.wakeup_board, stream_bit(STREAM), futex=True)     # as our samples'
@@ -105,8 +114,9 @@ def measure(messages: int) -> dict[str, tuple[float, float, float]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=20000, help="messages timed per kind")
+    parser.add_argument("--quiet-endpoints", type=int, default=1, help="other UDP endpoints subscribed, no traffic")
     args = parser.parse_args(argv)
-    result = measure(args.messages)
+    result = measure(args.messages, args.quiet_endpoints)
     for kind, (p10, p50, p90) in result.items():
         print(f"driver hop, {kind:9} data half: p10 {p10:7.2f} p50 {p50:7.2f} p90 {p90:7.2f} µs")
     if len(result) == 2:

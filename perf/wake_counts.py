@@ -5,7 +5,9 @@ per second with a ping connected and no traffic.
 
     .venv/bin/python perf/wake_counts.py [--pings 5000] [--transport udp|ipc] [--idle-seconds 5] [--syscalls]
 
-For each process (driver, ping, pong): the driver's duty cycles, the parks of each sleeper and how they ended
+For each process (driver, ping, pong): the driver's duty cycles, its data halves between them (``fast_polls``,
+``fast_hits`` those that moved data, ``fast_passes`` the compiled passes that moved data, ``fast_handed_back`` the
+compiled data halves that stopped for the Python one: a SETUP, a send refused), the parks of each sleeper and how they ended
 (woken or timed out), the wake-up datagrams it sent, its voluntary context switches (each is a sleep: a park, a
 GIL hand-over) and its CPU time; ``--syscalls`` adds the system calls (``strace -c -f``, which slows every
 process down, so the other counts are taken in a run without it).
@@ -219,7 +221,7 @@ def run_driver(out: str, args: list[str]) -> int:
             return read
 
         Receiver.poll_data = poll_data
-    fast_counts = [0, 0]
+    fast_counts = [0, 0, 0, 0]
     cycle_kinds = {"active": 0, "timer_only": 0, "no_work": 0, "spin_owed": 0}
     original_signalling_do_work = SignallingAgent.do_work
 
@@ -247,6 +249,11 @@ def run_driver(out: str, args: list[str]) -> int:
             work = original_fast_work(self, *spin)
             fast_counts[0] += 1
             fast_counts[1] += 1 if work else 0
+            data_spin = getattr(self, "_spin", None)
+            if data_spin is not None and getattr(self, "_spin_passes", False):
+                # the compiled data half's passes, and its stops for the Python one (a SETUP, a send refused, ...)
+                fast_counts[2] += 1 if data_spin.handed_back else 0
+                fast_counts[3] += data_spin.data_passes
             return work
 
         SignallingAgent.fast_work = fast_work
@@ -290,7 +297,8 @@ def run_driver(out: str, args: list[str]) -> int:
         boards = [b for b in captured["boards"] if b is not None]
         extra = {f"{name}_ns": cell[0] for name, cell in timings.items()}
         return _process_stats(dict(_sleepers(captured["idles"]), cycles=counted_cycles[0], fast_polls=fast_counts[0],
-                                   fast_hits=fast_counts[1],
+                                   fast_hits=fast_counts[1], fast_handed_back=fast_counts[2],
+                                   fast_passes=fast_counts[3],
                                    wakeups_sent=sum(b.wakeups_sent for b in boards),
                                    **{f"cycles_{kind}": n for kind, n in cycle_kinds.items()}, **extra))
 
@@ -626,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {role:6s} (no counts)")
             continue
         cells = []
-        for key in ("cycles", "cycles_active", "cycles_timer_only", "cycles_no_work", "cycles_spin_owed", "fast_polls", "fast_hits", "parks", "woken", "yield_phases", "yield_woken", "yields_timed_out", "yields_contended", "timeouts", "wakeups_sent", "voluntary_switches",
+        for key in ("cycles", "cycles_active", "cycles_timer_only", "cycles_no_work", "cycles_spin_owed", "fast_polls", "fast_hits", "fast_handed_back", "fast_passes", "parks", "woken", "yield_phases", "yield_woken", "yields_timed_out", "yields_contended", "timeouts", "wakeups_sent", "voluntary_switches",
                     "involuntary_switches"):
             if key in stats:
                 cells.append(f"{key} {stats[key] / per:7.2f}")

@@ -654,6 +654,7 @@ def round_trip(receiving, shm_dir):
     publication = Publication(SESSION)
     send_pass = _pass_of(publication)
     send_pass.bind(out, transport.bound_address, AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0))
+    publication.send_pass = send_pass
     spin = DataSpin()
     spin.set_sockets([send_pass], [transport.fileno()], 0, [(rig.dispatcher, transport, DESTINATION)])
     yield rig, publication, spin, waiter, transport
@@ -684,6 +685,31 @@ def test_run_data_sends_receives_inserts_and_wakes_in_one_call(round_trip):
         # woken by the pass itself; the next message wakes it again (the mask taken after each pass)
         assert waiter.wait(10_000_000_000) is True
     assert publication.snd_pos.get() == 128
+
+
+def test_run_data_reads_every_receive_socket_after_a_send_and_an_empty_one_is_not_handed_back(round_trip, udp):
+    # a ping-pong's driver: one endpoint per direction, the other one's socket empty when a message is sent; reading
+    # it finds nothing (EAGAIN), which is no reason to stop for the Python half, before or after the one with data
+    rig, publication, spin, waiter, transport = round_trip
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 5))
+    quiet = UdpTransport(socket.socket(fileno=udp().detach()), batch=4)
+    try:
+        quiet_dispatcher = DataPacketDispatcher(*(AtomicCounter(values, i) for i in range(5)))
+        for order in ("quiet first", "quiet last"):
+            receives = [(rig.dispatcher, transport, DESTINATION), (quiet_dispatcher, quiet, DESTINATION)]
+            fds = [transport.fileno(), quiet.fileno()]
+            if order == "quiet first":
+                receives.reverse()
+                fds.reverse()
+            spin.set_sockets([publication.send_pass], fds, 0, receives)
+            offset = 0 if order == "quiet first" else 64
+            waiter.prepare()
+            frame = _offer(publication, offset, bytes([offset + 1]) * 32)
+            assert spin.run_data(10_000_000_000) == 1, order
+            assert (spin.handed_back, spin.sends, spin.receives, spin.received) == (False, 1, 1, 1), order
+            assert rig[HWM] == offset + len(frame) and waiter.wait(10_000_000_000) is True
+    finally:
+        quiet.close()
 
 
 def test_run_data_spins_on_after_data_within_its_budget(round_trip):
