@@ -12,6 +12,11 @@ the wake-up board before each offer, so that each timed fast_work call sends the
 the image and wakes the waiter (FUTEX_WAKE), as the driver does between a ping's offer and its pong's wake-up. The subscriber reads
 the message between calls, untimed. Prints p10/p50/p90 of each, in microseconds, and their ratio.
 
+A third kind, ``cycle``: what a wake-up cost before the idle strategy ran the data half first on it
+(WakeupIdleStrategy._data_after_wake): a whole duty cycle of a SHARED thread (sender, receiver, conductor, in
+SignallingAgent) timed from its start until its receive pass has returned with the message in (the subscriber woken
+in it); the rest of that cycle came after the wake-up and is not counted.
+
 ``--quiet-endpoints`` (default 1): subscriptions on that many other UDP endpoints with no traffic, as in a ping-pong,
 whose two directions have an endpoint each: every receive socket is read after a send, and all but one are empty.
 """
@@ -30,7 +35,9 @@ sys.path.insert(0, str(ROOT))
 
 from aeron import Aeron, Context, MediaDriver  # noqa: E402
 from aeron.common.wakeup import new_waiter, stream_bit  # noqa: E402
+from aeron.common.agent import CompositeAgent  # noqa: E402
 from aeron.driver import Context as DriverContext  # noqa: E402
+from aeron.driver.driver_wakeup import SignallingAgent  # noqa: E402
 
 STREAM = 1001
 
@@ -52,7 +59,7 @@ def measure(messages: int, quiet_endpoints: int = 1) -> dict[str, tuple[float, f
     tmp = tempfile.mkdtemp(prefix="driver-hop-", dir=base)
     channel = f"aeron:udp?endpoint=127.0.0.1:{_port()}"
     ctx = DriverContext(environ={}, threading_mode="INVOKER", aeron_dir=os.path.join(tmp, "d"))
-    times: dict[str, list[int]] = {"compiled": [], "python": []}
+    times: dict[str, list[int]] = {"compiled": [], "python": [], "cycle": []}
     try:
         with MediaDriver.launch_embedded(ctx) as driver, \
                 Aeron.connect(Context(driver.aeron_dir, use_conductor_agent_invoker=True)) as client:
@@ -85,18 +92,39 @@ def measure(messages: int, quiet_endpoints: int = 1) -> dict[str, tuple[float, f
                 got[0] += 1
 
             clock = time.perf_counter_ns
+            # a SHARED thread's whole cycle (Aeron's order: sender, receiver, conductor), its receive pass stamped
+            conductor = driver._conductor
+            shared = (conductor.sender, conductor.receiver, conductor)
+            whole = SignallingAgent(CompositeAgent(*shared), client._conductor.wakeup_board, conductor, shared)
+            endpoint_type = type(conductor.receiver.endpoints[0])
+            received_at = [0]
+            original_poll = endpoint_type.poll
+
+            def stamped_poll(self, now_ns):
+                work = original_poll(self, now_ns)
+                if work and not received_at[0]:
+                    received_at[0] = clock()
+                return work
+
+            endpoint_type.poll = stamped_poll
             try:
-                for i in range(2 * messages):
-                    kind = "compiled" if i % 2 else "python"
+                for i in range(3 * messages):
+                    kind = ("python", "compiled", "cycle")[i % 3]
                     signalling._spin_passes = kind == "compiled" and signalling._monotonic
                     if i % 64 == 0:
                         driver.do_work()        # the whole cycle the spin owes: status messages, limits
                     waiter.prepare()
                     while pub.offer(payload) < 0:
                         driver.do_work()
+                    received_at[0] = 0
                     start = clock()
-                    moved = signalling.fast_work()
-                    took = clock() - start
+                    if kind == "cycle":
+                        moved = whole.do_work()
+                        took = received_at[0] - start
+                        moved = moved if received_at[0] else 0
+                    else:
+                        moved = signalling.fast_work()
+                        took = clock() - start
                     if moved > 0 and waiter.wait(0):
                         times[kind].append(took)
                     else:
@@ -104,6 +132,7 @@ def measure(messages: int, quiet_endpoints: int = 1) -> dict[str, tuple[float, f
                     while sub.poll(on_fragment, 10) == 0 and got[0] <= i:
                         driver.do_work()
             finally:
+                endpoint_type.poll = original_poll
                 waiter.close()
                 signalling._spin_passes = signalling._monotonic
     finally:
@@ -118,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = measure(args.messages, args.quiet_endpoints)
     for kind, (p10, p50, p90) in result.items():
-        print(f"driver hop, {kind:9} data half: p10 {p10:7.2f} p50 {p50:7.2f} p90 {p90:7.2f} µs")
-    if len(result) == 2:
+        what = "whole cycle, to the data in" if kind == "cycle" else f"{kind} data half"
+        print(f"driver hop, {what:28}: p10 {p10:7.2f} p50 {p50:7.2f} p90 {p90:7.2f} µs")
+    if "compiled" in result and "python" in result:
         print(f"compiled / python, p50: {result['compiled'][1] / result['python'][1]:.2f}x "
               f"(load {os.getloadavg()[0]:.1f})")
+    if "compiled" in result and "cycle" in result:
+        print(f"compiled / cycle, p50: {result['compiled'][1] / result['cycle'][1]:.2f}x")
     return 0
 
 

@@ -298,7 +298,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     driver wakes for its timers when they are due rather than polling for them every millisecond after each one.
     When ``timers`` also has ``fast_work`` (the data half of the driver's duty cycle: compiled send and receive
     passes), the spin after data is that half alone, over and over, for ``data_spin_ns`` (200 µs), the rest of
-    the cycle deferred by up to ``full_cycle_defer_ns`` (1 ms): see :meth:`_fast_spin`.
+    the cycle deferred by up to ``full_cycle_defer_ns`` (1 ms): see :meth:`_fast_spin`; and a wake-up runs that half
+    first, before the whole cycle that follows it (:meth:`_data_after_wake`).
 
     A timer-only cycle run while a park was prepared is that park's re-check: the strategy parks at once.
 
@@ -315,7 +316,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
     __slots__ = ("waiter", "fds", "timers", "quiet", "_fast", "spin_ns", "yield_ns", "data_spin_ns",
                  "full_cycle_defer_ns", "quiet_park_ns", "park_bound_ns", "_spin_start_ns", "_clock", "_prepared", "_owed_ns", "_pending",
-                 "_after_work", "parks", "spin_misses", "_spin_skips", "spins_given_up")
+                 "_after_work", "_data_woke", "parks", "spin_misses", "_spin_skips", "spins_given_up")
     alias = "wakeup"
     DEFAULT_SPIN_NS = 10_000
     # A client's spin after work that ends in a park this many times in a row is given up (the next parks come at
@@ -352,6 +353,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._spin_start_ns = 0
         self._pending: Callable[[], bool] | None = None
         self._owed_ns = 0             # a driver thread's data halves ran alone after wake-ups: its whole cycle by then
+        self._data_woke = False       # a driver thread's data half ran at its wake-up: the cycle after it, then the spin
         self._clock = clock
         self.waiter: _Waiter | None = None
         self.fds: Callable[[], Any] | None = None
@@ -376,6 +378,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         if self._prepared and self.waiter is not None:
             self.waiter.cancel()
         self._prepared = False
+        self._data_woke = False
         self.waiter = waiter
         self.fds = fds
         self.timers = timers if waiter is not None else None
@@ -401,9 +404,12 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
     def idle(self, work_count: int = 0) -> None:
         """Spin for ``spin_ns`` after work, then prepare a park and, if the next duty cycle also found nothing,
         wait."""
+        data_woke = self._data_woke
+        if data_woke:
+            self._data_woke = False     # this cycle follows a data half run at a wake-up (_data_after_wake)
         if work_count > 0:
             timers = self.timers
-            if timers is None or timers.active:
+            if timers is None or timers.active or data_woke:
                 if self.state == SPINNING:
                     self.spin_misses = 0        # the spin was answered
                 self._after_work = True
@@ -529,7 +535,11 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # next duty cycle reads it and is the re-check of the next park (one cycle for a status message or a
                 # heartbeat received, not two)
                 self._prepared = True
-            if self._pending is None or self.data_spin_ns or not self._data_first(waiter):
+            if self._pending is not None and self.data_spin_ns:
+                self._owed_ns = 0
+                self._data_after_wake(waiter)
+                return
+            if self._pending is None or not self._data_first(waiter):
                 self._owed_ns = 0
                 return
             self._prepared = False
@@ -542,6 +552,23 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self._owed_ns = 0
                 return
             yield_ns = 0
+
+    def _data_after_wake(self, waiter: _Waiter) -> None:
+        """After a driver thread's wake-up, with its data spin on: the data half first (``timers.fast_work``: one
+        compiled call sends what a client offered, reads the receive sockets, inserts and wakes the subscribers), then
+        the caller's whole duty cycle (the rest: commands, status messages, timers), then the spin, which that cycle
+        neither starts over nor ends when it moves no data of its own (``timers.active`` false: a status message for
+        the data just received). A whole cycle of Python first held the data up by as long as its sender's and
+        receiver's parts before their passes."""
+        if self._fast(0) <= 0:                                          # type: ignore[misc]
+            return                      # a command, a control frame or a timer woke us: the whole cycle serves it
+        if self._prepared:
+            self._prepared = False      # woken by a socket of ours, still marked parked: no longer asleep
+            waiter.cancel()
+        self.reset()
+        self.state = SPINNING
+        self._spin_start_ns = self._clock()
+        self._data_woke = True
 
     def _rechecked(self) -> bool:
         """A driver thread's re-check of the park just prepared, without a whole duty cycle: the data half alone

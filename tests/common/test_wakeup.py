@@ -677,8 +677,38 @@ def test_with_the_data_spin_on_a_wake_up_runs_a_whole_cycle_and_the_spin_follows
     # come due): back to the caller first, parked by the cycle after it that finds nothing
     assert [c for c in waiter.calls if isinstance(c, tuple)] == []
     idle.idle(0)
-    # woken once: back to the caller for a whole cycle (its data half not run alone)
+    # woken once: its data half first, which moved nothing (a command, a timer woke it): back to the caller for a whole
+    # cycle, no spin after it
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and idle._owed_ns == 0
+    assert idle.state == PARKING
+
+
+@pytest.mark.parametrize("cycle", ["active", "timers only", "nothing"])
+def test_with_the_data_spin_on_a_wake_up_runs_the_data_half_first_then_a_whole_cycle_then_the_spin(cycle):
+    # a ping's offer woke the driver: the data half sends it and wakes the pong before any Python of a whole cycle
+    now, waiter, timers, idle = _data_first([True], [])
+    calls = []
+
+    def fast_work(wait_ns, spin_ns=0, passes_left=1, defer_ns=0):
+        now[0] += 10
+        calls.append((wait_ns, spin_ns))
+        return 1 if spin_ns == 0 else 0                 # the wake-up's look finds the data; the spins, nothing
+
+    timers.fast_work, timers.fast_idle_ns = fast_work, 0
+    idle.bind(waiter, None, timers)
+    idle.data_spin_ns = 100
+    idle.idle(1)
+    idle.idle(0)                                        # the re-check cycle found nothing: parked, then woken
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)]
+    assert calls[-1] == (0, 0) and idle.state == SPINNING and not idle._prepared
+    # the caller's whole cycle (the rest: a status message for the data, commands, timers), then the spin, whether
+    # or not that cycle moved anything of its own
+    timers.active = cycle == "active"
+    spun_from = len(calls)
+    idle.idle(0 if cycle == "nothing" else 1)
+    assert len(calls) > spun_from and all(spin_ns == 100 for _, spin_ns in calls[spun_from:])
+    assert idle.state == PARKING and waiter.calls[-1] == "prepare"      # spun out: the next cycle is the re-check
+    assert not idle._data_woke                          # only the cycle right after the wake-up spins regardless
 
 
 def test_a_clients_quiet_bound_reads_the_drivers_verdict_its_holds_and_pending_commands(board):
