@@ -142,6 +142,11 @@ class ConsensusModuleAgent(Agent):
         self.last_append_position = NULL_POSITION
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
+        # what the leader's last look at the quorum saw (update_leader_position): the append position and how many
+        # member positions had come (update_member_log_position); NULL_POSITION when it must look again
+        self._quorum_seen_append_position = NULL_POSITION
+        self._member_position_updates = 0
+        self._quorum_seen_member_updates = -1
         self.time_of_last_append_position_update_ns = 0
         self.time_of_last_append_position_send_ns = 0
         self.time_of_last_leader_update_ns = 0
@@ -275,6 +280,7 @@ class ConsensusModuleAgent(Agent):
                     self.slow_tick_deadline_ns = now_ns + 1 if slow_work > 0 else now_ns + SLOW_TICK_INTERVAL_NS
                 work += self.consensus_adapter.poll()
                 if self.election is not None:
+                    self._quorum_seen_append_position = NULL_POSITION   # members' positions reset: look again after
                     work += self.election.do_work(now_ns)
                 else:
                     work += self._consensus_work(timestamp, now_ns)
@@ -645,6 +651,7 @@ class ConsensusModuleAgent(Agent):
         member.leadership_term_id = leadership_term_id
         member.log_position = log_position
         member.time_of_last_append_position_ns = self.cluster_clock.time_nanos()
+        self._member_position_updates += 1
 
     def on_commit_position(self, leadership_term_id: int, log_position: int, leader_member_id: int) -> None:
         """CommitPosition from the leader (its heartbeat)."""
@@ -1093,14 +1100,28 @@ class ConsensusModuleAgent(Agent):
     def update_leader_position(self, now_ns: int, append_position: int | None = None,
                                quorum_position: int | None = None) -> int:
         """The leader's commit position: published when the quorum moves it, or as a heartbeat."""
+        this_member = self.this_member
         if append_position is None:
             if self.append_position is None:
                 return 0
             append_position = self._append_position_value()
+            updates = self._member_position_updates
+            if append_position == self._quorum_seen_append_position and updates == self._quorum_seen_member_updates \
+                    and now_ns < self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
+                # Nothing the quorum is made of moved since the last look (ConsensusModuleAgent.updateLeaderPosition
+                # looks every duty cycle), which left it at or below the commit position; time alone only lets a
+                # member lapse (counting 0), so the quorum is no higher now: no commit, and no heartbeat due yet
+                this_member.log_position = append_position
+                this_member.time_of_last_append_position_ns = now_ns
+                return 0
             quorum_position = self.quorum_position_bounded_by_leader_log(append_position, now_ns)
+            self._quorum_seen_append_position = append_position
+            self._quorum_seen_member_updates = updates
+        else:
+            self._quorum_seen_append_position = NULL_POSITION       # an election's look: the next one looks again
         assert quorum_position is not None
-        self.this_member.log_position = append_position
-        self.this_member.time_of_last_append_position_ns = now_ns
+        this_member.log_position = append_position
+        this_member.time_of_last_append_position_ns = now_ns
         leader_commit_position = self.commit_position.get()
         if quorum_position > leader_commit_position or \
                 now_ns >= self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
