@@ -120,6 +120,11 @@ class ConsensusModuleAgent(Agent):
         # the control stream it polls anyway (not the log's: the log's data and its recording would wake it for
         # nothing, the data being readable only once committed)
         self._commit_wake = self.aeron.stream_wake_signal(ctx.service_stream_id)
+        # on a member's one thread (ClusteredMediaDriver one_thread) the wake is owed until the thread's data half has
+        # sent what the cycle offered (DriverThreadAgent's after-cycle step): a container woken at once would take the
+        # core from the thread before the commit position and the log went out to the followers
+        self.defer_commit_wake = False
+        self._commit_wake_owed = False
         self.active_members: list[ClusterMember] = ClusterMember.parse(ctx.cluster_members)
         self.member_id = ctx.cluster_member_id
         self.cluster_role_counter = ctx.cluster_node_role_counter
@@ -1133,11 +1138,24 @@ class ConsensusModuleAgent(Agent):
                     f"quorumPosition={quorum_position}"))
             self.publish_commit_position(quorum_position, self.leadership_term_id)
             if self.commit_position.propose_max_ordered(quorum_position) and self._commit_wake is not None:
-                self._commit_wake.signal()
+                self._signal_commit()
             self.time_of_last_log_update_ns = now_ns
             self._sweep_uncommitted_entries_to(quorum_position)
             return 1
         return 0
+
+    def _signal_commit(self) -> None:
+        # the commit position moved: wake the parked services now, or once the thread's cycle is done
+        if self.defer_commit_wake:
+            self._commit_wake_owed = True
+        else:
+            self._commit_wake.signal()                                   # type: ignore[union-attr]
+
+    def signal_owed_wakes(self) -> None:
+        """Wake the parked services for a commit position moved in this cycle (``defer_commit_wake``)."""
+        if self._commit_wake_owed:
+            self._commit_wake_owed = False
+            self._commit_wake.signal()                                   # type: ignore[union-attr]
 
     def publish_commit_position(self, commit_position: int, leadership_term_id: int) -> None:
         """CommitPosition to every follower."""
@@ -1295,7 +1313,7 @@ class ConsensusModuleAgent(Agent):
                         return 1
                     if self.commit_position.propose_max_ordered(self.log_adapter.position()) and \
                             self._commit_wake is not None:
-                        self._commit_wake.signal()
+                        self._signal_commit()
                     work += self.ingress_adapter.poll()
                     work += count
             work += self._update_follower_position_now(now_ns)
