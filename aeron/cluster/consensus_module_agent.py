@@ -147,9 +147,11 @@ class ConsensusModuleAgent(Agent):
         self.last_append_position = NULL_POSITION
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
-        # what the leader's last look at the quorum saw (update_leader_position): the append position and how many
-        # member positions had come (update_member_log_position); NULL_POSITION when it must look again
+        # what the leader's last look at the quorum saw (update_leader_position): the append position, its own position
+        # as the quorum counted it, and how many member positions had come (update_member_log_position); NULL_POSITION
+        # when it must look again
         self._quorum_seen_append_position = NULL_POSITION
+        self._quorum_seen_own_position = NULL_POSITION
         self._member_position_updates = 0
         self._quorum_seen_member_updates = -1
         self.time_of_last_append_position_update_ns = 0
@@ -1111,7 +1113,9 @@ class ConsensusModuleAgent(Agent):
                 return 0
             append_position = self._append_position_value()
             updates = self._member_position_updates
+            own_position = this_member.log_position         # the quorum counts this cycle's before it is updated
             if append_position == self._quorum_seen_append_position and updates == self._quorum_seen_member_updates \
+                    and own_position == self._quorum_seen_own_position \
                     and now_ns < self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
                 # Nothing the quorum is made of moved since the last look (ConsensusModuleAgent.updateLeaderPosition
                 # looks every duty cycle), which left it at or below the commit position; time alone only lets a
@@ -1122,6 +1126,7 @@ class ConsensusModuleAgent(Agent):
             quorum_position = self.quorum_position_bounded_by_leader_log(append_position, now_ns)
             self._quorum_seen_append_position = append_position
             self._quorum_seen_member_updates = updates
+            self._quorum_seen_own_position = own_position
         else:
             self._quorum_seen_append_position = NULL_POSITION       # an election's look: the next one looks again
         assert quorum_position is not None

@@ -59,6 +59,7 @@ class Leader:
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
         self._quorum_seen_append_position = NULL_POSITION
+        self._quorum_seen_own_position = NULL_POSITION
         self._member_position_updates = 0
         self._quorum_seen_member_updates = -1
         self.published: list[tuple[int, int]] = []
@@ -98,7 +99,9 @@ def test_commits_and_heartbeats_are_those_of_looking_every_cycle():
         elif event < 0.6:
             follower = rng.choice((1, 2))
             if follower not in silent:
-                positions[follower] = min(positions[0] + 64, positions[follower] + 32 * rng.randint(0, 3))
+                # ahead of the leader's recording too at times (its archive slower than theirs): the leader's own
+                # position then decides the quorum
+                positions[follower] = max(positions[follower], positions[0] + 32 * rng.randint(-8, 8))
                 for leader in (cached, every):
                     leader.update_member_log_position(leader.active_members[follower], 4, positions[follower])
         elif event < 0.62:
@@ -112,3 +115,37 @@ def test_commits_and_heartbeats_are_those_of_looking_every_cycle():
     # both commits (the quorum moved) and heartbeats (nothing moved for an interval) were published
     commits = [c for c, _ in cached.published]
     assert len(set(commits)) > 100 and len(commits) > len(set(commits))
+
+
+class Wake:
+    def __init__(self) -> None:
+        self.signals = 0
+
+    def signal(self) -> None:
+        self.signals += 1
+
+
+def test_the_services_wake_at_once_or_at_the_end_of_the_threads_cycle():
+    clock = Clock()
+    leader = Leader(clock, False)
+    leader._commit_wake = wake = Wake()
+    leader._signal_commit = ConsensusModuleAgent._signal_commit.__get__(leader)
+    leader.signal_owed_wakes = ConsensusModuleAgent.signal_owed_wakes.__get__(leader)
+    leader.defer_commit_wake, leader._commit_wake_owed = False, False
+    assert leader.cycle() == 0                       # the leader's own position known from its first look
+    leader.update_member_log_position(leader.active_members[1], 4, 64)
+    leader.recorded = 64
+    # the quorum counts the leader's position of its last look (Java's order): committed on the next
+    assert leader.cycle() == 0 and leader.cycle() == 1 and leader.commit_position.value == 64 and wake.signals == 1
+    leader.defer_commit_wake = True                  # on a member's one thread
+    leader.update_member_log_position(leader.active_members[2], 4, 128)
+    leader.recorded = 128
+    assert leader.cycle() == 0 and leader.cycle() == 1 and leader.commit_position.value == 128
+    assert wake.signals == 1
+    leader.signal_owed_wakes()
+    assert wake.signals == 2
+    leader.signal_owed_wakes()                       # owed once
+    clock.now_ns += HEARTBEAT_INTERVAL_NS            # a heartbeat moves no commit position: no wake owed
+    assert leader.cycle() == 1 and leader.commit_position.value == 128
+    leader.signal_owed_wakes()
+    assert wake.signals == 2
