@@ -467,8 +467,8 @@ def any_fragment_pending(images):
     For a reader that polls every duty cycle and mostly finds nothing (a consensus module's adapters, between
     messages): the empty poll's Python (a call per image and per layer) is skipped on a few loads. A closed image, a
     subscriber position the poll would reject, a term view a handler closed and an object that is not a TermReader
-    count as pending, so that the poll
-    that follows raises what it raises; a retired image as nothing (its polls deliver nothing)."""
+    count as pending, so that the poll that follows raises what it raises; a retired image as nothing (its polls
+    deliver nothing)."""
     cdef TermReader reader
     cdef int64_t position
     cdef int32_t index

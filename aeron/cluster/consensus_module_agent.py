@@ -1113,7 +1113,7 @@ class ConsensusModuleAgent(Agent):
                 return 0
             append_position = self._append_position_value()
             updates = self._member_position_updates
-            own_position = this_member.log_position         # the quorum counts this cycle's before it is updated
+            own_position = this_member.log_position         # the quorum counts the last look's (Java's order)
             if append_position == self._quorum_seen_append_position and updates == self._quorum_seen_member_updates \
                     and own_position == self._quorum_seen_own_position \
                     and now_ns < self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
