@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.logbuffer import LogBuffers
@@ -89,3 +89,5 @@ class TermReader:
     def bounded_controlled_poll(self, handler: ControlledFragmentHandler, limit_position: int,
                                 fragment_limit: int) -> int: ...
     def block_poll(self, block_handler: BlockHandler, block_length_limit: int) -> int: ...
+
+def any_fragment_pending(images: Sequence[TermReader]) -> bool: ...

@@ -458,3 +458,34 @@ cdef class TermReader:
             if not self.closed:
                 store_release_i64(self.position_ptr, position + length)
         return length
+
+
+def any_fragment_pending(images):
+    """Whether one of ``images`` (a sequence of TermReaders: a subscription's images) has a frame committed at its
+    subscriber position, i.e. whether a poll of them would find anything (a fragment, or padding to pass).
+
+    For a reader that polls every duty cycle and mostly finds nothing (a consensus module's adapters, between
+    messages): the empty poll's Python (a call per image and per layer) is skipped on a few loads. A closed image, a
+    subscriber position the poll would reject, a term view a handler closed and an object that is not a TermReader
+    count as pending, so that the poll that follows raises what it raises; a retired image as nothing (its polls
+    deliver nothing)."""
+    cdef TermReader reader
+    cdef int64_t position
+    cdef int32_t index
+    for image in images:
+        if not isinstance(image, TermReader):
+            return True                 # none of ours (a test's stand-in): its poll decides
+        reader = <TermReader>image
+        if reader.closed:
+            return True
+        if reader.retired:
+            continue
+        position = load_acquire_i64(reader.position_ptr)
+        if position < 0 or position & (fd.FRAME_ALIGNMENT - 1):
+            return True
+        index = ld.index_by_position(position, reader._position_bits_to_shift)
+        if (<AtomicBuffer>reader.term_buffers[index]).closed:
+            return True
+        if fd.frame_length_volatile(reader.terms[index], <int32_t>(position & reader.term_length_mask)) > 0:
+            return True     # committed (a frame being written has a negative length until then)
+    return False

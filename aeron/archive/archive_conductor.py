@@ -21,6 +21,7 @@ from aeron._core.codecs import archive as codecs
 from aeron._core.codecs.archive import BooleanType, ControlResponseCode, RecordingSignal, RecordingState, SourceLocation
 from aeron._core.fragment_assembler import FragmentAssembler
 from aeron._core.logbuffer import FRAME_ALIGNMENT
+from aeron._core.term_reader import any_fragment_pending
 from aeron.archive.archive_mark_file import ArchiveMarkFile
 from aeron.archive.catalog import Catalog
 from aeron.archive.checksums import new_checksum
@@ -356,7 +357,10 @@ class ArchiveConductor(Agent):
             self._mark_file_deadline_ns = now_ns + MARK_FILE_UPDATE_INTERVAL_NS
             self.mark_file.update_activity_timestamp(self.ctx.epoch_clock_ms())
         for sub, assembler in self._control_subscriptions:
-            for image in sub.images:
+            images = sub.images
+            if not any_fragment_pending(images):
+                continue        # polled every duty cycle, mostly empty: decided on a few loads
+            for image in images:
                 self.adapter.current_image = image
                 work += image.poll(assembler, 16)
         self.adapter.current_image = None

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from aeron._core.archive_io import CHECKSUM_CRC32, CHECKSUM_CRC32C, CHECKSUM_NONE, SegmentWriter
+from aeron._core.term_reader import any_fragment_pending
 from aeron.archive.errors import ArchiveErrorCode
 from aeron.archive.segments import segment_file_base_position, segment_file_name
 from aeron.common.errors import ArchiveError
@@ -204,8 +205,11 @@ class RecordingSession:
             if self._abort:
                 self.state = RecordingState.INACTIVE
                 return 1
+            image = self.image
             try:
-                length = self.writer.record(self.image, self.block_length_limit, self.batch_length)
+                # nothing new (most duty cycles of a recorder sharing its thread): decided on a few loads
+                length = self.writer.record(image, self.block_length_limit, self.batch_length) \
+                    if any_fragment_pending((image,)) else 0
             except (OSError, ArchiveError) as ex:
                 # the runs written before the failure count: the recording stops after the last one
                 self.position = self.writer.position
@@ -219,7 +223,7 @@ class RecordingSession:
                 if self.events_proxy is not None:
                     self.events_proxy.progress(self.recording_id, self.join_position, self.position)
                 return 1
-            if self.image.is_closed or self.image.is_end_of_stream:
+            if image.is_closed or image.is_end_of_stream:
                 self.state = RecordingState.INACTIVE
                 return 1
             return 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from aeron._core.term_reader import any_fragment_pending
+
 __all__ = ["ImagePoller"]
 
 
@@ -23,6 +25,9 @@ class ImagePoller:
     def poll(self, subscription: Any, handler: Any, fragment_limit: int, controlled: bool) -> int:
         """Up to ``fragment_limit`` fragments from ``subscription``'s images (``controlled_poll`` when
         ``controlled``); returns how many."""
+        # polled every duty cycle, mostly empty: a few loads decide that, before a Python call per image and layer
+        if not subscription.is_closed and not any_fragment_pending(subscription.images):
+            return 0
         self._controlled = controlled
         return int(subscription.poll_images(self._read, handler, fragment_limit))
 

@@ -42,6 +42,8 @@ class _EpochClusterClock(ClusterClock):
     def __init__(self, epoch_nanos: Callable[[], int] = time.time_ns) -> None:
         """``epoch_nanos`` returns the epoch time in nanoseconds."""
         self._nanos = epoch_nanos
+        # read every duty cycle of a consensus module (its time and now in nanoseconds): the unit's size looked up once
+        self._per_unit = nanos_per_unit(self.TIME_UNIT)
 
     def time_unit(self) -> ClusterTimeUnit:
         """The unit of :meth:`time`."""
@@ -49,7 +51,16 @@ class _EpochClusterClock(ClusterClock):
 
     def time(self) -> int:
         """Epoch time in the clock's unit."""
-        return self._nanos() // nanos_per_unit(self.TIME_UNIT)
+        return self._nanos() // self._per_unit
+
+    def time_nanos(self) -> int:
+        """Epoch time in whole units of the clock, in nanoseconds."""
+        per_unit = self._per_unit
+        return self._nanos() // per_unit * per_unit
+
+    def convert_to_nanos(self, time: int) -> int:
+        """``time`` in this clock's unit, in nanoseconds."""
+        return time * self._per_unit
 
     def time_millis(self) -> int:
         """Epoch time in milliseconds."""

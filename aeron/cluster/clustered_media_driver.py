@@ -142,7 +142,8 @@ class ClusteredMediaDriver:
             assert invoker is not None, "use_agent_invoker"
             # started on the thread, as on a thread of its own: its on_start waits for the services, which the
             # caller may start only once this returns
-            thread.add(invoker, agent.quiet_park_ns)
+            agent.defer_commit_wake = True
+            thread.add(invoker, agent.quiet_park_ns, after_cycle=agent.signal_owed_wakes)
             if container_ctx is not None:
                 container = cls._add_service_container(thread, driver, idle, cm_ctx.aeron, container_ctx)
             runner = AgentRunner(thread, idle, error_handler=driver.conductor.on_agent_error)

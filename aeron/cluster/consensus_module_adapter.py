@@ -12,7 +12,7 @@ from typing import Any
 
 from aeron._core.codecs import cluster as codecs
 from aeron._core.fragment_assembler import ControlledFragmentAssembler
-from aeron._core.term_reader import BREAK, CONTINUE
+from aeron._core.term_reader import BREAK, CONTINUE, any_fragment_pending
 from aeron.common.errors import ClusterError, MalformedMessageError
 
 __all__ = ["ConsensusModuleAdapter", "FRAGMENT_LIMIT"]
@@ -51,7 +51,11 @@ class ConsensusModuleAdapter:
 
     def poll(self) -> int:
         """Poll up to 25 fragments; returns how many."""
-        return int(self.subscription.controlled_poll(self._assembler, FRAGMENT_LIMIT))
+        subscription = self.subscription
+        # polled every duty cycle, mostly empty (the services' acks and messages are rare): decided on a few loads
+        if not subscription.is_closed and not any_fragment_pending(subscription.images):
+            return 0
+        return int(subscription.controlled_poll(self._assembler, FRAGMENT_LIMIT))
 
     def on_fragment(self, buffer: Any, offset: int, length: int, header: Any) -> int:
         """Decode one message and call the agent; returns the poll action."""

@@ -120,6 +120,11 @@ class ConsensusModuleAgent(Agent):
         # the control stream it polls anyway (not the log's: the log's data and its recording would wake it for
         # nothing, the data being readable only once committed)
         self._commit_wake = self.aeron.stream_wake_signal(ctx.service_stream_id)
+        # on a member's one thread (ClusteredMediaDriver one_thread) the wake is owed until the thread's data half has
+        # sent what the cycle offered (DriverThreadAgent's after-cycle step): a container woken at once would take the
+        # core from the thread before the commit position and the log went out to the followers
+        self.defer_commit_wake = False
+        self._commit_wake_owed = False
         self.active_members: list[ClusterMember] = ClusterMember.parse(ctx.cluster_members)
         self.member_id = ctx.cluster_member_id
         self.cluster_role_counter = ctx.cluster_node_role_counter
@@ -142,6 +147,13 @@ class ConsensusModuleAgent(Agent):
         self.last_append_position = NULL_POSITION
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
+        # what the leader's last look at the quorum saw (update_leader_position): the append position, its own position
+        # as the quorum counted it, and how many member positions had come (update_member_log_position); NULL_POSITION
+        # when it must look again
+        self._quorum_seen_append_position = NULL_POSITION
+        self._quorum_seen_own_position = NULL_POSITION
+        self._member_position_updates = 0
+        self._quorum_seen_member_updates = -1
         self.time_of_last_append_position_update_ns = 0
         self.time_of_last_append_position_send_ns = 0
         self.time_of_last_leader_update_ns = 0
@@ -275,6 +287,7 @@ class ConsensusModuleAgent(Agent):
                     self.slow_tick_deadline_ns = now_ns + 1 if slow_work > 0 else now_ns + SLOW_TICK_INTERVAL_NS
                 work += self.consensus_adapter.poll()
                 if self.election is not None:
+                    self._quorum_seen_append_position = NULL_POSITION   # members' positions reset: look again after
                     work += self.election.do_work(now_ns)
                 else:
                     work += self._consensus_work(timestamp, now_ns)
@@ -645,6 +658,7 @@ class ConsensusModuleAgent(Agent):
         member.leadership_term_id = leadership_term_id
         member.log_position = log_position
         member.time_of_last_append_position_ns = self.cluster_clock.time_nanos()
+        self._member_position_updates += 1
 
     def on_commit_position(self, leadership_term_id: int, log_position: int, leader_member_id: int) -> None:
         """CommitPosition from the leader (its heartbeat)."""
@@ -1093,14 +1107,31 @@ class ConsensusModuleAgent(Agent):
     def update_leader_position(self, now_ns: int, append_position: int | None = None,
                                quorum_position: int | None = None) -> int:
         """The leader's commit position: published when the quorum moves it, or as a heartbeat."""
+        this_member = self.this_member
         if append_position is None:
             if self.append_position is None:
                 return 0
             append_position = self._append_position_value()
+            updates = self._member_position_updates
+            own_position = this_member.log_position         # the quorum counts the last look's (Java's order)
+            if append_position == self._quorum_seen_append_position and updates == self._quorum_seen_member_updates \
+                    and own_position == self._quorum_seen_own_position \
+                    and now_ns < self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
+                # Nothing the quorum is made of moved since the last look (ConsensusModuleAgent.updateLeaderPosition
+                # looks every duty cycle), which left it at or below the commit position; time alone only lets a
+                # member lapse (counting 0), so the quorum is no higher now: no commit, and no heartbeat due yet
+                this_member.log_position = append_position
+                this_member.time_of_last_append_position_ns = now_ns
+                return 0
             quorum_position = self.quorum_position_bounded_by_leader_log(append_position, now_ns)
+            self._quorum_seen_append_position = append_position
+            self._quorum_seen_member_updates = updates
+            self._quorum_seen_own_position = own_position
+        else:
+            self._quorum_seen_append_position = NULL_POSITION       # an election's look: the next one looks again
         assert quorum_position is not None
-        self.this_member.log_position = append_position
-        self.this_member.time_of_last_append_position_ns = now_ns
+        this_member.log_position = append_position
+        this_member.time_of_last_append_position_ns = now_ns
         leader_commit_position = self.commit_position.get()
         if quorum_position > leader_commit_position or \
                 now_ns >= self.time_of_last_log_update_ns + self.leader_heartbeat_interval_ns:
@@ -1112,11 +1143,24 @@ class ConsensusModuleAgent(Agent):
                     f"quorumPosition={quorum_position}"))
             self.publish_commit_position(quorum_position, self.leadership_term_id)
             if self.commit_position.propose_max_ordered(quorum_position) and self._commit_wake is not None:
-                self._commit_wake.signal()
+                self._signal_commit()
             self.time_of_last_log_update_ns = now_ns
             self._sweep_uncommitted_entries_to(quorum_position)
             return 1
         return 0
+
+    def _signal_commit(self) -> None:
+        # the commit position moved: wake the parked services now, or once the thread's cycle is done
+        if self.defer_commit_wake:
+            self._commit_wake_owed = True
+        else:
+            self._commit_wake.signal()                                   # type: ignore[union-attr]
+
+    def signal_owed_wakes(self) -> None:
+        """Wake the parked services for a commit position moved in this cycle (``defer_commit_wake``)."""
+        if self._commit_wake_owed:
+            self._commit_wake_owed = False
+            self._commit_wake.signal()                                   # type: ignore[union-attr]
 
     def publish_commit_position(self, commit_position: int, leadership_term_id: int) -> None:
         """CommitPosition to every follower."""
@@ -1274,7 +1318,7 @@ class ConsensusModuleAgent(Agent):
                         return 1
                     if self.commit_position.propose_max_ordered(self.log_adapter.position()) and \
                             self._commit_wake is not None:
-                        self._commit_wake.signal()
+                        self._signal_commit()
                     work += self.ingress_adapter.poll()
                     work += count
             work += self._update_follower_position_now(now_ns)

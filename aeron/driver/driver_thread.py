@@ -49,19 +49,25 @@ class DriverThreadAgent(Agent):
         self._quiets: list[Callable[[int], int]] = []
         self._start_when: dict[int, Callable[[], bool]] = {}
         self._busy: set[int] = set()
+        self._after_cycle: list[Callable[[], None]] = []
         self.idle_strategy: IdleStrategy | None = None
         self.waiter: Any = None
         self.active = True
 
     def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None,
-            start_when: Callable[[], bool] | None = None) -> None:
+            start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None) -> None:
         """Run ``invoker`` after the ones added before; ``quiet(quiet_ns)`` bounds the thread's parks as the part's
         own idle strategy's quiet bound would. One not started yet is started on the thread (:meth:`on_start`), its
         ``on_start`` running the other parts while it waits (a consensus module's waits for its archive and its
         services); one after it not started yet is started inside that wait, on its first turn once ``start_when()``
         is true (a hosted clustered service, once the consensus module's start has made what the service's start
-        reads, and waits for the service's ack: the service's start then needs nothing of the part below it)."""
+        reads, and waits for the service's ack: the service's start then needs nothing of the part below it).
+        ``after_cycle()`` runs at the end of each cycle (:meth:`invoke`, :meth:`fast_work`), once the data half has sent
+        what the parts offered: a consensus module's wake-up of the services it owes (a process woken earlier may take
+        the core from this thread before the sends)."""
         self._invokers.append(invoker)
+        if after_cycle is not None:
+            self._after_cycle.append(after_cycle)
         if start_when is not None:
             self._start_when[id(invoker)] = start_when
         if quiet is not None:
@@ -111,6 +117,8 @@ class DriverThreadAgent(Agent):
         work = self._run_parts()
         signalling = self._signalling
         self.active = work > 0 or (signalling.active if signalling is not None else driver_work > 0)
+        for after in self._after_cycle:
+            after()
         return work + driver_work
 
     def _run_parts(self) -> int:
@@ -169,6 +177,8 @@ class DriverThreadAgent(Agent):
             moved = max(moved, 0) + 1
             if signalling is not None:
                 moved += max(signalling.fast_work(0, 0, passes_left, defer_ns), 0)
+        for after in self._after_cycle:
+            after()
         return moved
 
     fast_idle_ns = 0        # no spin of its own (WakeupIdleStrategy.data_spin_ns is 0 on this thread)

@@ -7,7 +7,7 @@ import pytest
 from aeron._core.atomic_buffer import AtomicBuffer
 from aeron._core.logbuffer import LogBuffers
 from aeron._core.term_reader import (ABORT, BREAK, COMMIT, CONTINUE, ControlledPollAction, Header,
-                                     TermReader)
+                                     TermReader, any_fragment_pending)
 from aeron.common.errors import CorruptFileError, IllegalStateError, InvalidArgumentError
 
 from .framing import (BEGIN, END, FRAME_ALIGNMENT, HEADER, INITIAL, SESSION, STREAM, TERM, TermWriter, write_frame,
@@ -582,3 +582,31 @@ def test_kernel_concurrent_writer_and_reader_see_only_complete_frames():
     frames, errors, batches = result["r"]
     assert (frames, errors) == (count, 0)
     assert batches >= 1
+
+
+def test_any_fragment_pending_is_whether_a_poll_would_find_a_frame(log, writer):
+    reader, other = TermReader(log), TermReader(LogBuffers.create(term_length=TERM, initial_term_id=INITIAL,
+                                                                   session_id=SESSION, stream_id=STREAM))
+    try:
+        assert not any_fragment_pending(()) and not any_fragment_pending((reader, other))
+        writer.frame(b"x" * 10, frame_length=-42)       # being written: not committed yet
+        assert not any_fragment_pending((other, reader))
+        writer.offset = 0
+        writer.frame(b"x" * 10)
+        assert any_fragment_pending((other, reader)) and not any_fragment_pending((other,))
+        assert reader.poll(Recorder(), 10) == 1 and not any_fragment_pending((reader,))
+        writer.pad(64)                                  # padding is something for the poll to pass
+        assert any_fragment_pending((reader,))
+        assert reader.poll(Recorder(), 10) == 0 and not any_fragment_pending((reader,))
+        writer.frame(b"y")
+        reader.retire()                                 # its polls deliver nothing
+        assert not any_fragment_pending((reader,)) and reader.poll(Recorder(), 10) == 0
+        # what the poll would reject, or cannot tell, is left to the poll
+        assert any_fragment_pending((object(),))
+        other.close()
+        assert any_fragment_pending((other,))
+        with pytest.raises(IllegalStateError):
+            other.poll(Recorder(), 1)
+    finally:
+        reader.close()
+        other.close()

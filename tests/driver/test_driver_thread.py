@@ -149,6 +149,22 @@ def test_a_parts_wait_runs_the_others_and_never_itself(shm_dir):
         assert counting.cycles == 2             # once in the waiting part's wait, once after it
 
 
+
+def test_after_cycle_runs_at_the_end_of_each_cycle_after_the_parts(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        counting = _Counting()
+        invoker = AgentInvoker(counting)
+        invoker.start()
+        seen: list[int] = []
+        thread.add(invoker, after_cycle=lambda: seen.append(counting.cycles))
+        thread.do_work()
+        assert seen == [1]                      # after the part's cycle, not before it
+        thread.fast_work()
+        assert seen == [1, 2]
+        thread.invoke()
+        assert seen == [1, 2, 3]
+
 class _StartsWithARequest(Agent):
     role_name = "starts-with-a-request"
 
