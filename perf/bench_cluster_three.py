@@ -5,17 +5,19 @@ window of outstanding messages, ping-pong round trips, and failover after the le
     AERON_JAVA_CP=... .venv/bin/python perf/bench_cluster_three.py [--runs 3] [--count 50000] [--length 32]
         [--window 64] [--pings 2000] [--hosted] [--ours key=value ...]
 
-Each side is three members, each member two processes, and a client:
+Each side is three members, each member two processes (one with ``--hosted``), and a client:
 
 * ours: ``python -m aeron.cluster`` (our driver, archive and consensus module in one process, on one thread:
   ``aeron.cluster.member.one.thread``), ``python -m aeron.cluster.service`` running ``aeron.samples.cluster.echo_service``,
   and our AeronCluster (perf/cluster_bench_client.py); with ``--hosted`` the echo service runs in the member's process
   instead, on the member's one thread (``aeron.cluster.service.class.name`` and
-  ``aeron.cluster.member.one.thread.service``: no container process), as Java's BasicAuction tutorial hosts its
-  container in the member's JVM (Java's side keeps its container process);
+  ``aeron.cluster.member.one.thread.service``: no container process);
 * Java's: ``io.aeron.cluster.ClusteredMediaDriver`` with the same properties, Java's ClusteredServiceContainer
   running perf/cluster_java/BenchEchoService.java (Aeron's sample EchoService, public), and Java's AeronCluster
-  (perf/cluster_java/ClusterBenchClient.java).
+  (perf/cluster_java/ClusterBenchClient.java); with ``--hosted`` the container runs in the member's JVM instead
+  (perf/cluster_java/BenchHostedNode.java launches both, as Java's BasicAuction tutorial hosts its container; the
+  container keeps Java's defaults: its own thread, BackoffIdleStrategy), so that neither side has container
+  processes and the leader's ``kill -9`` takes its service down with it on both.
 
 The client runs on a follower's driver, so that ingress crosses UDP to the leader, the log goes to both followers
 (a quorum of two of three commits), the leader's service echoes on egress back over UDP. Every member has the
@@ -75,6 +77,10 @@ OUR_DEFAULTS = {"aeron.shared.idle.strategy": "wakeup", "aeron.driver.wakeup.dat
                 "aeron.cluster.member.one.thread": "true"}
 JAVA_THREADS = ("Java: per member a driver thread (SHARED), an archive thread (SHARED), the consensus module, the "
                 "container's service thread, each BackoffIdleStrategy; the client's thread BackoffIdleStrategy")
+JAVA_THREADS_HOSTED = ("Java: per member one JVM (perf/cluster_java/BenchHostedNode.java: ClusteredMediaDriver and "
+                       "ClusteredServiceContainer) with a driver thread (SHARED), an archive thread (SHARED), the "
+                       "consensus module, the container's service thread, each BackoffIdleStrategy, no container "
+                       "process; the client's thread BackoffIdleStrategy")
 
 
 def compile_java(java_cp: str, classes: pathlib.Path) -> str:
@@ -130,11 +136,14 @@ class Side:
         self.endpoints = ingress_endpoints(members)
         overrides = {} if java else dict(ours)
         self.ours = ours
-        self.nodes = [MemberProcess(i, members, self.base, classpath, java=java,
-                                    service=None if not java and hosted(ours) else "java",
-                                    container=self.java_container if java else
-                                    (None if hosted(ours) else self.our_container), **overrides)
-                      for i in range(3)]
+        if hosted(ours):
+            # the service in the member's process on both sides: Java's in the member's JVM (BenchHostedNode)
+            self.nodes = [MemberProcess(i, members, self.base, classpath, java=java, service=None,
+                                        java_main="BenchHostedNode", **overrides) for i in range(3)]
+        else:
+            self.nodes = [MemberProcess(i, members, self.base, classpath, java=java, service="java",
+                                        container=self.java_container if java else self.our_container, **overrides)
+                          for i in range(3)]
         self.client: subprocess.Popen | None = None
         self.out: LineReader | None = None
 
@@ -334,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pings", type=int, default=2000)
     parser.add_argument("--ours", nargs="*", default=[], help="key=value properties for our members and containers")
     parser.add_argument("--hosted", action="store_true",
-                        help="our members host the echo service on their one thread (no container processes)")
+                        help="the members host the echo service: ours on their one thread, Java's in their JVM "
+                             "(no container processes)")
     parser.add_argument("--only", choices=("java", "ours"), help="run one side only (profiling)")
     parser.add_argument("--no-bound", action="store_true", help="leave out the hops' bound (cluster_hops_bound.py)")
     args = parser.parse_args(argv)
@@ -343,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         print("bench_cluster_three: needs AERON_JAVA_CP (Aeron's jars) and javac", file=sys.stderr)
         return 2
     ours = {**OUR_DEFAULTS, **(HOSTED if args.hosted else {}), **dict(kv.split("=", 1) for kv in args.ours)}
-    print(JAVA_THREADS)
+    print(JAVA_THREADS_HOSTED if hosted(ours) else JAVA_THREADS)
     print(our_threads(ours))
     print("spinning threads: none on either side (every agent backs off or parks; see idle CPU below)", flush=True)
     results: dict[str, object] = {"args": vars(args), "ours_properties": ours, "load_average_start": os.getloadavg()}

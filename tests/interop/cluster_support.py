@@ -214,18 +214,20 @@ class MemberProcess(MemberDirs):
     """A member as its own process, ours (``python -m aeron.cluster``) or with ``java`` Java's
     (``io.aeron.cluster.ClusteredMediaDriver``), with a container running the test service beside it: Java's
     (``service="java"``), ours (``"python"``), or none (``None``: the test brings its own). Each member has its own
-    directory under ``base``."""
+    directory under ``base``. ``java_main`` is the main class of Java's member (perf/bench_cluster_three.py's
+    BenchHostedNode hosts its service in the member's JVM)."""
 
     def __init__(self, member_id: int, members: str, base: pathlib.Path, classpath: str, java: bool = False,
                  service: str | None = "java",
                  container: Callable[[MemberProcess], tuple[subprocess.Popen, LineReader]] | None = None,
-                 **overrides: str) -> None:
+                 java_main: str = "io.aeron.cluster.ClusteredMediaDriver", **overrides: str) -> None:
         if service not in ("java", "python", None):
             raise ValueError(f"service must be 'java', 'python' or None, not {service!r}")
         self.java = java
         self.service = service
         # what starts the member's container once it runs, instead of the test service's (perf/bench_cluster_three.py)
         self.start_container = container
+        self.java_main = java_main
         super().__init__(member_id, members, base)
         self.classpath = classpath
         self.overrides = overrides
@@ -257,7 +259,7 @@ class MemberProcess(MemberDirs):
         props = self.properties()
         if self.java:
             command = ["java", *JVM_OPTIONS, "-cp", self.classpath, *[f"-D{k}={v}" for k, v in props.items()],
-                       "io.aeron.cluster.ClusteredMediaDriver"]
+                       self.java_main]
         else:
             command = [sys.executable, "-m", "aeron.cluster", *[f"{k}={v}" for k, v in props.items()]]
 
