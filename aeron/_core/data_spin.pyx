@@ -874,6 +874,7 @@ cdef class DataSpin:
         cdef bint offered, readable
         cdef bint polled = True         # every socket polled (or read) since the last send: the caller's did
         cdef uint64_t reads = 0
+        cdef int expected = 0           # datagrams a round's sends aimed at the sockets it reads (0: a whole batch)
         cdef PyObject *ref
         while True:
             self.rounds += 1
@@ -913,6 +914,7 @@ cdef class DataSpin:
                     return DATA_HAND_BACK
                 bytes_sent = 0
                 reads = 0
+                expected = 0
                 for i in range(self._pass_count):
                     ref = self._pass_refs[i]
                     pass_sent = (<SendPass>ref).run((<SendPass>ref).bound_transport, now_ns, &err)
@@ -920,12 +922,15 @@ cdef class DataSpin:
                         get_and_add_i64((<SendPass>ref).bytes_sent, pass_sent)
                         bytes_sent += pass_sent
                         reads |= self._pass_reads[i]
+                        expected += (<SendPass>ref).datagrams_sent
                     if err:
                         break
                 if not polled:
                     # a send in the round before too, and no poll between: every socket is read this time, so that
                     # a stream offered in every round holds no other socket's datagrams back
                     reads = READ_EVERY
+                if reads == READ_EVERY:
+                    expected = 0
                 polled = False
                 if bytes_sent:
                     self.sends += 1
@@ -945,8 +950,10 @@ cdef class DataSpin:
                 elif not self._fds[j].revents:
                     continue                    # (an error on it is read too: the receive takes it off the socket)
                 ref = self._rx_dispatchers[j - control]
+                # after a send, as many as it sent there: no attempt at one more in an empty socket
                 n = (<DataPacketDispatcher>ref).receive(<UdpTransport>self._rx_transports[j - control],
-                                                        self._rx_destinations[j - control], now_ns, None)
+                                                        self._rx_destinations[j - control], now_ns, None,
+                                                        expected if offered else 0)
                 if n < 0 and nothing_sent(-n):
                     # nothing there (a send's socket read before its datagram arrived, a socket of a round read in
                     # full), an interrupt or a refused port: nothing this time, as UdpTransport.received_or_raise

@@ -746,6 +746,19 @@ def test_after_a_send_only_the_socket_it_lands_on_is_read_the_others_at_the_next
         quiet.close()
 
 
+def test_after_a_send_its_socket_is_read_for_as_many_datagrams_as_it_sent(round_trip, udp):
+    # no attempt at one more (the kernel's look into an empty socket); what else waits there, the next poll reads
+    rig, publication, spin, waiter, transport = round_trip
+    peer = udp()
+    peer.sendto(b"x" * 8, transport.bound_address)           # ahead of the send's own datagram
+    _arrived(transport)
+    frame = _offer(publication, 0, b"m" * 32)
+    assert spin.run_data(10_000_000_000) == 1
+    assert (spin.sends, spin.received) == (1, 1) and rig[HWM] == 0 and _readable(transport)
+    assert spin.run_data(10_000_000_000) == 1
+    assert (spin.sends, spin.received) == (0, 1) and rig[HWM] == len(frame) and not _readable(transport)
+
+
 def test_a_send_to_no_socket_of_this_thread_reads_none(round_trip, udp):
     rig, publication, spin, waiter, transport = round_trip
     remote, peer = udp(), udp()
