@@ -82,7 +82,7 @@ cdef class DataPacketDispatcher:
     cdef void _dispatch_slots(self, UdpTransport transport, int count, int64_t destination_id,
                               int64_t now_ns) noexcept nogil
     cdef int receive(self, UdpTransport transport, int64_t destination_id, int64_t now_ns,
-                     LossGenerator loss) noexcept nogil
+                     LossGenerator loss, int most=*) noexcept nogil
     cdef int receive_failed(self, UdpTransport transport, int64_t destination_id, int64_t now_ns, LossGenerator loss,
                             int n) except -1
     cdef int _dispatched(self, UdpTransport transport, int n, int64_t destination_id, int64_t now_ns,

@@ -444,15 +444,15 @@ cdef class DataPacketDispatcher:
         return n
 
     cdef int receive(self, UdpTransport transport, int64_t destination_id, int64_t now_ns,
-                     LossGenerator loss) noexcept nogil:
-        """``poll``'s batch with no GIL (the transport checked open by the caller): the datagrams received, or -errno
-        for ``receive_failed``."""
+                     LossGenerator loss, int most=0) noexcept nogil:
+        """``poll``'s batch with no GIL (the transport checked open by the caller), at most ``most`` datagrams (0: a
+        whole batch): the datagrams received, or -errno for ``receive_failed``."""
         cdef int n
         self.event_count = 0
         self.inserted = 0
         self.dropped = 0
         self.gaps = 0
-        n = transport.receive_slots()
+        n = transport.receive_slots(most)
         if n > 0:
             n = self._dispatched(transport, n, destination_id, now_ns, loss)
         return n

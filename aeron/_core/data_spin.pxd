@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # A driver thread's spin between duty cycles in compiled code: waits for offered data or a datagram.
 from cpython.ref cimport PyObject
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uint64_t
 
 from aeron._core.poll cimport pollfd
+from aeron._core.udp_transport cimport sockaddr_storage
 
 
 cdef class DataSpin:
@@ -50,9 +51,13 @@ cdef class DataSpin:
     cdef PyObject **_pass_refs
     cdef int _pass_count
     cdef int _pass_capacity
+    cdef uint64_t *_pass_reads          # per pass: the receive sockets its datagrams may land in (bit j: the j-th
+                                        # after the control ones; every bit: all of them), read right after it sends
     cdef PyObject **_rx_dispatchers     # per receive socket: its pass's DataPacketDispatcher, NULL: no receive pass
     cdef PyObject **_rx_transports
     cdef int64_t *_rx_destinations
+    cdef sockaddr_storage *_rx_local    # per receive socket: the address it is bound to
+    cdef unsigned char *_rx_local_known # per receive socket: 1 when _rx_local holds it
     cdef int _rx_failed_index           # the receive socket whose receive failed in the last data loop
     cdef int _rx_failed_errno           # what it returned (-errno)
     cdef readonly int data_passes       # passes of the last run_data that moved data
@@ -69,6 +74,7 @@ cdef class DataSpin:
     cdef int64_t _control_pass(self, int64_t now_ns, bint *hand_back) except -1
     cdef bint _controls_bound(self) noexcept
     cdef bint _prepare_sends(self) except -1
+    cdef void _aim_reads(self) noexcept
     cdef void _clear_passes(self) noexcept
     cdef int _check_watch(self, counters, groups, int64_t deadline_ns) except -1
     cdef int64_t _receive_pass(self, int64_t now_ns, bint *hand_back) except -1

@@ -21,8 +21,9 @@ and receive passes itself (a receive endpoint's compiled dispatch of one batch),
 endpoint's compiled read of one batch of status messages, which it applies to the pass's limits), each as work done.
 """
 from cpython.ref cimport PyObject
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp
 
 from aeron._core.atomic cimport cpu_pause, get_and_add_i64, load_acquire_i64
 from aeron._core.control_dispatcher cimport ControlFrameReader
@@ -32,7 +33,9 @@ from aeron._core.rebuild_pass cimport TRACK_PYTHON, TRACK_WORK, RebuildPass
 from aeron._core.ring_buffer cimport ManyToOneRingBuffer, mpsc_rb_size, mpsc_rb_t
 from aeron._core.send_pass cimport PassSlot, SendPass
 from aeron._core.term_scanner cimport term_scanner_scan_for_availability
-from aeron._core.udp_transport cimport UdpTransport, nothing_sent
+from aeron._core.udp_transport cimport (
+    AF_INET, AF_INET6, UdpTransport, nothing_sent, sockaddr, sockaddr_in, sockaddr_in6, sockaddr_storage, socklen_t,
+)
 
 from aeron.common.errors import InvalidArgumentError
 
@@ -51,6 +54,9 @@ cdef extern from "<poll.h>" nogil:
 
 cdef extern from "<sched.h>" nogil:
     int sched_yield()
+
+cdef extern from "<sys/socket.h>" nogil:
+    int getsockname(int fd, sockaddr *addr, socklen_t *addr_len)
 
 
 # DataSpin.probe's verdicts (0: nothing)
@@ -71,6 +77,38 @@ cdef enum:
     MOVED_NOTHING = 0
     MOVED_OTHER = 1                 # a watched counter, a group without a rebuild pass, the deadline
     MOVED_STATUS = 2                # only groups whose rebuild pass is due
+
+
+cdef uint64_t READ_EVERY = <uint64_t>-1       # a pass's reads: every receive socket
+
+
+cdef bint _lands_on(const sockaddr_storage *to, const sockaddr_storage *local) noexcept nogil:
+    """Whether a datagram sent to ``to`` may be received by a socket bound to ``local``: the same port, and the same
+    address or a wildcard one (a dual-stack IPv6 socket on the port is taken to get IPv4 too). Taking one too many
+    costs a receive that finds nothing; missing one, a round of the spin until its ``poll`` finds the datagram."""
+    cdef const sockaddr_in *t4
+    cdef const sockaddr_in *l4
+    cdef const sockaddr_in6 *t6
+    cdef const sockaddr_in6 *l6
+    cdef int i
+    cdef bint wildcard = True
+    if local.ss_family == AF_INET6:
+        l6 = <const sockaddr_in6 *>local
+        for i in range(16):
+            if l6.sin6_addr.s6_addr[i] != 0:
+                wildcard = False
+                break
+        if to.ss_family == AF_INET:
+            return (<const sockaddr_in *>to).sin_port == l6.sin6_port
+        if to.ss_family != AF_INET6:
+            return False
+        t6 = <const sockaddr_in6 *>to
+        return t6.sin6_port == l6.sin6_port and (wildcard or memcmp(&t6.sin6_addr, &l6.sin6_addr, 16) == 0)
+    if local.ss_family != AF_INET or to.ss_family != AF_INET:
+        return False
+    t4 = <const sockaddr_in *>to
+    l4 = <const sockaddr_in *>local
+    return t4.sin_port == l4.sin_port and (l4.sin_addr.s_addr == 0 or t4.sin_addr.s_addr == l4.sin_addr.s_addr)
 
 
 cdef void *_grown(void *table, size_t size) except NULL:
@@ -142,11 +180,14 @@ cdef class DataSpin:
         self.passes_until_ns = 0
         self.sent = 0
         self._pass_refs = NULL
+        self._pass_reads = NULL
         self._pass_count = 0
         self._pass_capacity = 0
         self._rx_dispatchers = NULL
         self._rx_transports = NULL
         self._rx_destinations = NULL
+        self._rx_local = NULL
+        self._rx_local_known = NULL
         self._rx_failed_index = -1
         self._rx_failed_errno = 0
         self.data_passes = 0
@@ -163,9 +204,12 @@ cdef class DataSpin:
         free(self._group_thresholds)
         free(self._receive_bound)
         free(self._pass_refs)
+        free(self._pass_reads)
         free(self._rx_dispatchers)
         free(self._rx_transports)
         free(self._rx_destinations)
+        free(self._rx_local)
+        free(self._rx_local_known)
 
     def set(self, passes, fds, counters=(), int control=0, groups=(), int64_t deadline_ns=0, receives=(),
             controls=(), bint gaps_covered=False):
@@ -209,10 +253,12 @@ cdef class DataSpin:
         if p > self._pass_capacity:
             # grown before the old passes go: a MemoryError here leaves the borrowed references to live objects
             self._pass_refs = <PyObject **>_grown(self._pass_refs, p * sizeof(PyObject *))
+            self._pass_reads = <uint64_t *>_grown(self._pass_reads, p * sizeof(uint64_t))
             self._pass_capacity = p
         self._passes = kept
         for i in range(p):
             self._pass_refs[i] = <PyObject *>self._passes[i]
+            self._pass_reads[i] = READ_EVERY            # until run_data aims them (_aim_reads)
         self._pass_count = p
 
     def set_watch(self, counters=(), groups=(), int64_t deadline_ns=0, bint gaps_covered=False):
@@ -319,14 +365,25 @@ cdef class DataSpin:
             self._rx_dispatchers = <PyObject **>_grown(self._rx_dispatchers, count * sizeof(PyObject *))
             self._rx_transports = <PyObject **>_grown(self._rx_transports, count * sizeof(PyObject *))
             self._rx_destinations = <int64_t *>_grown(self._rx_destinations, count * sizeof(int64_t))
+            self._rx_local = <sockaddr_storage *>_grown(self._rx_local, count * sizeof(sockaddr_storage))
+            self._rx_local_known = <unsigned char *>_grown(self._rx_local_known, count)
             self._receive_capacity = count
+        cdef UdpTransport transport
+        cdef socklen_t length
         for i in range(count):
             self._receive_bound[i] = 1 if entries and entries[i] is not None else 0
+            self._rx_local_known[i] = 0
             if self._receive_bound[i]:
                 entry = entries[i]
+                transport = <UdpTransport>entry[1]
                 self._rx_dispatchers[i] = <PyObject *>entry[0]
-                self._rx_transports[i] = <PyObject *>entry[1]
+                self._rx_transports[i] = <PyObject *>transport
                 self._rx_destinations[i] = entry[2]
+                length = sizeof(sockaddr_storage)
+                # where a send of this thread lands when it is aimed here (run_data reads it right after the send)
+                if not transport.closed and \
+                        getsockname(transport.fd, <sockaddr *>&self._rx_local[i], &length) == 0:
+                    self._rx_local_known[i] = 1
             else:
                 self._rx_dispatchers[i] = NULL
                 self._rx_transports[i] = NULL
@@ -373,6 +430,30 @@ cdef class DataSpin:
                 hand_back[0] = True
                 break
         return total
+
+    cdef void _aim_reads(self) noexcept:
+        """Each bound pass's reads (``_pass_reads``), its transport aimed already (``_prepare_sends``): the receive
+        sockets with a pass that its destination lands on, none when it lands on none of them (a remote receiver's);
+        every one for a multi-destination pass, or when a socket past the 64th or one whose address is not known
+        might be it."""
+        cdef int i, j, control = self._control_count
+        cdef uint64_t reads
+        cdef SendPass send_pass
+        for i in range(self._pass_count):
+            send_pass = <SendPass>self._pass_refs[i]
+            reads = 0
+            if send_pass.multi_destination:
+                reads = READ_EVERY
+            else:
+                for j in range(self._fd_count - control):
+                    if self._rx_dispatchers[j] == NULL:
+                        continue
+                    if not self._rx_local_known[j] or j >= 64:
+                        reads = READ_EVERY
+                        break
+                    if _lands_on(&send_pass.bound_transport.destination, &self._rx_local[j]):
+                        reads |= <uint64_t>1 << j
+            self._pass_reads[i] = reads
 
     cdef void _clear_passes(self) noexcept:
         # what the send and receive passes of a call did, before it runs any
@@ -733,8 +814,9 @@ cdef class DataSpin:
         """A driver thread's data spin in one call, the GIL released: waits up to ``wait_ns`` (as ``wait``) for data a
         watched pass can send or a datagram on a receive socket, then runs the send passes (bound: SendPass.bind) and
         one batch of the receive passes (``set``'s ``receives``: each dispatcher inserts what it reads and wakes its
-        subscribers on its wake board), every receive socket after a send (a datagram to this driver is in its
-        socket when the send returns), and waits on up to ``spin_ns`` after each pass that moved data, until
+        subscribers on its wake board), after a send the receive sockets its destinations land on (a datagram to
+        this driver is in its socket when the send returns; the others at the next round's ``poll``, or all of them
+        after two sends with no ``poll`` between), and waits on up to ``spin_ns`` after each pass that moved data, until
         ``passes_left`` such passes ran or ``defer_ns`` passed since the first of them. No Python runs from the
         offer seen to the subscriber woken. Returns those passes; ``data_idle_ns`` says how long it then waited with
         nothing (0 when it stopped for its budget), ``sends``/``sent``/``receives``/``received`` what the passes did,
@@ -753,6 +835,8 @@ cdef class DataSpin:
             raise InvalidArgumentError(f"wait_ns and spin_ns must be >= 0 and passes_left >= 1, got {wait_ns}, "
                                        f"{spin_ns}, {passes_left}")
         can_send = self._prepare_sends()    # else a pass with nowhere to go: the caller sends them all
+        if can_send:
+            self._aim_reads()
         for j in range(self._fd_count - self._control_count):
             if self._rx_transports[j] != NULL:
                 (<UdpTransport>self._rx_transports[j])._check()
@@ -788,6 +872,9 @@ cdef class DataSpin:
         cdef int64_t deadline = now_ns + wait_ns, until = 0, last = 0, bytes_sent, pass_sent, got
         cdef int control = self._control_count, i, j, n, err = 0
         cdef bint offered, readable
+        cdef bint polled = True         # every socket polled (or read) since the last send: the caller's did
+        cdef uint64_t reads = 0
+        cdef int expected = 0           # datagrams a round's sends aimed at the sockets it reads (0: a whole batch)
         cdef PyObject *ref
         while True:
             self.rounds += 1
@@ -805,6 +892,8 @@ cdef class DataSpin:
             # data offered goes first: the poll (a system call, a microsecond or more on a VM) waits for the next
             # round, and the receive sockets are read right after the send anyway
             readable = not offered and self._fd_count > 0 and poll(self._fds, <unsigned long>self._fd_count, 0) > 0
+            if not offered:
+                polled = True
             if readable:
                 for j in range(self._fd_count):
                     if self._fds[j].revents and (j < control or self._rx_dispatchers[j - control] == NULL or
@@ -824,14 +913,25 @@ cdef class DataSpin:
                 if not can_send:
                     return DATA_HAND_BACK
                 bytes_sent = 0
+                reads = 0
+                expected = 0
                 for i in range(self._pass_count):
                     ref = self._pass_refs[i]
                     pass_sent = (<SendPass>ref).run((<SendPass>ref).bound_transport, now_ns, &err)
                     if pass_sent:
                         get_and_add_i64((<SendPass>ref).bytes_sent, pass_sent)
                         bytes_sent += pass_sent
+                        reads |= self._pass_reads[i]
+                        expected += (<SendPass>ref).datagrams_sent
                     if err:
                         break
+                if not polled:
+                    # a send in the round before too, and no poll between: every socket is read this time, so that
+                    # a stream offered in every round holds no other socket's datagrams back
+                    reads = READ_EVERY
+                if reads == READ_EVERY:
+                    expected = 0
+                polled = False
                 if bytes_sent:
                     self.sends += 1
                     self.sent += bytes_sent
@@ -842,15 +942,22 @@ cdef class DataSpin:
             for j in range(control, self._fd_count):
                 if self._rx_dispatchers[j - control] == NULL:
                     continue
-                if not offered and not self._fds[j].revents:
+                if offered:
+                    # after a send (no poll this round): the sockets it may have landed in, its datagrams there when
+                    # the send returns on one host; the others wait for the next round's poll
+                    if reads != READ_EVERY and (j - control >= 64 or not (reads >> (j - control)) & 1):
+                        continue
+                elif not self._fds[j].revents:
                     continue                    # (an error on it is read too: the receive takes it off the socket)
                 ref = self._rx_dispatchers[j - control]
+                # after a send, as many as it sent there: no attempt at one more in an empty socket
                 n = (<DataPacketDispatcher>ref).receive(<UdpTransport>self._rx_transports[j - control],
-                                                        self._rx_destinations[j - control], now_ns, None)
+                                                        self._rx_destinations[j - control], now_ns, None,
+                                                        expected if offered else 0)
                 if n < 0 and nothing_sent(-n):
-                    # nothing there (every receive socket is read after a send, and all but one are mostly empty), an
-                    # interrupt or a refused port: nothing this time, as UdpTransport.received_or_raise says; handing
-                    # that back cost a data half of Python per pass, with the next datagram waiting behind it
+                    # nothing there (a send's socket read before its datagram arrived, a socket of a round read in
+                    # full), an interrupt or a refused port: nothing this time, as UdpTransport.received_or_raise
+                    # says; handing that back cost a data half of Python per pass, with the next datagram waiting
                     continue
                 if n < 0:
                     self._rx_failed_index = j - control

@@ -54,6 +54,7 @@ cdef class SendPass:
     cdef list _owners                # the term buffers and counters the slots point into: kept open
     cdef int32_t *due_slots          # the publications whose Python part is due after the last pass
     cdef readonly int due_count
+    cdef readonly int datagrams_sent  # datagrams the last run took to the socket (every destination's counted)
     cdef int32_t datagram_slot[MAX_BATCH]
     cdef int64_t datagram_advance[MAX_BATCH]
 

@@ -537,6 +537,7 @@ cdef class SendPass:
         cdef PassSlot *slot
         cdef bint blocked = False
         self.due_count = 0
+        self.datagrams_sent = 0
         if self.count == 0:
             return 0
         self.round_robin = (self.round_robin + 1) % self.count
@@ -563,6 +564,8 @@ cdef class SendPass:
                 while datagrams < budget and window > 0 and term_offset < term_length:
                     if count == MAX_BATCH:
                         taken = self._flush(transport, count, err)
+                        if taken > 0:
+                            self.datagrams_sent += taken
                         if taken < count:
                             blocked = True            # the socket is full (or failed): the rest waits
                             break
@@ -587,7 +590,9 @@ cdef class SendPass:
                 if position & (term_length - 1):
                     break                             # stopped inside the term: nothing more to send now
         if count > 0 and not blocked:
-            self._flush(transport, count, err)
+            taken = self._flush(transport, count, err)
+            if taken > 0:
+                self.datagrams_sent += taken
         for j in range(self.count):
             slot = &self.slots[j]
             if slot.sent > 0:

@@ -126,7 +126,7 @@ cdef class UdpTransport:
 
 
     cdef void _release(self) noexcept
-    cdef int receive_slots(self) noexcept nogil
+    cdef int receive_slots(self, int most=*) noexcept nogil
     cdef int received_or_raise(self, int n) except -1
     cdef void _stamp_received(self, int count, bint has_control) noexcept nogil
     cdef int _check(self) except -1

@@ -240,14 +240,17 @@ cdef class UdpTransport:
             n = self.receive_slots()
         return self.received_or_raise(n)
 
-    cdef int receive_slots(self) noexcept nogil:
+    cdef int receive_slots(self, int most=0) noexcept nogil:
         """One recvmmsg (or recvfrom loop) into the slots, receive timestamps written; the count, or -errno.
-        Sets ``received`` (0 on error). The caller holds no GIL and checked the transport is open."""
+        Sets ``received`` (0 on error). The caller holds no GIL and checked the transport is open. ``most`` (0: the
+        batch) bounds the datagrams taken: a caller that knows how many it waits for spares the kernel the attempt
+        at one more that finds the socket empty."""
         cdef int i, n, err = 0
+        cdef int vlen = most if 0 < most < self.batch else self.batch
         cdef socklen_t alen
         cdef ssize_t got
         if self.use_mmsg:
-            for i in range(self.batch):
+            for i in range(vlen):
                 self.rx[i].msg_hdr.msg_name = &self.rx_addr[i]
                 self.rx[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage)
                 self.rx[i].msg_hdr.msg_iov = &self.rx_iov[i]
@@ -259,7 +262,7 @@ cdef class UdpTransport:
                     self.rx[i].msg_hdr.msg_control = NULL
                     self.rx[i].msg_hdr.msg_controllen = 0
                 self.rx[i].msg_hdr.msg_flags = 0
-            n = recvmmsg(self.fd, self.rx, <unsigned int>self.batch, MSG_DONTWAIT, NULL)
+            n = recvmmsg(self.fd, self.rx, <unsigned int>vlen, MSG_DONTWAIT, NULL)
             if n < 0:
                 err = errno
             else:
@@ -268,7 +271,7 @@ cdef class UdpTransport:
                 self._stamp_received(n, True)
         else:
             n = 0
-            while n < self.batch:
+            while n < vlen:
                 alen = sizeof(sockaddr_storage)
                 got = recvfrom(self.fd, self.slot_data[n], <size_t>self.slot_length, MSG_DONTWAIT,
                                <sockaddr *>&self.rx_addr[n], &alen)

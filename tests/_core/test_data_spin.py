@@ -655,6 +655,7 @@ def round_trip(receiving, shm_dir):
     send_pass = _pass_of(publication)
     send_pass.bind(out, transport.bound_address, AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0))
     publication.send_pass = send_pass
+    publication.out = out                   # the socket its pass sends from (the image's one connection)
     spin = DataSpin()
     spin.set_sockets([send_pass], [transport.fileno()], 0, [(rig.dispatcher, transport, DESTINATION)])
     yield rig, publication, spin, waiter, transport
@@ -687,9 +688,8 @@ def test_run_data_sends_receives_inserts_and_wakes_in_one_call(round_trip):
     assert publication.snd_pos.get() == 128
 
 
-def test_run_data_reads_every_receive_socket_after_a_send_and_an_empty_one_is_not_handed_back(round_trip, udp):
-    # a ping-pong's driver: one endpoint per direction, the other one's socket empty when a message is sent; reading
-    # it finds nothing (EAGAIN), which is no reason to stop for the Python half, before or after the one with data
+def test_run_data_reads_the_socket_a_send_lands_on_whatever_the_order(round_trip, udp):
+    # a ping-pong's driver: one endpoint per direction, the other one's socket empty when a message is sent
     rig, publication, spin, waiter, transport = round_trip
     values = AtomicBuffer(bytearray(COUNTER_LENGTH * 5))
     quiet = UdpTransport(socket.socket(fileno=udp().detach()), batch=4)
@@ -708,6 +708,90 @@ def test_run_data_reads_every_receive_socket_after_a_send_and_an_empty_one_is_no
             assert spin.run_data(10_000_000_000) == 1, order
             assert (spin.handed_back, spin.sends, spin.receives, spin.received) == (False, 1, 1, 1), order
             assert rig[HWM] == offset + len(frame) and waiter.wait(10_000_000_000) is True
+    finally:
+        quiet.close()
+
+
+def _quiet_socket(udp):
+    """A receive socket with its own dispatcher (no image: what it reads is counted and dropped or left as an event)."""
+    values = AtomicBuffer(bytearray(COUNTER_LENGTH * 5))
+    quiet = UdpTransport(socket.socket(fileno=udp().detach()), batch=4)
+    return DataPacketDispatcher(*(AtomicCounter(values, i) for i in range(5))), quiet
+
+
+def _readable(transport):
+    return bool(select.select([transport.fileno()], [], [], 0)[0])
+
+
+def test_after_a_send_only_the_socket_it_lands_on_is_read_the_others_at_the_next_poll(round_trip, udp):
+    rig, publication, spin, waiter, transport = round_trip
+    quiet_dispatcher, quiet = _quiet_socket(udp)
+    peer = udp()
+    try:
+        spin.set_sockets([publication.send_pass], [quiet.fileno(), transport.fileno()], 0,
+                         [(quiet_dispatcher, quiet, DESTINATION), (rig.dispatcher, transport, DESTINATION)])
+        peer.sendto(b"x" * 8, quiet.bound_address)            # too short for a frame: read, counted, dropped
+        _arrived(quiet)
+        waiter.prepare()
+        frame = _offer(publication, 0, b"s" * 32)
+        # one pass: the send, then its own socket alone (one system call, not one per socket)
+        assert spin.run_data(10_000_000_000) == 1
+        assert (spin.handed_back, spin.sends, spin.receives, spin.received) == (False, 1, 1, 1)
+        assert rig[HWM] == len(frame) and waiter.wait(10_000_000_000) is True
+        assert _readable(quiet)
+        # the next round polls every socket and reads the quiet one
+        assert spin.run_data(10_000_000_000) == 1
+        assert (spin.sends, spin.receives, spin.received) == (0, 1, 1) and not _readable(quiet)
+    finally:
+        quiet.close()
+
+
+def test_after_a_send_its_socket_is_read_for_as_many_datagrams_as_it_sent(round_trip, udp):
+    # no attempt at one more (the kernel's look into an empty socket); what else waits there, the next poll reads
+    rig, publication, spin, waiter, transport = round_trip
+    peer = udp()
+    peer.sendto(b"x" * 8, transport.bound_address)           # ahead of the send's own datagram
+    _arrived(transport)
+    frame = _offer(publication, 0, b"m" * 32)
+    assert spin.run_data(10_000_000_000) == 1
+    assert (spin.sends, spin.received) == (1, 1) and rig[HWM] == 0 and _readable(transport)
+    assert spin.run_data(10_000_000_000) == 1
+    assert (spin.sends, spin.received) == (0, 1) and rig[HWM] == len(frame) and not _readable(transport)
+
+
+def test_a_send_to_no_socket_of_this_thread_reads_none(round_trip, udp):
+    rig, publication, spin, waiter, transport = round_trip
+    remote, peer = udp(), udp()
+    publication.send_pass.bind(publication.out, remote.getsockname(),
+                               AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0))
+    peer.sendto(b"x" * 8, transport.bound_address)
+    _arrived(transport)
+    _offer(publication, 0, b"r" * 32)
+    assert spin.run_data(10_000_000_000) == 1
+    assert (spin.handed_back, spin.sends, spin.receives, spin.received) == (False, 1, 0, 0)
+    assert _readable(transport) and len(remote.recv(2048)) == 64     # waits for the next poll; sent where aimed
+    assert spin.run_data(10_000_000_000) == 1 and (spin.sends, spin.received) == (0, 1)
+
+
+def test_two_sends_with_no_poll_between_read_every_socket(round_trip, udp):
+    # a stream offered in every round skips the poll: the second send in a row reads every socket, so that no other
+    # socket's datagrams wait behind it for as long as it keeps coming
+    rig, streamed, spin, waiter, transport = round_trip
+    quiet_dispatcher, quiet = _quiet_socket(udp)
+    peer = udp()
+    publication = Publication(SESSION, max_messages=1)       # one datagram per pass: two offered, two passes
+    send_pass = _pass_of(publication)
+    send_pass.bind(streamed.out, transport.bound_address, AtomicCounter(AtomicBuffer(bytearray(COUNTER_LENGTH)), 0))
+    try:
+        spin.set_sockets([send_pass], [transport.fileno(), quiet.fileno()], 0,
+                         [(rig.dispatcher, transport, DESTINATION), (quiet_dispatcher, quiet, DESTINATION)])
+        peer.sendto(b"x" * 8, quiet.bound_address)
+        _arrived(quiet)
+        _offer(publication, 0, b"a" * 32)
+        _offer(publication, 64, b"b" * 32)
+        assert spin.run_data(10_000_000_000, 10_000_000_000, 2, 10_000_000_000) == 2
+        assert (spin.sends, spin.receives, spin.received) == (2, 3, 3) and rig[HWM] == 128
+        assert not _readable(quiet)
     finally:
         quiet.close()
 
