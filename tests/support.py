@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import random
 import shutil
 import socket
 import threading
@@ -72,6 +73,33 @@ def free_port(kind: int = socket.SOCK_DGRAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def restartable_port(kind: int = socket.SOCK_DGRAM, tries: int = 200) -> int:
+    """A free port on 127.0.0.1 below the kernel's ephemeral range, for an endpoint a test binds again after its
+    process is killed (a cluster member restarting on its own ports): a port from :func:`free_port` is an ephemeral
+    one, which any ``port 0`` bind meanwhile (another member's archive replication, a client's egress) may be given
+    while the killed member is down, so that the restart finds its address in use."""
+    high = min(_ephemeral_low(), 65536)
+    low = max(1024, high - 12000)
+    rng = random.Random()
+    for _ in range(tries):
+        port = rng.randrange(low, high)
+        with socket.socket(socket.AF_INET, kind) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    return free_port(kind)
 
 
 def align(value: int, alignment: int) -> int:

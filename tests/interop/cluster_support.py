@@ -37,7 +37,7 @@ from tests.cluster.system.members import (
 )
 from tests.cluster.system.members import member_properties as system_member_properties
 from tests.procs import client_env
-from tests.support import free_port, wait_for
+from tests.support import free_port, restartable_port, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 JAVA_SOURCES = pathlib.Path(__file__).resolve().parent / "cluster_java"
@@ -355,7 +355,7 @@ class JavaMember:
     def __init__(self, cluster: JavaCluster, member_id: int) -> None:
         self.cluster = cluster
         self.member_id = member_id
-        self.ports = [free_port() for _ in range(5)]    # ingress, consensus, log, catchup, archive
+        self.ports = [restartable_port() for _ in range(5)]    # ingress, consensus, log, catchup, archive
         self.proc: subprocess.Popen[str] | None = None
         self.lines: list[str] = []
 

@@ -42,7 +42,7 @@ from tests.interop.cluster_support import (
     member_properties,
 )
 from tests.procs import client_env
-from tests.support import free_port, wait_for
+from tests.support import restartable_port, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 SERVICE_CLASS = "tests.cluster.faults.service:FaultsService"
@@ -96,7 +96,8 @@ class LoopbackNetwork(Network):
     """Everything on 127.0.0.1, on free ports."""
 
     def __init__(self, count: int) -> None:
-        self._ports = {i: (free_port(), free_port(), free_port(), free_port()) for i in range(count)}
+        self._ports = {i: (restartable_port(), restartable_port(), restartable_port(), restartable_port())
+                       for i in range(count)}
 
     def member_host(self, member_id: int) -> str:
         return "127.0.0.1"

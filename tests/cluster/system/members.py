@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from tests.procs import client_env
-from tests.support import free_port, wait_for
+from tests.support import restartable_port, wait_for
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
 REGISTER_SERVICE = "tests.cluster.system.register_service:RegisterService"
@@ -60,7 +60,7 @@ READY_LINE = "running (aeron.dir"
 
 def member_endpoints(member_id: int, host: str = "127.0.0.1") -> str:
     """``<id>,ingress,consensus,log,catchup,archive`` on free loopback ports (catch-up on an ephemeral port)."""
-    ports = [free_port() for _ in range(4)]
+    ports = [restartable_port() for _ in range(4)]
     return f"{member_id},{host}:{ports[0]},{host}:{ports[1]},{host}:{ports[2]},{host}:0,{host}:{ports[3]}"
 
 
