@@ -147,13 +147,7 @@ class ConsensusModuleAgent(Agent):
         self.last_append_position = NULL_POSITION
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
-        # what the leader's last look at the quorum saw (update_leader_position): the append position, its own position
-        # as the quorum counted it, and how many member positions had come (update_member_log_position); NULL_POSITION
-        # when it must look again
-        self._quorum_seen_append_position = NULL_POSITION
-        self._quorum_seen_own_position = NULL_POSITION
-        self._member_position_updates = 0
-        self._quorum_seen_member_updates = -1
+        self._reset_quorum_look()
         self.time_of_last_append_position_update_ns = 0
         self.time_of_last_append_position_send_ns = 0
         self.time_of_last_leader_update_ns = 0
@@ -218,6 +212,15 @@ class ConsensusModuleAgent(Agent):
         ctx.unavailable_counter_handler = self.on_unavailable_counter
         self._closed = False
         self._interrupted = False
+
+    def _reset_quorum_look(self) -> None:
+        # what the leader's last look at the quorum saw (update_leader_position): the append position, its own position
+        # as the quorum counted it, and how many member positions had come (update_member_log_position); NULL_POSITION
+        # when it must look again
+        self._quorum_seen_append_position = NULL_POSITION
+        self._quorum_seen_own_position = NULL_POSITION
+        self._member_position_updates = 0
+        self._quorum_seen_member_updates = -1
 
     # -- the Agent ------------------------------------------------------------------------------------------
 

@@ -58,10 +58,7 @@ class Leader:
         self._commit_wake = None
         self.last_quorum_backtrack_commit_position = NULL_POSITION
         self.time_of_last_log_update_ns = 0
-        self._quorum_seen_append_position = NULL_POSITION
-        self._quorum_seen_own_position = NULL_POSITION
-        self._member_position_updates = 0
-        self._quorum_seen_member_updates = -1
+        ConsensusModuleAgent._reset_quorum_look(self)        # type: ignore[arg-type]
         self.published: list[tuple[int, int]] = []
         self.ctx = self
 
