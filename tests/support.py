@@ -108,17 +108,18 @@ def align(value: int, alignment: int) -> int:
 
 
 def wait_for(predicate: Callable[[], T], timeout_s: float = 10.0, *, invoke: Callable[[], Any] | None = None,
-             what: str = "condition", interval_s: float = 0.001) -> T:
+             what: str | Callable[[], str] = "condition", interval_s: float = 0.001) -> T:
     """Call ``predicate`` until it returns something true and return that; between tries call ``invoke`` (a duty
     cycle of an invoker, a poll, an offer) and sleep ``interval_s`` when it returned nothing true (no work done: the
-    wait spins no CPU away from the driver); fail the test after ``timeout_s``, saying ``what`` was awaited."""
+    wait spins no CPU away from the driver); fail the test after ``timeout_s``, saying ``what`` was awaited (a
+    callable is called then, so that a description of the state is the state at the timeout, not at the start)."""
     deadline = time.monotonic() + timeout_s
     while True:
         result = predicate()
         if result:
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout_s} s")
+            raise AssertionError(f"{what() if callable(what) else what} not met within {timeout_s} s")
         if invoke is None or not invoke():
             time.sleep(interval_s)
 

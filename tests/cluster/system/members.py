@@ -459,6 +459,21 @@ class MemberProcess(MemberDirs):
         """Follower, with its election closed."""
         return follows(self.counters())
 
+    def describe_errors(self, most: int = 6) -> str:
+        """`` errors: [count× text, ...]``: the distinct errors of the member's mark files and driver (the last
+        ``most``, first line of each), or '' when it has none or its files cannot be read."""
+        from aeron.cluster import tool
+
+        try:
+            found = tool.errors(self.cluster_dir, aeron_dir=self.aeron_dir)
+        except Exception as ex:             # noqa: BLE001 - a failure message must not fail in turn
+            return f" errors: unreadable ({type(ex).__name__}: {ex})"
+        records = sorted((r for rs in found.values() for r in rs), key=lambda r: r.last_timestamp)[-most:]
+        if not records:
+            return ""
+        return " errors: [" + "; ".join(f"{r.observation_count}x {r.text.splitlines()[0][:200]}"
+                                        for r in records) + "]"
+
     def service_state_file(self, service_id: int = 0) -> pathlib.Path:
         """The register service's state file."""
         return self.dir / f"register-service-{service_id}.json"
@@ -520,20 +535,21 @@ class TestCluster:
         """Wait for one running member (not in ``exclude``) to lead with its election closed, and return it."""
         excluded = list(exclude)
         return wait_for(lambda: next((m for m in self.running() if m not in excluded and m.is_leader()), None),
-                        timeout, what=f"a leader ({self.describe()})", interval_s=0.1)
+                        timeout, what=lambda: f"a leader ({self.describe(errors=True)})", interval_s=0.1)
 
     def wait_for_followers(self, count: int, timeout: float = 60.0) -> list[MemberProcess]:
         """Wait until ``count`` running members follow with their elections closed."""
         return wait_for(lambda: [m for m in self.running() if m.is_follower()] if
                         sum(m.is_follower() for m in self.running()) >= count else None,
-                        timeout, what=f"{count} followers ({self.describe()})", interval_s=0.1)
+                        timeout, what=lambda: f"{count} followers ({self.describe(errors=True)})", interval_s=0.1)
 
     def wait_for_commit_position(self, position: int, members: Iterable[MemberProcess] | None = None,
                                  timeout: float = 60.0) -> None:
         """Wait until the members (the running ones by default) have a commit position of at least ``position``."""
         chosen = list(members) if members is not None else self.running()
         wait_for(lambda: all((m.counters().commit_position or -1) >= position for m in chosen), timeout,
-                 what=f"commit position {position} on {chosen} ({self.describe()})", interval_s=0.1)
+                 what=lambda: f"commit position {position} on {chosen} ({self.describe(errors=True)})",
+                 interval_s=0.1)
 
     def wait_for_same_state(self, members: Iterable[MemberProcess] | None = None, timeout: float = 60.0,
                             predicate: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
@@ -553,9 +569,10 @@ class TestCluster:
         except AssertionError:
             detail = {m.member_id: m.service_state() for m in chosen}
             raise AssertionError(f"service states differ or are not there yet: {json.dumps(detail)[:3000]} "
-                                 f"({self.describe()})") from None
+                                 f"({self.describe(errors=True)})") from None
 
-    def describe(self) -> str:
-        """Each member's counters, for failure messages."""
+    def describe(self, errors: bool = False) -> str:
+        """Each member's counters, for failure messages; with ``errors`` also the distinct errors its cluster mark
+        files and its driver logged (what a member stuck in an election kept failing on)."""
         return "; ".join(f"m{m.member_id}: {tuple(m.counters()) if m.is_running else 'not running'}"
-                         for m in self.members)
+                         f"{m.describe_errors() if errors else ''}" for m in self.members)
