@@ -69,8 +69,9 @@ from tests.procs import client_env  # noqa: E402
 from tests.support import free_port, wait_for  # noqa: E402
 
 # what ours runs with unless --ours says otherwise: our driver's threads wake on work (docs/wakeup.md), and each
-# member's driver, archive and consensus module share one thread (aeron.cluster.member.one.thread: measured better
-# than a thread each, in round trip and CPU per message; --ours aeron.cluster.member.one.thread=false for the latter)
+# member's driver, archive and consensus module share one thread (aeron.cluster.member.one.thread, the member's default,
+# given here too: measured better than a thread each, in round trip and CPU per message; --ours
+# aeron.cluster.member.one.thread=false for the latter)
 OUR_DEFAULTS = {"aeron.shared.idle.strategy": "wakeup", "aeron.driver.wakeup.data.spin": "0us",
                 "aeron.cluster.idle.strategy": "wakeup", "aeron.archive.idle.strategy": "wakeup",
                 "aeron.cluster.member.one.thread": "true"}

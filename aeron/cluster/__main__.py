@@ -15,9 +15,10 @@ the archive's control channel is UDP on this member's archive endpoint (from ``a
 ``aeron.cluster.member.id``), its replication channel UDP on the same host's ephemeral port, and its archive id the
 member id, so that the other members can replicate this member's log.
 
-``aeron.cluster.member.one.thread=true`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD``; false by default) runs the
-driver's agents, the archive's and the consensus module on one thread with one park
-(``ClusteredMediaDriver.launch(one_thread=True)``) instead of a thread each; a hosted container keeps its own unless
+``aeron.cluster.member.one.thread`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD``) runs the driver's agents, the
+archive's and the consensus module on one thread with one park (``ClusteredMediaDriver.launch(one_thread=True)``)
+instead of a thread each: true by default, unless ``aeron.threading.mode`` asks for DEDICATED or SHARED_NETWORK
+threads or ``aeron.archive.threading.mode`` for DEDICATED (then false by default); a hosted container keeps its own unless
 ``aeron.cluster.member.one.thread.service=true`` (ours, or ``AERON_CLUSTER_MEMBER_ONE_THREAD_SERVICE``; false by
 default; needs the one thread and a hosted service) puts it on that thread too
 (``ClusteredMediaDriver.launch(service_container_context=...)``).
@@ -55,14 +56,31 @@ ONE_THREAD_PROPERTY = "aeron.cluster.member.one.thread"
 ONE_THREAD_SERVICE_PROPERTY = "aeron.cluster.member.one.thread.service"
 
 
+# threading modes that ask for threads of their own: a member given one of them runs a thread each by default
+_OWN_THREAD_MODES = {"aeron.threading.mode": ("DEDICATED", "SHARED_NETWORK"),
+                     "aeron.archive.threading.mode": ("DEDICATED",)}
+
+
 def one_thread_setting(props: dict[str, str], name: str = ONE_THREAD_PROPERTY) -> bool:
     """Whether the member runs on one thread: ``aeron.cluster.member.one.thread`` (removed from ``props``: it is the
-    launcher's, no part's), else ``AERON_CLUSTER_MEMBER_ONE_THREAD``, else false; the same for ``name``
-    (``aeron.cluster.member.one.thread.service``: the hosted container on that thread too)."""
+    launcher's, no part's), else ``AERON_CLUSTER_MEMBER_ONE_THREAD``, else true (measured better in round trip, CPU
+    per message and throughput: docs/performance.md) unless a threading mode in ``props`` or the environment asks for
+    threads of their own; the same for ``name`` (``aeron.cluster.member.one.thread.service``: the hosted container on
+    that thread too), false by default."""
     text = props.pop(name, None)
     if text is None:
-        text = os.environ.get(name.upper().replace(".", "_")) or "false"
+        text = os.environ.get(name.upper().replace(".", "_"))
+    if text is None or text == "":
+        return name == ONE_THREAD_PROPERTY and not _own_threads_asked(props)
     return bool(parse_bool(text))
+
+
+def _own_threads_asked(props: dict[str, str]) -> bool:
+    for key, modes in _OWN_THREAD_MODES.items():
+        mode = props.get(key) or os.environ.get(key.upper().replace(".", "_")) or ""
+        if mode.strip().upper() in modes:
+            return True
+    return False
 
 
 def split_properties(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:

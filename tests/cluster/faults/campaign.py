@@ -109,8 +109,8 @@ class Campaign:
         self.members = [harness.Member(i, self.members_string, base, network,
                                        java=(i == 0 and args.java), classpath=classpath,
                                        flawed_service=args.flawed_service, slow_disk_library=library,
-                                       overrides=({ONE_THREAD_PROPERTY: "true"}
-                                                  if args.one_thread and not (i == 0 and args.java) else None))
+                                       overrides=({ONE_THREAD_PROPERTY: "false"}
+                                                  if args.threads and not (i == 0 and args.java) else None))
                         for i in range(args.members)]
         self.monitor = Monitor(self.members)
         self.rng = random.Random(args.seed ^ 0x5F5F)
@@ -452,8 +452,8 @@ def replay_command(args: argparse.Namespace) -> str:
         parts.append("--flawed-service")
     if args.quick:
         parts.append("--quick")
-    if args.one_thread:
-        parts.append("--one-thread")
+    if args.threads:
+        parts.append("--threads")
     return " ".join(parts)
 
 
@@ -483,9 +483,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "once a leader is back, the clients kept on until the schedule is through")
     parser.add_argument("--recheck", metavar="DIR", default=None,
                         help="run the checks again on a kept run's directory (nothing is started)")
-    parser.add_argument("--one-thread", action="store_true",
-                        help="our members run their driver, archive and consensus module on one thread "
-                             "(aeron.cluster.member.one.thread)")
+    parser.add_argument("--threads", action="store_true",
+                        help="our members run their driver, archive and consensus module on a thread each "
+                             "(aeron.cluster.member.one.thread=false; one thread by default)")
     parser.add_argument("--flawed-service", action="store_true", help=argparse.SUPPRESS)   # the checks' own test
     args = parser.parse_args(argv)
     if args.seed is None:

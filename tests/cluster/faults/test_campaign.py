@@ -50,7 +50,7 @@ def run_campaign(*args: str, expect_violations: bool = False) -> dict:
 
 
 @pytest.mark.timeout(1000)
-@pytest.mark.parametrize("threading", [pytest.param((), id="threads"), pytest.param(("--one-thread",), id="one-thread")])
+@pytest.mark.parametrize("threading", [pytest.param(("--threads",), id="threads"), pytest.param((), id="one-thread")])
 @pytest.mark.parametrize("seed", SEEDS)
 def test_short_campaign_finds_no_violation(seed, threading):
     # with one thread per member, the slow disk's forces (the archive's) hold up the consensus module and the driver

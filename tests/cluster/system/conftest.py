@@ -32,10 +32,10 @@ def make_cluster(shm_dir: pathlib.Path) -> Iterator[Callable[..., TestCluster]]:
         cluster.stop()
 
 
-# a member's threads: a driver thread, an archive thread and the consensus module's (the default), or all of them on one
-# (aeron.cluster.member.one.thread, ClusteredMediaDriver.launch(one_thread=True))
-MEMBER_THREADING = [pytest.param({}, id="threads"),
-                    pytest.param({"aeron.cluster.member.one.thread": "true"}, id="one-thread")]
+# a member's threads: a driver thread, an archive thread and the consensus module's, or all of them on one (the
+# launcher's default: aeron.cluster.member.one.thread, ClusteredMediaDriver.launch(one_thread=True))
+MEMBER_THREADING = [pytest.param({"aeron.cluster.member.one.thread": "false"}, id="threads"),
+                    pytest.param({}, id="one-thread")]
 
 
 @pytest.fixture(params=MEMBER_THREADING)
@@ -48,8 +48,7 @@ def member_threading(request: pytest.FixtureRequest) -> dict[str, str]:
 # and, for a member hosting its service (container="in-process"), that container on the one thread as well
 # (aeron.cluster.member.one.thread.service, ClusteredMediaDriver.launch(service_container_context=...))
 HOSTED_THREADING = [*MEMBER_THREADING,
-                    pytest.param({"aeron.cluster.member.one.thread": "true",
-                                  "aeron.cluster.member.one.thread.service": "true"}, id="one-thread-service")]
+                    pytest.param({"aeron.cluster.member.one.thread.service": "true"}, id="one-thread-service")]
 
 
 @pytest.fixture(params=HOSTED_THREADING)

@@ -50,12 +50,29 @@ def test_the_one_thread_property_is_the_launchers_and_a_bad_value_is_refused(cap
     props = {ONE_THREAD_PROPERTY: "true", "aeron.cluster.member.id": "0"}
     assert one_thread_setting(props) is True
     assert props == {"aeron.cluster.member.id": "0"}            # no part is given it (the consensus module refuses it)
-    assert one_thread_setting({}) is False
-    monkeypatch.setenv("AERON_CLUSTER_MEMBER_ONE_THREAD", "yes")
-    assert one_thread_setting({}) is True
     assert one_thread_setting({ONE_THREAD_PROPERTY: "off"}) is False
+    monkeypatch.setenv("AERON_CLUSTER_MEMBER_ONE_THREAD", "no")
+    assert one_thread_setting({}) is False
+    assert one_thread_setting({ONE_THREAD_PROPERTY: "on"}) is True        # a property wins over the variable
     assert main([f"{ONE_THREAD_PROPERTY}=sometimes"]) == 2
     assert "sometimes" in capsys.readouterr().err
+
+
+def test_a_member_is_on_one_thread_by_default_unless_its_threading_modes_ask_for_threads(monkeypatch):
+    for name in ("AERON_CLUSTER_MEMBER_ONE_THREAD", "AERON_THREADING_MODE", "AERON_ARCHIVE_THREADING_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    assert one_thread_setting({}) is True
+    assert one_thread_setting({"aeron.threading.mode": "SHARED", "aeron.archive.threading.mode": "SHARED"}) is True
+    assert one_thread_setting({"aeron.threading.mode": "INVOKER"}) is True
+    assert one_thread_setting({"aeron.threading.mode": "dedicated"}) is False
+    assert one_thread_setting({"aeron.threading.mode": "SHARED_NETWORK"}) is False
+    assert one_thread_setting({"aeron.archive.threading.mode": "DEDICATED"}) is False
+    # asked for by name, the one thread still wins (the parts run in INVOKER whatever their modes say)
+    assert one_thread_setting({ONE_THREAD_PROPERTY: "true", "aeron.threading.mode": "DEDICATED"}) is True
+    monkeypatch.setenv("AERON_THREADING_MODE", "DEDICATED")
+    assert one_thread_setting({}) is False
+    # the hosted service's setting keeps false as its default
+    assert one_thread_setting({}, ONE_THREAD_SERVICE_PROPERTY) is False
 
 
 def test_the_service_on_the_one_thread_needs_the_one_thread_and_a_hosted_service(capsys, monkeypatch):
@@ -65,7 +82,8 @@ def test_the_service_on_the_one_thread_needs_the_one_thread_and_a_hosted_service
     props = {ONE_THREAD_SERVICE_PROPERTY: "true"}
     assert one_thread_setting(props, ONE_THREAD_SERVICE_PROPERTY) is True and props == {}
     # refused before anything starts: without the one thread, or without a service to host
-    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", "aeron.cluster.service.class.name=pkg.module:Service"]) == 2
+    assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", f"{ONE_THREAD_PROPERTY}=false",
+                 "aeron.cluster.service.class.name=pkg.module:Service"]) == 2
     assert ONE_THREAD_PROPERTY in capsys.readouterr().err
     assert main([f"{ONE_THREAD_SERVICE_PROPERTY}=true", f"{ONE_THREAD_PROPERTY}=true"]) == 2
     assert "aeron.cluster.service.class.name" in capsys.readouterr().err
