@@ -7,7 +7,8 @@
 ``throughput <n> <len> <window>``, ``pingpong <n> <len>``, ``failover <len>``, ``close``: see the Java client. Every
 wait idles with our wake-up idle strategy on the egress subscription (docs/wakeup.md): it parks until our driver's
 receiver writes the egress, where Java's client backs off (spins, yields, then parks up to 1 ms).
-``time.monotonic_ns`` is CLOCK_MONOTONIC, the clock of Java's ``System.nanoTime``.
+``time.monotonic_ns`` is CLOCK_MONOTONIC, the clock of Java's ``System.nanoTime``. With ``AERON_EVENT_CLUSTER_STEPS``
+(aeron/common/event_log.py) each ping's offer and echo go to the event log too (perf/cluster_rtt_steps.py).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import time
 
 from aeron import Aeron, Context as AeronContext
 from aeron.cluster.client import AeronCluster, Context, EgressListener
+from aeron.common import event_log
 
 
 class Counting(EgressListener):
@@ -56,8 +58,11 @@ def pingpong(cluster: AeronCluster, idle: object, listener: Counting, count: int
     listener.echoes = 0
     offer, poll, idle_fn, reset = cluster.offer, cluster.poll_egress, idle.idle, idle.reset  # type: ignore[attr-defined]
     deadline = time.monotonic_ns() + 300 * 10**9
+    steps = event_log.STEPS
     for done in range(count):
         sent_ns = time.monotonic_ns()
+        if steps:
+            event_log.log_event("client", "PING_OFFERED", str(done))
         while offer(payload) < 0:
             idle_fn(poll())
         reset()
@@ -66,6 +71,8 @@ def pingpong(cluster: AeronCluster, idle: object, listener: Counting, count: int
             if time.monotonic_ns() > deadline:
                 return f"TIMEOUT pingpong {done}"
         reset()
+        if steps:
+            event_log.log_event("client", "ECHO_RECEIVED", str(done))
         rtt[done] = listener.last_echo_ns - sent_ns
     rtt.sort()
     return f"RTT {count} {rtt[count // 2]} {rtt[int(count * 0.9)]} {rtt[int(count * 0.99)]} {rtt[-1]}"

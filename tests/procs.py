@@ -21,10 +21,13 @@ from tests.support import driver_heartbeat_ms
 DRIVER_WAIT_S = 10.0
 
 
+_EVENT_LOG_SETTINGS = ("AERON_EVENT_CLUSTER_LOG", "AERON_EVENT_CLUSTER_STEPS")
+
+
 def client_env() -> dict[str, str]:
     """The environment without AERON_* settings (so a client only sees the directory it is given), but for the debug
-    event log's file (aeron/common/event_log.py), which the processes of a cluster share."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_") or k == "AERON_EVENT_CLUSTER_LOG"}
+    event log's (aeron/common/event_log.py: its file, which the processes of a cluster share, and its steps)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AERON_") or k in _EVENT_LOG_SETTINGS}
     env["PYTHONPATH"] = str(PROJECT_ROOT)
     return env
 

@@ -652,6 +652,9 @@ class ConsensusModuleAgent(Agent):
             self.election.on_append_position(leadership_term_id, log_position, follower_member_id, flags)
         elif leadership_term_id <= self.leadership_term_id and self.role is Role.LEADER:
             follower = self.cluster_member_by_id.get(follower_member_id)
+            if event_log.STEPS:
+                event_log.log_event(f"member-{self.member_id}", "APPEND_POSITION_RECEIVED",
+                                    f"{follower_member_id} {log_position}")
             if follower is not None:
                 self.update_member_log_position(follower, leadership_term_id, log_position)
                 self.track_catchup_completion(follower, leadership_term_id, flags)
@@ -1154,6 +1157,8 @@ class ConsensusModuleAgent(Agent):
 
     def _signal_commit(self) -> None:
         # the commit position moved: wake the parked services now, or once the thread's cycle is done
+        if event_log.STEPS:
+            event_log.log_event(f"member-{self.member_id}", "COMMIT", str(self.commit_position.get()))
         if self.defer_commit_wake:
             self._commit_wake_owed = True
         else:
@@ -1162,6 +1167,8 @@ class ConsensusModuleAgent(Agent):
     def signal_owed_wakes(self) -> None:
         """Wake the parked services for a commit position moved in this cycle (``defer_commit_wake``)."""
         if self._commit_wake_owed:
+            if event_log.STEPS:
+                event_log.log_event(f"member-{self.member_id}", "SERVICES_WOKEN")
             self._commit_wake_owed = False
             self._commit_wake.signal()                                   # type: ignore[union-attr]
 
@@ -1299,7 +1306,10 @@ class ConsensusModuleAgent(Agent):
                 work += self.timer_service.poll(timestamp)
                 for tracker in self.pending_service_message_trackers:
                     work += tracker.poll()
-                work += self.ingress_adapter.poll()
+                polled = self.ingress_adapter.poll()
+                if polled and event_log.STEPS:
+                    event_log.log_event(f"member-{self.member_id}", "INGRESS_POLLED", str(polled))
+                work += polled
             work += self.update_leader_position(now_ns)
         else:
             if self.state in (State.ACTIVE, State.SUSPENDED):
@@ -1315,6 +1325,8 @@ class ConsensusModuleAgent(Agent):
                     limit = self._append_position_value() if self.append_position is not None \
                         else self.log_recording_stop_position
                     count = self.log_adapter.poll(min(self.notified_commit_position, limit))
+                    if count and event_log.STEPS:
+                        event_log.log_event(f"member-{self.member_id}", "LOG_POLLED", str(count))
                     if count == 0 and self.log_adapter.is_image_closed():
                         is_eos = self.log_adapter.is_log_end_of_stream()
                         self._enter_election(is_eos, f"log disconnected from leader: eos={str(is_eos).lower()}")
@@ -1434,6 +1446,8 @@ class ConsensusModuleAgent(Agent):
             if self.consensus_publisher.append_position(publication, leadership_term_id, position, self.member_id,
                                                         flags):
                 if position > self.last_append_position:
+                    if event_log.STEPS:
+                        event_log.log_event(f"member-{self.member_id}", "APPEND_POSITION_SENT", str(position))
                     self.last_append_position = position
                     self.time_of_last_append_position_update_ns = now_ns
                 self.time_of_last_append_position_send_ns = now_ns

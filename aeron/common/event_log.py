@@ -9,17 +9,22 @@ for appending, so the processes of a cluster can share one file:
     AERON_EVENT_CLUSTER_LOG=/tmp/failover.log python -m aeron.cluster ...
 
 It is for timing an election or a failover by hand; nothing per message is logged, and when unset each call
-costs one test of a module global.
+costs one test of a module global. With ``AERON_EVENT_CLUSTER_STEPS=true`` as well (``STEPS``), the steps of a
+message's way through the cluster are logged too, one line per duty cycle that took one (a leader's ingress poll, a
+follower's log poll and its AppendPosition, the leader's receipt of it, the commit and the services' wake-up, a
+service's log poll): for timing a round trip by hand (perf/cluster_rtt_steps.py); it costs a line per step, so no
+throughput figure is measured with it.
 """
 from __future__ import annotations
 
 import os
 import time
 
-__all__ = ["ENABLED", "log_event"]
+__all__ = ["ENABLED", "STEPS", "log_event"]
 
 _PATH = os.environ.get("AERON_EVENT_CLUSTER_LOG") or None
 ENABLED = _PATH is not None
+STEPS = ENABLED and os.environ.get("AERON_EVENT_CLUSTER_STEPS", "").strip().lower() in ("1", "true")
 _fd = -1
 
 

@@ -34,3 +34,20 @@ def test_off_by_default_and_appends_stamped_lines_when_named(tmp_path, monkeypat
     finally:
         monkeypatch.delenv("AERON_EVENT_CLUSTER_LOG", raising=False)
         importlib.reload(event_log)
+
+
+def test_steps_only_with_the_log_and_their_own_setting(tmp_path, monkeypatch):
+    try:
+        monkeypatch.setenv("AERON_EVENT_CLUSTER_STEPS", "true")
+        monkeypatch.delenv("AERON_EVENT_CLUSTER_LOG", raising=False)
+        assert not importlib.reload(event_log).STEPS                  # nowhere to write them
+        monkeypatch.setenv("AERON_EVENT_CLUSTER_LOG", str(tmp_path / "events.log"))
+        assert importlib.reload(event_log).STEPS
+        monkeypatch.setenv("AERON_EVENT_CLUSTER_STEPS", "false")
+        assert not importlib.reload(event_log).STEPS
+        monkeypatch.delenv("AERON_EVENT_CLUSTER_STEPS")
+        assert not importlib.reload(event_log).STEPS and event_log.ENABLED
+    finally:
+        monkeypatch.delenv("AERON_EVENT_CLUSTER_LOG", raising=False)
+        monkeypatch.delenv("AERON_EVENT_CLUSTER_STEPS", raising=False)
+        importlib.reload(event_log)

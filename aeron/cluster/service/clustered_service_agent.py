@@ -41,6 +41,7 @@ from aeron.cluster.service.recovery_state import RecoveryState
 from aeron.cluster.service.service_adapter import ServiceAdapter
 from aeron.cluster.service.service_snapshot_loader import ServiceSnapshotLoader
 from aeron.cluster.service.service_snapshot_taker import ServiceSnapshotTaker
+from aeron.common import event_log
 from aeron.common.agent import Agent, IdleStrategy
 from aeron.common.constants import NULL_VALUE
 from aeron.common.channel_uri import ALIAS_PARAM_NAME, SESSION_ID_PARAM_NAME, ChannelUri
@@ -273,6 +274,8 @@ class ClusteredServiceAgent(Agent, Cluster):
                 assert self.commit_position is not None
                 polled = self.log_adapter.poll(self.commit_position.get())
                 work_count += polled
+                if polled and event_log.STEPS:
+                    event_log.log_event(f"service-{self._member_id}", "LOG_POLLED", str(polled))
                 if polled == 0 and self.log_adapter.is_done():
                     self._close_log()
                     work_count += 1
