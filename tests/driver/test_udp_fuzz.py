@@ -195,7 +195,7 @@ def test_hostile_datagrams_are_counted_and_the_stream_goes_on(live, specs, sessi
     # driver's recvmmsg path counts it; reported as a known deviation)
     must_count = sum(invalid_by_reference(d) for _, d in batch if d)
     wait_for(lambda: live.invalid() - before >= must_count, timeout_s=5,
-             what=f"invalid packets {live.invalid() - before} < {must_count} by invalid_by_reference")
+             what=lambda: f"invalid packets {live.invalid() - before} < {must_count} by invalid_by_reference")
     live.stream_goes_on()
     assert live.settled_invalid() - before <= len(batch)         # each datagram counted at most once
 
