@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aeron.common.errors import AeronTimeoutError
 
@@ -75,7 +75,8 @@ class AsyncBackoffIdleStrategy:
         self._count = 0
         self._sleep = self._min
 
-    async def idle(self, work_count: int = 0) -> None:
+    async def idle(self, work_count: int = 0, limit_s: float | None = None) -> None:
+        """One step of the backoff; a sleep lasts ``limit_s`` at most (what is left of a caller's timeout)."""
         if work_count > 0:
             self.reset()
             await asyncio.sleep(0)
@@ -84,8 +85,9 @@ class AsyncBackoffIdleStrategy:
             self._count += 1
             await asyncio.sleep(0)
             return
-        await asyncio.sleep(self._sleep)
-        self._sleep = min(self._sleep * 2, self._max)
+        sleep = self._sleep
+        await asyncio.sleep(sleep if limit_s is None else max(min(sleep, limit_s), 0.0))
+        self._sleep = min(sleep * 2, self._max)
 
 
 class AsyncWakeup:
@@ -170,7 +172,9 @@ class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
         self._spin_s = spin_s
         self._spin_until = 0.0
 
-    async def idle(self, work_count: int = 0) -> None:
+    async def idle(self, work_count: int = 0, limit_s: float | None = None) -> None:
+        """One step: a loop turn, the park's mark, or the park (``limit_s`` at most: what is left of a caller's
+        timeout)."""
         if work_count > 0:
             self._bound = self._max
             self._spin_until = 0.0
@@ -191,7 +195,8 @@ class AsyncWakeupIdleStrategy(AsyncBackoffIdleStrategy):
         quiet = self._wakeup.quiet
         cap = QUIET_PARK_S if quiet is None else quiet(QUIET_PARK_NS) / 1e9
         bound = min(self._bound, cap)
-        if not await self._wakeup.wait(bound):
+        park = bound if limit_s is None else max(min(bound, limit_s), 0.0)
+        if not await self._wakeup.wait(park):
             self._bound = min(bound * 2, cap)
 
     def _spinning(self) -> bool:
@@ -216,13 +221,37 @@ def async_idle(wakeup: AsyncWakeup | None, spin_s: float = 0.0) -> AsyncBackoffI
     return AsyncBackoffIdleStrategy() if wakeup is None else AsyncWakeupIdleStrategy(wakeup, spin_s=spin_s)
 
 
-@contextlib.asynccontextmanager
-async def deadline(timeout: float | None, what: str) -> AsyncIterator[None]:
-    """``async with deadline(t, "offer accepted"):`` — AeronTimeoutError (a TimeoutError) when ``t`` seconds pass."""
-    try:
-        async with _timeout(timeout):
-            yield
-    except (TimeoutError, asyncio.TimeoutError) as exc:
-        if isinstance(exc, AeronTimeoutError):
-            raise
-        raise AeronTimeoutError(f"{what}: not within {timeout} s") from None
+class deadline:                                                        # noqa: N801 - used as a function
+    """``async with deadline(t, "offer accepted"):`` — AeronTimeoutError (a TimeoutError) when ``t`` seconds pass
+    (``None``: no limit); a TimeoutError of the block's own becomes one too.
+
+    A class rather than a generator-based context manager, and no timer at all without a limit: an await that has to
+    wait enters one each time (every ping of a round trip whose answer was not there yet), and the generator's
+    machinery cost about as much as the timer itself."""
+
+    __slots__ = ("_seconds", "_what", "_timer")
+
+    def __init__(self, timeout: float | None, what: str) -> None:
+        self._seconds = timeout
+        self._what = what
+        self._timer: Any = None
+
+    async def __aenter__(self) -> None:
+        if self._seconds is not None:
+            timer = _timeout(self._seconds)
+            await timer.__aenter__()
+            self._timer = timer
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        timer, self._timer = self._timer, None
+        try:
+            if timer is not None:
+                await timer.__aexit__(exc_type, exc, tb)     # raises TimeoutError once the limit cancelled the block
+        except (TimeoutError, asyncio.TimeoutError) as raised:
+            if isinstance(raised, AeronTimeoutError):
+                raise
+            raise AeronTimeoutError(f"{self._what}: not within {self._seconds} s") from None
+        if exc_type is not None and issubclass(exc_type, (TimeoutError, asyncio.TimeoutError)) and \
+                not issubclass(exc_type, AeronTimeoutError):
+            raise AeronTimeoutError(f"{self._what}: not within {self._seconds} s") from None
+        return False

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable
+from time import perf_counter
+from typing import TYPE_CHECKING, TypeVar
 
-from aeron.aio._idle import (SHARED_MEMORY_SPIN_S, AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle,
-                             deadline)
+from aeron.aio._idle import SHARED_MEMORY_SPIN_S, AsyncBackoffIdleStrategy, AsyncWakeup, LoopShare, async_idle
 from aeron.client import AtomicBuffer, ControlledFragmentAssembler, ControlledPollAction, Header, Image, Subscription
-from aeron.common.errors import IllegalStateError
+from aeron.common.errors import AeronTimeoutError, IllegalStateError
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -196,15 +198,7 @@ class AsyncSubscription(LoopShare):
         message = self._poll_one()
         if message is not None:
             return message                  # fast path: nothing awaited
-        idle = async_idle(self._wakeup, self._spin_s)
-        async with deadline(timeout, "message received"):
-            while True:
-                await idle.idle(0)
-                message = self._poll_one()
-                if message is not None:
-                    self._run = 0
-                    return message
-        raise AssertionError("unreachable")
+        return await self._await(self._poll_one, timeout, "message received")
 
     async def receive_many(self, max_messages: int, timeout: float | None = None) -> list[Message]:
         """Between 1 and ``max_messages`` messages, each copied (they outlive the step); waits for the first."""
@@ -234,15 +228,30 @@ class AsyncSubscription(LoopShare):
         count = self.subscription.poll(handler, fragment_limit)
         if count:
             return count
+        poll = self.subscription.poll
+        return await self._await(lambda: poll(handler, fragment_limit) or None, timeout, "fragment polled")
+
+    async def _await(self, attempt: Callable[[], T | None], timeout: float | None, what: str) -> T:
+        # Idle and attempt again until ``attempt()`` gives something (not None). The timeout bounds the parks and is
+        # checked after each attempt, rather than by a timer of the loop's around the wait (asyncio.timeout), which
+        # cost several µs on each await that had to wait: every ping of a round trip whose answer was not yet there.
         idle = async_idle(self._wakeup, self._spin_s)
-        async with deadline(timeout, "fragment polled"):
+        if timeout is None:
             while True:
                 await idle.idle(0)
-                count = self.subscription.poll(handler, fragment_limit)
-                if count:
+                result = attempt()
+                if result is not None:
                     self._run = 0
-                    return count
-        raise AssertionError("unreachable")
+                    return result
+        end = perf_counter() + timeout
+        while True:
+            await idle.idle(0, end - perf_counter())
+            result = attempt()
+            if result is not None:
+                self._run = 0
+                return result
+            if perf_counter() >= end:
+                raise AeronTimeoutError(f"{what}: not within {timeout} s")
 
     def __aiter__(self) -> AsyncIterator[Message]:
         """``async for message in subscription``: one message per step."""
