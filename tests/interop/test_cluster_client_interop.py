@@ -59,7 +59,7 @@ def context(driver: Any, cluster: JavaCluster, listener: Any = None, endpoints: 
                    egress_channel="aeron:udp?endpoint=localhost:0", egress_listener=listener, **settings)
 
 
-def poll_until(cluster: AeronCluster, predicate: Any, timeout_s: float = 30.0, what: str = "condition") -> Any:
+def poll_until(cluster: AeronCluster, predicate: Any, timeout_s: float = 30.0, what: Any = "condition") -> Any:
     return wait_for(predicate, timeout_s, invoke=lambda: cluster.poll_egress() or time.sleep(0.001), what=what)
 
 
@@ -71,7 +71,14 @@ def echo(cluster: AeronCluster, listener: RecordingListener, payloads: list[byte
         while cluster.offer(payload) < 0:
             assert time.monotonic() < deadline and not cluster.is_closed, "offer not accepted"
             cluster.poll_egress()
-    poll_until(cluster, lambda: len(listener.messages) >= start + len(payloads), timeout_s, "echoes")
+    # a stall fails, a busy machine's slow echoes do not: the wait starts over while echoes keep coming
+    expected = start + len(payloads)
+    while len(listener.messages) < expected:
+        seen = len(listener.messages)
+        poll_until(cluster, lambda: len(listener.messages) >= expected or len(listener.messages) > seen, timeout_s,
+                   lambda: f"echoes: {len(listener.messages) - start} of {len(payloads)} came back, the last "
+                           f"{listener.messages[-1][2][:8] if listener.messages else None!r}; client "
+                           f"{cluster.state}, egress images {cluster.egress_subscription.image_count}")
     assert [m[2] for m in listener.messages[start:]] == payloads
 
 
