@@ -158,7 +158,11 @@ static void deliver(int send_fd, int recv_fd, struct sockaddr_in *to, client_t *
     }
     int64_t received;
     memcpy(&received, in, sizeof(received));
-    atomic_store_explicit(&reader->image, received, memory_order_release);
+    // a full fence between the image's store and the slot's load, as the reader has between its slot's and its
+    // image's: without it the load may pass the store (x86 lets a load pass an earlier store), the reader then marking
+    // its slot parked and finding the old image while the driver finds the slot awake: a lost wake-up, and with no
+    // park timeout a hang (seen once in 2026-12-07's runs)
+    atomic_store_explicit(&reader->image, received, memory_order_seq_cst);
     int32_t state = atomic_load(&reader->slot);
     // a failed swap reloads the state: a yielding reader may have just gone to PARKED, and must still be woken
     while (state == PARKED || state == YIELDING) {
