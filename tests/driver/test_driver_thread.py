@@ -165,6 +165,46 @@ def test_after_cycle_runs_at_the_end_of_each_cycle_after_the_parts(shm_dir):
         thread.invoke()
         assert seen == [1, 2, 3]
 
+def test_a_parts_quiet_bound_added_after_bind_bounds_the_threads_parks(shm_dir):
+    # the idle strategy takes the thread's quiet_park_ns when bound, before the parts (and their bounds) are added:
+    # a bound of a part added later (a consensus module's election and heartbeat timeouts) must still end the parks
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        idle = thread.bind(WakeupIdleStrategy(), CLIENTS)
+        assert isinstance(idle, WakeupIdleStrategy) and idle.quiet is not None
+        signalling = driver.invoked_agent
+        invoker = AgentInvoker(_Counting())
+        invoker.start()
+        bounds = [300_000]                      # within the driver's own (backoff's 1 ms while no client signals)
+        thread.add(invoker, quiet=lambda quiet_ns: min(quiet_ns, bounds[0]))
+        assert idle.quiet(idle.quiet_park_ns) == 300_000
+        bounds[0] = 40_000_000                  # asked each park, never kept
+        assert idle.quiet(idle.quiet_park_ns) == min(40_000_000, signalling.quiet_park_ns(idle.quiet_park_ns))
+        # and the driver's timers end the parks as the driver's own agent says
+        assert idle.timers is thread
+        far = 500_000_000
+        assert abs(thread.time_to_deadline_ns(far) - signalling.time_to_deadline_ns(far)) < 50_000_000
+        assert thread.commands_pending() == signalling.commands_pending()
+
+
+def test_a_part_started_by_its_owner_after_it_was_added_runs_from_the_next_cycle(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        counting = _Counting()
+        invoker = AgentInvoker(counting)
+        thread.add(invoker, start_when=lambda: False)      # never started by the thread
+        thread.do_work()
+        thread.fast_work()
+        assert counting.cycles == 0 and not invoker.is_started
+        invoker.start()
+        thread.do_work()
+        thread.fast_work()
+        assert counting.cycles == 2
+        invoker.close()                         # closed: no more cycles, though it started
+        thread.do_work()
+        assert counting.cycles == 2
+
+
 class _StartsWithARequest(Agent):
     role_name = "starts-with-a-request"
 
