@@ -59,7 +59,8 @@ class DriverThreadAgent(Agent):
             self.commands_pending = signalling.commands_pending           # type: ignore[method-assign]
 
     def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None,
-            start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None) -> None:
+            start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None,
+            driver_fed: bool = False) -> None:
         """Run ``invoker`` after the ones added before; ``quiet(quiet_ns)`` bounds the thread's parks as the part's
         own idle strategy's quiet bound would. One not started yet is started on the thread (:meth:`on_start`), its
         ``on_start`` running the other parts while it waits (a consensus module's waits for its archive and its
@@ -68,8 +69,13 @@ class DriverThreadAgent(Agent):
         reads, and waits for the service's ack: the service's start then needs nothing of the part below it).
         ``after_cycle()`` runs at the end of each cycle (:meth:`invoke`, :meth:`fast_work`), once the data half has sent
         what the parts offered: a consensus module's wake-up of the services it owes (a process woken earlier may take
-        the core from this thread before the sends)."""
-        self._parts.append(_Part(invoker, start_when))
+        the core from this thread before the sends). ``driver_fed``: the part's input is the driver's conductor alone
+        (a client's conductor: the broadcast to clients, which only a whole cycle of the driver writes; its own timers,
+        keepalives and timeouts of seconds, wait at most for the next whole cycle of the thread, owed within
+        WakeupIdleStrategy.full_cycle_defer_ns while data moves, and run after every park that times out): it skips
+        its turn in a data half (:meth:`fast_work`) when its last turn found nothing and no whole driver cycle began
+        since."""
+        self._parts.append(_Part(invoker, start_when, driver_fed and self._signalling is not None))
         if after_cycle is not None:
             self._after_cycle.append(after_cycle)
         if quiet is not None:
@@ -114,27 +120,34 @@ class DriverThreadAgent(Agent):
                 driver_work = driver.invoke()
             finally:
                 driver.busy = False
-        work = self._run_parts()
+        work = self._run_parts(False)
         signalling = self._signalling
         self.active = work > 0 or (signalling.active if signalling is not None else driver_work > 0)
         for after in self._after_cycle:
             after()
         return work + driver_work
 
-    def _run_parts(self) -> int:
+    def _run_parts(self, data_half: bool) -> int:
         # one duty cycle of each part not in one already on this thread's stack: a flag per part, no lookups (this
-        # runs several times per message)
+        # runs several times per message); in a data half, not a driver-fed part with nothing new for it (add)
         work = 0
+        signalling = self._signalling
         for part in self._parts:
             if part.busy:
                 continue
+            if part.driver_fed:
+                cycles = signalling.cycles
+                if data_half and part.idle_at_cycle == cycles:
+                    continue
             part.busy = True
             try:
-                if part.started:
-                    work += part.invoke()
-                elif part.invoker.is_started:
+                if part.started or part.invoker.is_started:
                     part.started = True
-                    work += part.invoke()
+                    done = part.invoke()
+                    if part.driver_fed:
+                        # read before its turn: a driver cycle run during it (a wait) counts as one since
+                        part.idle_at_cycle = cycles if done == 0 else -1
+                    work += done
                 elif part.startable():
                     # one added after a part whose start waits for it (a hosted clustered service, whose first ack
                     # the consensus module's on_start awaits): started here, inside that wait
@@ -169,7 +182,7 @@ class DriverThreadAgent(Agent):
         counts as one), -1 when the driver has no data half and the parts did nothing."""
         signalling = self._signalling
         moved = signalling.fast_work(0, 0, passes_left, defer_ns) if signalling is not None else -1
-        work = self._run_parts()
+        work = self._run_parts(True)
         if work:
             self.active = True
             moved = max(moved, 0) + 1
@@ -196,14 +209,16 @@ class _Part:
     """One invoker on the thread: whether it is in a duty cycle (or its start) on the thread's stack now, and whether
     it has started (once true, it stays so)."""
 
-    __slots__ = ("invoker", "invoke", "start_when", "busy", "started")
+    __slots__ = ("invoker", "invoke", "start_when", "busy", "started", "driver_fed", "idle_at_cycle")
 
-    def __init__(self, invoker: AgentInvoker, start_when: Callable[[], bool] | None) -> None:
+    def __init__(self, invoker: AgentInvoker, start_when: Callable[[], bool] | None, driver_fed: bool = False) -> None:
         self.invoker = invoker
         self.invoke = invoker.invoke
         self.start_when = start_when
         self.busy = False
         self.started = False
+        self.driver_fed = driver_fed
+        self.idle_at_cycle = -1        # the driver's whole cycles when its last turn found nothing; -1: it found work
 
     def startable(self) -> bool:
         invoker = self.invoker
