@@ -612,10 +612,39 @@ def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once(
     waiter.calls.clear()
     idle.idle(1)
     assert waiter.calls == ["cancel", "prepare"] and timers.passes == 1
-    timers.commands, timers.script = False, [1]         # the re-check's data half moved data: a whole cycle next
+    # the re-check's data half moved data (a part of the thread answered what the cycle brought): data halves go on
+    # alone, each the re-check of a park, as after a wake-up; the one that moves nothing parks, until the rest of the
+    # cycle is owed at the latest (full_cycle_defer_ns after the data moved), and that park's end is a whole cycle
+    timers.commands, timers.script = False, [1]
     waiter.calls.clear()
     idle.idle(1)
-    assert waiter.calls == ["cancel", "prepare"] and timers.passes == 2
+    assert waiter.calls == ["cancel", "prepare", "prepare", ("wait", 990, None), "prepare"] and timers.passes == 3
+    assert idle._owed_ns == 0 and idle._prepared
+
+
+def test_data_halves_after_a_re_check_that_moved_data_stop_for_a_command_or_once_the_owed_cycle_is_due():
+    now, waiter, timers, idle = _data_first([], [1, 1, 1], defer_ns=1000)
+    pending = iter([False, False, True])                # none at the re-check nor the next data half, then one
+    timers.commands_pending = lambda: next(pending)
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    # the re-check moved data, so did the next data half; the command found before the third: a whole cycle next,
+    # still marked parked (that cycle is the re-check), nothing owed
+    assert timers.passes == 2 and [c for c in waiter.calls if isinstance(c, tuple)] == []
+    assert idle._prepared and idle._owed_ns == 0
+    # a stream that keeps the data halves busy: no data half alone past full_cycle_defer_ns after the first
+    now, waiter, timers, idle = _data_first([], [1] * 100, defer_ns=100)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [] and idle._owed_ns == 0
+    assert timers.passes < FULL_CYCLE_DEFER_PASSES and now[0] <= 100 + 2 * 10
+    # and a timer of the driver's due when the data halves end: the park is not waited, the owed cycle runs now
+    now, waiter, timers, idle = _data_first([], [1], defer_ns=1000)
+    timers_due = iter([5, 0])                           # not due at the re-check; due once the data halves end
+    timers.time_to_deadline_ns = lambda far: min(far, next(timers_due))
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [] and timers.passes == 2
+    assert idle._owed_ns == 0 and idle._prepared
 
 
 def test_a_timer_due_at_the_re_check_leaves_it_to_a_whole_cycle():
