@@ -260,6 +260,12 @@ class ClientRegistry:
 FULL_CYCLE_DEFER_PASSES = 64
 
 
+# what a driver thread's data half after a wake-up found (WakeupIdleStrategy._data_first)
+_WHOLE_CYCLE = 0        # the caller's next duty cycle, a whole one
+_PARKED_AGAIN = 1       # it moved data, and the data halves after it nothing more: parked again, the rest owed
+_WOKE_FOR_NOTHING = 2   # it moved nothing (WakeupIdleStrategy._served_wake: parked again, or a whole cycle)
+
+
 class _Waiter(Protocol):
     @property
     def prepared(self) -> bool: ...
@@ -526,6 +532,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         yield_ns = self.yield_ns if self._after_work and signalled else 0
         self._after_work = False
         while True:
+            park_end = self._clock() + timeout
             if yield_ns:
                 woken = waiter.wait(timeout, None, yield_ns)
             else:
@@ -549,7 +556,23 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self._owed_ns = 0
                 self._data_after_wake(waiter)
                 return
-            if self._pending is None or not self._data_first(waiter):
+            if self._pending is None:
+                self._owed_ns = 0
+                return
+            verdict = self._data_first(waiter)
+            if verdict == _WOKE_FOR_NOTHING:
+                if self._served_wake(waiter):
+                    # the wake-up's work was done already (see _served_wake): parked again, until the park's own end
+                    self._prepared = False
+                    self.parks += 1
+                    timeout = park_end - self._clock()
+                    if timeout > 0:
+                        yield_ns = 0
+                        continue
+                    self._prepared = True       # still marked parked: the caller's cycle is the re-check
+                self._owed_ns = 0
+                return
+            if verdict != _PARKED_AGAIN:
                 self._owed_ns = 0
                 return
             self._prepared = False
@@ -609,7 +632,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._owed_ns = 0
         return False
 
-    def _data_first(self, waiter: _Waiter) -> bool:
+    def _data_first(self, waiter: _Waiter) -> int:
         """After a driver thread's wake-up, with its data spin off (``data_spin_ns`` 0: with it on, the cycle that the
         wake-up runs is followed by the spin, which catches the next data without a wake-up): the data half of its duty
         cycle alone (``timers.fast_work``: the compiled send and receive passes, their subscribers signalled), rather
@@ -623,16 +646,37 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
         In one process with its clients (an embedded driver) this is what lets a subscriber the receive pass has just
         woken run at once: its thread takes the GIL when the driver parks, which a whole cycle and its re-check (tens
-        of microseconds of Python each) would hold up, once per hop (perf/cluster_hops_bound.py). False: the caller's
-        next duty cycle runs (a whole one), as after any wake-up."""
-        if self._fast(0) <= 0:                                          # type: ignore[misc]
-            return False                # nothing for the data half: a command, a control frame or a timer woke us
+        of microseconds of Python each) would hold up, once per hop (perf/cluster_hops_bound.py). Returns
+        _PARKED_AGAIN for True, _WOKE_FOR_NOTHING when the first data half moved nothing (_served_wake decides), else
+        _WHOLE_CYCLE: the caller's next duty cycle runs (a whole one), as after any wake-up."""
+        moved = self._fast(0)                                           # type: ignore[misc]
+        if moved <= 0:
+            # nothing for the data half: a command, a control frame or a timer woke us, or nothing at all
+            return _WOKE_FOR_NOTHING if moved == 0 else _WHOLE_CYCLE
         now = self._clock()
         if not self._owed_ns:
             self._owed_ns = now + self.full_cycle_defer_ns
         elif now >= self._owed_ns:
+            return _WHOLE_CYCLE
+        return _PARKED_AGAIN if self._data_halves(waiter) else _WHOLE_CYCLE
+
+    def _served_wake(self, waiter: _Waiter) -> bool:
+        """After a wake-up whose data half (and, on a member's thread, the parts' turns) moved nothing: True when the
+        thread may park again at once, with no whole cycle. A writer that wrote before it saw the park's mark wakes
+        the park that follows the re-check which already took its data (each message of a stream may leave one such
+        wake-up); a whole cycle and the re-check cycle after it, each of the driver's Python and every part, was
+        what each of them cost. ``timers.wake_served()`` (SignallingAgent) says whether anything that only a whole
+        cycle serves waits (a command, a driver timer due, a control frame on the sender's sockets, which it reads;
+        and not while a client that does not signal is connected: its wake-ups are the board's, for the bound); then,
+        with the park marked first, a data half and the command queues as the re-check, as after data halves alone
+        (_data_halves): True when neither has anything. False: a whole cycle next (marked parked still when the
+        re-check found work: that cycle is its re-check)."""
+        served = getattr(self.timers, "wake_served", None)
+        if served is None or not served():
             return False
-        return self._data_halves(waiter)
+        waiter.prepare()
+        self._prepared = True
+        return not self._pending() and self._fast(0) == 0                # type: ignore[misc]
 
     def _data_halves(self, waiter: _Waiter) -> bool:
         """Data halves alone after one that moved data, each the re-check of a park marked first, the command queues

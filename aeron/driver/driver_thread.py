@@ -57,6 +57,8 @@ class DriverThreadAgent(Agent):
             # call fewer each (not quiet_park_ns: the strategy holds that method from bind, before the parts' bounds)
             self.time_to_deadline_ns = signalling.time_to_deadline_ns     # type: ignore[method-assign]
             self.commands_pending = signalling.commands_pending           # type: ignore[method-assign]
+            # a wake-up whose data half and parts' turns moved nothing: the driver says whether a whole cycle is owed
+            self.wake_served = signalling.wake_served
 
     def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None,
             start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None,

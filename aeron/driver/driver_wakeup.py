@@ -524,6 +524,22 @@ class SignallingAgent(Agent):
                 return True
         return False
 
+    def wake_served(self) -> bool:
+        """After a wake-up whose data half moved nothing (WakeupIdleStrategy._served_wake): True when nothing waits that
+        only a whole duty cycle serves: no command, no timer of these agents due, no control frame on the sender's
+        sockets (read now, as an idle cycle's: a status message's limit is the sender's own), and every client
+        signals (otherwise a wake-up may be the board's, to take the short bound again). False: a whole cycle."""
+        if not self._registry.all_signal or self.commands_pending() or self.time_to_deadline_ns(1) <= 0:
+            return False
+        sender = self._sender
+        if sender is not None:
+            connections = sender.connection_changes
+            if sender.poll_control():
+                if sender.connection_changes != connections:
+                    self._after_connection_change()
+                return False
+        return True
+
     def _review_clients(self, conductor: Any) -> None:
         self._clients_reviewed = conductor.clients_changes
         ours = self._ours

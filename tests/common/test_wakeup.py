@@ -672,6 +672,72 @@ def test_a_wake_up_whose_data_half_moves_nothing_goes_to_a_whole_cycle():
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
 
 
+def _served(timers, verdicts):
+    calls = []
+
+    def wake_served():
+        calls.append(True)
+        return verdicts.pop(0)
+    timers.wake_served = wake_served
+    return calls
+
+
+def test_a_wake_up_for_nothing_left_parks_again_until_the_parks_own_end():
+    # the writer saw the mark before the re-check took its data: the wake-up finds nothing, and the driver says no
+    # command, timer or control frame waits: a data half as the re-check of the same park, no whole cycle
+    _, waiter, timers, idle = _data_first([True], [0, 0, 0])
+    asked = _served(timers, [True])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None), ("wait", 4980, None)]
+    assert timers.passes == 3 and asked == [True]
+    assert waiter.calls[-1] == "prepare" and idle._prepared     # timed out: the caller's cycle is the re-check
+
+
+def test_a_wake_up_for_nothing_goes_to_a_whole_cycle_when_the_driver_has_one_owed():
+    # a command, a driver timer due, a control frame, or a client that does not signal: a whole cycle, as before
+    _, waiter, timers, idle = _data_first([True], [0, 0])
+    asked = _served(timers, [False])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)]
+    assert timers.passes == 2 and asked == [True] and not idle._prepared
+
+
+def test_a_wake_up_for_nothing_whose_re_check_finds_work_goes_to_a_whole_cycle_still_marked_parked():
+    _, waiter, timers, idle = _data_first([True], [0, 0, 1])       # the re-check's data half moved data
+    _served(timers, [True])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 3
+    assert idle._prepared and waiter.calls[-1] == "prepare"        # that cycle is the re-check
+    _, waiter, timers, idle = _data_first([True], [0, 0])          # or a command came before it
+    _served(timers, [True])
+    pending = iter([False, True])                                   # none at the first re-check, one at the second
+    timers.commands_pending = lambda: next(pending)
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
+    assert idle._prepared
+
+
+def test_a_wake_up_for_nothing_at_the_parks_end_leaves_the_re_check_to_the_caller():
+    now, waiter, timers, idle = _data_first([True], [0, 0, 0])
+    _served(timers, [True])
+    idle.bind(waiter, None, timers)
+
+    def fast_work(wait_ns, *bounds):                                # the wake-up's data half takes the park's time
+        now[0] += 2500
+        timers.passes += 1
+        return 0
+    timers.fast_work = fast_work
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    # re-check at 2500, parked until 7500; woken and looked at by 5000, re-checked by 7500: the park is over, no wait
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 3
+    assert idle._prepared
+
+
 def test_a_command_found_by_the_re_check_after_a_data_half_goes_to_a_whole_cycle():
     _, waiter, timers, idle = _data_first([True], [0, 1])
     timers_pending = iter([False, True])                # none after the whole cycle, one after the data half

@@ -277,6 +277,26 @@ def test_a_client_on_the_thread_sees_what_the_driver_broadcasts_while_the_thread
             client.close()
 
 
+def test_a_wake_up_is_served_by_a_data_half_unless_a_command_waits_for_a_whole_cycle(shm_dir):
+    # what WakeupIdleStrategy._served_wake asks after a wake-up whose data half and parts moved nothing
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        thread.bind(WakeupIdleStrategy(), CLIENTS)
+        client = _client(driver)
+        try:
+            thread.add(client.conductor_agent_invoker, driver_fed=True)
+            client.add_subscription("aeron:ipc", 1005)
+            for _ in range(3):
+                thread.do_work()
+            assert thread.wake_served()             # nothing waits: every client of ours signals, no command
+            client.async_add_subscription("aeron:ipc", 1006)
+            assert not thread.wake_served()         # a client's command: only the conductor's whole cycle reads it
+            thread.do_work()
+            assert thread.wake_served()
+        finally:
+            client.close()
+
+
 class _StartsWithARequest(Agent):
     role_name = "starts-with-a-request"
 
