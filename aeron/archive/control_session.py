@@ -293,6 +293,17 @@ class ControlSession:
     def do_work(self, now_ns: int) -> int:
         """One step of the session; returns the work done."""
         state = self.state
+        if state is SessionState.ACTIVE and self.listing is None and not self._queue and self.counter is not None \
+                and now_ns - self._ping_deadline_ns < 0:
+            # the steady state, stepped every duty cycle of the archive: nothing queued, listed or due, so only the
+            # ends of the session are looked at (as below, in the same order)
+            if self.image.is_closed:
+                self.abort("request image closed")
+                return 1
+            if not self.publication.is_connected:
+                self.abort("response publication not connected")
+                return 1
+            return 0
         if state is SessionState.DONE:
             return 0
         work = 0

@@ -111,7 +111,7 @@ class ClusteredMediaDriver:
             # request waits for its answer (Aeron's Context.driverAgentInvoker)
             archive_client = Aeron.connect(AeronContext(driver.aeron_dir, use_conductor_agent_invoker=True,
                                                         driver_agent_invoker=driver.invoker))
-            thread.add(archive_client.conductor_agent_invoker)
+            thread.add(archive_client.conductor_agent_invoker, driver_fed=True)
             archive_ctx = archive_context if archive_context is not None else ArchiveContext()
             archive_ctx.aeron_dir = driver.aeron_dir
             archive_ctx.aeron = archive_client
@@ -172,11 +172,11 @@ class ClusteredMediaDriver:
         if conductor is None:           # the caller's client, with a conductor thread of its own
             raise ConfigurationError("a service container on the member's thread needs a client without a conductor "
                                      "thread (use_conductor_agent_invoker)")
-        thread.add(conductor)
+        thread.add(conductor, driver_fed=True)
         # the consensus module's client too: a service's wait inside one of the module's runs the thread's parts
         # but not the module, which alone invokes its client otherwise (a long wait would time that client out)
         if cm_aeron.conductor_agent_invoker is not None:
-            thread.add(cm_aeron.conductor_agent_invoker)
+            thread.add(cm_aeron.conductor_agent_invoker, driver_fed=True)
         container = ClusteredServiceContainer(ctx)
         # its AeronArchive requests (a snapshot's load and recording) run the thread's other parts while they wait
         archive_ctx = ctx.archive_context

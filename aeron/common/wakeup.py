@@ -260,6 +260,12 @@ class ClientRegistry:
 FULL_CYCLE_DEFER_PASSES = 64
 
 
+# what a driver thread's data half after a wake-up found (WakeupIdleStrategy._data_first)
+_WHOLE_CYCLE = 0        # the caller's next duty cycle, a whole one
+_PARKED_AGAIN = 1       # it moved data, and the data halves after it nothing more: parked again, the rest owed
+_WOKE_FOR_NOTHING = 2   # it moved nothing (WakeupIdleStrategy._served_wake: parked again, or a whole cycle)
+
+
 class _Waiter(Protocol):
     @property
     def prepared(self) -> bool: ...
@@ -444,7 +450,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 # after a data spin the re-check is a whole cycle: during the spin a subscriber may have read enough
                 # to owe its publisher a status message (or moved an IPC limit), and the timers came due unserved;
                 # only a whole cycle sees those, and nothing would wake the park for them
-                if self.data_spin_ns or not self._rechecked():
+                if self.data_spin_ns or not self._rechecked(self.waiter):           # type: ignore[arg-type]
                     return              # the next duty cycle is the re-check of a park
             else:
                 # only timers ran (a heartbeat, a status message): no spin, the park bound kept
@@ -452,7 +458,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 if not self._prepared:
                     self.waiter.prepare()                               # type: ignore[union-attr]
                     self._prepared = True
-                    if not self._rechecked():
+                    if not self._rechecked(self.waiter):                # type: ignore[arg-type]
                         return          # the next duty cycle is the re-check of a park
                 # prepared before this cycle, which moved no data and no command: it was the re-check; park now
         waiter = self.waiter
@@ -507,7 +513,17 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
             cap = longest
         timeout = bound
         timers = self.timers
-        if timers is not None:
+        if self._owed_ns:
+            # the re-check went on in data halves alone (_rechecked): the rest of the cycle is owed by then, and at
+            # once when a timer came due meanwhile (no whole cycle has run it)
+            timeout = min(bound, self._owed_ns - self._clock())
+            if timers is not None:
+                timeout = min(timeout, timers.time_to_deadline_ns(timeout))
+            if timeout <= 0:
+                self._owed_ns = 0
+                self._prepared = True   # still marked parked: the caller's cycle (the owed one) is the re-check
+                return
+        elif timers is not None:
             due = timers.time_to_deadline_ns(bound)
             # a timer still due after the cycle that ran it failed (a send refused): retried as backoff would
             timeout = due if due > 0 else min(bound, self.max_park_ns)
@@ -516,6 +532,7 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         yield_ns = self.yield_ns if self._after_work and signalled else 0
         self._after_work = False
         while True:
+            park_end = self._clock() + timeout
             if yield_ns:
                 woken = waiter.wait(timeout, None, yield_ns)
             else:
@@ -539,7 +556,23 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 self._owed_ns = 0
                 self._data_after_wake(waiter)
                 return
-            if self._pending is None or not self._data_first(waiter):
+            if self._pending is None:
+                self._owed_ns = 0
+                return
+            verdict = self._data_first(waiter)
+            if verdict == _WOKE_FOR_NOTHING:
+                if self._served_wake(waiter):
+                    # the wake-up's work was done already (see _served_wake): parked again, until the park's own end
+                    self._prepared = False
+                    self.parks += 1
+                    timeout = park_end - self._clock()
+                    if timeout > 0:
+                        yield_ns = 0
+                        continue
+                    self._prepared = True       # still marked parked: the caller's cycle is the re-check
+                self._owed_ns = 0
+                return
+            if verdict != _PARKED_AGAIN:
                 self._owed_ns = 0
                 return
             self._prepared = False
@@ -570,22 +603,36 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
         self._spin_start_ns = self._clock()
         self._data_woke = True
 
-    def _rechecked(self) -> bool:
+    def _rechecked(self, waiter: _Waiter) -> bool:
         """A driver thread's re-check of the park just prepared, without a whole duty cycle: the data half alone
         (``timers.fast_work``) and the command queues (``timers.commands_pending``); True when neither has anything,
         and the thread parks at once. A whole cycle of Python as the re-check costs as much as the cycle before it,
         and holds the GIL as long: in one process with its clients (an embedded driver), a subscriber just woken waits
         that long for it (perf/cluster_hops_bound.py). Datagrams on the sockets need no re-check: the park's ``poll``
-        finds them."""
+        finds them.
+
+        When the data half moved data (on a thread with more parts than the driver, DriverThreadAgent, their work
+        counts: a consensus module's answer to what the cycle brought), data halves go on alone as after a wake-up
+        (:meth:`_data_halves`), the rest of the cycle owed ``full_cycle_defer_ns`` from now, when the park that follows
+        ends at the latest; True when they ended with nothing moved (that park), False for a whole cycle next. A whole
+        cycle each time was most of a busy member's driver Python: its conductor, sender and receiver for what data
+        halves and the parts' turns had done already."""
         pending = self._pending
         if pending is None or pending():
             return False
         timers = self.timers
         if timers is not None and timers.time_to_deadline_ns(1) <= 0:
             return False                # a timer due now (a status message, a NAK, a heartbeat): a whole cycle
-        return self._fast(0) == 0                                       # type: ignore[misc]
+        moved = self._fast(0)                                           # type: ignore[misc]
+        if moved <= 0:
+            return moved == 0
+        self._owed_ns = self._clock() + self.full_cycle_defer_ns
+        if self._data_halves(waiter):
+            return True
+        self._owed_ns = 0
+        return False
 
-    def _data_first(self, waiter: _Waiter) -> bool:
+    def _data_first(self, waiter: _Waiter) -> int:
         """After a driver thread's wake-up, with its data spin off (``data_spin_ns`` 0: with it on, the cycle that the
         wake-up runs is followed by the spin, which catches the next data without a wake-up): the data half of its duty
         cycle alone (``timers.fast_work``: the compiled send and receive passes, their subscribers signalled), rather
@@ -599,17 +646,46 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
 
         In one process with its clients (an embedded driver) this is what lets a subscriber the receive pass has just
         woken run at once: its thread takes the GIL when the driver parks, which a whole cycle and its re-check (tens
-        of microseconds of Python each) would hold up, once per hop (perf/cluster_hops_bound.py). False: the caller's
-        next duty cycle runs (a whole one), as after any wake-up."""
-        fast = self._fast
-        if fast(0) <= 0:                                                # type: ignore[misc]
-            return False                # nothing for the data half: a command, a control frame or a timer woke us
+        of microseconds of Python each) would hold up, once per hop (perf/cluster_hops_bound.py). Returns
+        _PARKED_AGAIN for True, _WOKE_FOR_NOTHING when the first data half moved nothing (_served_wake decides), else
+        _WHOLE_CYCLE: the caller's next duty cycle runs (a whole one), as after any wake-up."""
+        moved = self._fast(0)                                           # type: ignore[misc]
+        if moved <= 0:
+            # nothing for the data half: a command, a control frame or a timer woke us, or nothing at all
+            return _WOKE_FOR_NOTHING if moved == 0 else _WHOLE_CYCLE
         now = self._clock()
         if not self._owed_ns:
             self._owed_ns = now + self.full_cycle_defer_ns
         elif now >= self._owed_ns:
+            return _WHOLE_CYCLE
+        return _PARKED_AGAIN if self._data_halves(waiter) else _WHOLE_CYCLE
+
+    def _served_wake(self, waiter: _Waiter) -> bool:
+        """After a wake-up whose data half (and, on a member's thread, the parts' turns) moved nothing: True when the
+        thread may park again at once, with no whole cycle. A writer that wrote before it saw the park's mark wakes
+        the park that follows the re-check which already took its data (each message of a stream may leave one such
+        wake-up); a whole cycle and the re-check cycle after it, each of the driver's Python and every part, was
+        what each of them cost. ``timers.wake_served()`` (SignallingAgent) says whether anything that only a whole
+        cycle serves waits (a command, a driver timer due, a control frame on the sender's sockets, which it reads;
+        and not while a client that does not signal is connected: its wake-ups are the board's, for the bound); then,
+        with the park marked first, a data half and the command queues as the re-check, as after data halves alone
+        (_data_halves): True when neither has anything. False: a whole cycle next (marked parked still when the
+        re-check found work: that cycle is its re-check)."""
+        served = getattr(self.timers, "wake_served", None)
+        if served is None or not served():
             return False
+        waiter.prepare()
+        self._prepared = True
+        return not self._pending() and self._fast(0) == 0                # type: ignore[misc]
+
+    def _data_halves(self, waiter: _Waiter) -> bool:
+        """Data halves alone after one that moved data, each the re-check of a park marked first, the command queues
+        looked at before it: True once one moves nothing (the thread parks, the rest of its cycle owed), False at a
+        command, at a thread without a data half, once the owed cycle is due, or after FULL_CYCLE_DEFER_PASSES of them
+        (a whole cycle next)."""
+        fast = self._fast
         pending = self._pending
+        clock = self._clock
         for _ in range(FULL_CYCLE_DEFER_PASSES):
             waiter.prepare()
             self._prepared = True
@@ -620,6 +696,8 @@ class WakeupIdleStrategy(BackoffIdleStrategy):
                 return False
             if moved == 0:
                 return True
+            if clock() >= self._owed_ns:
+                return False            # the driver's timers and the rest wait no longer than that
         return False
 
     def _fast_spin(self) -> bool | None:

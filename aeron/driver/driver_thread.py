@@ -44,18 +44,25 @@ class DriverThreadAgent(Agent):
         self.role_name = role_name
         self._driver = driver
         self._driver_invoker: AgentInvoker = invoker
-        self._signalling = driver.invoked_agent if hasattr(driver.invoked_agent, "active") else None
-        self._invokers: list[AgentInvoker] = []
+        self._driver_part = _Part(invoker, None)
+        self._signalling = signalling = driver.invoked_agent if hasattr(driver.invoked_agent, "active") else None
+        self._parts: list[_Part] = []
         self._quiets: list[Callable[[int], int]] = []
-        self._start_when: dict[int, Callable[[], bool]] = {}
-        self._busy: set[int] = set()
         self._after_cycle: list[Callable[[], None]] = []
         self.idle_strategy: IdleStrategy | None = None
         self.waiter: Any = None
         self.active = True
+        if signalling is not None:
+            # what a park asks every time (WakeupIdleStrategy.idle, _rechecked, _data_first): the driver's own, one
+            # call fewer each (not quiet_park_ns: the strategy holds that method from bind, before the parts' bounds)
+            self.time_to_deadline_ns = signalling.time_to_deadline_ns     # type: ignore[method-assign]
+            self.commands_pending = signalling.commands_pending           # type: ignore[method-assign]
+            # a wake-up whose data half and parts' turns moved nothing: the driver says whether a whole cycle is owed
+            self.wake_served = signalling.wake_served
 
     def add(self, invoker: AgentInvoker, quiet: Callable[[int], int] | None = None,
-            start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None) -> None:
+            start_when: Callable[[], bool] | None = None, after_cycle: Callable[[], None] | None = None,
+            driver_fed: bool = False) -> None:
         """Run ``invoker`` after the ones added before; ``quiet(quiet_ns)`` bounds the thread's parks as the part's
         own idle strategy's quiet bound would. One not started yet is started on the thread (:meth:`on_start`), its
         ``on_start`` running the other parts while it waits (a consensus module's waits for its archive and its
@@ -64,25 +71,27 @@ class DriverThreadAgent(Agent):
         reads, and waits for the service's ack: the service's start then needs nothing of the part below it).
         ``after_cycle()`` runs at the end of each cycle (:meth:`invoke`, :meth:`fast_work`), once the data half has sent
         what the parts offered: a consensus module's wake-up of the services it owes (a process woken earlier may take
-        the core from this thread before the sends)."""
-        self._invokers.append(invoker)
+        the core from this thread before the sends). ``driver_fed``: the part's input is the driver's conductor alone
+        (a client's conductor: the broadcast to clients, which only a whole cycle of the driver writes; its own timers,
+        keepalives and timeouts of seconds, wait at most for the next whole cycle of the thread, owed within
+        WakeupIdleStrategy.full_cycle_defer_ns while data moves, and run after every park that times out): it skips
+        its turn in a data half (:meth:`fast_work`) when its last turn found nothing and no whole driver cycle began
+        since."""
+        self._parts.append(_Part(invoker, start_when, driver_fed and self._signalling is not None))
         if after_cycle is not None:
             self._after_cycle.append(after_cycle)
-        if start_when is not None:
-            self._start_when[id(invoker)] = start_when
         if quiet is not None:
             self._quiets.append(quiet)
 
     def on_start(self) -> None:
         """Start the invokers added not started, in order, each while the others run in its waits."""
-        for invoker in self._invokers:
-            if self._startable(invoker):
-                key = id(invoker)
-                self._busy.add(key)
+        for part in self._parts:
+            if part.startable():
+                part.busy = True
                 try:
-                    invoker.start()
+                    part.invoker.start()
                 finally:
-                    self._busy.discard(key)
+                    part.busy = False
 
     def bind(self, idle: IdleStrategy, mask: int) -> IdleStrategy:
         """Bind ``idle`` (a ``wakeup`` idle strategy; another kind is left as it is) to park on the driver's wake-ups
@@ -105,62 +114,66 @@ class DriverThreadAgent(Agent):
     def invoke(self) -> int:
         """One duty cycle of the driver and of each part not already in a duty cycle on this thread; returns the work.
         ``active`` is then whether anything but the driver's timers ran (a wake-up idle strategy spins only then)."""
-        busy = self._busy
         driver_work = 0
-        key = id(self._driver_invoker)
-        if key not in busy:
-            busy.add(key)
+        driver = self._driver_part
+        if not driver.busy:
+            driver.busy = True
             try:
-                driver_work = self._driver_invoker.invoke()
+                driver_work = driver.invoke()
             finally:
-                busy.discard(key)
-        work = self._run_parts()
+                driver.busy = False
+        work = self._run_parts(False)
         signalling = self._signalling
         self.active = work > 0 or (signalling.active if signalling is not None else driver_work > 0)
         for after in self._after_cycle:
             after()
         return work + driver_work
 
-    def _run_parts(self) -> int:
-        # one duty cycle of each part not in one already on this thread's stack
-        busy = self._busy
+    def _run_parts(self, data_half: bool) -> int:
+        # one duty cycle of each part not in one already on this thread's stack: a flag per part, no lookups (this
+        # runs several times per message); in a data half, not a driver-fed part with nothing new for it (add)
         work = 0
-        for invoker in self._invokers:
-            key = id(invoker)
-            if key in busy:
+        signalling = self._signalling
+        for part in self._parts:
+            if part.busy:
                 continue
-            busy.add(key)
+            if part.driver_fed:
+                cycles = signalling.cycles
+                if data_half and part.idle_at_cycle == cycles:
+                    continue
+            part.busy = True
             try:
-                if invoker.is_started:
-                    work += invoker.invoke()
-                elif self._startable(invoker):
+                if part.started or part.invoker.is_started:
+                    part.started = True
+                    done = part.invoke()
+                    if part.driver_fed:
+                        # read before its turn: a driver cycle run during it (a wait) counts as one since
+                        part.idle_at_cycle = cycles if done == 0 else -1
+                    work += done
+                elif part.startable():
                     # one added after a part whose start waits for it (a hosted clustered service, whose first ack
                     # the consensus module's on_start awaits): started here, inside that wait
-                    invoker.start()
+                    part.invoker.start()
                     work += 1
             finally:
-                busy.discard(key)
+                part.busy = False
         return work
-
-    def _startable(self, invoker: AgentInvoker) -> bool:
-        if invoker.is_started or invoker.is_closed:
-            return False
-        start_when = self._start_when.get(id(invoker))
-        return start_when is None or start_when()
 
     # -- the park's timers (WakeupIdleStrategy's ``timers``) ----------------------------------------------------
 
     def time_to_deadline_ns(self, far_ns: int) -> int:
-        """Nanoseconds until the driver's next timer is due, at most ``far_ns``."""
-        signalling = self._signalling
-        return signalling.time_to_deadline_ns(far_ns) if signalling is not None else far_ns
+        """Nanoseconds until the driver's next timer is due, at most ``far_ns`` (with a signalling driver, its own
+        method: see __init__)."""
+        return far_ns
 
     def quiet_park_ns(self, quiet_ns: int) -> int:
         """The longest park now: the driver's quiet bound, within each part's."""
         signalling = self._signalling
         bound = signalling.quiet_park_ns(quiet_ns) if signalling is not None else quiet_ns
         for quiet in self._quiets:
-            bound = min(bound, quiet(quiet_ns))
+            part_bound = quiet(quiet_ns)
+            if part_bound < bound:
+                bound = part_bound
         return bound
 
     def fast_work(self, wait_ns: int = 0, spin_ns: int = 0, passes_left: int = 1, defer_ns: int = 0) -> int:
@@ -171,7 +184,7 @@ class DriverThreadAgent(Agent):
         counts as one), -1 when the driver has no data half and the parts did nothing."""
         signalling = self._signalling
         moved = signalling.fast_work(0, 0, passes_left, defer_ns) if signalling is not None else -1
-        work = self._run_parts()
+        work = self._run_parts(True)
         if work:
             self.active = True
             moved = max(moved, 0) + 1
@@ -185,14 +198,36 @@ class DriverThreadAgent(Agent):
 
     def commands_pending(self) -> bool:
         """Whether a client command or a command queued for the driver's agents waits (what a data half leaves to a
-        whole cycle)."""
-        signalling = self._signalling
-        return signalling is not None and signalling.commands_pending()
+        whole cycle; with a signalling driver, its own method: see __init__)."""
+        return False
 
     def wait_idle_strategy(self) -> IdleStrategy:
         """An idle strategy for a part's synchronous waits on this thread (a consensus module's blocking steps): each
         ``idle`` first runs the other parts (:meth:`invoke`), then idles with the thread's strategy."""
         return _WaitIdleStrategy(self)
+
+
+class _Part:
+    """One invoker on the thread: whether it is in a duty cycle (or its start) on the thread's stack now, and whether
+    it has started (once true, it stays so)."""
+
+    __slots__ = ("invoker", "invoke", "start_when", "busy", "started", "driver_fed", "idle_at_cycle")
+
+    def __init__(self, invoker: AgentInvoker, start_when: Callable[[], bool] | None, driver_fed: bool = False) -> None:
+        self.invoker = invoker
+        self.invoke = invoker.invoke
+        self.start_when = start_when
+        self.busy = False
+        self.started = False
+        self.driver_fed = driver_fed
+        self.idle_at_cycle = -1        # the driver's whole cycles when its last turn found nothing; -1: it found work
+
+    def startable(self) -> bool:
+        invoker = self.invoker
+        if invoker.is_started or invoker.is_closed:
+            return False
+        start_when = self.start_when
+        return start_when is None or start_when()
 
 
 class _WaitIdleStrategy(IdleStrategy):

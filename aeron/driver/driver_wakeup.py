@@ -157,6 +157,9 @@ class SignallingAgent(Agent):
         self._agents = agents
         self._timed = tuple(agent for agent in agents if hasattr(agent, "time_to_deadline_ns"))
         self.active = True
+        # whole duty cycles begun (the agents' own, not the probes' or the data halves'): the conductor writes to
+        # its clients' broadcast only in one (DriverThreadAgent skips a client conductor's turn until the next)
+        self.cycles = 0
         self._registry = ClientRegistry(board)
         self._conductor = conductor if conductor in agents else None      # keeps the ALL_SIGNAL verdict
         self._clients_reviewed = -1
@@ -354,6 +357,7 @@ class SignallingAgent(Agent):
             if not found and not self._owed:
                 return 0                # nothing to do: backoff counts a spin (or yields) without a duty cycle
             self._probes_left = 0       # something else to do, or the data stopped with the rest of a cycle owed
+        self.cycles += 1
         work = self.agent.do_work()
         owed = self._owed           # this cycle was the rest of one whose data went in send passes alone
         self._owed = False
@@ -519,6 +523,22 @@ class SignallingAgent(Agent):
             if queue:
                 return True
         return False
+
+    def wake_served(self) -> bool:
+        """After a wake-up whose data half moved nothing (WakeupIdleStrategy._served_wake): True when nothing waits that
+        only a whole duty cycle serves: no command, no timer of these agents due, no control frame on the sender's
+        sockets (read now, as an idle cycle's: a status message's limit is the sender's own), and every client
+        signals (otherwise a wake-up may be the board's, to take the short bound again). False: a whole cycle."""
+        if not self._registry.all_signal or self.commands_pending() or self.time_to_deadline_ns(1) <= 0:
+            return False
+        sender = self._sender
+        if sender is not None:
+            connections = sender.connection_changes
+            if sender.poll_control():
+                if sender.connection_changes != connections:
+                    self._after_connection_change()
+                return False
+        return True
 
     def _review_clients(self, conductor: Any) -> None:
         self._clients_reviewed = conductor.clients_changes

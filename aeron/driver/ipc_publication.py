@@ -68,11 +68,20 @@ class IpcPublication(DriverPublication):
             return 0
         work = 0
         self.pub_pos.set_ordered(self.producer_position())
-        # an untethered subscriber that fell behind (resting) holds nothing back
-        positions = working_positions(self.subscribers.values())
-        if positions:
-            work = self._update_limit(min(positions))
-            self.consumer_position = max([self.consumer_position, *positions])
+        # an untethered subscriber that fell behind (resting) holds nothing back; the slowest and the furthest of the
+        # others in one pass, no list (every IPC publication, every whole duty cycle)
+        slowest = -1
+        furthest = self.consumer_position
+        for link in self.subscribers.values():
+            if link.state != TETHER_RESTING:
+                position = link.position.get_volatile()
+                if slowest < 0 or position < slowest:
+                    slowest = position
+                if position > furthest:
+                    furthest = position
+        if slowest >= 0:
+            work = self._update_limit(slowest)
+            self.consumer_position = furthest
         elif self.pub_lmt.get_volatile() > self.consumer_position:
             # nobody reads any more: hold the publisher where the last reader stopped (not connected)
             self.pub_lmt.set_ordered(self.consumer_position)

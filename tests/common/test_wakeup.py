@@ -612,10 +612,39 @@ def test_a_whole_cycle_with_work_is_re_checked_by_a_data_half_and_parks_at_once(
     waiter.calls.clear()
     idle.idle(1)
     assert waiter.calls == ["cancel", "prepare"] and timers.passes == 1
-    timers.commands, timers.script = False, [1]         # the re-check's data half moved data: a whole cycle next
+    # the re-check's data half moved data (a part of the thread answered what the cycle brought): data halves go on
+    # alone, each the re-check of a park, as after a wake-up; the one that moves nothing parks, until the rest of the
+    # cycle is owed at the latest (full_cycle_defer_ns after the data moved), and that park's end is a whole cycle
+    timers.commands, timers.script = False, [1]
     waiter.calls.clear()
     idle.idle(1)
-    assert waiter.calls == ["cancel", "prepare"] and timers.passes == 2
+    assert waiter.calls == ["cancel", "prepare", "prepare", ("wait", 990, None), "prepare"] and timers.passes == 3
+    assert idle._owed_ns == 0 and idle._prepared
+
+
+def test_data_halves_after_a_re_check_that_moved_data_stop_for_a_command_or_once_the_owed_cycle_is_due():
+    now, waiter, timers, idle = _data_first([], [1, 1, 1], defer_ns=1000)
+    pending = iter([False, False, True])                # none at the re-check nor the next data half, then one
+    timers.commands_pending = lambda: next(pending)
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    # the re-check moved data, so did the next data half; the command found before the third: a whole cycle next,
+    # still marked parked (that cycle is the re-check), nothing owed
+    assert timers.passes == 2 and [c for c in waiter.calls if isinstance(c, tuple)] == []
+    assert idle._prepared and idle._owed_ns == 0
+    # a stream that keeps the data halves busy: no data half alone past full_cycle_defer_ns after the first
+    now, waiter, timers, idle = _data_first([], [1] * 100, defer_ns=100)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [] and idle._owed_ns == 0
+    assert timers.passes < FULL_CYCLE_DEFER_PASSES and now[0] <= 100 + 2 * 10
+    # and a timer of the driver's due when the data halves end: the park is not waited, the owed cycle runs now
+    now, waiter, timers, idle = _data_first([], [1], defer_ns=1000)
+    timers_due = iter([5, 0])                           # not due at the re-check; due once the data halves end
+    timers.time_to_deadline_ns = lambda far: min(far, next(timers_due))
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [] and timers.passes == 2
+    assert idle._owed_ns == 0 and idle._prepared
 
 
 def test_a_timer_due_at_the_re_check_leaves_it_to_a_whole_cycle():
@@ -641,6 +670,72 @@ def test_a_wake_up_whose_data_half_moves_nothing_goes_to_a_whole_cycle():
     idle.idle(1)
     # a command, a status message or a timer woke the thread: the caller's next cycle serves it
     assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
+
+
+def _served(timers, verdicts):
+    calls = []
+
+    def wake_served():
+        calls.append(True)
+        return verdicts.pop(0)
+    timers.wake_served = wake_served
+    return calls
+
+
+def test_a_wake_up_for_nothing_left_parks_again_until_the_parks_own_end():
+    # the writer saw the mark before the re-check took its data: the wake-up finds nothing, and the driver says no
+    # command, timer or control frame waits: a data half as the re-check of the same park, no whole cycle
+    _, waiter, timers, idle = _data_first([True], [0, 0, 0])
+    asked = _served(timers, [True])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None), ("wait", 4980, None)]
+    assert timers.passes == 3 and asked == [True]
+    assert waiter.calls[-1] == "prepare" and idle._prepared     # timed out: the caller's cycle is the re-check
+
+
+def test_a_wake_up_for_nothing_goes_to_a_whole_cycle_when_the_driver_has_one_owed():
+    # a command, a driver timer due, a control frame, or a client that does not signal: a whole cycle, as before
+    _, waiter, timers, idle = _data_first([True], [0, 0])
+    asked = _served(timers, [False])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)]
+    assert timers.passes == 2 and asked == [True] and not idle._prepared
+
+
+def test_a_wake_up_for_nothing_whose_re_check_finds_work_goes_to_a_whole_cycle_still_marked_parked():
+    _, waiter, timers, idle = _data_first([True], [0, 0, 1])       # the re-check's data half moved data
+    _served(timers, [True])
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 3
+    assert idle._prepared and waiter.calls[-1] == "prepare"        # that cycle is the re-check
+    _, waiter, timers, idle = _data_first([True], [0, 0])          # or a command came before it
+    _served(timers, [True])
+    pending = iter([False, True])                                   # none at the first re-check, one at the second
+    timers.commands_pending = lambda: next(pending)
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 2
+    assert idle._prepared
+
+
+def test_a_wake_up_for_nothing_at_the_parks_end_leaves_the_re_check_to_the_caller():
+    now, waiter, timers, idle = _data_first([True], [0, 0, 0])
+    _served(timers, [True])
+    idle.bind(waiter, None, timers)
+
+    def fast_work(wait_ns, *bounds):                                # the wake-up's data half takes the park's time
+        now[0] += 2500
+        timers.passes += 1
+        return 0
+    timers.fast_work = fast_work
+    idle.bind(waiter, None, timers)
+    idle.idle(1)
+    # re-check at 2500, parked until 7500; woken and looked at by 5000, re-checked by 7500: the park is over, no wait
+    assert [c for c in waiter.calls if isinstance(c, tuple)] == [("wait", 5000, None)] and timers.passes == 3
+    assert idle._prepared
 
 
 def test_a_command_found_by_the_re_check_after_a_data_half_goes_to_a_whole_cycle():

@@ -165,6 +165,138 @@ def test_after_cycle_runs_at_the_end_of_each_cycle_after_the_parts(shm_dir):
         thread.invoke()
         assert seen == [1, 2, 3]
 
+def test_a_parts_quiet_bound_added_after_bind_bounds_the_threads_parks(shm_dir):
+    # the idle strategy takes the thread's quiet_park_ns when bound, before the parts (and their bounds) are added:
+    # a bound of a part added later (a consensus module's election and heartbeat timeouts) must still end the parks
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        idle = thread.bind(WakeupIdleStrategy(), CLIENTS)
+        assert isinstance(idle, WakeupIdleStrategy) and idle.quiet is not None
+        signalling = driver.invoked_agent
+        invoker = AgentInvoker(_Counting())
+        invoker.start()
+        bounds = [300_000]                      # within the driver's own (backoff's 1 ms while no client signals)
+        thread.add(invoker, quiet=lambda quiet_ns: min(quiet_ns, bounds[0]))
+        assert idle.quiet(idle.quiet_park_ns) == 300_000
+        bounds[0] = 40_000_000                  # asked each park, never kept
+        assert idle.quiet(idle.quiet_park_ns) == min(40_000_000, signalling.quiet_park_ns(idle.quiet_park_ns))
+        # and the driver's timers end the parks as the driver's own agent says
+        assert idle.timers is thread
+        far = 500_000_000
+        assert abs(thread.time_to_deadline_ns(far) - signalling.time_to_deadline_ns(far)) < 50_000_000
+        assert thread.commands_pending() == signalling.commands_pending()
+
+
+def test_a_part_started_by_its_owner_after_it_was_added_runs_from_the_next_cycle(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        counting = _Counting()
+        invoker = AgentInvoker(counting)
+        thread.add(invoker, start_when=lambda: False)      # never started by the thread
+        thread.do_work()
+        thread.fast_work()
+        assert counting.cycles == 0 and not invoker.is_started
+        invoker.start()
+        thread.do_work()
+        thread.fast_work()
+        assert counting.cycles == 2
+        invoker.close()                         # closed: no more cycles, though it started
+        thread.do_work()
+        assert counting.cycles == 2
+
+
+class _Fed(Agent):
+    """A part whose turns find ``pending`` work items, one each."""
+
+    role_name = "fed"
+
+    def __init__(self) -> None:
+        self.turns = 0
+        self.pending = 0
+
+    def do_work(self) -> int:
+        self.turns += 1
+        if self.pending:
+            self.pending -= 1
+            return 1
+        return 0
+
+
+def test_a_driver_fed_part_skips_data_halves_only_after_an_empty_turn_and_until_the_next_driver_cycle(shm_dir):
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        thread.bind(WakeupIdleStrategy(), CLIENTS)
+        fed, other = _Fed(), _Counting()
+        for agent, driver_fed in ((fed, True), (other, False)):
+            invoker = AgentInvoker(agent)
+            invoker.start()
+            thread.add(invoker, driver_fed=driver_fed)
+        thread.do_work()                        # a whole cycle: every part
+        assert (fed.turns, other.cycles) == (1, 1)
+        thread.fast_work()                      # its last turn found nothing, and the driver has not run since
+        thread.fast_work()
+        assert (fed.turns, other.cycles) == (1, 3)
+        driver.invoker.invoke()                 # a whole driver cycle run elsewhere (a client's wait for an answer)
+        thread.fast_work()
+        assert fed.turns == 2
+        thread.fast_work()
+        assert fed.turns == 2
+        fed.pending = 2
+        thread.invoke()                         # it finds work: its turns go on in the data halves until one is empty
+        thread.fast_work()
+        assert fed.turns == 4 and fed.pending == 0
+        thread.fast_work()                      # the empty one
+        thread.fast_work()
+        thread.fast_work()
+        assert fed.turns == 5
+        thread.do_work()                        # and every whole cycle runs it
+        assert fed.turns == 6
+
+
+def test_a_client_on_the_thread_sees_what_the_driver_broadcasts_while_the_thread_parks(shm_dir):
+    # the client's conductor is driver-fed (ClusteredMediaDriver adds it so): an image of another process's publication
+    # reaches its subscription, the thread parked in between
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        idle = thread.bind(WakeupIdleStrategy(), CLIENTS)
+        client = _client(driver)
+        thread.add(client.conductor_agent_invoker, driver_fed=True)
+        subscription = client.add_subscription("aeron:ipc", 1004)
+        runner = AgentRunner(thread, idle)
+        runner.start()
+        try:
+            with Aeron.connect(Context(driver.aeron_dir)) as other:
+                publication = other.add_publication("aeron:ipc", 1004)
+                deadline = time.monotonic() + 20
+                while not subscription.images and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                assert subscription.images, "the image never reached the client on the thread"
+                assert publication.is_connected
+        finally:
+            runner.close()
+            client.close()
+
+
+def test_a_wake_up_is_served_by_a_data_half_unless_a_command_waits_for_a_whole_cycle(shm_dir):
+    # what WakeupIdleStrategy._served_wake asks after a wake-up whose data half and parts moved nothing
+    with _driver(shm_dir) as driver:
+        thread = DriverThreadAgent(driver)
+        thread.bind(WakeupIdleStrategy(), CLIENTS)
+        client = _client(driver)
+        try:
+            thread.add(client.conductor_agent_invoker, driver_fed=True)
+            client.add_subscription("aeron:ipc", 1005)
+            for _ in range(3):
+                thread.do_work()
+            assert thread.wake_served()             # nothing waits: every client of ours signals, no command
+            client.async_add_subscription("aeron:ipc", 1006)
+            assert not thread.wake_served()         # a client's command: only the conductor's whole cycle reads it
+            thread.do_work()
+            assert thread.wake_served()
+        finally:
+            client.close()
+
+
 class _StartsWithARequest(Agent):
     role_name = "starts-with-a-request"
 
