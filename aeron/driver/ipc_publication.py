@@ -21,7 +21,7 @@ from aeron.driver.driver_common import ACTIVE, DONE, DRAINING, LINGER
 from aeron.driver.driver_log import DriverPublication
 from aeron.driver.subscription_link import SubscriberPosition
 from aeron.driver.untethered import (
-    TETHER_RESTING, check_untethered_subscriptions, untethered_window_limit, working_positions,
+    TETHER_RESTING, check_untethered_subscriptions, untethered_window_limit, working_positions, working_span,
 )
 
 if TYPE_CHECKING:
@@ -68,17 +68,8 @@ class IpcPublication(DriverPublication):
             return 0
         work = 0
         self.pub_pos.set_ordered(self.producer_position())
-        # an untethered subscriber that fell behind (resting) holds nothing back; the slowest and the furthest of the
-        # others in one pass, no list (every IPC publication, every whole duty cycle)
-        slowest = -1
-        furthest = self.consumer_position
-        for link in self.subscribers.values():
-            if link.state != TETHER_RESTING:
-                position = link.position.get_volatile()
-                if slowest < 0 or position < slowest:
-                    slowest = position
-                if position > furthest:
-                    furthest = position
+        # an untethered subscriber that fell behind (resting) holds nothing back
+        slowest, furthest = working_span(self.subscribers.values(), self.consumer_position)
         if slowest >= 0:
             work = self._update_limit(slowest)
             self.consumer_position = furthest

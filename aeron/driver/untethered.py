@@ -72,3 +72,17 @@ class UntetheredTimeouts:
 def working_positions(links: Iterable[Any]) -> list[int]:
     """The positions of the subscribers that hold an image back (all but the resting ones)."""
     return [link.position.get_volatile() for link in links if link.state != TETHER_RESTING]
+
+
+def working_span(links: Iterable[Any], furthest: int) -> tuple[int, int]:
+    """The slowest of :func:`working_positions` (-1 when there is none) and the furthest of them and ``furthest``, in
+    one pass with no list (a publication's limit, every whole duty cycle)."""
+    slowest = -1
+    for link in links:
+        if link.state != TETHER_RESTING:
+            position = link.position.get_volatile()
+            if slowest < 0 or position < slowest:
+                slowest = position
+            if position > furthest:
+                furthest = position
+    return slowest, furthest

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from aeron.archive.control_session import ControlSession, SessionState
 
 INTERVAL_NS = 1_000_000
@@ -63,19 +65,15 @@ def test_a_steady_session_flushes_what_is_queued():
     assert publication.offered[sent:] == [b"answer"]
 
 
-def test_a_steady_session_ends_when_its_request_image_closes():
-    session, conductor, _, image = _active_session(0)
+@pytest.mark.parametrize("end, reason", [("image", "request image closed"),
+                                         ("publication", "response publication not connected")])
+def test_a_steady_session_ends_when_its_request_image_closes_or_its_response_publication_disconnects(end, reason):
+    session, conductor, publication, image = _active_session(0)
     session.do_work(0)
-    image.is_closed = True
+    if end == "image":
+        image.is_closed = True
+    else:
+        publication.is_connected = False
     assert session.do_work(INTERVAL_NS // 2) == 1
     assert session.state is SessionState.DONE and conductor.closed == [session]
-    assert session.reason == "request image closed"
-
-
-def test_a_steady_session_ends_when_its_response_publication_disconnects():
-    session, conductor, publication, _ = _active_session(0)
-    session.do_work(0)
-    publication.is_connected = False
-    assert session.do_work(INTERVAL_NS // 2) == 1
-    assert session.state is SessionState.DONE and conductor.closed == [session]
-    assert session.reason == "response publication not connected"
+    assert session.reason == reason
